@@ -1,0 +1,112 @@
+#include "cli_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "memsnap %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_load(const char *cmd, const char *path, ms_snapshot **out)
+{
+    ms_error err;
+    if (ms_snapshot_read_file(out, path, NULL, &err) == 0)
+        return 0;
+    if (err.offset >= 0)
+        cli_error(cmd, "%s: byte %lld: %s", path, (long long)err.offset, err.message);
+    else
+        cli_error(cmd, "%s: %s", path, err.message);
+    return 2;
+}
+
+int cli_busiest_device(const ms_snapshot *s)
+{
+    int best = 0;
+    size_t best_n = 0;
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        size_t n = ms_snapshot_trace(s, d)->n;
+        if (n > best_n) {
+            best = d;
+            best_n = n;
+        }
+    }
+    return best;
+}
+
+bool cli_device_in_use(const ms_snapshot *s, int device)
+{
+    if (ms_snapshot_trace(s, device)->n > 0)
+        return true;
+    size_t n;
+    const ms_segment *seg = ms_snapshot_segments(s, &n);
+    for (size_t i = 0; i < n; i++)
+        if (seg[i].device == device)
+            return true;
+    return false;
+}
+
+int cli_parse_size(const char *cmd, const char *opt, const char *text, uint64_t *out)
+{
+    if (ms_parse_size(text, out) == 0)
+        return 0;
+    cli_error(cmd, "%s: '%s' is not a size (examples: 4096, 512MiB, 1.5GiB)", opt, text);
+    return 2;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
+                  long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        cli_error(cmd, "%s: '%s' is not an integer in %lld..%lld", opt, text, lo, hi);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0) || v > 1e15) {
+        cli_error(cmd, "%s: '%s' is not a non-negative number", opt, text);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_print_json(cJSON *doc)
+{
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (!text)
+        return 2;
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    free(text);
+    return 0;
+}
+
+const char *cli_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+double cli_seconds(int64_t from_us, int64_t to_us)
+{
+    return (double)(to_us - from_us) / 1e6;
+}

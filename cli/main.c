@@ -1,0 +1,53 @@
+/* memsnap: dispatches `memsnap <command> ...` to the cmd_*.c that owns the command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#define MEMSNAP_VERSION "0.1.0"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command COMMANDS[] = {
+    {"summary", cmd_summary, "peaks, live memory, reserved memory and top sites per device"},
+    {"render", cmd_render, "draw the active-memory timeline as PNG or SVG"},
+    {"leaks", cmd_leaks, "find allocations that outlive the iteration that made them"},
+    {"diff", cmd_diff, "compare two snapshots (ranks, or before/after a change)"},
+    {"ranks", cmd_ranks, "compare many rank files and flag outliers"},
+    {"report", cmd_report, "write an HTML/Markdown/JSON report with CI gates"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: memsnap <command> [options] FILE...\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(out, "\n`memsnap <command> --help` describes a command's options.\n"
+                 "Exit status: 0 ok, 1 findings or failed gate, 2 usage or input error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("memsnap %s\n", MEMSNAP_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(argv[1], COMMANDS[i].name))
+            return COMMANDS[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "memsnap: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
