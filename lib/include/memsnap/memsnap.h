@@ -243,7 +243,8 @@ typedef struct ms_timeline {
     uint64_t action_counts[MS_ACT_COUNT];
     uint64_t oom_count;
 
-    /* NULL unless MS_TIMELINE_ALLOCS: preexisting ones first, then in alloc order. */
+    /* NULL unless MS_TIMELINE_ALLOCS: trace allocations in the order of their alloc
+     * events, then the reconstructed ones alive before the trace began. */
     ms_alloc *allocs;
     size_t n_allocs;
 } ms_timeline;
