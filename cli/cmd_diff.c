@@ -117,8 +117,11 @@ static void print_only(const char *label, const ms_site_delta *d, size_t n, bool
 static void print_text(const ms_pair *p, const char *la, const char *lb, const char *verdict,
                        int top)
 {
-    printf("A  %-8s %s (device %d)\n", la, p->a->name, p->a->device);
-    printf("B  %-8s %s (device %d)\n\n", lb, p->b->name, p->b->device);
+    /* The labels head the columns below; A and B say which file is which. */
+    printf("A  %s, device %d%s%s%s\n", p->a->name, p->a->device, strcmp(la, "A") ? " (" : "",
+           strcmp(la, "A") ? la : "", strcmp(la, "A") ? ")" : "");
+    printf("B  %s, device %d%s%s%s\n\n", p->b->name, p->b->device, strcmp(lb, "B") ? " (" : "",
+           strcmp(lb, "B") ? lb : "", strcmp(lb, "B") ? ")" : "");
     printf("%-18s %14s %14s %14s %8s\n", "", la, lb, "B-A", "change");
     for (int m = 0; m < MS_M_COUNT; m++) {
         char a[48], b[48], d[48], pc[32];

@@ -102,8 +102,9 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
         g = e;
     }
     for (size_t i = 0; i < n && rc == 0; i++)
-        qsort(r->rows[i].sites, r->rows[i].n_sites, sizeof *r->rows[i].sites,
-              cmp_site_delta_order);
+        if (r->rows[i].n_sites > 1)
+            qsort(r->rows[i].sites, r->rows[i].n_sites, sizeof *r->rows[i].sites,
+                  cmp_site_delta_order);
 done:
     free(all);
     free(vals);
