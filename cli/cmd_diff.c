@@ -66,9 +66,9 @@ static void cell(int m, int64_t v, bool signed_delta, char *buf, size_t cap)
         else
             ms_format_bytes(v, buf, cap);
     } else if (m == MS_M_PEAK_TIME) {
-        snprintf(buf, cap, signed_delta ? "%+.2f s" : "%.2f s", (double)v / 1e6);
+        snprintf(buf, cap, signed_delta && v ? "%+.2f s" : "%.2f s", (double)v / 1e6);
     } else {
-        snprintf(buf, cap, signed_delta ? "%+lld" : "%lld", (long long)v);
+        snprintf(buf, cap, signed_delta && v ? "%+lld" : "%lld", (long long)v);
     }
 }
 
@@ -135,7 +135,7 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
         printf("%-18s %14s %14s %14s %8s\n", ROW_NAMES[m], a, b, d, pc);
     }
     for (size_t i = 0; i < p->n_iterations; i++) {
-        char a[48], b[48], d[48], pc[32], name[32];
+        char a[48], b[48], d[48], pc[32], name[64];
         snprintf(name, sizeof name, "iteration %zu peak", i + 1);
         ms_format_bytes(p->iteration_peaks[i].a, a, sizeof a);
         ms_format_bytes(p->iteration_peaks[i].b, b, sizeof b);

@@ -75,7 +75,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
     for (size_t i = 0; i < r->n; i++) {
         const ms_rank_row *row = &r->rows[i];
         const ms_profile *p = row->p;
-        char rank[16], c1[64], c2[64], c3[64], t[32], site[600] = "-";
+        char rank[16], c1[128], c2[128], c3[128], t[32], site[600] = "-";
         if (p->rank >= 0)
             snprintf(rank, sizeof rank, "%d", p->rank);
         else

@@ -621,12 +621,11 @@ void pct_text(const ms_delta *d, char *buf, size_t cap)
 
 void signed_size_text(int64_t v, char *buf, size_t cap)
 {
-    char tmp[48];
-    if (v == 0) {
+    if (v == 0 || cap < 2) {
         snprintf(buf, cap, "0 B");
         return;
     }
     uint64_t mag = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
-    ms_format_bytes(mag > INT64_MAX ? INT64_MAX : (int64_t)mag, tmp, sizeof tmp);
-    snprintf(buf, cap, "%c%s", v < 0 ? '-' : '+', tmp);
+    buf[0] = v < 0 ? '-' : '+';
+    ms_format_bytes(mag > INT64_MAX ? INT64_MAX : (int64_t)mag, buf + 1, cap - 1);
 }

@@ -255,10 +255,11 @@ static void put(text *t, const char *fmt, ...)
 
 static void signed_bytes(int64_t v, char *buf, size_t cap)
 {
-    char tmp[48];
+    if (cap < 2)
+        return;
     uint64_t mag = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
-    ms_format_bytes(mag > INT64_MAX ? INT64_MAX : (int64_t)mag, tmp, sizeof tmp);
-    snprintf(buf, cap, "%c%s", v < 0 ? '-' : '+', tmp);
+    buf[0] = v < 0 ? '-' : '+';
+    ms_format_bytes(mag > INT64_MAX ? INT64_MAX : (int64_t)mag, buf + 1, cap - 1);
 }
 
 static void pct_words(const ms_delta *d, char *buf, size_t cap)
@@ -274,13 +275,9 @@ static void pct_words(const ms_delta *d, char *buf, size_t cap)
         snprintf(buf, cap, "%.1f%%", mag);
 }
 
-static void site_words(const ms_site_delta *d, char *buf, size_t cap)
-{
-    if (d->function[0])
-        snprintf(buf, cap, "%s %s", d->site, d->function);
-    else
-        snprintf(buf, cap, "%s", d->site);
-}
+/* "file:line function", or just the location when the function is unknown. */
+#define SITE_FMT "%s%s%s"
+#define SITE_ARGS(d) (d)->site, (d)->function[0] ? " " : "", (d)->function
 
 /* Names the sites that explain `total` (same sign): the first alone when it holds at
  * least half, else up to three that together hold most of it. */
@@ -304,24 +301,22 @@ static void explain(text *t, const ms_site_delta *sites, size_t n, int64_t total
     }
     if (k == 0)
         return;
-    char b[48], s[600];
+    char b[48];
     double first = (double)pick[0]->delta_bytes / (double)total;
     signed_bytes(pick[0]->delta_bytes, b, sizeof b);
-    site_words(pick[0], s, sizeof s);
     if (first >= 0.5) {
-        put(t, "; most of it (%s) is held %s by %s", b, where, s);
+        put(t, "; most of it (%s) is held %s by " SITE_FMT, b, where, SITE_ARGS(pick[0]));
         for (size_t i = 1; i < k; i++) {
             signed_bytes(pick[i]->delta_bytes, b, sizeof b);
-            site_words(pick[i], s, sizeof s);
-            put(t, "%s%s (%s)", i == 1 ? ", then " : " and ", s, b);
+            put(t, "%s" SITE_FMT " (%s)", i == 1 ? ", then " : " and ", SITE_ARGS(pick[i]), b);
         }
         return;
     }
     put(t, "; it is held %s mostly by ", where);
     for (size_t i = 0; i < k; i++) {
         signed_bytes(pick[i]->delta_bytes, b, sizeof b);
-        site_words(pick[i], s, sizeof s);
-        put(t, "%s%s (%s)", i == 0 ? "" : (i + 1 == k ? " and " : ", "), s, b);
+        put(t, "%s" SITE_FMT " (%s)", i == 0 ? "" : (i + 1 == k ? " and " : ", "),
+            SITE_ARGS(pick[i]), b);
     }
 }
 

@@ -9,9 +9,6 @@
 
 #include "compare_internal.h"
 
-/* Label for allocations whose stack was not recorded; chosen to sort after real files. */
-#define NO_SITE "<no stack>"
-
 typedef struct profile_priv {
     char **strs; /* every string the profile owns */
     size_t n_strs, cap_strs;
@@ -317,21 +314,17 @@ static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
     int rc = ms_site_totals(&tot, &n_tot, s, allocs, n_allocs, err);
     if (rc)
         return rc;
-    char loc[512];
+    /* Written exactly as `summary --json` writes top_sites, so sites read back from a
+     * summary match the ones taken from the pickle. */
+    char loc[1024];
     for (size_t i = 0; i < n_tot && rc == 0; i++) {
-        const char *fn = "";
-        if (tot[i].site == UINT32_MAX) {
-            snprintf(loc, sizeof loc, "%s", NO_SITE);
-        } else {
-            if (ms_site_format_location(s, tot[i].site, loc, sizeof loc) < 0)
-                snprintf(loc, sizeof loc, "%s", NO_SITE);
-            const ms_frame *f = ms_snapshot_frame(s, tot[i].site);
-            if (f)
-                fn = ms_snapshot_string(s, f->name);
-        }
-        rc = ms_profile_add_site(p, set, loc, fn, tot[i].bytes, tot[i].count, err);
+        if (ms_site_format_location(s, tot[i].site, loc, sizeof loc) < 0)
+            loc[0] = '\0';
+        const ms_frame *f = ms_snapshot_frame(s, tot[i].site);
+        rc = ms_profile_add_site(p, set, loc, f ? ms_snapshot_string(s, f->name) : "",
+                                 tot[i].bytes, tot[i].count, err);
     }
-    free(tot);
+    ms_free(tot);
     if (rc)
         return rc;
     p->sites_known[set] = true; /* even when nothing was alive */
@@ -349,7 +342,7 @@ static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
     if (rc)
         return rc;
     rc = add_site_totals(p, set, s, alive, n_alive, err);
-    free(alive);
+    ms_free(alive);
     return rc;
 }
 
