@@ -57,7 +57,7 @@ static void value_cell(const ms_delta *d, bool flagged, char *buf, size_t cap)
     char v[48], pc[32];
     ms_format_bytes(d->b, v, sizeof v);
     pct_text(d, pc, sizeof pc);
-    snprintf(buf, cap, "%s %6s%s", v, pc, flagged ? "*" : " ");
+    snprintf(buf, cap, "%12s %8s%s", v, pc, flagged ? "*" : " ");
 }
 
 static void print_text(const ms_ranks *r, const char *const *labels, int top)
@@ -70,7 +70,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
     if (w > 40)
         w = 40;
     int wi = (int)w;
-    printf("%-*s %5s %4s %20s %20s %20s %9s  %s\n", wi, "file", "rank", "dev", "peak",
+    printf("%-*s %5s %4s %22s %22s %22s %9s  %s\n", wi, "file", "rank", "dev", "peak",
            "reserved peak", "live at end", "peak at", "top site at peak");
     for (size_t i = 0; i < r->n; i++) {
         const ms_rank_row *row = &r->rows[i];
@@ -90,14 +90,16 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             ms_format_bytes((int64_t)s->bytes, b, sizeof b);
             snprintf(site, sizeof site, "%s %s (%s)", s->site, s->function, b);
         }
-        printf("%-*.*s %5s %4d %20s %20s %20s %9s  %s\n", wi, wi, labels[i], rank, p->device,
+        printf("%-*.*s %5s %4d %22s %22s %22s %9s  %s\n", wi, wi, labels[i], rank, p->device,
                c1, c2, c3, t, site);
     }
     char m1[48], m2[48], m3[48];
     ms_format_bytes(r->median_peak, m1, sizeof m1);
     ms_format_bytes(r->median_reserved_peak, m2, sizeof m2);
     ms_format_bytes(r->median_live_end, m3, sizeof m3);
-    printf("%-*s %5s %4s %13s        %13s        %13s\n", wi, "median", "", "", m1, m2, m3);
+    /* Padded like value_cell() without its percent, so the medians line up. */
+    printf("%-*s %5s %4s %12s%10s %12s%10s %12s%10s\n", wi, "median", "", "", m1, "", m2, "",
+           m3, "");
 
     if (r->n_outliers == 0) {
         printf("\nNo outliers: every file is within %g%% of the median.\n", r->threshold_pct);
@@ -125,13 +127,20 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             sep = ", ";
         }
         printf("\n");
-        size_t shown = row->n_sites < (size_t)top ? row->n_sites : (size_t)top;
-        for (size_t s = 0; s < shown && s < 3; s++) {
+        /* The sites that push the peak the way it went explain it; with a normal peak,
+         * the largest changes whatever their sign. */
+        int64_t dir = row->outlier & MS_OUT_PEAK ? row->peak.delta : 0;
+        size_t shown = 0;
+        for (size_t s = 0; s < row->n_sites && shown < 3 && shown < (size_t)top; s++) {
+            const ms_site_delta *d = &row->sites[s];
+            if ((dir > 0 && d->delta_bytes < 0) || (dir < 0 && d->delta_bytes > 0))
+                continue;
             char dv[48], mv[48];
-            signed_size_text(row->sites[s].delta_bytes, dv, sizeof dv);
-            ms_format_bytes(row->sites[s].a_bytes, mv, sizeof mv);
-            printf("      %12s at the peak vs the median %s: %s %s\n", dv, mv,
-                   row->sites[s].site, row->sites[s].function);
+            signed_size_text(d->delta_bytes, dv, sizeof dv);
+            ms_format_bytes(d->a_bytes, mv, sizeof mv);
+            printf("      %12s at the peak vs the median %s: %s%s%s\n", dv, mv, d->site,
+                   d->function[0] ? " " : "", d->function);
+            shown++;
         }
     }
 }

@@ -345,9 +345,11 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
         ms_format_bytes(p->m[MS_M_LIVE_END].a, b3, sizeof b3);
         put(&t,
             "%s and %s match: the same peak (%s at %.2f s), reserved peak (%s), live memory "
-            "at the end (%s), %lld allocations and %lld OOMs; no site holds different memory.",
+            "at the end (%s), %lld allocation%s and %lld OOM%s; no site holds different "
+            "memory.",
             name_a, name_b, b1, ta, b2, b3, (long long)p->m[MS_M_ALLOCS].a,
-            (long long)p->m[MS_M_OOMS].a);
+            p->m[MS_M_ALLOCS].a == 1 ? "" : "s", (long long)p->m[MS_M_OOMS].a,
+            p->m[MS_M_OOMS].a == 1 ? "" : "s");
         return t.len;
     }
 
