@@ -300,6 +300,10 @@ void ms_profile_label(const ms_profile *p, char *buf, size_t cap)
         snprintf(buf, cap, "rank%d", p->rank);
         return;
     }
+    if (!strcmp(p->name, "-")) {
+        snprintf(buf, cap, "stdin"); /* "- peaks 51% higher" would not read */
+        return;
+    }
     const char *base = strrchr(p->name, '/');
     snprintf(buf, cap, "%s", base ? base + 1 : p->name);
 }

@@ -42,6 +42,10 @@ expect 0 'Sites by change in bytes held at the peak: 0 changed' -- diff $R0 $R0
 gzip -c $R1 > "$T/ddp_rank1.pickle.gz"
 expect 0 '^Verdict: rank1 peaks' -- diff $R0 "$T/ddp_rank1.pickle.gz"
 
+# Standard input is read as a pickle.
+out=$("$BIN" diff $R0 - < $R1 2>&1)
+grep -q '^Verdict: stdin peaks' <<<"$out" || { echo "FAIL: diff from stdin"; echo "$out" | tail -3; fail=1; }
+
 # Summary JSON in place of a pickle, with leading white space.
 "$BIN" summary $R1 --json > "$T/s1.json" || { echo "FAIL: summary --json"; fail=1; }
 { printf '\n  '; cat "$T/s1.json"; } > "$T/s1-ws.json"
