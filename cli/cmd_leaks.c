@@ -44,6 +44,12 @@ static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t ca
         snprintf(buf, cap, "(no stack)");
 }
 
+static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
+{
+    if (frame == UINT32_MAX || ms_layer_format(s, frame, buf, cap) != 0)
+        snprintf(buf, cap, "-");
+}
+
 static void each_text(const ms_leak *L, char *buf, size_t cap)
 {
     char a[32], b[32];
@@ -106,9 +112,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         site_text(s, r->items[i].site, buf, sizeof buf);
         if ((int)strlen(buf) > wsite)
             wsite = (int)strlen(buf);
-        site_text(s, r->items[i].layer, buf, sizeof buf);
-        if (r->items[i].layer == UINT32_MAX)
-            snprintf(buf, sizeof buf, "-");
+        layer_text(s, r->items[i].layer, buf, sizeof buf);
         if ((int)strlen(buf) > wlayer)
             wlayer = (int)strlen(buf);
         rows++;
@@ -125,10 +129,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             continue;
         char site[160], layer[160], each[72], alive[32], growth[64] = "-";
         site_text(s, L->site, site, sizeof site);
-        if (L->layer == UINT32_MAX)
-            snprintf(layer, sizeof layer, "-");
-        else
-            site_text(s, L->layer, layer, sizeof layer);
+        layer_text(s, L->layer, layer, sizeof layer);
         each_text(L, each, sizeof each);
         ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
         if (L->kind == MS_LEAK_LEAK) {
@@ -154,7 +155,9 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
                t->leaks == 1 ? "" : "s", bytes, growth);
     } else {
         printf("no leak");
-        if (iterations < 3)
+        if (iterations == 0)
+            printf(" (no iterations found: growth cannot be measured)");
+        else if (iterations < 3)
             printf(" (only %zu iteration%s: growth cannot be measured)", iterations,
                    iterations == 1 ? "" : "s");
     }
@@ -181,7 +184,7 @@ static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_lea
     }
     if (L->layer != UINT32_MAX) {
         char buf[160];
-        site_text(s, L->layer, buf, sizeof buf);
+        layer_text(s, L->layer, buf, sizeof buf);
         cJSON_AddStringToObject(e, "layer", buf);
     } else {
         cJSON_AddNullToObject(e, "layer");

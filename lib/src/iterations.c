@@ -50,6 +50,7 @@ typedef struct cand {
     span *it;
     size_t n, cap;
     bool first_partial;
+    bool complete; /* the trace kept every event (no ring-buffer wrap) */
     char detail[128];
 } cand;
 
@@ -155,7 +156,8 @@ static bool cand_from_ends(cand *c, const ms_snapshot *s, const ms_trace *tr, co
         return true;
     bool partial = false;
     int64_t first = n >= 2 ? align_start(s, tr, ends[0], ends[1], &partial) : 0;
-    c->first_partial = partial;
+    /* Only a wrapped trace can have lost the beginning of its first iteration. */
+    c->first_partial = partial && !c->complete;
     for (size_t k = 0; k < n; k++) {
         int64_t st = k ? ends[k - 1] : first;
         int64_t st_us = k && ends_us ? ends_us[k - 1] : INT64_MIN;
@@ -176,7 +178,7 @@ static bool cand_from_cuts(cand *c, const ms_snapshot *s, const ms_trace *tr, co
     int64_t first = m >= 2 ? align_start(s, tr, cuts[0], cuts[1], &partial) : 0;
     int64_t last_end = m >= 2 ? align_end(s, tr, cuts[m - 2], cuts[m - 1], cuts[m - 1])
                               : align_end(s, tr, first, cuts[0], cuts[0]);
-    c->first_partial = partial;
+    c->first_partial = partial && !c->complete;
     for (size_t k = 0; k <= m; k++) {
         int64_t st = k ? cuts[k - 1] : first;
         int64_t en = k < m ? cuts[k] : last_end;
@@ -400,25 +402,85 @@ static int cand_optimizer_frames(cand *c, const ms_snapshot *s, const ms_trace *
     return ok ? 0 : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
 }
 
+/* Live bytes as the program sees them: an allocation ends at free_requested, not at the
+ * allocator's free_completed, which record_stream can delay by many iterations and which
+ * would hide the return to baseline. Frees of allocations made before the trace are
+ * ignored: only the shape of the curve matters here. */
+typedef struct curve {
+    int64_t *v;    /* after event i */
+    int64_t start; /* before the first event */
+    size_t n;
+} curve;
+
+static int program_curve(curve *cv, const ms_trace *tr, ms_error *err)
+{
+    memset(cv, 0, sizeof *cv);
+    size_t n = tr->n, ns = 16;
+    while (ns < 2 * n + 2)
+        ns *= 2;
+    uint64_t *keys = calloc(ns, sizeof *keys); /* addr + 1, 0 empty */
+    uint64_t *sizes = calloc(ns, sizeof *sizes);
+    cv->v = malloc((n ? n : 1) * sizeof *cv->v);
+    if (!keys || !sizes || !cv->v) {
+        free(keys);
+        free(sizes);
+        free(cv->v);
+        cv->v = NULL;
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");
+    }
+    /* Open addressing with tombstones would grow without bound on long traces; instead
+     * a freed slot keeps its key with size 0 and is reused by the next alloc there. */
+    int64_t cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t a = tr->action[i];
+        if (a == MS_ACT_ALLOC || a == MS_ACT_FREE_REQUESTED || a == MS_ACT_FREE_COMPLETED) {
+            uint64_t key = tr->addr[i] + 1;
+            size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (ns - 1);
+            size_t probes = 0;
+            while (keys[j] && keys[j] != key && probes++ < ns)
+                j = (j + 1) & (ns - 1);
+            if (a == MS_ACT_ALLOC) {
+                if (!keys[j] || keys[j] == key) {
+                    keys[j] = key;
+                    sizes[j] = tr->size[i];
+                    cur += (int64_t)tr->size[i];
+                }
+            } else if (keys[j] == key && sizes[j]) {
+                cur -= (int64_t)sizes[j];
+                sizes[j] = 0;
+            }
+        }
+        cv->v[i] = cur;
+    }
+    cv->n = n;
+    free(keys);
+    free(sizes);
+    return 0;
+}
+
 /* The earliest lowest point of live memory in events [from, to): where the loop has
  * released the previous iteration's temporaries and not yet started the next. Returns
  * the index of the first event after that point. */
-static int64_t lowest_cut(const ms_timeline *t, int64_t from, int64_t to)
+static int64_t lowest_cut(const curve *cv, int64_t from, int64_t to)
 {
     int64_t best = from;
-    int64_t best_v = from > 0 ? t->active[from - 1] : t->active_start;
+    int64_t best_v = from > 0 ? cv->v[from - 1] : cv->start;
     for (int64_t i = from; i < to; i++)
-        if (t->active[i] < best_v) {
-            best_v = t->active[i];
+        if (cv->v[i] < best_v) {
+            best_v = cv->v[i];
             best = i + 1;
         }
+    /* Events that leave the curve flat (the free_completed after its free_requested,
+     * segment bookkeeping) still close the iteration; the next one starts at the rise. */
+    while (best < to && cv->v[best] == best_v)
+        best++;
     return best;
 }
 
 /* Repeated top-level forward calls: runs of events under the same user call site of the
  * outermost forward; the call site with the most runs is the loop body. */
 static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                              const ms_timeline *t, const ms__stackinfo *si, ms_error *err)
+                              const curve *cv, const ms__stackinfo *si, ms_error *err)
 {
     size_t nframes = ms_snapshot_frame_count(s);
     if (!nframes || !tr->n)
@@ -465,7 +527,7 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
     }
     size_t m = 0;
     for (size_t r = 1; r < nr; r++)
-        cuts[m++] = lowest_cut(t, re[r - 1], rs[r]);
+        cuts[m++] = lowest_cut(cv, re[r - 1], rs[r]);
     bool ok = cand_from_cuts(c, s, tr, cuts, m);
     free(rs);
     free(re);
@@ -480,15 +542,15 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
 
 /* Valleys of the live-memory curve by hysteresis: a valley is kept when memory fell at
  * least `p` to reach it and rises at least `p` after it. depth[] gets min(fall, rise). */
-static size_t zigzag(const ms_timeline *t, int64_t p, int64_t *cut, int64_t *depth, size_t cap)
+static size_t zigzag(const curve *cv, int64_t p, int64_t *cut, int64_t *depth, size_t cap)
 {
-    size_t n = t->n_events, m = 0;
+    size_t n = cv->n, m = 0;
     int trend = 0;
-    int64_t hi = t->active_start, lo = t->active_start, last_peak = 0;
+    int64_t hi = cv->start, lo = cv->start, last_peak = 0;
     size_t lo_i = 0;
     bool have_peak = false;
     for (size_t i = 0; i < n; i++) {
-        int64_t v = t->active[i];
+        int64_t v = cv->v[i];
         if (trend >= 0) {
             if (v > hi)
                 hi = v;
@@ -527,9 +589,9 @@ static size_t zigzag(const ms_timeline *t, int64_t p, int64_t *cut, int64_t *dep
         int64_t end = k + 1 < m ? cut[k + 1] : (int64_t)n;
         int64_t peak = INT64_MIN;
         for (int64_t i = cut[k]; i < end; i++)
-            if (t->active[i] > peak)
-                peak = t->active[i];
-        int64_t base = cut[k] > 0 ? t->active[cut[k] - 1] : t->active_start;
+            if (cv->v[i] > peak)
+                peak = cv->v[i];
+        int64_t base = cut[k] > 0 ? cv->v[cut[k] - 1] : cv->start;
         if (peak - base < depth[k])
             depth[k] = peak - base;
     }
@@ -544,18 +606,18 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Memory returning to a baseline. Without a stated count the valleys at least half as
  * deep as the deepest are cuts; with one, the `expected - 1` deepest. */
-static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, const ms_timeline *t,
+static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, const curve *cv,
                          uint32_t expected, ms_error *err)
 {
-    size_t n = t->n_events;
+    size_t n = cv->n;
     if (n < 4)
         return 0;
-    int64_t lo = t->active_start, hi = t->active_start;
+    int64_t lo = cv->start, hi = cv->start;
     for (size_t i = 0; i < n; i++) {
-        if (t->active[i] < lo)
-            lo = t->active[i];
-        if (t->active[i] > hi)
-            hi = t->active[i];
+        if (cv->v[i] < lo)
+            lo = cv->v[i];
+        if (cv->v[i] > hi)
+            hi = cv->v[i];
     }
     if (hi - lo <= 0)
         return 0;
@@ -567,7 +629,7 @@ static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, cons
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
     }
     int64_t p0 = (hi - lo) / 50 > 0 ? (hi - lo) / 50 : 1;
-    size_t m = zigzag(t, p0, cut, depth, cap);
+    size_t m = zigzag(cv, p0, cut, depth, cap);
     size_t keep = 0;
     if (expected >= 2 && m >= expected - 1) {
         /* Rank by depth, keep the deepest, then restore time order. */
@@ -678,10 +740,14 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     enum { NM = 6 };
     cand cs[NM];
     memset(cs, 0, sizeof cs);
-    int rc = 0;
+    curve cv;
+    int rc = program_curve(&cv, tr, err);
+    if (rc)
+        return rc;
     size_t chosen = NM;
     for (size_t m = 0; m < NM && !rc; m++) {
         cand *c = &cs[m];
+        c->complete = t->trace_complete;
         switch (m) {
         case 0:
             c->method = MS_ITER_ANNOTATION_STEP;
@@ -706,13 +772,13 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
             break;
         case 4:
             c->method = MS_ITER_FORWARD_CALLS;
-            rc = cand_forward_calls(c, s, tr, t, si, err);
+            rc = cand_forward_calls(c, s, tr, &cv, si, err);
             if (c->n < 2)
                 c->n = 0; /* one call is not a loop */
             break;
         case 5:
             c->method = MS_ITER_BASELINE;
-            rc = cand_baseline(c, s, tr, t, expected, err);
+            rc = cand_baseline(c, s, tr, &cv, expected, err);
             break;
         }
         if (rc)
@@ -750,6 +816,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     }
     for (size_t m = 0; m < NM; m++)
         cand_free(&cs[m]);
+    free(cv.v);
     return rc;
 }
 

@@ -8,6 +8,7 @@
  * when they come from several iterations, the last of them in the second half of the run,
  * the site keeps adding memory every iteration: a leak. Allocations freed one iteration
  * later (the loop variable `x`, last step's loss) never survive that long. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,31 @@ const char *ms_leak_kind_name(ms_leak_kind k)
         return "retained";
     }
     return "unknown";
+}
+
+int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+{
+    if (!buf || !cap)
+        return MS_ERR_ARG;
+    buf[0] = 0;
+    if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
+        return MS_ERR_ARG;
+    const ms_frame *f = ms_snapshot_frame(s, frame_id);
+    const char *name = ms_snapshot_string(s, f->name);
+    const char *hit = strstr(name, "Backward");
+    size_t len = strlen(ms_snapshot_string(s, f->filename));
+    bool python = len >= 3 && !strcmp(ms_snapshot_string(s, f->filename) + len - 3, ".py");
+    if (python || !hit)
+        return ms_site_format(s, frame_id, buf, cap);
+    /* C++ node names are long templates; the node class ("MmBackward0") is what users
+     * know from grad_fn. */
+    const char *b = hit, *e = hit + 8;
+    while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+        b--;
+    while (isdigit((unsigned char)*e))
+        e++;
+    snprintf(buf, cap, "%.*s", (int)(e - b), b);
+    return 0;
 }
 
 void ms_leak_report_free(ms_leak_report *r)
@@ -152,9 +178,18 @@ static int64_t iter_of(const ms_iterations *it, int64_t ev)
     return (int64_t)lo;
 }
 
+/* When the program let go of an allocation: its free_requested when seen. A block freed
+ * on one stream while another still used it (record_stream) stays busy until
+ * free_completed, but that wait is the allocator's, not a leak in the program. */
+static int64_t release_event(const ms_alloc *a)
+{
+    return a->free_requested_event >= 0 ? a->free_requested_event : a->free_event;
+}
+
 static bool alive_at(const ms_alloc *a, int64_t boundary)
 {
-    return a->alloc_event < boundary && (a->free_event < 0 || a->free_event >= boundary);
+    int64_t rel = release_event(a);
+    return a->alloc_event < boundary && (rel < 0 || rel >= boundary);
 }
 
 static uint32_t stack_layer(const ms__stackinfo *si, uint32_t stack)
@@ -174,14 +209,19 @@ static void classify(group *g, size_t N)
                     bmin = i;
                 bmax = i;
             }
-        int64_t live[2] = {0, 0}, first[2] = {0, 0}, c = 0, b = 0;
+        int64_t live[2] = {0, 0}, first[2] = {0, 0}, c = 0, b = 0, prev = 0;
+        size_t up = 0, down = 0;
         for (size_t j = 0; j < N; j++) {
             c += g->live_diff[j];
             b += g->live_bdiff[j];
             if (j == bmin) {
                 first[0] = c;
                 first[1] = b;
+            } else if (j > bmin) {
+                up += c > prev;
+                down += c < prev;
             }
+            prev = c;
         }
         live[0] = c;
         live[1] = b;
@@ -190,9 +230,15 @@ static void classify(group *g, size_t N)
             g->growth_bytes = (double)(live[1] - first[1]) / (double)(N - 1 - bmin);
         }
         /* With three or more ends: survivors from two iterations at least, the latest in
-         * the second half, and the count still growing. Two ends cannot separate a leak
-         * from state made lazily by the second step, hence only a suspect. */
-        if (N >= 3 && nb >= 2 && 2 * (bmax + 1) > N && g->growth_count > 0) {
+         * the second half, and a live count that rises at most iteration ends (at least
+         * two, and a third of them for leaks that skip iterations) and rarely falls.
+         * A cache made once plus a transient freed just after a boundary gives one rise,
+         * not a trend. Two ends cannot separate a leak from state made lazily by the
+         * second step, hence only a suspect. */
+        size_t T = N - 1 - (bmin < N ? bmin : N - 1);
+        size_t need = (T + 2) / 3 > 2 ? (T + 2) / 3 : 2;
+        if (N >= 3 && nb >= 2 && 2 * (bmax + 1) > N && g->growth_count > 0 && up >= need &&
+            2 * down <= up) {
             g->kind = MS_LEAK_LEAK;
             return;
         }
@@ -283,7 +329,9 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
                !(si[a->stack].flags & MS__ST_WORKSPACE);
     if (kind == MS_LEAK_SUSPECT)
         return iter_of(it, a->alloc_event) >= 0;
-    return true;
+    /* Retained: made before the last iteration and still kept; what the last iteration
+     * made may be gone one step later, so it proves nothing. */
+    return single || iter_of(it, a->alloc_event) + 1 < (int64_t)it->n;
 }
 
 static int cmp_leak(const void *pa, const void *pb)
@@ -342,8 +390,9 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         /* Alive at the ends of iterations k .. last, where last is the final end not
          * after the free. */
         size_t last = N - 1;
-        if (a->free_event >= 0)
-            while (last > (size_t)k && it->items[last].end_event > a->free_event)
+        int64_t rel = release_event(a);
+        if (rel >= 0)
+            while (last > (size_t)k && it->items[last].end_event > rel)
                 last--;
         gr->live_diff[k]++;
         gr->live_diff[last + 1]--;

@@ -78,6 +78,10 @@ typedef enum ms_leak_kind {
 
 const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
 
+/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
+ * "MmBackward0" for the autograd node of a backward allocation. */
+int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+
 typedef struct ms_leak_options {
     ms_iter_options iter;
     uint64_t min_bytes;  /* drop findings whose bytes alive at the end are below this */
