@@ -243,7 +243,8 @@ typedef struct ms_timeline {
     uint64_t action_counts[MS_ACT_COUNT];
     uint64_t oom_count;
 
-    /* NULL unless MS_TIMELINE_ALLOCS: preexisting ones first, then in alloc order. */
+    /* NULL unless MS_TIMELINE_ALLOCS: trace allocations in the order of their alloc
+     * events, then the reconstructed ones alive before the trace began. */
     ms_alloc *allocs;
     size_t n_allocs;
 } ms_timeline;
@@ -270,6 +271,9 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
                    const ms_alloc *allocs, size_t n_allocs, ms_error *err);
 
 /* ------------------------------------------------------------------ helpers */
+
+/* Releases a plain array handed out by the library (ms_alloc[], ms_site_total[]). */
+void ms_free(void *p);
 
 /* "1.50 GiB", "512 B" */
 void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
