@@ -281,7 +281,7 @@ static void test_options(void)
         return;
     ms_iterations *it = NULL;
     ms_error err;
-    ms_iter_options o = {"## forward ##", 0};
+    ms_iter_options o = {"## forward ##", 0, false};
     CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
     if (it) {
         CHECK_EQ(it->method, MS_ITER_ANNOTATION_STEP);
@@ -300,6 +300,24 @@ static void test_options(void)
     close_fixture(&fx);
 }
 
+/* The same boundaries without annotations: from optimizer stacks and memory alone. */
+static void test_trace_only(const char *name)
+{
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_iterations *it = NULL;
+    ms_error err;
+    ms_iter_options o = {NULL, 0, true};
+    CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
+    if (it) {
+        CHECK_EQ(it->method, MS_ITER_OPTIMIZER_FRAMES);
+        check_iterations(name, &fx, it);
+        ms_iterations_free(it);
+    }
+    close_fixture(&fx);
+}
+
 int main(void)
 {
     test_leak_layers();
@@ -313,6 +331,10 @@ int main(void)
     test_no_leak("streams", false);
     test_oom();
     test_options();
+    const char *trained[] = {"leak_layers", "noleak_layers", "gpt2_train", "ddp_rank0",
+                             "ddp_rank1",   "expandable",    "ring_wrap"};
+    for (size_t i = 0; i < sizeof trained / sizeof trained[0]; i++)
+        test_trace_only(trained[i]);
     if (failures)
         fprintf(stderr, "test_leaks: %d failure(s)\n", failures);
     return failures ? 1 : 0;

@@ -167,6 +167,30 @@ static bool cand_from_ends(cand *c, const ms_snapshot *s, const ms_trace *tr, co
     return true;
 }
 
+/* Cuts found from memory alone can land early where the first iteration differs from
+ * the rest (optimizer state created in step 1 keeps memory from returning to the old
+ * floor). Steady-state iterations all begin with the same event (the batch being made),
+ * so take the first event of the last iteration as the template and move every other
+ * cut to the nearest such event inside its window [lo[k], hi[k]). */
+static void refine_cuts(const ms_snapshot *s, const ms_trace *tr, int64_t *cuts, size_t m,
+                        const int64_t *lo, const int64_t *hi)
+{
+    if (m < 2 || cuts[m - 1] >= (int64_t)tr->n)
+        return;
+    evkey k = key_of(s, tr, cuts[m - 1]);
+    for (size_t i = 0; i + 1 < m; i++) {
+        if (cuts[i] < (int64_t)tr->n && key_eq(key_of(s, tr, cuts[i]), k))
+            continue;
+        int64_t best = -1;
+        for (int64_t e = lo[i]; e < hi[i] && e < (int64_t)tr->n; e++)
+            if (key_eq(key_of(s, tr, e), k) &&
+                (best < 0 || llabs(e - cuts[i]) < llabs(best - cuts[i])))
+                best = e;
+        if (best >= 0)
+            cuts[i] = best;
+    }
+}
+
 /* Iterations from cut points (the first event of iterations 2..n): first start and last
  * end by alignment with the neighbouring iteration. */
 static bool cand_from_cuts(cand *c, const ms_snapshot *s, const ms_trace *tr, const int64_t *cuts,
@@ -528,6 +552,8 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
     size_t m = 0;
     for (size_t r = 1; r < nr; r++)
         cuts[m++] = lowest_cut(cv, re[r - 1], rs[r]);
+    /* A cut stays between the two calls it separates. */
+    refine_cuts(s, tr, cuts, m, re, rs + 1);
     bool ok = cand_from_cuts(c, s, tr, cuts, m);
     free(rs);
     free(re);
@@ -541,12 +567,18 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
 }
 
 /* Valleys of the live-memory curve by hysteresis: a valley is kept when memory fell at
- * least `p` to reach it and rises at least `p` after it. depth[] gets min(fall, rise). */
-static size_t zigzag(const curve *cv, int64_t p, int64_t *cut, int64_t *depth, size_t cap)
+ * least `p` to reach it and rises at least `p` after it. For each: the index after its
+ * (earliest) lowest point, its value, and the highest point between it and the previous
+ * valley; *tail gets the highest point after the last valley. */
+typedef struct valley {
+    int64_t cut, value, peak_before, prominence;
+} valley;
+
+static size_t zigzag(const curve *cv, int64_t p, valley *out, size_t cap, int64_t *tail)
 {
     size_t n = cv->n, m = 0;
     int trend = 0;
-    int64_t hi = cv->start, lo = cv->start, last_peak = 0;
+    int64_t hi = cv->start, lo = cv->start, last_peak = cv->start;
     size_t lo_i = 0;
     bool have_peak = false;
     for (size_t i = 0; i < n; i++) {
@@ -574,38 +606,102 @@ static size_t zigzag(const curve *cv, int64_t p, int64_t *cut, int64_t *depth, s
                 lo_i = i;
             }
             if (v - lo >= p) {
-                if (have_peak && m < cap) {
-                    cut[m] = (int64_t)lo_i + 1;
-                    depth[m] = last_peak - lo;
-                    m++;
-                }
+                if (have_peak && m < cap)
+                    out[m++] = (valley){(int64_t)lo_i + 1, lo, last_peak, 0};
                 trend = 1;
                 hi = v;
             }
         }
     }
-    /* The rise after each valley, now that the next peak is known, bounds its depth. */
-    for (size_t k = 0; k < m; k++) {
-        int64_t end = k + 1 < m ? cut[k + 1] : (int64_t)n;
-        int64_t peak = INT64_MIN;
-        for (int64_t i = cut[k]; i < end; i++)
-            if (cv->v[i] > peak)
-                peak = cv->v[i];
-        int64_t base = cut[k] > 0 ? cv->v[cut[k] - 1] : cv->start;
-        if (peak - base < depth[k])
-            depth[k] = peak - base;
-    }
+    *tail = trend >= 0 ? hi : last_peak;
     return m;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Topographic prominence of each valley: how far memory must rise, on the lower of its
+ * two sides, before reaching a deeper valley (or the trace edge). Dips inside an
+ * iteration (between layers of the backward pass, before the optimizer's temporaries)
+ * are bounded by a small local peak; iteration boundaries by the iteration's peak. A
+ * monotonic stack keeps this linear in the number of valleys. */
+static bool prominence(valley *v, size_t m, int64_t tail)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    size_t *stack = malloc((m ? m : 1) * sizeof *stack);
+    int64_t *smax = malloc((m ? m : 1) * sizeof *smax);
+    int64_t *left = malloc((m ? m : 1) * sizeof *left);
+    if (!stack || !smax || !left) {
+        free(stack);
+        free(smax);
+        free(left);
+        return false;
+    }
+    /* Left to right: the highest peak since the previous strictly deeper valley. */
+    size_t top = 0;
+    int64_t gmax = INT64_MIN;
+    for (size_t k = 0; k < m; k++) {
+        int64_t cur = v[k].peak_before;
+        if (cur > gmax)
+            gmax = cur;
+        while (top && v[stack[top - 1]].value >= v[k].value) {
+            if (smax[top - 1] > cur)
+                cur = smax[top - 1];
+            top--;
+        }
+        if (top) {
+            left[k] = smax[top - 1] > cur ? smax[top - 1] : cur;
+            if (cur > smax[top - 1])
+                smax[top - 1] = cur;
+        } else {
+            left[k] = gmax;
+        }
+        stack[top] = k;
+        smax[top] = INT64_MIN;
+        top++;
+    }
+    /* Right to left, the same with the peak after each valley. */
+    top = 0;
+    gmax = INT64_MIN;
+    for (size_t kk = m; kk-- > 0;) {
+        int64_t cur = kk + 1 < m ? v[kk + 1].peak_before : tail;
+        if (cur > gmax)
+            gmax = cur;
+        while (top && v[stack[top - 1]].value >= v[kk].value) {
+            if (smax[top - 1] > cur)
+                cur = smax[top - 1];
+            top--;
+        }
+        int64_t right;
+        if (top) {
+            right = smax[top - 1] > cur ? smax[top - 1] : cur;
+            if (cur > smax[top - 1])
+                smax[top - 1] = cur;
+        } else {
+            right = gmax;
+        }
+        stack[top] = kk;
+        smax[top] = INT64_MIN;
+        top++;
+        int64_t side = left[kk] < right ? left[kk] : right;
+        v[kk].prominence = side - v[kk].value;
+    }
+    free(stack);
+    free(smax);
+    free(left);
+    return true;
+}
+
+static int cmp_prominence_desc(const void *a, const void *b)
+{
+    int64_t x = ((const valley *)a)->prominence, y = ((const valley *)b)->prominence;
+    return (x < y) - (x > y);
+}
+
+static int cmp_cut(const void *a, const void *b)
+{
+    int64_t x = ((const valley *)a)->cut, y = ((const valley *)b)->cut;
     return (x > y) - (x < y);
 }
 
 /* Memory returning to a baseline. Without a stated count the valleys at least half as
- * deep as the deepest are cuts; with one, the `expected - 1` deepest. */
+ * prominent as the most prominent are cuts; with one, the `expected - 1` most prominent. */
 static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, const curve *cv,
                          uint32_t expected, ms_error *err)
 {
@@ -622,45 +718,67 @@ static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, cons
     if (hi - lo <= 0)
         return 0;
     size_t cap = n / 2 + 1;
-    int64_t *cut = malloc(cap * sizeof *cut), *depth = malloc(cap * sizeof *depth);
-    if (!cut || !depth) {
+    valley *v = malloc(cap * sizeof *v);
+    int64_t *cut = malloc(cap * sizeof *cut);
+    if (!v || !cut) {
+        free(v);
         free(cut);
-        free(depth);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
     }
+    int64_t tail = 0;
     int64_t p0 = (hi - lo) / 50 > 0 ? (hi - lo) / 50 : 1;
-    size_t m = zigzag(cv, p0, cut, depth, cap);
+    size_t m = zigzag(cv, p0, v, cap, &tail);
     size_t keep = 0;
+    if (!prominence(v, m, tail)) {
+        free(v);
+        free(cut);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
+    }
     if (expected >= 2 && m >= expected - 1) {
-        /* Rank by depth, keep the deepest, then restore time order. */
-        for (size_t k = 0; k < expected - 1; k++) {
-            size_t bi = k;
-            for (size_t j = k + 1; j < m; j++)
-                if (depth[j] > depth[bi])
-                    bi = j;
-            int64_t tc = cut[k], td = depth[k];
-            cut[k] = cut[bi];
-            depth[k] = depth[bi];
-            cut[bi] = tc;
-            depth[bi] = td;
-        }
+        qsort(v, m, sizeof *v, cmp_prominence_desc);
         keep = expected - 1;
-        qsort(cut, keep, sizeof *cut, cmp_i64);
+        qsort(v, keep, sizeof *v, cmp_cut);
+        for (size_t k = 0; k < keep; k++)
+            cut[k] = v[k].cut;
     } else {
-        int64_t dmax = 0;
+        int64_t pmax = 0;
         for (size_t k = 0; k < m; k++)
-            if (depth[k] > dmax)
-                dmax = depth[k];
+            if (v[k].prominence > pmax)
+                pmax = v[k].prominence;
         for (size_t k = 0; k < m; k++)
-            if (depth[k] * 2 >= dmax && dmax > 0)
-                cut[keep++] = cut[k];
+            if (pmax > 0 && v[k].prominence * 2 >= pmax)
+                cut[keep++] = v[k].cut;
         /* One valley is a single drop, not a loop; demand a repeat. */
         if (keep < 2)
             keep = 0;
     }
+    /* As in lowest_cut: flat events after the lowest point close the iteration. */
+    for (size_t k = 0; k < keep; k++) {
+        int64_t base = cut[k] > 0 ? cv->v[cut[k] - 1] : cv->start;
+        while (cut[k] < (int64_t)n && cv->v[cut[k]] == base)
+            cut[k]++;
+    }
+    /* Windows halfway to the neighbouring cuts. */
+    int64_t *wlo = malloc((keep ? keep : 1) * sizeof *wlo);
+    int64_t *whi = malloc((keep ? keep : 1) * sizeof *whi);
+    if (!wlo || !whi) {
+        free(wlo);
+        free(whi);
+        free(v);
+        free(cut);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
+    }
+    for (size_t k = 0; k < keep; k++) {
+        int64_t prev = k ? cut[k - 1] : 0, next = k + 1 < keep ? cut[k + 1] : (int64_t)n;
+        wlo[k] = cut[k] - (cut[k] - prev) / 2;
+        whi[k] = cut[k] + (next - cut[k]) / 2;
+    }
+    refine_cuts(s, tr, cut, keep, wlo, whi);
+    free(wlo);
+    free(whi);
     bool ok = cand_from_cuts(c, s, tr, cut, keep);
+    free(v);
     free(cut);
-    free(depth);
     return ok ? 0 : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
 }
 
@@ -748,6 +866,8 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     for (size_t m = 0; m < NM && !rc; m++) {
         cand *c = &cs[m];
         c->complete = t->trace_complete;
+        if (m <= 2 && opt && opt->trace_only)
+            continue;
         switch (m) {
         case 0:
             c->method = MS_ITER_ANNOTATION_STEP;

@@ -24,7 +24,7 @@ lacks "leak_layers hides retained" "$out" "retained"
 out=$("$BIN" leaks testdata/leak_layers.pickle); rc=$?
 check "leak_layers without --fail exit" 0 $rc
 
-out=$("$BIN" leaks testdata/leak_layers.pickle --min-bytes 1MiB); rc=$?
+out=$("$BIN" leaks testdata/leak_layers.pickle --min-bytes 20MiB); rc=$?
 lacks "--min-bytes hides the small leak" "$out" "scenarios.py:128 forward"
 contains "--min-bytes keeps the big leak" "$out" "scenarios.py:129 forward"
 

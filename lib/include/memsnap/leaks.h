@@ -41,6 +41,7 @@ const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
 typedef struct ms_iter_options {
     const char *step_name; /* annotation name that marks one iteration, or NULL */
     uint32_t expected;     /* the count the user states (--iterations), 0 = unknown */
+    bool trace_only;       /* ignore annotations: detect from stacks and memory alone */
 } ms_iter_options;
 
 typedef struct ms_iteration {
