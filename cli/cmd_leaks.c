@@ -174,12 +174,12 @@ static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_lea
     if (!e)
         return NULL;
     cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
-    cJSON_AddNumberToObject(e, "device", device);
+    leaks_json_int(e, "device", (int64_t)(device));
     cJSON *site = cJSON_AddObjectToObject(e, "site");
     if (site && L->site != UINT32_MAX) {
         const ms_frame *f = ms_snapshot_frame(s, L->site);
         cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
-        cJSON_AddNumberToObject(site, "line", (double)f->line);
+        leaks_json_int(site, "line", (int64_t)(f->line));
         cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
     }
     if (L->layer != UINT32_MAX) {
@@ -189,17 +189,17 @@ static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_lea
     } else {
         cJSON_AddNullToObject(e, "layer");
     }
-    cJSON_AddNumberToObject(e, "count", (double)L->count);
-    cJSON_AddNumberToObject(e, "bytes", (double)L->bytes);
-    cJSON_AddNumberToObject(e, "bytes_each", (double)L->bytes_each_min);
-    cJSON_AddNumberToObject(e, "bytes_each_max", (double)L->bytes_each_max);
+    leaks_json_int(e, "count", (int64_t)(L->count));
+    leaks_json_int(e, "bytes", (int64_t)(L->bytes));
+    leaks_json_int(e, "bytes_each", (int64_t)(L->bytes_each_min));
+    leaks_json_int(e, "bytes_each_max", (int64_t)(L->bytes_each_max));
     cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
     if (g) {
         cJSON_AddNumberToObject(g, "count", L->growth_count);
         cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
     }
-    cJSON_AddNumberToObject(e, "first_alloc_us", (double)L->first_alloc_us);
-    cJSON_AddNumberToObject(e, "last_alloc_us", (double)L->last_alloc_us);
+    leaks_json_int(e, "first_alloc_us", (int64_t)(L->first_alloc_us));
+    leaks_json_int(e, "last_alloc_us", (int64_t)(L->last_alloc_us));
     cJSON_AddNumberToObject(e, "first_alloc_s", cli_seconds(t->t_first_us, L->first_alloc_us));
     cJSON_AddNumberToObject(e, "last_alloc_s", cli_seconds(t->t_first_us, L->last_alloc_us));
     return e;
@@ -257,17 +257,17 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (o->json) {
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddItemToArray(devs, dj);
-            cJSON_AddNumberToObject(dj, "device", d);
+            leaks_json_int(dj, "device", (int64_t)(d));
             cJSON_AddItemToObject(dj, "iterations",
                                   leaks_iterations_to_json(r->iterations, t->t_first_us));
-            cJSON_AddNumberToObject(dj, "oom_count", (double)r->oom_count);
+            leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
             if (r->oom_count) {
-                cJSON_AddNumberToObject(dj, "first_oom_us", (double)r->first_oom_us);
-                cJSON_AddNumberToObject(dj, "first_oom_bytes", (double)r->first_oom_bytes);
+                leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
+                leaks_json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
             }
-            cJSON_AddNumberToObject(dj, "leaks", (double)dt.leaks);
-            cJSON_AddNumberToObject(dj, "suspects", (double)dt.suspects);
-            cJSON_AddNumberToObject(dj, "retained", (double)dt.retained);
+            leaks_json_int(dj, "leaks", (int64_t)(dt.leaks));
+            leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
+            leaks_json_int(dj, "retained", (int64_t)(dt.retained));
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]))
                     cJSON_AddItemToArray(leaks, leak_json(s, t, &r->items[i], d));
@@ -283,9 +283,9 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (o->json) {
             cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
             cJSON_AddBoolToObject(v, "leak", tl.leaks > 0);
-            cJSON_AddNumberToObject(v, "leaks", (double)tl.leaks);
-            cJSON_AddNumberToObject(v, "suspects", (double)tl.suspects);
-            cJSON_AddNumberToObject(v, "leaked_bytes", (double)tl.leak_bytes);
+            leaks_json_int(v, "leaks", (int64_t)(tl.leaks));
+            leaks_json_int(v, "suspects", (int64_t)(tl.suspects));
+            leaks_json_int(v, "leaked_bytes", (int64_t)(tl.leak_bytes));
             cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
             cJSON_AddBoolToObject(v, "oom", oom);
         } else {

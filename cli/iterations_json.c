@@ -2,6 +2,13 @@
 
 #include <stdlib.h>
 
+void leaks_json_int(cJSON *obj, const char *key, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", (long long)v);
+    cJSON_AddRawToObject(obj, key, buf);
+}
+
 cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
 {
     cJSON *o = cJSON_CreateObject();
@@ -10,7 +17,7 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
     cJSON_AddStringToObject(o, "method", ms_iter_method_key(it->method));
     cJSON_AddStringToObject(o, "method_text", ms_iter_method_text(it->method));
     cJSON_AddStringToObject(o, "detail", it->detail);
-    cJSON_AddNumberToObject(o, "count", (double)it->n);
+    leaks_json_int(o, "count", (int64_t)(it->n));
     cJSON *items = cJSON_AddArrayToObject(o, "items");
     if (!items) {
         cJSON_Delete(o);
@@ -24,15 +31,15 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
             return NULL;
         }
         cJSON_AddItemToArray(items, e);
-        cJSON_AddNumberToObject(e, "index", (double)(k + 1));
-        cJSON_AddNumberToObject(e, "start_us", (double)x->start_us);
-        cJSON_AddNumberToObject(e, "end_us", (double)x->end_us);
+        leaks_json_int(e, "index", (int64_t)((k + 1)));
+        leaks_json_int(e, "start_us", (int64_t)(x->start_us));
+        leaks_json_int(e, "end_us", (int64_t)(x->end_us));
         cJSON_AddNumberToObject(e, "start_s", (double)(x->start_us - t0_us) / 1e6);
         cJSON_AddNumberToObject(e, "duration_s", (double)(x->end_us - x->start_us) / 1e6);
-        cJSON_AddNumberToObject(e, "start_event", (double)x->start_event);
-        cJSON_AddNumberToObject(e, "end_event", (double)x->end_event);
-        cJSON_AddNumberToObject(e, "peak_bytes", (double)x->peak_bytes);
-        cJSON_AddNumberToObject(e, "live_end_bytes", (double)x->live_end_bytes);
+        leaks_json_int(e, "start_event", (int64_t)(x->start_event));
+        leaks_json_int(e, "end_event", (int64_t)(x->end_event));
+        leaks_json_int(e, "peak_bytes", (int64_t)(x->peak_bytes));
+        leaks_json_int(e, "live_end_bytes", (int64_t)(x->live_end_bytes));
         cJSON_AddBoolToObject(e, "partial", x->partial);
     }
     return o;
@@ -67,7 +74,14 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, i
             it->detail[0] ? "]" : "");
     fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
             "peak", "live at end", "growth");
+    /* Long runs (thousands of steps) show their start and end; JSON has every one. */
+    size_t head = it->n > 20 ? 8 : it->n, tail_from = it->n > 20 ? it->n - 8 : it->n;
     for (size_t k = 0; k < it->n; k++) {
+        if (k == head && k < tail_from) {
+            fprintf(out, "%*s  %4s (%zu more)\n", indent, "", "...", tail_from - head);
+            k = tail_from - 1;
+            continue;
+        }
         const ms_iteration *x = &it->items[k];
         char peak[32], live[32], growth[40] = "";
         ms_format_bytes(x->peak_bytes, peak, sizeof peak);

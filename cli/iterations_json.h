@@ -9,6 +9,10 @@
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
+/* Adds an integer as a JSON number written in full: cJSON prints doubles with %.15g, so
+ * a microsecond timestamp such as 1795310694811020 would come out as 1.79531069481102e+15. */
+void leaks_json_int(cJSON *obj, const char *key, int64_t v);
+
 /* {"method", "method_text", "detail", "count", "items": [...]} for found iterations.
  * Times are microseconds since the epoch, plus seconds since the first event `t0_us`.
  * Returns NULL on allocation failure. */
