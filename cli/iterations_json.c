@@ -69,9 +69,9 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, i
                 ms_iter_method_text(MS_ITER_NONE));
         return;
     }
-    fprintf(out, "%*siterations: %zu, from %s%s%s%s\n", indent, "", it->n,
-            ms_iter_method_text(it->method), it->detail[0] ? " [" : "", it->detail,
-            it->detail[0] ? "]" : "");
+    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", it->n,
+            ms_iter_method_key(it->method), ms_iter_method_text(it->method),
+            it->detail[0] ? "; " : "", it->detail);
     fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
             "peak", "live at end", "growth");
     /* Long runs (thousands of steps) show their start and end; JSON has every one. */

@@ -284,8 +284,9 @@ static void test_options(void)
     ms_iter_options o = {"## forward ##", 0, false};
     CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
     if (it) {
+        /* The forward ranges mark the iterations; the boundaries are the true ones. */
         CHECK_EQ(it->method, MS_ITER_ANNOTATION_STEP);
-        CHECK_EQ(it->n, 3);
+        check_iterations(name, &fx, it);
         ms_iterations_free(it);
     }
     o.step_name = "no such range";

@@ -566,6 +566,47 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
     return 0;
 }
 
+/* Named ranges that cover only part of each iteration ("## forward ##", the optimizer
+ * step) leave most events between them. Then they mark iterations rather than span them:
+ * cut between consecutive ranges where memory is lowest, as for forward calls. */
+static int ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr, const curve *cv,
+                             ms_error *err)
+{
+    if (c->n < 2)
+        return 0;
+    size_t n = c->n;
+    int64_t gaps = 0, total = c->it[n - 1].end - c->it[0].start;
+    for (size_t k = 1; k < n; k++)
+        gaps += c->it[k].start - c->it[k - 1].end;
+    if (gaps * 10 <= total)
+        return 0;
+    int64_t *cuts = malloc(n * sizeof *cuts), *lo = malloc(n * sizeof *lo);
+    int64_t *hi = malloc(n * sizeof *hi);
+    if (!cuts || !lo || !hi) {
+        free(cuts);
+        free(lo);
+        free(hi);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    }
+    for (size_t k = 0; k + 1 < n; k++) {
+        lo[k] = c->it[k].end;
+        hi[k] = c->it[k + 1].start + 1;
+        cuts[k] = lowest_cut(cv, lo[k], c->it[k + 1].start);
+    }
+    refine_cuts(s, tr, cuts, n - 1, lo, hi);
+    c->n = 0;
+    bool ok = cand_from_cuts(c, s, tr, cuts, n - 1);
+    free(cuts);
+    free(lo);
+    free(hi);
+    if (!ok)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    size_t len = strlen(c->detail);
+    snprintf(c->detail + len, sizeof c->detail - len, "%sranges used as markers",
+             len ? ", " : "");
+    return 0;
+}
+
 /* Valleys of the live-memory curve by hysteresis: a valley is kept when memory fell at
  * least `p` to reach it and rises at least `p` after it. For each: the index after its
  * (earliest) lowest point, its value, and the highest point between it and the previous
@@ -873,18 +914,20 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
             c->method = MS_ITER_ANNOTATION_STEP;
             if (step) {
                 rc = cand_ranges(c, s, tr, ANN_NAMED, step, err);
-                snprintf(c->detail, sizeof c->detail, "%s", step);
+                snprintf(c->detail, sizeof c->detail, "'%s'", step);
+                if (!rc)
+                    rc = ranges_as_markers(c, s, tr, &cv, err);
             }
             break;
         case 1:
             c->method = MS_ITER_ANNOTATION_PROFILER;
             rc = cand_ranges(c, s, tr, ANN_PROFILER, NULL, err);
-            snprintf(c->detail, sizeof c->detail, "ProfilerStep#N");
+            if (!rc)
+                rc = ranges_as_markers(c, s, tr, &cv, err);
             break;
         case 2:
             c->method = MS_ITER_ANNOTATION_OPTIMIZER;
             rc = cand_optimizer_annotations(c, s, tr, err);
-            snprintf(c->detail, sizeof c->detail, "Optimizer.step#...");
             break;
         case 3:
             c->method = MS_ITER_OPTIMIZER_FRAMES;
@@ -928,6 +971,15 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
         cand none;
         memset(&none, 0, sizeof none);
         rc = finish(out, tr, t, chosen < NM ? &cs[chosen] : &none, err);
+        if (!rc && step && !cs[0].n) {
+            /* Say that the named marker was not used, before what was. */
+            char note[128];
+            snprintf(note, sizeof note, "no '%s' ranges with events", step);
+            size_t len = strlen((*out)->detail);
+            if (len)
+                snprintf(note + strlen(note), sizeof note - strlen(note), "; %s", (*out)->detail);
+            memcpy((*out)->detail, note, sizeof (*out)->detail);
+        }
         if (!rc && chosen < NM && expected && (*out)->n != expected) {
             size_t len = strlen((*out)->detail);
             snprintf((*out)->detail + len, sizeof (*out)->detail - len, "%s%zu found, %u stated",

@@ -186,6 +186,14 @@ static int64_t release_event(const ms_alloc *a)
     return a->free_requested_event >= 0 ? a->free_requested_event : a->free_event;
 }
 
+/* Where iteration k hands over to the next. Named ranges (--step) may leave gaps, e.g.
+ * a "## forward ##" range without the backward pass; work in a gap belongs to the range
+ * before it, so its end is the next range's start. */
+static int64_t iter_end(const ms_iterations *it, size_t k)
+{
+    return k + 1 < it->n ? it->items[k + 1].start_event : it->items[k].end_event;
+}
+
 static bool alive_at(const ms_alloc *a, int64_t boundary)
 {
     int64_t rel = release_event(a);
@@ -376,7 +384,7 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
                 gr->setup_alive++;
             continue;
         }
-        if (N < 2 || !alive_at(a, it->items[k].end_event))
+        if (N < 2 || !alive_at(a, iter_end(it, (size_t)k)))
             continue; /* freed within its own iteration */
         if (!gr->live_diff) {
             gr->live_diff = calloc(N + 1, sizeof *gr->live_diff);
@@ -392,7 +400,7 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         size_t last = N - 1;
         int64_t rel = release_event(a);
         if (rel >= 0)
-            while (last > (size_t)k && it->items[last].end_event > rel)
+            while (last > (size_t)k && iter_end(it, last) > rel)
                 last--;
         gr->live_diff[k]++;
         gr->live_diff[last + 1]--;

@@ -55,7 +55,7 @@ contains "--json leak bytes each" "$out" '"bytes_each":	3149824'
 
 out=$("$BIN" leaks testdata/gpt2_train.pickle --step '## forward ##'); rc=$?
 check "--step exit" 0 $rc
-contains "--step method" "$out" "record_function ranges named by --step"
+contains "--step method" "$out" "found by annotation (record_function ranges named by --step; '## forward ##', ranges used as markers)"
 
 "$BIN" leaks --help >/dev/null; check "--help exit" 0 $?
 "$BIN" leaks >/dev/null 2>&1; check "no file exit" 2 $?
