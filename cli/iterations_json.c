@@ -4,9 +4,7 @@
 
 void leaks_json_int(cJSON *obj, const char *key, int64_t v)
 {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
-    cJSON_AddRawToObject(obj, key, buf);
+    cJSON_AddNumberToObject(obj, key, (double)v);
 }
 
 cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
@@ -62,38 +60,107 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
     return o;
 }
 
-void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
+/* One table for both printers: rows come from either the library struct or the JSON. */
+typedef struct row {
+    double start_s, duration_s;
+    int64_t peak, live_end;
+    bool partial;
+} row;
+
+static void print_head(FILE *out, size_t n, const char *key, const char *text, const char *detail,
+                       int indent)
 {
-    if (!it->n) {
+    if (!n) {
         fprintf(out, "%*siterations: none found (%s)\n", indent, "",
                 ms_iter_method_text(MS_ITER_NONE));
         return;
     }
-    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", it->n,
-            ms_iter_method_key(it->method), ms_iter_method_text(it->method),
-            it->detail[0] ? "; " : "", it->detail);
+    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", n, key, text,
+            detail[0] ? "; " : "", detail);
     fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
             "peak", "live at end", "growth");
-    /* Long runs (thousands of steps) show their start and end; JSON has every one. */
-    size_t head = it->n > 20 ? 8 : it->n, tail_from = it->n > 20 ? it->n - 8 : it->n;
+}
+
+static void print_row(FILE *out, size_t k, const row *x, const row *prev, int indent)
+{
+    char peak[32], live[32], growth[40] = "";
+    ms_format_bytes(x->peak, peak, sizeof peak);
+    ms_format_bytes(x->live_end, live, sizeof live);
+    if (prev) {
+        int64_t d = x->live_end - prev->live_end;
+        char db[32];
+        ms_format_bytes(d < 0 ? -d : d, db, sizeof db);
+        snprintf(growth, sizeof growth, "%s%s", d < 0 ? "-" : "+", db);
+    }
+    fprintf(out, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s\n", indent, "", k + 1, x->start_s,
+            x->duration_s, peak, live, growth, x->partial ? "(partial: began before the trace)" : "");
+}
+
+/* Long runs (thousands of steps) show their start and end; JSON has every one. */
+static bool elided(FILE *out, size_t n, size_t *k, int indent)
+{
+    size_t head = n > 20 ? 8 : n, tail_from = n > 20 ? n - 8 : n;
+    if (*k == head && *k < tail_from) {
+        fprintf(out, "%*s  %4s (%zu more)\n", indent, "", "...", tail_from - head);
+        *k = tail_from - 1;
+        return true;
+    }
+    return false;
+}
+
+static row row_of(const ms_iteration *x, int64_t t0_us)
+{
+    row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
+             x->peak_bytes, x->live_end_bytes, x->partial};
+    return r;
+}
+
+void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
+{
+    print_head(out, it->n, ms_iter_method_key(it->method), ms_iter_method_text(it->method),
+               it->detail, indent);
     for (size_t k = 0; k < it->n; k++) {
-        if (k == head && k < tail_from) {
-            fprintf(out, "%*s  %4s (%zu more)\n", indent, "", "...", tail_from - head);
-            k = tail_from - 1;
+        if (elided(out, it->n, &k, indent))
             continue;
-        }
-        const ms_iteration *x = &it->items[k];
-        char peak[32], live[32], growth[40] = "";
-        ms_format_bytes(x->peak_bytes, peak, sizeof peak);
-        ms_format_bytes(x->live_end_bytes, live, sizeof live);
-        if (k) {
-            int64_t d = x->live_end_bytes - it->items[k - 1].live_end_bytes;
-            char db[32];
-            ms_format_bytes(d < 0 ? -d : d, db, sizeof db);
-            snprintf(growth, sizeof growth, "%s%s", d < 0 ? "-" : "+", db);
-        }
-        fprintf(out, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s\n", indent, "", k + 1,
-                (double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
-                peak, live, growth, x->partial ? " (partial: began before the trace)" : "");
+        row x = row_of(&it->items[k], t0_us), p;
+        if (k)
+            p = row_of(&it->items[k - 1], t0_us);
+        print_row(out, k, &x, k ? &p : NULL, indent);
+    }
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+    return v ? v : "";
+}
+
+static row row_json(const cJSON *e)
+{
+    row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
+             (int64_t)jnum(e, "live_end_bytes"),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial"))};
+    return r;
+}
+
+void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
+{
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(iterations, "items");
+    size_t n = (size_t)cJSON_GetArraySize(items);
+    print_head(out, n, jstr(iterations, "method"), jstr(iterations, "method_text"),
+               jstr(iterations, "detail"), indent);
+    for (size_t k = 0; k < n; k++) {
+        if (elided(out, n, &k, indent))
+            continue;
+        row x = row_json(cJSON_GetArrayItem(items, (int)k)), p;
+        if (k)
+            p = row_json(cJSON_GetArrayItem(items, (int)k - 1));
+        print_row(out, k, &x, k ? &p : NULL, indent);
     }
 }

@@ -9,8 +9,8 @@
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
-/* Adds an integer as a JSON number written in full: cJSON prints doubles with %.15g, so
- * a microsecond timestamp such as 1795310694811020 would come out as 1.79531069481102e+15. */
+/* Adds an integer as a JSON number (exact up to 2^53; a number, not a raw string, so
+ * in-memory readers such as summary's text printer see its value). */
 void leaks_json_int(cJSON *obj, const char *key, int64_t v);
 
 /* {"method", "method_text", "detail", "count", "items": [...]} for found iterations.
@@ -27,5 +27,8 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
 /* Text form for `summary`: a heading line and one line per iteration, indented by
  * `indent` spaces. */
 void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent);
+
+/* The same text from the JSON object above (for `summary`, which prints from its JSON). */
+void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent);
 
 #endif
