@@ -324,9 +324,9 @@ static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
     for (size_t i = 0; i < n_tot && rc == 0; i++) {
         if (ms_site_format_location(s, tot[i].site, loc, sizeof loc) < 0)
             loc[0] = '\0';
-        const ms_frame *f = ms_snapshot_frame(s, tot[i].site);
-        rc = ms_profile_add_site(p, set, loc, f ? ms_snapshot_string(s, f->name) : "",
-                                 tot[i].bytes, tot[i].count, err);
+        char function[1024];
+        ms_site_format_function(s, tot[i].site, function, sizeof function);
+        rc = ms_profile_add_site(p, set, loc, function, tot[i].bytes, tot[i].count, err);
     }
     ms_free(tot);
     if (rc)
