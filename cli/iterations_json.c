@@ -1,6 +1,7 @@
 #include "iterations_json.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void leaks_json_int(cJSON *obj, const char *key, int64_t v)
 {
@@ -92,8 +93,14 @@ static void print_row(FILE *out, size_t k, const row *x, const row *prev, int in
         ms_format_bytes(d < 0 ? -d : d, db, sizeof db);
         snprintf(growth, sizeof growth, "%s%s", d < 0 ? "-" : "+", db);
     }
-    fprintf(out, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s\n", indent, "", k + 1, x->start_s,
-            x->duration_s, peak, live, growth, x->partial ? "(partial: began before the trace)" : "");
+    char line[256];
+    snprintf(line, sizeof line, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s", indent, "", k + 1,
+             x->start_s, x->duration_s, peak, live, growth,
+             x->partial ? "(partial: began before the trace)" : "");
+    size_t len = strlen(line);
+    while (len && line[len - 1] == ' ')
+        line[--len] = 0;
+    fprintf(out, "%s\n", line);
 }
 
 /* Long runs (thousands of steps) show their start and end; JSON has every one. */
