@@ -117,7 +117,18 @@ static size_t count_kind(const ms_leak_report *r, ms_leak_kind k)
 /* Truth iterations as event ranges: [first event at/after mark k, ... mark k+1). Those
  * with no event (dropped from a wrapped ring buffer) are skipped. Detected iterations must
  * match them exactly, event for event. */
+static void check_iterations_slack(const char *name, fixture *fx, const ms_iterations *it,
+                                   int64_t first_slack);
+
 static void check_iterations(const char *name, fixture *fx, const ms_iterations *it)
+{
+    check_iterations_slack(name, fx, it, 0);
+}
+
+/* `first_slack`: events the first iteration may start late, for scenarios whose first
+ * pass does extra work before the steady-state first event (docs/leaks.md, limits). */
+static void check_iterations_slack(const char *name, fixture *fx, const ms_iterations *it,
+                                   int64_t first_slack)
 {
     cJSON *marks = cJSON_GetObjectItem(fx->truth, "iteration_start_us");
     if (!cJSON_IsArray(marks))
@@ -139,7 +150,11 @@ static void check_iterations(const char *name, fixture *fx, const ms_iterations 
     for (int k = 0; k + 1 < nm; k++)
         if (idx[k + 1] > idx[k]) {
             if (expect < it->n) {
-                CHECK_EQ(it->items[expect].start_event, idx[k]);
+                if (expect == 0 && it->items[0].start_event > idx[k] &&
+                    it->items[0].start_event - idx[k] <= first_slack)
+                    CHECK(1);
+                else
+                    CHECK_EQ(it->items[expect].start_event, idx[k]);
                 CHECK_EQ(it->items[expect].end_event, idx[k + 1]);
             }
             expect++;
@@ -148,9 +163,11 @@ static void check_iterations(const char *name, fixture *fx, const ms_iterations 
     CHECK(it->method != MS_ITER_NONE);
 }
 
-static void test_leak_layers(void)
+/* Every snapshot whose truth lists injected leaks: exactly those sites are leaks (file,
+ * line, function), each with its count, requested bytes each and a growth of count /
+ * iterations per iteration; nothing else is a leak or a suspect. */
+static void test_truth_leaks(const char *name, bool check_marks)
 {
-    const char *name = "leak_layers";
     fixture fx;
     if (open_fixture(&fx, name))
         return;
@@ -158,8 +175,10 @@ static void test_leak_layers(void)
     if (r) {
         check_iterations(name, &fx, r->iterations);
         cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks");
+        long long iters = (long long)cJSON_GetObjectItem(fx.truth, "iterations")->valuedouble;
         CHECK_EQ(count_kind(r, MS_LEAK_LEAK), cJSON_GetArraySize(truth));
         CHECK_EQ(count_kind(r, MS_LEAK_SUSPECT), 0);
+        long long leaked_allocs = 0;
         cJSON *tl;
         cJSON_ArrayForEach(tl, truth)
         {
@@ -169,6 +188,7 @@ static void test_leak_layers(void)
             long long cnt = (long long)cJSON_GetObjectItem(tl, "count")->valuedouble;
             long long each =
                 (long long)cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
+            leaked_allocs += cnt;
             const ms_leak *hit = NULL;
             for (size_t i = 0; i < r->n; i++) {
                 const ms_leak *L = &r->items[i];
@@ -180,31 +200,36 @@ static void test_leak_layers(void)
                     hit = L;
             }
             CHECK(hit != NULL);
-            if (!hit)
+            if (!hit) {
+                fprintf(stderr, "%s: no leak found at %s:%lld %s\n", name, file, line, fn);
                 continue;
+            }
             CHECK_EQ(hit->count, cnt);
             CHECK_EQ(hit->bytes_each_min, each);
             CHECK_EQ(hit->bytes_each_max, each);
             CHECK_EQ(hit->bytes, cnt * each);
-            /* 8 blocks leak once per step. */
-            long long layers = (long long)cJSON_GetObjectItem(fx.truth, "layers")->valuedouble;
-            CHECK_EQ((long long)(hit->growth_count + 0.5), layers);
-            CHECK_EQ((long long)(hit->growth_bytes + 0.5), layers * each);
+            /* Each scenario leaks the same number every iteration. */
+            CHECK_EQ((long long)(hit->growth_count + 0.5), cnt / iters);
+            CHECK_EQ((long long)(hit->growth_bytes + 0.5), cnt / iters * each);
             CHECK_EQ(hit->n_index, cnt);
             for (size_t j = 0; j < hit->n_index; j++)
                 CHECK_EQ(fx.t->allocs[r->alloc_index[hit->first_index + j]].size, each);
         }
 
-        /* Chart marks: one per leaked allocation, labelled with site and size. */
-        ms_leak_mark *mk = NULL;
-        size_t nm = 0;
-        ms_error err;
-        CHECK_EQ(ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
-        CHECK_EQ(nm, 48);
-        for (size_t i = 0; i < nm; i++) {
-            CHECK(mk[i].alloc_index < fx.t->n_allocs);
+        if (check_marks) {
+            /* Chart marks: one per leaked allocation, labelled with site and size. */
+            ms_leak_mark *mk = NULL;
+            size_t nm = 0;
+            ms_error err;
+            CHECK_EQ(ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
+            CHECK_EQ(nm, leaked_allocs);
+            for (size_t i = 0; i < nm; i++) {
+                CHECK(mk[i].alloc_index < fx.t->n_allocs);
+                CHECK(mk[i].kind == MS_LEAK_LEAK);
+                CHECK(strstr(mk[i].label, "scenarios") != NULL);
+            }
+            ms_leak_marks_free(mk);
         }
-        ms_leak_marks_free(mk);
         ms_leak_report_free(r);
     }
     close_fixture(&fx);
@@ -302,7 +327,7 @@ static void test_options(void)
 }
 
 /* The same boundaries without annotations: from optimizer stacks and memory alone. */
-static void test_trace_only(const char *name)
+static void test_trace_only(const char *name, int64_t first_slack)
 {
     fixture fx;
     if (open_fixture(&fx, name))
@@ -313,29 +338,59 @@ static void test_trace_only(const char *name)
     CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
     if (it) {
         CHECK_EQ(it->method, MS_ITER_OPTIMIZER_FRAMES);
-        check_iterations(name, &fx, it);
+        check_iterations_slack(name, &fx, it, first_slack);
         ms_iterations_free(it);
     }
     close_fixture(&fx);
 }
 
+/* A cache built on the first pass only: retained, never a leak. The first iteration's
+ * cache-building events come before the steady-state first event (the batch), so its
+ * start is found 5 events late; every other boundary is exact. */
+static void test_warm_cache(void)
+{
+    const char *name = "noleak_warm_cache";
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_leak_report *r = find(name, &fx);
+    if (r) {
+        check_iterations_slack(name, &fx, r->iterations, 5);
+        CHECK_EQ(count_kind(r, MS_LEAK_LEAK), 0);
+        CHECK_EQ(count_kind(r, MS_LEAK_SUSPECT), 0);
+        CHECK(count_kind(r, MS_LEAK_RETAINED) > 0);
+        ms_leak_report_free(r);
+    }
+    close_fixture(&fx);
+    test_trace_only(name, 5);
+}
+
 int main(void)
 {
-    test_leak_layers();
+    test_truth_leaks("leak_layers", true);
+    test_truth_leaks("leak_backward_hook", true);
+    test_truth_leaks("leak_forward_hook", true);
+    test_truth_leaks("leak_nograd_infer", true);
     test_no_leak("noleak_layers", true);
     test_no_leak("gpt2_train", true);
     test_no_leak("ddp_rank0", true);
     test_no_leak("ddp_rank1", true);
     test_no_leak("expandable", true);
+    test_no_leak("noleak_grad_accum", true);
+    test_no_leak("noleak_python_stacks", true);
     test_no_leak("ring_wrap", false);
     test_no_leak("linear_infer", false);
     test_no_leak("streams", false);
+    test_no_leak("cudagraph", false);
     test_oom();
     test_options();
-    const char *trained[] = {"leak_layers", "noleak_layers", "gpt2_train", "ddp_rank0",
-                             "ddp_rank1",   "expandable",    "ring_wrap"};
+    const char *trained[] = {"leak_layers",       "noleak_layers",     "gpt2_train",
+                             "ddp_rank0",         "ddp_rank1",         "expandable",
+                             "ring_wrap",         "leak_backward_hook", "leak_forward_hook",
+                             "noleak_grad_accum", "noleak_python_stacks"};
     for (size_t i = 0; i < sizeof trained / sizeof trained[0]; i++)
-        test_trace_only(trained[i]);
+        test_trace_only(trained[i], 0);
+    test_warm_cache();
     if (failures)
         fprintf(stderr, "test_leaks: %d failure(s)\n", failures);
     return failures ? 1 : 0;

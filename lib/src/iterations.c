@@ -103,6 +103,20 @@ static bool key_eq(evkey a, evkey b)
     return a.cls == b.cls && a.site == b.site;
 }
 
+/* A cudaMalloc (segment_alloc, or segment_map with expandable segments) is made for the
+ * allocation right after it, so it belongs to the iteration of that allocation. */
+static bool seg_acquire(uint8_t a)
+{
+    return a == MS_ACT_SEGMENT_ALLOC || a == MS_ACT_SEGMENT_MAP;
+}
+
+static int64_t back_over_segments(const ms_trace *tr, int64_t e)
+{
+    while (e > 0 && e <= (int64_t)tr->n && seg_acquire(tr->action[e - 1]))
+        e--;
+    return e;
+}
+
 /* Where the iteration ending at `end` began, given the next one [end, next_end): the
  * first event of the next iteration recurs as often in this one, so walk back that many
  * occurrences. Sets *partial when the trace runs out first (a wrapped ring buffer). */
@@ -123,7 +137,7 @@ static int64_t align_start(const ms_snapshot *s, const ms_trace *tr, int64_t end
             need++;
     for (int64_t i = end - 1; i >= 0; i--)
         if (key_eq(key_of(s, tr, i), k) && --need == 0)
-            return i;
+            return back_over_segments(tr, i);
     *partial = true;
     return 0;
 }
@@ -187,7 +201,7 @@ static void refine_cuts(const ms_snapshot *s, const ms_trace *tr, int64_t *cuts,
                 (best < 0 || llabs(e - cuts[i]) < llabs(best - cuts[i])))
                 best = e;
         if (best >= 0)
-            cuts[i] = best;
+            cuts[i] = back_over_segments(tr, best);
     }
 }
 
@@ -485,7 +499,7 @@ static int program_curve(curve *cv, const ms_trace *tr, ms_error *err)
 /* The earliest lowest point of live memory in events [from, to): where the loop has
  * released the previous iteration's temporaries and not yet started the next. Returns
  * the index of the first event after that point. */
-static int64_t lowest_cut(const curve *cv, int64_t from, int64_t to)
+static int64_t lowest_cut(const curve *cv, const ms_trace *tr, int64_t from, int64_t to)
 {
     int64_t best = from;
     int64_t best_v = from > 0 ? cv->v[from - 1] : cv->start;
@@ -496,7 +510,7 @@ static int64_t lowest_cut(const curve *cv, int64_t from, int64_t to)
         }
     /* Events that leave the curve flat (the free_completed after its free_requested,
      * segment bookkeeping) still close the iteration; the next one starts at the rise. */
-    while (best < to && cv->v[best] == best_v)
+    while (best < to && cv->v[best] == best_v && !seg_acquire(tr->action[best]))
         best++;
     return best;
 }
@@ -551,7 +565,7 @@ static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
     }
     size_t m = 0;
     for (size_t r = 1; r < nr; r++)
-        cuts[m++] = lowest_cut(cv, re[r - 1], rs[r]);
+        cuts[m++] = lowest_cut(cv, tr, re[r - 1], rs[r]);
     /* A cut stays between the two calls it separates. */
     refine_cuts(s, tr, cuts, m, re, rs + 1);
     bool ok = cand_from_cuts(c, s, tr, cuts, m);
@@ -591,7 +605,7 @@ static int ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr, 
     for (size_t k = 0; k + 1 < n; k++) {
         lo[k] = c->it[k].end;
         hi[k] = c->it[k + 1].start + 1;
-        cuts[k] = lowest_cut(cv, lo[k], c->it[k + 1].start);
+        cuts[k] = lowest_cut(cv, tr, lo[k], c->it[k + 1].start);
     }
     refine_cuts(s, tr, cuts, n - 1, lo, hi);
     c->n = 0;
@@ -796,7 +810,7 @@ static int cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, cons
     /* As in lowest_cut: flat events after the lowest point close the iteration. */
     for (size_t k = 0; k < keep; k++) {
         int64_t base = cut[k] > 0 ? cv->v[cut[k] - 1] : cv->start;
-        while (cut[k] < (int64_t)n && cv->v[cut[k]] == base)
+        while (cut[k] < (int64_t)n && cv->v[cut[k]] == base && !seg_acquire(tr->action[cut[k]]))
             cut[k]++;
     }
     /* Windows halfway to the neighbouring cuts. */

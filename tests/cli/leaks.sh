@@ -28,11 +28,24 @@ out=$("$BIN" leaks testdata/leak_layers.pickle --min-bytes 20MiB); rc=$?
 lacks "--min-bytes hides the small leak" "$out" "scenarios.py:128 forward"
 contains "--min-bytes keeps the big leak" "$out" "scenarios.py:129 forward"
 
-for f in noleak_layers gpt2_train linear_infer ddp_rank0 ddp_rank1 expandable streams ring_wrap; do
+for f in noleak_layers gpt2_train linear_infer ddp_rank0 ddp_rank1 expandable streams ring_wrap \
+         noleak_grad_accum noleak_warm_cache noleak_python_stacks cudagraph; do
     out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
     check "$f --fail exit" 0 $rc
     contains "$f verdict" "$out" "verdict: $f.pickle: no leak"
     lacks "$f has no leak rows" "$out" "  leak  "
+done
+
+# Leaks the detector was not written against: a backward hook, a forward hook, no_grad
+# inference without optimizer or annotations.
+for spec in "leak_backward_hook:scenarios_extra.py:65 keep_grad" \
+            "leak_forward_hook:scenarios_extra.py:88 log_activation" \
+            "leak_nograd_infer:scenarios_extra.py:114 leak_nograd_infer"; do
+    f=${spec%%:*}; site=${spec#*:}
+    out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
+    check "$f --fail exit" 1 $rc
+    contains "$f site" "$out" "$site"
+    contains "$f verdict" "$out" "verdict: $f.pickle: LEAK: 1 site "
 done
 
 out=$("$BIN" leaks testdata/noleak_layers.pickle --all); rc=$?
