@@ -272,6 +272,9 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
 
 /* ------------------------------------------------------------------ helpers */
 
+/* Releases a plain array handed out by the library (ms_alloc[], ms_site_total[]). */
+void ms_free(void *p);
+
 /* "1.50 GiB", "512 B" */
 void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
 /* Parses "20GiB", "512MB", "1.5G", "4096"; returns 0 or MS_ERR_ARG. */

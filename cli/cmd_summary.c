@@ -1,0 +1,204 @@
+/* memsnap summary: the numbers a person asks first about a snapshot. The text form is
+ * printed from the same JSON object that --json prints, so the two never disagree. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "summary_json.h"
+
+static const char *USAGE =
+    "usage: memsnap summary FILE... [--json] [--device N] [--top K]\n"
+    "\n"
+    "Per file and device: events by action, time span, peak active memory (bytes, time,\n"
+    "event), live memory at the end, reserved memory, allocations reconstructed from\n"
+    "before the trace began, OOM events, annotations, allocator settings and the top K\n"
+    "allocation sites alive at the peak.\n"
+    "\n"
+    "  --json       print JSON (keys documented in docs/json.md)\n"
+    "  --device N   only device N (default: every device with events or segments)\n"
+    "  --top K      number of sites to list (default 10)\n"
+    "\n"
+    "FILE may be gzip-compressed, or - for standard input.\n";
+
+static double get(const cJSON *o, const char *path)
+{
+    /* path: "a.b" */
+    char key[64];
+    const char *dot = strchr(path, '.');
+    if (dot) {
+        size_t n = (size_t)(dot - path);
+        memcpy(key, path, n);
+        key[n] = '\0';
+        return get(cJSON_GetObjectItemCaseSensitive(o, key), dot + 1);
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *size_text(double bytes, char *buf)
+{
+    ms_format_bytes((int64_t)bytes, buf, 32);
+    return buf;
+}
+
+static void print_device(const cJSON *dev)
+{
+    char a[32], b[32];
+    printf("device %d: %.0f events over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
+           get(dev, "time.seconds"));
+    const cJSON *act;
+    printf("  actions         ");
+    int first = 1;
+    cJSON_ArrayForEach(act, cJSON_GetObjectItemCaseSensitive(dev, "actions"))
+    {
+        printf("%s%s %.0f", first ? "" : ", ", act->string, act->valuedouble);
+        first = 0;
+    }
+    printf("%s\n", first ? "none" : "");
+    printf("  peak            %s at %.3f s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
+           get(dev, "peak.seconds"), get(dev, "peak.event"));
+    printf("  live at end     %s in %.0f allocations\n", size_text(get(dev, "live_end.bytes"), a),
+           get(dev, "live_end.count"));
+    printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),
+           size_text(get(dev, "reserved.end_bytes"), b));
+    bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
+    printf("  trace           %s", complete ? "complete" : "incomplete");
+    if (!complete)
+        printf(" (reconstructed: %s in %.0f allocations alive before the first event, %s reserved)",
+               size_text(get(dev, "preexisting.bytes"), a), get(dev, "preexisting.count"),
+               size_text(get(dev, "reserved.start_bytes"), b));
+    printf("\n");
+    const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(dev, "ooms");
+    if (cJSON_GetArraySize(ooms) == 0) {
+        printf("  OOM events      none\n");
+    } else {
+        const cJSON *o;
+        cJSON_ArrayForEach(o, ooms)
+        {
+            printf("  OOM event       requested %s with %s free on the device (event %.0f)\n",
+                   size_text(get(o, "requested_bytes"), a), size_text(get(o, "device_free_bytes"), b),
+                   get(o, "event"));
+        }
+    }
+    printf("  annotations     %.0f\n", get(dev, "annotations"));
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
+    if (cJSON_GetArraySize(sites) > 0) {
+        printf("  top sites alive at the peak:\n");
+        printf("  %12s %8s  %s\n", "bytes", "count", "site");
+        const cJSON *st;
+        cJSON_ArrayForEach(st, sites)
+        {
+            printf("  %12s %8.0f  %s %s\n", size_text(get(st, "bytes"), a), get(st, "count"),
+                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site")),
+                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function")));
+        }
+    }
+}
+
+static void print_file(const cJSON *file)
+{
+    printf("%s (pickle protocol %d, %.0f bytes)\n",
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")),
+           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"));
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
+    if (cJSON_GetArraySize(set) > 0) {
+        printf("allocator settings: ");
+        const cJSON *kv;
+        int first = 1;
+        cJSON_ArrayForEach(kv, set)
+        {
+            if (strcmp(kv->string, "roundup_power2_divisions") == 0)
+                continue; /* a 16-entry table nobody reads in a summary */
+            printf("%s%s=%s", first ? "" : ", ", kv->string, cJSON_GetStringValue(kv));
+            first = 0;
+        }
+        printf("\n");
+    }
+    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    if (cJSON_GetArraySize(devices) == 0)
+        printf("no device has events or segments\n");
+    const cJSON *dev;
+    cJSON_ArrayForEach(dev, devices) print_device(dev);
+}
+
+int cmd_summary(int argc, char **argv)
+{
+    const char *cmd = "summary";
+    bool json = false;
+    long long device = -1, top = 10;
+    int nfiles = 0;
+    char **files = calloc((size_t)argc + 1, sizeof *files);
+    if (!files)
+        return 2;
+    int rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            free(files);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--device") || !strcmp(a, "--top")) {
+            if (i + 1 >= argc) {
+                cli_error(cmd, "%s needs a value", a);
+                rc = 2;
+            } else if (!strcmp(a, "--device")) {
+                rc = cli_parse_int(cmd, a, argv[++i], 0, 65535, &device);
+            } else {
+                rc = cli_parse_int(cmd, a, argv[++i], 0, 100000, &top);
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_error(cmd, "unknown option '%s' (see memsnap summary --help)", a);
+            rc = 2;
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    if (!rc && nfiles == 0) {
+        fputs(USAGE, stderr);
+        rc = 2;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "files");
+    for (int f = 0; f < nfiles && !rc; f++) {
+        ms_snapshot *s = NULL;
+        if ((rc = cli_load(cmd, files[f], &s)))
+            break;
+        if (device >= ms_snapshot_device_count(s)) {
+            cli_error(cmd, "%s: no device %lld (the snapshot has %d)", files[f], device,
+                      ms_snapshot_device_count(s));
+            rc = 2;
+        } else {
+            ms_error err;
+            cJSON *file = summary_file_json(files[f], s, (int)device, (int)top, &err);
+            if (!file) {
+                cli_error(cmd, "%s: %s", files[f], err.message);
+                rc = 2;
+            } else {
+                cJSON_AddItemToArray(arr, file);
+            }
+        }
+        ms_snapshot_free(s);
+    }
+    if (!rc) {
+        if (json) {
+            rc = cli_print_json(doc);
+            doc = NULL;
+        } else {
+            const cJSON *file;
+            int k = 0;
+            cJSON_ArrayForEach(file, arr)
+            {
+                if (k++)
+                    printf("\n");
+                print_file(file);
+            }
+        }
+    }
+    cJSON_Delete(doc);
+    free(files);
+    return rc;
+}

@@ -1,0 +1,134 @@
+#include "summary_json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+
+static cJSON *num(cJSON *obj, const char *key, double v)
+{
+    return cJSON_AddNumberToObject(obj, key, v);
+}
+
+/* Top sites among the allocations alive right after the peak event. */
+static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_timeline *t, int top_k,
+                         ms_error *err)
+{
+    cJSON *arr = cJSON_AddArrayToObject(dev, "top_sites");
+    ms_alloc *alive = NULL;
+    size_t n_alive = 0;
+    int rc = ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, err);
+    if (rc)
+        return rc;
+    ms_site_total *tot = NULL;
+    size_t n_tot = 0;
+    rc = ms_site_totals(&tot, &n_tot, s, alive, n_alive, err);
+    ms_free(alive);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n_tot && (int)i < top_k; i++) {
+        cJSON *e = cJSON_CreateObject();
+        char site[1024];
+        ms_site_format_location(s, tot[i].site, site, sizeof site);
+        const ms_frame *f = ms_snapshot_frame(s, tot[i].site);
+        cJSON_AddStringToObject(e, "site", site);
+        cJSON_AddStringToObject(e, "function", f ? ms_snapshot_string(s, f->name) : "");
+        cJSON_AddStringToObject(e, "filename", f ? ms_snapshot_string(s, f->filename) : "");
+        num(e, "line", f ? (double)f->line : 0);
+        num(e, "bytes", (double)tot[i].bytes);
+        num(e, "count", (double)tot[i].count);
+        cJSON_AddItemToArray(arr, e);
+    }
+    ms_free(tot);
+    return 0;
+}
+
+static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    cJSON *arr = cJSON_AddArrayToObject(dev, "ooms");
+    for (size_t i = 0; i < tr->n; i++) {
+        if (tr->action[i] != MS_ACT_OOM)
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        num(e, "event", (double)i);
+        num(e, "time_us", (double)tr->time_us[i]);
+        num(e, "requested_bytes", (double)tr->size[i]);
+        num(e, "device_free_bytes", (double)tr->addr[i]);
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
+static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error *err)
+{
+    ms_timeline *t = NULL;
+    if (ms_timeline_build(&t, s, device, 0, err))
+        return NULL;
+    cJSON *dev = cJSON_CreateObject();
+    num(dev, "device", device);
+    num(dev, "events", (double)t->n_events);
+    cJSON *actions = cJSON_AddObjectToObject(dev, "actions");
+    for (int a = 0; a < MS_ACT_COUNT; a++)
+        if (t->action_counts[a])
+            num(actions, ms_action_name((ms_action)a), (double)t->action_counts[a]);
+    cJSON *span = cJSON_AddObjectToObject(dev, "time");
+    num(span, "first_us", (double)t->t_first_us);
+    num(span, "last_us", (double)t->t_last_us);
+    num(span, "seconds", cli_seconds(t->t_first_us, t->t_last_us));
+    cJSON *peak = cJSON_AddObjectToObject(dev, "peak");
+    num(peak, "bytes", (double)t->peak_bytes);
+    num(peak, "time_us", (double)t->peak_time_us);
+    num(peak, "seconds", cli_seconds(t->t_first_us, t->peak_time_us));
+    num(peak, "event", (double)t->peak_event);
+    cJSON *live = cJSON_AddObjectToObject(dev, "live_end");
+    num(live, "bytes", (double)t->live_end_bytes);
+    num(live, "count", (double)t->live_end_count);
+    cJSON *res = cJSON_AddObjectToObject(dev, "reserved");
+    num(res, "peak_bytes", (double)t->reserved_peak_bytes);
+    num(res, "end_bytes", (double)t->reserved_end_bytes);
+    num(res, "start_bytes", (double)t->reserved_start);
+    cJSON *pre = cJSON_AddObjectToObject(dev, "preexisting");
+    num(pre, "bytes", (double)t->preexisting_bytes);
+    num(pre, "count", (double)t->preexisting_count);
+    cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
+    add_ooms(dev, s, device);
+    size_t n_ann, n_dev_ann = 0;
+    const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
+    for (size_t i = 0; i < n_ann; i++)
+        n_dev_ann += ann[i].device == device;
+    num(dev, "annotations", (double)n_dev_ann);
+    if (add_top_sites(dev, s, t, top_k, err)) {
+        cJSON_Delete(dev);
+        dev = NULL;
+    }
+    ms_timeline_free(t);
+    return dev;
+}
+
+cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
+                         ms_error *err)
+{
+    cJSON *file = cJSON_CreateObject();
+    cJSON_AddStringToObject(file, "path", path);
+    num(file, "pickle_protocol", ms_snapshot_pickle_protocol(s));
+    num(file, "pickle_bytes", (double)ms_snapshot_input_bytes(s));
+    size_t n_set;
+    const ms_setting *set = ms_snapshot_settings(s, &n_set);
+    cJSON *settings = cJSON_AddObjectToObject(file, "allocator_settings");
+    for (size_t i = 0; i < n_set; i++)
+        cJSON_AddStringToObject(settings, ms_snapshot_string(s, set[i].key),
+                                ms_snapshot_string(s, set[i].value));
+    cJSON *devices = cJSON_AddArrayToObject(file, "devices");
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        if (device >= 0 ? d != device : !cli_device_in_use(s, d))
+            continue;
+        cJSON *dev = device_json(s, d, top_k, err);
+        if (!dev) {
+            cJSON_Delete(file);
+            return NULL;
+        }
+        cJSON_AddItemToArray(devices, dev);
+    }
+    return file;
+}

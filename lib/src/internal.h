@@ -1,0 +1,107 @@
+/* Private declarations shared by the library's modules. */
+#ifndef MEMSNAP_INTERNAL_H
+#define MEMSNAP_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memsnap/memsnap.h"
+
+#if defined(__GNUC__)
+#define MS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define MS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define MS_PRINTF(a, b)
+#define MS_LIKELY(x) (x)
+#define MS_UNLIKELY(x) (x)
+#endif
+
+/* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
+int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
+
+/* Overflow-checked size arithmetic: false on overflow. */
+static inline bool ms__mul(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool ms__add(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* Grows *ptr (holding *cap elements of `elem` bytes) to hold at least `need` elements,
+ * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
+bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* ---------------------------------------------------------------- strings */
+
+/* Interned strings: one copy of each distinct byte string, NUL-terminated, addressed
+ * by a dense id. */
+typedef struct ms_strtab {
+    char *bytes;        /* all strings back to back, each followed by NUL */
+    size_t bytes_len, bytes_cap;
+    uint64_t *offsets;  /* id -> offset into bytes */
+    uint32_t *lengths;  /* id -> length */
+    size_t count, cap;
+    uint32_t *slots;    /* open addressing: id + 1, 0 empty */
+    size_t nslots;
+} ms_strtab;
+
+void ms__strtab_init(ms_strtab *t);
+void ms__strtab_free(ms_strtab *t);
+/* Returns the id of the string, adding it if new; UINT32_MAX on allocation failure. */
+uint32_t ms__strtab_intern(ms_strtab *t, const char *data, size_t len);
+static inline const char *ms__strtab_get(const ms_strtab *t, uint32_t id)
+{
+    return t->bytes + t->offsets[id];
+}
+
+/* ---------------------------------------------------------------- model */
+
+typedef struct ms_trace_build {
+    ms_trace view;       /* what the public accessor returns; points into the arrays below */
+    uint8_t *action;
+    uint64_t *addr;
+    uint64_t *size;
+    int64_t *time_us;
+    uint32_t *stack;
+    uint16_t *stream;
+    size_t cap;
+} ms_trace_build;
+
+struct ms_snapshot {
+    int protocol;
+    uint64_t input_bytes;
+    ms_strtab strings;
+
+    ms_frame *frames;
+    size_t n_frames, cap_frames;
+
+    /* Stacks: frame ids back to back; stack i is stack_frames[stack_start[i] ..
+     * stack_start[i+1]). */
+    uint32_t *stack_frames;
+    size_t n_stack_frames;
+    size_t *stack_start;
+    size_t n_stacks;
+    uint32_t *site_cache;  /* per stack: site frame id + 1, 0 = not computed */
+
+    uint64_t *streams;
+    size_t n_streams, cap_streams;
+
+    ms_trace_build *traces;
+    int n_devices;
+
+    ms_segment *segments;
+    size_t n_segments;
+    ms_block *blocks;
+    size_t n_blocks;
+    ms_annotation *annotations;
+    size_t n_annotations;
+    ms_setting *settings;
+    size_t n_settings;
+};
+
+#endif

@@ -1,0 +1,1576 @@
+/* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
+ * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
+#include "pickle_vm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Python's pickler never leaves more than a few thousand items on the stack (it batches
+ * containers by 1000); this bound only stops hostile input from exhausting memory. */
+#define MAX_STACK ((size_t)1 << 24)
+#define MAX_ITEMS ((uint64_t)1 << 27)
+#define MAX_TEXT_LINE ((size_t)1 << 16)
+#define MEMO_PAYLOAD_LIMIT ((uint64_t)1 << 29)
+
+#define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
+
+/* ------------------------------------------------------------------ opcode names */
+
+static const char *opcode_name(unsigned op)
+{
+    switch (op) {
+    case 'c': return "GLOBAL";
+    case 0x93: return "STACK_GLOBAL";
+    case 'R': return "REDUCE";
+    case 'b': return "BUILD";
+    case 'i': return "INST";
+    case 'o': return "OBJ";
+    case 0x81: return "NEWOBJ";
+    case 0x92: return "NEWOBJ_EX";
+    case 0x82: return "EXT1";
+    case 0x83: return "EXT2";
+    case 0x84: return "EXT4";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------ stack */
+
+static inline int push(ms_vm *vm, ms_val v, int64_t off)
+{
+    if (MS_UNLIKELY(vm->sp == vm->stack_cap)) {
+        if (vm->sp >= MAX_STACK)
+            return FAIL(MS_ERR_LIMIT, off, "more than %zu values on the pickle stack", MAX_STACK);
+        if (!ms__grow((void **)&vm->stack, &vm->stack_cap, vm->sp + 1, sizeof *vm->stack))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    }
+    vm->stack[vm->sp++] = v;
+    return 0;
+}
+
+/* Bottom of the current mark frame: values below it belong to an outer container. */
+static inline size_t frame_floor(const ms_vm *vm)
+{
+    return vm->nmarks ? vm->marks[vm->nmarks - 1] : 0;
+}
+
+static inline int pop(ms_vm *vm, ms_val *out, int64_t off, const char *what)
+{
+    if (MS_UNLIKELY(vm->sp <= frame_floor(vm)))
+        return FAIL(MS_ERR_CORRUPT, off, "%s needs a value but the stack is empty", what);
+    *out = vm->stack[--vm->sp];
+    return 0;
+}
+
+static inline int pop_mark(ms_vm *vm, size_t *mark, int64_t off, const char *what)
+{
+    if (MS_UNLIKELY(vm->nmarks == 0))
+        return FAIL(MS_ERR_CORRUPT, off, "%s without a MARK", what);
+    *mark = vm->marks[--vm->nmarks];
+    return 0;
+}
+
+/* ------------------------------------------------------------------ objects */
+
+static int new_obj(ms_vm *vm, int type, int role, uint32_t *id, int64_t off)
+{
+    if (vm->nobjs >= vm->lim.max_objects || vm->nobjs >= MEMO_PAYLOAD_LIMIT - 1)
+        return FAIL(MS_ERR_LIMIT, off, "more than %llu containers",
+                    (unsigned long long)vm->lim.max_objects);
+    if (!ms__grow((void **)&vm->objs, &vm->objs_cap, vm->nobjs + 1, sizeof *vm->objs))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    ms_obj *o = &vm->objs[vm->nobjs];
+    memset(o, 0, sizeof *o);
+    o->type = (uint8_t)type;
+    o->role = (uint8_t)role;
+    o->offset = off;
+    *id = (uint32_t)vm->nobjs++;
+    return 0;
+}
+
+static int obj_add(ms_vm *vm, ms_obj *o, const ms_val *vals, size_t n, int64_t off)
+{
+    if (n == 0)
+        return 0;
+    if (o->role == R_FROZEN)
+        return FAIL(MS_ERR_FORMAT, off, "frames list changed after a trace entry used it");
+    vm->items_total += n;
+    if (vm->items_total > MAX_ITEMS || (uint64_t)o->len + n > UINT32_MAX - 1)
+        return FAIL(MS_ERR_LIMIT, off, "more than %llu container items in all",
+                    (unsigned long long)MAX_ITEMS);
+    size_t cap = o->cap;
+    if (!ms__grow((void **)&o->items, &cap, (size_t)o->len + n, sizeof *o->items))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    o->cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
+    memcpy(o->items + o->len, vals, n * sizeof *vals);
+    o->len += (uint32_t)n;
+    return 0;
+}
+
+static int box_num(ms_vm *vm, int kind, int64_t i, double f, ms_val *out, int64_t off)
+{
+    if (vm->nnums >= MEMO_PAYLOAD_LIMIT - 1)
+        return FAIL(MS_ERR_LIMIT, off, "too many boxed numbers");
+    if (!ms__grow((void **)&vm->nums, &vm->nums_cap, vm->nnums + 1, sizeof *vm->nums))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    vm->nums[vm->nnums] = (ms_num){kind, i, f};
+    *out = VMAKE(T_NUM, vm->nnums);
+    vm->nnums++;
+    return 0;
+}
+
+static inline int make_int(ms_vm *vm, int64_t i, ms_val *out, int64_t off)
+{
+    if (MS_LIKELY(i >= VINT_MIN && i <= VINT_MAX)) {
+        *out = (uint64_t)i << 3;
+        return 0;
+    }
+    return box_num(vm, N_INT, i, 0, out, off);
+}
+
+bool ms__vm_int(const ms_vm *vm, ms_val v, int64_t *out)
+{
+    if (VTAG(v) == T_INT) {
+        *out = vint(v);
+        return true;
+    }
+    if (VTAG(v) == T_NUM && vm->nums[VPAY(v)].kind == N_INT) {
+        *out = vm->nums[VPAY(v)].i;
+        return true;
+    }
+    if (VTAG(v) == T_SPC && (VPAY(v) == SPC_TRUE || VPAY(v) == SPC_FALSE)) {
+        *out = VPAY(v) == SPC_TRUE; /* bool is an int in Python */
+        return true;
+    }
+    return false;
+}
+
+bool ms__vm_dict_get(const ms_obj *dict, uint32_t key, ms_val *out)
+{
+    ms_val k = VMAKE(T_STR, key);
+    for (size_t i = dict->len; i >= 2; i -= 2) {
+        if (dict->items[i - 2] == k) {
+            *out = dict->items[i - 1];
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *ms__vm_type_name(const ms_vm *vm, ms_val v)
+{
+    switch (VTAG(v)) {
+    case T_INT: return "int";
+    case T_STR: return "str";
+    case T_CONV: return (VPAY(v) & 1) ? "stack" : "frame";
+    case T_NUM:
+        switch (vm->nums[VPAY(v)].kind) {
+        case N_FLOAT: return "float";
+        case N_BYTES: return "bytes";
+        default: return "int";
+        }
+    case T_SPC:
+        switch (VPAY(v)) {
+        case SPC_NONE: return "None";
+        case SPC_CONSUMED: return "trace entry";
+        case SPC_BUILDING: return "object under construction";
+        default: return "bool";
+        }
+    case T_PEND:
+        switch (VPAY(v) & 3) {
+        case PEND_FRAMES: return "list";
+        case PEND_FRAME: return "dict";
+        default: return "trace entry";
+        }
+    case T_EVT: return "trace entry";
+    case T_OBJ:
+        switch (vm->objs[VPAY(v)].type) {
+        case O_LIST: return "list";
+        case O_DICT: return "dict";
+        case O_TUPLE: return "tuple";
+        case O_SET: return "set";
+        default: return "frozenset";
+        }
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------ memo */
+
+static ms_pending *pending_of(ms_vm *vm, ms_val v);
+
+static int memo_encode(ms_vm *vm, ms_val v, uint64_t idx, uint32_t *out, int64_t off)
+{
+    switch (VTAG(v)) {
+    case T_INT: {
+        ms_val boxed = 0;
+        int rc = box_num(vm, N_INT, vint(v), 0, &boxed, off);
+        if (rc)
+            return rc;
+        v = boxed;
+        break;
+    }
+    case T_PEND:
+        if ((VPAY(v) & 3) != PEND_EVENT) {
+            /* Remember where it went so the entry can be rewritten once it is complete;
+             * until then a reference to it is refused (see memo_get). */
+            ms_pending *p = pending_of(vm, v);
+            if (!p || p->memo_idx != UINT64_MAX)
+                return FAIL(MS_ERR_FORMAT, off, "a frames list or frame is memoized twice");
+            p->memo_idx = idx;
+            v = VMAKE(T_SPC, SPC_BUILDING);
+            break;
+        }
+        /* fall through */
+    case T_EVT:
+        /* A trace entry lives in the event arrays, not as an object; a later reference
+         * to it can only be opaque. */
+        v = VMAKE(T_SPC, SPC_CONSUMED);
+        break;
+    default:
+        break;
+    }
+    if (VPAY(v) >= MEMO_PAYLOAD_LIMIT)
+        return FAIL(MS_ERR_LIMIT, off, "value id too large for the memo");
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
+{
+    uint32_t enc = 0;
+    int rc = memo_encode(vm, v, idx, &enc, off);
+    if (rc)
+        return rc;
+    if (idx < vm->memo_len) {
+        vm->memo[idx] = enc;
+        return 0;
+    }
+    if (idx == vm->memo_len) {
+        if (vm->memo_len >= vm->lim.max_memo)
+            return FAIL(MS_ERR_LIMIT, off, "more than %llu memo entries",
+                        (unsigned long long)vm->lim.max_memo);
+        if (MS_UNLIKELY(vm->memo_len == vm->memo_cap) &&
+            !ms__grow((void **)&vm->memo, &vm->memo_cap, vm->memo_len + 1, sizeof *vm->memo))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        vm->memo[vm->memo_len++] = enc;
+        return 0;
+    }
+    /* An index past the end: kept aside rather than growing the dense memo to it, so one
+     * opcode cannot make us allocate gigabytes. */
+    for (size_t i = 0; i < vm->sparse_len; i++) {
+        if (vm->sparse_keys[i] == idx) {
+            vm->sparse_vals[i] = enc;
+            return 0;
+        }
+    }
+    if (vm->sparse_len >= 65536)
+        return FAIL(MS_ERR_LIMIT, off, "too many out-of-order memo indexes");
+    size_t cap_k = vm->sparse_cap, cap_v = vm->sparse_cap;
+    if (!ms__grow((void **)&vm->sparse_keys, &cap_k, vm->sparse_len + 1, sizeof *vm->sparse_keys) ||
+        !ms__grow((void **)&vm->sparse_vals, &cap_v, vm->sparse_len + 1, sizeof *vm->sparse_vals))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    vm->sparse_cap = cap_k < cap_v ? cap_k : cap_v;
+    vm->sparse_keys[vm->sparse_len] = idx;
+    vm->sparse_vals[vm->sparse_len] = enc;
+    vm->sparse_len++;
+    return 0;
+}
+
+static inline int memo_get(ms_vm *vm, uint64_t idx, ms_val *out, int64_t off)
+{
+    if (MS_LIKELY(idx < vm->memo_len)) {
+        *out = vm->memo[idx];
+        if (MS_UNLIKELY(*out == VMAKE(T_SPC, SPC_BUILDING)))
+            return FAIL(MS_ERR_FORMAT, off, "reference to a frames list or frame before it is complete");
+        return 0;
+    }
+    for (size_t i = 0; i < vm->sparse_len; i++) {
+        if (vm->sparse_keys[i] == idx) {
+            *out = vm->sparse_vals[i];
+            return 0;
+        }
+    }
+    return FAIL(MS_ERR_CORRUPT, off, "memo index %llu was never stored", (unsigned long long)idx);
+}
+
+/* ------------------------------------------------------------------ pending pool */
+
+static ms_pending *pending_of(ms_vm *vm, ms_val v)
+{
+    uint64_t x = VPAY(v) >> 2;
+    size_t slot = (size_t)(x & 0xfffff);
+    if (slot >= vm->npend)
+        return NULL;
+    ms_pending *p = &vm->pend[slot];
+    return p->used && p->gen == (x >> 20) ? p : NULL;
+}
+
+static int new_pending(ms_vm *vm, int kind, ms_val *out, int64_t off)
+{
+    size_t slot;
+    if (vm->npend_free) {
+        slot = vm->pend_free[--vm->npend_free];
+    } else {
+        if (vm->npend >= 0xfffff)
+            return FAIL(MS_ERR_LIMIT, off, "too many frames lists under construction");
+        if (!ms__grow((void **)&vm->pend, &vm->pend_cap, vm->npend + 1, sizeof *vm->pend))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        memset(&vm->pend[vm->npend], 0, sizeof *vm->pend);
+        slot = vm->npend++;
+    }
+    ms_pending *p = &vm->pend[slot];
+    p->used = true;
+    p->gen = (p->gen + 1) & (((uint64_t)1 << 39) - 1);
+    p->n = 0;
+    p->memo_idx = UINT64_MAX;
+    *out = VMAKE(T_PEND, (((uint64_t)slot | p->gen << 20) << 2) | (uint64_t)kind);
+    return 0;
+}
+
+/* Marks a pending container converted: its memo entry now names the result. */
+static int finish_pending(ms_vm *vm, ms_pending *p, ms_val result, int64_t off)
+{
+    uint64_t idx = p->memo_idx;
+    p->used = false;
+    if (!ms__grow((void **)&vm->pend_free, &vm->pend_free_cap, vm->npend_free + 1,
+                  sizeof *vm->pend_free))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    vm->pend_free[vm->npend_free++] = (uint32_t)(p - vm->pend);
+    return idx == UINT64_MAX ? 0 : memo_put(vm, idx, result, off);
+}
+
+/* ------------------------------------------------------------------ frames, stacks */
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0x7fb5d329728ea185ull;
+    h ^= h >> 27;
+    h *= 0x81dadef4bc2dd44dull;
+    return h ^ (h >> 33);
+}
+
+static uint64_t frame_hash(const ms_frame *f)
+{
+    return mix64((uint64_t)f->name * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->filename << 32 ^
+                 (uint64_t)f->line * 0xbf58476d1ce4e5b9ull);
+}
+
+static uint64_t stack_hash(const uint32_t *ids, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++)
+        h = mix64(h ^ ids[i]) + i;
+    return h;
+}
+
+/* Rebuilds an id table of `nslots` from the ids 0..count-1 with hash(id). */
+static bool rehash_ids(uint32_t **slots, size_t *nslots, size_t count, uint64_t (*hash)(ms_vm *, size_t),
+                       ms_vm *vm)
+{
+    size_t n = *nslots ? *nslots * 2 : 4096;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        size_t j = (size_t)hash(vm, i) & (n - 1);
+        while (t[j])
+            j = (j + 1) & (n - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    free(*slots);
+    *slots = t;
+    *nslots = n;
+    return true;
+}
+
+static uint64_t frame_hash_of(ms_vm *vm, size_t id)
+{
+    return frame_hash(&vm->snap->frames[id]);
+}
+
+static uint64_t stack_hash_of(ms_vm *vm, size_t id)
+{
+    const ms_snapshot *s = vm->snap;
+    return stack_hash(s->stack_frames + s->stack_start[id], s->stack_start[id + 1] - s->stack_start[id]);
+}
+
+static int intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
+{
+    ms_snapshot *s = vm->snap;
+    if ((s->n_frames + 1) * 2 > vm->frame_nslots &&
+        !rehash_ids(&vm->frame_slots, &vm->frame_nslots, s->n_frames, frame_hash_of, vm))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    size_t mask = vm->frame_nslots - 1, j = (size_t)frame_hash(f) & mask;
+    for (; vm->frame_slots[j]; j = (j + 1) & mask) {
+        const ms_frame *g = &s->frames[vm->frame_slots[j] - 1];
+        if (g->name == f->name && g->filename == f->filename && g->line == f->line) {
+            *out = vm->frame_slots[j] - 1;
+            return 0;
+        }
+    }
+    if (s->n_frames >= (size_t)1 << 28 ||
+        !ms__grow((void **)&s->frames, &s->cap_frames, s->n_frames + 1, sizeof *s->frames))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory for frames");
+    s->frames[s->n_frames] = *f;
+    vm->frame_slots[j] = (uint32_t)s->n_frames + 1;
+    *out = (uint32_t)s->n_frames++;
+    return 0;
+}
+
+static int intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out, int64_t off)
+{
+    ms_snapshot *s = vm->snap;
+    if (n == 0) {
+        /* Empty stacks carry no information; one id for all keeps them comparable. */
+        *out = MS_NO_STACK;
+        return 0;
+    }
+    if (s->n_stacks == 0 && !s->stack_start) {
+        if (!ms__grow((void **)&s->stack_start, &vm->stack_start_cap, 1, sizeof *s->stack_start))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        s->stack_start[0] = 0;
+    }
+    if ((s->n_stacks + 1) * 2 > vm->stack_nslots &&
+        !rehash_ids(&vm->stack_slots, &vm->stack_nslots, s->n_stacks, stack_hash_of, vm))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    size_t mask = vm->stack_nslots - 1, j = (size_t)stack_hash(ids, n) & mask;
+    for (; vm->stack_slots[j]; j = (j + 1) & mask) {
+        size_t id = vm->stack_slots[j] - 1;
+        size_t len = s->stack_start[id + 1] - s->stack_start[id];
+        if (len == n && memcmp(s->stack_frames + s->stack_start[id], ids, n * sizeof *ids) == 0) {
+            *out = (uint32_t)id;
+            return 0;
+        }
+    }
+    size_t need;
+    if (s->n_stacks >= (size_t)1 << 28 || !ms__add(s->n_stack_frames, n, &need) ||
+        !ms__grow((void **)&s->stack_frames, &vm->stack_frames_cap, need, sizeof *s->stack_frames) ||
+        !ms__grow((void **)&s->stack_start, &vm->stack_start_cap, s->n_stacks + 2,
+                  sizeof *s->stack_start))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory for stacks");
+    memcpy(s->stack_frames + s->n_stack_frames, ids, n * sizeof *ids);
+    s->n_stack_frames = need;
+    s->stack_start[s->n_stacks + 1] = need;
+    vm->stack_slots[j] = (uint32_t)s->n_stacks + 1;
+    *out = (uint32_t)s->n_stacks++;
+    return 0;
+}
+
+static int frame_str(ms_vm *vm, ms_val v, const char *key, uint32_t *out, int64_t off)
+{
+    if (VTAG(v) == T_STR) {
+        *out = (uint32_t)VPAY(v);
+        return 0;
+    }
+    if (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE)
+        return 0;
+    return FAIL(MS_ERR_FORMAT, off, "frame '%s' is a %s, expected a str", key, ms__vm_type_name(vm, v));
+}
+
+/* A frame from its key/value pairs: name, filename, line. */
+static int convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t *out, int64_t off)
+{
+    ms_frame f = {MS_NO_STRING, MS_NO_STRING, 0};
+    int rc;
+    for (size_t i = 0; i < npairs; i++) {
+        ms_val k = pairs[2 * i], v = pairs[2 * i + 1];
+        if (k == VMAKE(T_STR, S_NAME)) {
+            if ((rc = frame_str(vm, v, "name", &f.name, off)))
+                return rc;
+        } else if (k == VMAKE(T_STR, S_FILENAME)) {
+            if ((rc = frame_str(vm, v, "filename", &f.filename, off)))
+                return rc;
+        } else if (k == VMAKE(T_STR, S_LINE)) {
+            if (!ms__vm_int(vm, v, &f.line) && !(VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
+                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int",
+                            ms__vm_type_name(vm, v));
+        }
+    }
+    return intern_frame(vm, &f, out, off);
+}
+
+/* Frame id of one element of a frames list. */
+static int frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
+{
+    if (VTAG(v) == T_CONV && !(VPAY(v) & 1)) {
+        *out = (uint32_t)(VPAY(v) >> 1);
+        return 0;
+    }
+    ms_obj *d = ms__vm_obj(vm, v, O_DICT);
+    if (!d)
+        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict", ms__vm_type_name(vm, v));
+    if (d->aux == 0) {
+        uint32_t id = 0;
+        int rc = convert_frame(vm, d->items, d->len / 2, &id, off);
+        if (rc)
+            return rc;
+        d->aux = id + 1;
+    }
+    *out = d->aux - 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static int trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off)
+{
+    ms_snapshot *s = vm->snap;
+    if (device >= s->n_devices) {
+        ms_trace_build *t = realloc(s->traces, (size_t)(device + 1) * sizeof *t);
+        if (!t)
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        memset(t + s->n_devices, 0, (size_t)(device + 1 - s->n_devices) * sizeof *t);
+        for (int d = s->n_devices; d <= device; d++)
+            t[d].view.device = d;
+        s->traces = t;
+        s->n_devices = device + 1;
+    }
+    *out = &s->traces[device];
+    return 0;
+}
+
+static int intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off)
+{
+    ms_snapshot *s = vm->snap;
+    /* Few distinct streams exist (one per CUDA stream used), and the last one found
+     * is almost always the next one asked for. */
+    static const size_t none = SIZE_MAX;
+    size_t found = none;
+    for (size_t i = s->n_streams; i-- > 0;) {
+        if (s->streams[i] == raw) {
+            found = i;
+            break;
+        }
+    }
+    if (found == none) {
+        if (s->n_streams >= UINT16_MAX)
+            return FAIL(MS_ERR_LIMIT, off, "more than %u distinct streams", UINT16_MAX);
+        if (!ms__grow((void **)&s->streams, &s->cap_streams, s->n_streams + 1, sizeof *s->streams))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        s->streams[s->n_streams] = raw;
+        found = s->n_streams++;
+    }
+    *out = (uint16_t)found;
+    return 0;
+}
+
+int ms__vm_stack_of(ms_vm *vm, ms_val frames, uint32_t *out, int64_t off)
+{
+    int rc;
+    switch (VTAG(frames)) {
+    case T_SPC:
+        if (VPAY(frames) != SPC_NONE)
+            break;
+        *out = MS_NO_STACK;
+        return 0;
+    case T_CONV:
+        if (!(VPAY(frames) & 1))
+            break;
+        *out = (uint32_t)(VPAY(frames) >> 1);
+        return 0;
+    case T_PEND: {
+        ms_pending *p = (VPAY(frames) & 3) == PEND_FRAMES ? pending_of(vm, frames) : NULL;
+        if (!p)
+            break;
+        if ((rc = intern_stack(vm, p->ids, p->n, out, off)))
+            return rc;
+        return finish_pending(vm, p, *out == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
+                                                         : VMAKE(T_CONV, (uint64_t)*out << 1 | 1),
+                              off);
+    }
+    case T_OBJ: {
+        ms_obj *o = &vm->objs[VPAY(frames)];
+        if (o->type != O_LIST && o->type != O_TUPLE)
+            break;
+        if (o->role == R_FROZEN) {
+            *out = o->aux ? o->aux - 1 : MS_NO_STACK;
+            return 0;
+        }
+        uint32_t small[64] = {0};
+        uint32_t *ids = o->len <= 64 ? small : malloc(o->len * sizeof *ids);
+        if (!ids)
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        rc = 0;
+        for (uint32_t i = 0; i < o->len && !rc; i++)
+            rc = frame_of(vm, o->items[i], &ids[i], off);
+        if (!rc)
+            rc = intern_stack(vm, ids, o->len, out, off);
+        if (ids != small)
+            free(ids);
+        if (rc)
+            return rc;
+        o = &vm->objs[VPAY(frames)];
+        o->role = R_FROZEN;
+        o->aux = *out == MS_NO_STACK ? 0 : *out + 1;
+        return 0;
+    }
+    default:
+        break;
+    }
+    return FAIL(MS_ERR_FORMAT, off, "'frames' is a %s, expected a list", ms__vm_type_name(vm, frames));
+}
+
+static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_t off)
+{
+    int64_t i;
+    if (!ms__vm_int(vm, v, &i))
+        return FAIL(MS_ERR_FORMAT, off, "trace entry '%s' is a %s, expected an int", key,
+                    ms__vm_type_name(vm, v));
+    *out = (uint64_t)i; /* addresses and stream handles are unsigned in C++ */
+    return 0;
+}
+
+/* Appends one trace entry, given as key/value pairs, to the device's event arrays. */
+static int convert_event(ms_vm *vm, int device, const ms_val *pairs, size_t npairs, int64_t off)
+{
+    int action = -1;
+    uint64_t addr = 0, size = 0, stream_raw = 0;
+    int64_t time_us = 0;
+    uint32_t stack = MS_NO_STACK;
+    int rc;
+    for (size_t i = 0; i < npairs; i++) {
+        ms_val k = pairs[2 * i], v = pairs[2 * i + 1];
+        if (VTAG(k) != T_STR)
+            continue;
+        switch (VPAY(k)) {
+        case S_ACTION:
+            if (VTAG(v) != T_STR)
+                return FAIL(MS_ERR_FORMAT, off, "trace entry 'action' is a %s, expected a str",
+                            ms__vm_type_name(vm, v));
+            action = (VPAY(v) >= S_ACT_ALLOC && VPAY(v) <= S_ACT_SNAPSHOT)
+                         ? (int)(VPAY(v) - S_ACT_ALLOC)
+                         : MS_ACT_OTHER;
+            break;
+        case S_ADDR:
+        case S_DEVICE_FREE:
+            if (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE)
+                break;
+            if ((rc = event_u64(vm, v, VPAY(k) == S_ADDR ? "addr" : "device_free", &addr, off)))
+                return rc;
+            break;
+        case S_SIZE: {
+            int64_t n;
+            if (!ms__vm_int(vm, v, &n) || n < 0)
+                return FAIL(MS_ERR_FORMAT, off, "trace entry 'size' is not a non-negative int");
+            size = (uint64_t)n;
+            break;
+        }
+        case S_STREAM:
+            if ((rc = event_u64(vm, v, "stream", &stream_raw, off)))
+                return rc;
+            break;
+        case S_TIME_US:
+            if (!ms__vm_int(vm, v, &time_us))
+                return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int",
+                            ms__vm_type_name(vm, v));
+            break;
+        case S_FRAMES:
+            if ((rc = ms__vm_stack_of(vm, v, &stack, off)))
+                return rc;
+            break;
+        default:
+            break; /* newer torch versions add keys: ignored */
+        }
+    }
+    if (action < 0)
+        return FAIL(MS_ERR_FORMAT, off, "device_traces[%d] entry has no 'action'", device);
+    if (vm->events_total >= vm->lim.max_events)
+        return FAIL(MS_ERR_LIMIT, off, "more than %llu trace entries",
+                    (unsigned long long)vm->lim.max_events);
+    ms_trace_build *t = NULL;
+    if ((rc = trace_for(vm, device, &t, off)))
+        return rc;
+    uint16_t stream = 0;
+    if ((rc = intern_stream(vm, stream_raw, &stream, off)))
+        return rc;
+    size_t n = t->view.n;
+    if (MS_UNLIKELY(n == t->cap)) {
+        size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
+        if (!ms__grow((void **)&t->action, &c1, n + 1, sizeof *t->action) ||
+            !ms__grow((void **)&t->addr, &c2, n + 1, sizeof *t->addr) ||
+            !ms__grow((void **)&t->size, &c3, n + 1, sizeof *t->size) ||
+            !ms__grow((void **)&t->time_us, &c4, n + 1, sizeof *t->time_us) ||
+            !ms__grow((void **)&t->stack, &c5, n + 1, sizeof *t->stack) ||
+            !ms__grow((void **)&t->stream, &c6, n + 1, sizeof *t->stream))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
+        t->cap = c1;
+    }
+    t->action[n] = (uint8_t)action;
+    t->addr[n] = addr;
+    t->size[n] = size;
+    t->time_us[n] = time_us;
+    t->stack[n] = stack;
+    t->stream[n] = stream;
+    t->view.n = n + 1;
+    vm->events_total++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ where am I? */
+
+static inline bool has_role(const ms_vm *vm, ms_val v, int role)
+{
+    return VTAG(v) == T_OBJ && vm->objs[VPAY(v)].role == role;
+}
+
+/* A container about to be created goes either into the container below the innermost
+ * MARK (batched APPENDS/SETITEMS) or into the value on top of the stack (a single APPEND/
+ * SETITEM). Python's pickler finishes each element before the next, so the two readings
+ * only differ in ways the expected element type settles: device-trace lists hold lists
+ * and traces hold dicts. A wrong guess on hostile input is caught when the entry is
+ * appended (see ms__vm_append_trace) and when the model is checked. */
+static int trace_list_device(const ms_vm *vm, int *device)
+{
+    size_t sp = vm->sp;
+    if (vm->nmarks) {
+        size_t m = vm->marks[vm->nmarks - 1];
+        if (m >= 1 && has_role(vm, vm->stack[m - 1], R_TRACES)) {
+            size_t d = vm->objs[VPAY(vm->stack[m - 1])].len + (sp - m);
+            *device = d < 65535 ? (int)d : -1;
+            return *device >= 0;
+        }
+    }
+    if (sp >= 1 && has_role(vm, vm->stack[sp - 1], R_TRACES)) {
+        size_t d = vm->objs[VPAY(vm->stack[sp - 1])].len;
+        *device = d < 65535 ? (int)d : -1;
+        return *device >= 0;
+    }
+    return false;
+}
+
+static bool is_device_traces_value(const ms_vm *vm)
+{
+    size_t sp = vm->sp;
+    if (sp < 1 || vm->stack[sp - 1] != VMAKE(T_STR, S_DEVICE_TRACES))
+        return false;
+    if (vm->nmarks) {
+        size_t m = vm->marks[vm->nmarks - 1];
+        if (m >= 1 && (sp - m) % 2 == 1 && has_role(vm, vm->stack[m - 1], R_ROOT))
+            return true;
+    }
+    return sp >= 2 && has_role(vm, vm->stack[sp - 2], R_ROOT);
+}
+
+static inline bool is_pend(ms_val v, int kind)
+{
+    return VTAG(v) == T_PEND && (int)(VPAY(v) & 3) == kind;
+}
+
+/* The 'frames' value of a trace entry being built. */
+static bool is_event_frames_value(const ms_vm *vm)
+{
+    size_t sp = vm->sp;
+    if (sp < 2 || vm->stack[sp - 1] != VMAKE(T_STR, S_FRAMES))
+        return false;
+    if (vm->nmarks) {
+        size_t m = vm->marks[vm->nmarks - 1];
+        if (m >= 1 && (sp - m) % 2 == 1 && is_pend(vm->stack[m - 1], PEND_EVENT))
+            return true;
+    }
+    return is_pend(vm->stack[sp - 2], PEND_EVENT);
+}
+
+/* An element of a trace entry's frames list being built. */
+static bool is_pending_frame(const ms_vm *vm)
+{
+    size_t sp = vm->sp;
+    if (sp >= 1 && is_pend(vm->stack[sp - 1], PEND_FRAMES))
+        return true;
+    if (vm->nmarks) {
+        size_t m = vm->marks[vm->nmarks - 1];
+        return m >= 1 && is_pend(vm->stack[m - 1], PEND_FRAMES);
+    }
+    return false;
+}
+
+static int event_device(const ms_vm *vm)
+{
+    size_t sp = vm->sp;
+    if (sp >= 1 && has_role(vm, vm->stack[sp - 1], R_TRACE))
+        return vm->objs[VPAY(vm->stack[sp - 1])].device;
+    if (vm->nmarks) {
+        size_t m = vm->marks[vm->nmarks - 1];
+        if (m >= 1 && has_role(vm, vm->stack[m - 1], R_TRACE))
+            return vm->objs[VPAY(vm->stack[m - 1])].device;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ containers */
+
+int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, int64_t off)
+{
+    int device = list->device;
+    for (size_t i = 0; i < n; i++) {
+        ms_val v = items[i];
+        ms_trace_build *t = NULL;
+        int rc = trace_for(vm, device, &t, off);
+        if (rc)
+            return rc;
+        if (VTAG(v) == T_EVT) {
+            uint64_t index = VPAY(v) >> 16;
+            if ((int)(VPAY(v) & 0xffff) != device || index != list->appended)
+                return FAIL(MS_ERR_FORMAT, off,
+                            "trace entry appended out of place in device_traces[%d]", device);
+        } else if (is_pend(v, PEND_EVENT)) {
+            return FAIL(MS_ERR_FORMAT, off, "device_traces[%d] entry has no 'action'", device);
+        } else if (ms__vm_obj(vm, v, O_DICT)) {
+            /* A dict the VM did not see coming as a trace entry: convert it now. */
+            if (t->view.n != list->appended)
+                return FAIL(MS_ERR_FORMAT, off, "trace entries of device %d out of order", device);
+            ms_obj *d = ms__vm_obj(vm, v, O_DICT);
+            if ((rc = convert_event(vm, device, d->items, d->len / 2, off)))
+                return rc;
+        } else {
+            return FAIL(MS_ERR_FORMAT, off, "device_traces[%d] holds a %s, expected dicts",
+                        device, ms__vm_type_name(vm, v));
+        }
+        list->appended++;
+    }
+    return 0;
+}
+
+static int append_frames(ms_vm *vm, ms_val target, const ms_val *items, size_t n, int64_t off)
+{
+    ms_pending *p = pending_of(vm, target);
+    if (!p)
+        return FAIL(MS_ERR_FORMAT, off, "reference to a frames list that was already used");
+    if ((uint64_t)p->n + n > 1u << 20)
+        return FAIL(MS_ERR_LIMIT, off, "a stack of more than %u frames", 1u << 20);
+    size_t cap = p->cap;
+    if (!ms__grow((void **)&p->ids, &cap, (size_t)p->n + n, sizeof *p->ids))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    p->cap = (uint32_t)cap;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = 0;
+        int rc = frame_of(vm, items[i], &id, off);
+        if (rc)
+            return rc;
+        p->ids[p->n++] = id;
+    }
+    return 0;
+}
+
+static int do_append(ms_vm *vm, ms_val target, const ms_val *items, size_t n, int64_t off)
+{
+    if (is_pend(target, PEND_FRAMES))
+        return append_frames(vm, target, items, n, off);
+    ms_obj *o = ms__vm_obj(vm, target, 0);
+    if (!o || (o->type != O_LIST && o->type != O_SET))
+        return FAIL(MS_ERR_CORRUPT, off, "APPEND to a %s", ms__vm_type_name(vm, target));
+    if (o->role == R_TRACE)
+        return ms__vm_append_trace(vm, o, items, n, off);
+    if (o->role == R_TRACES) {
+        for (size_t i = 0; i < n; i++) {
+            ms_obj *t = ms__vm_obj(vm, items[i], O_LIST);
+            if (t && t->role == R_TRACE && t->device != o->len + i)
+                return FAIL(MS_ERR_FORMAT, off, "device trace list placed at the wrong index");
+        }
+    }
+    return obj_add(vm, o, items, n, off);
+}
+
+static int do_setitems(ms_vm *vm, ms_val *slot, const ms_val *pairs, size_t npairs, int64_t off)
+{
+    ms_val target = *slot;
+    if (is_pend(target, PEND_EVENT)) {
+        uint64_t device = VPAY(target) >> 2;
+        int rc = convert_event(vm, (int)device, pairs, npairs, off);
+        if (rc)
+            return rc;
+        ms_trace_build *t = &vm->snap->traces[device];
+        *slot = VMAKE(T_EVT, ((uint64_t)(t->view.n - 1) << 16) | device);
+        return 0;
+    }
+    if (is_pend(target, PEND_FRAME)) {
+        ms_pending *p = pending_of(vm, target);
+        uint32_t id = 0;
+        int rc;
+        if (!p)
+            return FAIL(MS_ERR_FORMAT, off, "frame changed after it was complete");
+        if ((rc = convert_frame(vm, pairs, npairs, &id, off)))
+            return rc;
+        *slot = VMAKE(T_CONV, (uint64_t)id << 1);
+        return finish_pending(vm, p, *slot, off);
+    }
+    if (VTAG(target) == T_EVT)
+        return FAIL(MS_ERR_FORMAT, off, "trace entry changed after it was complete");
+    ms_obj *o = ms__vm_obj(vm, target, O_DICT);
+    if (!o)
+        return FAIL(MS_ERR_CORRUPT, off, "SETITEM on a %s", ms__vm_type_name(vm, target));
+    return obj_add(vm, o, pairs, 2 * npairs, off);
+}
+
+static int build_from(ms_vm *vm, int type, size_t from, int64_t off)
+{
+    uint32_t id = 0;
+    int rc = new_obj(vm, type, R_NONE, &id, off);
+    if (rc)
+        return rc;
+    size_t n = vm->sp - from;
+    if (type == O_DICT && n % 2)
+        return FAIL(MS_ERR_CORRUPT, off, "DICT with an odd number of items");
+    if ((rc = obj_add(vm, &vm->objs[id], vm->stack + from, n, off)))
+        return rc;
+    vm->sp = from;
+    return push(vm, VMAKE(T_OBJ, id), off);
+}
+
+/* ------------------------------------------------------------------ strings */
+
+/* Python decodes pickled str as UTF-8 with surrogates allowed; anything else is an error
+ * there, so it is one here too (and keeps JSON output valid). */
+static bool utf8_valid(const uint8_t *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint8_t c = p[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if ((c & 0xe0) == 0xc0) {
+            len = 2;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            len = 3;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (n - i < len)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (p[i + k] & 0x3f);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10ffff)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+static int push_string(ms_vm *vm, const uint8_t *p, size_t n, int tag, int64_t off)
+{
+    if (tag == T_STR && !utf8_valid(p, n))
+        return FAIL(MS_ERR_CORRUPT, off, "string is not valid UTF-8");
+    uint32_t id = ms__strtab_intern(&vm->snap->strings, (const char *)p, n);
+    if (id == UINT32_MAX)
+        return FAIL(MS_ERR_NOMEM, off, "out of memory for strings");
+    if (id >= MEMO_PAYLOAD_LIMIT)
+        return FAIL(MS_ERR_LIMIT, off, "too many distinct strings");
+    if (tag == T_STR)
+        return push(vm, VMAKE(T_STR, id), off);
+    ms_val v = 0;
+    int rc = box_num(vm, N_BYTES, id, 0, &v, off);
+    return rc ? rc : push(vm, v, off);
+}
+
+/* Reads a length-prefixed string whose length field has `lenbytes` bytes. */
+static int read_counted(ms_vm *vm, size_t lenbytes, bool is_signed, int tag, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc = ms__input_need(in, 1 + lenbytes, vm->err);
+    if (rc)
+        return rc;
+    const uint8_t *p = in->pos + 1;
+    uint64_t len = 0;
+    for (size_t i = 0; i < lenbytes; i++)
+        len |= (uint64_t)p[i] << (8 * i);
+    if (is_signed && lenbytes == 4 && (len & 0x80000000u))
+        return FAIL(MS_ERR_CORRUPT, off, "negative string length");
+    if (len > vm->lim.max_string)
+        return FAIL(MS_ERR_LIMIT, off, "string of %llu bytes exceeds the %llu-byte limit",
+                    (unsigned long long)len, (unsigned long long)vm->lim.max_string);
+    if ((rc = ms__input_need(in, 1 + lenbytes + (size_t)len, vm->err)))
+        return rc;
+    p = in->pos + 1 + lenbytes;
+    in->pos = p + len;
+    return push_string(vm, p, (size_t)len, tag, off);
+}
+
+/* Text opcodes (protocol 0/1) carry their argument up to a newline. */
+static int read_line(ms_vm *vm, size_t limit, const uint8_t **line, size_t *len, int64_t off)
+{
+    ms_input *in = &vm->in;
+    size_t want = 64;
+    for (;;) {
+        size_t have = (size_t)(in->end - in->pos);
+        const uint8_t *nl = have > 1 ? memchr(in->pos + 1, '\n', have - 1) : NULL;
+        if (nl) {
+            *line = in->pos + 1;
+            *len = (size_t)(nl - (in->pos + 1));
+            in->pos = nl + 1;
+            return 0;
+        }
+        if (have > limit)
+            return FAIL(MS_ERR_LIMIT, off, "text argument longer than %zu bytes", limit);
+        want = have + 1 > want ? have + 1 : want;
+        int rc = ms__input_need(in, want, vm->err);
+        if (rc)
+            return rc == MS_ERR_TRUNCATED ? FAIL(rc, off, "text argument has no newline") : rc;
+        want *= 2;
+    }
+}
+
+static int parse_text_int(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
+{
+    if (n > 0 && p[n - 1] == 'L')
+        n--; /* LONG's trailing L */
+    if (n == 2 && p[0] == '0' && (p[1] == '0' || p[1] == '1'))
+        return push(vm, VMAKE(T_SPC, p[1] == '1' ? SPC_TRUE : SPC_FALSE), off);
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (p[i] == '-' || p[i] == '+'))
+        neg = p[i++] == '-';
+    if (i == n)
+        return FAIL(MS_ERR_CORRUPT, off, "INT argument is not a number");
+    uint64_t v = 0;
+    bool huge = false;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return FAIL(MS_ERR_CORRUPT, off, "INT argument is not a number");
+        if (v > (UINT64_MAX - 9) / 10)
+            huge = true;
+        else
+            v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (huge || v > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
+        ms_val out = 0;
+        int rc = box_num(vm, N_HUGE, 0, 0, &out, off);
+        return rc ? rc : push(vm, out, off);
+    }
+    int64_t iv = neg ? (int64_t)(0 - v) : (int64_t)v;
+    ms_val out = 0;
+    int rc = make_int(vm, iv, &out, off);
+    return rc ? rc : push(vm, out, off);
+}
+
+static int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static size_t put_utf8(uint8_t *o, uint32_t cp)
+{
+    if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
+    if (cp < 0x800) { o[0] = (uint8_t)(0xc0 | (cp >> 6)); o[1] = (uint8_t)(0x80 | (cp & 0x3f)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xe0 | (cp >> 12)); o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3f)); return 3;
+    }
+    o[0] = (uint8_t)(0xf0 | (cp >> 18)); o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); o[3] = (uint8_t)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* STRING (a quoted repr) and UNICODE (raw-unicode-escape) text arguments. */
+static int decode_text_string(ms_vm *vm, const uint8_t *p, size_t n, bool quoted, int64_t off)
+{
+    if (quoted) {
+        if (n < 2 || (p[0] != '\'' && p[0] != '"') || p[n - 1] != p[0])
+            return FAIL(MS_ERR_CORRUPT, off, "STRING argument is not quoted");
+        p++;
+        n -= 2;
+    }
+    uint8_t *buf = malloc(n * 4 + 1);
+    if (!buf)
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != '\\' || i + 1 == n) {
+            if (quoted || p[i] < 0x80)
+                buf[o++] = p[i];
+            else
+                o += put_utf8(buf + o, p[i]); /* raw-unicode-escape bytes are Latin-1 */
+            continue;
+        }
+        uint8_t e = p[++i];
+        int digits = quoted ? (e == 'x' ? 2 : 0) : (e == 'u' ? 4 : e == 'U' ? 8 : 0);
+        if (digits) {
+            uint32_t cp = 0;
+            if (n - i - 1 < (size_t)digits) {
+                free(buf);
+                return FAIL(MS_ERR_CORRUPT, off, "truncated escape in text string");
+            }
+            for (int k = 0; k < digits; k++) {
+                int h = hexval(p[i + 1 + (size_t)k]);
+                if (h < 0) {
+                    free(buf);
+                    return FAIL(MS_ERR_CORRUPT, off, "bad escape in text string");
+                }
+                cp = cp * 16 + (uint32_t)h;
+            }
+            i += (size_t)digits;
+            if (cp > 0x10ffff) {
+                free(buf);
+                return FAIL(MS_ERR_CORRUPT, off, "bad escape in text string");
+            }
+            if (quoted)
+                buf[o++] = (uint8_t)cp;
+            else
+                o += put_utf8(buf + o, cp);
+        } else if (quoted) {
+            switch (e) {
+            case 'n': buf[o++] = '\n'; break;
+            case 't': buf[o++] = '\t'; break;
+            case 'r': buf[o++] = '\r'; break;
+            case '\\': buf[o++] = '\\'; break;
+            case '\'': buf[o++] = '\''; break;
+            case '"': buf[o++] = '"'; break;
+            default: buf[o++] = '\\'; buf[o++] = e; break;
+            }
+        } else {
+            buf[o++] = '\\';
+            o += put_utf8(buf + o, e);
+        }
+    }
+    int rc = push_string(vm, buf, o, quoted ? T_NUM : T_STR, off);
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the loop */
+
+static inline uint32_t rd_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
+{
+    ms_val v = 0;
+    int rc;
+    if (n == 0)
+        return push(vm, 0, off);
+    /* Two's complement little endian; anything beyond 64 bits must be sign padding. */
+    bool neg = (p[n - 1] & 0x80) != 0;
+    uint8_t pad = neg ? 0xff : 0x00;
+    bool fits = true;
+    for (size_t i = 8; i < n; i++)
+        if (p[i] != pad)
+            fits = false;
+    if (n > 8 && ((p[7] & 0x80) != 0) != neg)
+        fits = false;
+    if (!fits) {
+        rc = box_num(vm, N_HUGE, 0, 0, &v, off);
+        return rc ? rc : push(vm, v, off);
+    }
+    uint64_t u = 0;
+    size_t k = n < 8 ? n : 8;
+    for (size_t i = 0; i < k; i++)
+        u |= (uint64_t)p[i] << (8 * i);
+    if (neg && k < 8)
+        u |= ~(uint64_t)0 << (8 * k);
+    rc = make_int(vm, (int64_t)u, &v, off);
+    return rc ? rc : push(vm, v, off);
+}
+
+#define NEED(n)                                                  \
+    do {                                                         \
+        if (MS_UNLIKELY((size_t)(in->end - in->pos) < (n))) {    \
+            rc = ms__input_need(in, (n), vm->err);               \
+            if (rc)                                              \
+                return rc;                                       \
+        }                                                        \
+    } while (0)
+#define CHECK(expr)        \
+    do {                   \
+        if ((rc = (expr))) \
+            return rc;     \
+    } while (0)
+
+int ms__vm_run(ms_vm *vm)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    for (;;) {
+        NEED(1);
+        const int64_t off = ms__input_offset(in, in->pos);
+        const unsigned op = in->pos[0];
+        switch (op) {
+        case 0x80: /* PROTO */
+            NEED(2);
+            if (in->pos[1] > 5)
+                return FAIL(MS_ERR_CORRUPT, off, "unsupported pickle protocol %u", in->pos[1]);
+            if (vm->snap->protocol < 0)
+                vm->snap->protocol = in->pos[1];
+            in->pos += 2;
+            break;
+        case 0x95: /* FRAME: a length hint for buffered readers; we stream anyway */
+            NEED(9);
+            in->pos += 9;
+            break;
+        case '.': { /* STOP */
+            in->pos++;
+            CHECK(pop(vm, &vm->result, off, "STOP"));
+            return 0;
+        }
+        case '}': /* EMPTY_DICT */
+        case ']': /* EMPTY_LIST */ {
+            in->pos++;
+            int device;
+            uint32_t id = 0;
+            if (op == '}') {
+                if (vm->sp == 0 && vm->nmarks == 0 && vm->root_obj == 0) {
+                    CHECK(new_obj(vm, O_DICT, R_ROOT, &id, off));
+                    vm->root_obj = id + 1;
+                } else if ((device = event_device(vm)) >= 0) {
+                    CHECK(push(vm, VMAKE(T_PEND, (uint64_t)device << 2 | PEND_EVENT), off));
+                    break;
+                } else if (is_pending_frame(vm)) {
+                    ms_val v = 0;
+                    CHECK(new_pending(vm, PEND_FRAME, &v, off));
+                    CHECK(push(vm, v, off));
+                    break;
+                } else {
+                    CHECK(new_obj(vm, O_DICT, R_NONE, &id, off));
+                }
+            } else if (is_event_frames_value(vm)) {
+                ms_val v = 0;
+                CHECK(new_pending(vm, PEND_FRAMES, &v, off));
+                CHECK(push(vm, v, off));
+                break;
+            } else if (is_device_traces_value(vm)) {
+                CHECK(new_obj(vm, O_LIST, R_TRACES, &id, off));
+            } else if (trace_list_device(vm, &device)) {
+                CHECK(new_obj(vm, O_LIST, R_TRACE, &id, off));
+                vm->objs[id].device = (uint16_t)device;
+                ms_trace_build *t = NULL;
+                CHECK(trace_for(vm, device, &t, off));
+            } else {
+                CHECK(new_obj(vm, O_LIST, R_NONE, &id, off));
+            }
+            CHECK(push(vm, VMAKE(T_OBJ, id), off));
+            break;
+        }
+        case ')': /* EMPTY_TUPLE */
+        case 0x8f: { /* EMPTY_SET */
+            in->pos++;
+            uint32_t id = 0;
+            CHECK(new_obj(vm, op == ')' ? O_TUPLE : O_SET, R_NONE, &id, off));
+            CHECK(push(vm, VMAKE(T_OBJ, id), off));
+            break;
+        }
+        case '(': /* MARK */
+            in->pos++;
+            if (vm->nmarks >= vm->lim.max_depth)
+                return FAIL(MS_ERR_LIMIT, off, "nesting deeper than %u", vm->lim.max_depth);
+            if (!ms__grow((void **)&vm->marks, &vm->marks_cap, vm->nmarks + 1, sizeof *vm->marks))
+                return FAIL(MS_ERR_NOMEM, off, "out of memory");
+            vm->marks[vm->nmarks++] = vm->sp;
+            break;
+        case '0': { /* POP */
+            in->pos++;
+            if (vm->sp > frame_floor(vm)) {
+                vm->sp--;
+            } else {
+                size_t m = 0;
+                CHECK(pop_mark(vm, &m, off, "POP"));
+            }
+            break;
+        }
+        case '1': { /* POP_MARK */
+            in->pos++;
+            size_t m = 0;
+            CHECK(pop_mark(vm, &m, off, "POP_MARK"));
+            vm->sp = m;
+            break;
+        }
+        case '2': { /* DUP */
+            in->pos++;
+            if (vm->sp <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "DUP on an empty stack");
+            CHECK(push(vm, vm->stack[vm->sp - 1], off));
+            break;
+        }
+        case 'N':
+            in->pos++;
+            CHECK(push(vm, VMAKE(T_SPC, SPC_NONE), off));
+            break;
+        case 0x88:
+        case 0x89:
+            in->pos++;
+            CHECK(push(vm, VMAKE(T_SPC, op == 0x88 ? SPC_TRUE : SPC_FALSE), off));
+            break;
+        case 'J': { /* BININT */
+            NEED(5);
+            int32_t v = (int32_t)rd_u32(in->pos + 1);
+            in->pos += 5;
+            CHECK(push(vm, (uint64_t)(int64_t)v << 3, off));
+            break;
+        }
+        case 'K': /* BININT1 */
+            NEED(2);
+            CHECK(push(vm, (uint64_t)in->pos[1] << 3, off));
+            in->pos += 2;
+            break;
+        case 'M': /* BININT2 */
+            NEED(3);
+            CHECK(push(vm, (uint64_t)(in->pos[1] | (unsigned)in->pos[2] << 8) << 3, off));
+            in->pos += 3;
+            break;
+        case 0x8a: { /* LONG1 */
+            NEED(2);
+            size_t n = in->pos[1];
+            NEED(2 + n);
+            const uint8_t *p = in->pos + 2;
+            in->pos += 2 + n;
+            CHECK(read_long_bytes(vm, p, n, off));
+            break;
+        }
+        case 0x8b: { /* LONG4 */
+            NEED(5);
+            uint32_t n = rd_u32(in->pos + 1);
+            if (n & 0x80000000u)
+                return FAIL(MS_ERR_CORRUPT, off, "LONG4 with a negative length");
+            if (n > 4096)
+                return FAIL(MS_ERR_LIMIT, off, "integer of %u bytes exceeds the limit", n);
+            NEED(5 + (size_t)n);
+            const uint8_t *p = in->pos + 5;
+            in->pos += 5 + n;
+            CHECK(read_long_bytes(vm, p, n, off));
+            break;
+        }
+        case 'G': { /* BINFLOAT, big endian */
+            NEED(9);
+            uint64_t bits = 0;
+            for (int i = 1; i <= 8; i++)
+                bits = bits << 8 | in->pos[i];
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            in->pos += 9;
+            ms_val v = 0;
+            CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
+            CHECK(push(vm, v, off));
+            break;
+        }
+        case 0x8c: { /* SHORT_BINUNICODE: inlined, it is a third of all strings */
+            NEED(2);
+            size_t n = in->pos[1];
+            NEED(2 + n);
+            const uint8_t *p = in->pos + 2;
+            in->pos += 2 + n;
+            CHECK(push_string(vm, p, n, T_STR, off));
+            break;
+        }
+        case 'X': CHECK(read_counted(vm, 4, false, T_STR, off)); break;      /* BINUNICODE */
+        case 0x8d: CHECK(read_counted(vm, 8, false, T_STR, off)); break;     /* BINUNICODE8 */
+        case 'C': CHECK(read_counted(vm, 1, false, T_NUM, off)); break;    /* SHORT_BINBYTES */
+        case 'B': CHECK(read_counted(vm, 4, false, T_NUM, off)); break;    /* BINBYTES */
+        case 0x8e: CHECK(read_counted(vm, 8, false, T_NUM, off)); break;   /* BINBYTES8 */
+        case 0x96: CHECK(read_counted(vm, 8, false, T_NUM, off)); break;   /* BYTEARRAY8 */
+        case 'T': CHECK(read_counted(vm, 4, true, T_NUM, off)); break;     /* BINSTRING */
+        case 'U': CHECK(read_counted(vm, 1, false, T_NUM, off)); break;    /* SHORT_BINSTRING */
+        case 0x94: /* MEMOIZE */
+            in->pos++;
+            if (vm->sp <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "MEMOIZE on an empty stack");
+            CHECK(memo_put(vm, vm->memo_len, vm->stack[vm->sp - 1], off));
+            break;
+        case 'q': /* BINPUT */
+        case 'r': { /* LONG_BINPUT */
+            size_t w = op == 'q' ? 1 : 4;
+            NEED(1 + w);
+            uint64_t idx = op == 'q' ? in->pos[1] : rd_u32(in->pos + 1);
+            in->pos += 1 + w;
+            if (vm->sp <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
+            CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
+            break;
+        }
+        case 'h': /* BINGET */
+        case 'j': { /* LONG_BINGET */
+            size_t w = op == 'h' ? 1 : 4;
+            NEED(1 + w);
+            uint64_t idx = op == 'h' ? in->pos[1] : rd_u32(in->pos + 1);
+            in->pos += 1 + w;
+            ms_val v = 0;
+            CHECK(memo_get(vm, idx, &v, off));
+            CHECK(push(vm, v, off));
+            break;
+        }
+        case 'a': { /* APPEND */
+            in->pos++;
+            ms_val v = 0;
+            CHECK(pop(vm, &v, off, "APPEND"));
+            if (vm->sp <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "APPEND without a list");
+            CHECK(do_append(vm, vm->stack[vm->sp - 1], &v, 1, off));
+            break;
+        }
+        case 'e': /* APPENDS */
+        case 0x90: { /* ADDITEMS */
+            in->pos++;
+            size_t m = 0;
+            CHECK(pop_mark(vm, &m, off, op == 'e' ? "APPENDS" : "ADDITEMS"));
+            if (m == 0 || m <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "APPENDS without a list");
+            CHECK(do_append(vm, vm->stack[m - 1], vm->stack + m, vm->sp - m, off));
+            vm->sp = m;
+            break;
+        }
+        case 's': { /* SETITEM */
+            in->pos++;
+            if (vm->sp < frame_floor(vm) + 3)
+                return FAIL(MS_ERR_CORRUPT, off, "SETITEM needs a dict, a key and a value");
+            CHECK(do_setitems(vm, &vm->stack[vm->sp - 3], vm->stack + vm->sp - 2, 1, off));
+            vm->sp -= 2;
+            break;
+        }
+        case 'u': { /* SETITEMS */
+            in->pos++;
+            size_t m = 0;
+            CHECK(pop_mark(vm, &m, off, "SETITEMS"));
+            if (m == 0 || m <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "SETITEMS without a dict");
+            if ((vm->sp - m) % 2)
+                return FAIL(MS_ERR_CORRUPT, off, "SETITEMS with an odd number of items");
+            CHECK(do_setitems(vm, &vm->stack[m - 1], vm->stack + m, (vm->sp - m) / 2, off));
+            vm->sp = m;
+            break;
+        }
+        case 't': /* TUPLE */
+        case 'l': /* LIST */
+        case 'd': /* DICT */
+        case 0x91: { /* FROZENSET */
+            in->pos++;
+            size_t m = 0;
+            CHECK(pop_mark(vm, &m, off, "TUPLE/LIST/DICT"));
+            int type = op == 't' ? O_TUPLE : op == 'l' ? O_LIST : op == 'd' ? O_DICT : O_FROZENSET;
+            CHECK(build_from(vm, type, m, off));
+            break;
+        }
+        case 0x85: /* TUPLE1 */
+        case 0x86: /* TUPLE2 */
+        case 0x87: { /* TUPLE3 */
+            in->pos++;
+            size_t n = op - 0x84u;
+            if (vm->sp < frame_floor(vm) + n)
+                return FAIL(MS_ERR_CORRUPT, off, "TUPLE%zu needs %zu values", n, n);
+            CHECK(build_from(vm, O_TUPLE, vm->sp - n, off));
+            break;
+        }
+        case 'I': /* INT */
+        case 'L': { /* LONG */
+            const uint8_t *p;
+            size_t n;
+            CHECK(read_line(vm, 4096, &p, &n, off));
+            CHECK(parse_text_int(vm, p, n, off));
+            break;
+        }
+        case 'F': { /* FLOAT */
+            const uint8_t *p;
+            size_t n;
+            CHECK(read_line(vm, 256, &p, &n, off));
+            char buf[257];
+            memcpy(buf, p, n);
+            buf[n] = '\0';
+            char *end;
+            double d = strtod(buf, &end);
+            if (end == buf || *end)
+                return FAIL(MS_ERR_CORRUPT, off, "FLOAT argument is not a number");
+            ms_val v = 0;
+            CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
+            CHECK(push(vm, v, off));
+            break;
+        }
+        case 'p': /* PUT */
+        case 'g': { /* GET */
+            const uint8_t *p;
+            size_t n;
+            CHECK(read_line(vm, 32, &p, &n, off));
+            uint64_t idx = 0;
+            if (n == 0 || n > 19)
+                return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
+            for (size_t i = 0; i < n; i++) {
+                if (p[i] < '0' || p[i] > '9')
+                    return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
+                idx = idx * 10 + (uint64_t)(p[i] - '0');
+            }
+            if (op == 'p') {
+                if (vm->sp <= frame_floor(vm))
+                    return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
+                CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
+            } else {
+                ms_val v = 0;
+                CHECK(memo_get(vm, idx, &v, off));
+                CHECK(push(vm, v, off));
+            }
+            break;
+        }
+        case 'S': /* STRING */
+        case 'V': { /* UNICODE */
+            const uint8_t *p;
+            size_t n;
+            size_t limit = vm->lim.max_string < MAX_TEXT_LINE * 1024 ? (size_t)vm->lim.max_string
+                                                                     : MAX_TEXT_LINE * 1024;
+            CHECK(read_line(vm, limit, &p, &n, off));
+            CHECK(decode_text_string(vm, p, n, op == 'S', off));
+            break;
+        }
+        case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
+        case 0x82: case 0x83: case 0x84: case 'P': case 'Q':
+            return FAIL(MS_ERR_REFUSED_OPCODE, off,
+                        "opcode %s (0x%02x) would run code; memsnap never executes pickles",
+                        opcode_name(op), op);
+        case 0x97:
+        case 0x98:
+            return FAIL(MS_ERR_CORRUPT, off,
+                        "opcode %s (0x%02x) needs out-of-band buffers, which snapshots never use",
+                        opcode_name(op), op);
+        default:
+            return FAIL(MS_ERR_UNKNOWN_OPCODE, off, "unknown pickle opcode 0x%02x", op);
+        }
+    }
+}
+
+void ms__vm_release(ms_vm *vm)
+{
+    for (size_t i = 0; i < vm->nobjs; i++)
+        free(vm->objs[i].items);
+    free(vm->objs);
+    free(vm->nums);
+    free(vm->stack);
+    free(vm->marks);
+    free(vm->memo);
+    free(vm->sparse_keys);
+    free(vm->sparse_vals);
+    for (size_t i = 0; i < vm->npend; i++)
+        free(vm->pend[i].ids);
+    free(vm->pend);
+    free(vm->pend_free);
+    free(vm->frame_slots);
+    free(vm->stack_slots);
+    ms__input_close(&vm->in);
+    vm->objs = NULL;
+    vm->nums = NULL;
+    vm->stack = NULL;
+    vm->marks = NULL;
+    vm->memo = NULL;
+    vm->sparse_keys = NULL;
+    vm->sparse_vals = NULL;
+    vm->pend = NULL;
+    vm->pend_free = NULL;
+    vm->frame_slots = NULL;
+    vm->stack_slots = NULL;
+    vm->nobjs = 0;
+}

@@ -1,0 +1,478 @@
+/* The active-memory timeline: allocations live from `alloc` to `free_completed`, reserved
+ * memory follows the segment events, and whatever was alive before the first kept event
+ * is reconstructed from the final allocator state so every curve ends exactly there. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------ live map */
+
+/* Open addressing from address to record slot; linear probing with backward-shift
+ * deletion keeps lookups short without tombstones piling up over millions of frees. */
+typedef struct live_map {
+    uint64_t *keys;
+    uint32_t *vals; /* UINT32_MAX: empty */
+    size_t mask;
+    size_t count;
+} live_map;
+
+static inline size_t slot_of(const live_map *m, uint64_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & m->mask;
+}
+
+static bool map_init(live_map *m, size_t n)
+{
+    size_t cap = 1024;
+    while (cap < n * 2)
+        cap *= 2;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->vals = malloc(cap * sizeof *m->vals);
+    m->mask = cap - 1;
+    m->count = 0;
+    if (!m->keys || !m->vals)
+        return false;
+    memset(m->vals, 0xff, cap * sizeof *m->vals);
+    return true;
+}
+
+static void map_free(live_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
+static bool map_grow(live_map *m)
+{
+    live_map n;
+    if (!map_init(&n, m->mask + 1))
+        return false;
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (m->vals[i] == UINT32_MAX)
+            continue;
+        size_t j = slot_of(&n, m->keys[i]);
+        while (n.vals[j] != UINT32_MAX)
+            j = (j + 1) & n.mask;
+        n.keys[j] = m->keys[i];
+        n.vals[j] = m->vals[i];
+        n.count++;
+    }
+    map_free(m);
+    *m = n;
+    return true;
+}
+
+static inline size_t map_find(const live_map *m, uint64_t key)
+{
+    size_t j = slot_of(m, key);
+    while (m->vals[j] != UINT32_MAX) {
+        if (m->keys[j] == key)
+            return j;
+        j = (j + 1) & m->mask;
+    }
+    return SIZE_MAX;
+}
+
+static bool map_put(live_map *m, uint64_t key, uint32_t val)
+{
+    if ((m->count + 1) * 2 > m->mask + 1 && !map_grow(m))
+        return false;
+    size_t j = slot_of(m, key);
+    while (m->vals[j] != UINT32_MAX)
+        j = (j + 1) & m->mask;
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->count++;
+    return true;
+}
+
+static void map_remove_at(live_map *m, size_t j)
+{
+    size_t hole = j;
+    size_t k = (j + 1) & m->mask;
+    while (m->vals[k] != UINT32_MAX) {
+        size_t home = slot_of(m, m->keys[k]);
+        /* Move k into the hole unless its home lies cyclically in (hole, k]. */
+        bool stays = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
+        if (!stays) {
+            m->keys[hole] = m->keys[k];
+            m->vals[hole] = m->vals[k];
+            hole = k;
+        }
+        k = (k + 1) & m->mask;
+    }
+    m->vals[hole] = UINT32_MAX;
+    m->count--;
+}
+
+/* ------------------------------------------------------------------ simulation */
+
+typedef void (*emit_fn)(void *ctx, const ms_alloc *a);
+
+typedef struct sim {
+    const ms_snapshot *s;
+    const ms_trace *tr;
+    int device;
+    bool keep_all;          /* records stay in recs[] in alloc order (MS_TIMELINE_ALLOCS) */
+    emit_fn emit;           /* else: called as each life is known completely */
+    void *ctx;
+
+    ms_alloc *recs;
+    size_t nrecs, cap_recs;
+    uint32_t *free_slots;
+    size_t nfree, cap_free;
+    ms_alloc *pre;          /* reconstructed: alive before the trace began */
+    size_t npre, cap_pre;
+    live_map live;
+} sim;
+
+static int add_pre(sim *x, const ms_alloc *a)
+{
+    if (x->keep_all) {
+        if (!ms__grow((void **)&x->pre, &x->cap_pre, x->npre + 1, sizeof *x->pre))
+            return MS_ERR_NOMEM;
+        x->pre[x->npre++] = *a;
+    } else if (x->emit) {
+        x->emit(x->ctx, a);
+    }
+    return 0;
+}
+
+static int new_rec(sim *x, uint32_t *slot)
+{
+    if (!x->keep_all && x->nfree) {
+        *slot = x->free_slots[--x->nfree];
+        return 0;
+    }
+    if (x->nrecs >= UINT32_MAX - 1 ||
+        !ms__grow((void **)&x->recs, &x->cap_recs, x->nrecs + 1, sizeof *x->recs))
+        return MS_ERR_NOMEM;
+    *slot = (uint32_t)x->nrecs++;
+    return 0;
+}
+
+static int end_rec(sim *x, size_t map_slot)
+{
+    uint32_t slot = x->live.vals[map_slot];
+    map_remove_at(&x->live, map_slot);
+    if (x->keep_all)
+        return 0;
+    if (x->emit)
+        x->emit(x->ctx, &x->recs[slot]);
+    if (!ms__grow((void **)&x->free_slots, &x->cap_free, x->nfree + 1, sizeof *x->free_slots))
+        return MS_ERR_NOMEM;
+    x->free_slots[x->nfree++] = slot;
+    return 0;
+}
+
+static void sim_release(sim *x)
+{
+    free(x->recs);
+    free(x->free_slots);
+    free(x->pre);
+    map_free(&x->live);
+}
+
+/* Runs the whole trace, filling t's statistics (and curves when given). */
+static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, ms_error *err)
+{
+    const ms_trace *tr = x->tr;
+    const size_t n = tr->n;
+    int64_t rel = 0, rel_max = 0, rel_max_event = -1;
+    int64_t res = 0, res_max = 0;
+    if (!map_init(&x->live, 4096))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+
+    for (size_t i = 0; i < n; i++) {
+        const unsigned act = tr->action[i];
+        const uint64_t addr = tr->addr[i];
+        const int64_t size = (int64_t)tr->size[i];
+        t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
+        switch (act) {
+        case MS_ACT_ALLOC: {
+            size_t j = map_find(&x->live, addr);
+            if (j != SIZE_MAX) {
+                /* A block handed out twice without a free in between: the first life
+                 * must have ended unseen, so end it here to keep the sums honest. */
+                ms_alloc *old = &x->recs[x->live.vals[j]];
+                old->free_event = (int64_t)i;
+                rel -= (int64_t)old->size;
+                if (end_rec(x, j))
+                    goto nomem;
+            }
+            uint32_t slot;
+            if (new_rec(x, &slot) || !map_put(&x->live, addr, slot))
+                goto nomem;
+            x->recs[slot] = (ms_alloc){addr, (uint64_t)size, (int64_t)i, -1, -1, tr->stack[i],
+                                       tr->stream[i]};
+            rel += size;
+            break;
+        }
+        case MS_ACT_FREE_REQUESTED: {
+            size_t j = map_find(&x->live, addr);
+            if (j != SIZE_MAX)
+                x->recs[x->live.vals[j]].free_requested_event = (int64_t)i;
+            break;
+        }
+        case MS_ACT_FREE_COMPLETED: {
+            size_t j = map_find(&x->live, addr);
+            if (j != SIZE_MAX) {
+                ms_alloc *r = &x->recs[x->live.vals[j]];
+                r->free_event = (int64_t)i;
+                rel -= (int64_t)r->size;
+                if (end_rec(x, j))
+                    goto nomem;
+            } else {
+                /* Allocated before the first kept event: alive from the start. */
+                ms_alloc a = {addr, (uint64_t)size, -1, (int64_t)i, -1, MS_NO_STACK, tr->stream[i]};
+                t->preexisting_bytes += size;
+                t->preexisting_count++;
+                rel -= size;
+                if (add_pre(x, &a))
+                    goto nomem;
+            }
+            break;
+        }
+        case MS_ACT_SEGMENT_ALLOC:
+        case MS_ACT_SEGMENT_MAP:
+            res += size;
+            break;
+        case MS_ACT_SEGMENT_FREE:
+        case MS_ACT_SEGMENT_UNMAP:
+            res -= size;
+            break;
+        case MS_ACT_OOM:
+            t->oom_count++;
+            break;
+        default:
+            break;
+        }
+        if (rel > rel_max) {
+            rel_max = rel;
+            rel_max_event = (int64_t)i;
+        }
+        if (res > res_max)
+            res_max = res;
+        if (active) {
+            active[i] = rel;
+            reserved[i] = res;
+        }
+    }
+
+    /* Blocks active at the end that no kept alloc explains were alive all along. */
+    size_t nseg, nblk;
+    const ms_segment *segs = ms_snapshot_segments(x->s, &nseg);
+    const ms_block *blocks = ms_snapshot_blocks(x->s, &nblk);
+    int64_t final_reserved = 0, unexplained = 0;
+    uint64_t unexplained_count = 0;
+    for (size_t g = 0; g < nseg; g++) {
+        if (segs[g].device != x->device)
+            continue;
+        final_reserved += (int64_t)segs[g].total_size;
+        for (size_t b = segs[g].first_block; b < segs[g].first_block + segs[g].n_blocks; b++) {
+            const ms_block *blk = &blocks[b];
+            if (blk->state != MS_BLOCK_ACTIVE_ALLOCATED && blk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
+                continue;
+            if (map_find(&x->live, blk->address) != SIZE_MAX)
+                continue;
+            ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
+            unexplained += (int64_t)blk->requested_size;
+            unexplained_count++;
+            if (add_pre(x, &a))
+                goto nomem;
+        }
+    }
+    t->preexisting_bytes += unexplained;
+    t->preexisting_count += unexplained_count;
+
+    t->active_start = t->preexisting_bytes;
+    t->peak_bytes = t->active_start + rel_max;
+    t->peak_event = rel_max_event;
+    t->live_end_bytes = t->active_start + rel;
+    t->live_end_count = x->live.count + unexplained_count;
+
+    /* Reserved memory before the first event is whatever the final segments hold beyond
+     * the trace's own net change. */
+    int64_t res_start = final_reserved - res;
+    if (res_start < 0)
+        res_start = 0; /* the trace freed more than it had: the file contradicts itself */
+    t->reserved_start = res_start;
+    t->reserved_peak_bytes = res_start + res_max;
+    t->reserved_end_bytes = res_start + res;
+    t->preexisting_segment_bytes = res_start;
+    t->trace_complete = t->preexisting_count == 0 && res_start == 0;
+
+    if (active) {
+        for (size_t i = 0; i < n; i++) {
+            active[i] += t->active_start;
+            reserved[i] += res_start;
+        }
+    }
+    /* Allocations still alive at the end have no free event. */
+    if (!x->keep_all && x->emit) {
+        for (size_t j = 0; j <= x->live.mask; j++)
+            if (x->live.vals[j] != UINT32_MAX)
+                x->emit(x->ctx, &x->recs[x->live.vals[j]]);
+    }
+    return 0;
+nomem:
+    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory while replaying the trace");
+}
+
+int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,
+                      ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    ms_timeline *t = calloc(1, sizeof *t);
+    if (!t)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    t->device = device;
+    t->n_events = tr->n;
+    if (tr->n) {
+        t->t_first_us = tr->time_us[0];
+        t->t_last_us = tr->time_us[tr->n - 1];
+    }
+    if (flags & MS_TIMELINE_CURVES) {
+        size_t bytes;
+        if (!ms__mul(tr->n ? tr->n : 1, sizeof(int64_t), &bytes) ||
+            !(t->active = malloc(bytes)) || !(t->reserved = malloc(bytes))) {
+            ms_timeline_free(t);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for the curves");
+        }
+    }
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.tr = tr;
+    x.device = device;
+    x.keep_all = (flags & MS_TIMELINE_ALLOCS) != 0;
+    int rc = simulate(&x, t, t->active, t->reserved, err);
+    if (!rc && x.keep_all) {
+        /* Trace allocations in alloc order, then the reconstructed ones. */
+        size_t total = x.nrecs + x.npre;
+        t->allocs = malloc((total ? total : 1) * sizeof *t->allocs);
+        if (!t->allocs) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        } else {
+            if (x.nrecs)
+                memcpy(t->allocs, x.recs, x.nrecs * sizeof *x.recs);
+            if (x.npre)
+                memcpy(t->allocs + x.nrecs, x.pre, x.npre * sizeof *x.pre);
+            t->n_allocs = total;
+        }
+    }
+    sim_release(&x);
+    if (rc) {
+        ms_timeline_free(t);
+        return rc;
+    }
+    t->peak_time_us = t->peak_event >= 0 ? tr->time_us[t->peak_event] : t->t_first_us;
+    *out = t;
+    return 0;
+}
+
+void ms_timeline_free(ms_timeline *t)
+{
+    if (!t)
+        return;
+    free(t->active);
+    free(t->reserved);
+    free(t->allocs);
+    free(t);
+}
+
+typedef struct alive_ctx {
+    int64_t at;
+    ms_alloc *out;
+    size_t n, cap;
+    bool failed;
+} alive_ctx;
+
+static void collect_alive(void *ctx, const ms_alloc *a)
+{
+    alive_ctx *c = ctx;
+    if (c->failed || a->alloc_event > c->at || (a->free_event != -1 && a->free_event <= c->at))
+        return;
+    if (!ms__grow((void **)&c->out, &c->cap, c->n + 1, sizeof *c->out)) {
+        c->failed = true;
+        return;
+    }
+    c->out[c->n++] = *a;
+}
+
+int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
+                         const ms_timeline *t, int64_t event, ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    *n_out = 0;
+    if (!s || !t || event < -1 || (event >= 0 && (uint64_t)event >= t->n_events))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
+                        (long long)event);
+    alive_ctx c = {event, NULL, 0, 0, false};
+    ms_timeline scratch;
+    memset(&scratch, 0, sizeof scratch);
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.tr = ms_snapshot_trace(s, t->device);
+    x.device = t->device;
+    x.emit = collect_alive;
+    x.ctx = &c;
+    int rc = simulate(&x, &scratch, NULL, NULL, err);
+    sim_release(&x);
+    if (!rc && c.failed)
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    if (rc) {
+        free(c.out);
+        return rc;
+    }
+    *out = c.out;
+    *n_out = c.n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ site totals */
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+    const ms_site_total *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                   const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    *n_out = 0;
+    /* Index by frame id (dense, a few thousand), plus one slot for "no stack". */
+    size_t nf = ms_snapshot_frame_count(s);
+    ms_site_total *acc = calloc(nf + 1, sizeof *acc);
+    if (!acc)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < n_allocs; i++) {
+        uint32_t site = ms_stack_site(s, allocs[i].stack);
+        size_t k = site == UINT32_MAX ? nf : site;
+        acc[k].site = site;
+        acc[k].bytes += allocs[i].size;
+        acc[k].count++;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k <= nf; k++)
+        if (acc[k].count)
+            acc[m++] = acc[k];
+    qsort(acc, m, sizeof *acc, by_bytes_desc);
+    *out = acc;
+    *n_out = m;
+    return 0;
+}
