@@ -351,9 +351,10 @@ static void draw_lanes(pen *p)
             rect(p, r->x0, lr->y, r->x1 - r->x0, lr->h);
             cairo_fill(cr);
             cairo_restore(cr);
-            const char *name = ch->names[r->name];
-            double w = text_width(p, name);
-            if (w + 6 <= r->x1 - r->x0) {
+            /* Label what fits; a cut name still tells forward from backward. */
+            if (r->x1 - r->x0 >= 28) {
+                char name[MS_CHART_TEXT];
+                fit_text(p, ch->names[r->name], r->x1 - r->x0 - 6, name, sizeof name);
                 rgb(p, ch->theme.fg);
                 text_at(p, (r->x0 + r->x1) / 2, lr->y + lr->h - 3.5, 0.5, name);
             }
@@ -440,11 +441,12 @@ static void draw_ooms(pen *p)
     }
     cairo_fill(cr);
     font(p, 11, true);
-    char label[48];
+    char label[MS_CHART_TEXT + 32];
     if (ch->n_ooms > 1)
-        snprintf(label, sizeof label, "OOM ×%llu", (unsigned long long)ch->n_ooms);
+        snprintf(label, sizeof label, "%s (×%llu)", ch->oom_label,
+                 (unsigned long long)ch->n_ooms);
     else
-        snprintf(label, sizeof label, "OOM");
+        snprintf(label, sizeof label, "%s", ch->oom_label);
     double x = ch->oom_px[0];
     bool left = x + 8 + text_width(p, label) > ch->plot.x + ch->plot.w;
     text_at(p, left ? x - 8 : x + 8, ch->plot.y + 20, left ? 1 : 0, label);
@@ -559,6 +561,24 @@ static void draw_stacked(pen *p, int64_t *acc)
     rgba(p, ch->theme.outline, 0.75);
     cairo_set_line_width(cr, 0.9);
     cairo_stroke(cr);
+    if (ch->show_low && ch->col_low) {
+        /* Above the column minimum the bands exist only at the hilltops: paled, so the
+         * always-present part below reads as solid. */
+        for (size_t c = 0; c < ch->n_cols; c++)
+            acc[c] = ch->col_active[c] - ch->col_low[c];
+        cairo_new_path(cr);
+        if (band_runs(p, ch->col_low, acc)) {
+            rgba(p, ch->theme.bg, 0.5);
+            cairo_fill(cr);
+        }
+        static const double DASH[] = {3.0, 2.0};
+        curve_path(p, ch->col_low, ch->col_event);
+        rgba(p, ch->theme.outline, 0.9);
+        cairo_set_line_width(cr, 1.0);
+        cairo_set_dash(cr, DASH, 2, 0);
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
     if (ch->col_reserved) {
         curve_path(p, ch->col_reserved, ch->col_event);
         rgba(p, ch->theme.reserved, 0.85);

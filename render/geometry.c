@@ -146,10 +146,11 @@ void ms_chart_format_bytes(double bytes, char *buf, size_t cap)
         u++;
     }
     const char *sign = bytes < 0 ? "-" : "";
+    /* Three significant digits at least: "2.03 GiB" rather than "2.0 GiB". */
     if (u == 0)
         snprintf(buf, cap, "%s%.0f B", sign, v);
     else
-        snprintf(buf, cap, "%s%.1f %s", sign, v, UNITS[u]);
+        snprintf(buf, cap, "%s%.*f %s", sign, v < 9.995 ? 2 : 1, v, UNITS[u]);
 }
 
 double ms_chart_nice_step(double span, int max_ticks)
@@ -285,7 +286,7 @@ static int64_t column_of(double x, double x_lo, double x_hi, double dx, size_t n
  * left. One pass over the trace whatever the pixel count. */
 static int aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                      double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
-                     ms_error *err)
+                     int64_t *low, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     int64_t *first = alloc_n(n_cols, sizeof *first);
@@ -301,11 +302,17 @@ static int aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, d
         act[c] = -1;
         if (res)
             res[c] = -1;
+        if (low)
+            low[c] = INT64_MAX;
     }
     int64_t carry = -1; /* the state before the first event */
     int64_t n = (int64_t)tl->n_events;
+    const int64_t *t_us = src->trace->time_us;
+    int64_t t0 = t_first(src);
     for (int64_t e = 0; e < n; e++) {
-        int64_t c = column_of(ms_chart_event_x(src, mode, e), x_lo, x_hi, dx, n_cols);
+        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop. */
+        double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
+        int64_t c = column_of(x, x_lo, x_hi, dx, n_cols);
         if (c < 0) {
             carry = e;
             continue;
@@ -321,6 +328,8 @@ static int aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, d
         }
         if (res && tl->reserved[e] > res[c])
             res[c] = tl->reserved[e];
+        if (low && tl->active[e] < low[c])
+            low[c] = tl->active[e];
     }
     for (size_t c = 0; c < n_cols; c++) {
         double lo = x_lo + (double)c * dx;
@@ -336,6 +345,8 @@ static int aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, d
             }
             if (res && reserved_of(tl, carry) > res[c])
                 res[c] = reserved_of(tl, carry);
+            if (low && v < low[c])
+                low[c] = v;
         }
         if (last[c] != MS_CHART_NO_EVENT)
             carry = last[c];
@@ -356,8 +367,8 @@ int ms_chart_extent(const ms_chart_source *src, const ms_chart_spec *spec, doubl
     if (rc)
         return rc;
     /* One column spanning the window gives exactly the maxima a chart would show. */
-    int64_t ev, act, res;
-    rc = aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, err);
+    int64_t ev = 0, act = 0, res = 0;
+    rc = aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, NULL, err);
     if (rc)
         return rc;
     *x_span = hi - lo;
@@ -524,7 +535,7 @@ static int layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool lege
     chart->area = area;
     chart->title_rect = (ms_chart_rect){area.x + 10, area.y + 4, area.w - 20, TITLE_H - 6};
     double legend_w = legend && area.w >= 560 ? clampd(area.w * 0.24, 190, 420) : 0;
-    double top = area.y + TITLE_H + (double)n_lanes * LANE_H + (n_lanes ? 4 : 0);
+    double top = area.y + TITLE_H + (double)n_lanes * LANE_H + (n_lanes ? 6 : 8);
     double left = area.x + MARGIN_LEFT;
     double right = area.x + area.w - (legend_w > 0 ? legend_w : MARGIN_RIGHT);
     double bottom = area.y + area.h - MARGIN_BOTTOM;
@@ -781,7 +792,12 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         return fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     size_t n_heap = 0;
+    double window = chart->x_hi - chart->x_lo;
     for (size_t i = 0; i < tl->n_allocs; i++) {
+        /* No lifetime exceeds the window: most small allocations are out before their
+         * event times are even looked up. */
+        if (n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score)
+            continue;
         double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
         if (!(s > 0))
             continue;
@@ -947,28 +963,46 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     }
     free(top_ranges);
 
-    site_score *ss = alloc_n(tl->n_allocs, sizeof *ss);
-    if (!ss) {
+    /* Totals per key in a dense table: ids are small (frames or strings of this file), and
+     * a million allocations must not cost a million-element sort. The last slot holds
+     * allocations without a key. */
+    size_t n_ids = !src->snap ? 0
+                   : by_phase ? ms_snapshot_string_count(src->snap)
+                              : ms_snapshot_frame_count(src->snap);
+    double *total = alloc_n(n_ids + 1, sizeof *total);
+    int32_t *group_of_slot = alloc_n(n_ids + 1, sizeof *group_of_slot);
+    site_score *ss = alloc_n(n_ids + 1, sizeof *ss);
+    if (!total || !group_of_slot || !ss) {
+        free(total);
+        free(group_of_slot);
+        free(ss);
         free(key);
         return fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
     }
-    size_t n_ss = 0;
+#define SLOT(k) ((k) < n_ids ? (size_t)(k) : n_ids)
     for (size_t i = 0; i < tl->n_allocs; i++) {
-        double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
-        if (s > 0 && !(by_phase && key[i] == UINT32_MAX))
-            ss[n_ss++] = (site_score){key[i], s};
+        if (by_phase && key[i] == UINT32_MAX)
+            continue;
+        double sc_i = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
+        if (sc_i > 0)
+            total[SLOT(key[i])] += sc_i;
     }
-    qsort(ss, n_ss, sizeof *ss, site_score_by_site);
     size_t n_keys = 0;
-    for (size_t i = 0; i < n_ss; i++) {
-        if (n_keys && ss[n_keys - 1].site == ss[i].site)
-            ss[n_keys - 1].score += ss[i].score;
-        else
-            ss[n_keys++] = ss[i];
+    for (size_t k = 0; k <= n_ids; k++) {
+        group_of_slot[k] = -1;
+        if (total[k] > 0)
+            ss[n_keys++] = (site_score){k == n_ids ? UINT32_MAX : (uint32_t)k, total[k]};
     }
+    free(total);
     qsort(ss, n_keys, sizeof *ss, site_score_desc);
     if (n_keys > top)
         n_keys = top;
+    for (size_t k = 0; k < n_keys; k++)
+        group_of_slot[SLOT(ss[k].site)] = (int32_t)k;
+    for (size_t i = 0; i < tl->n_allocs; i++)
+        gr->of_alloc[i] = by_phase && key[i] == UINT32_MAX ? -1 : group_of_slot[SLOT(key[i])];
+#undef SLOT
+    free(group_of_slot);
 
     size_t cap_groups = n_keys + spec->n_highlights;
     chart->groups = alloc_n(cap_groups, sizeof *chart->groups);
@@ -995,15 +1029,6 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         g.legend = (int)chart->n_legend;
         legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         rc = add_group(chart, cap_groups, g, err);
-    }
-    /* A small sort would do, but keys are few and this keeps the mapping obvious. */
-    for (size_t i = 0; i < tl->n_allocs && !rc; i++) {
-        gr->of_alloc[i] = -1;
-        for (size_t k = 0; k < n_keys; k++)
-            if (ss[k].site == key[i]) {
-                gr->of_alloc[i] = (int32_t)k;
-                break;
-            }
     }
     free(key);
     free(ss);
@@ -1067,7 +1092,7 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
     chart->col_other = alloc_n(W, sizeof *chart->col_other);
     int64_t *cur = alloc_n(G, sizeof *cur);
     size_t *order = alloc_n(W, sizeof *order);
-    size_t *bucket = alloc_n(E + 1, sizeof *bucket);
+    uint32_t *bucket = alloc_n(E + 1, sizeof *bucket); /* half the memory of size_t */
     if (!chart->heights || !chart->col_other || !cur || !order || !bucket) {
         free(cur);
         free(order);
@@ -1092,7 +1117,7 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
             n_delta++;
         }
     }
-    delta *d = alloc_n(n_delta, sizeof *d);
+    delta *d = n_delta <= UINT32_MAX ? alloc_n(n_delta, sizeof *d) : NULL;
     if (!d) {
         free(cur);
         free(order);
@@ -1100,9 +1125,9 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
         return fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     }
     /* Counting sort: bucket[e] becomes the first slot of event e's deltas. */
-    size_t sum = 0;
+    uint32_t sum = 0;
     for (size_t e = 0; e <= E; e++) {
-        size_t k = bucket[e];
+        uint32_t k = bucket[e];
         bucket[e] = sum;
         sum += k;
     }
@@ -1167,6 +1192,14 @@ static int find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
     for (size_t e = 0; e < tr->n; e++) {
         if (tr->action[e] != MS_ACT_OOM)
             continue;
+        if (chart->oom_label[0] == '\0') {
+            /* The first failure says what was asked and what the device had left. */
+            char want[32], left[32];
+            ms_chart_format_bytes((double)tr->size[e], want, sizeof want);
+            ms_chart_format_bytes((double)tr->addr[e], left, sizeof left);
+            snprintf(chart->oom_label, sizeof chart->oom_label, "OOM: asked %s, %s free", want,
+                     left);
+        }
         int64_t c = column_of(ms_chart_event_x(src, chart->x_mode, (int64_t)e), chart->x_lo,
                               chart->x_hi, chart->dx, chart->n_cols);
         if (c < 0 || c >= (int64_t)chart->n_cols)
@@ -1219,6 +1252,7 @@ void ms_chart_free(ms_chart *chart)
     free(chart->col_event);
     free(chart->col_active);
     free(chart->col_reserved);
+    free(chart->col_low);
     free(chart->col_other);
     free(chart->groups);
     free(chart->heights);
@@ -1310,6 +1344,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     chart->col_event = alloc_n(W, sizeof *chart->col_event);
     chart->col_active = alloc_n(W, sizeof *chart->col_active);
     chart->col_reserved = alloc_n(W, sizeof *chart->col_reserved);
+    chart->col_low = alloc_n(W, sizeof *chart->col_low);
     chart->names = alloc_n(MAX_NAMES, sizeof *chart->names);
     chart->name_rgb = alloc_n(MAX_NAMES, sizeof *chart->name_rgb);
     uint32_t *name_ids = alloc_n(MAX_NAMES, sizeof *name_ids);
@@ -1321,7 +1356,8 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
         for (size_t i = 0; sc.of_stack && i < sc.n_stacks; i++)
             sc.of_stack[i] = UINT32_MAX - 1;
     }
-    if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->names ||
+    if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->col_low ||
+        !chart->names ||
         !chart->name_rgb || !name_ids || !gr.of_alloc || (src->snap && !sc.of_stack)) {
         rc = fail(err, MS_ERR_NOMEM, "out of memory for the chart");
         goto done;
@@ -1330,7 +1366,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
         gr.of_alloc[i] = -1;
 
     rc = aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, chart->col_event,
-                   chart->col_active, chart->col_reserved, err);
+                   chart->col_active, chart->col_reserved, chart->col_low, err);
     if (rc)
         goto done;
     int64_t data_max = 0;
@@ -1365,6 +1401,14 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
                       spec->highlights[h].label);
     }
     find_peak(chart, src, chart->col_active, chart->col_event);
+    /* Zoomed out over thousands of steps each column holds whole hills; its top is the
+     * hilltop, and a line at the column minimum shows how deep the valleys go. */
+    size_t swinging = 0;
+    for (size_t c = 0; c < W; c++)
+        if (chart->col_event[c] != MS_CHART_NO_EVENT &&
+            (double)(chart->col_active[c] - chart->col_low[c]) / chart->y_max * chart->plot.h >= 3)
+            swinging++;
+    chart->show_low = swinging * 10 >= W;
 
     /* Fixed legend lines after the named bands. */
     legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
@@ -1372,6 +1416,9 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
                : spec->by == MS_CHART_BY_PHASE ? "outside annotated phases"
                                                : "other sites");
     legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
+    if (chart->show_low)
+        legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
+                   "per-pixel minimum (paler above: hills < 1 px)");
     if (spec->n_highlights)
         legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.highlight, "highlighted allocations");
     if (chart->n_ooms)
@@ -1461,7 +1508,7 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
             break;
         }
         rc = aggregate(&srcs[i], chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, ev,
-                       s->active, s->reserved, err);
+                       s->active, s->reserved, NULL, err);
         if (rc)
             break;
         s->rgb = PALETTE[i % PALETTE_N];

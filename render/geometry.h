@@ -168,6 +168,10 @@ typedef struct ms_chart {
     int64_t *col_active;   /* max active bytes in the window = the top of the stack */
     int64_t *col_reserved; /* max reserved bytes in the window, or NULL */
     int64_t *col_other;    /* the "other" band: col_active minus the groups below */
+    int64_t *col_low;      /* min active bytes in the window: where a column holds many
+                              events (a training step narrower than a pixel), memory
+                              swings between this and the top */
+    bool show_low;         /* the swing is wide enough to be worth a line */
 
     size_t n_groups;
     ms_chart_group *groups;
@@ -193,6 +197,7 @@ typedef struct ms_chart {
     double *oom_px;      /* one per column that holds an OOM event */
     size_t n_oom_px;
     uint64_t n_ooms;
+    char oom_label[MS_CHART_TEXT]; /* about the first OOM in the window */
 
     /* Annotation ranges (depth 0 and 1), drawn as strips above the plot. */
     size_t n_lanes;

@@ -482,8 +482,11 @@ static void check_synthetic(void)
     CHECK_EQ(ch->heights[0 * W + 150], 100);
     CHECK_EQ(ch->heights[1 * W + 150], 50);
     CHECK_EQ(ch->col_other[150], 0);
-    /* The last column takes the final event at exactly x_hi. */
-    CHECK_EQ(ch->col_event[W - 1], 4);
+    /* The last column takes the final event at exactly x_hi, but shows the larger state
+     * carried into it (80 bytes after event 3 beats 50 after event 4). */
+    CHECK_EQ(ch->col_event[W - 1], 3);
+    CHECK_EQ(ch->col_active[W - 1], 80);
+    CHECK_EQ(ch->col_event[W - 2], 3);
     CHECK(ch->has_peak);
     CHECK_EQ(ch->peak_bytes, 180);
     CHECK_NEAR(ch->peak_x, 2.0, 1e-12);
@@ -522,7 +525,11 @@ static void check_numbers(void)
     ms_chart_format_bytes(812, buf, sizeof buf);
     CHECK(!strcmp(buf, "812 B"));
     ms_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
-    CHECK(!strcmp(buf, "1.5 GiB"));
+    CHECK(!strcmp(buf, "1.50 GiB"));
+    ms_chart_format_bytes(2181038080.0, buf, sizeof buf);
+    CHECK(!strcmp(buf, "2.03 GiB"));
+    ms_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
+    CHECK(!strcmp(buf, "10.0 MiB"));
     ms_chart_format_bytes(NAN, buf, sizeof buf);
     CHECK(!strcmp(buf, "?"));
     static const double SPANS[] = {1, 3, 7, 10, 0.013, 523.8, 1e9, 4.6513, 1234567};
