@@ -243,6 +243,13 @@ static int memo_encode(ms_vm *vm, ms_val v, uint64_t idx, uint32_t *out, int64_t
 
 static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
 {
+    if (MS_LIKELY(idx == vm->memo_len && idx < vm->memo_cap && idx < vm->lim.max_memo &&
+                  (VTAG(v) == T_STR || VTAG(v) == T_CONV || v == VMAKE(T_SPC, SPC_CONSUMED) ||
+                   v == VMAKE(T_SPC, SPC_NONE)) &&
+                  VPAY(v) < MEMO_PAYLOAD_LIMIT)) {
+        vm->memo[vm->memo_len++] = (uint32_t)v;
+        return 0;
+    }
     uint32_t enc = 0;
     int rc = memo_encode(vm, v, idx, &enc, off);
     if (rc)
@@ -627,59 +634,63 @@ static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_
     return 0;
 }
 
-/* Appends one trace entry, given as key/value pairs, to the device's event arrays. */
-static int convert_event(ms_vm *vm, int device, const ms_val *pairs, size_t npairs, int64_t off)
+/* The fields of one trace entry as they are read. */
+typedef struct ev_fields {
+    int action;   /* -1 until seen */
+    uint64_t addr, size, stream_raw;
+    int64_t time_us;
+    uint32_t stack;
+} ev_fields;
+
+static const ev_fields EV_EMPTY = {-1, 0, 0, 0, 0, MS_NO_STACK};
+
+static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
 {
-    int action = -1;
-    uint64_t addr = 0, size = 0, stream_raw = 0;
-    int64_t time_us = 0;
-    uint32_t stack = MS_NO_STACK;
     int rc;
-    for (size_t i = 0; i < npairs; i++) {
-        ms_val k = pairs[2 * i], v = pairs[2 * i + 1];
-        if (VTAG(k) != T_STR)
-            continue;
-        switch (VPAY(k)) {
-        case S_ACTION:
-            if (VTAG(v) != T_STR)
-                return FAIL(MS_ERR_FORMAT, off, "trace entry 'action' is a %s, expected a str",
-                            ms__vm_type_name(vm, v));
-            action = (VPAY(v) >= S_ACT_ALLOC && VPAY(v) <= S_ACT_SNAPSHOT)
-                         ? (int)(VPAY(v) - S_ACT_ALLOC)
-                         : MS_ACT_OTHER;
-            break;
-        case S_ADDR:
-        case S_DEVICE_FREE:
-            if (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE)
-                break;
-            if ((rc = event_u64(vm, v, VPAY(k) == S_ADDR ? "addr" : "device_free", &addr, off)))
-                return rc;
-            break;
-        case S_SIZE: {
-            int64_t n;
-            if (!ms__vm_int(vm, v, &n) || n < 0)
-                return FAIL(MS_ERR_FORMAT, off, "trace entry 'size' is not a non-negative int");
-            size = (uint64_t)n;
-            break;
-        }
-        case S_STREAM:
-            if ((rc = event_u64(vm, v, "stream", &stream_raw, off)))
-                return rc;
-            break;
-        case S_TIME_US:
-            if (!ms__vm_int(vm, v, &time_us))
-                return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int",
-                            ms__vm_type_name(vm, v));
-            break;
-        case S_FRAMES:
-            if ((rc = ms__vm_stack_of(vm, v, &stack, off)))
-                return rc;
-            break;
-        default:
-            break; /* newer torch versions add keys: ignored */
-        }
+    if (VTAG(k) != T_STR)
+        return 0;
+    switch (VPAY(k)) {
+    case S_ACTION:
+        if (VTAG(v) != T_STR)
+            return FAIL(MS_ERR_FORMAT, off, "trace entry 'action' is a %s, expected a str",
+                        ms__vm_type_name(vm, v));
+        f->action = (VPAY(v) >= S_ACT_ALLOC && VPAY(v) <= S_ACT_SNAPSHOT)
+                        ? (int)(VPAY(v) - S_ACT_ALLOC)
+                        : MS_ACT_OTHER;
+        return 0;
+    case S_ADDR:
+    case S_DEVICE_FREE:
+        if (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE)
+            return 0;
+        return event_u64(vm, v, VPAY(k) == S_ADDR ? "addr" : "device_free", &f->addr, off);
+    case S_SIZE: {
+        int64_t n;
+        if (!ms__vm_int(vm, v, &n) || n < 0)
+            return FAIL(MS_ERR_FORMAT, off, "trace entry 'size' is not a non-negative int");
+        f->size = (uint64_t)n;
+        return 0;
     }
-    if (action < 0)
+    case S_STREAM:
+        return event_u64(vm, v, "stream", &f->stream_raw, off);
+    case S_TIME_US:
+        if (!ms__vm_int(vm, v, &f->time_us))
+            return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int",
+                        ms__vm_type_name(vm, v));
+        return 0;
+    case S_FRAMES:
+        if ((rc = ms__vm_stack_of(vm, v, &f->stack, off)))
+            return rc;
+        return 0;
+    default:
+        return 0; /* newer torch versions add keys: ignored */
+    }
+}
+
+/* Appends one complete trace entry to the device's event arrays. */
+static int append_event(ms_vm *vm, int device, const ev_fields *f, int64_t off)
+{
+    int rc;
+    if (f->action < 0)
         return FAIL(MS_ERR_FORMAT, off, "device_traces[%d] entry has no 'action'", device);
     if (vm->events_total >= vm->lim.max_events)
         return FAIL(MS_ERR_LIMIT, off, "more than %llu trace entries",
@@ -688,7 +699,7 @@ static int convert_event(ms_vm *vm, int device, const ms_val *pairs, size_t npai
     if ((rc = trace_for(vm, device, &t, off)))
         return rc;
     uint16_t stream = 0;
-    if ((rc = intern_stream(vm, stream_raw, &stream, off)))
+    if ((rc = intern_stream(vm, f->stream_raw, &stream, off)))
         return rc;
     size_t n = t->view.n;
     if (MS_UNLIKELY(n == t->cap)) {
@@ -702,15 +713,27 @@ static int convert_event(ms_vm *vm, int device, const ms_val *pairs, size_t npai
             return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
         t->cap = c1;
     }
-    t->action[n] = (uint8_t)action;
-    t->addr[n] = addr;
-    t->size[n] = size;
-    t->time_us[n] = time_us;
-    t->stack[n] = stack;
+    t->action[n] = (uint8_t)f->action;
+    t->addr[n] = f->addr;
+    t->size[n] = f->size;
+    t->time_us[n] = f->time_us;
+    t->stack[n] = f->stack;
     t->stream[n] = stream;
     t->view.n = n + 1;
     vm->events_total++;
     return 0;
+}
+
+/* Appends one trace entry, given as key/value pairs, to the device's event arrays. */
+static int convert_event(ms_vm *vm, int device, const ms_val *pairs, size_t npairs, int64_t off)
+{
+    ev_fields f = EV_EMPTY;
+    for (size_t i = 0; i < npairs; i++) {
+        int rc = event_field(vm, &f, pairs[2 * i], pairs[2 * i + 1], off);
+        if (rc)
+            return rc;
+    }
+    return append_event(vm, device, &f, off);
 }
 
 /* ------------------------------------------------------------------ where am I? */
@@ -1184,6 +1207,275 @@ static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
     return rc ? rc : push(vm, v, off);
 }
 
+/* ------------------------------------------------------------------ fast path */
+
+/* Nearly every byte of a large snapshot is trace entries, all pickled the same way:
+ *   EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS
+ * with keys and shared values fetched from the memo, and the frames list either fetched
+ * or built inline from memoized frames. This reader takes whole entries of that shape
+ * straight into the event arrays, skipping the general stack machine. It only commits
+ * an entry once all of it has been read; anything unexpected (or an entry running past
+ * the buffered window) leaves the input untouched for the general VM, which then reads
+ * the same bytes the slow way, so both paths give the same result and the same errors. */
+
+#define FAST_MEMO 64
+#define FAST_FRAMES 1024
+
+typedef struct fast_reader {
+    const uint8_t *p, *end;
+    ms_val memo[FAST_MEMO]; /* entries this entry adds to the memo, in order */
+    bool building[FAST_MEMO];
+    size_t nmemo;
+    uint32_t last_str; /* UINT32_MAX: none yet */
+    uint32_t ids[FAST_FRAMES];
+} fast_reader;
+
+enum { FAST_BAIL = 0, FAST_OK = 1 };
+
+static int fast_memoize(fast_reader *r, ms_val v, bool building, size_t *index)
+{
+    if (r->nmemo == FAST_MEMO)
+        return FAST_BAIL;
+    r->memo[r->nmemo] = v;
+    r->building[r->nmemo] = building;
+    if (index)
+        *index = r->nmemo;
+    r->nmemo++;
+    return FAST_OK;
+}
+
+/* One scalar, string or memo reference, with the MEMOIZE that may follow it. */
+static int fast_value(ms_vm *vm, fast_reader *r, ms_val *out)
+{
+    const uint8_t *p = r->p;
+    if (p + 10 > r->end)
+        return FAST_BAIL;
+    switch (p[0]) {
+    case 'h':
+    case 'j': {
+        uint64_t idx = p[0] == 'h' ? p[1] : rd_u32(p + 1);
+        p += p[0] == 'h' ? 2 : 5;
+        if (idx < vm->memo_len) {
+            *out = vm->memo[idx];
+            if (*out == VMAKE(T_SPC, SPC_BUILDING))
+                return FAST_BAIL;
+        } else if (idx - vm->memo_len < r->nmemo && !r->building[idx - vm->memo_len]) {
+            *out = r->memo[idx - vm->memo_len];
+        } else {
+            return FAST_BAIL;
+        }
+        break;
+    }
+    case 0x8c: {
+        size_t n = p[1];
+        if (p + 2 + n + 1 > r->end)
+            return FAST_BAIL;
+        /* Every entry repeats the same short strings ('N/A' for compile_context): one
+         * remembered string saves hashing them millions of times. */
+        const ms_strtab *st = &vm->snap->strings;
+        uint32_t id = r->last_str;
+        if (id == UINT32_MAX || st->lengths[id] != n ||
+            memcmp(st->bytes + st->offsets[id], p + 2, n) != 0) {
+            if (!utf8_valid(p + 2, n))
+                return FAST_BAIL;
+            id = ms__strtab_intern(&vm->snap->strings, (const char *)p + 2, n);
+            if (id == UINT32_MAX || id >= MEMO_PAYLOAD_LIMIT)
+                return FAST_BAIL;
+            r->last_str = id;
+        }
+        *out = VMAKE(T_STR, id);
+        p += 2 + n;
+        break;
+    }
+    case 'K':
+        *out = (uint64_t)p[1] << 3;
+        p += 2;
+        break;
+    case 'M':
+        *out = (uint64_t)(p[1] | (unsigned)p[2] << 8) << 3;
+        p += 3;
+        break;
+    case 'J':
+        *out = (uint64_t)(int64_t)(int32_t)rd_u32(p + 1) << 3;
+        p += 5;
+        break;
+    case 0x8a: {
+        size_t n = p[1];
+        if (n == 0 || n > 8)
+            return FAST_BAIL;
+        uint64_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            u |= (uint64_t)p[2 + i] << (8 * i);
+        if ((p[1 + n] & 0x80) && n < 8)
+            u |= ~(uint64_t)0 << (8 * n);
+        int64_t i = (int64_t)u;
+        if (i < VINT_MIN || i > VINT_MAX)
+            return FAST_BAIL;
+        *out = (uint64_t)i << 3;
+        p += 2 + n;
+        break;
+    }
+    case 'N':
+        *out = VMAKE(T_SPC, SPC_NONE);
+        p += 1;
+        break;
+    case 0x88:
+    case 0x89:
+        *out = VMAKE(T_SPC, p[0] == 0x88 ? SPC_TRUE : SPC_FALSE);
+        p += 1;
+        break;
+    default:
+        return FAST_BAIL;
+    }
+    if (p < r->end && p[0] == 0x94) {
+        if (VTAG(*out) == T_INT || VTAG(*out) == T_SPC || fast_memoize(r, *out, false, NULL) != FAST_OK)
+            return FAST_BAIL;
+        p++;
+    }
+    r->p = p;
+    return FAST_OK;
+}
+
+/* A frame dict: EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS, or a memo reference. */
+static int fast_frame(ms_vm *vm, fast_reader *r, uint32_t *id, int *err_rc)
+{
+    if (r->p < r->end && r->p[0] != '}') {
+        ms_val v = 0;
+        if (fast_value(vm, r, &v) != FAST_OK)
+            return FAST_BAIL;
+        if (!(VTAG(v) == T_CONV && !(VPAY(v) & 1)) && !ms__vm_obj(vm, v, O_DICT))
+            return FAST_BAIL;
+        if ((*err_rc = frame_of(vm, v, id, MS_NO_OFFSET)))
+            return FAST_BAIL;
+        return FAST_OK;
+    }
+    if (r->p + 3 > r->end || r->p[1] != 0x94 || r->p[2] != '(')
+        return FAST_BAIL;
+    size_t slot;
+    if (fast_memoize(r, 0, true, &slot) != FAST_OK)
+        return FAST_BAIL;
+    r->p += 3;
+    ms_val pairs[16];
+    size_t n = 0;
+    while (r->p < r->end && r->p[0] != 'u') {
+        if (n == 16 || fast_value(vm, r, &pairs[n]) != FAST_OK)
+            return FAST_BAIL;
+        n++;
+    }
+    if (r->p >= r->end || n % 2)
+        return FAST_BAIL;
+    r->p++;
+    if ((*err_rc = convert_frame(vm, pairs, n / 2, id, MS_NO_OFFSET)))
+        return FAST_BAIL;
+    r->memo[slot] = VMAKE(T_CONV, (uint64_t)*id << 1);
+    r->building[slot] = false;
+    return FAST_OK;
+}
+
+/* An inline frames list: EMPTY_LIST [MEMOIZE] then nothing, one frame + APPEND, or
+ * MARK frames APPENDS. */
+static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
+{
+    r->p++;
+    size_t slot = SIZE_MAX;
+    if (r->p < r->end && r->p[0] == 0x94) {
+        if (fast_memoize(r, 0, true, &slot) != FAST_OK)
+            return FAST_BAIL;
+        r->p++;
+    }
+    size_t n = 0;
+    if (r->p < r->end && r->p[0] == '(') {
+        r->p++;
+        while (r->p < r->end && r->p[0] != 'e') {
+            if (n == FAST_FRAMES || fast_frame(vm, r, &r->ids[n], err_rc) != FAST_OK)
+                return FAST_BAIL;
+            n++;
+        }
+        if (r->p >= r->end)
+            return FAST_BAIL;
+        r->p++;
+    } else if (r->p < r->end && (r->p[0] == '}' || r->p[0] == 'h' || r->p[0] == 'j')) {
+        if (fast_frame(vm, r, &r->ids[0], err_rc) != FAST_OK || r->p >= r->end || r->p[0] != 'a')
+            return FAST_BAIL;
+        r->p++;
+        n = 1;
+    }
+    uint32_t stack;
+    if ((*err_rc = intern_stack(vm, r->ids, n, &stack, MS_NO_OFFSET)))
+        return FAST_BAIL;
+    *out = stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE) : VMAKE(T_CONV, (uint64_t)stack << 1 | 1);
+    if (slot != SIZE_MAX) {
+        r->memo[slot] = *out;
+        r->building[slot] = false;
+    }
+    return FAST_OK;
+}
+
+/* Reads trace entries for `device` while the input holds complete ones; returns how
+ * many were taken (0: let the general VM read this one), or a negative error. */
+static int fast_events(ms_vm *vm, int device, size_t *taken)
+{
+    ms_input *in = &vm->in;
+    *taken = 0;
+    if ((size_t)(in->end - in->pos) < 65536 && !in->source_eof) {
+        ms_error scratch, *saved = vm->err;
+        vm->err = &scratch;
+        (void)ms__input_need(in, 65536, &scratch); /* near the end, fewer bytes is fine */
+        vm->err = saved;
+    }
+    fast_reader r;
+    r.last_str = UINT32_MAX;
+    for (;;) {
+        r.p = in->pos;
+        r.end = in->end;
+        r.nmemo = 0;
+        int err_rc = 0;
+        if (r.p + 3 > r.end || r.p[0] != '}' || r.p[1] != 0x94 || r.p[2] != '(')
+            return 0;
+        r.p += 3;
+        (void)fast_memoize(&r, VMAKE(T_SPC, SPC_CONSUMED), false, NULL);
+        ev_fields f = EV_EMPTY;
+        bool ok = true;
+        while (ok && r.p < r.end && r.p[0] != 'u') {
+            ms_val k = 0, v = 0;
+            if (fast_value(vm, &r, &k) != FAST_OK || VTAG(k) != T_STR) {
+                ok = false;
+                break;
+            }
+            if (k == VMAKE(T_STR, S_FRAMES) && r.p < r.end && r.p[0] == ']') {
+                if (fast_frames(vm, &r, &v, &err_rc) != FAST_OK)
+                    ok = false;
+            } else if (fast_value(vm, &r, &v) != FAST_OK) {
+                ok = false;
+            }
+            if (ok && VTAG(v) == T_OBJ)
+                ok = false; /* objects may still change; the general path handles them */
+            if (ok && event_field(vm, &f, k, v, ms__input_offset(in, in->pos)) != 0)
+                ok = false;
+        }
+        if (err_rc == MS_ERR_NOMEM)
+            return MS_ERR_NOMEM;
+        if (!ok || r.p >= r.end || f.action < 0)
+            return 0;
+        r.p++; /* SETITEMS */
+        /* Commit: the memo entries in order, the event, the value left on the stack. */
+        int64_t off = ms__input_offset(in, in->pos);
+        for (size_t i = 0; i < r.nmemo; i++) {
+            int rc = memo_put(vm, vm->memo_len, r.memo[i], off);
+            if (rc)
+                return rc;
+        }
+        int rc = append_event(vm, device, &f, off);
+        if (rc)
+            return rc;
+        ms_trace_build *t = &vm->snap->traces[device];
+        if ((rc = push(vm, VMAKE(T_EVT, ((uint64_t)(t->view.n - 1) << 16) | (uint64_t)device), off)))
+            return rc;
+        in->pos = r.p;
+        ++*taken;
+    }
+}
+
 #define NEED(n)                                                  \
     do {                                                         \
         if (MS_UNLIKELY((size_t)(in->end - in->pos) < (n))) {    \
@@ -1234,6 +1526,12 @@ int ms__vm_run(ms_vm *vm)
                     CHECK(new_obj(vm, O_DICT, R_ROOT, &id, off));
                     vm->root_obj = id + 1;
                 } else if ((device = event_device(vm)) >= 0) {
+                    size_t taken = 0;
+                    in->pos--; /* the fast reader starts at this EMPTY_DICT */
+                    CHECK(fast_events(vm, device, &taken));
+                    if (taken)
+                        break;
+                    in->pos++;
                     CHECK(push(vm, VMAKE(T_PEND, (uint64_t)device << 2 | PEND_EVENT), off));
                     break;
                 } else if (is_pending_frame(vm)) {
