@@ -352,7 +352,7 @@ static void draw_lanes(pen *p)
             cairo_fill(cr);
             cairo_restore(cr);
             /* Label what fits; a cut name still tells forward from backward. */
-            if (r->x1 - r->x0 >= 28) {
+            if (r->x1 - r->x0 >= 48) {
                 char name[MS_CHART_TEXT];
                 fit_text(p, ch->names[r->name], r->x1 - r->x0 - 6, name, sizeof name);
                 rgb(p, ch->theme.fg);

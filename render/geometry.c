@@ -1277,7 +1277,10 @@ static void default_title(ms_chart *chart, const ms_chart_source *src, const ms_
     char peak[32], res[32], window[96] = "";
     ms_chart_format_bytes((double)src->tl->peak_bytes, peak, sizeof peak);
     ms_chart_format_bytes((double)src->tl->reserved_peak_bytes, res, sizeof res);
-    if (spec->has_from || spec->has_to) {
+    /* Panels share a window as long as the longest file; only a real zoom is news. */
+    bool zoomed = (spec->has_from && spec->from > 0) ||
+                  (spec->has_to && spec->to < full_span(src, spec->x_mode) * (1 - 1e-9));
+    if (zoomed) {
         if (chart->x_mode == MS_CHART_X_TIME)
             snprintf(window, sizeof window, "  ·  window %.3f–%.3f s", chart->x_lo, chart->x_hi);
         else
@@ -1406,9 +1409,9 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     size_t swinging = 0;
     for (size_t c = 0; c < W; c++)
         if (chart->col_event[c] != MS_CHART_NO_EVENT &&
-            (double)(chart->col_active[c] - chart->col_low[c]) / chart->y_max * chart->plot.h >= 3)
+            (double)(chart->col_active[c] - chart->col_low[c]) / chart->y_max * chart->plot.h >= 12)
             swinging++;
-    chart->show_low = swinging * 10 >= W;
+    chart->show_low = swinging * 4 >= W; /* a quarter of the columns hide whole hills */
 
     /* Fixed legend lines after the named bands. */
     legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
