@@ -258,57 +258,109 @@ static void curve_path(pen *p, const int64_t *value, const int64_t *event)
         line_to(p, ch->plot.x + (double)ch->n_cols, prev);
 }
 
+typedef struct pin {
+    double x, y;     /* where the band starts */
+    const char *text;
+} pin;
+
+static bool overlaps(const ms_chart_rect *a, const ms_chart_rect *b)
+{
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* An arrow to where a highlighted band starts and its label at the tail, moved up or down
+ * until it clears the labels already placed. */
+static void draw_pin(pen *p, const pin *pn, ms_chart_rect *placed, size_t *n_placed)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    font(p, 11, true);
+    char label[MS_CHART_TEXT];
+    fit_text(p, pn->text, 320, label, sizeof label);
+    double w = text_width(p, label);
+    bool right = pn->x + 46 + w < ch->plot.x + ch->plot.w;
+    double tx = right ? pn->x + 46 : pn->x - 46;
+    double ty = pn->y - 34;
+    ms_chart_rect box = {0, 0, w + 6, 15};
+    for (int attempt = 0; attempt < 12; attempt++) {
+        ty = pn->y - 34 - 16.0 * (attempt % 2 ? -(attempt + 1) / 2 : attempt / 2);
+        if (ty < ch->plot.y + 14)
+            ty += 90;
+        if (ty > ch->plot.y + ch->plot.h - 4)
+            ty = ch->plot.y + ch->plot.h - 4;
+        box.x = right ? tx : tx - w - 6;
+        box.y = ty - 12;
+        bool clear = true;
+        for (size_t i = 0; i < *n_placed && clear; i++)
+            clear = !overlaps(&box, &placed[i]);
+        if (clear)
+            break;
+    }
+    if (*n_placed < 64)
+        placed[(*n_placed)++] = box;
+    rgb(p, ch->theme.highlight);
+    cairo_set_line_width(cr, 1.5);
+    move_to(p, tx, ty - 4);
+    line_to(p, pn->x, pn->y);
+    cairo_stroke(cr);
+    double ang = atan2(pn->y - (ty - 4), pn->x - tx);
+    move_to(p, pn->x, pn->y);
+    line_to(p, pn->x - 9 * cos(ang - 0.4), pn->y - 9 * sin(ang - 0.4));
+    line_to(p, pn->x - 9 * cos(ang + 0.4), pn->y - 9 * sin(ang + 0.4));
+    cairo_close_path(cr);
+    cairo_fill(cr);
+    /* A halo keeps the label readable over the bands. */
+    cairo_save(cr);
+    move_to(p, box.x + 3, ty);
+    if (!p->bad)
+        cairo_text_path(cr, label);
+    rgb(p, ch->theme.bg);
+    cairo_set_line_width(cr, 3.0);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    rgb(p, ch->theme.highlight);
+    text_at(p, box.x + 3, ty, 0, label);
+}
+
 static void draw_highlights(pen *p, int64_t *acc)
 {
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
+    size_t n_pins = 0;
+    for (size_t g = 0; g < ch->n_groups; g++)
+        n_pins += ch->groups[g].highlight && ch->groups[g].mark[0];
+    pin *pins = n_pins ? calloc(n_pins, sizeof *pins) : NULL;
+    n_pins = 0;
     memset(acc, 0, W * sizeof *acc);
+    cairo_save(cr);
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * W;
         if (ch->groups[g].highlight) {
-            cairo_save(cr);
             cairo_new_path(cr);
             band_runs(p, acc, h);
             rgb(p, ch->theme.highlight);
             cairo_set_line_width(cr, 2.0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
             cairo_stroke(cr);
-            /* Arrow and label where the band starts: where the leak was made. */
             size_t c = 0;
             while (c < W && h[c] <= 0)
                 c++;
-            if (c < W) {
-                double x = ch->plot.x + (double)c + 0.5;
-                double y = ms_chart_py(ch, (double)acc[c] + (double)h[c] / 2);
-                double tx = x + 46 < ch->plot.x + ch->plot.w - 60 ? x + 46 : x - 46;
-                double ty = y - 34 > ch->plot.y + 12 ? y - 34 : y + 34;
-                cairo_set_line_width(cr, 1.5);
-                move_to(p, tx, ty);
-                line_to(p, x, y);
-                cairo_stroke(cr);
-                double ang = atan2(y - ty, x - tx);
-                move_to(p, x, y);
-                line_to(p, x - 9 * cos(ang - 0.4), y - 9 * sin(ang - 0.4));
-                line_to(p, x - 9 * cos(ang + 0.4), y - 9 * sin(ang + 0.4));
-                cairo_close_path(cr);
-                cairo_fill(cr);
-                font(p, 11, true);
-                char label[MS_CHART_TEXT];
-                fit_text(p, ch->groups[g].label, 320, label, sizeof label);
-                double w = text_width(p, label);
-                double lx = tx >= x ? tx + 3 : tx - 3 - w;
-                if (lx + w > ch->plot.x + ch->plot.w)
-                    lx = ch->plot.x + ch->plot.w - w;
-                if (lx < ch->plot.x)
-                    lx = ch->plot.x;
-                text_at(p, lx, ty + (ty < y ? -3 : 12), 0, label);
-            }
-            cairo_restore(cr);
+            if (pins && ch->groups[g].mark[0] && c < W)
+                pins[n_pins++] = (pin){ch->plot.x + (double)c + 0.5,
+                                       ms_chart_py(ch, (double)acc[c] + (double)h[c] / 2),
+                                       ch->groups[g].mark};
         }
         for (size_t c = 0; c < W; c++)
             acc[c] += h[c];
     }
+    ms_chart_rect placed[64];
+    size_t n_placed = 0;
+    for (size_t i = 0; i < n_pins; i++)
+        draw_pin(p, &pins[i], placed, &n_placed);
+    cairo_restore(cr);
+    free(pins);
 }
 
 /* ------------------------------------------------------------------ decorations */

@@ -1400,7 +1400,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
             continue;
         chart->groups[g].highlight = true;
         if (spec->highlights[h].label)
-            copy_text(chart->groups[g].label, sizeof chart->groups[g].label,
+            copy_text(chart->groups[g].mark, sizeof chart->groups[g].mark,
                       spec->highlights[h].label);
     }
     find_peak(chart, src, chart->col_active, chart->col_event);

@@ -60,11 +60,12 @@ typedef enum ms_chart_by {
     MS_CHART_BY_PHASE      /* one band per top-level annotation name */
 } ms_chart_by;
 
-/* An allocation to draw outlined, with an arrow and label where its band starts (the
- * leaks command passes the allocations it blames). */
+/* An allocation to draw with a band of its own, outlined in red, and with a label, an
+ * arrow to where the band starts (the leaks command passes the allocations it blames;
+ * labelling one allocation per site keeps the picture readable). */
 typedef struct ms_chart_highlight {
     size_t alloc;      /* index into the timeline's allocs[] */
-    const char *label; /* copied; NULL for none */
+    const char *label; /* copied; NULL: outline only, no arrow */
 } ms_chart_highlight;
 
 typedef struct ms_chart_spec {
@@ -103,7 +104,8 @@ typedef struct ms_chart_group {
     int64_t alloc;           /* allocs[] index for MS_CHART_GROUP_ALLOC, else -1 */
     uint32_t site;           /* frame id of its site, UINT32_MAX when unknown */
     int legend;              /* legend entry that names its colour, -1 for none */
-    bool highlight;          /* outline it and point at its start */
+    bool highlight;          /* outline it */
+    char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
     ms_chart_rgb fill;
     double score;            /* bytes x lifetime in the window, what ranked it */
     char label[MS_CHART_TEXT];

@@ -393,7 +393,9 @@ static void check_file(const char *path)
                 if (ch->groups[g].highlight) {
                     marked++;
                     if (ch->groups[g].alloc == (int64_t)tl->n_allocs - 1)
-                        CHECK(!strcmp(ch->groups[g].label, "leak here"));
+                        CHECK(!strcmp(ch->groups[g].mark, "leak here"));
+                    else
+                        CHECK(ch->groups[g].mark[0] == '\0');
                 }
             CHECK_EQ(marked, 2);
             CHECK(ch->n_groups <= 3);

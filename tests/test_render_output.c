@@ -374,6 +374,46 @@ static void render_multi(void)
     unload(&b);
 }
 
+/* Highlighted allocations (what the leaks command will pass): outlined bands, arrows and
+ * labels drawn without disturbing the rest. */
+static void render_highlights(void)
+{
+    const char *ctx = "highlights";
+    loaded l;
+    if (load("testdata/leak_layers.pickle", &l)) {
+        failures++;
+        return;
+    }
+    ms_chart_highlight hl[4];
+    size_t n = 0;
+    for (size_t i = 0; i < l.tl->n_allocs && n < 4; i++)
+        if (l.tl->allocs[i].free_event < 0 && l.tl->allocs[i].alloc_event > 0) {
+            hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL};
+            n++;
+        }
+    CHECK(n == 4);
+    ms_chart_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.highlights = hl;
+    spec.n_highlights = n;
+    spec.x_mode = MS_CHART_X_EVENTS;
+    ms_chart *ch = NULL;
+    ms_error err;
+    CHECK_EQ(ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err), 0);
+    if (ch) {
+        char out[600];
+        const ms_chart *one[] = {ch};
+        snprintf(out, sizeof out, "%s/highlights.png", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1200, 600, one, 1, &err), 0);
+        check_png(ctx, out, 1200, 600, ch);
+        snprintf(out, sizeof out, "%s/highlights.svg", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1200, 600, one, 1, &err), 0);
+        check_svg(ctx, out);
+    }
+    ms_chart_free(ch);
+    unload(&l);
+}
+
 static void check_errors(void)
 {
     const char *ctx = "errors";
@@ -441,6 +481,7 @@ int main(void)
     }
     closedir(dir);
     render_multi();
+    render_highlights();
     if (files < 10) {
         fprintf(stderr, "expected the 11 testdata snapshots, found %zu\n", files);
         failures++;
