@@ -1,12 +1,311 @@
-/* Placeholder until the diff command lands; owned by its own issue. */
+/* memsnap diff A B: two files side by side (two ranks, or one run before and after a
+ * change). With three files or more it is the ranks table. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "memsnap/compare.h"
+#include "summary_input.h"
+
+static void usage(FILE *out)
+{
+    fputs("usage: memsnap diff A B [--json] [--device N] [--top K] [--threads N]\n"
+          "       memsnap diff FILE FILE FILE... [options of `memsnap ranks`]\n"
+          "\n"
+          "Compares B with A: peak (bytes and time), reserved peak, live memory at the end,\n"
+          "allocation count and OOMs, each with B-A in bytes and percent; the allocation\n"
+          "sites ranked by the change in bytes they hold at each file's peak and at the\n"
+          "end; the sites found in one file only; and a verdict in plain words.\n"
+          "A and B are snapshot pickles (gzip allowed) or JSON written by\n"
+          "`memsnap summary --json`. Three files or more print the ranks table.\n"
+          "\n"
+          "  --json        print JSON (docs/json.md)\n"
+          "  --device N    compare device N (default: each file's busiest device)\n"
+          "  --top K       sites listed per section (default 10)\n"
+          "  --threads N   files loaded at once (default: one per CPU)\n",
+          out);
+}
+
+/* Files given before any value, so `diff A B C` can go to ranks before anything loads. */
+static size_t count_files(int argc, char **argv)
+{
+    size_t n = 0;
+    bool only_files = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || !strcmp(a, "-"))
+            n++;
+        else if (!strcmp(a, "--"))
+            only_files = true;
+        else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "--threads") ||
+                 !strcmp(a, "--threshold"))
+            i++;
+    }
+    return n;
+}
+
+static const char *const ROW_NAMES[MS_M_COUNT] = {
+    "peak",           "time of peak",     "reserved peak", "reserved at end",
+    "live at end",    "live allocations", "allocations",   "OOMs",
+    "events",
+};
+
+static bool metric_is_bytes(int m)
+{
+    return m == MS_M_PEAK || m == MS_M_RESERVED_PEAK || m == MS_M_RESERVED_END ||
+           m == MS_M_LIVE_END;
+}
+
+static void cell(int m, int64_t v, bool signed_delta, char *buf, size_t cap)
+{
+    if (metric_is_bytes(m)) {
+        if (signed_delta)
+            signed_size_text(v, buf, cap);
+        else
+            ms_format_bytes(v, buf, cap);
+    } else if (m == MS_M_PEAK_TIME) {
+        snprintf(buf, cap, signed_delta && v ? "%+.2f s" : "%.2f s", (double)v / 1e6);
+    } else {
+        snprintf(buf, cap, signed_delta && v ? "%+lld" : "%lld", (long long)v);
+    }
+}
+
+static void print_sites(const char *title, const ms_site_delta *d, size_t n, bool known,
+                        bool complete, int top, const char *la, const char *lb)
+{
+    if (!known) {
+        printf("\n%s: not available (a summary input has no such list)\n", title);
+        return;
+    }
+    size_t shown = n < (size_t)top ? n : (size_t)top;
+    printf("\n%s: %zu changed%s", title, n,
+           complete ? "" : " (from summaries' top sites: a site missing on one side may be "
+                           "below its cut)");
+    if (n == 0) {
+        printf("\n");
+        return;
+    }
+    printf(shown < n ? ", top %zu\n" : "\n", shown);
+    printf("  %12s %12s %12s  %s\n", "B-A", la, lb, "site");
+    for (size_t i = 0; i < shown; i++) {
+        char b0[48], b1[48], b2[48];
+        signed_size_text(d[i].delta_bytes, b0, sizeof b0);
+        ms_format_bytes(d[i].a_bytes, b1, sizeof b1);
+        ms_format_bytes(d[i].b_bytes, b2, sizeof b2);
+        printf("  %12s %12s %12s  %s %s\n", b0, b1, b2, d[i].site, d[i].function);
+    }
+}
+
+static void print_only(const char *label, const ms_site_delta *d, size_t n, bool side_b,
+                       int top)
+{
+    if (n == 0)
+        return;
+    size_t shown = n < (size_t)top ? n : (size_t)top;
+    printf("\nSites only in %s: %zu%s\n", label, n, shown < n ? ", largest shown" : "");
+    for (size_t i = 0; i < shown; i++) {
+        char b[48];
+        ms_format_bytes(side_b ? d[i].b_bytes : d[i].a_bytes, b, sizeof b);
+        unsigned long long c = side_b ? d[i].b_count : d[i].a_count;
+        printf("  %12s in %6llu allocation%s  %s %s\n", b, c, c == 1 ? " " : "s", d[i].site,
+               d[i].function);
+    }
+}
+
+static void print_text(const ms_pair *p, const char *la, const char *lb, const char *verdict,
+                       int top)
+{
+    /* The labels head the columns below; A and B say which file is which. */
+    printf("A  %s, device %d%s%s%s\n", p->a->name, p->a->device, strcmp(la, "A") ? " (" : "",
+           strcmp(la, "A") ? la : "", strcmp(la, "A") ? ")" : "");
+    printf("B  %s, device %d%s%s%s\n\n", p->b->name, p->b->device, strcmp(lb, "B") ? " (" : "",
+           strcmp(lb, "B") ? lb : "", strcmp(lb, "B") ? ")" : "");
+    printf("%-18s %14s %14s %14s %8s\n", "", la, lb, "B-A", "change");
+    for (int m = 0; m < MS_M_COUNT; m++) {
+        char a[48], b[48], d[48], pc[32];
+        cell(m, p->m[m].a, false, a, sizeof a);
+        cell(m, p->m[m].b, false, b, sizeof b);
+        cell(m, p->m[m].delta, true, d, sizeof d);
+        if (m == MS_M_PEAK_TIME)
+            pc[0] = '\0'; /* a percent of a point in time means nothing */
+        else
+            pct_text(&p->m[m], pc, sizeof pc);
+        printf("%-18s %14s %14s %14s %8s\n", ROW_NAMES[m], a, b, d, pc);
+    }
+    for (size_t i = 0; i < p->n_iterations; i++) {
+        char a[48], b[48], d[48], pc[32], name[64];
+        snprintf(name, sizeof name, "iteration %zu peak", i + 1);
+        ms_format_bytes(p->iteration_peaks[i].a, a, sizeof a);
+        ms_format_bytes(p->iteration_peaks[i].b, b, sizeof b);
+        signed_size_text(p->iteration_peaks[i].delta, d, sizeof d);
+        pct_text(&p->iteration_peaks[i], pc, sizeof pc);
+        printf("%-18s %14s %14s %14s %8s\n", name, a, b, d, pc);
+    }
+    if (p->leaks_known) {
+        char a[48], b[48], d[48], pc[32];
+        ms_format_bytes(p->leak_bytes.a, a, sizeof a);
+        ms_format_bytes(p->leak_bytes.b, b, sizeof b);
+        signed_size_text(p->leak_bytes.delta, d, sizeof d);
+        pct_text(&p->leak_bytes, pc, sizeof pc);
+        printf("%-18s %14s %14s %14s %8s\n", "leaked", a, b, d, pc);
+    }
+
+    print_sites("Sites by change in bytes held at the peak", p->sites[MS_SITES_AT_PEAK],
+                p->n_sites[MS_SITES_AT_PEAK], p->sites_known[MS_SITES_AT_PEAK],
+                p->sites_complete[MS_SITES_AT_PEAK], top, la, lb);
+    print_sites("Sites by change in bytes alive at the end", p->sites[MS_SITES_AT_END],
+                p->n_sites[MS_SITES_AT_END], p->sites_known[MS_SITES_AT_END],
+                p->sites_complete[MS_SITES_AT_END], top, la, lb);
+    print_only(la, p->only_a, p->n_only_a, false, top);
+    print_only(lb, p->only_b, p->n_only_b, true, top);
+    printf("\nVerdict: %s\n", verdict);
+}
+
+static cJSON *metrics_json(const ms_pair *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int m = 0; m < MS_M_COUNT; m++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "a", (double)p->m[m].a);
+        cJSON_AddNumberToObject(d, "b", (double)p->m[m].b);
+        cJSON_AddNumberToObject(d, "delta", (double)p->m[m].delta);
+        cJSON_AddItemToObject(d, "pct", pct_json(&p->m[m]));
+        cJSON_AddItemToObject(o, ms_metric_name((ms_metric)m), d);
+    }
+    return o;
+}
+
+static cJSON *pair_json(const ms_pair *p, const char *la, const char *lb, const char *verdict,
+                        int top)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "a", 0);
+    cJSON_AddNumberToObject(o, "b", 1);
+    cJSON_AddStringToObject(o, "a_label", la);
+    cJSON_AddStringToObject(o, "b_label", lb);
+    cJSON_AddNumberToObject(o, "a_device", p->a->device);
+    cJSON_AddNumberToObject(o, "b_device", p->b->device);
+    cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
+    cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
+    cJSON_AddItemToObject(o, "metrics", metrics_json(p));
+    /* `sites` are the ones at the peak: the change that decides whether a rank fits. */
+    cJSON_AddItemToObject(o, "sites",
+                          site_deltas_json(p->sites[MS_SITES_AT_PEAK],
+                                           p->n_sites[MS_SITES_AT_PEAK], top));
+    cJSON_AddNumberToObject(o, "sites_changed", (double)p->n_sites[MS_SITES_AT_PEAK]);
+    cJSON_AddBoolToObject(o, "sites_complete", p->sites_complete[MS_SITES_AT_PEAK]);
+    if (p->sites_known[MS_SITES_AT_END])
+        cJSON_AddItemToObject(o, "sites_at_end",
+                              site_deltas_json(p->sites[MS_SITES_AT_END],
+                                               p->n_sites[MS_SITES_AT_END], top));
+    else
+        cJSON_AddNullToObject(o, "sites_at_end");
+    cJSON_AddItemToObject(o, "only_in_a", site_deltas_json(p->only_a, p->n_only_a, top));
+    cJSON_AddItemToObject(o, "only_in_b", site_deltas_json(p->only_b, p->n_only_b, top));
+    if (p->n_iterations) {
+        cJSON *it = cJSON_CreateArray();
+        for (size_t i = 0; i < p->n_iterations; i++) {
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddNumberToObject(d, "a_bytes", (double)p->iteration_peaks[i].a);
+            cJSON_AddNumberToObject(d, "b_bytes", (double)p->iteration_peaks[i].b);
+            cJSON_AddNumberToObject(d, "delta_bytes", (double)p->iteration_peaks[i].delta);
+            cJSON_AddItemToArray(it, d);
+        }
+        cJSON_AddItemToObject(o, "iteration_peaks", it);
+    }
+    if (p->leaks_known) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "a_bytes", (double)p->leak_bytes.a);
+        cJSON_AddNumberToObject(d, "b_bytes", (double)p->leak_bytes.b);
+        cJSON_AddNumberToObject(d, "delta_bytes", (double)p->leak_bytes.delta);
+        cJSON_AddItemToObject(o, "leaks", d);
+    }
+    cJSON_AddBoolToObject(o, "match", p->match);
+    cJSON_AddStringToObject(o, "verdict", verdict);
+    return o;
+}
 
 int cmd_diff(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memsnap diff: not available in this build yet\n");
-    return 2;
+    const char *cmd = argv[0];
+    if (count_files(argc, argv) >= 3)
+        return cmd_ranks(argc, argv);
+
+    compare_opts o;
+    int rc = compare_opts_parse(cmd, argc, argv, &o);
+    if (rc || o.help) {
+        if (o.help)
+            usage(stdout);
+        compare_opts_free(&o);
+        return rc;
+    }
+    /* One file is allowed: a summary of two ranks is a pair by itself. */
+    if (o.n_files == 0 || o.n_files > 2) {
+        cli_error(cmd, "needs two files (or three and more for the ranks table); got %zu",
+                  o.n_files);
+        usage(stderr);
+        compare_opts_free(&o);
+        return 2;
+    }
+
+    compare_inputs in;
+    rc = compare_inputs_load(cmd, o.files, o.n_files, o.device, o.json, o.top, o.threads,
+                             &in);
+    if (rc) {
+        compare_opts_free(&o);
+        return rc;
+    }
+    if (in.n != 2) {
+        cli_error(cmd, "needs two files to compare; the inputs hold %zu%s", in.n,
+                  in.n > 2 ? " (use `memsnap ranks` for more)" : "");
+        compare_inputs_free(&in);
+        compare_opts_free(&o);
+        return 2;
+    }
+
+    ms_pair *p = NULL;
+    ms_error err;
+    if (ms_pair_compare(&p, in.v[0].profile, in.v[1].profile, &err)) {
+        cli_error(cmd, "%s", err.message);
+        compare_inputs_free(&in);
+        compare_opts_free(&o);
+        return 2;
+    }
+    char la[256], lb[256];
+    ms_profile_label(p->a, la, sizeof la);
+    ms_profile_label(p->b, lb, sizeof lb);
+    /* The same label twice (a file against itself) would make the verdict unreadable. */
+    if (!strcmp(la, lb)) {
+        snprintf(la, sizeof la, "A");
+        snprintf(lb, sizeof lb, "B");
+    }
+    size_t need = ms_pair_verdict(p, la, lb, NULL, 0);
+    char *verdict = malloc(need + 1);
+    if (!verdict) {
+        cli_error(cmd, "out of memory");
+        rc = 2;
+    } else {
+        ms_pair_verdict(p, la, lb, verdict, need + 1);
+        if (o.json) {
+            cJSON *doc = cJSON_CreateObject();
+            cJSON *files = cJSON_AddArrayToObject(doc, "files");
+            for (size_t i = 0; i < 2; i++) {
+                cJSON_AddItemToArray(files, in.v[i].file_json);
+                in.v[i].file_json = NULL;
+            }
+            cJSON *pairs = cJSON_AddArrayToObject(doc, "pairs");
+            cJSON_AddItemToArray(pairs, pair_json(p, la, lb, verdict, o.top));
+            cJSON_AddArrayToObject(doc, "outliers");
+            rc = cli_print_json(doc);
+        } else {
+            print_text(p, la, lb, verdict, o.top);
+        }
+        free(verdict);
+    }
+    ms_pair_free(p);
+    compare_inputs_free(&in);
+    compare_opts_free(&o);
+    return rc;
 }

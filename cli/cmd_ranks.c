@@ -1,12 +1,279 @@
-/* Placeholder until the ranks command lands; owned by its own issue. */
+/* memsnap ranks FILE...: one row per rank file against the median of all, so the rank
+ * that runs out of memory first stands out before anyone opens a single snapshot. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "memsnap/compare.h"
+#include "summary_input.h"
+
+static void usage(FILE *out)
+{
+    fputs("usage: memsnap ranks FILE... [--json] [--threshold PCT] [--fail] [--device N]\n"
+          "                             [--top K] [--threads N]\n"
+          "\n"
+          "One row per file (the rank is taken from the file name: mem-3.pickle, rank3,\n"
+          "ddp_rank1): peak, reserved peak, live memory at the end, time of the peak and\n"
+          "the top site at the peak; the median of each column; and the files more than\n"
+          "PCT percent from the median flagged as outliers, with the sites that make the\n"
+          "difference. FILEs are snapshot pickles (gzip allowed) or JSON written by\n"
+          "`memsnap summary --json`; pickles load in parallel.\n"
+          "\n"
+          "  --json          print JSON (docs/json.md)\n"
+          "  --threshold P   percent from the median that flags an outlier (default 10)\n"
+          "  --fail          exit 1 when any file is an outlier (CI gate)\n"
+          "  --device N      compare device N (default: each file's busiest device)\n"
+          "  --top K         sites listed per outlier (default 10)\n"
+          "  --threads N     files loaded at once (default: one per CPU)\n",
+          out);
+}
+
+static const struct {
+    unsigned bit;
+    const char *key;
+} OUTLIER_KEYS[] = {
+    {MS_OUT_PEAK, "peak_bytes"},
+    {MS_OUT_RESERVED, "reserved_peak_bytes"},
+    {MS_OUT_LIVE_END, "live_end_bytes"},
+};
+
+static const ms_delta *row_metric(const ms_rank_row *row, unsigned bit)
+{
+    return bit == MS_OUT_PEAK ? &row->peak
+           : bit == MS_OUT_RESERVED ? &row->reserved_peak
+                                    : &row->live_end;
+}
+
+static double peak_seconds(const ms_profile *p)
+{
+    return (double)(p->peak_time_us - p->t_first_us) / 1e6;
+}
+
+/* "845.5 MiB +21%*": value, distance from the median, and a star when it is an outlier. */
+static void value_cell(const ms_delta *d, bool flagged, char *buf, size_t cap)
+{
+    char v[48], pc[32];
+    ms_format_bytes(d->b, v, sizeof v);
+    pct_text(d, pc, sizeof pc);
+    snprintf(buf, cap, "%12s %8s%s", v, pc, flagged ? "*" : " ");
+}
+
+static void print_text(const ms_ranks *r, const char *const *labels, int top)
+{
+    size_t w = 4;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t l = strlen(labels[i]);
+        w = l > w ? l : w;
+    }
+    if (w > 40)
+        w = 40;
+    int wi = (int)w;
+    printf("%-*s %5s %4s %22s %22s %22s %9s  %s\n", wi, "file", "rank", "dev", "peak",
+           "reserved peak", "live at end", "peak at", "top site at peak");
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_rank_row *row = &r->rows[i];
+        const ms_profile *p = row->p;
+        char rank[16], c1[128], c2[128], c3[128], t[32], site[600] = "-";
+        if (p->rank >= 0)
+            snprintf(rank, sizeof rank, "%d", p->rank);
+        else
+            snprintf(rank, sizeof rank, "-");
+        value_cell(&row->peak, row->outlier & MS_OUT_PEAK, c1, sizeof c1);
+        value_cell(&row->reserved_peak, row->outlier & MS_OUT_RESERVED, c2, sizeof c2);
+        value_cell(&row->live_end, row->outlier & MS_OUT_LIVE_END, c3, sizeof c3);
+        snprintf(t, sizeof t, "%.2f s", peak_seconds(p));
+        if (p->n_sites[MS_SITES_AT_PEAK]) {
+            char b[48];
+            const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
+            ms_format_bytes((int64_t)s->bytes, b, sizeof b);
+            snprintf(site, sizeof site, "%s %s (%s)", s->site, s->function, b);
+        }
+        printf("%-*.*s %5s %4d %22s %22s %22s %9s  %s\n", wi, wi, labels[i], rank, p->device,
+               c1, c2, c3, t, site);
+    }
+    char m1[48], m2[48], m3[48];
+    ms_format_bytes(r->median_peak, m1, sizeof m1);
+    ms_format_bytes(r->median_reserved_peak, m2, sizeof m2);
+    ms_format_bytes(r->median_live_end, m3, sizeof m3);
+    /* Padded like value_cell() without its percent, so the medians line up. */
+    printf("%-*s %5s %4s %12s%10s %12s%10s %12s%10s\n", wi, "median", "", "", m1, "", m2, "",
+           m3, "");
+
+    if (r->n_outliers == 0) {
+        printf("\nNo outliers: every file is within %g%% of the median.\n", r->threshold_pct);
+        return;
+    }
+    printf("\nOutliers (* more than %g%% from the median): %zu of %zu files\n",
+           r->threshold_pct, r->n_outliers, r->n);
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_rank_row *row = &r->rows[i];
+        if (!row->outlier)
+            continue;
+        printf("  %s:", labels[i]);
+        const char *sep = " ";
+        for (size_t k = 0; k < sizeof OUTLIER_KEYS / sizeof OUTLIER_KEYS[0]; k++) {
+            if (!(row->outlier & OUTLIER_KEYS[k].bit))
+                continue;
+            const ms_delta *d = row_metric(row, OUTLIER_KEYS[k].bit);
+            char dv[48], pc[32];
+            signed_size_text(d->delta, dv, sizeof dv);
+            pct_text(d, pc, sizeof pc);
+            const char *what = OUTLIER_KEYS[k].bit == MS_OUT_PEAK       ? "peak"
+                               : OUTLIER_KEYS[k].bit == MS_OUT_RESERVED ? "reserved peak"
+                                                                        : "live at end";
+            printf("%s%s %s (%s)", sep, what, dv, pc);
+            sep = ", ";
+        }
+        printf("\n");
+        /* The sites that push the peak the way it went explain it; with a normal peak,
+         * the largest changes whatever their sign. */
+        int64_t dir = row->outlier & MS_OUT_PEAK ? row->peak.delta : 0;
+        size_t shown = 0;
+        for (size_t s = 0; s < row->n_sites && shown < 3 && shown < (size_t)top; s++) {
+            const ms_site_delta *d = &row->sites[s];
+            if ((dir > 0 && d->delta_bytes < 0) || (dir < 0 && d->delta_bytes > 0))
+                continue;
+            char dv[48], mv[48];
+            signed_size_text(d->delta_bytes, dv, sizeof dv);
+            ms_format_bytes(d->a_bytes, mv, sizeof mv);
+            printf("      %12s at the peak vs the median %s: %s%s%s\n", dv, mv, d->site,
+                   d->function[0] ? " " : "", d->function);
+            shown++;
+        }
+    }
+}
+
+static cJSON *ranks_json(const ms_ranks *r, compare_inputs *in, const char *const *labels,
+                         int top)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *files = cJSON_AddArrayToObject(doc, "files");
+    for (size_t i = 0; i < in->n; i++) {
+        cJSON_AddItemToArray(files, in->v[i].file_json);
+        in->v[i].file_json = NULL;
+    }
+    cJSON *med = cJSON_AddObjectToObject(doc, "median");
+    cJSON_AddNumberToObject(med, "peak_bytes", (double)r->median_peak);
+    cJSON_AddNumberToObject(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
+    cJSON_AddNumberToObject(med, "live_end_bytes", (double)r->median_live_end);
+    cJSON_AddNumberToObject(doc, "threshold_pct", r->threshold_pct);
+
+    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+    cJSON *outliers = cJSON_CreateArray();
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_rank_row *row = &r->rows[i];
+        const ms_profile *p = row->p;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "file", (double)i);
+        cJSON_AddStringToObject(o, "path", p->name);
+        cJSON_AddStringToObject(o, "label", labels[i]);
+        if (p->rank >= 0)
+            cJSON_AddNumberToObject(o, "rank", p->rank);
+        else
+            cJSON_AddNullToObject(o, "rank");
+        cJSON_AddNumberToObject(o, "device", p->device);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
+        cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
+        cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
+        cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
+        if (p->n_sites[MS_SITES_AT_PEAK]) {
+            const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
+            cJSON *ts = cJSON_AddObjectToObject(o, "top_site");
+            cJSON_AddStringToObject(ts, "site", s->site);
+            cJSON_AddStringToObject(ts, "function", s->function);
+            cJSON_AddNumberToObject(ts, "bytes", (double)s->bytes);
+            cJSON_AddNumberToObject(ts, "count", (double)s->count);
+        } else {
+            cJSON_AddNullToObject(o, "top_site");
+        }
+        cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)row->peak.delta);
+        cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&row->peak));
+        cJSON_AddNumberToObject(o, "reserved_delta_bytes", (double)row->reserved_peak.delta);
+        cJSON_AddItemToObject(o, "reserved_delta_pct", pct_json(&row->reserved_peak));
+        cJSON_AddNumberToObject(o, "live_end_delta_bytes", (double)row->live_end.delta);
+        cJSON_AddItemToObject(o, "live_end_delta_pct", pct_json(&row->live_end));
+        cJSON_AddBoolToObject(o, "outlier", row->outlier != 0);
+        cJSON_AddItemToObject(o, "sites", site_deltas_json(row->sites, row->n_sites, top));
+        cJSON_AddItemToArray(ranks, o);
+
+        for (size_t k = 0; k < sizeof OUTLIER_KEYS / sizeof OUTLIER_KEYS[0]; k++) {
+            if (!(row->outlier & OUTLIER_KEYS[k].bit))
+                continue;
+            const ms_delta *d = row_metric(row, OUTLIER_KEYS[k].bit);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "file", (double)i);
+            cJSON_AddStringToObject(x, "label", labels[i]);
+            cJSON_AddStringToObject(x, "metric", OUTLIER_KEYS[k].key);
+            cJSON_AddNumberToObject(x, "value", (double)d->b);
+            cJSON_AddNumberToObject(x, "median", (double)d->a);
+            cJSON_AddNumberToObject(x, "delta_bytes", (double)d->delta);
+            cJSON_AddItemToObject(x, "delta_pct", pct_json(d));
+            cJSON_AddItemToArray(outliers, x);
+        }
+    }
+    cJSON_AddItemToObject(doc, "outliers", outliers);
+    return doc;
+}
 
 int cmd_ranks(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memsnap ranks: not available in this build yet\n");
-    return 2;
+    const char *cmd = argv[0];
+    compare_opts o;
+    int rc = compare_opts_parse(cmd, argc, argv, &o);
+    if (rc || o.help) {
+        if (o.help)
+            usage(stdout);
+        compare_opts_free(&o);
+        return rc;
+    }
+    if (o.n_files == 0) {
+        cli_error(cmd, "needs at least one file");
+        usage(stderr);
+        compare_opts_free(&o);
+        return 2;
+    }
+
+    compare_inputs in;
+    rc = compare_inputs_load(cmd, o.files, o.n_files, o.device, o.json, o.top, o.threads, &in);
+    if (rc) {
+        compare_opts_free(&o);
+        return rc;
+    }
+    const ms_profile **profiles = calloc(in.n, sizeof *profiles);
+    char **labels = calloc(in.n, sizeof *labels);
+    char *label_buf = calloc(in.n, 256);
+    ms_ranks *r = NULL;
+    ms_error err;
+    if (!profiles || !labels || !label_buf) {
+        cli_error(cmd, "out of memory");
+        rc = 2;
+        goto done;
+    }
+    for (size_t i = 0; i < in.n; i++) {
+        profiles[i] = in.v[i].profile;
+        labels[i] = label_buf + i * 256;
+        /* The base name, not "rankN": two jobs' rank 0 may sit in one table. */
+        snprintf(labels[i], 256, "%s", cli_basename(profiles[i]->name));
+    }
+    if (ms_ranks_compare(&r, profiles, in.n, o.threshold, &err)) {
+        cli_error(cmd, "%s", err.message);
+        rc = 2;
+        goto done;
+    }
+    if (o.json)
+        rc = cli_print_json(ranks_json(r, &in, (const char *const *)labels, o.top));
+    else
+        print_text(r, (const char *const *)labels, o.top);
+    if (rc == 0 && o.fail && r->n_outliers)
+        rc = 1;
+done:
+    ms_ranks_free(r);
+    free(profiles);
+    free(labels);
+    free(label_buf);
+    compare_inputs_free(&in);
+    compare_opts_free(&o);
+    return rc;
 }

@@ -33,7 +33,9 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_timeline *t,
         ms_site_format_location(s, tot[i].site, site, sizeof site);
         const ms_frame *f = ms_snapshot_frame(s, tot[i].site);
         cJSON_AddStringToObject(e, "site", site);
-        cJSON_AddStringToObject(e, "function", f ? ms_snapshot_string(s, f->name) : "");
+        char function[1024];
+        ms_site_format_function(s, tot[i].site, function, sizeof function);
+        cJSON_AddStringToObject(e, "function", function);
         cJSON_AddStringToObject(e, "filename", f ? ms_snapshot_string(s, f->filename) : "");
         num(e, "line", f ? (double)f->line : 0);
         num(e, "bytes", (double)tot[i].bytes);

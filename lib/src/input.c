@@ -207,14 +207,16 @@ static int fill(ms_input *in, ms_error *err)
             break;
         if (zr != Z_OK)
             return ms__fail(err, MS_ERR_GZIP, ms__input_offset(in, in->end),
-                            "gzip: %s (in the decompressed stream near this offset)",
-                            in->z.msg ? in->z.msg : "corrupt data");
+                            "gzip: %s at compressed byte %lu (offset is in the decompressed data)",
+                            in->z.msg ? in->z.msg : "corrupt data", (unsigned long)in->z.total_in);
     }
     size_t produced = room - in->z.avail_out;
     if (produced == 0 && !in->z_done) {
         /* No progress and no more input: the compressed stream was cut short. */
         return ms__fail(err, MS_ERR_GZIP, ms__input_offset(in, in->end),
-                        "gzip: compressed stream ends early");
+                        "gzip: compressed stream ends early after %lu bytes (offset is in the "
+                        "decompressed data)",
+                        (unsigned long)in->z.total_in);
     }
     if (produced == 0)
         in->source_eof = true;

@@ -1038,6 +1038,8 @@ static int read_line(ms_vm *vm, size_t limit, const uint8_t **line, size_t *len,
         if (nl) {
             *line = in->pos + 1;
             *len = (size_t)(nl - (in->pos + 1));
+            if (*len > limit)
+                return FAIL(MS_ERR_LIMIT, off, "text argument longer than %zu bytes", limit);
             in->pos = nl + 1;
             return 0;
         }

@@ -194,8 +194,10 @@ const ms_setting *ms_snapshot_settings(const ms_snapshot *s, size_t *n);
 uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
 /* Writes "file:line function" (file shortened to its last two path parts). */
 int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
-/* Writes "file:line" only (same shortening). */
+/* Writes "file:line" only (same shortening); C++ frames give the library's name. */
 int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+/* Writes the function name; C++ names lose their parameter list. */
+int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ timeline */
 

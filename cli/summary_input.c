@@ -1,0 +1,631 @@
+#include "summary_input.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "summary_json.h"
+
+/* A summary holds a few KiB per file; anything this large is not one. */
+#define MAX_SUMMARY_BYTES ((size_t)256 << 20)
+/* cJSON numbers are doubles: integers beyond 2^53 would come back rounded. */
+#define MAX_EXACT 9007199254740992.0
+
+input_kind input_kind_of(const char *path, int *first_byte)
+{
+    *first_byte = -1;
+    if (!strcmp(path, "-"))
+        return INPUT_PICKLE;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return INPUT_UNKNOWN;
+    unsigned char head[2] = {0, 0};
+    size_t got = fread(head, 1, 2, f);
+    int c = got ? head[0] : EOF;
+    /* Summary JSON may start with white space (an editor, `jq`), so skip it. */
+    while (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        c = fgetc(f);
+        got = 1;
+    }
+    int saved = errno;
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) {
+        errno = saved ? saved : EIO;
+        return INPUT_UNKNOWN;
+    }
+    if (got == 0 || c == EOF)
+        return INPUT_EMPTY;
+    *first_byte = c;
+    if (head[0] == 0x80)
+        return INPUT_PICKLE;
+    if (head[0] == 0x1f && head[1] == 0x8b)
+        return INPUT_GZIP;
+    if (c == '{')
+        return INPUT_JSON;
+    errno = 0;
+    return INPUT_UNKNOWN;
+}
+
+/* ------------------------------------------------------------------ summary JSON */
+
+static void inputs_push(compare_inputs *in, compare_input item, bool *ok)
+{
+    if (in->n == in->cap) {
+        size_t grown = in->cap ? in->cap * 2 : 8;
+        compare_input *v = realloc(in->v, grown * sizeof *v);
+        if (!v) {
+            *ok = false;
+            return;
+        }
+        in->v = v;
+        in->cap = grown;
+    }
+    in->v[in->n++] = item;
+}
+
+/* Reads an exact non-negative integer; `what` names the key in the message. */
+static int get_int(const char *cmd, const char *name, const cJSON *obj, const char *key,
+                   bool required, int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        if (!required)
+            return 0;
+        cli_error(cmd, "%s: summary JSON lacks \"%s\"", name, key);
+        return 2;
+    }
+    double d = cJSON_GetNumberValue(v);
+    if (!cJSON_IsNumber(v) || !(d >= -MAX_EXACT && d <= MAX_EXACT) || d != (double)(int64_t)d) {
+        cli_error(cmd, "%s: summary JSON \"%s\" is not an integer", name, key);
+        return 2;
+    }
+    *out = (int64_t)d;
+    return 0;
+}
+
+static int get_uint(const char *cmd, const char *name, const cJSON *obj, const char *key,
+                    bool required, uint64_t *out)
+{
+    int64_t v = 0;
+    int rc = get_int(cmd, name, obj, key, required, &v);
+    if (rc)
+        return rc;
+    if (v < 0) {
+        cli_error(cmd, "%s: summary JSON \"%s\" is negative", name, key);
+        return 2;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        *out = (uint64_t)v;
+    return 0;
+}
+
+static const cJSON *get_obj(const char *cmd, const char *name, const cJSON *obj,
+                            const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(v)) {
+        cli_error(cmd, "%s: summary JSON lacks the object \"%s\"", name, key);
+        return NULL;
+    }
+    return v;
+}
+
+/* The device to compare: the one asked for, else the one with the most events (ties: the
+ * lowest id), the same rule the pickle path applies. */
+static const cJSON *pick_device(const char *cmd, const char *name, const cJSON *devices,
+                                int want)
+{
+    const cJSON *best = NULL;
+    int64_t best_events = -1, best_id = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devices)
+    {
+        int64_t id = 0, events = 0;
+        if (get_int(cmd, name, d, "device", true, &id) || get_int(cmd, name, d, "events", true, &events))
+            return NULL;
+        if (want >= 0) {
+            if (id == want)
+                return d;
+            continue;
+        }
+        if (events > best_events || (events == best_events && id < best_id)) {
+            best = d;
+            best_events = events;
+            best_id = id;
+        }
+    }
+    if (!best) {
+        if (want >= 0)
+            cli_error(cmd, "%s: summary has no device %d", name, want);
+        else
+            cli_error(cmd, "%s: summary lists no device", name);
+    }
+    return best;
+}
+
+static int fill_profile(const char *cmd, const char *name, const cJSON *dev, ms_profile *p)
+{
+    int64_t v = 0;
+    if (get_int(cmd, name, dev, "device", true, &v))
+        return 2;
+    p->device = (int)v;
+    if (get_uint(cmd, name, dev, "events", true, &p->events))
+        return 2;
+
+    const cJSON *peak = get_obj(cmd, name, dev, "peak");
+    const cJSON *live = peak ? get_obj(cmd, name, dev, "live_end") : NULL;
+    const cJSON *res = live ? get_obj(cmd, name, dev, "reserved") : NULL;
+    if (!res)
+        return 2;
+    if (get_int(cmd, name, peak, "bytes", true, &p->peak_bytes) ||
+        get_int(cmd, name, peak, "time_us", true, &p->peak_time_us) ||
+        get_int(cmd, name, peak, "event", true, &p->peak_event) ||
+        get_int(cmd, name, live, "bytes", true, &p->live_end_bytes) ||
+        get_uint(cmd, name, live, "count", true, &p->live_end_count) ||
+        get_int(cmd, name, res, "peak_bytes", true, &p->reserved_peak_bytes) ||
+        get_int(cmd, name, res, "end_bytes", true, &p->reserved_end_bytes))
+        return 2;
+
+    /* Peak times are compared as time into the trace, so the trace start is needed. */
+    const cJSON *span = cJSON_GetObjectItemCaseSensitive(dev, "time");
+    if (cJSON_IsObject(span)) {
+        if (get_int(cmd, name, span, "first_us", true, &p->t_first_us))
+            return 2;
+    } else if (get_int(cmd, name, dev, "t_first_us", false, &p->t_first_us)) {
+        return 2;
+    }
+
+    const cJSON *actions = cJSON_GetObjectItemCaseSensitive(dev, "actions");
+    if (actions && !cJSON_IsObject(actions)) {
+        cli_error(cmd, "%s: summary JSON \"actions\" is not an object", name);
+        return 2;
+    }
+    if (get_uint(cmd, name, actions, "alloc", false, &p->alloc_count) ||
+        get_uint(cmd, name, actions, "oom", false, &p->oom_count))
+        return 2;
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(dev, "trace_complete");
+    p->trace_complete = cJSON_IsTrue(tc);
+
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
+    if (sites && !cJSON_IsArray(sites)) {
+        cli_error(cmd, "%s: summary JSON \"top_sites\" is not a list", name);
+        return 2;
+    }
+    if (sites) {
+        uint64_t sum = 0;
+        const cJSON *s;
+        cJSON_ArrayForEach(s, sites)
+        {
+            const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "site"));
+            const char *fn =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "function"));
+            uint64_t bytes = 0, count = 0;
+            if (!site) {
+                cli_error(cmd, "%s: summary JSON top site without \"site\"", name);
+                return 2;
+            }
+            if (get_uint(cmd, name, s, "bytes", true, &bytes) ||
+                get_uint(cmd, name, s, "count", true, &count))
+                return 2;
+            ms_error err;
+            if (ms_profile_add_site(p, MS_SITES_AT_PEAK, site, fn ? fn : "", bytes, count, &err)) {
+                cli_error(cmd, "%s: %s", name, err.message);
+                return 2;
+            }
+            sum += bytes;
+        }
+        p->sites_known[MS_SITES_AT_PEAK] = true;
+        /* The list is the whole story exactly when it accounts for every byte at the
+         * peak; otherwise `summary --top K` cut it. */
+        p->sites_complete[MS_SITES_AT_PEAK] = p->peak_bytes >= 0 && sum == (uint64_t)p->peak_bytes;
+        ms_profile_sort_sites(p, MS_SITES_AT_PEAK);
+    }
+    return 0;
+}
+
+static int parse_file_object(const char *cmd, const char *name, const cJSON *file, int device,
+                             bool want_json, compare_input *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!cJSON_IsObject(file)) {
+        cli_error(cmd, "%s: summary JSON files[] entry is not an object", name);
+        return 2;
+    }
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"));
+    if (!path) {
+        cli_error(cmd, "%s: summary JSON file without \"path\"", name);
+        return 2;
+    }
+    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    if (!cJSON_IsArray(devices)) {
+        cli_error(cmd, "%s: summary JSON file %s lacks \"devices\"", name, path);
+        return 2;
+    }
+    const cJSON *dev = pick_device(cmd, name, devices, device);
+    if (!dev)
+        return 2;
+    ms_error err;
+    if (ms_profile_new(&out->profile, path, &err)) {
+        cli_error(cmd, "%s: %s", name, err.message);
+        return 2;
+    }
+    out->from_summary = true;
+    if (fill_profile(cmd, name, dev, out->profile)) {
+        ms_profile_free(out->profile);
+        out->profile = NULL;
+        return 2;
+    }
+    if (want_json) {
+        out->file_json = cJSON_Duplicate(file, true);
+        if (!out->file_json) {
+            ms_profile_free(out->profile);
+            out->profile = NULL;
+            cli_error(cmd, "%s: out of memory", name);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+int summary_input_parse(const char *cmd, const char *name, const char *textbuf, size_t len,
+                        int device, bool want_json, compare_inputs *out)
+{
+    cJSON *doc = cJSON_ParseWithLength(textbuf, len);
+    if (!doc) {
+        const char *at = cJSON_GetErrorPtr();
+        long long off = at && at >= textbuf && at <= textbuf + len ? (long long)(at - textbuf) : -1;
+        cli_error(cmd, "%s: byte %lld: not valid JSON", name, off);
+        return 2;
+    }
+    /* Both the whole `summary --json` document and one of its files[] entries are
+     * accepted, so a script may split a host's summary per rank. */
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+    int rc = 0;
+    bool ok = true;
+    if (cJSON_IsArray(files)) {
+        if (cJSON_GetArraySize(files) == 0) {
+            cli_error(cmd, "%s: summary JSON lists no files", name);
+            rc = 2;
+        }
+        const cJSON *f;
+        cJSON_ArrayForEach(f, files)
+        {
+            compare_input item;
+            if (rc || (rc = parse_file_object(cmd, name, f, device, want_json, &item)))
+                break;
+            inputs_push(out, item, &ok);
+            if (!ok) {
+                ms_profile_free(item.profile);
+                cJSON_Delete(item.file_json);
+                break;
+            }
+        }
+    } else if (cJSON_GetObjectItemCaseSensitive(doc, "devices")) {
+        compare_input item;
+        rc = parse_file_object(cmd, name, doc, device, want_json, &item);
+        if (!rc) {
+            inputs_push(out, item, &ok);
+            if (!ok) {
+                ms_profile_free(item.profile);
+                cJSON_Delete(item.file_json);
+            }
+        }
+    } else {
+        cli_error(cmd, "%s: JSON but not a `memsnap summary --json` document (no \"files\")",
+                  name);
+        rc = 2;
+    }
+    cJSON_Delete(doc);
+    if (!ok) {
+        cli_error(cmd, "%s: out of memory", name);
+        rc = 2;
+    }
+    return rc;
+}
+
+static int read_whole(const char *cmd, const char *path, char **text, size_t *len)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cli_error(cmd, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= MAX_SUMMARY_BYTES) {
+                cli_error(cmd, "%s: larger than %zu MiB: not a summary", path,
+                          MAX_SUMMARY_BYTES >> 20);
+                free(buf);
+                fclose(f);
+                return 2;
+            }
+            char *grown = realloc(buf, cap * 2);
+            if (!grown) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = grown;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = !buf || ferror(f);
+    fclose(f);
+    if (failed) {
+        cli_error(cmd, "%s: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
+        return 2;
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ all inputs */
+
+typedef struct hook_ctx {
+    compare_input *slots; /* one per pickle, in the pickle list's order */
+    int device;
+    bool want_json;
+    int top_k;
+} hook_ctx;
+
+/* Runs on a loader thread while the snapshot is open: the `files[]` object needs the
+ * snapshot, and building it here keeps it off the main thread. */
+static int keep_summary(void *vctx, size_t index, const char *path, const ms_snapshot *s,
+                        const ms_profile *p, ms_error *err)
+{
+    (void)p;
+    hook_ctx *ctx = vctx;
+    if (!ctx->want_json)
+        return 0;
+    ctx->slots[index].file_json = summary_file_json(path, s, ctx->device, ctx->top_k, err);
+    return ctx->slots[index].file_json ? 0 : (err->code ? err->code : MS_ERR_NOMEM);
+}
+
+void compare_inputs_free(compare_inputs *in)
+{
+    if (!in)
+        return;
+    for (size_t i = 0; i < in->n; i++) {
+        ms_profile_free(in->v[i].profile);
+        cJSON_Delete(in->v[i].file_json);
+    }
+    free(in->v);
+    in->v = NULL;
+    in->n = in->cap = 0;
+}
+
+int compare_inputs_load(const char *cmd, char **paths, size_t n, int device, bool want_json,
+                        int top_k, unsigned threads, compare_inputs *out)
+{
+    memset(out, 0, sizeof *out);
+    input_kind *kinds = calloc(n ? n : 1, sizeof *kinds);
+    const char **pickles = calloc(n ? n : 1, sizeof *pickles);
+    size_t *pickle_of = calloc(n ? n : 1, sizeof *pickle_of); /* path index -> pickle index */
+    compare_input *slots = calloc(n ? n : 1, sizeof *slots);
+    ms_profile **profs = calloc(n ? n : 1, sizeof *profs);
+    ms_error *errs = calloc(n ? n : 1, sizeof *errs);
+    int rc = 0;
+    if (!kinds || !pickles || !pickle_of || !slots || !profs || !errs) {
+        cli_error(cmd, "out of memory");
+        rc = 2;
+        goto done;
+    }
+
+    size_t n_pickles = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        int first = -1;
+        errno = 0;
+        kinds[i] = input_kind_of(paths[i], &first);
+        switch (kinds[i]) {
+        case INPUT_PICKLE:
+        case INPUT_GZIP:
+            pickle_of[i] = n_pickles;
+            pickles[n_pickles++] = paths[i];
+            break;
+        case INPUT_JSON:
+            break;
+        case INPUT_EMPTY:
+            cli_error(cmd, "%s: empty file", paths[i]);
+            rc = 2;
+            break;
+        case INPUT_UNKNOWN:
+            if (first < 0)
+                cli_error(cmd, "%s: %s", paths[i], strerror(errno ? errno : EIO));
+            else
+                cli_error(cmd,
+                          "%s: byte 0: neither a snapshot pickle (0x80), gzip (1f 8b) nor "
+                          "summary JSON ('{'); found 0x%02x",
+                          paths[i], (unsigned)first);
+            rc = 2;
+            break;
+        }
+    }
+    if (rc)
+        goto done;
+
+    if (n_pickles) {
+        hook_ctx ctx = {slots, device, want_json, top_k};
+        ms_profiles_load(profs, errs, pickles, n_pickles, device, threads, keep_summary, &ctx);
+        for (size_t i = 0; i < n_pickles; i++) {
+            slots[i].profile = profs[i];
+            if (!profs[i] && !rc) { /* report the first failure in command-line order */
+                if (errs[i].offset >= 0)
+                    cli_error(cmd, "%s: byte %lld: %s", pickles[i], (long long)errs[i].offset,
+                              errs[i].message);
+                else
+                    cli_error(cmd, "%s: %s", pickles[i], errs[i].message);
+                rc = 2;
+            }
+        }
+        if (rc)
+            goto done;
+    }
+
+    bool ok = true;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (kinds[i] != INPUT_JSON) {
+            inputs_push(out, slots[pickle_of[i]], &ok);
+            if (ok)
+                memset(&slots[pickle_of[i]], 0, sizeof slots[0]); /* now owned by out */
+        } else {
+            char *text = NULL;
+            size_t len = 0;
+            rc = read_whole(cmd, paths[i], &text, &len);
+            if (!rc)
+                rc = summary_input_parse(cmd, paths[i], text, len, device, want_json, out);
+            free(text);
+        }
+        if (!ok) {
+            cli_error(cmd, "out of memory");
+            rc = 2;
+        }
+    }
+
+done:
+    if (slots)
+        for (size_t i = 0; i < n; i++) {
+            ms_profile_free(slots[i].profile);
+            cJSON_Delete(slots[i].file_json);
+        }
+    free(kinds);
+    free(pickles);
+    free(pickle_of);
+    free(slots);
+    free(profs);
+    free(errs);
+    if (rc)
+        compare_inputs_free(out);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ shared by diff, ranks */
+
+int compare_opts_parse(const char *cmd, int argc, char **argv, compare_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = -1;
+    o->top = 10;
+    o->threshold = 10.0;
+    o->files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *o->files);
+    if (!o->files) {
+        cli_error(cmd, "out of memory");
+        return 2;
+    }
+    bool only_files = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long long v = 0;
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            o->files[o->n_files++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = true;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            o->help = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--fail")) {
+            o->fail = true;
+        } else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "--threads") ||
+                   !strcmp(a, "--threshold")) {
+            if (i + 1 >= argc) {
+                cli_error(cmd, "%s needs a value", a);
+                return 2;
+            }
+            const char *val = argv[++i];
+            if (!strcmp(a, "--threshold")) {
+                if (cli_parse_double(cmd, a, val, &o->threshold))
+                    return 2;
+            } else if (!strcmp(a, "--device")) {
+                if (cli_parse_int(cmd, a, val, 0, 65535, &v))
+                    return 2;
+                o->device = (int)v;
+            } else if (!strcmp(a, "--top")) {
+                if (cli_parse_int(cmd, a, val, 0, 100000, &v))
+                    return 2;
+                o->top = (int)v;
+            } else {
+                if (cli_parse_int(cmd, a, val, 0, 1024, &v))
+                    return 2;
+                o->threads = (unsigned)v;
+            }
+        } else {
+            cli_error(cmd, "unknown option '%s' (see --help)", a);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+void compare_opts_free(compare_opts *o)
+{
+    free(o->files);
+    o->files = NULL;
+    o->n_files = 0;
+}
+
+cJSON *site_delta_json(const ms_site_delta *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "site", d->site);
+    cJSON_AddStringToObject(o, "function", d->function);
+    cJSON_AddNumberToObject(o, "a_bytes", (double)d->a_bytes);
+    cJSON_AddNumberToObject(o, "b_bytes", (double)d->b_bytes);
+    cJSON_AddNumberToObject(o, "delta_bytes", (double)d->delta_bytes);
+    cJSON_AddNumberToObject(o, "a_count", (double)d->a_count);
+    cJSON_AddNumberToObject(o, "b_count", (double)d->b_count);
+    return o;
+}
+
+cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; i < n && (limit < 0 || i < (size_t)limit); i++)
+        cJSON_AddItemToArray(list, site_delta_json(&d[i]));
+    return list;
+}
+
+cJSON *pct_json(const ms_delta *d)
+{
+    if (!d->pct_valid)
+        return cJSON_CreateNull();
+    /* Two decimals are all a reader needs, and rounding keeps the JSON of a pickle and of
+     * its summary byte-identical. */
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.2f", d->pct);
+    return cJSON_CreateNumber(strtod(buf, NULL));
+}
+
+void pct_text(const ms_delta *d, char *buf, size_t cap)
+{
+    if (!d->pct_valid)
+        snprintf(buf, cap, "new");
+    else if (d->delta == 0)
+        snprintf(buf, cap, "0%%");
+    else
+        snprintf(buf, cap, "%+.1f%%", d->pct);
+}
+
+void signed_size_text(int64_t v, char *buf, size_t cap)
+{
+    if (v == 0 || cap < 2) {
+        snprintf(buf, cap, "0 B");
+        return;
+    }
+    uint64_t mag = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+    buf[0] = v < 0 ? '-' : '+';
+    ms_format_bytes(mag > INT64_MAX ? INT64_MAX : (int64_t)mag, buf + 1, cap - 1);
+}

@@ -1,0 +1,221 @@
+/* memsnap compare — set snapshots side by side: two files (ranks, or a run before and
+ * after a change) or many rank files with their median and outliers.
+ *
+ * Comparisons work on profiles, not snapshots: a profile is the handful of numbers and
+ * site lists of one device of one file. A profile is built from a snapshot by the
+ * library, or filled by the caller from another source (the tool reads back the JSON of
+ * `memsnap summary --json`), so hundreds of ranks can be summarised where they were
+ * written and compared anywhere.
+ *
+ * Ownership follows memsnap.h: every `**out` object belongs to the caller and is
+ * released with its own *_free(), which accepts NULL; strings and arrays reached through
+ * an object live as long as that object. A comparison result points into the profiles it
+ * was made from, so those must outlive it.
+ */
+#ifndef MEMSNAP_COMPARE_H
+#define MEMSNAP_COMPARE_H
+
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ profiles */
+
+typedef enum ms_site_set {
+    MS_SITES_AT_PEAK = 0, /* bytes alive at the device's peak, by site */
+    MS_SITES_AT_END,      /* bytes alive after the last event */
+    MS_SITES_TOTAL,       /* every allocation of the trace (bytes allocated, count) */
+    MS_SITE_SETS
+} ms_site_set;
+
+typedef struct ms_profile_site {
+    const char *site;     /* "file:line", as ms_site_format_location() writes it */
+    const char *function; /* the frame's function name, "" when unknown */
+    uint64_t bytes;
+    uint64_t count;
+} ms_profile_site;
+
+typedef struct ms_profile {
+    const char *name;     /* the input's path, as given */
+    int rank;             /* ms_rank_from_name(name), or -1 */
+    int device;
+    uint64_t events;
+    int64_t t_first_us;   /* first event; times below are relative to it in reports */
+    int64_t peak_bytes;
+    int64_t peak_time_us; /* absolute, same clock as t_first_us */
+    int64_t peak_event;   /* -1: the peak is the state before the first event */
+    int64_t reserved_peak_bytes;
+    int64_t reserved_end_bytes;
+    int64_t live_end_bytes;
+    uint64_t live_end_count;
+    uint64_t alloc_count;
+    uint64_t oom_count;
+    bool trace_complete;
+
+    /* Sites largest bytes first. A set is `known` when the source had it at all and
+     * `complete` when it lists every site (a summary lists only its top sites). */
+    ms_profile_site *sites[MS_SITE_SETS];
+    size_t n_sites[MS_SITE_SETS];
+    bool sites_known[MS_SITE_SETS];
+    bool sites_complete[MS_SITE_SETS];
+
+    /* Extension points for analyses that live in other modules (iterations, leaks):
+     * they stay empty/false until such a module fills them through the setters below;
+     * comparisons then report their differences too. */
+    int64_t *iteration_peaks; /* peak active bytes of each iteration, in order */
+    size_t n_iterations;
+    bool leaks_known;
+    uint64_t leak_bytes;
+    uint64_t leak_count;
+
+    void *priv_; /* owned strings; not for callers */
+} ms_profile;
+
+/* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
+ * and all allocations by site. `device` -1 picks the device with the most events (ties:
+ * the lowest id). `name` is copied. */
+int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
+                             int device, ms_error *err);
+
+/* An empty profile for callers that fill the numbers themselves (all zero, rank from
+ * the name, site sets unknown). */
+int ms_profile_new(ms_profile **out, const char *name, ms_error *err);
+/* Appends a site to a set (strings copied) and marks the set known. Keeps the caller's
+ * order; call ms_profile_sort_sites() when the source was not sorted. */
+int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
+                        const char *function, uint64_t bytes, uint64_t count, ms_error *err);
+void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
+/* Hooks for the iterations and leaks analyses (copied). */
+int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
+                                   ms_error *err);
+void ms_profile_set_leaks(ms_profile *p, uint64_t bytes, uint64_t count);
+void ms_profile_free(ms_profile *p);
+
+/* The rank written in a file name: "rank3", "ddp_rank1", "rank_12", "mem-3.pickle",
+ * "mem_3.pickle.gz" (a number that ends the name after '-', '_' or '.'); -1 when none.
+ * Digits inside a word ("gpt2_train") are not a rank. */
+int ms_rank_from_name(const char *path);
+
+/* Loads pickles in parallel and profiles each one. `threads` 0 uses one per online CPU
+ * (never more than the number of files). Every entry of out[] and errs[] is written: a
+ * file that failed has out[i] NULL and errs[i] filled; the return value is 0 when all
+ * loaded, else the code of the first failure in path order.
+ * `hook`, when not NULL, runs on the worker thread for each file that loaded, with the
+ * snapshot still open, so a caller can take more from it; a non-zero return fails that
+ * file with the hook's error. */
+typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path,
+                               const ms_snapshot *s, const ms_profile *p, ms_error *err);
+int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths, size_t n,
+                     int device, unsigned threads, ms_profile_hook hook, void *ctx);
+
+/* ------------------------------------------------------------------ two files */
+
+typedef struct ms_delta {
+    int64_t a, b;
+    int64_t delta;   /* b - a */
+    double pct;      /* 100 * delta / a; 0 when both are 0 */
+    bool pct_valid;  /* false when a is 0 and b is not */
+} ms_delta;
+
+typedef struct ms_site_delta {
+    const char *site;      /* point into the profiles */
+    const char *function;
+    int64_t a_bytes, b_bytes, delta_bytes;
+    uint64_t a_count, b_count;
+} ms_site_delta;
+
+typedef enum ms_metric {
+    MS_M_PEAK = 0,
+    MS_M_PEAK_TIME,        /* microseconds since each file's first event */
+    MS_M_RESERVED_PEAK,
+    MS_M_RESERVED_END,
+    MS_M_LIVE_END,
+    MS_M_LIVE_END_COUNT,
+    MS_M_ALLOCS,
+    MS_M_OOMS,
+    MS_M_EVENTS,
+    MS_M_COUNT
+} ms_metric;
+
+const char *ms_metric_name(ms_metric m); /* "peak_bytes", "peak_time_us", ... (JSON keys) */
+
+typedef struct ms_pair {
+    const ms_profile *a, *b;
+    ms_delta m[MS_M_COUNT];
+
+    /* Sites by |change|, largest first; sites whose bytes did not change are left out.
+     * A set is absent (n 0, known false) when either profile lacks it. */
+    ms_site_delta *sites[MS_SITE_SETS];
+    size_t n_sites[MS_SITE_SETS];
+    bool sites_known[MS_SITE_SETS];
+    /* True when both sides listed every site; otherwise a site missing on one side may
+     * just be below that side's top-K cut and its delta is an upper bound. */
+    bool sites_complete[MS_SITE_SETS];
+
+    /* Sites seen in one file only (by the richest set both have: all allocations, else
+     * the peak and end sets), largest first. */
+    ms_site_delta *only_a, *only_b;
+    size_t n_only_a, n_only_b;
+
+    /* Filled when both profiles carry them (see the hooks above). */
+    ms_delta *iteration_peaks;
+    size_t n_iterations;
+    bool leaks_known;
+    ms_delta leak_bytes;
+
+    bool match; /* every number and every site equal */
+} ms_pair;
+
+int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_error *err);
+void ms_pair_free(ms_pair *p);
+
+/* The plain-words verdict, one paragraph, e.g. "rank1 peaks 51.0% higher than rank0
+ * (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at 0.61 s); most of it (+240.0 MiB) is
+ * held at the peak by modeling_gpt2.py:123 forward." Names default to "rankN" or the
+ * file's base name. Truncates to fit `cap`; returns the length it needed. */
+size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b, char *buf,
+                       size_t cap);
+
+/* "rank3" when the name holds a rank, else the file's base name. */
+void ms_profile_label(const ms_profile *p, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ many ranks */
+
+enum {
+    MS_OUT_PEAK = 1u << 0,
+    MS_OUT_RESERVED = 1u << 1,
+    MS_OUT_LIVE_END = 1u << 2
+};
+
+typedef struct ms_rank_row {
+    const ms_profile *p;
+    ms_delta peak;          /* a = median, b = this file */
+    ms_delta reserved_peak;
+    ms_delta live_end;
+    unsigned outlier;       /* MS_OUT_* bits: metrics more than threshold% from the median */
+    /* This file's sites at its peak against the median of each site over all files,
+     * by |change|, largest first (unchanged ones left out). a_bytes is the median. */
+    ms_site_delta *sites;
+    size_t n_sites;
+} ms_rank_row;
+
+typedef struct ms_ranks {
+    size_t n;
+    ms_rank_row *rows;       /* in input order */
+    int64_t median_peak;     /* of an even count: the mean of the middle two, rounded down */
+    int64_t median_reserved_peak;
+    int64_t median_live_end;
+    double threshold_pct;
+    size_t n_outliers;       /* rows with any outlier bit */
+} ms_ranks;
+
+int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n,
+                     double threshold_pct, ms_error *err);
+void ms_ranks_free(ms_ranks *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

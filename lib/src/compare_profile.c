@@ -1,0 +1,416 @@
+/* Profiles: the part of one snapshot's analysis that comparisons need, kept small so
+ * that many ranks can be held at once after their snapshots are freed. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compare_internal.h"
+
+typedef struct profile_priv {
+    char **strs; /* every string the profile owns */
+    size_t n_strs, cap_strs;
+    size_t cap_sites[MS_SITE_SETS];
+} profile_priv;
+
+/* ------------------------------------------------------------------ shared helpers */
+
+int cmp_fail(ms_error *err, int code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    err->code = code;
+    err->offset = MS_NO_OFFSET;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void *cmp_calloc(size_t n, size_t size)
+{
+    if (n == 0)
+        n = 1; /* a valid pointer for empty arrays keeps callers free of special cases */
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return calloc(n, size);
+}
+
+void *cmp_realloc_array(void *p, size_t n, size_t size)
+{
+    if (n == 0)
+        n = 1;
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return realloc(p, n * size);
+}
+
+int cmp_site_key_cmp(const char *site_a, const char *fn_a, const char *site_b,
+                     const char *fn_b)
+{
+    int c = strcmp(site_a, site_b);
+    return c ? c : strcmp(fn_a, fn_b);
+}
+
+int cmp_site_delta_order(const void *x, const void *y)
+{
+    const ms_site_delta *a = x, *b = y;
+    /* Magnitudes compared as unsigned so INT64_MIN cannot overflow a negation. */
+    uint64_t ma = a->delta_bytes < 0 ? 0u - (uint64_t)a->delta_bytes : (uint64_t)a->delta_bytes;
+    uint64_t mb = b->delta_bytes < 0 ? 0u - (uint64_t)b->delta_bytes : (uint64_t)b->delta_bytes;
+    if (ma != mb)
+        return ma > mb ? -1 : 1;
+    if (a->delta_bytes != b->delta_bytes)
+        return a->delta_bytes > b->delta_bytes ? -1 : 1;
+    return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
+}
+
+ms_delta cmp_delta(int64_t a, int64_t b)
+{
+    ms_delta d = {a, b, 0, 0.0, true};
+    /* Wrapping subtraction through unsigned: byte counts never get near the limit, but a
+     * hostile summary file could, and signed overflow would be undefined. */
+    d.delta = (int64_t)((uint64_t)b - (uint64_t)a);
+    if (a != 0)
+        d.pct = 100.0 * ((double)b - (double)a) / (double)a;
+    else if (b != 0)
+        d.pct_valid = false;
+    return d;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+int64_t cmp_median(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    if (n % 2)
+        return v[n / 2];
+    int64_t lo = v[n / 2 - 1], hi = v[n / 2];
+    /* Halves first so the sum cannot overflow; the floor matches the documented rule. */
+    int64_t m = lo / 2 + hi / 2;
+    int64_t rest = lo % 2 + hi % 2; /* -2..2 */
+    if (rest == 2)
+        m += 1;
+    else if (rest == -1 || rest == -2)
+        m -= 1;
+    return m;
+}
+
+/* ------------------------------------------------------------------ profile basics */
+
+static char *own_string(ms_profile *p, const char *text)
+{
+    profile_priv *pv = p->priv_;
+    if (pv->n_strs == pv->cap_strs) {
+        size_t cap = pv->cap_strs ? pv->cap_strs * 2 : 16;
+        char **grown = cmp_realloc_array(pv->strs, cap, sizeof *grown);
+        if (!grown)
+            return NULL;
+        pv->strs = grown;
+        pv->cap_strs = cap;
+    }
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, text, len + 1);
+    pv->strs[pv->n_strs++] = copy;
+    return copy;
+}
+
+int ms_profile_new(ms_profile **out, const char *name, ms_error *err)
+{
+    *out = NULL;
+    if (!name)
+        return cmp_fail(err, MS_ERR_ARG, "profile needs a name");
+    ms_profile *p = calloc(1, sizeof *p);
+    profile_priv *pv = calloc(1, sizeof *pv);
+    if (!p || !pv) {
+        free(p);
+        free(pv);
+        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for a profile");
+    }
+    p->priv_ = pv;
+    p->peak_event = -1;
+    p->name = own_string(p, name);
+    if (!p->name) {
+        ms_profile_free(p);
+        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for a profile");
+    }
+    p->rank = ms_rank_from_name(name);
+    *out = p;
+    return 0;
+}
+
+void ms_profile_free(ms_profile *p)
+{
+    if (!p)
+        return;
+    profile_priv *pv = p->priv_;
+    if (pv) {
+        for (size_t i = 0; i < pv->n_strs; i++)
+            free(pv->strs[i]);
+        free(pv->strs);
+        free(pv);
+    }
+    for (int k = 0; k < MS_SITE_SETS; k++)
+        free(p->sites[k]);
+    free(p->iteration_peaks);
+    free(p);
+}
+
+int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
+                        const char *function, uint64_t bytes, uint64_t count, ms_error *err)
+{
+    if (!p || (unsigned)set >= MS_SITE_SETS || !site)
+        return cmp_fail(err, MS_ERR_ARG, "ms_profile_add_site: bad argument");
+    profile_priv *pv = p->priv_;
+    if (p->n_sites[set] == pv->cap_sites[set]) {
+        size_t cap = pv->cap_sites[set] ? pv->cap_sites[set] * 2 : 32;
+        ms_profile_site *grown = cmp_realloc_array(p->sites[set], cap, sizeof *grown);
+        if (!grown)
+            return cmp_fail(err, MS_ERR_NOMEM, "out of memory for sites");
+        p->sites[set] = grown;
+        pv->cap_sites[set] = cap;
+    }
+    ms_profile_site *ps = &p->sites[set][p->n_sites[set]];
+    ps->site = own_string(p, site);
+    ps->function = own_string(p, function ? function : "");
+    if (!ps->site || !ps->function)
+        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for sites");
+    ps->bytes = bytes;
+    ps->count = count;
+    p->n_sites[set]++;
+    p->sites_known[set] = true;
+    return 0;
+}
+
+static int site_order(const void *x, const void *y)
+{
+    const ms_profile_site *a = x, *b = y;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
+}
+
+void ms_profile_sort_sites(ms_profile *p, ms_site_set set)
+{
+    if (p && (unsigned)set < MS_SITE_SETS && p->n_sites[set] > 1)
+        qsort(p->sites[set], p->n_sites[set], sizeof *p->sites[set], site_order);
+}
+
+int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
+                                   ms_error *err)
+{
+    int64_t *copy = cmp_calloc(n, sizeof *copy);
+    if (!copy)
+        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for iteration peaks");
+    if (n)
+        memcpy(copy, peaks, n * sizeof *copy);
+    free(p->iteration_peaks);
+    p->iteration_peaks = copy;
+    p->n_iterations = n;
+    return 0;
+}
+
+void ms_profile_set_leaks(ms_profile *p, uint64_t bytes, uint64_t count)
+{
+    p->leaks_known = true;
+    p->leak_bytes = bytes;
+    p->leak_count = count;
+}
+
+/* ------------------------------------------------------------------ rank from a name */
+
+static bool is_sep(char c)
+{
+    return c == '-' || c == '_' || c == '.';
+}
+
+/* Parses up to 9 digits so the value always fits an int. */
+static int parse_rank_digits(const char *s, size_t n)
+{
+    if (n == 0 || n > 9)
+        return -1;
+    int v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
+int ms_rank_from_name(const char *path)
+{
+    if (!path)
+        return -1;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+
+    /* "rank" followed by optional separators and digits wins anywhere in the name. */
+    for (const char *c = base; *c; c++) {
+        if (strncasecmp(c, "rank", 4) != 0)
+            continue;
+        const char *d = c + 4;
+        while (is_sep(*d))
+            d++;
+        size_t nd = 0;
+        while (isdigit((unsigned char)d[nd]))
+            nd++;
+        int r = parse_rank_digits(d, nd);
+        if (r >= 0)
+            return r;
+    }
+
+    /* Otherwise a number that ends the stem after a separator ("mem-3.pickle"). The stem
+     * drops the known extensions only, so "run.3" keeps its number. */
+    size_t len = strlen(base);
+    static const char *const exts[] = {".gz", ".json", ".pickle", ".pkl", ".p"};
+    bool stripped = true;
+    while (stripped) {
+        stripped = false;
+        for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+            size_t el = strlen(exts[i]);
+            if (len > el && strncasecmp(base + len - el, exts[i], el) == 0) {
+                len -= el;
+                stripped = true;
+            }
+        }
+    }
+    size_t end = len, start = len;
+    while (start > 0 && isdigit((unsigned char)base[start - 1]))
+        start--;
+    if (start == end || start == 0 || !is_sep(base[start - 1]))
+        return -1;
+    return parse_rank_digits(base + start, end - start);
+}
+
+void ms_profile_label(const ms_profile *p, char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    if (p->rank >= 0) {
+        snprintf(buf, cap, "rank%d", p->rank);
+        return;
+    }
+    if (!strcmp(p->name, "-")) {
+        snprintf(buf, cap, "stdin"); /* "- peaks 51% higher" would not read */
+        return;
+    }
+    const char *base = strrchr(p->name, '/');
+    snprintf(buf, cap, "%s", base ? base + 1 : p->name);
+}
+
+/* ------------------------------------------------------------------ from a snapshot */
+
+static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
+                           const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+{
+    ms_site_total *tot = NULL;
+    size_t n_tot = 0;
+    int rc = ms_site_totals(&tot, &n_tot, s, allocs, n_allocs, err);
+    if (rc)
+        return rc;
+    /* Written exactly as `summary --json` writes top_sites, so sites read back from a
+     * summary match the ones taken from the pickle. */
+    char loc[1024];
+    for (size_t i = 0; i < n_tot && rc == 0; i++) {
+        if (ms_site_format_location(s, tot[i].site, loc, sizeof loc) < 0)
+            loc[0] = '\0';
+        char function[1024];
+        ms_site_format_function(s, tot[i].site, function, sizeof function);
+        rc = ms_profile_add_site(p, set, loc, function, tot[i].bytes, tot[i].count, err);
+    }
+    ms_free(tot);
+    if (rc)
+        return rc;
+    p->sites_known[set] = true; /* even when nothing was alive */
+    p->sites_complete[set] = true;
+    ms_profile_sort_sites(p, set);
+    return 0;
+}
+
+static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
+                           const ms_timeline *t, int64_t event, ms_error *err)
+{
+    ms_alloc *alive = NULL;
+    size_t n_alive = 0;
+    int rc = ms_timeline_alive_at(&alive, &n_alive, s, t, event, err);
+    if (rc)
+        return rc;
+    rc = add_site_totals(p, set, s, alive, n_alive, err);
+    ms_free(alive);
+    return rc;
+}
+
+static int busiest_device(const ms_snapshot *s)
+{
+    int best = 0;
+    size_t best_n = 0;
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        size_t n = ms_snapshot_trace(s, d)->n;
+        if (n > best_n) {
+            best = d;
+            best_n = n;
+        }
+    }
+    return best;
+}
+
+int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
+                             int device, ms_error *err)
+{
+    *out = NULL;
+    if (!s || !name)
+        return cmp_fail(err, MS_ERR_ARG, "ms_profile_from_snapshot: bad argument");
+    if (device < 0)
+        device = busiest_device(s);
+    if (device >= ms_snapshot_device_count(s))
+        return cmp_fail(err, MS_ERR_ARG, "device %d not in the snapshot (it has %d)", device,
+                        ms_snapshot_device_count(s));
+
+    ms_profile *p = NULL;
+    int rc = ms_profile_new(&p, name, err);
+    if (rc)
+        return rc;
+    ms_timeline *t = NULL;
+    rc = ms_timeline_build(&t, s, device, MS_TIMELINE_ALLOCS, err);
+    if (rc) {
+        ms_profile_free(p);
+        return rc;
+    }
+    p->device = device;
+    p->events = t->n_events;
+    p->t_first_us = t->t_first_us;
+    p->peak_bytes = t->peak_bytes;
+    p->peak_time_us = t->peak_time_us;
+    p->peak_event = t->peak_event;
+    p->reserved_peak_bytes = t->reserved_peak_bytes;
+    p->reserved_end_bytes = t->reserved_end_bytes;
+    p->live_end_bytes = t->live_end_bytes;
+    p->live_end_count = t->live_end_count;
+    p->alloc_count = t->action_counts[MS_ACT_ALLOC];
+    p->oom_count = t->oom_count;
+    p->trace_complete = t->trace_complete;
+
+    int64_t last = t->n_events ? (int64_t)t->n_events - 1 : -1;
+    rc = add_alive_sites(p, MS_SITES_AT_PEAK, s, t, t->peak_event, err);
+    if (!rc)
+        rc = add_alive_sites(p, MS_SITES_AT_END, s, t, last, err);
+    if (!rc)
+        rc = add_site_totals(p, MS_SITES_TOTAL, s, t->allocs, t->n_allocs, err);
+    ms_timeline_free(t);
+    if (rc) {
+        ms_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,181 @@
+/* Many ranks: each file against the median of all, because in a data-parallel job the
+ * typical rank is the reference and the odd one out is the finding. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_internal.h"
+
+typedef struct rank_site {
+    const ms_profile_site *s;
+    size_t file;
+} rank_site;
+
+static int rank_site_order(const void *x, const void *y)
+{
+    const rank_site *a = x, *b = y;
+    int c = cmp_site_key_cmp(a->s->site, a->s->function, b->s->site, b->s->function);
+    if (c)
+        return c;
+    return (a->file > b->file) - (a->file < b->file);
+}
+
+static bool off_median(const ms_delta *d, double threshold)
+{
+    if (!d->pct_valid)
+        return true; /* the median is 0 and this file is not */
+    return d->pct > threshold || d->pct < -threshold;
+}
+
+static int push_site(ms_rank_row *row, size_t *cap, const ms_site_delta *d)
+{
+    if (row->n_sites == *cap) {
+        size_t grown_cap = *cap ? *cap * 2 : 16;
+        ms_site_delta *grown = cmp_realloc_array(row->sites, grown_cap, sizeof *grown);
+        if (!grown)
+            return MS_ERR_NOMEM;
+        row->sites = grown;
+        *cap = grown_cap;
+    }
+    row->sites[row->n_sites++] = *d;
+    return 0;
+}
+
+/* For every site seen at any file's peak: its median over all files (0 where a file does
+ * not list it), then each file's difference from that median. */
+static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pr[i]->n_sites[MS_SITES_AT_PEAK] > SIZE_MAX - total)
+            return cmp_fail(err, MS_ERR_LIMIT, "too many sites");
+        total += pr[i]->n_sites[MS_SITES_AT_PEAK];
+    }
+    rank_site *all = cmp_calloc(total, sizeof *all);
+    int64_t *vals = cmp_calloc(n, sizeof *vals);
+    uint64_t *counts = cmp_calloc(n, sizeof *counts);
+    size_t *caps = cmp_calloc(n, sizeof *caps);
+    int rc = 0;
+    if (!all || !vals || !counts || !caps) {
+        rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < pr[i]->n_sites[MS_SITES_AT_PEAK]; j++)
+            all[k++] = (rank_site){&pr[i]->sites[MS_SITES_AT_PEAK][j], i};
+    qsort(all, total, sizeof *all, rank_site_order);
+
+    for (size_t g = 0; g < total && rc == 0;) {
+        const ms_profile_site *key = all[g].s;
+        size_t e = g;
+        memset(counts, 0, n * sizeof *counts);
+        int64_t *per_file = vals;
+        memset(per_file, 0, n * sizeof *per_file);
+        for (; e < total && cmp_site_key_cmp(all[e].s->site, all[e].s->function, key->site,
+                                             key->function) == 0;
+             e++) {
+            per_file[all[e].file] += (int64_t)all[e].s->bytes;
+            counts[all[e].file] += all[e].s->count;
+        }
+        /* cmp_median sorts, so keep each file's value aside first. */
+        int64_t *sorted = cmp_calloc(n, sizeof *sorted);
+        if (!sorted) {
+            rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+            break;
+        }
+        memcpy(sorted, per_file, n * sizeof *sorted);
+        int64_t median = cmp_median(sorted, n);
+        free(sorted);
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            if (per_file[i] == median)
+                continue;
+            ms_site_delta d = {key->site,
+                               key->function,
+                               median,
+                               per_file[i],
+                               (int64_t)((uint64_t)per_file[i] - (uint64_t)median),
+                               0,
+                               counts[i]};
+            if (push_site(&r->rows[i], &caps[i], &d))
+                rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+        }
+        g = e;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (r->rows[i].n_sites > 1)
+            qsort(r->rows[i].sites, r->rows[i].n_sites, sizeof *r->rows[i].sites,
+                  cmp_site_delta_order);
+done:
+    free(all);
+    free(vals);
+    free(counts);
+    free(caps);
+    return rc;
+}
+
+int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n,
+                     double threshold_pct, ms_error *err)
+{
+    *out = NULL;
+    if (n == 0 || !profiles)
+        return cmp_fail(err, MS_ERR_ARG, "no files to compare");
+    if (!(threshold_pct >= 0))
+        return cmp_fail(err, MS_ERR_ARG, "threshold must be a non-negative percent");
+    ms_ranks *r = calloc(1, sizeof *r);
+    int64_t *v = cmp_calloc(n, sizeof *v);
+    if (r)
+        r->rows = cmp_calloc(n, sizeof *r->rows);
+    if (!r || !v || !r->rows) {
+        free(v);
+        ms_ranks_free(r);
+        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+    }
+    r->n = n;
+    r->threshold_pct = threshold_pct;
+
+    for (size_t i = 0; i < n; i++)
+        v[i] = profiles[i]->peak_bytes;
+    r->median_peak = cmp_median(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = profiles[i]->reserved_peak_bytes;
+    r->median_reserved_peak = cmp_median(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = profiles[i]->live_end_bytes;
+    r->median_live_end = cmp_median(v, n);
+    free(v);
+
+    for (size_t i = 0; i < n; i++) {
+        ms_rank_row *row = &r->rows[i];
+        const ms_profile *p = profiles[i];
+        row->p = p;
+        row->peak = cmp_delta(r->median_peak, p->peak_bytes);
+        row->reserved_peak = cmp_delta(r->median_reserved_peak, p->reserved_peak_bytes);
+        row->live_end = cmp_delta(r->median_live_end, p->live_end_bytes);
+        if (off_median(&row->peak, threshold_pct))
+            row->outlier |= MS_OUT_PEAK;
+        if (off_median(&row->reserved_peak, threshold_pct))
+            row->outlier |= MS_OUT_RESERVED;
+        if (off_median(&row->live_end, threshold_pct))
+            row->outlier |= MS_OUT_LIVE_END;
+        if (row->outlier)
+            r->n_outliers++;
+    }
+    int rc = site_medians(r, profiles, n, err);
+    if (rc) {
+        ms_ranks_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void ms_ranks_free(ms_ranks *r)
+{
+    if (!r)
+        return;
+    if (r->rows)
+        for (size_t i = 0; i < r->n; i++)
+            free(r->rows[i].sites);
+    free(r->rows);
+    free(r);
+}

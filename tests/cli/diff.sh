@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# memsnap diff / ranks from the command line: the text a person reads, the exit codes a
+# script relies on, and the messages for bad input. Numbers are checked in
+# tests/test_compare_cli.c; here it is the behaviour around them.
+set -u
+BIN=${1:?usage: diff.sh MEMSNAP_BIN}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+
+# expect STATUS PATTERN -- ARGS... : runs memsnap, checks its exit status and that
+# stdout+stderr matches the extended regex PATTERN.
+expect() {
+    local want=$1 pattern=$2
+    shift 3
+    local out st
+    out=$("$BIN" "$@" 2>&1)
+    st=$?
+    if [ "$st" -ne "$want" ]; then
+        echo "FAIL: memsnap $* exited $st, wanted $want"; echo "$out" | head -20; fail=1; return
+    fi
+    if ! grep -Eq -- "$pattern" <<<"$out"; then
+        echo "FAIL: memsnap $* output lacks /$pattern/"; echo "$out" | head -40; fail=1
+    fi
+}
+
+R0=testdata/ddp_rank0.pickle
+R1=testdata/ddp_rank1.pickle
+
+# The DDP pair: side by side, sites, verdict naming rank 1 and a model site.
+expect 0 '^peak +[0-9.]+ MiB +[0-9.]+ MiB +\+[0-9.]+ MiB +\+[0-9.]+%' -- diff $R0 $R1
+expect 0 '^Verdict: rank1 peaks [0-9.]+% higher than rank0 \(\+[0-9.]+ MiB: .* held at the peak .*\.py:[0-9]+ ' -- diff $R0 $R1
+expect 0 'Sites by change in bytes held at the peak: [0-9]+ changed' -- diff $R0 $R1
+expect 0 'Sites by change in bytes alive at the end' -- diff $R0 $R1
+expect 0 '^Verdict: rank0 peaks [0-9.]+% lower than rank1' -- diff $R1 $R0
+
+# A file against itself.
+expect 0 '^Verdict: A and B match: the same peak' -- diff $R0 $R0
+expect 0 'Sites by change in bytes held at the peak: 0 changed' -- diff $R0 $R0
+
+# gzip input is a pickle too.
+gzip -c $R1 > "$T/ddp_rank1.pickle.gz"
+expect 0 '^Verdict: rank1 peaks' -- diff $R0 "$T/ddp_rank1.pickle.gz"
+
+# Standard input is read as a pickle.
+out=$("$BIN" diff $R0 - < $R1 2>&1)
+grep -q '^Verdict: stdin peaks' <<<"$out" || { echo "FAIL: diff from stdin"; echo "$out" | tail -3; fail=1; }
+
+# Summary JSON in place of a pickle, with leading white space.
+"$BIN" summary $R1 --json > "$T/s1.json" || { echo "FAIL: summary --json"; fail=1; }
+{ printf '\n  '; cat "$T/s1.json"; } > "$T/s1-ws.json"
+expect 0 '^Verdict: rank1 peaks' -- diff $R0 "$T/s1-ws.json"
+expect 0 'not available \(a summary input' -- diff $R0 "$T/s1.json"
+
+# Many files: ranks, and diff with three or more.
+expect 0 '^median ' -- ranks $R0 $R1 testdata/gpt2_train.pickle
+expect 0 'Outliers \(\* more than 10% from the median\)' -- diff $R0 $R1 testdata/oom.pickle
+expect 0 'No outliers: every file is within 60% of the median' -- ranks $R0 $R1 --threshold 60
+expect 1 'Outliers' -- ranks $R0 $R1 testdata/oom.pickle --fail
+expect 0 'No outliers' -- ranks $R0 $R0 $R0 --fail
+
+# Rank numbers from names: mem-N.pickle.
+for i in 0 1 2 3; do ln -s "$PWD/testdata/gpt2_train.pickle" "$T/mem-$i.pickle"; done
+ln -s "$PWD/testdata/oom.pickle" "$T/mem-4.pickle"
+expect 0 '^mem-4\.pickle +4 ' -- ranks "$T"/mem-*.pickle
+expect 0 '^  mem-4\.pickle: peak \+' -- ranks "$T"/mem-*.pickle
+
+# Help and usage errors.
+expect 0 '^usage: memsnap diff A B' -- diff --help
+expect 0 '^usage: memsnap ranks FILE' -- ranks --help
+expect 2 'needs two files' -- diff $R0
+expect 2 'needs at least one file' -- ranks
+expect 2 "unknown option '--bogus'" -- diff $R0 $R1 --bogus
+expect 2 '--threshold: .x. is not a non-negative number' -- ranks $R0 --threshold x
+expect 2 '--top needs a value' -- diff $R0 $R1 --top
+
+# Bad input: exit 2 with the file named, never a crash.
+head -c 5000 /dev/urandom > "$T/random.bin"
+printf '\x01\x02' >> "$T/random.bin"
+printf 'hello' > "$T/text.txt"
+: > "$T/empty.pickle"
+head -c 300000 $R1 > "$T/cut.pickle"
+printf '{"files": [{"path": "x"}]}' > "$T/nodev.json"
+printf '{"files": [' > "$T/badjson.json"
+printf '{"x": 1}' > "$T/other.json"
+expect 2 'text.txt: byte 0: neither a snapshot pickle' -- diff $R0 "$T/text.txt"
+expect 2 'empty.pickle: empty file' -- diff $R0 "$T/empty.pickle"
+expect 2 'cut.pickle: byte [0-9]+' -- diff $R0 "$T/cut.pickle"
+expect 2 'cut.pickle: byte [0-9]+' -- ranks $R0 $R1 "$T/cut.pickle"
+expect 2 'nodev.json: summary JSON file x lacks "devices"' -- diff $R0 "$T/nodev.json"
+expect 2 'badjson.json: byte [0-9]+: not valid JSON' -- diff $R0 "$T/badjson.json"
+expect 2 'other.json: JSON but not a `memsnap summary --json` document' -- diff $R0 "$T/other.json"
+expect 2 'no-such-file.pickle: No such file' -- diff $R0 "$T/no-such-file.pickle"
+expect 2 'device 7' -- diff $R0 $R1 --device 7
+"$BIN" diff "$T/random.bin" $R0 >/dev/null 2>&1
+st=$?
+[ "$st" -eq 2 ] || { echo "FAIL: random bytes exited $st"; fail=1; }
+
+[ "$fail" -eq 0 ] && echo "diff.sh: all checks passed"
+exit "$fail"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Bad input and bad usage: one clear line naming the file and byte offset, exit code 2.
+set -uo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+expect() { # label want_rc stderr_pattern -- command...
+  local label=$1 want=$2 pattern=$3; shift 4
+  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
+    echo "FAIL $label: rc $rc (want $want), stderr: $(head -c 300 "$tmp/err")"; fail=$((fail+1))
+  else
+    echo "ok $label: $(head -n 1 "$tmp/err")"; pass=$((pass+1))
+  fi
+}
+head -c 100000 testdata/gpt2_train.pickle > "$tmp/cut.pickle"
+expect "truncated file" 2 "cut.pickle: byte [0-9]+: input ends early" -- "$bin" summary "$tmp/cut.pickle"
+printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$tmp/evil.pickle"
+expect "code-running pickle" 2 "evil.pickle: byte 2: opcode GLOBAL \(0x63\) would run code" -- "$bin" summary "$tmp/evil.pickle"
+printf '\x80\x04]\x94.' > "$tmp/list.pickle"
+expect "pickle of a list" 2 "list.pickle: byte 0: the pickle holds a list, expected the snapshot dict" -- "$bin" summary "$tmp/list.pickle"
+printf '\x80\x04}\x94.' > "$tmp/dict.pickle"
+expect "dict without device_traces" 2 "no 'device_traces'" -- "$bin" summary "$tmp/dict.pickle"
+head -c 5000 /dev/urandom > "$tmp/random.bin"
+expect "random bytes" 2 "random.bin: byte [0-9]+: " -- "$bin" summary "$tmp/random.bin"
+expect "missing file" 2 "nope.pickle: cannot open: No such file" -- "$bin" summary "$tmp/nope.pickle"
+expect "directory" 2 "is a directory" -- "$bin" summary "$tmp"
+expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" summary --bogus testdata/oom.pickle
+expect "no file" 2 "usage: memsnap summary" -- "$bin" summary
+expect "bad --top" 2 "--top: 'x' is not an integer" -- "$bin" summary --top x testdata/oom.pickle
+expect "device out of range" 2 "no device 7" -- "$bin" summary --device 7 testdata/oom.pickle
+expect "unknown command" 2 "unknown command 'frobnicate'" -- "$bin" frobnicate
+expect "help" 0 "usage: memsnap summary" -- "$bin" summary --help
+expect "top-level help" 0 "commands:" -- "$bin" --help
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

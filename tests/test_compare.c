@@ -1,0 +1,460 @@
+/* compare: profiles, pairs and ranks on the real snapshots, checked against the
+ * allocator counters in their truth.json, plus hand-made profiles for the edge cases. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memsnap/compare.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+/* Both sides printed, so a failure says what the numbers were. */
+#define CHECK_EQ(a, b)                                                                   \
+    do {                                                                                 \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                            \
+        if (va_ != vb_) {                                                                \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, \
+                    #a, #b, va_, vb_);                                                   \
+            failures++;                                                                  \
+        }                                                                                \
+    } while (0)
+
+static const char *const FILES[] = {
+    "ddp_rank0", "ddp_rank1",    "expandable", "gpt2_train", "leak_layers",
+    "linear_infer", "noleak_layers", "oom",     "ring_wrap",  "streams",
+};
+#define N_FILES (sizeof FILES / sizeof FILES[0])
+
+typedef struct truth {
+    int64_t peak, reserved_peak, current;
+} truth;
+
+static truth read_truth(const char *name)
+{
+    truth t = {-1, -1, -1};
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.truth.json", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\n", path);
+        failures++;
+        return t;
+    }
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    cJSON *doc = cJSON_ParseWithLength(buf, n);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "counters_at_end");
+    t.peak = (int64_t)cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(c, "requested_bytes.all.peak"));
+    t.reserved_peak = (int64_t)cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(c, "reserved_bytes.all.peak"));
+    t.current = (int64_t)cJSON_GetNumberValue(
+        cJSON_GetObjectItemCaseSensitive(c, "requested_bytes.all.current"));
+    cJSON_Delete(doc);
+    return t;
+}
+
+static ms_profile *load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    ms_snapshot *s = NULL;
+    ms_profile *p = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err) ||
+        ms_profile_from_snapshot(&p, s, path, -1, &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        failures++;
+    }
+    ms_snapshot_free(s);
+    return p;
+}
+
+static int64_t sum_deltas(const ms_site_delta *d, size_t n)
+{
+    int64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += d[i].delta_bytes;
+    return sum;
+}
+
+static void test_rank_names(void)
+{
+    CHECK_EQ(ms_rank_from_name("testdata/ddp_rank0.pickle"), 0);
+    CHECK_EQ(ms_rank_from_name("/x/y/ddp_rank1.pickle"), 1);
+    CHECK_EQ(ms_rank_from_name("mem-3.pickle"), 3);
+    CHECK_EQ(ms_rank_from_name("mem_12.pickle.gz"), 12);
+    CHECK_EQ(ms_rank_from_name("snapshot_rank_7.json"), 7);
+    CHECK_EQ(ms_rank_from_name("RANK5-out.pickle"), 5);
+    CHECK_EQ(ms_rank_from_name("gpt2_train.pickle"), -1);
+    CHECK_EQ(ms_rank_from_name("oom.pickle"), -1);
+    CHECK_EQ(ms_rank_from_name("run3.pickle"), -1); /* digits inside a word */
+    CHECK_EQ(ms_rank_from_name("rank/mem.pickle"), -1); /* a directory is not the name */
+    CHECK_EQ(ms_rank_from_name("99999999999-x.pickle"), -1);
+}
+
+/* The acceptance case: rank 1 trains on longer sequences, so it peaks higher. */
+static void test_ddp_pair(void)
+{
+    ms_profile *a = load("ddp_rank0"), *b = load("ddp_rank1");
+    if (!a || !b)
+        goto out;
+    truth ta = read_truth("ddp_rank0"), tb = read_truth("ddp_rank1");
+    CHECK_EQ(a->rank, 0);
+    CHECK_EQ(b->rank, 1);
+    CHECK_EQ(b->device, 1); /* each rank writes on its own GPU */
+    CHECK_EQ(a->peak_bytes, ta.peak);
+    CHECK_EQ(b->peak_bytes, tb.peak);
+
+    ms_pair *p = NULL;
+    ms_error err;
+    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    if (!p)
+        goto out;
+    CHECK_EQ(p->m[MS_M_PEAK].delta, tb.peak - ta.peak);
+    CHECK_EQ(p->m[MS_M_RESERVED_PEAK].delta, tb.reserved_peak - ta.reserved_peak);
+    CHECK_EQ(p->m[MS_M_LIVE_END].delta, tb.current - ta.current);
+    CHECK(p->m[MS_M_PEAK].pct > 0);
+    CHECK(!p->match);
+
+    /* Every byte of the peak belongs to some site, so the site changes add up to the
+     * peak change exactly; the same holds at the end. */
+    CHECK(p->sites_complete[MS_SITES_AT_PEAK]);
+    CHECK_EQ(sum_deltas(p->sites[MS_SITES_AT_PEAK], p->n_sites[MS_SITES_AT_PEAK]),
+             p->m[MS_M_PEAK].delta);
+    CHECK_EQ(sum_deltas(p->sites[MS_SITES_AT_END], p->n_sites[MS_SITES_AT_END]),
+             p->m[MS_M_LIVE_END].delta);
+    CHECK(p->n_sites[MS_SITES_AT_PEAK] > 0);
+    for (size_t i = 1; i < p->n_sites[MS_SITES_AT_PEAK]; i++) {
+        int64_t x = p->sites[MS_SITES_AT_PEAK][i - 1].delta_bytes;
+        int64_t y = p->sites[MS_SITES_AT_PEAK][i].delta_bytes;
+        CHECK((x < 0 ? -x : x) >= (y < 0 ? -y : y));
+    }
+
+    char v[2048];
+    size_t need = ms_pair_verdict(p, NULL, NULL, v, sizeof v);
+    CHECK(need < sizeof v);
+    CHECK(strncmp(v, "rank1 peaks ", 12) == 0);
+    CHECK(strstr(v, "higher than rank0") != NULL);
+    /* The largest growth at the peak is named, with its function. */
+    const ms_site_delta *top = &p->sites[MS_SITES_AT_PEAK][0];
+    CHECK(top->delta_bytes > 0);
+    CHECK(strstr(v, top->site) != NULL);
+    CHECK(strstr(v, top->function) != NULL);
+    /* Longer sequences grow activations in the model's own code. */
+    CHECK(strstr(top->site, ".py:") != NULL);
+    printf("ddp verdict: %s\n", v);
+
+    /* Truncation keeps a terminated prefix and reports the full length. */
+    char small[16];
+    CHECK_EQ(ms_pair_verdict(p, NULL, NULL, small, sizeof small), need);
+    CHECK_EQ(strlen(small), sizeof small - 1);
+    ms_pair_free(p);
+out:
+    ms_profile_free(a);
+    ms_profile_free(b);
+}
+
+static void test_self(void)
+{
+    ms_profile *a = load("gpt2_train"), *b = load("gpt2_train");
+    if (!a || !b)
+        goto out;
+    ms_pair *p = NULL;
+    ms_error err;
+    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    if (!p)
+        goto out;
+    for (int m = 0; m < MS_M_COUNT; m++) {
+        CHECK_EQ(p->m[m].delta, 0);
+        CHECK(p->m[m].pct == 0.0);
+    }
+    for (int s = 0; s < MS_SITE_SETS; s++)
+        CHECK_EQ(p->n_sites[s], 0);
+    CHECK_EQ(p->n_only_a, 0);
+    CHECK_EQ(p->n_only_b, 0);
+    CHECK(p->match);
+    char v[1024];
+    ms_pair_verdict(p, "A", "B", v, sizeof v);
+    CHECK(strncmp(v, "A and B match", 13) == 0);
+    ms_pair_free(p);
+out:
+    ms_profile_free(a);
+    ms_profile_free(b);
+}
+
+/* Outliers expected from the allocator's own counters, against what ranks flags. */
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int64_t median_of(int64_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static bool off(int64_t v, int64_t median, double pct)
+{
+    double d = 100.0 * ((double)v - (double)median) / (double)median;
+    return d > pct || d < -pct;
+}
+
+static void test_ranks_real(void)
+{
+    const char *paths[N_FILES];
+    char buf[N_FILES][128];
+    for (size_t i = 0; i < N_FILES; i++) {
+        snprintf(buf[i], sizeof buf[i], "testdata/%s.pickle", FILES[i]);
+        paths[i] = buf[i];
+    }
+    ms_profile *pr[N_FILES];
+    ms_error errs[N_FILES];
+    CHECK_EQ(ms_profiles_load(pr, errs, paths, N_FILES, -1, 2, NULL, NULL), 0);
+    for (size_t i = 0; i < N_FILES; i++)
+        if (!pr[i]) {
+            fprintf(stderr, "%s: %s\n", paths[i], errs[i].message);
+            failures++;
+            return;
+        }
+
+    int64_t peaks[N_FILES], res[N_FILES], live[N_FILES];
+    truth t[N_FILES];
+    for (size_t i = 0; i < N_FILES; i++) {
+        t[i] = read_truth(FILES[i]);
+        /* A wrapped trace cannot see a peak that fell before its first kept event, so
+         * only complete traces are held to the counters' peaks. */
+        if (pr[i]->trace_complete) {
+            CHECK_EQ(pr[i]->peak_bytes, t[i].peak);
+            CHECK_EQ(pr[i]->reserved_peak_bytes, t[i].reserved_peak);
+        }
+        CHECK_EQ(pr[i]->live_end_bytes, t[i].current);
+        peaks[i] = t[i].peak;
+        res[i] = t[i].reserved_peak;
+        live[i] = t[i].current;
+    }
+    int64_t mp = median_of(peaks, N_FILES), mr = median_of(res, N_FILES),
+            ml = median_of(live, N_FILES);
+
+    ms_ranks *r = NULL;
+    ms_error err;
+    CHECK_EQ(ms_ranks_compare(&r, (const ms_profile *const *)pr, N_FILES, 10.0, &err), 0);
+    if (r) {
+        CHECK_EQ(r->median_peak, mp);
+        CHECK_EQ(r->median_reserved_peak, mr);
+        CHECK_EQ(r->median_live_end, ml);
+        size_t flagged = 0;
+        for (size_t i = 0; i < N_FILES; i++) {
+            const ms_rank_row *row = &r->rows[i];
+            CHECK(row->p == pr[i]);
+            CHECK_EQ(!!(row->outlier & MS_OUT_PEAK), off(t[i].peak, mp, 10.0));
+            CHECK_EQ(!!(row->outlier & MS_OUT_RESERVED), off(t[i].reserved_peak, mr, 10.0));
+            CHECK_EQ(!!(row->outlier & MS_OUT_LIVE_END), off(t[i].current, ml, 10.0));
+            CHECK_EQ(row->peak.delta, pr[i]->peak_bytes - mp);
+            flagged += row->outlier != 0;
+        }
+        CHECK_EQ(r->n_outliers, flagged);
+        /* The DDP pair alone: the median sits between them and rank 1 is 20% above it. */
+        ms_ranks_free(r);
+        r = NULL;
+        CHECK_EQ(ms_ranks_compare(&r, (const ms_profile *const *)pr, 2, 10.0, &err), 0);
+        if (r) {
+            CHECK_EQ(r->median_peak, (t[0].peak + t[1].peak) / 2);
+            CHECK(r->rows[1].outlier & MS_OUT_PEAK);
+            CHECK(r->rows[0].outlier & MS_OUT_PEAK);
+            CHECK(r->rows[1].n_sites > 0 && r->rows[1].sites[0].delta_bytes > 0);
+            /* Against the same per-site medians, the two rows' site changes differ by
+             * exactly the gap between the peaks. */
+            CHECK_EQ(sum_deltas(r->rows[1].sites, r->rows[1].n_sites) -
+                         sum_deltas(r->rows[0].sites, r->rows[0].n_sites),
+                     t[1].peak - t[0].peak);
+        }
+        ms_ranks_free(r);
+    }
+    for (size_t i = 0; i < N_FILES; i++)
+        ms_profile_free(pr[i]);
+}
+
+/* Many files at once: every one loaded, in order, with a bad path failing alone. */
+static void test_parallel_load(void)
+{
+    enum { N = 64 };
+    const char *paths[N];
+    for (size_t i = 0; i < N; i++)
+        paths[i] = i % 2 ? "testdata/ddp_rank1.pickle" : "testdata/ddp_rank0.pickle";
+    paths[37] = "testdata/no-such-file.pickle";
+    ms_profile *pr[N];
+    ms_error errs[N];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = ms_profiles_load(pr, errs, paths, N, -1, 0, NULL, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("64 files: %.3f s wall\n",
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    CHECK(rc != 0);
+    CHECK(pr[37] == NULL);
+    CHECK(errs[37].code != 0);
+    for (size_t i = 0; i < N; i++) {
+        if (i == 37)
+            continue;
+        CHECK(pr[i] != NULL);
+        if (pr[i]) {
+            CHECK_EQ(pr[i]->rank, (int)(i % 2));
+            CHECK(!strcmp(pr[i]->name, paths[i]));
+            CHECK_EQ(pr[i]->peak_bytes, pr[i % 2]->peak_bytes);
+        }
+    }
+    for (size_t i = 0; i < N; i++)
+        ms_profile_free(pr[i]);
+}
+
+/* Hand-made profiles: the rules that real files rarely exercise. */
+static ms_profile *made(const char *name, int64_t peak, int64_t reserved, int64_t live)
+{
+    ms_profile *p = NULL;
+    ms_error err;
+    if (ms_profile_new(&p, name, &err)) {
+        failures++;
+        return NULL;
+    }
+    p->peak_bytes = peak;
+    p->reserved_peak_bytes = reserved;
+    p->live_end_bytes = live;
+    return p;
+}
+
+static void test_made(void)
+{
+    ms_error err;
+    ms_profile *a = made("old.pickle", 1000, 2000, 100);
+    ms_profile *b = made("new.pickle", 1500, 2000, 100);
+    if (!a || !b)
+        return;
+    CHECK_EQ(a->rank, -1);
+    ms_profile_add_site(a, MS_SITES_AT_PEAK, "m.py:1", "f", 600, 1, &err);
+    ms_profile_add_site(a, MS_SITES_AT_PEAK, "m.py:2", "g", 400, 2, &err);
+    ms_profile_add_site(b, MS_SITES_AT_PEAK, "m.py:1", "f", 1000, 1, &err);
+    ms_profile_add_site(b, MS_SITES_AT_PEAK, "m.py:2", "g", 300, 2, &err);
+    ms_profile_add_site(b, MS_SITES_AT_PEAK, "m.py:3", "h", 200, 1, &err);
+    a->sites_complete[MS_SITES_AT_PEAK] = b->sites_complete[MS_SITES_AT_PEAK] = true;
+
+    ms_pair *p = NULL;
+    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    if (p) {
+        CHECK_EQ(p->m[MS_M_PEAK].delta, 500);
+        CHECK(p->m[MS_M_PEAK].pct == 50.0);
+        CHECK_EQ(p->n_sites[MS_SITES_AT_PEAK], 3);
+        CHECK(!strcmp(p->sites[MS_SITES_AT_PEAK][0].site, "m.py:1"));
+        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][0].delta_bytes, 400);
+        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][1].delta_bytes, 200);
+        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][2].delta_bytes, -100);
+        CHECK(!p->sites_known[MS_SITES_AT_END]);
+        /* Without all-allocation lists, one-sided sites come from the complete peak lists. */
+        CHECK_EQ(p->n_only_a, 0);
+        CHECK_EQ(p->n_only_b, 1);
+        CHECK(p->n_only_b == 1 && !strcmp(p->only_b[0].site, "m.py:3"));
+        char v[1024];
+        ms_pair_verdict(p, NULL, NULL, v, sizeof v);
+        CHECK(strstr(v, "new.pickle peaks 50% higher than old.pickle") == v);
+        CHECK(strstr(v, "most of it (+400 B) is held at the peak by m.py:1 f") != NULL);
+        ms_pair_free(p);
+    }
+
+    /* A site below one side's top-K cut must not be called one-sided. */
+    b->sites_complete[MS_SITES_AT_PEAK] = false;
+    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    if (p) {
+        CHECK_EQ(p->n_only_b, 0);
+        CHECK(!p->sites_complete[MS_SITES_AT_PEAK]);
+        ms_pair_free(p);
+    }
+
+    /* Lower, from zero, and the hooks for iterations and leaks. */
+    ms_profile *z = made("z.pickle", 0, 0, 0);
+    CHECK_EQ(ms_pair_compare(&p, b, a, &err), 0);
+    if (p) {
+        char v[1024];
+        ms_pair_verdict(p, "B", "A", v, sizeof v);
+        CHECK(strstr(v, "A peaks 33% lower than B (-500 B") == v);
+        ms_pair_free(p);
+    }
+    CHECK_EQ(ms_pair_compare(&p, z, a, &err), 0);
+    if (p) {
+        CHECK(!p->m[MS_M_PEAK].pct_valid);
+        ms_pair_free(p);
+    }
+    int64_t it_a[] = {10, 20, 30}, it_b[] = {10, 25};
+    ms_profile_set_iteration_peaks(a, it_a, 3, &err);
+    ms_profile_set_iteration_peaks(b, it_b, 2, &err);
+    ms_profile_set_leaks(a, 0, 0);
+    ms_profile_set_leaks(b, 4096, 2);
+    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    if (p) {
+        CHECK_EQ(p->n_iterations, 2);
+        CHECK_EQ(p->iteration_peaks[1].delta, 5);
+        CHECK(p->leaks_known);
+        CHECK_EQ(p->leak_bytes.delta, 4096);
+        char v[1024];
+        ms_pair_verdict(p, NULL, NULL, v, sizeof v);
+        CHECK(strstr(v, "Leaked memory differs by +4.00 KiB") != NULL ||
+              strstr(v, "Leaked memory differs by +4") != NULL);
+        ms_pair_free(p);
+    }
+
+    /* Ranks: even count takes the mean of the middle two; a zero median flags any
+     * non-zero value; the threshold is strict. */
+    ms_profile *r0 = made("mem-0.pickle", 100, 100, 0), *r1 = made("mem-1.pickle", 110, 100, 0),
+               *r2 = made("mem-2.pickle", 90, 100, 0), *r3 = made("mem-3.pickle", 200, 100, 5);
+    const ms_profile *all[] = {r0, r1, r2, r3};
+    ms_ranks *r = NULL;
+    CHECK_EQ(ms_ranks_compare(&r, all, 4, 10.0, &err), 0);
+    if (r) {
+        CHECK_EQ(r->median_peak, 105);
+        CHECK_EQ(r->median_live_end, 0);
+        CHECK_EQ(r->rows[0].outlier, 0);
+        CHECK_EQ(r->rows[1].outlier, 0);
+        CHECK_EQ(r->rows[2].outlier, MS_OUT_PEAK); /* -14.3% */
+        CHECK_EQ(r->rows[3].outlier, MS_OUT_PEAK | MS_OUT_LIVE_END);
+        CHECK_EQ(r->n_outliers, 2);
+        ms_ranks_free(r);
+    }
+    CHECK(ms_ranks_compare(&r, all, 0, 10.0, &err) == MS_ERR_ARG);
+    CHECK(ms_ranks_compare(&r, all, 4, -1.0, &err) == MS_ERR_ARG);
+    ms_profile_free(r0);
+    ms_profile_free(r1);
+    ms_profile_free(r2);
+    ms_profile_free(r3);
+    ms_profile_free(z);
+    ms_profile_free(a);
+    ms_profile_free(b);
+}
+
+int main(void)
+{
+    test_rank_names();
+    test_made();
+    test_ddp_pair();
+    test_self();
+    test_ranks_real();
+    test_parallel_load();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("test_compare: all checks passed\n");
+    return 0;
+}
