@@ -584,7 +584,7 @@ static void y_scale(ms_chart *chart, int64_t data_max, int64_t fit)
     double top = (double)(data_max > fit ? data_max : fit);
     if (top < 1024)
         top = 1024;
-    top *= 1.12; /* room above the peak for its label */
+    top *= 1.05; /* a little air above the peak; its label moves below when crowded */
     double unit = 1;
     const char *unit_name = "B";
     static const char *NAMES[] = {"B", "KiB", "MiB", "GiB", "TiB"};
