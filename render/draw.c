@@ -396,13 +396,9 @@ static void draw_lanes(pen *p)
         const ms_chart_rect *lr = &ch->lane_rect[lane];
         for (size_t i = 0; i < ch->n_lane_runs[lane]; i++) {
             const ms_chart_lane_run *r = &ch->lane_runs[lane][i];
-            rgb(p, ch->name_rgb[r->name]);
-            cairo_save(cr);
-            cairo_set_source_rgba(cr, ch->name_rgb[r->name].r, ch->name_rgb[r->name].g,
-                                  ch->name_rgb[r->name].b, 0.55);
+            rgba(p, ch->name_rgb[r->name], 0.55);
             rect(p, r->x0, lr->y, r->x1 - r->x0, lr->h);
             cairo_fill(cr);
-            cairo_restore(cr);
             /* Label what fits; a cut name still tells forward from backward. */
             if (r->x1 - r->x0 >= 48) {
                 char name[MS_CHART_TEXT];

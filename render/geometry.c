@@ -244,14 +244,13 @@ static int check_source(const ms_chart_source *src, bool need_allocs, ms_error *
     return 0;
 }
 
-static int window_of(const ms_chart_source *src, const ms_chart_spec *spec, double span,
-                     double *lo, double *hi, ms_error *err)
+static int window_of(const ms_chart_spec *spec, double span, double *lo, double *hi,
+                     ms_error *err)
 {
     *lo = spec->has_from ? spec->from : 0.0;
     *hi = spec->has_to ? spec->to : span;
     if (!isfinite(*lo) || !isfinite(*hi) || !(*hi > *lo))
         return fail(err, MS_ERR_ARG, "the x window is empty (from %g to %g)", *lo, *hi);
-    (void)src;
     return 0;
 }
 
@@ -363,7 +362,7 @@ int ms_chart_extent(const ms_chart_source *src, const ms_chart_spec *spec, doubl
     if (rc)
         return rc;
     double lo, hi;
-    rc = window_of(src, spec, full_span(src, spec->x_mode), &lo, &hi, err);
+    rc = window_of(spec, full_span(src, spec->x_mode), &lo, &hi, err);
     if (rc)
         return rc;
     /* One column spanning the window gives exactly the maxima a chart would show. */
@@ -1337,7 +1336,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     }
     rc = layout(chart, area, n_lanes, !spec->no_legend, err);
     if (!rc)
-        rc = window_of(src, spec, full_span(src, spec->x_mode), &chart->x_lo, &chart->x_hi, err);
+        rc = window_of(spec, full_span(src, spec->x_mode), &chart->x_lo, &chart->x_hi, err);
     if (rc) {
         free(r);
         return rc;
@@ -1486,7 +1485,7 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
     chart->theme = theme_for(spec->dark);
     rc = layout(chart, area, 0, !spec->no_legend, err);
     if (!rc)
-        rc = window_of(&srcs[0], spec, span, &chart->x_lo, &chart->x_hi, err);
+        rc = window_of(spec, span, &chart->x_lo, &chart->x_hi, err);
     if (rc) {
         ms_chart_free(chart);
         return rc;
