@@ -13,6 +13,9 @@
 #define CMD "render"
 #define MAX_FILES MS_CHART_MAX_SERIES
 #define MAX_SIDE 8192
+/* Below this a panel has no room for title, annotation lanes, axes and plot. */
+#define MIN_WIDTH 240
+#define MIN_HEIGHT 200
 
 /* cairo draws text through fontconfig, which keeps its caches until exit on purpose. In
  * sanitizer builds LeakSanitizer would report them and fail every command that draws; this
@@ -139,10 +142,10 @@ static int parse(int argc, char **argv, opts *o, bool *help)
             }
             o->format = v;
         } else if ((v = value_of(argc, argv, &i, "--width", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--width", v, 200, MAX_SIDE, &o->width))
+            if (!v || cli_parse_int(CMD, "--width", v, MIN_WIDTH, MAX_SIDE, &o->width))
                 return v ? 2 : (cli_error(CMD, "--width needs a number"), 2);
         } else if ((v = value_of(argc, argv, &i, "--height", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--height", v, 120, MAX_SIDE, &o->height))
+            if (!v || cli_parse_int(CMD, "--height", v, MIN_HEIGHT, MAX_SIDE, &o->height))
                 return v ? 2 : (cli_error(CMD, "--height needs a number"), 2);
             o->has_height = true;
         } else if ((v = value_of(argc, argv, &i, "--device", &m), m)) {
@@ -215,6 +218,11 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     if (o->n_files > 1 && !o->overlay && !o->has_height) {
         long long h = 500 * (long long)o->n_files;
         o->height = h > MAX_SIDE ? MAX_SIDE : h;
+    }
+    if (o->n_files > 1 && !o->overlay && o->height / (long long)o->n_files < MIN_HEIGHT) {
+        cli_error(CMD, "--height %lld leaves less than %d pixels per panel for %zu files",
+                  o->height, MIN_HEIGHT, o->n_files);
+        return 2;
     }
     return 0;
 }

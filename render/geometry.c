@@ -250,7 +250,8 @@ static int window_of(const ms_chart_spec *spec, double span, double *lo, double 
     *lo = spec->has_from ? spec->from : 0.0;
     *hi = spec->has_to ? spec->to : span;
     if (!isfinite(*lo) || !isfinite(*hi) || !(*hi > *lo))
-        return fail(err, MS_ERR_ARG, "the x window is empty (from %g to %g)", *lo, *hi);
+        return fail(err, MS_ERR_ARG, "the window from %g to %g is empty (the trace spans 0 to %g)",
+                    *lo, *hi, span);
     return 0;
 }
 

@@ -64,9 +64,11 @@ expect "no extension" 2 "cannot tell the image format" -- "$bin" render testdata
 expect "unknown format" 2 "unknown image format 'gif'" -- "$bin" render testdata/oom.pickle --format gif -o "$tmp/x.png"
 expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus testdata/oom.pickle -o "$tmp/x.png"
 expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
-expect "too small" 2 "--height: '10' is not an integer in 120" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
+expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
 expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
 expect "bad --by" 2 "--by takes" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
+expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100
 expect "empty window" 2 "--to must be after --from" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 2 --to 1
 expect "phase without annotations" 2 "needs annotation ranges" -- "$bin" render testdata/linear_infer.pickle -o "$tmp/x.png" --by phase
 expect "device out of range" 2 "no device 7" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --device 7
