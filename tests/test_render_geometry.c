@@ -571,7 +571,7 @@ int main(void)
     }
     closedir(dir);
     if (files < 10) {
-        fprintf(stderr, "expected the 11 testdata snapshots, found %zu\n", files);
+        fprintf(stderr, "expected the testdata snapshots (10 or more), found %zu\n", files);
         failures++;
     }
     if (failures) {

@@ -483,7 +483,7 @@ int main(void)
     render_multi();
     render_highlights();
     if (files < 10) {
-        fprintf(stderr, "expected the 11 testdata snapshots, found %zu\n", files);
+        fprintf(stderr, "expected the testdata snapshots (10 or more), found %zu\n", files);
         failures++;
     }
     if (failures) {
