@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "memsnap/leaks.h"
 #include "commands.h"
 #include "draw.h"
 #include "geometry.h"
@@ -55,6 +56,8 @@ static void usage(FILE *out)
             "  --top N              bands: the N largest allocations by bytes x lifetime\n"
             "                       (default 400), or the N largest sites/phases (default 12)\n"
             "  --overlay            several files: their curves on one chart instead of panels\n"
+            "  --leaks              outline leaked allocations in red (memsnap leaks finds\n"
+            "                       them) and label each leaking site where its band starts\n"
             "  --title TEXT         replace the title (every panel)\n"
             "  --dark               dark background\n"
             "  --no-legend          leave out the legend; the plot takes the width\n"
@@ -69,7 +72,7 @@ typedef struct opts {
     const char *output;
     const char *format;
     long long width, height, device;
-    bool has_height, has_device, overlay;
+    bool has_height, has_device, overlay, leaks;
     ms_chart_spec spec;
 } opts;
 
@@ -113,6 +116,10 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         }
         if (!strcmp(a, "--overlay")) {
             o->overlay = true;
+            continue;
+        }
+        if (!strcmp(a, "--leaks")) {
+            o->leaks = true;
             continue;
         }
         if (!strcmp(a, "--no-legend")) {
@@ -227,6 +234,36 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     return 0;
 }
 
+/* The allocations `memsnap leaks` blames, as chart highlights: every one outlined, and
+ * one label per finding (at its first allocation) so the picture stays readable. */
+static int leak_highlights(const char *path, const ms_snapshot *s, const ms_timeline *t,
+                           ms_leak_mark **marks, ms_chart_highlight **out, size_t *n_out)
+{
+    ms_error err;
+    size_t n = 0;
+    *out = NULL;
+    *n_out = 0;
+    if (ms_leaks_marks(marks, &n, s, t, NULL, &err)) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        return 2;
+    }
+    ms_chart_highlight *hl = calloc(n ? n : 1, sizeof *hl);
+    if (!hl) {
+        cli_error(CMD, "out of memory");
+        return 2;
+    }
+    for (size_t k = 0; k < n; k++) {
+        bool first = true;
+        for (size_t j = 0; j < k && first; j++)
+            first = strcmp((*marks)[j].label, (*marks)[k].label) != 0;
+        hl[k].alloc = (*marks)[k].alloc_index;
+        hl[k].label = first ? (*marks)[k].label : NULL;
+    }
+    *out = hl;
+    *n_out = n;
+    return 0;
+}
+
 int cmd_render(int argc, char **argv)
 {
     opts o;
@@ -310,7 +347,17 @@ int cmd_render(int argc, char **argv)
     }
     for (size_t i = 0; !rc && !o.overlay && i < n; i++) {
         ms_chart_rect area = ms_render_panel_rect((int)o.width, (int)o.height, n, i);
-        if (ms_chart_build(&charts[i], &srcs[i], &spec, area, &err)) {
+        ms_chart_spec panel = spec;
+        ms_chart_highlight *hl = NULL;
+        ms_leak_mark *marks = NULL;
+        if (o.leaks && (rc = leak_highlights(o.files[i], snaps[i], tls[i], &marks, &hl,
+                                             &panel.n_highlights)))
+            break;
+        panel.highlights = hl;
+        int built = ms_chart_build(&charts[i], &srcs[i], &panel, area, &err);
+        free(hl);
+        ms_leak_marks_free(marks);
+        if (built) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
         } else {
