@@ -109,9 +109,10 @@ static void growth_gate(cJSON *list, const cJSON *doc, double limit, size_t *fai
         const cJSON *bfile = cJSON_GetArrayItem(bfiles, (int)report_num(pair, "a"));
         const cJSON *m = report_get(pair, "metrics.peak_bytes");
         double a = report_num(m, "a"), b = report_num(m, "b");
-        const cJSON *pct = cJSON_GetObjectItemCaseSensitive(m, "pct");
-        /* A baseline that used no memory makes any use infinite growth. */
-        double g = cJSON_IsNumber(pct) ? pct->valuedouble : (b > a ? INFINITY : 0);
+        /* From the exact byte counts, not the pct rounded for display: a limit of 51.07
+         * must fail a growth of 51.071%. A baseline that used no memory makes any use
+         * infinite growth. */
+        double g = a > 0 ? 100.0 * (b - a) / a : (b > a ? INFINITY : 0);
         bool ok = g <= limit;
         char ab[32], bb[32], gtext[32], msg[768];
         ms_format_bytes((int64_t)a, ab, sizeof ab);
@@ -119,17 +120,16 @@ static void growth_gate(cJSON *list, const cJSON *doc, double limit, size_t *fai
         if (isinf(g))
             snprintf(gtext, sizeof gtext, "new");
         else
-            snprintf(gtext, sizeof gtext, "%+.2f%%", g);
+            snprintf(gtext, sizeof gtext, "%+.3f%%", g);
         snprintf(msg, sizeof msg,
                  "--max-growth: %s device %.0f: peak %s is %s against the baseline %s "
-                 "device %.0f (%s); %s the limit %+.2f%%",
+                 "device %.0f (%s); %s the limit %+g%%",
                  file_name(file), report_num(pair, "b_device"), bb, gtext, file_name(bfile),
                  report_num(pair, "a_device"), ab, ok ? "within" : "over", limit);
-        /* JSON has no infinity: a growth from nothing is recorded as null. */
-        cJSON *c = NULL;
         add_check(list, "growth", "--max-growth", file, (int)report_num(pair, "b_device"),
                   isinf(g) ? 0 : g, limit, ok, msg, failed);
-        c = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);
+        /* JSON has no infinity: a growth from nothing is recorded as null. */
+        cJSON *c = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);
         if (isinf(g))
             cJSON_ReplaceItemInObjectCaseSensitive(c, "measured", cJSON_CreateNull());
     }
