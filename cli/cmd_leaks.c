@@ -1,12 +1,371 @@
-/* Placeholder until the leaks command lands; owned by its own issue. */
-#include <stdio.h>
+/* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
+ * ms_leaks_find(); this file parses options and prints the table, JSON and verdict. */
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "iterations_json.h"
+#include "memsnap/leaks.h"
+
+static const char *const CMD = "leaks";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
+            "                    [--step NAME] [--iterations N] [--device N]\n"
+            "\n"
+            "Finds allocations that outlive the iteration that made them and whose live\n"
+            "count grows from one iteration end to the next (leaks). With too few\n"
+            "iterations to tell, allocations kept while the rest of their layer call was\n"
+            "freed are reported as suspects.\n"
+            "\n"
+            "  --json            print JSON (docs/json.md)\n"
+            "  --min-bytes SIZE  hide findings with less memory alive at the end (e.g. 1MiB)\n"
+            "  --all             also list retained memory (parameters, optimizer state, caches)\n"
+            "  --fail            exit 1 when a leak is found (for CI)\n"
+            "  --step NAME       annotation (record_function) name that marks one iteration\n"
+            "  --iterations N    the number of iterations the trace holds\n"
+            "  --device N        only this device (default: every device in use)\n"
+            "\n"
+            "Exit status: 0 ok, 1 a leak was found with --fail, 2 usage or input error.\n");
+}
+
+typedef struct opts {
+    bool json, all, fail;
+    int device;
+    ms_leak_options lo;
+} opts;
+
+static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
+{
+    if (frame == UINT32_MAX || ms_site_format(s, frame, buf, cap) != 0)
+        snprintf(buf, cap, "(no stack)");
+}
+
+static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
+{
+    if (frame == UINT32_MAX || ms_layer_format(s, frame, buf, cap) != 0)
+        snprintf(buf, cap, "-");
+}
+
+static void each_text(const ms_leak *L, char *buf, size_t cap)
+{
+    char a[32], b[32];
+    ms_format_bytes((int64_t)L->bytes_each_min, a, sizeof a);
+    if (L->bytes_each_min == L->bytes_each_max) {
+        snprintf(buf, cap, "%s", a);
+        return;
+    }
+    ms_format_bytes((int64_t)L->bytes_each_max, b, sizeof b);
+    snprintf(buf, cap, "%s..%s", a, b);
+}
+
+static bool shown(const opts *o, const ms_leak *L)
+{
+    return o->all || L->kind != MS_LEAK_RETAINED;
+}
+
+/* Counts of each kind among the shown findings, and the bytes they hold. */
+typedef struct tally {
+    size_t leaks, suspects, retained;
+    uint64_t leak_bytes;
+    double growth_bytes;
+} tally;
+
+static void count(tally *t, const ms_leak_report *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        if (L->kind == MS_LEAK_LEAK) {
+            t->leaks++;
+            t->leak_bytes += L->bytes;
+            t->growth_bytes += L->growth_bytes;
+        } else if (L->kind == MS_LEAK_SUSPECT) {
+            t->suspects++;
+        } else {
+            t->retained++;
+        }
+    }
+}
+
+static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
+                         const ms_leak_report *r)
+{
+    int64_t t0 = t->t_first_us;
+    printf("device %d\n", r->device);
+    leaks_iterations_print(stdout, r->iterations, t0, 2);
+    if (r->oom_count) {
+        char req[32];
+        ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
+        printf("  OOM: %llu allocation%s failed; the first asked for %s at %.3fs\n",
+               (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
+               cli_seconds(t0, r->first_oom_us));
+    }
+    size_t rows = 0;
+    int wsite = 4, wlayer = 5;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!shown(o, &r->items[i]))
+            continue;
+        char buf[160];
+        site_text(s, r->items[i].site, buf, sizeof buf);
+        if ((int)strlen(buf) > wsite)
+            wsite = (int)strlen(buf);
+        layer_text(s, r->items[i].layer, buf, sizeof buf);
+        if ((int)strlen(buf) > wlayer)
+            wlayer = (int)strlen(buf);
+        rows++;
+    }
+    if (!rows) {
+        printf("  no %s\n", o->all ? "findings" : "leaks or suspects");
+        return;
+    }
+    printf("  %-8s  %-*s  %-*s  %6s  %-21s  %10s  %-24s  %8s  %8s\n", "KIND", wsite, "SITE",
+           wlayer, "LAYER", "COUNT", "BYTES EACH", "ALIVE", "GROWTH/ITERATION", "FIRST", "LAST");
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        if (!shown(o, L))
+            continue;
+        char site[160], layer[160], each[72], alive[32], growth[64] = "-";
+        site_text(s, L->site, site, sizeof site);
+        layer_text(s, L->layer, layer, sizeof layer);
+        each_text(L, each, sizeof each);
+        ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
+        if (L->kind == MS_LEAK_LEAK) {
+            char gb[32];
+            ms_format_bytes((int64_t)(L->growth_bytes + 0.5), gb, sizeof gb);
+            snprintf(growth, sizeof growth, "+%.4g allocs, +%s", L->growth_count, gb);
+        }
+        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %7.3fs  %7.3fs\n",
+               ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
+               (unsigned long long)L->count, each, alive, growth,
+               cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
+    }
+}
+
+static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
+{
+    char bytes[32], growth[32];
+    printf("verdict: %s: ", cli_basename(path));
+    if (t->leaks) {
+        ms_format_bytes((int64_t)t->leak_bytes, bytes, sizeof bytes);
+        ms_format_bytes((int64_t)(t->growth_bytes + 0.5), growth, sizeof growth);
+        printf("LEAK: %zu site%s hold %s and grow by %s per iteration", t->leaks,
+               t->leaks == 1 ? "" : "s", bytes, growth);
+    } else {
+        printf("no leak");
+        if (iterations == 0)
+            printf(" (no iterations found: growth cannot be measured)");
+        else if (iterations < 3)
+            printf(" (only %zu iteration%s: growth cannot be measured)", iterations,
+                   iterations == 1 ? "" : "s");
+    }
+    if (t->suspects)
+        printf("; %zu suspect%s", t->suspects, t->suspects == 1 ? "" : "s");
+    if (oom)
+        printf("; out of memory");
+    printf("\n");
+}
+
+static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
+    leaks_json_int(e, "device", (int64_t)(device));
+    cJSON *site = cJSON_AddObjectToObject(e, "site");
+    if (site && L->site != UINT32_MAX) {
+        const ms_frame *f = ms_snapshot_frame(s, L->site);
+        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
+        leaks_json_int(site, "line", (int64_t)(f->line));
+        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
+    }
+    if (L->layer != UINT32_MAX) {
+        char buf[160];
+        layer_text(s, L->layer, buf, sizeof buf);
+        cJSON_AddStringToObject(e, "layer", buf);
+    } else {
+        cJSON_AddNullToObject(e, "layer");
+    }
+    leaks_json_int(e, "count", (int64_t)(L->count));
+    leaks_json_int(e, "bytes", (int64_t)(L->bytes));
+    leaks_json_int(e, "bytes_each", (int64_t)(L->bytes_each_min));
+    leaks_json_int(e, "bytes_each_max", (int64_t)(L->bytes_each_max));
+    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
+    if (g) {
+        cJSON_AddNumberToObject(g, "count", L->growth_count);
+        cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
+    }
+    leaks_json_int(e, "first_alloc_us", (int64_t)(L->first_alloc_us));
+    leaks_json_int(e, "last_alloc_us", (int64_t)(L->last_alloc_us));
+    cJSON_AddNumberToObject(e, "first_alloc_s", cli_seconds(t->t_first_us, L->first_alloc_us));
+    cJSON_AddNumberToObject(e, "last_alloc_s", cli_seconds(t->t_first_us, L->last_alloc_us));
+    return e;
+}
+
+/* Analyses one file; appends to `files` in JSON mode, prints otherwise. */
+static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_found)
+{
+    ms_snapshot *s = NULL;
+    int rc = cli_load(CMD, path, &s);
+    if (rc)
+        return rc;
+    if (o->device >= ms_snapshot_device_count(s)) {
+        cli_error(CMD, "%s: no device %d (the snapshot has %d)", path, o->device,
+                  ms_snapshot_device_count(s));
+        ms_snapshot_free(s);
+        return 2;
+    }
+    cJSON *fo = NULL, *devs = NULL, *leaks = NULL;
+    if (o->json) {
+        fo = cJSON_CreateObject();
+        cJSON_AddItemToArray(files, fo);
+        cJSON_AddStringToObject(fo, "path", path);
+        devs = cJSON_AddArrayToObject(fo, "devices");
+        leaks = cJSON_AddArrayToObject(fo, "leaks");
+    } else {
+        printf("%s\n", path);
+    }
+    tally tl = {0};
+    size_t iterations = 0;
+    bool oom = false;
+    for (int d = 0; d < ms_snapshot_device_count(s) && !rc; d++) {
+        if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
+            continue;
+        ms_error err;
+        ms_timeline *t = NULL;
+        ms_leak_report *r = NULL;
+        if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
+            ms_leaks_find(&r, s, d, t, &o->lo, &err)) {
+            cli_error(CMD, "%s: device %d: %s", path, d, err.message);
+            ms_timeline_free(t);
+            rc = 2;
+            break;
+        }
+        tally dt = {0};
+        count(&dt, r);
+        tl.leaks += dt.leaks;
+        tl.suspects += dt.suspects;
+        tl.retained += dt.retained;
+        tl.leak_bytes += dt.leak_bytes;
+        tl.growth_bytes += dt.growth_bytes;
+        if (r->iterations->n > iterations)
+            iterations = r->iterations->n;
+        oom = oom || r->oom_count;
+        if (o->json) {
+            cJSON *dj = cJSON_CreateObject();
+            cJSON_AddItemToArray(devs, dj);
+            leaks_json_int(dj, "device", (int64_t)(d));
+            cJSON_AddItemToObject(dj, "iterations",
+                                  leaks_iterations_to_json(r->iterations, t->t_first_us));
+            leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
+            if (r->oom_count) {
+                leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
+                leaks_json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
+            }
+            leaks_json_int(dj, "leaks", (int64_t)(dt.leaks));
+            leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
+            leaks_json_int(dj, "retained", (int64_t)(dt.retained));
+            for (size_t i = 0; i < r->n; i++)
+                if (shown(o, &r->items[i]))
+                    cJSON_AddItemToArray(leaks, leak_json(s, t, &r->items[i], d));
+        } else {
+            print_device(o, s, t, r);
+        }
+        ms_leak_report_free(r);
+        ms_timeline_free(t);
+    }
+    if (!rc) {
+        if (tl.leaks)
+            *leak_found = true;
+        if (o->json) {
+            cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
+            cJSON_AddBoolToObject(v, "leak", tl.leaks > 0);
+            leaks_json_int(v, "leaks", (int64_t)(tl.leaks));
+            leaks_json_int(v, "suspects", (int64_t)(tl.suspects));
+            leaks_json_int(v, "leaked_bytes", (int64_t)(tl.leak_bytes));
+            cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
+            cJSON_AddBoolToObject(v, "oom", oom);
+        } else {
+            print_verdict(path, &tl, iterations, oom);
+        }
+    }
+    ms_snapshot_free(s);
+    return rc;
+}
 
 int cmd_leaks(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memsnap leaks: not available in this build yet\n");
-    return 2;
+    opts o;
+    memset(&o, 0, sizeof o);
+    o.device = -1;
+    const char **files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *files);
+    if (!files) {
+        cli_error(CMD, "out of memory");
+        return 2;
+    }
+    int nfiles = 0, rc = 0;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free(files);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            o.json = true;
+        } else if (!strcmp(a, "--all")) {
+            o.all = true;
+        } else if (!strcmp(a, "--fail")) {
+            o.fail = true;
+        } else if (!strcmp(a, "--min-bytes") && has_value) {
+            rc = cli_parse_size(CMD, a, argv[++i], &o.lo.min_bytes);
+        } else if (!strcmp(a, "--step") && has_value) {
+            o.lo.iter.step_name = argv[++i];
+        } else if (!strcmp(a, "--iterations") && has_value) {
+            long long v;
+            rc = cli_parse_int(CMD, a, argv[++i], 1, 1000000, &v);
+            o.lo.iter.expected = (uint32_t)v;
+        } else if (!strcmp(a, "--device") && has_value) {
+            long long v;
+            rc = cli_parse_int(CMD, a, argv[++i], 0, 1023, &v);
+            o.device = (int)v;
+        } else if (a[0] == '-' && a[1] == '-') {
+            cli_error(CMD, "unknown option or missing value: %s (see --help)", a);
+            rc = 2;
+        } else {
+            files[nfiles++] = a;
+        }
+    }
+    if (!rc && !nfiles) {
+        cli_error(CMD, "no FILE given (see --help)");
+        rc = 2;
+    }
+    cJSON *doc = NULL, *farr = NULL;
+    if (!rc && o.json) {
+        doc = cJSON_CreateObject();
+        farr = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
+        if (!farr) {
+            cli_error(CMD, "out of memory");
+            rc = 2;
+        }
+    }
+    bool leak = false;
+    for (int f = 0; f < nfiles && !rc; f++) {
+        if (f && !o.json)
+            printf("\n");
+        rc = run_file(&o, files[f], farr, &leak);
+    }
+    if (doc) {
+        if (!rc)
+            rc = cli_print_json(doc);
+        else
+            cJSON_Delete(doc);
+    }
+    free(files);
+    if (!rc && o.fail && leak)
+        return 1;
+    return rc;
 }

@@ -244,6 +244,7 @@ static int memo_encode(ms_vm *vm, ms_val v, uint64_t idx, uint32_t *out, int64_t
 static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
 {
     if (MS_LIKELY(idx == vm->memo_len && idx < vm->memo_cap && idx < vm->lim.max_memo &&
+                  vm->sparse_len == 0 &&
                   (VTAG(v) == T_STR || VTAG(v) == T_CONV || v == VMAKE(T_SPC, SPC_CONSUMED) ||
                    v == VMAKE(T_SPC, SPC_NONE)) &&
                   VPAY(v) < MEMO_PAYLOAD_LIMIT)) {
@@ -259,6 +260,16 @@ static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
         return 0;
     }
     if (idx == vm->memo_len) {
+        if (MS_UNLIKELY(vm->sparse_len)) {
+            /* This index may have been stored out of order before: the new value wins. */
+            for (size_t i = 0; i < vm->sparse_len; i++) {
+                if (vm->sparse_keys[i] == idx) {
+                    vm->sparse_keys[i] = vm->sparse_keys[vm->sparse_len - 1];
+                    vm->sparse_vals[i] = vm->sparse_vals[--vm->sparse_len];
+                    break;
+                }
+            }
+        }
         if (vm->memo_len >= vm->lim.max_memo)
             return FAIL(MS_ERR_LIMIT, off, "more than %llu memo entries",
                         (unsigned long long)vm->lim.max_memo);
@@ -287,6 +298,15 @@ static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
     vm->sparse_vals[vm->sparse_len] = enc;
     vm->sparse_len++;
     return 0;
+}
+
+/* Python's MEMOIZE stores at len(memo), which counts indexes stored out of order. */
+static uint64_t memo_next_index(const ms_vm *vm)
+{
+    uint64_t ahead = 0;
+    for (size_t i = 0; i < vm->sparse_len; i++)
+        ahead += vm->sparse_keys[i] >= vm->memo_len;
+    return vm->memo_len + ahead;
 }
 
 static inline int memo_get(ms_vm *vm, uint64_t idx, ms_val *out, int64_t off)
@@ -1425,6 +1445,8 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         (void)ms__input_need(in, 65536, &scratch); /* near the end, fewer bytes is fine */
         vm->err = saved;
     }
+    if (vm->sparse_len)
+        return 0; /* out-of-order memo indexes: leave the memo arithmetic to the VM */
     fast_reader r;
     r.last_str = UINT32_MAX;
     for (;;) {
@@ -1684,7 +1706,7 @@ int ms__vm_run(ms_vm *vm)
             in->pos++;
             if (vm->sp <= frame_floor(vm))
                 return FAIL(MS_ERR_CORRUPT, off, "MEMOIZE on an empty stack");
-            CHECK(memo_put(vm, vm->memo_len, vm->stack[vm->sp - 1], off));
+            CHECK(memo_put(vm, memo_next_index(vm), vm->stack[vm->sp - 1], off));
             break;
         case 'q': /* BINPUT */
         case 'r': { /* LONG_BINPUT */

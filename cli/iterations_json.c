@@ -1,0 +1,173 @@
+#include "iterations_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void leaks_json_int(cJSON *obj, const char *key, int64_t v)
+{
+    cJSON_AddNumberToObject(obj, key, (double)v);
+}
+
+cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(o, "method_text", ms_iter_method_text(it->method));
+    cJSON_AddStringToObject(o, "detail", it->detail);
+    leaks_json_int(o, "count", (int64_t)(it->n));
+    cJSON *items = cJSON_AddArrayToObject(o, "items");
+    if (!items) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    for (size_t k = 0; k < it->n; k++) {
+        const ms_iteration *x = &it->items[k];
+        cJSON *e = cJSON_CreateObject();
+        if (!e) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToArray(items, e);
+        leaks_json_int(e, "index", (int64_t)((k + 1)));
+        leaks_json_int(e, "start_us", (int64_t)(x->start_us));
+        leaks_json_int(e, "end_us", (int64_t)(x->end_us));
+        cJSON_AddNumberToObject(e, "start_s", (double)(x->start_us - t0_us) / 1e6);
+        cJSON_AddNumberToObject(e, "duration_s", (double)(x->end_us - x->start_us) / 1e6);
+        leaks_json_int(e, "start_event", (int64_t)(x->start_event));
+        leaks_json_int(e, "end_event", (int64_t)(x->end_event));
+        leaks_json_int(e, "peak_bytes", (int64_t)(x->peak_bytes));
+        leaks_json_int(e, "live_end_bytes", (int64_t)(x->live_end_bytes));
+        cJSON_AddBoolToObject(e, "partial", x->partial);
+    }
+    return o;
+}
+
+cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline *t,
+                             const ms_iter_options *opt, ms_error *err)
+{
+    ms_iterations *it = NULL;
+    if (ms_iterations_find(&it, s, device, t, opt, err))
+        return NULL;
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    cJSON *o = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+    ms_iterations_free(it);
+    if (!o && err) {
+        err->code = MS_ERR_NOMEM;
+        err->offset = MS_NO_OFFSET;
+        snprintf(err->message, sizeof err->message, "%s", ms_code_message(MS_ERR_NOMEM));
+    }
+    return o;
+}
+
+/* One table for both printers: rows come from either the library struct or the JSON. */
+typedef struct row {
+    double start_s, duration_s;
+    int64_t peak, live_end;
+    bool partial;
+} row;
+
+static void print_head(FILE *out, size_t n, const char *key, const char *text, const char *detail,
+                       int indent)
+{
+    if (!n) {
+        fprintf(out, "%*siterations: none found (%s)\n", indent, "",
+                ms_iter_method_text(MS_ITER_NONE));
+        return;
+    }
+    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", n, key, text,
+            detail[0] ? "; " : "", detail);
+    fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
+            "peak", "live at end", "growth");
+}
+
+static void print_row(FILE *out, size_t k, const row *x, const row *prev, int indent)
+{
+    char peak[32], live[32], growth[40] = "";
+    ms_format_bytes(x->peak, peak, sizeof peak);
+    ms_format_bytes(x->live_end, live, sizeof live);
+    if (prev) {
+        int64_t d = x->live_end - prev->live_end;
+        char db[32];
+        ms_format_bytes(d < 0 ? -d : d, db, sizeof db);
+        snprintf(growth, sizeof growth, "%s%s", d < 0 ? "-" : "+", db);
+    }
+    char line[256];
+    snprintf(line, sizeof line, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s", indent, "", k + 1,
+             x->start_s, x->duration_s, peak, live, growth,
+             x->partial ? "(partial: began before the trace)" : "");
+    size_t len = strlen(line);
+    while (len && line[len - 1] == ' ')
+        line[--len] = 0;
+    fprintf(out, "%s\n", line);
+}
+
+/* Long runs (thousands of steps) show their start and end; JSON has every one. */
+static bool elided(FILE *out, size_t n, size_t *k, int indent)
+{
+    size_t head = n > 20 ? 8 : n, tail_from = n > 20 ? n - 8 : n;
+    if (*k == head && *k < tail_from) {
+        fprintf(out, "%*s  %4s (%zu more)\n", indent, "", "...", tail_from - head);
+        *k = tail_from - 1;
+        return true;
+    }
+    return false;
+}
+
+static row row_of(const ms_iteration *x, int64_t t0_us)
+{
+    row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
+             x->peak_bytes, x->live_end_bytes, x->partial};
+    return r;
+}
+
+void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
+{
+    print_head(out, it->n, ms_iter_method_key(it->method), ms_iter_method_text(it->method),
+               it->detail, indent);
+    for (size_t k = 0; k < it->n; k++) {
+        if (elided(out, it->n, &k, indent))
+            continue;
+        row x = row_of(&it->items[k], t0_us), p;
+        if (k)
+            p = row_of(&it->items[k - 1], t0_us);
+        print_row(out, k, &x, k ? &p : NULL, indent);
+    }
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+    return v ? v : "";
+}
+
+static row row_json(const cJSON *e)
+{
+    row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
+             (int64_t)jnum(e, "live_end_bytes"),
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial"))};
+    return r;
+}
+
+void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
+{
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(iterations, "items");
+    size_t n = (size_t)cJSON_GetArraySize(items);
+    print_head(out, n, jstr(iterations, "method"), jstr(iterations, "method_text"),
+               jstr(iterations, "detail"), indent);
+    for (size_t k = 0; k < n; k++) {
+        if (elided(out, n, &k, indent))
+            continue;
+        row x = row_json(cJSON_GetArrayItem(items, (int)k)), p;
+        if (k)
+            p = row_json(cJSON_GetArrayItem(items, (int)k - 1));
+        print_row(out, k, &x, k ? &p : NULL, indent);
+    }
+}

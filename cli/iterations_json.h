@@ -1,0 +1,34 @@
+/* The iterations of one device, as shared by `summary` (text and JSON) and `leaks --json`
+ * so both show the same fields (docs/json.md). */
+#ifndef MEMSNAP_CLI_ITERATIONS_JSON_H
+#define MEMSNAP_CLI_ITERATIONS_JSON_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+
+/* Adds an integer as a JSON number (exact up to 2^53; a number, not a raw string, so
+ * in-memory readers such as summary's text printer see its value). */
+void leaks_json_int(cJSON *obj, const char *key, int64_t v);
+
+/* {"method", "method_text", "detail", "count", "items": [...]} for found iterations.
+ * Times are microseconds since the epoch, plus seconds since the first event `t0_us`.
+ * Returns NULL on allocation failure. */
+cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us);
+
+/* Finds the iterations of `device` and returns their JSON object (above). `t` is the
+ * device's timeline with MS_TIMELINE_CURVES, or NULL to build one; `opt` may be NULL.
+ * Returns NULL and fills err on failure. */
+cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline *t,
+                             const ms_iter_options *opt, ms_error *err);
+
+/* Text form for `summary`: a heading line and one line per iteration, indented by
+ * `indent` spaces. */
+void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent);
+
+/* The same text from the JSON object above (for `summary`, which prints from its JSON). */
+void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent);
+
+#endif

@@ -1,0 +1,145 @@
+/* memsnap — iterations and leaks.
+ *
+ * Ownership follows memsnap.h: every object handed out through `**out` belongs to the
+ * caller and is released with its own ms_*_free() (NULL accepted); pointers inside it
+ * live as long as it does. Frame ids and alloc indices refer to the snapshot and to the
+ * timeline given to the call, which must outlive every use of them.
+ */
+#ifndef MEMSNAP_LEAKS_H
+#define MEMSNAP_LEAKS_H
+
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ iterations */
+
+/* How the iteration boundaries were found, most trustworthy first. */
+#define MS_ITER_METHOD_LIST(X)                                                         \
+    X(MS_ITER_NONE, "none", "no repeating structure found")                            \
+    X(MS_ITER_ANNOTATION_STEP, "annotation", "record_function ranges named by --step") \
+    X(MS_ITER_ANNOTATION_PROFILER, "profiler-step", "ProfilerStep#N annotations")      \
+    X(MS_ITER_ANNOTATION_OPTIMIZER, "optimizer-annotation",                            \
+      "Optimizer.step annotations end each iteration")                                 \
+    X(MS_ITER_OPTIMIZER_FRAMES, "optimizer-frames",                                    \
+      "optimizer-step stacks (frames under optim/) end each iteration")                \
+    X(MS_ITER_FORWARD_CALLS, "forward-calls", "repeated top-level forward calls")      \
+    X(MS_ITER_BASELINE, "baseline", "live memory returning to a baseline")
+
+typedef enum ms_iter_method {
+#define MS_X_ENUM(name, key, text) name,
+    MS_ITER_METHOD_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+        MS_ITER_METHOD_COUNT
+} ms_iter_method;
+
+const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
+const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
+
+typedef struct ms_iter_options {
+    const char *step_name; /* annotation name that marks one iteration, or NULL */
+    uint32_t expected;     /* the count the user states (--iterations), 0 = unknown */
+    bool trace_only;       /* ignore annotations: detect from stacks and memory alone */
+} ms_iter_options;
+
+typedef struct ms_iteration {
+    int64_t start_event;    /* first event of the iteration (device trace index) */
+    int64_t end_event;      /* one past its last event */
+    int64_t start_us;       /* time of the first event (annotation time when known) */
+    int64_t end_us;         /* time of the last event (annotation time when known) */
+    int64_t peak_bytes;     /* highest live requested bytes inside the iteration */
+    int64_t live_end_bytes; /* live requested bytes right after its last event */
+    bool partial;           /* began before the first kept event of a wrapped trace */
+} ms_iteration;
+
+typedef struct ms_iterations {
+    int device;
+    ms_iter_method method;
+    char detail[128];       /* e.g. the annotation name used; "" when nothing to add */
+    size_t n;
+    ms_iteration *items;    /* in time order, non-overlapping */
+} ms_iterations;
+
+/* Finds the iterations of one device. `t` must be that device's timeline built with
+ * MS_TIMELINE_CURVES; NULL builds one internally. `opt` may be NULL. A trace without a
+ * repeating structure gives method MS_ITER_NONE and n == 0, not an error. */
+int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
+                       const ms_timeline *t, const ms_iter_options *opt, ms_error *err);
+void ms_iterations_free(ms_iterations *it);
+
+/* ------------------------------------------------------------------ leaks */
+
+typedef enum ms_leak_kind {
+    MS_LEAK_LEAK = 0,   /* live allocations of the site grow across iteration ends */
+    MS_LEAK_SUSPECT,    /* too few iterations to tell; kept while its siblings were freed */
+    MS_LEAK_RETAINED    /* made once and kept: parameters, optimizer state, caches */
+} ms_leak_kind;
+
+const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
+
+/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
+ * "MmBackward0" for the autograd node of a backward allocation. */
+int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+
+typedef struct ms_leak_options {
+    ms_iter_options iter;
+    uint64_t min_bytes;  /* drop findings whose bytes alive at the end are below this */
+} ms_leak_options;
+
+typedef struct ms_leak {
+    ms_leak_kind kind;
+    uint32_t site;           /* frame id (ms_stack_site) or UINT32_MAX */
+    uint32_t layer;          /* innermost forward/backward frame id, or UINT32_MAX */
+    uint64_t count;          /* its allocations alive at the reference point */
+    uint64_t bytes;          /* their requested bytes */
+    uint64_t bytes_each_min; /* smallest and largest of them */
+    uint64_t bytes_each_max;
+    double growth_count;     /* per iteration, 0 for retained and suspects */
+    double growth_bytes;
+    int64_t first_alloc_us;  /* first and last allocation among those alive */
+    int64_t last_alloc_us;
+    /* Indices into the timeline's allocs[] of those alive: alloc_index[first .. first+n). */
+    size_t first_index;
+    size_t n_index;
+} ms_leak;
+
+typedef struct ms_leak_report {
+    int device;
+    ms_iterations *iterations;    /* owned by the report */
+    /* The reference point: the end of the last complete iteration, else the trace end. */
+    int64_t ref_event;            /* one past the last event considered */
+    ms_leak *items;               /* leaks, then suspects, then retained; bytes desc */
+    size_t n;
+    size_t *alloc_index;
+    size_t n_alloc_index;
+    uint64_t oom_count;
+    int64_t first_oom_us;         /* 0 when no OOM */
+    uint64_t first_oom_bytes;     /* the request that failed */
+} ms_leak_report;
+
+/* Analyses one device. `t` must be that device's timeline built with
+ * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS (alloc indices refer to it); NULL builds one
+ * internally, and then alloc indices refer to a fresh build of the same timeline
+ * (builds are deterministic). Retained findings are always computed; callers filter. */
+int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
+                  const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+void ms_leak_report_free(ms_leak_report *r);
+
+/* For charts: the allocations of leak (and suspect) findings, each with a short label
+ * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */
+typedef struct ms_leak_mark {
+    size_t alloc_index;      /* into t->allocs[] */
+    ms_leak_kind kind;
+    char label[160];
+} ms_leak_mark;
+
+int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                   const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+void ms_leak_marks_free(ms_leak_mark *marks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* Private helpers shared by iterations.c and leaks.c: what each stack says about the
+ * program structure (optimizer step, layer, top-level forward call). */
+#ifndef MEMSNAP_ITER_INTERNAL_H
+#define MEMSNAP_ITER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+
+enum {
+    MS__ST_OPTIM = 1u << 0,     /* a Python frame of an optimizer package */
+    MS__ST_ZERO_GRAD = 1u << 1, /* ... and that optimizer frame is inside zero_grad */
+    MS__ST_WORKSPACE = 1u << 2, /* a library workspace: a cache kept by design */
+    MS__ST_PYTHON = 1u << 3     /* has any Python frame at all */
+};
+
+typedef struct ms__stackinfo {
+    uint32_t layer;     /* innermost forward/backward frame, UINT32_MAX none */
+    uint32_t call_key;  /* user frame that called the outermost forward, UINT32_MAX none */
+    uint64_t layer_call; /* identity of the layer call (frame chain), 0 none */
+    uint8_t flags;
+    uint8_t fwd_depth;  /* Python forward frames on the stack (nesting of module calls) */
+} ms__stackinfo;
+
+/* One entry per stack id of the snapshot; free() the result. */
+int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err);
+
+/* Iteration finder working on an already built stack table and timeline. */
+int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
+                        const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err);
+
+#endif

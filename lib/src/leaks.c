@@ -1,0 +1,644 @@
+/* Leaks: allocations that outlive the iteration that made them, grouped by site and
+ * layer, told apart from memory that is made once and kept on purpose.
+ *
+ * The signal is survival across iteration ends. An allocation made in iteration i that is
+ * still alive at the end of the last iteration has outlived at least one whole later
+ * iteration. When such survivors come from one iteration only (parameters, optimizer
+ * state made by the first step, buffers made lazily by the second) the memory is retained;
+ * when they come from several iterations, the last of them in the second half of the run,
+ * the site keeps adding memory every iteration: a leak. Allocations freed one iteration
+ * later (the loop variable `x`, last step's loss) never survive that long. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "iter_internal.h"
+
+const char *ms_leak_kind_name(ms_leak_kind k)
+{
+    switch (k) {
+    case MS_LEAK_LEAK:
+        return "leak";
+    case MS_LEAK_SUSPECT:
+        return "suspect";
+    case MS_LEAK_RETAINED:
+        return "retained";
+    }
+    return "unknown";
+}
+
+int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+{
+    if (!buf || !cap)
+        return MS_ERR_ARG;
+    buf[0] = 0;
+    if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
+        return MS_ERR_ARG;
+    const ms_frame *f = ms_snapshot_frame(s, frame_id);
+    const char *name = ms_snapshot_string(s, f->name);
+    const char *hit = strstr(name, "Backward");
+    size_t len = strlen(ms_snapshot_string(s, f->filename));
+    bool python = len >= 3 && !strcmp(ms_snapshot_string(s, f->filename) + len - 3, ".py");
+    if (python || !hit)
+        return ms_site_format(s, frame_id, buf, cap);
+    /* C++ node names are long templates; the node class ("MmBackward0") is what users
+     * know from grad_fn. */
+    const char *b = hit, *e = hit + 8;
+    while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+        b--;
+    while (isdigit((unsigned char)*e))
+        e++;
+    snprintf(buf, cap, "%.*s", (int)(e - b), b);
+    return 0;
+}
+
+void ms_leak_report_free(ms_leak_report *r)
+{
+    if (!r)
+        return;
+    ms_iterations_free(r->iterations);
+    free(r->items);
+    free(r->alloc_index);
+    free(r);
+}
+
+void ms_leak_marks_free(ms_leak_mark *marks)
+{
+    free(marks);
+}
+
+/* One (site, layer) group. Per-iteration arrays exist only for groups with an
+ * allocation that outlived its iteration, which keeps memory at groups x iterations for
+ * the few groups that matter. */
+typedef struct group {
+    uint32_t site, layer;
+    int64_t *live_diff;   /* difference array: live count at iteration ends, N + 1 */
+    int64_t *live_bdiff;  /* the same in bytes */
+    uint64_t *surv;       /* survivors at the reference point, by iteration made */
+    uint64_t setup_alive; /* made before the first iteration, alive at the reference */
+    uint64_t suspects;    /* single-iteration suspects */
+    int kind;             /* -1 not reported, else ms_leak_kind */
+    double growth_count, growth_bytes;
+} group;
+
+typedef struct gmap {
+    uint64_t *keys; /* key + 1, 0 empty */
+    uint32_t *vals;
+    size_t nslots;
+    group *g;
+    size_t n, cap;
+} gmap;
+
+static uint64_t hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Index of the group of (site, layer), created when new; UINT32_MAX on no memory. */
+static uint32_t gmap_get(gmap *m, uint32_t site, uint32_t layer)
+{
+    uint64_t key = ((uint64_t)site << 32 | layer) + 1;
+    if (key == 0)
+        key = 1; /* (UINT32_MAX, UINT32_MAX) + 1 wraps; shares a slot key with (0, 0) */
+    if ((m->n + 1) * 2 > m->nslots) {
+        size_t ns = m->nslots ? m->nslots * 2 : 64;
+        uint64_t *k2 = calloc(ns, sizeof *k2);
+        uint32_t *v2 = calloc(ns, sizeof *v2);
+        if (!k2 || !v2) {
+            free(k2);
+            free(v2);
+            return UINT32_MAX;
+        }
+        for (size_t i = 0; i < m->nslots; i++)
+            if (m->keys[i]) {
+                size_t j = hash64(m->keys[i]) & (ns - 1);
+                while (k2[j])
+                    j = (j + 1) & (ns - 1);
+                k2[j] = m->keys[i];
+                v2[j] = m->vals[i];
+            }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k2;
+        m->vals = v2;
+        m->nslots = ns;
+    }
+    size_t j = hash64(key) & (m->nslots - 1);
+    while (m->keys[j]) {
+        uint32_t v = m->vals[j];
+        if (m->keys[j] == key && m->g[v].site == site && m->g[v].layer == layer)
+            return v;
+        j = (j + 1) & (m->nslots - 1);
+    }
+    if (!ms__grow((void **)&m->g, &m->cap, m->n + 1, sizeof *m->g))
+        return UINT32_MAX;
+    group *g = &m->g[m->n];
+    memset(g, 0, sizeof *g);
+    g->site = site;
+    g->layer = layer;
+    g->kind = -1;
+    m->keys[j] = key;
+    m->vals[j] = (uint32_t)m->n;
+    return (uint32_t)m->n++;
+}
+
+static void gmap_free(gmap *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->g[i].live_diff);
+        free(m->g[i].live_bdiff);
+        free(m->g[i].surv);
+    }
+    free(m->g);
+    free(m->keys);
+    free(m->vals);
+}
+
+/* The iteration that made an allocation: the last one starting at or before it (events
+ * in a gap between annotated ranges belong to the range before), -1 before the first. */
+static int64_t iter_of(const ms_iterations *it, int64_t ev)
+{
+    if (ev < 0 || !it->n || ev < it->items[0].start_event)
+        return -1;
+    size_t lo = 0, hi = it->n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (it->items[mid].start_event <= ev)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo;
+}
+
+/* When the program let go of an allocation: its free_requested when seen. A block freed
+ * on one stream while another still used it (record_stream) stays busy until
+ * free_completed, but that wait is the allocator's, not a leak in the program. */
+static int64_t release_event(const ms_alloc *a)
+{
+    return a->free_requested_event >= 0 ? a->free_requested_event : a->free_event;
+}
+
+/* Where iteration k hands over to the next. Named ranges (--step) may leave gaps, e.g.
+ * a "## forward ##" range without the backward pass; work in a gap belongs to the range
+ * before it, so its end is the next range's start. */
+static int64_t iter_end(const ms_iterations *it, size_t k)
+{
+    return k + 1 < it->n ? it->items[k + 1].start_event : it->items[k].end_event;
+}
+
+static bool alive_at(const ms_alloc *a, int64_t boundary)
+{
+    int64_t rel = release_event(a);
+    return a->alloc_event < boundary && (rel < 0 || rel >= boundary);
+}
+
+static uint32_t stack_layer(const ms__stackinfo *si, uint32_t stack)
+{
+    return stack == MS_NO_STACK ? UINT32_MAX : si[stack].layer;
+}
+
+/* Classification of one group over N iteration ends. */
+static void classify(group *g, size_t N)
+{
+    if (N >= 2 && g->surv) {
+        size_t nb = 0, bmin = N, bmax = 0;
+        for (size_t i = 0; i + 1 < N; i++)
+            if (g->surv[i]) {
+                nb++;
+                if (bmin == N)
+                    bmin = i;
+                bmax = i;
+            }
+        int64_t live[2] = {0, 0}, first[2] = {0, 0}, c = 0, b = 0, prev = 0;
+        size_t up = 0, down = 0;
+        for (size_t j = 0; j < N; j++) {
+            c += g->live_diff[j];
+            b += g->live_bdiff[j];
+            if (j == bmin) {
+                first[0] = c;
+                first[1] = b;
+            } else if (j > bmin) {
+                up += c > prev;
+                down += c < prev;
+            }
+            prev = c;
+        }
+        live[0] = c;
+        live[1] = b;
+        if (nb && live[0] > first[0]) {
+            g->growth_count = (double)(live[0] - first[0]) / (double)(N - 1 - bmin);
+            g->growth_bytes = (double)(live[1] - first[1]) / (double)(N - 1 - bmin);
+        }
+        /* With three or more ends: survivors from two iterations at least, the latest in
+         * the second half, and a live count that rises at most iteration ends (at least
+         * two, and a third of them for leaks that skip iterations) and rarely falls.
+         * A cache made once plus a transient freed just after a boundary gives one rise,
+         * not a trend. Two ends cannot separate a leak from state made lazily by the
+         * second step, hence only a suspect. */
+        size_t T = N - 1 - (bmin < N ? bmin : N - 1);
+        size_t need = (T + 2) / 3 > 2 ? (T + 2) / 3 : 2;
+        if (N >= 3 && nb >= 2 && 2 * (bmax + 1) > N && g->growth_count > 0 && up >= need &&
+            2 * down <= up) {
+            g->kind = MS_LEAK_LEAK;
+            return;
+        }
+        if (N == 2 && nb && first[0] > 0 && live[0] > first[0]) {
+            g->kind = MS_LEAK_SUSPECT;
+            return;
+        }
+        g->growth_count = g->growth_bytes = 0;
+        if (nb) {
+            g->kind = MS_LEAK_RETAINED;
+            return;
+        }
+    }
+    if (g->suspects) {
+        g->kind = MS_LEAK_SUSPECT;
+        return;
+    }
+    if (g->setup_alive)
+        g->kind = MS_LEAK_RETAINED;
+}
+
+/* Single iteration (or none): inside one top-level forward call, an allocation that is
+ * still alive at the end while other allocations of the same call were freed. The call's
+ * result (its last allocation) and what the top-level module allocates itself (the loss,
+ * the output) are expected to stay; library workspaces are caches. */
+static int mark_suspects(gmap *m, const ms_snapshot *s, const ms_timeline *t,
+                         const ms__stackinfo *si, int64_t ref, ms_error *err)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    size_t n = t->n_allocs, i = 0;
+    while (i < n) {
+        const ms_alloc *a = &t->allocs[i];
+        uint32_t key = a->stack == MS_NO_STACK || a->alloc_event < 0
+                           ? UINT32_MAX
+                           : si[a->stack].call_key;
+        if (key == UINT32_MAX) {
+            i++;
+            continue;
+        }
+        /* The call instance: consecutive allocations under the same call site with no
+         * event outside it in between. */
+        size_t j = i + 1;
+        while (j < n) {
+            const ms_alloc *b = &t->allocs[j];
+            if (b->alloc_event < 0 || b->stack == MS_NO_STACK || si[b->stack].call_key != key)
+                break;
+            bool outside = false;
+            for (int64_t e = t->allocs[j - 1].alloc_event + 1; e < b->alloc_event && !outside;
+                 e++) {
+                uint32_t st = tr->stack[e];
+                outside = st == MS_NO_STACK || si[st].call_key != key;
+            }
+            if (outside)
+                break;
+            j++;
+        }
+        bool any_freed = false;
+        for (size_t k = i; k < j; k++)
+            if (!alive_at(&t->allocs[k], ref) && t->allocs[k].alloc_event < ref)
+                any_freed = true;
+        for (size_t k = i; any_freed && k + 1 < j; k++) {
+            const ms_alloc *c = &t->allocs[k];
+            if (c->alloc_event >= ref || !alive_at(c, ref))
+                continue;
+            const ms__stackinfo *x = &si[c->stack];
+            if (x->fwd_depth < 2 || (x->flags & MS__ST_WORKSPACE) || x->layer_call == 0)
+                continue;
+            uint32_t g = gmap_get(m, ms_stack_site(s, c->stack), x->layer);
+            if (g == UINT32_MAX)
+                return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for suspects");
+            m->g[g].suspects++;
+        }
+        i = j;
+    }
+    return 0;
+}
+
+/* Whether allocation `a` of group `g` is part of finding kind `kind`. */
+static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iterations *it,
+                       int kind, int64_t ref, bool single)
+{
+    if (a->alloc_event >= ref || !alive_at(a, ref))
+        return false;
+    if (kind == MS_LEAK_LEAK)
+        return iter_of(it, a->alloc_event) >= 0;
+    if (kind == MS_LEAK_SUSPECT && single)
+        return a->stack != MS_NO_STACK && si[a->stack].fwd_depth >= 2 &&
+               !(si[a->stack].flags & MS__ST_WORKSPACE);
+    if (kind == MS_LEAK_SUSPECT)
+        return iter_of(it, a->alloc_event) >= 0;
+    /* Retained: made before the last iteration and still kept; what the last iteration
+     * made may be gone one step later, so it proves nothing. */
+    return single || iter_of(it, a->alloc_event) + 1 < (int64_t)it->n;
+}
+
+static int cmp_leak(const void *pa, const void *pb)
+{
+    const ms_leak *a = pa, *b = pb;
+    if (a->kind != b->kind)
+        return (int)a->kind - (int)b->kind;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? 1 : -1;
+    if (a->site != b->site)
+        return a->site < b->site ? -1 : 1;
+    return a->layer < b->layer ? -1 : a->layer > b->layer;
+}
+
+static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
+                   const ms__stackinfo *si, const ms_leak_options *opt, ms_error *err)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    const ms_iterations *it = r->iterations;
+    size_t N = it->n;
+    int64_t ref = N ? it->items[N - 1].end_event : (int64_t)tr->n;
+    r->ref_event = ref;
+    bool single = N <= 1;
+
+    gmap m;
+    memset(&m, 0, sizeof m);
+    int rc = 0;
+    for (size_t i = 0; i < t->n_allocs && !rc; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        if (a->alloc_event >= ref)
+            continue;
+        uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
+        uint32_t g = gmap_get(&m, site, stack_layer(si, a->stack));
+        if (g == UINT32_MAX) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
+            break;
+        }
+        group *gr = &m.g[g];
+        int64_t k = iter_of(it, a->alloc_event);
+        if (k < 0) {
+            if (alive_at(a, ref))
+                gr->setup_alive++;
+            continue;
+        }
+        if (N < 2 || !alive_at(a, iter_end(it, (size_t)k)))
+            continue; /* freed within its own iteration */
+        if (!gr->live_diff) {
+            gr->live_diff = calloc(N + 1, sizeof *gr->live_diff);
+            gr->live_bdiff = calloc(N + 1, sizeof *gr->live_bdiff);
+            gr->surv = calloc(N, sizeof *gr->surv);
+            if (!gr->live_diff || !gr->live_bdiff || !gr->surv) {
+                rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
+                break;
+            }
+        }
+        /* Alive at the ends of iterations k .. last, where last is the final end not
+         * after the free. */
+        size_t last = N - 1;
+        int64_t rel = release_event(a);
+        if (rel >= 0)
+            while (last > (size_t)k && iter_end(it, last) > rel)
+                last--;
+        gr->live_diff[k]++;
+        gr->live_diff[last + 1]--;
+        gr->live_bdiff[k] += (int64_t)a->size;
+        gr->live_bdiff[last + 1] -= (int64_t)a->size;
+        if (alive_at(a, ref))
+            gr->surv[k]++;
+    }
+    if (!rc && single)
+        rc = mark_suspects(&m, s, t, si, ref, err);
+    if (rc) {
+        gmap_free(&m);
+        return rc;
+    }
+
+    size_t nfound = 0;
+    for (size_t g = 0; g < m.n; g++) {
+        classify(&m.g[g], N);
+        if (m.g[g].kind >= 0)
+            nfound++;
+    }
+    r->items = calloc(nfound ? nfound : 1, sizeof *r->items);
+    if (!r->items) {
+        gmap_free(&m);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    /* Second pass: the allocations behind each finding, grouped by finding. */
+    size_t *gidx = malloc((m.n ? m.n : 1) * sizeof *gidx);
+    size_t *counts = calloc(m.n ? m.n : 1, sizeof *counts);
+    if (!gidx || !counts) {
+        free(gidx);
+        free(counts);
+        gmap_free(&m);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    for (size_t g = 0; g < m.n; g++) {
+        gidx[g] = SIZE_MAX;
+        if (m.g[g].kind < 0)
+            continue;
+        ms_leak *L = &r->items[r->n];
+        memset(L, 0, sizeof *L);
+        L->kind = (ms_leak_kind)m.g[g].kind;
+        L->site = m.g[g].site;
+        L->layer = m.g[g].layer;
+        L->growth_count = m.g[g].growth_count;
+        L->growth_bytes = m.g[g].growth_bytes;
+        L->bytes_each_min = UINT64_MAX;
+        L->first_alloc_us = INT64_MAX;
+        L->last_alloc_us = INT64_MIN;
+        gidx[g] = r->n++;
+    }
+    size_t total = 0;
+    uint32_t *alloc_group = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *alloc_group);
+    if (!alloc_group) {
+        free(gidx);
+        free(counts);
+        gmap_free(&m);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        alloc_group[i] = UINT32_MAX;
+        if (a->alloc_event >= ref || !alive_at(a, ref))
+            continue;
+        uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
+        uint32_t g = gmap_get(&m, site, stack_layer(si, a->stack));
+        if (g == UINT32_MAX || g >= m.n || gidx[g] == SIZE_MAX)
+            continue;
+        if (!counts_for(si, a, it, m.g[g].kind, ref, single))
+            continue;
+        ms_leak *L = &r->items[gidx[g]];
+        L->count++;
+        L->bytes += a->size;
+        if (a->size < L->bytes_each_min)
+            L->bytes_each_min = a->size;
+        if (a->size > L->bytes_each_max)
+            L->bytes_each_max = a->size;
+        int64_t at = a->alloc_event >= 0 ? tr->time_us[a->alloc_event] : t->t_first_us;
+        if (at < L->first_alloc_us)
+            L->first_alloc_us = at;
+        if (at > L->last_alloc_us)
+            L->last_alloc_us = at;
+        alloc_group[i] = (uint32_t)gidx[g];
+        counts[gidx[g]]++;
+        total++;
+    }
+    /* Drop empty and small findings, then lay out the index ranges. */
+    size_t keep = 0;
+    for (size_t f = 0; f < r->n; f++) {
+        ms_leak *L = &r->items[f];
+        gidx[f] = SIZE_MAX;
+        if (!L->count || L->bytes < (opt ? opt->min_bytes : 0))
+            continue;
+        gidx[f] = keep;
+        counts[keep] = counts[f];
+        r->items[keep++] = *L;
+    }
+    r->n = keep;
+    r->alloc_index = malloc((total ? total : 1) * sizeof *r->alloc_index);
+    if (!r->alloc_index) {
+        free(alloc_group);
+        free(gidx);
+        free(counts);
+        gmap_free(&m);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    size_t pos = 0;
+    for (size_t f = 0; f < r->n; f++) {
+        r->items[f].first_index = pos;
+        r->items[f].n_index = 0;
+        pos += counts[f];
+    }
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        if (alloc_group[i] == UINT32_MAX || gidx[alloc_group[i]] == SIZE_MAX)
+            continue;
+        ms_leak *L = &r->items[gidx[alloc_group[i]]];
+        r->alloc_index[L->first_index + L->n_index++] = i;
+    }
+    r->n_alloc_index = pos;
+    /* Sorting moves whole findings; their index ranges move with them. */
+    qsort(r->items, r->n, sizeof *r->items, cmp_leak);
+    free(alloc_group);
+    free(gidx);
+    free(counts);
+    gmap_free(&m);
+    return 0;
+}
+
+static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
+                     const ms_leak_options *opt, ms_error *err)
+{
+    ms__stackinfo *si = NULL;
+    int rc = ms__stackinfo_build(&si, s, err);
+    if (rc)
+        return rc;
+    ms_leak_report *r = calloc(1, sizeof *r);
+    if (!r) {
+        free(si);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the leak report");
+    }
+    r->device = t->device;
+    rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
+    if (!rc)
+        rc = analyse(r, s, t, si, opt, err);
+    if (!rc) {
+        const ms_trace *tr = ms_snapshot_trace(s, t->device);
+        for (size_t i = 0; i < tr->n; i++)
+            if (tr->action[i] == MS_ACT_OOM) {
+                if (!r->oom_count++) {
+                    r->first_oom_us = tr->time_us[i];
+                    r->first_oom_bytes = tr->size[i];
+                }
+            }
+    }
+    free(si);
+    if (rc) {
+        ms_leak_report_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+static int check_timeline(const ms_snapshot *s, int device, const ms_timeline *t, ms_error *err)
+{
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    if (t && t->device != device)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "timeline is for device %d, not %d",
+                        t->device, device);
+    if (t && (!t->active || (!t->allocs && t->n_allocs)))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
+                        "leaks need a timeline built with MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS");
+    return 0;
+}
+
+int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device, const ms_timeline *t,
+                  const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    int rc = check_timeline(s, device, t, err);
+    if (rc)
+        return rc;
+    ms_timeline *own = NULL;
+    if (!t) {
+        rc = ms_timeline_build(&own, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err);
+        if (rc)
+            return rc;
+        t = own;
+    }
+    rc = find_with(out, s, t, opt, err);
+    ms_timeline_free(own);
+    return rc;
+}
+
+int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, const ms_timeline *t,
+                   const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!t)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "leak marks need the chart's timeline");
+    int rc = check_timeline(s, t->device, t, err);
+    if (rc)
+        return rc;
+    ms_leak_report *r = NULL;
+    rc = find_with(&r, s, t, opt, err);
+    if (rc)
+        return rc;
+    size_t n = 0;
+    for (size_t f = 0; f < r->n; f++)
+        if (r->items[f].kind != MS_LEAK_RETAINED)
+            n += r->items[f].n_index;
+    ms_leak_mark *mk = calloc(n ? n : 1, sizeof *mk);
+    if (!mk) {
+        ms_leak_report_free(r);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak marks");
+    }
+    size_t k = 0;
+    for (size_t f = 0; f < r->n; f++) {
+        const ms_leak *L = &r->items[f];
+        if (L->kind == MS_LEAK_RETAINED)
+            continue;
+        char site[120] = "unknown site";
+        if (L->site != UINT32_MAX)
+            ms_site_format(s, L->site, site, sizeof site);
+        for (size_t j = 0; j < L->n_index; j++) {
+            size_t ai = r->alloc_index[L->first_index + j];
+            char size[32];
+            ms_format_bytes((int64_t)t->allocs[ai].size, size, sizeof size);
+            mk[k].alloc_index = ai;
+            mk[k].kind = L->kind;
+            snprintf(mk[k].label, sizeof mk[k].label, "%s, %s", site, size);
+            k++;
+        }
+    }
+    ms_leak_report_free(r);
+    *out = mk;
+    *n_out = k;
+    return 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# memsnap leaks on the real snapshots: table, verdict, JSON keys and exit codes.
+set -u
+BIN=${1:?usage: leaks.sh PATH/TO/memsnap}
+fail=0
+check() { # description, command status expected, actual
+    if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; fail=1; fi
+}
+contains() { # description, haystack, needle
+    case "$2" in *"$3"*) ;; *) echo "FAIL: $1: output lacks '$3'"; echo "$2" | head -40; fail=1 ;; esac
+}
+lacks() {
+    case "$2" in *"$3"*) echo "FAIL: $1: output has '$3'"; echo "$2" | head -40; fail=1 ;; esac
+}
+
+out=$("$BIN" leaks testdata/leak_layers.pickle --fail); rc=$?
+check "leak_layers --fail exit" 1 $rc
+contains "leak_layers site A" "$out" "scenarios.py:128 forward"
+contains "leak_layers site B" "$out" "scenarios.py:129 forward"
+contains "leak_layers verdict" "$out" "verdict: leak_layers.pickle: LEAK: 2 sites"
+contains "leak_layers iterations" "$out" "iterations: 3"
+lacks "leak_layers hides retained" "$out" "retained"
+
+out=$("$BIN" leaks testdata/leak_layers.pickle); rc=$?
+check "leak_layers without --fail exit" 0 $rc
+
+out=$("$BIN" leaks testdata/leak_layers.pickle --min-bytes 20MiB); rc=$?
+lacks "--min-bytes hides the small leak" "$out" "scenarios.py:128 forward"
+contains "--min-bytes keeps the big leak" "$out" "scenarios.py:129 forward"
+
+for f in noleak_layers gpt2_train linear_infer ddp_rank0 ddp_rank1 expandable streams ring_wrap \
+         noleak_grad_accum noleak_warm_cache noleak_python_stacks cudagraph; do
+    out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
+    check "$f --fail exit" 0 $rc
+    contains "$f verdict" "$out" "verdict: $f.pickle: no leak"
+    lacks "$f has no leak rows" "$out" "  leak  "
+done
+
+# Leaks the detector was not written against: a backward hook, a forward hook, no_grad
+# inference without optimizer or annotations.
+for spec in "leak_backward_hook:scenarios_extra.py:65 keep_grad" \
+            "leak_forward_hook:scenarios_extra.py:88 log_activation" \
+            "leak_nograd_infer:scenarios_extra.py:114 leak_nograd_infer"; do
+    f=${spec%%:*}; site=${spec#*:}
+    out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
+    check "$f --fail exit" 1 $rc
+    contains "$f site" "$out" "$site"
+    contains "$f verdict" "$out" "verdict: $f.pickle: LEAK: 1 site "
+done
+
+out=$("$BIN" leaks testdata/noleak_layers.pickle --all); rc=$?
+check "--all exit" 0 $rc
+contains "--all lists retained memory" "$out" "retained"
+
+out=$("$BIN" leaks testdata/oom.pickle); rc=$?
+check "oom exit" 0 $rc
+contains "oom reported" "$out" "OOM: 1 allocation failed"
+contains "oom verdict" "$out" "out of memory"
+
+out=$("$BIN" leaks testdata/leak_layers.pickle testdata/noleak_layers.pickle --json); rc=$?
+check "--json exit" 0 $rc
+for key in '"files"' '"leaks"' '"kind":' '"site":' '"filename":' '"line":' '"function":' \
+           '"layer":' '"count":' '"bytes":' '"bytes_each":' '"growth_per_iteration":' \
+           '"iterations":' '"method":' '"verdict":'; do
+    contains "--json key $key" "$out" "$key"
+done
+contains "--json leak bytes each" "$out" '"bytes_each":	3149824'
+
+out=$("$BIN" leaks testdata/gpt2_train.pickle --step '## forward ##'); rc=$?
+check "--step exit" 0 $rc
+contains "--step method" "$out" "found by annotation (record_function ranges named by --step; '## forward ##', ranges used as markers)"
+
+"$BIN" leaks --help >/dev/null; check "--help exit" 0 $?
+"$BIN" leaks >/dev/null 2>&1; check "no file exit" 2 $?
+"$BIN" leaks --bogus testdata/oom.pickle >/dev/null 2>&1; check "bad option exit" 2 $?
+"$BIN" leaks --min-bytes lots testdata/oom.pickle >/dev/null 2>&1; check "bad size exit" 2 $?
+"$BIN" leaks testdata/does-not-exist.pickle >/dev/null 2>&1; check "missing file exit" 2 $?
+"$BIN" leaks --device 7 testdata/oom.pickle >/dev/null 2>&1; check "bad device exit" 2 $?
+
+exit $fail

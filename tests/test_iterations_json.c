@@ -1,0 +1,86 @@
+/* The iterations helper that `summary` and `leaks --json` share. cli/ is not a library,
+ * so the helper's source is compiled into this test. */
+#include "iterations_json.c"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static char *printed_struct(const ms_iterations *it, int64_t t0)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    leaks_iterations_print(f, it, t0, 2);
+    fclose(f);
+    return buf;
+}
+
+static char *printed_json(const cJSON *o)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    leaks_iterations_print_json(f, o, 2);
+    fclose(f);
+    return buf;
+}
+
+static void check_file(const char *path, int expect_n, const char *expect_method)
+{
+    ms_snapshot *s = NULL;
+    ms_error err;
+    CHECK_EQ_INT(ms_snapshot_read_file(&s, path, NULL, &err), 0);
+    if (!s)
+        return;
+    cJSON *o = leaks_iterations_json(s, 0, NULL, NULL, &err);
+    CHECK_TRUE(o != NULL);
+    ms_iterations *it = NULL;
+    CHECK_EQ_INT(ms_iterations_find(&it, s, 0, NULL, NULL, &err), 0);
+    if (o && it) {
+        CHECK_EQ_INT(cJSON_GetObjectItem(o, "count")->valuedouble, expect_n);
+        CHECK_TRUE(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "method")),
+                           expect_method));
+        cJSON *items = cJSON_GetObjectItem(o, "items");
+        CHECK_EQ_INT(cJSON_GetArraySize(items), expect_n);
+        for (int k = 0; k < cJSON_GetArraySize(items) && (size_t)k < it->n; k++) {
+            cJSON *e = cJSON_GetArrayItem(items, k);
+            CHECK_EQ_INT(cJSON_GetObjectItem(e, "start_event")->valuedouble,
+                         it->items[k].start_event);
+            CHECK_EQ_INT(cJSON_GetObjectItem(e, "end_event")->valuedouble,
+                         it->items[k].end_event);
+            CHECK_EQ_INT(cJSON_GetObjectItem(e, "live_end_bytes")->valuedouble,
+                         it->items[k].live_end_bytes);
+        }
+        /* Microsecond times survive the trip through text exactly. */
+        char *text = cJSON_PrintUnformatted(o);
+        cJSON *back = text ? cJSON_Parse(text) : NULL;
+        cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(back, "items"), 0);
+        if (it->n)
+            CHECK_TRUE(first && (int64_t)cJSON_GetObjectItem(first, "end_us")->valuedouble ==
+                                    it->items[0].end_us);
+        cJSON_Delete(back);
+        free(text);
+        /* Text from the struct and from the JSON agree line for line. */
+        const ms_trace *tr = ms_snapshot_trace(s, 0);
+        char *a = printed_struct(it, tr->n ? tr->time_us[0] : 0), *b = printed_json(o);
+        CHECK_TRUE(a && b && !strcmp(a, b));
+        if (a && b && strcmp(a, b))
+            fprintf(stderr, "struct:\n%s\njson:\n%s\n", a, b);
+        free(a);
+        free(b);
+    }
+    cJSON_Delete(o);
+    ms_iterations_free(it);
+    ms_snapshot_free(s);
+}
+
+int main(void)
+{
+    check_file("testdata/leak_layers.pickle", 3, "optimizer-annotation");
+    check_file("testdata/linear_infer.pickle", 3, "forward-calls");
+    check_file("testdata/streams.pickle", 20, "baseline");
+    check_file("testdata/oom.pickle", 0, "none");
+    return check_finish("test_iterations_json");
+}
