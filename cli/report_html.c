@@ -105,14 +105,36 @@ static void kv_text(FILE *out, const char *k, const char *v, const char *extra)
     fputs("</td></tr>\n", out);
 }
 
-/* "site function" in one cell, as every table names a site. */
+#define MAX_FUNCTION 110
+
+/* "site function" in one cell, as every table names a site. C++ template names run to
+ * hundreds of characters; they are cut, with the whole name in the tooltip. */
 static void site_cell(FILE *out, const char *site, const char *function)
 {
-    fputs("<td class=\"site\">", out);
-    esc(out, site);
-    if (function && *function) {
-        fputc(' ', out);
+    size_t n = function ? strlen(function) : 0;
+    if (n > MAX_FUNCTION) {
+        fputs("<td class=\"site\" title=\"", out);
         esc(out, function);
+        fputs("\">", out);
+    } else {
+        fputs("<td class=\"site\">", out);
+    }
+    esc(out, site);
+    if (n) {
+        fputc(' ', out);
+        if (n > MAX_FUNCTION) {
+            /* Cut where a UTF-8 character begins, never inside one. */
+            size_t cut = MAX_FUNCTION;
+            while (cut > 0 && ((unsigned char)function[cut] & 0xC0) == 0x80)
+                cut--;
+            char buf[MAX_FUNCTION + 1];
+            memcpy(buf, function, cut);
+            buf[cut] = '\0';
+            esc(out, buf);
+            fputs("&hellip;", out);
+        } else {
+            esc(out, function);
+        }
     }
     fputs("</td>", out);
 }

@@ -17,6 +17,24 @@ static void md(FILE *out, const char *s)
     report_md_escape(out, s);
 }
 
+/* A function name, cut: C++ template names would make a table unreadable. */
+static void md_function(FILE *out, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= 80) {
+        md(out, s);
+        return;
+    }
+    size_t cut = 80;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+        cut--;
+    char buf[81];
+    memcpy(buf, s, cut);
+    buf[cut] = '\0';
+    md(out, buf);
+    fputs("...", out);
+}
+
 static void size_text(double bytes, char *buf, size_t cap)
 {
     ms_format_bytes((int64_t)bytes, buf, cap);
@@ -128,7 +146,7 @@ static void pair(FILE *out, const cJSON *p)
         fputs("| ", out);
         md(out, report_str(s, "site"));
         fputc(' ', out);
-        md(out, report_str(s, "function"));
+        md_function(out, report_str(s, "function"));
         fprintf(out, " | %s | %s | %s |\n", a, b, d);
     }
     fputc('\n', out);
@@ -218,7 +236,7 @@ static void file_details(FILE *out, const cJSON *file)
             fprintf(out, "| %s | %.0f | ", b, report_num(s, "count"));
             md(out, report_str(s, "site"));
             fputc(' ', out);
-            md(out, report_str(s, "function"));
+            md_function(out, report_str(s, "function"));
             fputs(" |\n", out);
         }
         fputc('\n', out);
