@@ -39,7 +39,7 @@ grep -q '&lt;script&gt;alert(1)' "$T/evil/index.html" || bad "escaped file name 
 if grep -q '<script\|<img' "$T/evil/summary.md"; then bad "markup from a file name reached summary.md"; fi
 grep -q 'alert(1)&lt;\\\\script&gt;' "$T/evil/summary.md" || bad "escaped file name not in summary.md"
 if [ "$charts" = 1 ]; then
-  ls "$T/evil" | grep -q '^timeline-x__script_alert_1__script__img_src_x_onerror_alert_2___y\.png$' \
+  ls "$T/evil" | grep -q '^timeline-x___script_alert_1___script__img_src_x_onerror_alert_2___y\.png$' \
     || { bad "chart name not made safe"; ls "$T/evil"; }
 fi
 
