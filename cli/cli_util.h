@@ -33,6 +33,10 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text, long long 
 /* Parses a non-negative decimal number (seconds, percent); returns 0 or 2. */
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
 
+/* Formats a cJSON document for output (caller frees the text with free()); whole numbers
+ * of 15+ digits are written as integers. The document's numbers become raw text, so
+ * read values from it before, not after. */
+char *cli_json_text(cJSON *doc);
 /* Prints a cJSON document (formatted) with a newline, then deletes it. Returns 0, or 2
  * when printing failed. */
 int cli_print_json(cJSON *doc);

@@ -151,8 +151,9 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
     if (t->leaks) {
         ms_format_bytes((int64_t)t->leak_bytes, bytes, sizeof bytes);
         ms_format_bytes((int64_t)(t->growth_bytes + 0.5), growth, sizeof growth);
-        printf("LEAK: %zu site%s hold %s and grow by %s per iteration", t->leaks,
-               t->leaks == 1 ? "" : "s", bytes, growth);
+        printf("LEAK: %zu site%s %s %s and grow%s by %s per iteration", t->leaks,
+               t->leaks == 1 ? "" : "s", t->leaks == 1 ? "holds" : "hold", bytes,
+               t->leaks == 1 ? "s" : "", growth);
     } else {
         printf("no leak");
         if (iterations == 0)

@@ -1,12 +1,378 @@
-/* Placeholder until the render command lands; owned by its own issue. */
+/* memsnap render: draws the active-memory timeline of one or more snapshots as PNG or SVG.
+ * Parsing options and loading files happens here; what to draw is render/geometry.c and
+ * how is render/draw.c. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_util.h"
+#include "memsnap/leaks.h"
 #include "commands.h"
+#include "draw.h"
+#include "geometry.h"
+
+#define CMD "render"
+#define MAX_FILES MS_CHART_MAX_SERIES
+#define MAX_SIDE 8192
+/* Below this a panel has no room for title, annotation lanes, axes and plot. */
+#define MIN_WIDTH 240
+#define MIN_HEIGHT 200
+
+/* cairo draws text through fontconfig, which keeps its caches until exit on purpose. In
+ * sanitizer builds LeakSanitizer would report them and fail every command that draws; this
+ * hook (read only by LeakSanitizer, inert otherwise) tells it they are not memsnap's. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig\n";
+}
+
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: memsnap render FILE... -o OUT.png|OUT.svg [options]\n"
+            "\n"
+            "Draws active memory over time as stacked bands, like PyTorch's \"Active Memory\n"
+            "Timeline\": each large allocation is a band stacked on those alive below it;\n"
+            "smaller ones form the grey band on top, so the outline is the exact curve.\n"
+            "Several files give one panel each, on shared scales.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output PATH    image to write; the format follows the extension\n"
+            "  --format png|svg     force the format\n"
+            "  --width N            image width in pixels (default 1600)\n"
+            "  --height N           image height (default 800; 500 per panel for several files)\n"
+            "  --device N           device to draw (default: the one with the most events)\n"
+            "  --x time|events      x axis: seconds since the first event (default) or event index\n"
+            "  --from X, --to X     draw only this window (seconds, or event index with --x events)\n"
+            "  --by alloc|site|phase  bands per allocation (default), per allocation site, or\n"
+            "                       per top-level annotation (record_function) phase\n"
+            "  --top N              bands: the N largest allocations by bytes x lifetime\n"
+            "                       (default 400), or the N largest sites/phases (default 12)\n"
+            "  --overlay            several files: their curves on one chart instead of panels\n"
+            "  --leaks              outline leaked allocations in red (memsnap leaks finds\n"
+            "                       them) and label each leaking site where its band starts\n"
+            "  --title TEXT         replace the title (every panel)\n"
+            "  --dark               dark background\n"
+            "  --no-legend          leave out the legend; the plot takes the width\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "Exit status: 0 written, 2 usage error or unreadable input.\n");
+}
+
+typedef struct opts {
+    const char *files[MAX_FILES];
+    size_t n_files;
+    const char *output;
+    const char *format;
+    long long width, height, device;
+    bool has_height, has_device, overlay, leaks;
+    ms_chart_spec spec;
+} opts;
+
+/* "--name value" or "--name=value"; advances *i past the value. NULL when absent. */
+static const char *value_of(int argc, char **argv, int *i, const char *name, bool *matched)
+{
+    size_t len = strlen(name);
+    const char *a = argv[*i];
+    *matched = false;
+    if (strncmp(a, name, len) != 0)
+        return NULL;
+    if (a[len] == '=') {
+        *matched = true;
+        return a + len + 1;
+    }
+    if (a[len] != '\0')
+        return NULL;
+    *matched = true;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static int parse(int argc, char **argv, opts *o, bool *help)
+{
+    memset(o, 0, sizeof *o);
+    o->width = 1600;
+    o->height = 800;
+    *help = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v;
+        bool m;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *help = true;
+            return 0;
+        }
+        if (!strcmp(a, "--dark")) {
+            o->spec.dark = true;
+            continue;
+        }
+        if (!strcmp(a, "--overlay")) {
+            o->overlay = true;
+            continue;
+        }
+        if (!strcmp(a, "--leaks")) {
+            o->leaks = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-legend")) {
+            o->spec.no_legend = true;
+            continue;
+        }
+        if (!strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                cli_error(CMD, "-o needs a path");
+                return 2;
+            }
+            o->output = argv[++i];
+            continue;
+        }
+        long long n;
+        double d;
+        if ((v = value_of(argc, argv, &i, "--output", &m), m)) {
+            if (!v) {
+                cli_error(CMD, "--output needs a path");
+                return 2;
+            }
+            o->output = v;
+        } else if ((v = value_of(argc, argv, &i, "--format", &m), m)) {
+            if (!v) {
+                cli_error(CMD, "--format needs png or svg");
+                return 2;
+            }
+            o->format = v;
+        } else if ((v = value_of(argc, argv, &i, "--width", &m), m)) {
+            if (!v || cli_parse_int(CMD, "--width", v, MIN_WIDTH, MAX_SIDE, &o->width))
+                return v ? 2 : (cli_error(CMD, "--width needs a number"), 2);
+        } else if ((v = value_of(argc, argv, &i, "--height", &m), m)) {
+            if (!v || cli_parse_int(CMD, "--height", v, MIN_HEIGHT, MAX_SIDE, &o->height))
+                return v ? 2 : (cli_error(CMD, "--height needs a number"), 2);
+            o->has_height = true;
+        } else if ((v = value_of(argc, argv, &i, "--device", &m), m)) {
+            if (!v || cli_parse_int(CMD, "--device", v, 0, 1 << 20, &o->device))
+                return v ? 2 : (cli_error(CMD, "--device needs a number"), 2);
+            o->has_device = true;
+        } else if ((v = value_of(argc, argv, &i, "--top", &m), m)) {
+            if (!v || cli_parse_int(CMD, "--top", v, 1, MS_CHART_MAX_GROUPS, &n))
+                return v ? 2 : (cli_error(CMD, "--top needs a number"), 2);
+            o->spec.top = (size_t)n;
+        } else if ((v = value_of(argc, argv, &i, "--from", &m), m)) {
+            if (!v || cli_parse_double(CMD, "--from", v, &d))
+                return v ? 2 : (cli_error(CMD, "--from needs a number"), 2);
+            o->spec.has_from = true;
+            o->spec.from = d;
+        } else if ((v = value_of(argc, argv, &i, "--to", &m), m)) {
+            if (!v || cli_parse_double(CMD, "--to", v, &d))
+                return v ? 2 : (cli_error(CMD, "--to needs a number"), 2);
+            o->spec.has_to = true;
+            o->spec.to = d;
+        } else if ((v = value_of(argc, argv, &i, "--x", &m), m)) {
+            if (v && !strcmp(v, "time"))
+                o->spec.x_mode = MS_CHART_X_TIME;
+            else if (v && !strcmp(v, "events"))
+                o->spec.x_mode = MS_CHART_X_EVENTS;
+            else {
+                cli_error(CMD, "--x takes 'time' or 'events'");
+                return 2;
+            }
+        } else if ((v = value_of(argc, argv, &i, "--by", &m), m)) {
+            if (v && !strcmp(v, "alloc"))
+                o->spec.by = MS_CHART_BY_ALLOC;
+            else if (v && !strcmp(v, "site"))
+                o->spec.by = MS_CHART_BY_SITE;
+            else if (v && !strcmp(v, "phase"))
+                o->spec.by = MS_CHART_BY_PHASE;
+            else {
+                cli_error(CMD, "--by takes 'alloc', 'site' or 'phase'");
+                return 2;
+            }
+        } else if ((v = value_of(argc, argv, &i, "--title", &m), m)) {
+            if (!v) {
+                cli_error(CMD, "--title needs a text");
+                return 2;
+            }
+            o->spec.title = v;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_error(CMD, "unknown option '%s' (see memsnap render --help)", a);
+            return 2;
+        } else {
+            if (o->n_files >= MAX_FILES) {
+                cli_error(CMD, "at most %d files", MAX_FILES);
+                return 2;
+            }
+            o->files[o->n_files++] = a;
+        }
+    }
+    if (o->n_files == 0) {
+        cli_error(CMD, "no input file (see memsnap render --help)");
+        return 2;
+    }
+    if (!o->output) {
+        cli_error(CMD, "no output image: add -o OUT.png or -o OUT.svg");
+        return 2;
+    }
+    if (o->spec.has_from && o->spec.has_to && !(o->spec.to > o->spec.from)) {
+        cli_error(CMD, "--to must be after --from");
+        return 2;
+    }
+    if (o->n_files > 1 && !o->overlay && !o->has_height) {
+        long long h = 500 * (long long)o->n_files;
+        o->height = h > MAX_SIDE ? MAX_SIDE : h;
+    }
+    if (o->n_files > 1 && !o->overlay && o->height / (long long)o->n_files < MIN_HEIGHT) {
+        cli_error(CMD, "--height %lld leaves less than %d pixels per panel for %zu files",
+                  o->height, MIN_HEIGHT, o->n_files);
+        return 2;
+    }
+    return 0;
+}
+
+/* The allocations `memsnap leaks` blames, as chart highlights: every one outlined, and
+ * one label per finding (at its first allocation) so the picture stays readable. */
+static int leak_highlights(const char *path, const ms_snapshot *s, const ms_timeline *t,
+                           ms_leak_mark **marks, ms_chart_highlight **out, size_t *n_out)
+{
+    ms_error err;
+    size_t n = 0;
+    *out = NULL;
+    *n_out = 0;
+    if (ms_leaks_marks(marks, &n, s, t, NULL, &err)) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        return 2;
+    }
+    ms_chart_highlight *hl = calloc(n ? n : 1, sizeof *hl);
+    if (!hl) {
+        cli_error(CMD, "out of memory");
+        return 2;
+    }
+    for (size_t k = 0; k < n; k++) {
+        bool first = true;
+        for (size_t j = 0; j < k && first; j++)
+            first = strcmp((*marks)[j].label, (*marks)[k].label) != 0;
+        hl[k].alloc = (*marks)[k].alloc_index;
+        hl[k].label = first ? (*marks)[k].label : NULL;
+    }
+    *out = hl;
+    *n_out = n;
+    return 0;
+}
 
 int cmd_render(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memsnap render: not available in this build yet\n");
-    return 2;
+    opts o;
+    bool help;
+    int rc = parse(argc, argv, &o, &help);
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+
+    ms_error err;
+    ms_error_clear(&err);
+    ms_render_format format;
+    if (o.format ? ms_render_format_from_name(o.format, &format, &err)
+                 : ms_render_format_from_path(o.output, &format, &err)) {
+        cli_error(CMD, "%s", err.message);
+        return 2;
+    }
+
+    size_t n = o.n_files;
+    ms_snapshot *snaps[MAX_FILES] = {0};
+    ms_timeline *tls[MAX_FILES] = {0};
+    ms_chart *charts[MAX_FILES] = {0};
+    ms_chart_source srcs[MAX_FILES];
+    unsigned flags = MS_TIMELINE_CURVES | (o.overlay ? 0u : MS_TIMELINE_ALLOCS);
+    rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = cli_load(CMD, o.files[i], &snaps[i]);
+        if (rc)
+            break;
+        int device = o.has_device ? (int)o.device : cli_busiest_device(snaps[i]);
+        if (device >= ms_snapshot_device_count(snaps[i])) {
+            cli_error(CMD, "%s: no device %d (the file has %d)", o.files[i], device,
+                      ms_snapshot_device_count(snaps[i]));
+            rc = 2;
+            break;
+        }
+        if (ms_timeline_build(&tls[i], snaps[i], device, flags, &err)) {
+            cli_error(CMD, "%s: %s", o.files[i], err.message);
+            rc = 2;
+            break;
+        }
+        srcs[i] = (ms_chart_source){snaps[i], ms_snapshot_trace(snaps[i], device), tls[i],
+                                    cli_basename(o.files[i])};
+    }
+
+    /* Panels share both scales so that a taller hill means more memory. */
+    ms_chart_spec spec = o.spec;
+    if (!rc && n > 1 && !o.overlay) {
+        double span = 0;
+        int64_t bytes = 0;
+        for (size_t i = 0; i < n && !rc; i++) {
+            double s;
+            int64_t b;
+            if (ms_chart_extent(&srcs[i], &o.spec, &s, &b, &err)) {
+                cli_error(CMD, "%s: %s", o.files[i], err.message);
+                rc = 2;
+            } else {
+                span = s > span ? s : span;
+                bytes = b > bytes ? b : bytes;
+            }
+        }
+        spec.y_fit = bytes;
+        if (!spec.has_to) {
+            spec.has_to = true;
+            spec.to = (spec.has_from ? spec.from : 0) + span;
+        }
+    }
+
+    size_t n_charts = 0;
+    if (!rc && o.overlay) {
+        ms_chart_rect area = {0, 0, (double)o.width, (double)o.height};
+        if (ms_chart_build_overlay(&charts[0], srcs, n, &spec, area, &err)) {
+            cli_error(CMD, "%s", err.message);
+            rc = 2;
+        } else {
+            n_charts = 1;
+        }
+    }
+    for (size_t i = 0; !rc && !o.overlay && i < n; i++) {
+        ms_chart_rect area = ms_render_panel_rect((int)o.width, (int)o.height, n, i);
+        ms_chart_spec panel = spec;
+        ms_chart_highlight *hl = NULL;
+        ms_leak_mark *marks = NULL;
+        if (o.leaks && (rc = leak_highlights(o.files[i], snaps[i], tls[i], &marks, &hl,
+                                             &panel.n_highlights)))
+            break;
+        panel.highlights = hl;
+        int built = ms_chart_build(&charts[i], &srcs[i], &panel, area, &err);
+        free(hl);
+        ms_leak_marks_free(marks);
+        if (built) {
+            cli_error(CMD, "%s: %s", o.files[i], err.message);
+            rc = 2;
+        } else {
+            n_charts = i + 1;
+        }
+    }
+    if (!rc && ms_render_write(o.output, format, (int)o.width, (int)o.height,
+                               (const ms_chart *const *)charts, n_charts, &err)) {
+        cli_error(CMD, "%s", err.message);
+        rc = 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ms_chart_free(charts[i]);
+        ms_timeline_free(tls[i]);
+        ms_snapshot_free(snaps[i]);
+    }
+    return rc;
 }

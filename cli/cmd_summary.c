@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "iterations_json.h"
 #include "summary_json.h"
 
 static const char *USAGE =
@@ -83,6 +84,7 @@ static void print_device(const cJSON *dev)
         }
     }
     printf("  annotations     %.0f\n", get(dev, "annotations"));
+    leaks_iterations_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "iterations"), 2);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
     if (cJSON_GetArraySize(sites) > 0) {
         printf("  top sites alive at the peak:\n");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "iterations_json.h"
 
 static cJSON *num(cJSON *obj, const char *key, double v)
 {
@@ -65,7 +66,7 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
 static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error *err)
 {
     ms_timeline *t = NULL;
-    if (ms_timeline_build(&t, s, device, 0, err))
+    if (ms_timeline_build(&t, s, device, MS_TIMELINE_CURVES, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
     num(dev, "device", device);
@@ -95,6 +96,13 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
     add_ooms(dev, s, device);
+    cJSON *iters = leaks_iterations_json(s, device, t, NULL, err);
+    if (!iters) {
+        cJSON_Delete(dev);
+        ms_timeline_free(t);
+        return NULL;
+    }
+    cJSON_AddItemToObject(dev, "iterations", iters);
     size_t n_ann, n_dev_ann = 0;
     const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
     for (size_t i = 0; i < n_ann; i++)

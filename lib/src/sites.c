@@ -86,21 +86,73 @@ static const char *short_path(const char *path)
     return p > path ? p : path;
 }
 
-/* C++ frames name a shared library and an offset in it, and carry full signatures:
- * the library's name and the function without its parameter list read better. */
-static size_t function_len(const char *name)
+/* C++ frames carry full signatures: return type, template arguments, parameter list,
+ * "[clone .isra.0]". A person recognises the qualified name alone, so that is what is
+ * shown: "void at::native::f<float, ...>(at::Tensor&) const" becomes "at::native::f".
+ * Python function names pass through unchanged. */
+static void short_function(const char *name, char *out, size_t cap)
 {
     size_t n = strlen(name);
-    if (n == 0 || name[n - 1] != ')')
-        return n;
-    int depth = 0;
-    for (size_t i = n; i-- > 0;) {
-        if (name[i] == ')')
-            depth++;
-        else if (name[i] == '(' && --depth == 0)
-            return i > 0 ? i : n;
+    /* Drop trailing " [clone ...]" and " const" decorations. */
+    for (;;) {
+        while (n && name[n - 1] == ' ')
+            n--;
+        if (n && name[n - 1] == ']') {
+            size_t i = n;
+            while (i && name[i - 1] != '[')
+                i--;
+            if (i) {
+                n = i - 1;
+                continue;
+            }
+        }
+        if (n >= 6 && memcmp(name + n - 6, " const", 6) == 0) {
+            n -= 6;
+            continue;
+        }
+        break;
     }
-    return n;
+    /* Drop the parameter list. */
+    if (n && name[n - 1] == ')') {
+        int depth = 0;
+        for (size_t i = n; i-- > 0;) {
+            if (name[i] == ')')
+                depth++;
+            else if (name[i] == '(' && --depth == 0) {
+                if (i > 0)
+                    n = i;
+                break;
+            }
+        }
+    }
+    /* Copy without template arguments; a space outside them ends a return type. */
+    size_t o = 0;
+    int angle = 0, paren = 0;
+    for (size_t i = 0; i < n && cap; i++) {
+        char c = name[i];
+        if (c == '(')
+            paren++;
+        else if (c == ')')
+            paren--;
+        if (paren == 0 && c == '<' && !(i >= 8 && memcmp(name + i - 8, "operator", 8) == 0)) {
+            angle++;
+            continue;
+        }
+        if (paren == 0 && c == '>' && angle > 0) {
+            angle--;
+            continue;
+        }
+        if (angle > 0)
+            continue;
+        if (c == ' ' && paren == 0) {
+            o = 0; /* what came before was the return type */
+            continue;
+        }
+        if (o + 1 < cap)
+            out[o++] = c;
+    }
+    if (cap)
+        out[o < cap ? o : cap - 1] = '\0';
 }
 
 int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
@@ -122,8 +174,10 @@ int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, 
 int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    const char *name = f ? ms_snapshot_string(s, f->name) : "";
-    return snprintf(buf, cap, "%.*s", (int)function_len(name), name) < 0 ? MS_ERR_ARG : 0;
+    if (cap == 0)
+        return MS_ERR_ARG;
+    short_function(f ? ms_snapshot_string(s, f->name) : "", buf, cap);
+    return 0;
 }
 
 int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
@@ -131,9 +185,8 @@ int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t ca
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
     if (!f)
         return snprintf(buf, cap, "(no stack)") < 0 ? MS_ERR_ARG : 0;
-    char where[512];
+    char where[512], function[512];
     ms_site_format_location(s, frame_id, where, sizeof where);
-    const char *name = ms_snapshot_string(s, f->name);
-    int n = snprintf(buf, cap, "%s %.*s", where, (int)function_len(name), name);
-    return n < 0 ? MS_ERR_ARG : 0;
+    ms_site_format_function(s, frame_id, function, sizeof function);
+    return snprintf(buf, cap, "%s %s", where, function) < 0 ? MS_ERR_ARG : 0;
 }

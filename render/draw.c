@@ -1,0 +1,773 @@
+/* Cairo drawing of a chart (see draw.h). Every coordinate comes from geometry.c; this file
+ * decides only looks. No printing here. */
+#include "draw.h"
+
+#include <cairo-svg.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define FONT "DejaVu Sans"
+
+/* Drawing state shared by the helpers; `bad` records a coordinate that was not finite so
+ * that it never reaches cairo (which would poison the context). */
+typedef struct pen {
+    cairo_t *cr;
+    const ms_chart *chart;
+    bool bad;
+} pen;
+
+static int fail(ms_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int fail(ms_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        err->code = code;
+        err->offset = MS_NO_OFFSET;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static bool ok2(pen *p, double x, double y)
+{
+    if (isfinite(x) && isfinite(y))
+        return true;
+    p->bad = true;
+    return false;
+}
+
+static void move_to(pen *p, double x, double y)
+{
+    if (ok2(p, x, y))
+        cairo_move_to(p->cr, x, y);
+}
+
+static void line_to(pen *p, double x, double y)
+{
+    if (ok2(p, x, y))
+        cairo_line_to(p->cr, x, y);
+}
+
+static void rect(pen *p, double x, double y, double w, double h)
+{
+    if (ok2(p, x, y) && ok2(p, w, h))
+        cairo_rectangle(p->cr, x, y, w, h);
+}
+
+static void rgb(pen *p, ms_chart_rgb c)
+{
+    cairo_set_source_rgb(p->cr, c.r, c.g, c.b);
+}
+
+static void rgba(pen *p, ms_chart_rgb c, double a)
+{
+    cairo_set_source_rgba(p->cr, c.r, c.g, c.b, a);
+}
+
+/* Quarter pixels: finer than anyone sees, and it keeps SVG numbers short and lets runs of
+ * equal heights collapse into one path segment. */
+static double quant(double v)
+{
+    return floor(v * 4.0 + 0.5) / 4.0;
+}
+
+/* A crisp 1-px line sits on a pixel centre. */
+static double crisp(double v)
+{
+    return floor(v) + 0.5;
+}
+
+static void font(pen *p, double size, bool bold)
+{
+    cairo_select_font_face(p->cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(p->cr, size);
+}
+
+static double text_width(pen *p, const char *s)
+{
+    cairo_text_extents_t ext;
+    cairo_text_extents(p->cr, s, &ext);
+    return isfinite(ext.x_advance) ? ext.x_advance : 0;
+}
+
+/* Cuts `s` (UTF-8) to fit `max_w`, ending it with an ellipsis when cut. */
+static void fit_text(pen *p, const char *s, double max_w, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", s);
+    if (text_width(p, out) <= max_w)
+        return;
+    size_t len = strlen(out);
+    while (len > 0) {
+        len--;
+        while (len > 0 && ((unsigned char)out[len] & 0xC0) == 0x80)
+            len--; /* never split a UTF-8 sequence */
+        char tmp[512];
+        snprintf(tmp, sizeof tmp, "%.*s…", (int)len, out);
+        if (text_width(p, tmp) <= max_w || len == 0) {
+            snprintf(out, cap, "%s", tmp);
+            return;
+        }
+    }
+}
+
+/* align: 0 left, 0.5 centre, 1 right; y is the baseline. */
+static void text_at(pen *p, double x, double y, double align, const char *s)
+{
+    double w = text_width(p, s);
+    move_to(p, x - w * align, y);
+    if (!p->bad)
+        cairo_show_text(p->cr, s);
+}
+
+/* ------------------------------------------------------------------ bands */
+
+static double y_at(const ms_chart *chart, int64_t bytes)
+{
+    return quant(ms_chart_py(chart, (double)bytes));
+}
+
+/* One closed step polygon per run of columns where the band has bytes: its top edge left
+ * to right, its bottom edge back. Vertices only where a height changes, so a band that
+ * keeps its place for a thousand columns costs four points. */
+static void band_path(pen *p, const int64_t *bottom, const int64_t *height, size_t c0, size_t c1)
+{
+    const ms_chart *ch = p->chart;
+    double x0 = ch->plot.x;
+    double prev = y_at(ch, bottom[c0] + height[c0]);
+    move_to(p, x0 + (double)c0, prev);
+    for (size_t c = c0 + 1; c <= c1; c++) {
+        double y = y_at(ch, bottom[c] + height[c]);
+        if (y != prev) {
+            line_to(p, x0 + (double)c, prev);
+            line_to(p, x0 + (double)c, y);
+            prev = y;
+        }
+    }
+    line_to(p, x0 + (double)c1 + 1, prev);
+    prev = y_at(ch, bottom[c1]);
+    line_to(p, x0 + (double)c1 + 1, prev);
+    for (size_t c = c1; c-- > c0;) {
+        double y = y_at(ch, bottom[c]);
+        if (y != prev) {
+            line_to(p, x0 + (double)c + 1, prev);
+            line_to(p, x0 + (double)c + 1, y);
+            prev = y;
+        }
+    }
+    line_to(p, x0 + (double)c0, prev);
+    cairo_close_path(p->cr);
+}
+
+/* Adds every visible run of a band to the current path; returns the number of runs. */
+static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height)
+{
+    const ms_chart *ch = p->chart;
+    size_t runs = 0;
+    for (size_t c = 0; c < ch->n_cols;) {
+        if (height[c] <= 0 || ch->col_event[c] == MS_CHART_NO_EVENT) {
+            c++;
+            continue;
+        }
+        size_t c1 = c;
+        double tallest = 0;
+        while (c1 + 1 < ch->n_cols && height[c1 + 1] > 0 &&
+               ch->col_event[c1 + 1] != MS_CHART_NO_EVENT)
+            c1++;
+        for (size_t k = c; k <= c1; k++) {
+            double h = (double)height[k] / ch->y_max * ch->plot.h;
+            if (h > tallest)
+                tallest = h;
+        }
+        /* Thinner than a fifth of a pixel everywhere: invisible, and skipping it keeps
+         * SVGs of traces with thousands of bands small. */
+        if (tallest >= 0.2) {
+            band_path(p, bottom, height, c, c1);
+            runs++;
+        }
+        c = c1 + 1;
+    }
+    return runs;
+}
+
+static void draw_bands(pen *p, int64_t *acc)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    size_t W = ch->n_cols;
+    memset(acc, 0, W * sizeof *acc);
+    cairo_save(cr);
+    /* Neighbouring bands share exact edges; without antialiasing they tile the area with
+     * no hairline seams in raster output. */
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+    cairo_set_fill_rule(cr, CAIRO_FILL_RULE_WINDING);
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        const int64_t *h = ch->heights + g * W;
+        cairo_new_path(cr);
+        if (band_runs(p, acc, h)) {
+            rgb(p, ch->groups[g].fill);
+            cairo_fill(cr);
+        }
+        for (size_t c = 0; c < W; c++)
+            acc[c] += h[c];
+    }
+    cairo_new_path(cr);
+    if (band_runs(p, acc, ch->col_other)) {
+        rgb(p, ch->theme.other);
+        cairo_fill(cr);
+    }
+    cairo_restore(cr);
+}
+
+/* The outline of a per-column curve as steps; columns with no data break the line. */
+static void curve_path(pen *p, const int64_t *value, const int64_t *event)
+{
+    const ms_chart *ch = p->chart;
+    bool open = false;
+    double prev = 0;
+    for (size_t c = 0; c < ch->n_cols; c++) {
+        bool has = event ? event[c] != MS_CHART_NO_EVENT : value[c] >= 0;
+        if (!has) {
+            if (open)
+                line_to(p, ch->plot.x + (double)c, prev);
+            open = false;
+            continue;
+        }
+        double y = y_at(ch, value[c]);
+        if (!open) {
+            move_to(p, ch->plot.x + (double)c, y);
+            open = true;
+        } else if (y != prev) {
+            line_to(p, ch->plot.x + (double)c, prev);
+            line_to(p, ch->plot.x + (double)c, y);
+        }
+        prev = y;
+    }
+    if (open)
+        line_to(p, ch->plot.x + (double)ch->n_cols, prev);
+}
+
+typedef struct pin {
+    double x, y;     /* where the band starts */
+    const char *text;
+} pin;
+
+static bool overlaps(const ms_chart_rect *a, const ms_chart_rect *b)
+{
+    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
+}
+
+/* An arrow to where a highlighted band starts and its label at the tail, moved up or down
+ * until it clears the labels already placed. */
+static void draw_pin(pen *p, const pin *pn, ms_chart_rect *placed, size_t *n_placed)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    font(p, 11, true);
+    char label[MS_CHART_TEXT];
+    fit_text(p, pn->text, 320, label, sizeof label);
+    double w = text_width(p, label);
+    bool right = pn->x + 46 + w < ch->plot.x + ch->plot.w;
+    double tx = right ? pn->x + 46 : pn->x - 46;
+    double ty = pn->y - 34;
+    ms_chart_rect box = {0, 0, w + 6, 15};
+    for (int attempt = 0; attempt < 12; attempt++) {
+        ty = pn->y - 34 - 16.0 * (attempt % 2 ? -(attempt + 1) / 2 : attempt / 2);
+        if (ty < ch->plot.y + 14)
+            ty += 90;
+        if (ty > ch->plot.y + ch->plot.h - 4)
+            ty = ch->plot.y + ch->plot.h - 4;
+        box.x = right ? tx : tx - w - 6;
+        box.y = ty - 12;
+        bool clear = true;
+        for (size_t i = 0; i < *n_placed && clear; i++)
+            clear = !overlaps(&box, &placed[i]);
+        if (clear)
+            break;
+    }
+    if (*n_placed < 64)
+        placed[(*n_placed)++] = box;
+    rgb(p, ch->theme.highlight);
+    cairo_set_line_width(cr, 1.5);
+    move_to(p, tx, ty - 4);
+    line_to(p, pn->x, pn->y);
+    cairo_stroke(cr);
+    double ang = atan2(pn->y - (ty - 4), pn->x - tx);
+    move_to(p, pn->x, pn->y);
+    line_to(p, pn->x - 9 * cos(ang - 0.4), pn->y - 9 * sin(ang - 0.4));
+    line_to(p, pn->x - 9 * cos(ang + 0.4), pn->y - 9 * sin(ang + 0.4));
+    cairo_close_path(cr);
+    cairo_fill(cr);
+    /* A halo keeps the label readable over the bands. */
+    cairo_save(cr);
+    move_to(p, box.x + 3, ty);
+    if (!p->bad)
+        cairo_text_path(cr, label);
+    rgb(p, ch->theme.bg);
+    cairo_set_line_width(cr, 3.0);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    rgb(p, ch->theme.highlight);
+    text_at(p, box.x + 3, ty, 0, label);
+}
+
+static void draw_highlights(pen *p, int64_t *acc)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    size_t W = ch->n_cols;
+    size_t n_pins = 0;
+    for (size_t g = 0; g < ch->n_groups; g++)
+        n_pins += ch->groups[g].highlight && ch->groups[g].mark[0];
+    pin *pins = n_pins ? calloc(n_pins, sizeof *pins) : NULL;
+    n_pins = 0;
+    memset(acc, 0, W * sizeof *acc);
+    cairo_save(cr);
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        const int64_t *h = ch->heights + g * W;
+        if (ch->groups[g].highlight) {
+            cairo_new_path(cr);
+            band_runs(p, acc, h);
+            rgb(p, ch->theme.highlight);
+            cairo_set_line_width(cr, 2.0);
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+            cairo_stroke(cr);
+            size_t c = 0;
+            while (c < W && h[c] <= 0)
+                c++;
+            if (pins && ch->groups[g].mark[0] && c < W)
+                pins[n_pins++] = (pin){ch->plot.x + (double)c + 0.5,
+                                       ms_chart_py(ch, (double)acc[c] + (double)h[c] / 2),
+                                       ch->groups[g].mark};
+        }
+        for (size_t c = 0; c < W; c++)
+            acc[c] += h[c];
+    }
+    ms_chart_rect placed[64];
+    size_t n_placed = 0;
+    for (size_t i = 0; i < n_pins; i++)
+        draw_pin(p, &pins[i], placed, &n_placed);
+    cairo_restore(cr);
+    free(pins);
+}
+
+/* ------------------------------------------------------------------ decorations */
+
+static void draw_title(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    font(p, 15, true);
+    rgb(p, ch->theme.fg);
+    char t[512];
+    fit_text(p, ch->title, ch->title_rect.w, t, sizeof t);
+    text_at(p, ch->title_rect.x, ch->title_rect.y + 17, 0, t);
+}
+
+static void draw_lanes(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    cairo_save(cr);
+    rect(p, ch->plot.x, ch->area.y, ch->plot.w, ch->area.h);
+    cairo_clip(cr);
+    /* Top-level ranges tint the plot lightly so phases read across the whole height. */
+    if (ch->n_lanes > 0) {
+        for (size_t i = 0; i < ch->n_lane_runs[0]; i++) {
+            const ms_chart_lane_run *r = &ch->lane_runs[0][i];
+            rgba(p, ch->name_rgb[r->name], 0.07);
+            rect(p, r->x0, ch->plot.y, r->x1 - r->x0, ch->plot.h);
+            cairo_fill(cr);
+        }
+    }
+    font(p, 10, false);
+    for (size_t lane = 0; lane < ch->n_lanes; lane++) {
+        const ms_chart_rect *lr = &ch->lane_rect[lane];
+        for (size_t i = 0; i < ch->n_lane_runs[lane]; i++) {
+            const ms_chart_lane_run *r = &ch->lane_runs[lane][i];
+            rgba(p, ch->name_rgb[r->name], 0.55);
+            rect(p, r->x0, lr->y, r->x1 - r->x0, lr->h);
+            cairo_fill(cr);
+            /* Label what fits; a cut name still tells forward from backward. */
+            if (r->x1 - r->x0 >= 48) {
+                char name[MS_CHART_TEXT];
+                fit_text(p, ch->names[r->name], r->x1 - r->x0 - 6, name, sizeof name);
+                rgb(p, ch->theme.fg);
+                text_at(p, (r->x0 + r->x1) / 2, lr->y + lr->h - 3.5, 0.5, name);
+            }
+        }
+    }
+    cairo_restore(cr);
+}
+
+static void draw_grid_and_axes(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    cairo_save(cr);
+    cairo_set_line_width(cr, 1.0);
+    rgb(p, ch->theme.grid);
+    for (size_t i = 0; i < ch->n_yticks; i++) {
+        double y = crisp(ch->yticks[i].px);
+        move_to(p, ch->plot.x, y);
+        line_to(p, ch->plot.x + ch->plot.w, y);
+    }
+    for (size_t i = 0; i < ch->n_xticks; i++) {
+        double x = crisp(ch->xticks[i].px);
+        move_to(p, x, ch->plot.y);
+        line_to(p, x, ch->plot.y + ch->plot.h);
+    }
+    cairo_stroke(cr);
+    cairo_restore(cr);
+}
+
+static void draw_axis_labels(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    cairo_save(cr);
+    rgb(p, ch->theme.muted);
+    cairo_set_line_width(cr, 1.0);
+    double bottom = crisp(ch->plot.y + ch->plot.h);
+    move_to(p, ch->plot.x, bottom);
+    line_to(p, ch->plot.x + ch->plot.w, bottom);
+    move_to(p, crisp(ch->plot.x) - 1, ch->plot.y);
+    line_to(p, crisp(ch->plot.x) - 1, ch->plot.y + ch->plot.h);
+    cairo_stroke(cr);
+    font(p, 11, false);
+    rgb(p, ch->theme.fg);
+    for (size_t i = 0; i < ch->n_yticks; i++)
+        text_at(p, ch->plot.x - 7, ch->yticks[i].px + 4, 1, ch->yticks[i].label);
+    for (size_t i = 0; i < ch->n_xticks; i++) {
+        double align = i == 0 && ch->xticks[i].px < ch->plot.x + 20 ? 0.0 : 0.5;
+        text_at(p, ch->xticks[i].px, ch->plot.y + ch->plot.h + 16, align, ch->xticks[i].label);
+    }
+    rgb(p, ch->theme.muted);
+    text_at(p, ch->plot.x + ch->plot.w / 2, ch->plot.y + ch->plot.h + 34, 0.5, ch->x_title);
+    cairo_save(cr);
+    cairo_translate(cr, ch->area.x + 14, ch->plot.y + ch->plot.h / 2);
+    cairo_rotate(cr, -M_PI / 2);
+    text_at(p, 0, 0, 0.5, ch->overlay ? "active memory" : "active memory (requested bytes)");
+    cairo_restore(cr);
+    cairo_restore(cr);
+}
+
+static void draw_ooms(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    if (ch->n_oom_px == 0)
+        return;
+    cairo_save(cr);
+    rgb(p, ch->theme.oom);
+    cairo_set_line_width(cr, 1.5);
+    static const double DASH[] = {4.0, 3.0};
+    cairo_set_dash(cr, DASH, 2, 0);
+    for (size_t i = 0; i < ch->n_oom_px; i++) {
+        move_to(p, ch->oom_px[i], ch->plot.y);
+        line_to(p, ch->oom_px[i], ch->plot.y + ch->plot.h);
+    }
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    for (size_t i = 0; i < ch->n_oom_px; i++) {
+        double x = ch->oom_px[i];
+        move_to(p, x - 6, ch->plot.y);
+        line_to(p, x + 6, ch->plot.y);
+        line_to(p, x, ch->plot.y + 9);
+        cairo_close_path(cr);
+    }
+    cairo_fill(cr);
+    font(p, 11, true);
+    char label[MS_CHART_TEXT + 32];
+    if (ch->n_ooms > 1)
+        snprintf(label, sizeof label, "%s (×%llu)", ch->oom_label,
+                 (unsigned long long)ch->n_ooms);
+    else
+        snprintf(label, sizeof label, "%s", ch->oom_label);
+    double x = ch->oom_px[0];
+    bool left = x + 8 + text_width(p, label) > ch->plot.x + ch->plot.w;
+    text_at(p, left ? x - 8 : x + 8, ch->plot.y + 20, left ? 1 : 0, label);
+    cairo_restore(cr);
+}
+
+static void draw_peak(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    if (!ch->has_peak)
+        return;
+    cairo_save(cr);
+    double x = ch->peak_px, y = ch->peak_py;
+    rgb(p, ch->theme.peak);
+    cairo_set_line_width(cr, 1.0);
+    static const double DASH[] = {2.0, 3.0};
+    cairo_set_dash(cr, DASH, 2, 0);
+    move_to(p, ch->plot.x, crisp(y));
+    line_to(p, ch->plot.x + ch->plot.w, crisp(y));
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    if (ok2(p, x, y)) {
+        cairo_new_path(cr);
+        cairo_arc(cr, x, y, 4.5, 0, 2 * M_PI);
+        cairo_fill(cr);
+    }
+    font(p, 12, true);
+    double w = text_width(p, ch->peak_label);
+    bool right = x + 10 + w <= ch->plot.x + ch->plot.w;
+    double tx = right ? x + 9 : x - 9;
+    double ty = y - 8 < ch->plot.y + 12 ? y + 18 : y - 8;
+    /* A halo in the background colour keeps the label readable over bands. */
+    cairo_save(cr);
+    move_to(p, right ? tx : tx - w, ty);
+    if (!p->bad)
+        cairo_text_path(cr, ch->peak_label);
+    rgb(p, ch->theme.bg);
+    cairo_set_line_width(cr, 3.0);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    cairo_stroke(cr);
+    cairo_restore(cr);
+    text_at(p, tx, ty, right ? 0 : 1, ch->peak_label);
+    cairo_restore(cr);
+}
+
+static void draw_legend(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    const ms_chart_rect *lr = &ch->legend_rect;
+    if (lr->w <= 0 || ch->n_legend == 0)
+        return;
+    cairo_save(cr);
+    font(p, 11, true);
+    rgb(p, ch->theme.fg);
+    const char *head = ch->overlay                  ? "files"
+                       : ch->by == MS_CHART_BY_SITE  ? "bands: allocation sites"
+                       : ch->by == MS_CHART_BY_PHASE ? "bands: annotated phases"
+                                                     : "largest allocations, by site";
+    text_at(p, lr->x, lr->y + 11, 0, head);
+    font(p, 11, false);
+    size_t rows = (size_t)fmax(0, floor((lr->h - 22) / ch->legend_row));
+    for (size_t i = 0; i < ch->n_legend && i < rows; i++) {
+        const ms_chart_legend_entry *e = &ch->legend[i];
+        double y = lr->y + 22 + (double)i * ch->legend_row;
+        rgb(p, e->rgb);
+        switch (e->key) {
+        case MS_CHART_KEY_SWATCH:
+            rect(p, lr->x, y + 2, 12, 11);
+            cairo_fill(cr);
+            break;
+        case MS_CHART_KEY_LINE:
+        case MS_CHART_KEY_DASH: {
+            static const double DASH[] = {4.0, 2.5};
+            cairo_set_line_width(cr, 2.0);
+            if (e->key == MS_CHART_KEY_DASH)
+                cairo_set_dash(cr, DASH, 2, 0);
+            move_to(p, lr->x, y + 7.5);
+            line_to(p, lr->x + 12, y + 7.5);
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            break;
+        }
+        case MS_CHART_KEY_DOT:
+            if (ok2(p, lr->x, y)) {
+                cairo_new_path(cr);
+                cairo_arc(cr, lr->x + 6, y + 7.5, 4, 0, 2 * M_PI);
+                cairo_fill(cr);
+            }
+            break;
+        }
+        rgb(p, ch->theme.fg);
+        char text[MS_CHART_TEXT];
+        fit_text(p, e->text, lr->w - 18, text, sizeof text);
+        text_at(p, lr->x + 18, y + 12, 0, text);
+    }
+    cairo_restore(cr);
+}
+
+/* ------------------------------------------------------------------ panel */
+
+static void draw_stacked(pen *p, int64_t *acc)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    draw_bands(p, acc);
+    cairo_save(cr);
+    /* The outline makes the active curve readable where bands are pale. */
+    cairo_new_path(cr);
+    curve_path(p, ch->col_active, ch->col_event);
+    rgba(p, ch->theme.outline, 0.75);
+    cairo_set_line_width(cr, 0.9);
+    cairo_stroke(cr);
+    if (ch->show_low && ch->col_low) {
+        /* Above the column minimum the bands exist only at the hilltops: paled, so the
+         * always-present part below reads as solid. */
+        for (size_t c = 0; c < ch->n_cols; c++)
+            acc[c] = ch->col_active[c] - ch->col_low[c];
+        cairo_new_path(cr);
+        if (band_runs(p, ch->col_low, acc)) {
+            rgba(p, ch->theme.bg, 0.5);
+            cairo_fill(cr);
+        }
+        static const double DASH[] = {3.0, 2.0};
+        curve_path(p, ch->col_low, ch->col_event);
+        rgba(p, ch->theme.outline, 0.9);
+        cairo_set_line_width(cr, 1.0);
+        cairo_set_dash(cr, DASH, 2, 0);
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+    }
+    if (ch->col_reserved) {
+        curve_path(p, ch->col_reserved, ch->col_event);
+        rgba(p, ch->theme.reserved, 0.85);
+        cairo_set_line_width(cr, 1.4);
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
+    draw_highlights(p, acc);
+}
+
+static void draw_overlay(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    cairo_save(cr);
+    static const double DASH[] = {5.0, 3.0};
+    for (size_t i = 0; i < ch->n_series; i++) {
+        const ms_chart_series *s = &ch->series[i];
+        cairo_new_path(cr);
+        curve_path(p, s->reserved, NULL);
+        rgba(p, s->rgb, 0.7);
+        cairo_set_line_width(cr, 1.0);
+        cairo_set_dash(cr, DASH, 2, 0);
+        cairo_stroke(cr);
+        cairo_set_dash(cr, NULL, 0, 0);
+        curve_path(p, s->active, NULL);
+        rgb(p, s->rgb);
+        cairo_set_line_width(cr, 1.8);
+        cairo_stroke(cr);
+    }
+    cairo_restore(cr);
+}
+
+int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
+{
+    if (!cr || !chart)
+        return fail(err, MS_ERR_ARG, "nothing to draw on or nothing to draw");
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
+        return fail(err, MS_ERR_ARG, "cairo: %s", cairo_status_to_string(cairo_status(cr)));
+    if (!(chart->y_max > 0) || !(chart->dx > 0) || !isfinite(chart->y_max) ||
+        !isfinite(chart->dx))
+        return fail(err, MS_ERR_ARG, "chart has no usable scale");
+    int64_t *acc = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *acc);
+    if (!acc)
+        return fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
+    pen p = {cr, chart, false};
+    cairo_save(cr);
+    rgb(&p, chart->theme.bg);
+    rect(&p, chart->area.x, chart->area.y, chart->area.w, chart->area.h);
+    cairo_fill(cr);
+    draw_title(&p);
+    draw_lanes(&p);
+    draw_grid_and_axes(&p);
+    cairo_save(cr);
+    rect(&p, chart->plot.x, chart->plot.y - 1, chart->plot.w, chart->plot.h + 1);
+    cairo_clip(cr);
+    if (chart->overlay)
+        draw_overlay(&p);
+    else
+        draw_stacked(&p, acc);
+    draw_ooms(&p);
+    draw_peak(&p);
+    cairo_restore(cr);
+    draw_axis_labels(&p);
+    draw_legend(&p);
+    cairo_restore(cr);
+    free(acc);
+    if (p.bad)
+        return fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
+        return fail(err, MS_ERR_ARG, "cairo: %s", cairo_status_to_string(cairo_status(cr)));
+    return 0;
+}
+
+/* ------------------------------------------------------------------ files */
+
+int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err)
+{
+    if (name && !strcasecmp(name, "png")) {
+        *out = MS_RENDER_PNG;
+        return 0;
+    }
+    if (name && !strcasecmp(name, "svg")) {
+        *out = MS_RENDER_SVG;
+        return 0;
+    }
+    return fail(err, MS_ERR_ARG, "unknown image format '%s' (png or svg)", name ? name : "");
+}
+
+int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (!dot || (slash && dot < slash))
+        return fail(err, MS_ERR_ARG, "cannot tell the image format of '%s' (use .png or .svg)",
+                    path ? path : "");
+    return ms_render_format_from_name(dot + 1, out, err);
+}
+
+ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i)
+{
+    if (n == 0)
+        n = 1;
+    double h = floor((double)height / (double)n);
+    ms_chart_rect r = {0, (double)i * h, (double)width, h};
+    return r;
+}
+
+int ms_render_write(const char *path, ms_render_format format, int width, int height,
+                    const ms_chart *const *charts, size_t n_charts, ms_error *err)
+{
+    if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
+        return fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+    cairo_surface_t *surface =
+        format == MS_RENDER_SVG
+            ? cairo_svg_surface_create(path, width, height)
+            : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        int rc = fail(err, MS_ERR_IO, "%s: %s", path,
+                      cairo_status_to_string(cairo_surface_status(surface)));
+        cairo_surface_destroy(surface);
+        return rc;
+    }
+    cairo_t *cr = cairo_create(surface);
+    int rc = 0;
+    ms_chart_rgb bg = n_charts ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
+    cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);
+    cairo_paint(cr);
+    for (size_t i = 0; i < n_charts && !rc; i++)
+        rc = ms_chart_draw(cr, charts[i], err);
+    cairo_destroy(cr);
+    cairo_surface_flush(surface);
+    if (!rc && format == MS_RENDER_PNG) {
+        cairo_status_t st = cairo_surface_write_to_png(surface, path);
+        if (st != CAIRO_STATUS_SUCCESS)
+            rc = fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
+    }
+    cairo_surface_finish(surface); /* an SVG is written out here */
+    if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
+        rc = fail(err, MS_ERR_IO, "%s: %s", path,
+                  cairo_status_to_string(cairo_surface_status(surface)));
+    cairo_surface_destroy(surface);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* Drawing charts with cairo. A chart (geometry.h) is drawn onto a caller-given cairo_t
+ * inside the rectangle it was built for, so one call draws one panel and PNG, SVG or any
+ * other cairo surface share one drawing path. The caller owns the cairo_t; the drawing
+ * leaves its state (matrix, source, clip) as it found it. */
+#ifndef MEMSNAP_RENDER_DRAW_H
+#define MEMSNAP_RENDER_DRAW_H
+
+#include <cairo.h>
+#include <stddef.h>
+
+#include "geometry.h"
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ms_render_format {
+    MS_RENDER_PNG = 0,
+    MS_RENDER_SVG
+} ms_render_format;
+
+/* Draws the panel: background, title, annotation lanes, bands, curves, axes, markers,
+ * legend. Returns 0, or MS_ERR_ARG with cairo's reason when the context is in error. */
+int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err);
+
+/* The format named by a path's extension (.png, .svg; case-insensitive), or MS_ERR_ARG. */
+int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err);
+/* Parses "png" / "svg". */
+int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err);
+
+/* Panel i of n stacked vertically in a width x height image. */
+ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i);
+
+/* Makes a width x height PNG or SVG at `path`, paints the first chart's background, draws
+ * every chart into its own area and writes the file. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
+int ms_render_write(const char *path, ms_render_format format, int width, int height,
+                    const ms_chart *const *charts, size_t n_charts, ms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# memsnap render from the command line: images written in the asked format and size,
+# options that change the picture accepted, bad usage refused with exit code 2.
+set -uo pipefail
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { echo "ok $1"; pass=$((pass+1)); }
+bad() { echo "FAIL $1"; fail=$((fail+1)); }
+
+expect() { # label want_rc output_pattern -- command...
+  local label=$1 want=$2 pattern=$3; shift 4
+  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
+    bad "$label: rc $rc (want $want), stderr: $(head -c 300 "$tmp/err")"
+  else
+    ok "$label"
+  fi
+}
+
+# A PNG's size sits in its IHDR chunk: bytes 16..23, big-endian width then height.
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%dx%d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
+
+renders() { # label file expected_size -- command...
+  local label=$1 file=$2 size=$3; shift 4
+  rm -f "$file"
+  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  if [ "$rc" -ne 0 ]; then bad "$label: rc $rc: $(head -c 300 "$tmp/err")"; return; fi
+  if [ -s "$tmp/out" ]; then bad "$label: printed to stdout"; return; fi
+  case "$file" in
+    *.png)
+      if [ "$(head -c 8 "$file" | od -An -tx1 | tr -d ' \n')" != "89504e470d0a1a0a" ]; then
+        bad "$label: not a PNG"; return; fi
+      local got; got=$(png_size "$file")
+      if [ "$got" != "$size" ]; then bad "$label: size $got, want $size"; return; fi ;;
+    *)
+      if ! head -c 200 "$file" | grep -q '<svg'; then bad "$label: not an SVG"; return; fi
+      if command -v xmllint > /dev/null && ! xmllint --noout "$file" 2> "$tmp/xml"; then
+        bad "$label: SVG not well-formed: $(head -c 200 "$tmp/xml")"; return; fi
+      if ! grep -q "width=\"${size%x*}" "$file"; then bad "$label: SVG width not ${size%x*}"; return; fi ;;
+  esac
+  ok "$label"
+}
+
+renders "default png" "$tmp/a.png" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/a.png"
+renders "svg by extension" "$tmp/a.svg" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/a.svg"
+renders "--format overrides the extension" "$tmp/a.img" 1600x800 -- "$bin" render testdata/oom.pickle --format svg -o "$tmp/a.img"
+renders "size, events axis, window, dark" "$tmp/b.png" 900x500 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/b.png" --width 900 --height 500 --x events --from 1000 --to 2000 --dark
+renders "--by site --top 5" "$tmp/c.png" 1600x800 -- "$bin" render testdata/leak_layers.pickle -o "$tmp/c.png" --by site --top 5
+renders "--by phase" "$tmp/d.png" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/d.png" --by phase
+renders "--title, --no-legend, --output=" "$tmp/e.png" 1200x600 -- "$bin" render testdata/streams.pickle --output="$tmp/e.png" --width=1200 --height=600 --title "streams" --no-legend
+renders "two files as panels" "$tmp/f.png" 1600x1000 -- "$bin" render testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$tmp/f.png"
+renders "two files overlaid" "$tmp/g.svg" 1600x800 -- "$bin" render testdata/noleak_layers.pickle testdata/leak_layers.pickle --overlay -o "$tmp/g.svg"
+renders "explicit device" "$tmp/h.png" 1600x800 -- "$bin" render testdata/ddp_rank1.pickle --device 1 -o "$tmp/h.png"
+renders "ring buffer wrapped" "$tmp/i.png" 1600x800 -- "$bin" render testdata/ring_wrap.pickle -o "$tmp/i.png"
+renders "gzip input" "$tmp/j.png" 1600x800 -- bash -c "gzip -c testdata/linear_infer.pickle > '$tmp/l.pickle.gz' && '$bin' render '$tmp/l.pickle.gz' -o '$tmp/j.png'"
+
+expect "help" 0 "usage: memsnap render" -- "$bin" render --help
+expect "no output" 2 "no output image" -- "$bin" render testdata/oom.pickle
+expect "no input" 2 "no input file" -- "$bin" render -o "$tmp/x.png"
+expect "unknown extension" 2 "unknown image format 'jpg'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.jpg"
+expect "no extension" 2 "cannot tell the image format" -- "$bin" render testdata/oom.pickle -o "$tmp/x"
+expect "unknown format" 2 "unknown image format 'gif'" -- "$bin" render testdata/oom.pickle --format gif -o "$tmp/x.png"
+expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus testdata/oom.pickle -o "$tmp/x.png"
+expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
+expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
+expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
+expect "bad --by" 2 "--by takes" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
+expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100
+expect "empty window" 2 "--to must be after --from" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 2 --to 1
+expect "phase without annotations" 2 "needs annotation ranges" -- "$bin" render testdata/linear_infer.pickle -o "$tmp/x.png" --by phase
+expect "device out of range" 2 "no device 7" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --device 7
+expect "missing file" 2 "nope.pickle" -- "$bin" render "$tmp/nope.pickle" -o "$tmp/x.png"
+expect "unwritable output" 2 "x.png" -- "$bin" render testdata/oom.pickle -o "$tmp/no/such/dir/x.png"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

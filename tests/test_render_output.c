@@ -1,0 +1,500 @@
+/* Rendered files: every testdata snapshot drawn to PNG and SVG. PNGs decode at the size
+ * asked for and show the chart (not a blank page), SVGs are well-formed XML and small,
+ * panels and overlays draw, and errors come back as codes instead of broken files. */
+#include <cairo.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "draw.h"
+#include "geometry.h"
+#include "memsnap/memsnap.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, ctx,  \
+                    #cond);                                                            \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                 \
+    do {                                                                               \
+        long long va_ = (long long)(a), vb_ = (long long)(b);                          \
+        if (va_ != vb_) {                                                              \
+            fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld != %lld\n", __FILE__,    \
+                    __LINE__, ctx, #a, #b, va_, vb_);                                  \
+            failures++;                                                                \
+        }                                                                              \
+    } while (0)
+
+/* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
+ * LeakSanitizer (in -DMEMSNAP_SANITIZE builds) must not count them as memsnap's leaks. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig\n";
+}
+
+const char *__lsan_default_options(void);
+const char *__lsan_default_options(void)
+{
+    return "print_suppressions=0";
+}
+
+static char tmpdir[] = "/tmp/memsnap-render-XXXXXX";
+
+/* ------------------------------------------------------------------ XML */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) {
+        buf[n] = 0;
+        *len = (size_t)n;
+    }
+    return buf;
+}
+
+/* Well-formedness in the sense that matters here: declarations, comments and CDATA
+ * closed, quotes closed inside tags, every element closed in order, one root. Returns
+ * NULL or what is wrong. */
+static const char *xml_problem(const char *s)
+{
+    enum { DEPTH = 256 };
+    const char *stack[DEPTH];
+    size_t stack_len[DEPTH];
+    size_t depth = 0, roots = 0;
+    const char *p = s;
+    while ((p = strchr(p, '<'))) {
+        if (!strncmp(p, "<?", 2)) {
+            p = strstr(p, "?>");
+            if (!p)
+                return "unclosed <?";
+            p += 2;
+        } else if (!strncmp(p, "<!--", 4)) {
+            p = strstr(p + 4, "-->");
+            if (!p)
+                return "unclosed comment";
+            p += 3;
+        } else if (!strncmp(p, "<![CDATA[", 9)) {
+            p = strstr(p, "]]>");
+            if (!p)
+                return "unclosed CDATA";
+            p += 3;
+        } else if (!strncmp(p, "<!", 2)) {
+            p = strchr(p, '>');
+            if (!p)
+                return "unclosed declaration";
+            p++;
+        } else if (p[1] == '/') {
+            const char *name = p + 2;
+            size_t len = strcspn(name, " \t\r\n>");
+            if (depth == 0)
+                return "closing tag without an open element";
+            depth--;
+            if (len != stack_len[depth] || strncmp(name, stack[depth], len))
+                return "closing tag does not match";
+            p = strchr(name, '>');
+            if (!p)
+                return "unclosed closing tag";
+            p++;
+        } else {
+            const char *name = p + 1;
+            size_t len = strcspn(name, " \t\r\n/>");
+            if (len == 0)
+                return "tag without a name";
+            const char *q = name + len;
+            char quote = 0;
+            for (; *q && (quote || *q != '>'); q++) {
+                if (quote && *q == quote)
+                    quote = 0;
+                else if (!quote && (*q == '"' || *q == '\''))
+                    quote = *q;
+            }
+            if (!*q)
+                return "unclosed tag";
+            bool empty = q[-1] == '/';
+            if (depth == 0)
+                roots++;
+            if (!empty) {
+                if (depth == DEPTH)
+                    return "nesting too deep";
+                stack[depth] = name;
+                stack_len[depth++] = len;
+            }
+            p = q + 1;
+        }
+    }
+    if (depth)
+        return "elements left open at the end";
+    if (roots != 1)
+        return "not exactly one root element";
+    return NULL;
+}
+
+static bool have_xmllint(void)
+{
+    return system("command -v xmllint >/dev/null 2>&1") == 0;
+}
+
+/* ------------------------------------------------------------------ files */
+
+typedef struct loaded {
+    ms_snapshot *s;
+    ms_timeline *tl;
+    ms_chart_source src;
+} loaded;
+
+static int load(const char *path, loaded *out)
+{
+    ms_error err;
+    memset(out, 0, sizeof *out);
+    if (ms_snapshot_read_file(&out->s, path, NULL, &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        return -1;
+    }
+    int dev = 0;
+    size_t best = 0;
+    for (int d = 0; d < ms_snapshot_device_count(out->s); d++)
+        if (ms_snapshot_trace(out->s, d)->n > best) {
+            best = ms_snapshot_trace(out->s, d)->n;
+            dev = d;
+        }
+    if (ms_timeline_build(&out->tl, out->s, dev, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS,
+                          &err)) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        ms_snapshot_free(out->s);
+        return -1;
+    }
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    out->src = (ms_chart_source){out->s, ms_snapshot_trace(out->s, dev), out->tl, base};
+    return 0;
+}
+
+static void unload(loaded *l)
+{
+    ms_timeline_free(l->tl);
+    ms_snapshot_free(l->s);
+}
+
+static void check_png(const char *ctx, const char *path, int w, int h, const ms_chart *ch)
+{
+    cairo_surface_t *img = cairo_image_surface_create_from_png(path);
+    CHECK_EQ(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+    if (cairo_surface_status(img) == CAIRO_STATUS_SUCCESS) {
+        CHECK_EQ(cairo_image_surface_get_width(img), w);
+        CHECK_EQ(cairo_image_surface_get_height(img), h);
+        cairo_surface_flush(img);
+        const unsigned char *data = cairo_image_surface_get_data(img);
+        int stride = cairo_image_surface_get_stride(img);
+        /* Below the peak there must be ink, not the background. */
+        if (ch && ch->has_peak && data) {
+            int x = (int)ch->peak_px;
+            int y = (int)((ch->peak_py + ch->plot.y + ch->plot.h) / 2);
+            uint32_t px;
+            memcpy(&px, data + (size_t)y * (size_t)stride + (size_t)x * 4, 4);
+            CHECK((px & 0xffffffu) != 0xffffffu);
+            /* Bands in colour: distinct pixels on a grid over the plot. */
+            size_t distinct = 0;
+            uint32_t seen[64];
+            for (int yy = (int)ch->plot.y + 3; yy < (int)(ch->plot.y + ch->plot.h); yy += 5)
+                for (int xx = (int)ch->plot.x + 2; xx < (int)(ch->plot.x + ch->plot.w) &&
+                                                   distinct < 64;
+                     xx += 5) {
+                    uint32_t v;
+                    memcpy(&v, data + (size_t)yy * (size_t)stride + (size_t)xx * 4, 4);
+                    v &= 0xffffffu;
+                    bool dup = false;
+                    for (size_t k = 0; k < distinct && !dup; k++)
+                        dup = seen[k] == v;
+                    if (!dup)
+                        seen[distinct++] = v;
+                }
+            CHECK(distinct >= 6);
+        }
+    }
+    cairo_surface_destroy(img);
+}
+
+static void check_svg(const char *ctx, const char *path)
+{
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    CHECK(text != NULL);
+    if (!text)
+        return;
+    CHECK(!strncmp(text, "<?xml", 5));
+    CHECK(strstr(text, "<svg") != NULL);
+    const char *why = xml_problem(text);
+    if (why)
+        fprintf(stderr, "%s: %s: %s\n", ctx, path, why);
+    CHECK(why == NULL);
+    CHECK(len < 5u * 1000 * 1000);
+    free(text);
+    if (have_xmllint()) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "xmllint --noout --nonet '%s'", path);
+        CHECK_EQ(system(cmd), 0);
+    }
+}
+
+static void render_one(const char *path)
+{
+    const char *ctx = path;
+    loaded l;
+    if (load(path, &l)) {
+        failures++;
+        return;
+    }
+    const char *base = l.src.label;
+    ms_error err;
+    struct {
+        int w, h;
+        bool dark;
+        ms_render_format fmt;
+        const char *ext;
+    } runs[] = {{1600, 800, false, MS_RENDER_PNG, "png"},
+                {1600, 800, false, MS_RENDER_SVG, "svg"},
+                {900, 420, true, MS_RENDER_PNG, "dark.png"}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        ms_chart_spec spec;
+        memset(&spec, 0, sizeof spec);
+        spec.dark = runs[r].dark;
+        ms_chart *ch = NULL;
+        ms_chart_rect area = {0, 0, runs[r].w, runs[r].h};
+        int rc = ms_chart_build(&ch, &l.src, &spec, area, &err);
+        CHECK_EQ(rc, 0);
+        if (rc) {
+            fprintf(stderr, "%s: %s\n", path, err.message);
+            continue;
+        }
+        char out[600];
+        snprintf(out, sizeof out, "%s/%s.%s", tmpdir, base, runs[r].ext);
+        const ms_chart *one[] = {ch};
+        rc = ms_render_write(out, runs[r].fmt, runs[r].w, runs[r].h, one, 1, &err);
+        CHECK_EQ(rc, 0);
+        if (rc)
+            fprintf(stderr, "%s: %s\n", out, err.message);
+        else if (runs[r].fmt == MS_RENDER_PNG)
+            check_png(ctx, out, runs[r].w, runs[r].h, runs[r].dark ? NULL : ch);
+        else
+            check_svg(ctx, out);
+        ms_chart_free(ch);
+    }
+    unload(&l);
+}
+
+/* Two files as panels on shared scales, and the same two overlaid. */
+static void render_multi(void)
+{
+    const char *ctx = "panels";
+    loaded a, b;
+    if (load("testdata/ddp_rank0.pickle", &a)) {
+        failures++;
+        return;
+    }
+    if (load("testdata/ddp_rank1.pickle", &b)) {
+        unload(&a);
+        failures++;
+        return;
+    }
+    ms_error err;
+    ms_chart_spec spec;
+    memset(&spec, 0, sizeof spec);
+    double span_a, span_b;
+    int64_t y_a, y_b;
+    CHECK_EQ(ms_chart_extent(&a.src, &spec, &span_a, &y_a, &err), 0);
+    CHECK_EQ(ms_chart_extent(&b.src, &spec, &span_b, &y_b, &err), 0);
+    spec.y_fit = y_a > y_b ? y_a : y_b;
+    spec.has_to = true;
+    spec.to = span_a > span_b ? span_a : span_b;
+    ms_chart *ch[2] = {NULL, NULL};
+    CHECK_EQ(ms_chart_build(&ch[0], &a.src, &spec, ms_render_panel_rect(1200, 1000, 2, 0), &err),
+             0);
+    CHECK_EQ(ms_chart_build(&ch[1], &b.src, &spec, ms_render_panel_rect(1200, 1000, 2, 1), &err),
+             0);
+    if (ch[0] && ch[1]) {
+        /* Shared scales: same top, same x window, second panel below the first. */
+        CHECK(ch[0]->y_max == ch[1]->y_max);
+        CHECK(ch[0]->x_hi == ch[1]->x_hi);
+        CHECK(ch[1]->plot.y >= 500);
+        char out[600];
+        snprintf(out, sizeof out, "%s/panels.png", tmpdir);
+        const ms_chart *both[] = {ch[0], ch[1]};
+        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1200, 1000, both, 2, &err), 0);
+        check_png(ctx, out, 1200, 1000, NULL);
+        snprintf(out, sizeof out, "%s/panels.svg", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1200, 1000, both, 2, &err), 0);
+        check_svg(ctx, out);
+    }
+    ms_chart_free(ch[0]);
+    ms_chart_free(ch[1]);
+
+    ms_chart_source srcs[] = {a.src, b.src};
+    ms_chart *ov = NULL;
+    memset(&spec, 0, sizeof spec);
+    CHECK_EQ(ms_chart_build_overlay(&ov, srcs, 2, &spec, (ms_chart_rect){0, 0, 1400, 700}, &err),
+             0);
+    if (ov) {
+        CHECK_EQ(ov->n_series, 2);
+        CHECK(ov->has_peak);
+        int64_t top = a.tl->peak_bytes > b.tl->peak_bytes ? a.tl->peak_bytes : b.tl->peak_bytes;
+        CHECK_EQ(ov->peak_bytes, top);
+        for (size_t i = 0; i < 2; i++)
+            CHECK_EQ(ov->series[i].peak_bytes, srcs[i].tl->peak_bytes);
+        char out[600];
+        snprintf(out, sizeof out, "%s/overlay.svg", tmpdir);
+        const ms_chart *one[] = {ov};
+        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1400, 700, one, 1, &err), 0);
+        check_svg(ctx, out);
+        snprintf(out, sizeof out, "%s/overlay.png", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1400, 700, one, 1, &err), 0);
+        check_png(ctx, out, 1400, 700, NULL);
+    }
+    ms_chart_free(ov);
+    unload(&a);
+    unload(&b);
+}
+
+/* Highlighted allocations (what the leaks command will pass): outlined bands, arrows and
+ * labels drawn without disturbing the rest. */
+static void render_highlights(void)
+{
+    const char *ctx = "highlights";
+    loaded l;
+    if (load("testdata/leak_layers.pickle", &l)) {
+        failures++;
+        return;
+    }
+    ms_chart_highlight hl[4];
+    size_t n = 0;
+    for (size_t i = 0; i < l.tl->n_allocs && n < 4; i++)
+        if (l.tl->allocs[i].free_event < 0 && l.tl->allocs[i].alloc_event > 0) {
+            hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL};
+            n++;
+        }
+    CHECK(n == 4);
+    ms_chart_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.highlights = hl;
+    spec.n_highlights = n;
+    spec.x_mode = MS_CHART_X_EVENTS;
+    ms_chart *ch = NULL;
+    ms_error err;
+    CHECK_EQ(ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err), 0);
+    if (ch) {
+        char out[600];
+        const ms_chart *one[] = {ch};
+        snprintf(out, sizeof out, "%s/highlights.png", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1200, 600, one, 1, &err), 0);
+        check_png(ctx, out, 1200, 600, ch);
+        snprintf(out, sizeof out, "%s/highlights.svg", tmpdir);
+        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1200, 600, one, 1, &err), 0);
+        check_svg(ctx, out);
+    }
+    ms_chart_free(ch);
+    unload(&l);
+}
+
+static void check_errors(void)
+{
+    const char *ctx = "errors";
+    ms_error err;
+    ms_render_format f;
+    CHECK_EQ(ms_render_format_from_path("a/b/out.PNG", &f, &err), 0);
+    CHECK_EQ(f, MS_RENDER_PNG);
+    CHECK_EQ(ms_render_format_from_path("out.svg", &f, &err), 0);
+    CHECK_EQ(f, MS_RENDER_SVG);
+    CHECK_EQ(ms_render_format_from_path("out.jpg", &f, &err), MS_ERR_ARG);
+    CHECK_EQ(ms_render_format_from_path("dir.v2/out", &f, &err), MS_ERR_ARG);
+    CHECK_EQ(ms_render_format_from_name("svg", &f, &err), 0);
+    CHECK_EQ(ms_render_format_from_name("gif", &f, &err), MS_ERR_ARG);
+
+    loaded l;
+    if (load("testdata/oom.pickle", &l)) {
+        failures++;
+        return;
+    }
+    ms_chart_spec spec;
+    memset(&spec, 0, sizeof spec);
+    ms_chart *ch = NULL;
+    CHECK_EQ(ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 800, 400}, &err), 0);
+    if (ch) {
+        CHECK(ch->n_oom_px >= 1);
+        const ms_chart *one[] = {ch};
+        CHECK_EQ(ms_render_write("/nonexistent-dir/x.png", MS_RENDER_PNG, 800, 400, one, 1, &err),
+                 MS_ERR_IO);
+        CHECK_EQ(ms_render_write("/nonexistent-dir/x.svg", MS_RENDER_SVG, 800, 400, one, 1, &err),
+                 MS_ERR_IO);
+        CHECK_EQ(ms_render_write("x.png", MS_RENDER_PNG, 0, 400, one, 1, &err), MS_ERR_ARG);
+        /* A context already in error is reported, not drawn on. */
+        cairo_surface_t *bad = cairo_image_surface_create(CAIRO_FORMAT_RGB24, -1, -1);
+        cairo_t *cr = cairo_create(bad);
+        CHECK_EQ(ms_chart_draw(cr, ch, &err), MS_ERR_ARG);
+        cairo_destroy(cr);
+        cairo_surface_destroy(bad);
+    }
+    ms_chart_free(ch);
+    unload(&l);
+}
+
+int main(void)
+{
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    check_errors();
+    DIR *dir = opendir("testdata");
+    if (!dir) {
+        fprintf(stderr, "run from the repository root (testdata/ not found)\n");
+        return 1;
+    }
+    struct dirent *de;
+    size_t files = 0;
+    while ((de = readdir(dir))) {
+        size_t len = strlen(de->d_name);
+        if (len < 8 || strcmp(de->d_name + len - 7, ".pickle"))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "testdata/%s", de->d_name);
+        render_one(path);
+        files++;
+    }
+    closedir(dir);
+    render_multi();
+    render_highlights();
+    if (files < 10) {
+        fprintf(stderr, "expected the testdata snapshots (10 or more), found %zu\n", files);
+        failures++;
+    }
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed; images kept in %s\n", failures, tmpdir);
+        return 1;
+    }
+    /* Clean up only on success so a failure leaves the images to look at. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    printf("render output: %zu snapshots drawn to PNG and SVG\n", files);
+    return 0;
+}
