@@ -1,12 +1,590 @@
-/* Placeholder until the report command lands; owned by its own issue. */
-#include <stdio.h>
+/* memsnap report FILE... -o DIR: turns snapshots into a CI artifact (index.html,
+ * summary.md, summary.json, charts) and a pass/fail signal (the gates).
+ *
+ * The order matters: every analysis goes into one JSON document first; the gates, the
+ * page and the Markdown are all read from that document, so what fails a build is
+ * exactly what the page shows. The report is written whether the gates pass or not,
+ * since a failed build is when people need it most. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "report.h"
+#include "summary_input.h"
+#include "summary_json.h"
+
+#define CMD "report"
+#define MEMSNAP_REPORT_VERSION "0.1.0"
+/* The comparison chart keeps every file's snapshot open; past this many files it is left
+ * out and each snapshot is freed as soon as it is summarised. */
+#define MAX_CHART_FILES 16
+
+static void usage(FILE *out)
+{
+    fputs("usage: memsnap report FILE... -o DIR [gates] [options]\n"
+          "\n"
+          "Writes DIR/index.html (one self-contained page: summary, active-memory chart with\n"
+          "leaks marked, top sites at the peak, leaks, iterations, OOMs, and for several\n"
+          "files the rank comparison), DIR/summary.md (Markdown for a CI job summary),\n"
+          "DIR/summary.json (every number; docs/json.md), DIR/timeline-NAME.png per file\n"
+          "and DIR/ranks.png for several files. DIR is created when missing.\n"
+          "\n"
+          "gates (exit 1 when one fails; the report is written either way):\n"
+          "  --max-peak SIZE      peak active memory of every device at most SIZE (e.g. 20GiB)\n"
+          "  --max-reserved SIZE  peak reserved memory of every device at most SIZE\n"
+          "  --fail-on-leaks      fail when a file has a leak (memsnap leaks)\n"
+          "  --baseline OLD       compare with OLD: a snapshot, a `summary --json` file, or\n"
+          "                       a report's summary.json or directory\n"
+          "  --max-growth PCT     with --baseline: peak at most PCT percent above OLD's\n"
+          "\n"
+          "options:\n"
+          "  -o, --output DIR     report directory (required)\n"
+          "  --title TEXT         page title (default: memsnap report)\n"
+          "  --device N           only device N (default: every device; charts and\n"
+          "                       comparisons use each file's busiest device)\n"
+          "  --top K              sites listed per table (default 10)\n"
+          "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"
+          "  --iterations N       the number of iterations the trace holds\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit status: 0 all gates passed, 1 a gate failed (one line per failed gate),\n"
+          "2 usage error or unreadable input.\n",
+          out);
+}
+
+static int need_value(int argc, char **argv, int i)
+{
+    if (i + 1 < argc)
+        return 0;
+    cli_error(CMD, "%s needs a value (see memsnap report --help)", argv[i]);
+    return 2;
+}
+
+static int parse(int argc, char **argv, report_opts *o, bool *help)
+{
+    memset(o, 0, sizeof *o);
+    o->device = -1;
+    o->top = 10;
+    *help = false;
+    o->files = calloc((size_t)argc + 1, sizeof *o->files);
+    if (!o->files) {
+        cli_error(CMD, "out of memory");
+        return 2;
+    }
+    bool only_files = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long long v;
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            o->files[o->n_files++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_files = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *help = true;
+            return 0;
+        } else if (!strcmp(a, "--fail-on-leaks")) {
+            o->fail_on_leaks = true;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (need_value(argc, argv, i))
+                return 2;
+            o->out_dir = argv[++i];
+        } else if (!strcmp(a, "--title")) {
+            if (need_value(argc, argv, i))
+                return 2;
+            o->title = argv[++i];
+        } else if (!strcmp(a, "--step")) {
+            if (need_value(argc, argv, i))
+                return 2;
+            o->step_name = argv[++i];
+        } else if (!strcmp(a, "--baseline")) {
+            if (need_value(argc, argv, i))
+                return 2;
+            o->baseline = argv[++i];
+        } else if (!strcmp(a, "--max-peak")) {
+            if (need_value(argc, argv, i) || cli_parse_size(CMD, a, argv[++i], &o->max_peak))
+                return 2;
+            o->has_max_peak = true;
+        } else if (!strcmp(a, "--max-reserved")) {
+            if (need_value(argc, argv, i) ||
+                cli_parse_size(CMD, a, argv[++i], &o->max_reserved))
+                return 2;
+            o->has_max_reserved = true;
+        } else if (!strcmp(a, "--max-growth")) {
+            if (need_value(argc, argv, i) ||
+                cli_parse_double(CMD, a, argv[++i], &o->max_growth))
+                return 2;
+            o->has_max_growth = true;
+        } else if (!strcmp(a, "--device")) {
+            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 0, 65535, &v))
+                return 2;
+            o->device = (int)v;
+        } else if (!strcmp(a, "--top")) {
+            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000, &v))
+                return 2;
+            o->top = (int)v;
+        } else if (!strcmp(a, "--iterations")) {
+            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000000, &v))
+                return 2;
+            o->iterations = (uint32_t)v;
+        } else {
+            cli_error(CMD, "unknown option '%s' (see memsnap report --help)", a);
+            return 2;
+        }
+    }
+    if (o->n_files == 0) {
+        cli_error(CMD, "no input file (see memsnap report --help)");
+        return 2;
+    }
+    if (!o->out_dir) {
+        cli_error(CMD, "no output directory: add -o DIR");
+        return 2;
+    }
+    if (o->has_max_growth && !o->baseline) {
+        cli_error(CMD, "--max-growth needs --baseline OLD to measure growth against");
+        return 2;
+    }
+    return 0;
+}
+
+/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. */
+static int make_dir(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) {
+        cli_error(CMD, "-o: bad directory name");
+        return 2;
+    }
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+            cli_error(CMD, "%s: cannot create: %s", buf, strerror(errno));
+            return 2;
+        }
+        buf[i] = c;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        cli_error(CMD, "%s: not a directory", path);
+        return 2;
+    }
+    return 0;
+}
+
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+/* ------------------------------------------------------------------ per file */
+
+typedef struct file_state {
+    const char *path;
+    ms_snapshot *snap;     /* kept open only for the comparison chart */
+    ms_timeline *tl;
+    ms_profile *profile;
+    char label[256];
+    char png[300];
+    char *svg;             /* inline chart, prefixed ids */
+} file_state;
+
+static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
+                        const char *const *taken, bool keep)
+{
+    int rc = cli_load(CMD, f->path, &f->snap);
+    if (rc)
+        return rc;
+    ms_snapshot *s = f->snap;
+    if (o->device >= ms_snapshot_device_count(s)) {
+        cli_error(CMD, "%s: no device %d (the snapshot has %d)", f->path, o->device,
+                  ms_snapshot_device_count(s));
+        return 2;
+    }
+    ms_error err;
+    ms_error_clear(&err);
+    cJSON *fj = summary_file_json(f->path, s, o->device, o->top, &err);
+    if (!fj) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    cJSON_AddItemToArray(files_json, fj);
+    int device = o->device >= 0 ? o->device : cli_busiest_device(s);
+    if (ms_profile_from_snapshot(&f->profile, s, f->path, device, &err) ||
+        ms_timeline_build(&f->tl, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err)) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    ms_profile_label(f->profile, f->label, sizeof f->label);
+    cJSON_AddStringToObject(fj, "label", f->label);
+    cJSON_AddNumberToObject(fj, "chart_device", device);
+
+    ms_error_clear(&err);
+    cJSON *leaks = report_leaks_json(s, o, device, f->tl, f->profile, &err);
+    if (leaks)
+        cJSON_AddItemToObject(fj, "leaks", leaks);
+    else if (err.code) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+
+    report_png_name(f->path, taken, index, f->png, sizeof f->png);
+    char *png_path = join(o->out_dir, f->png);
+    char *svg = NULL;
+    rc = png_path ? report_chart_file(&svg, s, f->tl, cli_basename(f->path), o, png_path, &err)
+                  : MS_ERR_NOMEM;
+    free(png_path);
+    if (rc) {
+        cli_error(CMD, "%s: chart: %s", f->path, err.message);
+        return 2;
+    }
+    if (svg) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "f%zu-", index + 1);
+        f->svg = report_svg_inline(svg, strlen(svg), prefix);
+        free(svg);
+        cJSON_AddStringToObject(fj, "timeline_png", f->png);
+    } else {
+        f->png[0] = '\0';
+        cJSON_AddNullToObject(fj, "timeline_png");
+    }
+    if (!keep) {
+        ms_timeline_free(f->tl);
+        f->tl = NULL;
+        ms_snapshot_free(f->snap);
+        f->snap = NULL;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ comparisons */
+
+static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char **svg_out,
+                            int *rc)
+{
+    *svg_out = NULL;
+    const ms_profile **profiles = calloc(n, sizeof *profiles);
+    const char **labels = calloc(n, sizeof *labels);
+    cJSON *cmp = NULL;
+    ms_ranks *r = NULL;
+    ms_pair *p = NULL;
+    ms_error err;
+    if (!profiles || !labels) {
+        cli_error(CMD, "out of memory");
+        *rc = 2;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        profiles[i] = fs[i].profile;
+        /* Base names, as `memsnap ranks` shows them: two jobs' rank 0 may share a table. */
+        labels[i] = cli_basename(fs[i].path);
+    }
+    if (ms_ranks_compare(&r, profiles, n, 10.0, &err)) {
+        cli_error(CMD, "%s", err.message);
+        *rc = 2;
+        goto done;
+    }
+    cmp = cJSON_CreateObject();
+    cJSON_AddItemToObject(cmp, "ranks", report_ranks_json(r, labels, o->top));
+    if (n == 2) {
+        if (ms_pair_compare(&p, profiles[0], profiles[1], &err)) {
+            cli_error(CMD, "%s", err.message);
+            *rc = 2;
+            goto done;
+        }
+        char la[256], lb[256];
+        report_pair_labels(p, la, lb, sizeof la);
+        char *verdict = report_pair_verdict(p, la, lb);
+        cJSON_AddItemToObject(cmp, "pair", report_pair_json(p, 0, 1, la, lb, verdict, o->top));
+        free(verdict);
+    } else {
+        cJSON_AddNullToObject(cmp, "pair");
+    }
+    bool chartable = n <= MAX_CHART_FILES;
+    for (size_t i = 0; i < n && chartable; i++)
+        chartable = fs[i].snap && fs[i].tl;
+    char *svg = NULL;
+    if (chartable) {
+        report_chart_input in[MAX_CHART_FILES];
+        for (size_t i = 0; i < n; i++)
+            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path)};
+        char *png_path = join(o->out_dir, "ranks.png");
+        int crc = png_path ? report_chart_compare(&svg, in, n, png_path, &err) : MS_ERR_NOMEM;
+        free(png_path);
+        if (crc) {
+            cli_error(CMD, "comparison chart: %s", err.message);
+            *rc = 2;
+            goto done;
+        }
+    }
+    if (svg) {
+        *svg_out = report_svg_inline(svg, strlen(svg), "cmp-");
+        free(svg);
+        cJSON_AddStringToObject(cmp, "ranks_png", "ranks.png");
+    } else {
+        cJSON_AddNullToObject(cmp, "ranks_png");
+    }
+done:
+    ms_pair_free(p);
+    ms_ranks_free(r);
+    free(profiles);
+    free(labels);
+    return cmp;
+}
+
+/* Which baseline file each current file is held to: the one with the same base name,
+ * else the one at the same position when both lists are as long, else the only one. */
+static int match_baseline(const compare_inputs *base, const file_state *f, size_t i, size_t n)
+{
+    for (size_t k = 0; k < base->n; k++)
+        if (!strcmp(cli_basename(base->v[k].profile->name), cli_basename(f->path)))
+            return (int)k;
+    if (base->n == n)
+        return (int)i;
+    if (base->n == 1)
+        return 0;
+    return -1;
+}
+
+static cJSON *compare_baseline(const report_opts *o, const file_state *fs, size_t n, int *rc)
+{
+    char *path = NULL;
+    struct stat st;
+    /* A report directory stands for its summary.json: CI keeps the last good report. */
+    if (stat(o->baseline, &st) == 0 && S_ISDIR(st.st_mode))
+        path = join(o->baseline, "summary.json");
+    else
+        path = strdup(o->baseline);
+    if (!path) {
+        cli_error(CMD, "out of memory");
+        *rc = 2;
+        return NULL;
+    }
+    compare_inputs base;
+    char *paths[1] = {path};
+    /* Sites of a summary input come from its top_sites: ask for as many as a table shows. */
+    *rc = compare_inputs_load(CMD, paths, 1, o->device, true, o->top, 0, &base);
+    if (*rc) {
+        free(path);
+        return NULL;
+    }
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "path", o->baseline);
+    cJSON *bfiles = cJSON_AddArrayToObject(b, "files");
+    for (size_t k = 0; k < base.n; k++) {
+        cJSON_AddItemToArray(bfiles, base.v[k].file_json);
+        base.v[k].file_json = NULL;
+    }
+    cJSON *pairs = cJSON_AddArrayToObject(b, "pairs");
+    for (size_t i = 0; i < n && !*rc; i++) {
+        int k = match_baseline(&base, &fs[i], i, n);
+        if (k < 0) {
+            cli_error(CMD, "--baseline %s holds %zu files and none is named %s; give one "
+                           "baseline per file in the same order, or a single one",
+                      o->baseline, base.n, cli_basename(fs[i].path));
+            *rc = 2;
+            break;
+        }
+        ms_pair *p = NULL;
+        ms_error err;
+        if (ms_pair_compare(&p, base.v[k].profile, fs[i].profile, &err)) {
+            cli_error(CMD, "%s", err.message);
+            *rc = 2;
+            break;
+        }
+        char la[256], lb[256];
+        ms_profile_label(p->a, la, sizeof la);
+        ms_profile_label(p->b, lb, sizeof lb);
+        /* The usual CI case is one file name in both runs: name the runs instead. */
+        if (!strcmp(la, lb)) {
+            snprintf(la, sizeof la, "baseline");
+            snprintf(lb, sizeof lb, "this run");
+        }
+        char *verdict = report_pair_verdict(p, la, lb);
+        cJSON_AddItemToArray(pairs, report_pair_json(p, k, (int)i, la, lb, verdict, o->top));
+        free(verdict);
+        ms_pair_free(p);
+    }
+    compare_inputs_free(&base);
+    free(path);
+    if (*rc) {
+        cJSON_Delete(b);
+        return NULL;
+    }
+    return b;
+}
+
+/* ------------------------------------------------------------------ output */
+
+typedef int (*writer_fn)(FILE *out, const cJSON *doc, const void *ctx);
+
+static int write_json(FILE *out, const cJSON *doc, const void *ctx)
+{
+    (void)ctx;
+    char *text = cJSON_Print(doc);
+    if (!text)
+        return -1;
+    fputs(text, out);
+    fputc('\n', out);
+    free(text);
+    return ferror(out) ? -1 : 0;
+}
+
+static int write_md(FILE *out, const cJSON *doc, const void *ctx)
+{
+    (void)ctx;
+    return report_write_markdown(out, doc);
+}
+
+static int write_html(FILE *out, const cJSON *doc, const void *ctx)
+{
+    return report_write_html(out, doc, ctx);
+}
+
+static int write_file(const char *dir, const char *name, writer_fn fn, const cJSON *doc,
+                      const void *ctx)
+{
+    char *path = join(dir, name);
+    if (!path) {
+        cli_error(CMD, "out of memory");
+        return 2;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_error(CMD, "%s: cannot write: %s", path, strerror(errno));
+        free(path);
+        return 2;
+    }
+    int bad = fn(f, doc, ctx);
+    if (fclose(f) != 0)
+        bad = -1;
+    if (bad)
+        cli_error(CMD, "%s: write failed: %s", path, strerror(errno));
+    free(path);
+    return bad ? 2 : 0;
+}
 
 int cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memsnap report: not available in this build yet\n");
-    return 2;
+    report_opts o;
+    bool help;
+    int rc = parse(argc, argv, &o, &help);
+    if (help) {
+        usage(stdout);
+        free(o.files);
+        return 0;
+    }
+    if (rc || (rc = make_dir(o.out_dir))) {
+        free(o.files);
+        return rc;
+    }
+
+    size_t n = o.n_files;
+    file_state *fs = calloc(n, sizeof *fs);
+    const char **taken = calloc(n, sizeof *taken);
+    cJSON *doc = cJSON_CreateObject();
+    char *cmp_svg = NULL;
+    const char **svgs = calloc(n, sizeof *svgs);
+    if (!fs || !taken || !doc || !svgs) {
+        cli_error(CMD, "out of memory");
+        rc = 2;
+        goto done;
+    }
+    cJSON_AddStringToObject(doc, "title", o.title ? o.title : "memsnap report");
+    cJSON_AddStringToObject(doc, "memsnap_version", MEMSNAP_REPORT_VERSION);
+    cJSON *files_json = cJSON_AddArrayToObject(doc, "files");
+    bool keep = n > 1 && n <= MAX_CHART_FILES;
+    for (size_t i = 0; i < n && !rc; i++) {
+        fs[i].path = o.files[i];
+        rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
+        taken[i] = fs[i].png;
+        svgs[i] = fs[i].svg;
+    }
+    if (!rc && n > 1) {
+        cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
+        if (cmp)
+            cJSON_AddItemToObject(doc, "comparison", cmp);
+    } else if (!rc) {
+        cJSON_AddNullToObject(doc, "comparison");
+    }
+    if (!rc && o.baseline) {
+        cJSON *b = compare_baseline(&o, fs, n, &rc);
+        if (b)
+            cJSON_AddItemToObject(doc, "baseline", b);
+    } else if (!rc) {
+        cJSON_AddNullToObject(doc, "baseline");
+    }
+    if (!rc && o.fail_on_leaks) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, files_json)
+        {
+            if (!cJSON_GetObjectItemCaseSensitive(f, "leaks")) {
+                cli_error(CMD, "--fail-on-leaks: this build has no leak analysis");
+                rc = 2;
+                break;
+            }
+        }
+    }
+    size_t failed = 0;
+    cJSON *gates = NULL;
+    if (!rc) {
+        gates = report_gates(doc, &o, &failed);
+        if (!gates) {
+            cli_error(CMD, "out of memory");
+            rc = 2;
+        } else {
+            cJSON_AddItemToObject(doc, "gates", gates);
+        }
+    }
+    if (!rc) {
+        report_svgs sv = {svgs, n, cmp_svg};
+        rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
+        if (!rc)
+            rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
+        if (!rc)
+            rc = write_file(o.out_dir, "index.html", write_html, doc, &sv);
+    }
+    if (!rc) {
+        printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o.out_dir);
+        for (size_t i = 0; i < n; i++)
+            if (fs[i].png[0])
+                printf(", %s", fs[i].png);
+        if (cmp_svg)
+            printf(", ranks.png");
+        printf("\n");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+            printf("%s %s\n", ok ? "passed" : "FAILED", report_str(c, "message"));
+        }
+        if (failed) {
+            printf("memsnap report: %zu gate check%s failed\n", failed, failed == 1 ? "" : "s");
+            rc = 1;
+        }
+    }
+done:
+    for (size_t i = 0; fs && i < n; i++) {
+        ms_timeline_free(fs[i].tl);
+        ms_snapshot_free(fs[i].snap);
+        ms_profile_free(fs[i].profile);
+        free(fs[i].svg);
+    }
+    free(fs);
+    free(taken);
+    free(svgs);
+    free(cmp_svg);
+    cJSON_Delete(doc);
+    free(o.files);
+    return rc;
 }

@@ -1,0 +1,126 @@
+/* memsnap report: the pieces one report is made of, shared by cmd_report.c and the
+ * writers. Everything the page, the Markdown and the gates show is first put into one
+ * cJSON document (summary.json, docs/json.md); the HTML and Markdown writers and the
+ * gates read that document only, so the three outputs can never disagree. Charts are the
+ * one thing JSON does not carry: they travel beside it as SVG text.
+ *
+ * Ownership: a report_* function that returns a pointer hands it to the caller; cJSON
+ * objects added to a document belong to that document. */
+#ifndef MEMSNAP_CLI_REPORT_H
+#define MEMSNAP_CLI_REPORT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "memsnap/compare.h"
+#include "memsnap/memsnap.h"
+
+/* ------------------------------------------------------------------ options */
+
+typedef struct report_opts {
+    const char *out_dir;
+    char **files;           /* points into argv */
+    size_t n_files;
+    int device;             /* -1: every device for the summary, the busiest for charts */
+    int top;                /* sites per table */
+    const char *title;      /* page title, NULL for the default */
+    const char *step_name;  /* leaks/iterations: --step NAME */
+    uint32_t iterations;    /* leaks/iterations: --iterations N, 0 = detect */
+
+    bool has_max_peak;
+    uint64_t max_peak;
+    bool has_max_reserved;
+    uint64_t max_reserved;
+    bool fail_on_leaks;
+    const char *baseline;   /* a pickle, a summary JSON, or a report directory */
+    bool has_max_growth;
+    double max_growth;      /* percent */
+} report_opts;
+
+/* ------------------------------------------------------------------ JSON pieces */
+
+/* The JSON of a pair comparison, with the keys of `memsnap diff --json` pairs[];
+ * `a`/`b` are the indexes the pair's files have in the list it refers to. */
+cJSON *report_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
+                        const char *verdict, int top);
+/* The JSON of a ranks table, with the keys of `memsnap ranks --json` (without files[]). */
+cJSON *report_ranks_json(const ms_ranks *r, const char *const *labels, int top);
+/* The pair's verdict as a heap string (NULL when out of memory). */
+char *report_pair_verdict(const ms_pair *p, const char *la, const char *lb);
+/* Labels for a pair as `diff` prints them: "rankN" or the base name, "A"/"B" when equal. */
+void report_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap);
+
+/* ------------------------------------------------------------------ gates */
+
+/* Checks every gate the options ask for against the report document (files[],
+ * baseline) and returns {"passed": bool, "checked": [...]}; `failed` gets the number of
+ * failed checks. NULL when out of memory. */
+cJSON *report_gates(const cJSON *doc, const report_opts *o, size_t *failed);
+
+/* ------------------------------------------------------------------ writers */
+
+/* Charts to inline in the page: one per file (NULL where a file has none) and the
+ * comparison chart (NULL when none). */
+typedef struct report_svgs {
+    const char *const *file_svg;
+    size_t n_files;
+    const char *compare_svg;
+} report_svgs;
+
+/* Writes index.html: one page that needs nothing but itself. Returns 0, or -1 when the
+ * stream failed. */
+int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs);
+/* Writes summary.md: the same facts as Markdown tables short enough for a CI job summary.
+ * Returns 0, or -1 when the stream failed. */
+int report_write_markdown(FILE *out, const cJSON *doc);
+
+/* Text helpers the writers share. */
+void report_html_escape(FILE *out, const char *s);
+void report_md_escape(FILE *out, const char *s);
+/* Makes SVG text from cairo safe to sit beside other SVGs in one page: every id and
+ * every reference to one gets `prefix`, and the XML declaration goes. Returns a heap
+ * string or NULL. */
+char *report_svg_inline(const char *svg, size_t len, const char *prefix);
+
+/* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "". */
+double report_num(const cJSON *o, const char *path);
+const char *report_str(const cJSON *o, const char *path);
+const cJSON *report_get(const cJSON *o, const char *path);
+
+/* "timeline-gpt2_train.png": a file name made from the input's base name with
+ * .gz/.pickle/.pkl dropped and anything but [A-Za-z0-9._-] replaced, so names stay
+ * portable; `taken` earlier names get "-2", "-3", ... appended. */
+void report_png_name(const char *path, const char *const *taken, size_t n_taken, char *buf,
+                     size_t cap);
+
+/* ------------------------------------------------------------------ analyses of other modules */
+
+/* Leaks and iterations (memsnap/leaks.h) of every device the summary lists, as the
+ * `leaks --json` files[] object without its "path"; the chart device's iteration peaks
+ * and leaked bytes also go to `profile` so comparisons show them. `t` is the timeline of
+ * `chart_device` with curves and allocs. Returns NULL and fills err on failure. */
+cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
+                         const ms_timeline *t, ms_profile *profile, ms_error *err);
+
+/* The active-memory chart of one file with its leaks marked: writes the PNG at
+ * `png_path` and hands back the same chart as SVG text for the page (*svg_out NULL when
+ * the build has no charts). */
+int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                      const char *label, const report_opts *o, const char *png_path,
+                      ms_error *err);
+
+/* One file of the comparison chart. */
+typedef struct report_chart_input {
+    const ms_snapshot *snap;
+    const ms_timeline *tl;   /* curves and allocs */
+    const char *label;
+} report_chart_input;
+
+/* The comparison chart of several files on shared scales: PNG at `png_path`, SVG out. */
+int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
+                         const char *png_path, ms_error *err);
+
+#endif

@@ -1,0 +1,234 @@
+/* Charts of `memsnap report`, drawn by render/: each file's active-memory chart with its
+ * leaked allocations outlined and labelled (as `memsnap render` draws it), and one chart
+ * of all files on shared scales. Each is drawn twice from one drawing path: as a PNG file
+ * in DIR, and as SVG text kept in memory for the page, since a page that must not fetch
+ * anything cannot point at the PNG. */
+/* Built against render/ when it is in the tree (CMake adds its include directory only
+ * then); before that this file compiles to placeholders so the report works without charts.
+ * Once render/ is merged the guard can go. */
+#include "report.h"
+#if defined(__has_include)
+#if __has_include("draw.h")
+#define REPORT_HAVE_RENDER 1
+#endif
+#endif
+#ifdef REPORT_HAVE_RENDER
+#include <stdlib.h>
+#include <string.h>
+
+#include <cairo-svg.h>
+
+#include "draw.h"
+#include "geometry.h"
+#include "memsnap/leaks.h"
+
+#define PNG_W 1600
+#define PNG_H 800
+/* The page's charts: the width of the page's content, so text in them reads at the
+ * size of the text around them on a laptop screen. */
+#define SVG_W 1320
+#define SVG_H 560
+#define PANEL_H_PNG 500
+#define PANEL_H_SVG 330
+/* Up to this many files are stacked panels (heights compare at a glance); more become
+ * one chart of overlaid curves, which stays readable however many ranks there are. */
+#define MAX_PANELS 3
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static cairo_status_t collect(void *closure, const unsigned char *data, unsigned int len)
+{
+    sbuf *b = closure;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + len + 1) {
+            if (cap > SIZE_MAX / 2)
+                return CAIRO_STATUS_NO_MEMORY;
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return CAIRO_STATUS_NO_MEMORY;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+    return CAIRO_STATUS_SUCCESS;
+}
+
+static int fail(ms_error *err, int code, const char *what)
+{
+    err->code = code;
+    err->offset = MS_NO_OFFSET;
+    snprintf(err->message, sizeof err->message, "%s", what);
+    return code;
+}
+
+/* The charts as one SVG document in memory. */
+static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, size_t n,
+                    ms_error *err)
+{
+    sbuf b = {0};
+    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(collect, &b, w, h);
+    cairo_t *cr = cairo_create(surface);
+    ms_chart_rgb bg = n ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
+    cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);
+    cairo_paint(cr);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = ms_chart_draw(cr, charts[i], err);
+    cairo_destroy(cr);
+    cairo_surface_finish(surface); /* the SVG is written out here */
+    cairo_status_t st = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (!rc && st != CAIRO_STATUS_SUCCESS)
+        rc = fail(err, MS_ERR_NOMEM, cairo_status_to_string(st));
+    if (rc || !b.p) {
+        free(b.p);
+        return rc ? rc : fail(err, MS_ERR_NOMEM, "empty SVG");
+    }
+    *out = b.p;
+    return 0;
+}
+
+int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                      const char *label, const report_opts *o, const char *png_path,
+                      ms_error *err)
+{
+    *svg_out = NULL;
+    ms_leak_options lo = {0};
+    lo.iter.step_name = o->step_name;
+    lo.iter.expected = o->iterations;
+    ms_leak_mark *marks = NULL;
+    size_t n_marks = 0;
+    int rc = ms_leaks_marks(&marks, &n_marks, s, t, &lo, err);
+    if (rc)
+        return rc;
+    ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;
+    if (n_marks && !hl) {
+        ms_leak_marks_free(marks);
+        return fail(err, MS_ERR_NOMEM, "out of memory");
+    }
+    /* One arrow per site: a leak of 24 allocations labelled 24 times hides the chart. */
+    for (size_t i = 0; i < n_marks; i++) {
+        hl[i].alloc = marks[i].alloc_index;
+        hl[i].label = marks[i].label;
+        for (size_t k = 0; k < i && hl[i].label; k++)
+            if (hl[k].label && !strcmp(hl[k].label, marks[i].label))
+                hl[i].label = NULL;
+    }
+    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
+    ms_chart_spec spec = {0};
+    spec.highlights = hl;
+    spec.n_highlights = n_marks;
+    ms_chart *png = NULL, *svg = NULL;
+    rc = ms_chart_build(&png, &src, &spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
+    if (!rc)
+        rc = ms_render_write(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
+                             (const ms_chart *const *)&png, 1, err);
+    if (!rc)
+        rc = ms_chart_build(&svg, &src, &spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
+    if (!rc)
+        rc = draw_svg(svg_out, SVG_W, SVG_H, (const ms_chart *const *)&svg, 1, err);
+    ms_chart_free(png);
+    ms_chart_free(svg);
+    free(hl);
+    ms_leak_marks_free(marks);
+    return rc;
+}
+
+/* Builds the comparison charts of `n` files into a w x h image: stacked panels on shared
+ * scales, or one overlay. */
+static int build_compare(ms_chart **charts, size_t *n_charts, const ms_chart_source *src,
+                         size_t n, int w, int h, ms_error *err)
+{
+    ms_chart_spec spec = {0};
+    *n_charts = 0;
+    if (n > MAX_PANELS) {
+        spec.title = "Active memory of every file";
+        int rc = ms_chart_build_overlay(&charts[0], src, n, &spec,
+                                        (ms_chart_rect){0, 0, w, h}, err);
+        if (!rc)
+            *n_charts = 1;
+        return rc;
+    }
+    /* Panels share both scales so that a taller hill means more memory. */
+    double span = 0;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        double sp;
+        int64_t b;
+        int rc = ms_chart_extent(&src[i], &spec, &sp, &b, err);
+        if (rc)
+            return rc;
+        span = sp > span ? sp : span;
+        bytes = b > bytes ? b : bytes;
+    }
+    spec.y_fit = bytes;
+    spec.has_to = true;
+    spec.to = span;
+    for (size_t i = 0; i < n; i++) {
+        int rc = ms_chart_build(&charts[i], &src[i], &spec, ms_render_panel_rect(w, h, n, i), err);
+        if (rc)
+            return rc;
+        *n_charts = i + 1;
+    }
+    return 0;
+}
+
+int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
+                         const char *png_path, ms_error *err)
+{
+    *svg_out = NULL;
+    if (n == 0 || n > MS_CHART_MAX_SERIES)
+        return 0;
+    ms_chart_source src[MS_CHART_MAX_SERIES];
+    for (size_t i = 0; i < n; i++)
+        src[i] = (ms_chart_source){in[i].snap, ms_snapshot_trace(in[i].snap, in[i].tl->device),
+                                   in[i].tl, in[i].label};
+    bool panels = n <= MAX_PANELS;
+    int png_h = panels ? PANEL_H_PNG * (int)n : PNG_H;
+    int svg_h = panels ? PANEL_H_SVG * (int)n : SVG_H;
+    ms_chart *charts[MS_CHART_MAX_SERIES] = {0};
+    size_t n_charts = 0;
+    int rc = build_compare(charts, &n_charts, src, n, PNG_W, png_h, err);
+    if (!rc)
+        rc = ms_render_write(png_path, MS_RENDER_PNG, PNG_W, png_h,
+                             (const ms_chart *const *)charts, n_charts, err);
+    for (size_t i = 0; i < n_charts; i++)
+        ms_chart_free(charts[i]);
+    n_charts = 0;
+    memset(charts, 0, sizeof charts);
+    if (!rc)
+        rc = build_compare(charts, &n_charts, src, n, SVG_W, svg_h, err);
+    if (!rc)
+        rc = draw_svg(svg_out, SVG_W, svg_h, (const ms_chart *const *)charts, n_charts, err);
+    for (size_t i = 0; i < n_charts; i++)
+        ms_chart_free(charts[i]);
+    return rc;
+}
+#else
+/* render/ is not in this tree yet: reports are written without charts (timeline_png and
+ * ranks_png are null), everything else is unchanged. */
+int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                      const char *label, const report_opts *o, const char *png_path,
+                      ms_error *err)
+{
+    (void)s, (void)t, (void)label, (void)o, (void)png_path, (void)err;
+    *svg_out = NULL;
+    return 0;
+}
+
+int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
+                         const char *png_path, ms_error *err)
+{
+    (void)in, (void)n, (void)png_path, (void)err;
+    *svg_out = NULL;
+    return 0;
+}
+#endif

@@ -1,0 +1,768 @@
+/* index.html of `memsnap report`: one page that needs nothing but itself. No scripts,
+ * no fonts, no images by URL: styles are inline, charts are inline SVG, and every text
+ * that came from a snapshot (file names, function names, annotation names) is escaped,
+ * since a snapshot is untrusted input and the page may be opened from a CI artifact. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "report.h"
+#include "summary_input.h"
+
+#define MAX_ITER_ROWS 60
+#define MAX_LEAK_ROWS 40
+
+static const char *CSS =
+    ":root{--fg:#1d2330;--muted:#5b6475;--line:#dfe3ea;--head:#f1f3f7;--bad:#b42318;"
+    "--good:#067647;--warn:#93370d;--accent:#2e5aac}\n"
+    "*{box-sizing:border-box}\n"
+    "body{margin:0;background:#f6f7f9;color:var(--fg);"
+    "font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
+    "main{max-width:1380px;margin:0 auto;padding:18px 28px 56px}\n"
+    "h1{font-size:24px;margin:0}\n"
+    "h2{font-size:20px;margin:34px 0 10px;padding-top:14px;border-top:2px solid var(--line)}\n"
+    "h3{font-size:16px;margin:22px 0 8px}\n"
+    "p{margin:6px 0}\n"
+    ".sub{color:var(--muted);margin:2px 0 10px}\n"
+    "nav{margin:8px 0 4px;font-size:14px}nav a{margin-right:14px}\n"
+    "a{color:var(--accent)}\n"
+    "table{border-collapse:collapse;background:#fff;font-size:14px;margin:6px 0 10px}\n"
+    "th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}\n"
+    "th{background:var(--head);font-weight:600;white-space:nowrap}\n"
+    ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+    "table.wide{width:100%}\n"
+    "table.kv th{background:none;font-weight:normal;color:var(--muted);padding-left:0}\n"
+    "td.site{overflow-wrap:anywhere;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}\n"
+    ".grid{display:grid;grid-template-columns:minmax(300px,400px) minmax(0,1fr);gap:24px;align-items:start}\n"
+    ".grid.fit{grid-template-columns:auto minmax(0,1fr)}\n"
+    "@media (max-width:900px){.grid,.grid.fit{grid-template-columns:1fr}}\n"
+    ".banner{padding:10px 14px;border-radius:6px;margin:12px 0;border:1px solid}\n"
+    ".banner b{font-size:16px}\n"
+    ".banner ul{margin:6px 0 0;padding-left:20px}\n"
+    ".pass{background:#ecfdf3;color:var(--good);border-color:#abefc6}\n"
+    ".fail{background:#fef3f2;color:var(--bad);border-color:#fecdca}\n"
+    ".none{background:#fff;color:var(--muted);border-color:var(--line)}\n"
+    ".bad{color:var(--bad);font-weight:600}.good{color:var(--good)}\n"
+    ".chart{background:#fff;border:1px solid var(--line);border-radius:6px;padding:6px;margin:10px 0 4px}\n"
+    ".chart svg{display:block;width:100%;height:auto}\n"
+    ".caption{color:var(--muted);font-size:13px;margin:2px 0 12px}\n"
+    ".verdict{background:#fff;border-left:4px solid var(--accent);padding:8px 12px;margin:8px 0}\n"
+    ".oom{background:#fffaeb;border:1px solid #fedf89;border-radius:6px;padding:8px 12px;margin:8px 0;color:var(--warn)}\n"
+    ".muted{color:var(--muted)}\n";
+
+/* ------------------------------------------------------------------ small writers */
+
+static void esc(FILE *out, const char *s)
+{
+    report_html_escape(out, s);
+}
+
+static void size_cell(FILE *out, double bytes)
+{
+    char b[32];
+    ms_format_bytes((int64_t)bytes, b, sizeof b);
+    fprintf(out, "<td class=\"num\">%s</td>", b);
+}
+
+static void text_cell(FILE *out, const char *cls, const char *s)
+{
+    if (cls)
+        fprintf(out, "<td class=\"%s\">", cls);
+    else
+        fputs("<td>", out);
+    esc(out, s);
+    fputs("</td>", out);
+}
+
+static void signed_size(double v, char *buf, size_t cap)
+{
+    signed_size_text((int64_t)v, buf, cap);
+}
+
+static void pct_cell(FILE *out, const cJSON *pct)
+{
+    if (cJSON_IsNumber(pct))
+        fprintf(out, "<td class=\"num\">%+.1f%%</td>", pct->valuedouble);
+    else
+        fputs("<td class=\"num\">new</td>", out);
+}
+
+static void kv_size(FILE *out, const char *k, double bytes, const char *extra)
+{
+    char b[32];
+    ms_format_bytes((int64_t)bytes, b, sizeof b);
+    fprintf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td class=\"muted\">", k, b);
+    esc(out, extra ? extra : "");
+    fputs("</td></tr>\n", out);
+}
+
+static void kv_text(FILE *out, const char *k, const char *v, const char *extra)
+{
+    fprintf(out, "<tr><th>%s</th><td class=\"num\">", k);
+    esc(out, v);
+    fputs("</td><td class=\"muted\">", out);
+    esc(out, extra ? extra : "");
+    fputs("</td></tr>\n", out);
+}
+
+#define MAX_FUNCTION 110
+
+/* "site function" in one cell, as every table names a site. C++ template names run to
+ * hundreds of characters; they are cut, with the whole name in the tooltip. */
+static void site_cell(FILE *out, const char *site, const char *function)
+{
+    size_t n = function ? strlen(function) : 0;
+    if (n > MAX_FUNCTION) {
+        fputs("<td class=\"site\" title=\"", out);
+        esc(out, function);
+        fputs("\">", out);
+    } else {
+        fputs("<td class=\"site\">", out);
+    }
+    esc(out, site);
+    if (n) {
+        fputc(' ', out);
+        if (n > MAX_FUNCTION) {
+            /* Cut where a UTF-8 character begins, never inside one. */
+            size_t cut = MAX_FUNCTION;
+            while (cut > 0 && ((unsigned char)function[cut] & 0xC0) == 0x80)
+                cut--;
+            char buf[MAX_FUNCTION + 1];
+            memcpy(buf, function, cut);
+            buf[cut] = '\0';
+            esc(out, buf);
+            fputs("&hellip;", out);
+        } else {
+            esc(out, function);
+        }
+    }
+    fputs("</td>", out);
+}
+
+static const char *file_anchor(size_t i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "file-%zu", i + 1);
+    return buf;
+}
+
+/* ------------------------------------------------------------------ sections */
+
+static void gates_banner(FILE *out, const cJSON *gates)
+{
+    const cJSON *checked = cJSON_GetObjectItemCaseSensitive(gates, "checked");
+    int n = cJSON_GetArraySize(checked);
+    if (n == 0) {
+        fputs("<div class=\"banner none\">No gates were set (see <code>memsnap report "
+              "--help</code>: <code>--max-peak</code>, <code>--max-reserved</code>, "
+              "<code>--fail-on-leaks</code>, <code>--baseline</code> with "
+              "<code>--max-growth</code>).</div>\n",
+              out);
+        return;
+    }
+    int failed = (int)report_num(gates, "failed");
+    fprintf(out, "<div class=\"banner %s\"><b>%s</b>: %d of %d check%s %s\n<ul>\n",
+            failed ? "fail" : "pass", failed ? "Gates failed" : "All gates passed",
+            failed ? failed : n, n, n == 1 ? "" : "s", failed ? "failed" : "passed");
+    const cJSON *c;
+    /* Failed checks first: they are what the reader came for. */
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(c, checked)
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+            if (ok != (pass == 1))
+                continue;
+            fprintf(out, "<li>%s ", ok ? "passed" : "<b>FAILED</b>");
+            esc(out, report_str(c, "message"));
+            fputs("</li>\n", out);
+        }
+    }
+    fputs("</ul></div>\n", out);
+}
+
+static const cJSON *leaks_verdict(const cJSON *file)
+{
+    return report_get(file, "leaks.verdict");
+}
+
+static void leaks_summary_text(const cJSON *file, char *buf, size_t cap)
+{
+    const cJSON *v = leaks_verdict(file);
+    if (!v) {
+        snprintf(buf, cap, "-");
+        return;
+    }
+    double n = report_num(v, "leaks"), s = report_num(v, "suspects");
+    if (n > 0) {
+        char b[32];
+        ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), b, sizeof b);
+        snprintf(buf, cap, "%.0f (%s)", n, b);
+    } else if (s > 0) {
+        snprintf(buf, cap, "none; %.0f suspect%s", s, s == 1 ? "" : "s");
+    } else {
+        snprintf(buf, cap, "none");
+    }
+}
+
+static double iteration_count(const cJSON *file, int device)
+{
+    const cJSON *d;
+    cJSON_ArrayForEach(d, report_get(file, "leaks.devices"))
+    {
+        if ((int)report_num(d, "device") == device)
+            return report_num(d, "iterations.count");
+    }
+    return -1;
+}
+
+static void overview(FILE *out, const cJSON *files)
+{
+    fputs("<h2 id=\"overview\">Overview</h2>\n<table class=\"wide\"><tr><th>file</th>"
+          "<th class=\"num\">device</th><th class=\"num\">peak</th><th class=\"num\">peak at</th>"
+          "<th class=\"num\">reserved peak</th><th class=\"num\">live at end</th>"
+          "<th class=\"num\">iterations</th><th>leaks</th><th class=\"num\">OOMs</th></tr>\n",
+          out);
+    const cJSON *file;
+    size_t i = 0;
+    cJSON_ArrayForEach(file, files)
+    {
+        char anchor[32];
+        file_anchor(i++, anchor, sizeof anchor);
+        const cJSON *dev;
+        cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
+        {
+            int d = (int)report_num(dev, "device");
+            fprintf(out, "<tr><td><a href=\"#%s\">", anchor);
+            esc(out, report_str(file, "path"));
+            fprintf(out, "</a></td><td class=\"num\">%d</td>", d);
+            size_cell(out, report_num(dev, "peak.bytes"));
+            fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(dev, "peak.seconds"));
+            size_cell(out, report_num(dev, "reserved.peak_bytes"));
+            size_cell(out, report_num(dev, "live_end.bytes"));
+            double it = iteration_count(file, d);
+            if (it >= 0)
+                fprintf(out, "<td class=\"num\">%.0f</td>", it);
+            else
+                fputs("<td class=\"num\">-</td>", out);
+            char lk[64];
+            leaks_summary_text(file, lk, sizeof lk);
+            bool bad = report_num(leaks_verdict(file), "leaks") > 0;
+            fprintf(out, "<td%s>%s</td>", bad ? " class=\"bad\"" : "", lk);
+            int ooms = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms"));
+            fprintf(out, "<td class=\"num%s\">%d</td></tr>\n", ooms ? " bad" : "", ooms);
+        }
+    }
+    fputs("</table>\n", out);
+}
+
+static void pair_sites_table(FILE *out, const cJSON *sites, const char *la, const char *lb)
+{
+    if (cJSON_GetArraySize(sites) == 0)
+        return;
+    fputs("<table class=\"wide\"><tr><th>site</th><th class=\"num\">", out);
+    esc(out, la);
+    fputs("</th><th class=\"num\">", out);
+    esc(out, lb);
+    fputs("</th><th class=\"num\">change</th></tr>\n", out);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sites)
+    {
+        char d[48];
+        fputs("<tr>", out);
+        site_cell(out, report_str(s, "site"), report_str(s, "function"));
+        size_cell(out, report_num(s, "a_bytes"));
+        size_cell(out, report_num(s, "b_bytes"));
+        signed_size(report_num(s, "delta_bytes"), d, sizeof d);
+        fprintf(out, "<td class=\"num\">%s</td></tr>\n", d);
+    }
+    fputs("</table>\n", out);
+}
+
+static const char *const METRIC_ROWS[][2] = {
+    {"peak_bytes", "peak"},
+    {"reserved_peak_bytes", "reserved peak"},
+    {"reserved_end_bytes", "reserved at end"},
+    {"live_end_bytes", "live at end"},
+    {"live_end_count", "live allocations"},
+    {"allocs", "allocations"},
+    {"ooms", "OOMs"},
+};
+
+static void pair_section(FILE *out, const cJSON *pair, const char *title_sites)
+{
+    const char *la = report_str(pair, "a_label"), *lb = report_str(pair, "b_label");
+    fputs("<p class=\"verdict\">", out);
+    esc(out, report_str(pair, "verdict"));
+    fputs("</p>\n<div class=\"grid fit\"><div><table><tr><th></th><th class=\"num\">", out);
+    esc(out, la);
+    fputs("</th><th class=\"num\">", out);
+    esc(out, lb);
+    fputs("</th><th class=\"num\">change</th><th class=\"num\"></th></tr>\n", out);
+    for (size_t k = 0; k < sizeof METRIC_ROWS / sizeof METRIC_ROWS[0]; k++) {
+        const cJSON *m = report_get(report_get(pair, "metrics"), METRIC_ROWS[k][0]);
+        bool bytes = strstr(METRIC_ROWS[k][0], "bytes") != NULL;
+        fprintf(out, "<tr><th>%s</th>", METRIC_ROWS[k][1]);
+        if (bytes) {
+            char d[48];
+            size_cell(out, report_num(m, "a"));
+            size_cell(out, report_num(m, "b"));
+            signed_size(report_num(m, "delta"), d, sizeof d);
+            fprintf(out, "<td class=\"num\">%s</td>", d);
+        } else {
+            fprintf(out, "<td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>"
+                         "<td class=\"num\">%s%.0f</td>",
+                    report_num(m, "a"), report_num(m, "b"), report_num(m, "delta") > 0 ? "+" : "",
+                    report_num(m, "delta"));
+        }
+        pct_cell(out, cJSON_GetObjectItemCaseSensitive(m, "pct"));
+        fputs("</tr>\n", out);
+    }
+    fputs("</table></div><div>\n", out);
+    fprintf(out, "<h3 style=\"margin-top:4px\">%s</h3>\n", title_sites);
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(pair, "sites");
+    if (cJSON_GetArraySize(sites))
+        pair_sites_table(out, sites, la, lb);
+    else
+        fputs("<p class=\"muted\">No site holds a different amount at the peak.</p>\n", out);
+    fputs("</div></div>\n", out);
+}
+
+static void delta_cell(FILE *out, const cJSON *row, const char *value_key, const char *pct_key,
+                       bool flagged)
+{
+    char v[32];
+    ms_format_bytes((int64_t)report_num(row, value_key), v, sizeof v);
+    const cJSON *pct = cJSON_GetObjectItemCaseSensitive(row, pct_key);
+    fprintf(out, "<td class=\"num%s\">%s ", flagged ? " bad" : "", v);
+    if (cJSON_IsNumber(pct))
+        fprintf(out, "<span class=\"muted\">(%+.1f%%)</span>", pct->valuedouble);
+    fprintf(out, "%s</td>", flagged ? " *" : "");
+}
+
+static bool outlier_metric(const cJSON *ranks, double file, const char *metric)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(ranks, "outliers"))
+    {
+        if (report_num(o, "file") == file && !strcmp(report_str(o, "metric"), metric))
+            return true;
+    }
+    return false;
+}
+
+static void comparison(FILE *out, const cJSON *cmp, const char *svg)
+{
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(cmp, "ranks");
+    fputs("<h2 id=\"comparison\">Comparison</h2>\n", out);
+    const cJSON *pair = cJSON_GetObjectItemCaseSensitive(cmp, "pair");
+    if (cJSON_IsObject(pair))
+        pair_section(out, pair, "Sites by change in bytes held at the peak");
+    if (svg) {
+        fputs("<div class=\"chart\">", out);
+        fputs(svg, out);
+        fputs("</div>\n", out);
+        const char *png = report_str(cmp, "ranks_png");
+        fputs("<p class=\"caption\">Active memory of every file on shared scales", out);
+        if (*png) {
+            fputs(" (also <code>", out);
+            esc(out, png);
+            fputs("</code>)", out);
+        }
+        fputs(".</p>\n", out);
+    }
+    fprintf(out, "<h3>Ranks against the median</h3>\n<table class=\"wide\"><tr><th>file</th>"
+                 "<th class=\"num\">rank</th><th class=\"num\">device</th>"
+                 "<th class=\"num\">peak</th><th class=\"num\">reserved peak</th>"
+                 "<th class=\"num\">live at end</th><th class=\"num\">peak at</th>"
+                 "<th>top site at peak</th></tr>\n");
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(ranks, "ranks"))
+    {
+        double f = report_num(row, "file");
+        fputs("<tr>", out);
+        text_cell(out, NULL, report_str(row, "label"));
+        const cJSON *rank = cJSON_GetObjectItemCaseSensitive(row, "rank");
+        if (cJSON_IsNumber(rank))
+            fprintf(out, "<td class=\"num\">%d</td>", rank->valueint);
+        else
+            fputs("<td class=\"num\">-</td>", out);
+        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(row, "device"));
+        delta_cell(out, row, "peak_bytes", "peak_delta_pct",
+                   outlier_metric(ranks, f, "peak_bytes"));
+        delta_cell(out, row, "reserved_peak_bytes", "reserved_delta_pct",
+                   outlier_metric(ranks, f, "reserved_peak_bytes"));
+        delta_cell(out, row, "live_end_bytes", "live_end_delta_pct",
+                   outlier_metric(ranks, f, "live_end_bytes"));
+        fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(row, "peak_time_us") / 1e6);
+        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(row, "top_site");
+        if (cJSON_IsObject(ts))
+            site_cell(out, report_str(ts, "site"), report_str(ts, "function"));
+        else
+            fputs("<td>-</td>", out);
+        fputs("</tr>\n", out);
+    }
+    char m1[32], m2[32], m3[32];
+    ms_format_bytes((int64_t)report_num(ranks, "median.peak_bytes"), m1, sizeof m1);
+    ms_format_bytes((int64_t)report_num(ranks, "median.reserved_peak_bytes"), m2, sizeof m2);
+    ms_format_bytes((int64_t)report_num(ranks, "median.live_end_bytes"), m3, sizeof m3);
+    fprintf(out, "<tr><th>median</th><th></th><th></th><th class=\"num\">%s</th>"
+                 "<th class=\"num\">%s</th><th class=\"num\">%s</th><th></th><th></th></tr>\n"
+                 "</table>\n",
+            m1, m2, m3);
+    int n_out = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ranks, "outliers"));
+    fprintf(out, "<p>%s (threshold %g%% from the median).</p>\n",
+            n_out ? "<span class=\"bad\">*</span> marks a value far from the median"
+                  : "No outliers: every file is near the median",
+            report_num(ranks, "threshold_pct"));
+}
+
+static void baseline_section(FILE *out, const cJSON *doc)
+{
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
+    if (!cJSON_IsObject(base))
+        return;
+    fputs("<h2 id=\"baseline\">Against the baseline</h2>\n<p class=\"sub\">Baseline: <code>",
+          out);
+    esc(out, report_str(base, "path"));
+    fputs("</code></p>\n", out);
+    const cJSON *pair;
+    cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(base, "pairs"))
+    {
+        const cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"),
+                                               (int)report_num(pair, "b"));
+        fputs("<h3>", out);
+        esc(out, report_str(file, "path"));
+        fputs("</h3>\n", out);
+        pair_section(out, pair, "Sites by change in bytes held at the peak");
+    }
+}
+
+static void device_facts(FILE *out, const cJSON *dev)
+{
+    char extra[128], b[32];
+    fputs("<table class=\"kv\">\n", out);
+    snprintf(extra, sizeof extra, "at %.3f s (event %.0f)", report_num(dev, "peak.seconds"),
+             report_num(dev, "peak.event"));
+    kv_size(out, "peak", report_num(dev, "peak.bytes"), extra);
+    ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
+    snprintf(extra, sizeof extra, "%s at the end", b);
+    kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
+    snprintf(extra, sizeof extra, "in %.0f allocations", report_num(dev, "live_end.count"));
+    kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
+    char ev[64], span[64];
+    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
+    snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
+    kv_text(out, "events", ev, span);
+    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "actions.alloc"));
+    kv_text(out, "allocations", ev, NULL);
+    bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
+    if (complete) {
+        kv_text(out, "trace", "complete", NULL);
+    } else {
+        ms_format_bytes((int64_t)report_num(dev, "preexisting.bytes"), b, sizeof b);
+        snprintf(extra, sizeof extra, "%s in %.0f allocations rebuilt from before the first event",
+                 b, report_num(dev, "preexisting.count"));
+        kv_text(out, "trace", "incomplete", extra);
+    }
+    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "annotations"));
+    kv_text(out, "annotations", ev, NULL);
+    fputs("</table>\n", out);
+}
+
+static void top_sites(FILE *out, const cJSON *dev)
+{
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
+    fputs("<h3 style=\"margin-top:4px\">Top sites alive at the peak</h3>\n", out);
+    if (cJSON_GetArraySize(sites) == 0) {
+        fputs("<p class=\"muted\">Nothing is alive at the peak.</p>\n", out);
+        return;
+    }
+    double peak = report_num(dev, "peak.bytes");
+    fputs("<table class=\"wide\"><tr><th class=\"num\">bytes</th><th class=\"num\">share</th>"
+          "<th class=\"num\">count</th><th>site</th></tr>\n",
+          out);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sites)
+    {
+        double bytes = report_num(s, "bytes");
+        fputs("<tr>", out);
+        size_cell(out, bytes);
+        fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * bytes / peak : 0.0);
+        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(s, "count"));
+        site_cell(out, report_str(s, "site"), report_str(s, "function"));
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>\n", out);
+}
+
+static void ooms(FILE *out, const cJSON *dev)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(dev, "ooms");
+    int n = cJSON_GetArraySize(list);
+    if (!n)
+        return;
+    double t0 = report_num(dev, "time.first_us");
+    fprintf(out, "<div class=\"oom\"><b>Out of memory: %d allocation%s failed on device %.0f.</b>"
+                 "<table><tr><th class=\"num\">event</th><th class=\"num\">at</th>"
+                 "<th class=\"num\">requested</th><th class=\"num\">free on the device</th></tr>\n",
+            n, n == 1 ? "" : "s", report_num(dev, "device"));
+    const cJSON *o;
+    int shown = 0;
+    cJSON_ArrayForEach(o, list)
+    {
+        if (shown++ == 20)
+            break;
+        fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.3f s</td>",
+                report_num(o, "event"), (report_num(o, "time_us") - t0) / 1e6);
+        size_cell(out, report_num(o, "requested_bytes"));
+        size_cell(out, report_num(o, "device_free_bytes"));
+        fputs("</tr>\n", out);
+    }
+    fputs("</table>", out);
+    if (n > 20)
+        fprintf(out, "<p>... and %d more.</p>", n - 20);
+    fputs("</div>\n", out);
+}
+
+static void leaks_table(FILE *out, const cJSON *file)
+{
+    const cJSON *lk = cJSON_GetObjectItemCaseSensitive(file, "leaks");
+    fputs("<h3>Leaks</h3>\n", out);
+    if (!cJSON_IsObject(lk)) {
+        fputs("<p class=\"muted\">Leak analysis not available in this build.</p>\n", out);
+        return;
+    }
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(lk, "verdict");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(lk, "leaks");
+    double n_leaks = report_num(v, "leaks");
+    fprintf(out, "<p class=\"%s\">", n_leaks > 0 ? "bad" : "good");
+    if (n_leaks > 0) {
+        char b[32], g[32];
+        ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), b, sizeof b);
+        ms_format_bytes((int64_t)(report_num(v, "growth_bytes_per_iteration") + 0.5), g, sizeof g);
+        fprintf(out, "LEAK: %.0f site%s hold %s and grow by %s per iteration.", n_leaks,
+                n_leaks == 1 ? "" : "s", b, g);
+    } else {
+        fputs("No leak found.", out);
+    }
+    double s = report_num(v, "suspects");
+    if (s > 0)
+        fprintf(out, " <span class=\"muted\">%.0f suspect%s: kept while the rest of their layer "
+                     "call was freed (lower confidence).</span>",
+                s, s == 1 ? "" : "s");
+    fputs("</p>\n", out);
+    if (cJSON_GetArraySize(items) == 0)
+        return;
+    fputs("<table class=\"wide\"><tr><th>kind</th><th>site</th><th>layer</th>"
+          "<th class=\"num\">count</th><th class=\"num\">bytes each</th>"
+          "<th class=\"num\">alive</th><th class=\"num\">growth / iteration</th>"
+          "<th class=\"num\">first</th><th class=\"num\">last</th></tr>\n",
+          out);
+    const cJSON *L;
+    int rows = 0;
+    cJSON_ArrayForEach(L, items)
+    {
+        if (rows++ == MAX_LEAK_ROWS)
+            break;
+        const char *kind = report_str(L, "kind");
+        char site[600], each[80], a[32], b[32], growth[80] = "-";
+        snprintf(site, sizeof site, "%s:%.0f", cli_basename(report_str(L, "site.filename")),
+                 report_num(L, "site.line"));
+        if (!*report_str(L, "site.filename"))
+            snprintf(site, sizeof site, "(no stack)");
+        ms_format_bytes((int64_t)report_num(L, "bytes_each"), a, sizeof a);
+        ms_format_bytes((int64_t)report_num(L, "bytes_each_max"), b, sizeof b);
+        if (report_num(L, "bytes_each_max") > report_num(L, "bytes_each"))
+            snprintf(each, sizeof each, "%s..%s", a, b);
+        else
+            snprintf(each, sizeof each, "%s", a);
+        if (!strcmp(kind, "leak")) {
+            char gb[32];
+            ms_format_bytes((int64_t)(report_num(L, "growth_per_iteration.bytes") + 0.5), gb,
+                            sizeof gb);
+            snprintf(growth, sizeof growth, "+%.3g allocs, +%s",
+                     report_num(L, "growth_per_iteration.count"), gb);
+        }
+        fprintf(out, "<tr><td class=\"%s\">", !strcmp(kind, "leak") ? "bad" : "");
+        esc(out, kind);
+        fputs("</td>", out);
+        site_cell(out, site, report_str(L, "site.function"));
+        const char *layer = report_str(L, "layer");
+        site_cell(out, *layer ? layer : "-", NULL);
+        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(L, "count"));
+        text_cell(out, "num", each);
+        size_cell(out, report_num(L, "bytes"));
+        text_cell(out, "num", growth);
+        fprintf(out, "<td class=\"num\">%.3f s</td><td class=\"num\">%.3f s</td></tr>\n",
+                report_num(L, "first_alloc_s"), report_num(L, "last_alloc_s"));
+    }
+    fputs("</table>\n", out);
+    if (cJSON_GetArraySize(items) > MAX_LEAK_ROWS)
+        fprintf(out, "<p class=\"muted\">... %d more in summary.json.</p>\n",
+                cJSON_GetArraySize(items) - MAX_LEAK_ROWS);
+}
+
+static void iterations_table(FILE *out, const cJSON *file)
+{
+    const cJSON *dev;
+    cJSON_ArrayForEach(dev, report_get(file, "leaks.devices"))
+    {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(dev, "iterations");
+        double n = report_num(it, "count");
+        fprintf(out, "<h3>Iterations (device %.0f)</h3>\n<p>", report_num(dev, "device"));
+        if (n == 0) {
+            fputs("None found: ", out);
+            esc(out, report_str(it, "method_text"));
+            fputs(".</p>\n", out);
+            continue;
+        }
+        fprintf(out, "%.0f, found by ", n);
+        esc(out, report_str(it, "method"));
+        fputs(" <span class=\"muted\">(", out);
+        esc(out, report_str(it, "method_text"));
+        if (*report_str(it, "detail")) {
+            fputs("; ", out);
+            esc(out, report_str(it, "detail"));
+        }
+        fputs(")</span>. Live memory that grows from one iteration end to the next is the "
+              "first sign of a leak.</p>\n",
+              out);
+        fputs("<table><tr><th class=\"num\">#</th><th class=\"num\">start</th>"
+              "<th class=\"num\">duration</th><th class=\"num\">peak</th>"
+              "<th class=\"num\">live at end</th><th class=\"num\">change</th></tr>\n",
+              out);
+        const cJSON *x;
+        int rows = 0;
+        double prev = -1;
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(it, "items"))
+        {
+            double live = report_num(x, "live_end_bytes");
+            if (rows++ < MAX_ITER_ROWS) {
+                fprintf(out, "<tr><td class=\"num\">%.0f%s</td><td class=\"num\">%.3f s</td>"
+                             "<td class=\"num\">%.3f s</td>",
+                        report_num(x, "index"),
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "partial")) ? " (partial)"
+                                                                                     : "",
+                        report_num(x, "start_s"), report_num(x, "duration_s"));
+                size_cell(out, report_num(x, "peak_bytes"));
+                size_cell(out, live);
+                char d[48] = "";
+                if (prev >= 0)
+                    signed_size(live - prev, d, sizeof d);
+                fprintf(out, "<td class=\"num\">%s</td></tr>\n", d);
+            }
+            prev = live;
+        }
+        fputs("</table>\n", out);
+        if (rows > MAX_ITER_ROWS)
+            fprintf(out, "<p class=\"muted\">... %d more in summary.json.</p>\n",
+                    rows - MAX_ITER_ROWS);
+    }
+}
+
+static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg)
+{
+    char anchor[32];
+    fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
+    esc(out, report_str(file, "path"));
+    fputs("</h2>\n<p class=\"sub\">", out);
+    fprintf(out, "pickle protocol %.0f, %.0f bytes", report_num(file, "pickle_protocol"),
+            report_num(file, "pickle_bytes"));
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
+    const cJSON *kv;
+    bool first = true;
+    cJSON_ArrayForEach(kv, set)
+    {
+        if (!strcmp(kv->string, "roundup_power2_divisions") || !cJSON_IsString(kv))
+            continue; /* a 16-entry table nobody reads in a summary */
+        fputs(first ? " · allocator: " : ", ", out);
+        esc(out, kv->string);
+        fputc('=', out);
+        esc(out, kv->valuestring);
+        first = false;
+    }
+    fputs("</p>\n", out);
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    if (cJSON_GetArraySize(devs) == 0)
+        fputs("<p class=\"muted\">No device has events or segments.</p>\n", out);
+    int chart_dev = (int)report_num(file, "chart_device");
+    const cJSON *dev;
+    cJSON_ArrayForEach(dev, devs)
+    {
+        int d = (int)report_num(dev, "device");
+        if (cJSON_GetArraySize(devs) > 1)
+            fprintf(out, "<h3>Device %d</h3>\n", d);
+        fputs("<div class=\"grid\"><div>\n", out);
+        device_facts(out, dev);
+        fputs("</div><div>\n", out);
+        top_sites(out, dev);
+        fputs("</div></div>\n", out);
+        ooms(out, dev);
+        if (svg && d == chart_dev) {
+            fputs("<div class=\"chart\">", out);
+            fputs(svg, out);
+            fputs("</div>\n<p class=\"caption\">Active memory over time on device ", out);
+            fprintf(out, "%d: each large allocation is a band stacked on those alive below it, "
+                         "smaller ones form the grey band on top; leaked allocations are "
+                         "outlined in red",
+                    d);
+            const char *png = report_str(file, "timeline_png");
+            if (*png) {
+                fputs(" (also <code>", out);
+                esc(out, png);
+                fputs("</code>)", out);
+            }
+            fputs(".</p>\n", out);
+        }
+    }
+    leaks_table(out, file);
+    iterations_table(out, file);
+}
+
+int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
+{
+    const char *title = report_str(doc, "title");
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+    int n = cJSON_GetArraySize(files);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          /* Belt and braces: even if some text slipped through unescaped, the browser
+           * may load nothing and run nothing. */
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'; img-src data:\">\n<title>",
+          out);
+    esc(out, title);
+    fprintf(out, "</title>\n<style>\n%s</style></head>\n<body><main>\n<h1>", CSS);
+    esc(out, title);
+    fprintf(out, "</h1>\n<p class=\"sub\">%d snapshot%s · memsnap %s · <code>summary.json</code> "
+                 "and <code>summary.md</code> beside this page hold the same facts</p>\n",
+            n, n == 1 ? "" : "s", report_str(doc, "memsnap_version"));
+    fputs("<nav><a href=\"#overview\">Overview</a>", out);
+    const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(doc, "comparison");
+    if (cJSON_IsObject(cmp))
+        fputs("<a href=\"#comparison\">Comparison</a>", out);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "baseline")))
+        fputs("<a href=\"#baseline\">Baseline</a>", out);
+    const cJSON *file;
+    size_t i = 0;
+    cJSON_ArrayForEach(file, files)
+    {
+        char anchor[32];
+        fprintf(out, "<a href=\"#%s\">", file_anchor(i++, anchor, sizeof anchor));
+        esc(out, cli_basename(report_str(file, "path")));
+        fputs("</a>", out);
+    }
+    fputs("</nav>\n", out);
+    gates_banner(out, cJSON_GetObjectItemCaseSensitive(doc, "gates"));
+    overview(out, files);
+    if (cJSON_IsObject(cmp))
+        comparison(out, cmp, svgs ? svgs->compare_svg : NULL);
+    baseline_section(out, doc);
+    i = 0;
+    cJSON_ArrayForEach(file, files)
+    {
+        const char *svg = svgs && i < svgs->n_files ? svgs->file_svg[i] : NULL;
+        file_section(out, file, i++, svg);
+    }
+    fputs("</main></body></html>\n", out);
+    return ferror(out) ? -1 : 0;
+}

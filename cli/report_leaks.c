@@ -1,0 +1,144 @@
+/* Leaks and iterations for `memsnap report`, in the JSON shape of `memsnap leaks --json`
+ * (docs/json.md) so a script reads a report's leaks as it reads that command's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "iterations_json.h"
+#include "memsnap/leaks.h"
+#include "report.h"
+
+static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
+    leaks_json_int(e, "device", device);
+    cJSON *site = cJSON_AddObjectToObject(e, "site");
+    if (L->site != UINT32_MAX) {
+        const ms_frame *f = ms_snapshot_frame(s, L->site);
+        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
+        leaks_json_int(site, "line", f->line);
+        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
+    }
+    char buf[160];
+    if (L->layer != UINT32_MAX && ms_layer_format(s, L->layer, buf, sizeof buf) == 0)
+        cJSON_AddStringToObject(e, "layer", buf);
+    else
+        cJSON_AddNullToObject(e, "layer");
+    leaks_json_int(e, "count", (int64_t)L->count);
+    leaks_json_int(e, "bytes", (int64_t)L->bytes);
+    leaks_json_int(e, "bytes_each", (int64_t)L->bytes_each_min);
+    leaks_json_int(e, "bytes_each_max", (int64_t)L->bytes_each_max);
+    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
+    cJSON_AddNumberToObject(g, "count", L->growth_count);
+    cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
+    leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
+    leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
+    cJSON_AddNumberToObject(e, "first_alloc_s", cli_seconds(t->t_first_us, L->first_alloc_us));
+    cJSON_AddNumberToObject(e, "last_alloc_s", cli_seconds(t->t_first_us, L->last_alloc_us));
+    return e;
+}
+
+/* Hands the chart device's iteration peaks and leaked bytes to its profile, so the
+ * comparisons (two ranks, or against the baseline) set them side by side too. */
+static int feed_profile(ms_profile *p, const ms_leak_report *r, ms_error *err)
+{
+    const ms_iterations *it = r->iterations;
+    uint64_t bytes = 0, count = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i].kind == MS_LEAK_LEAK) {
+            bytes += r->items[i].bytes;
+            count += r->items[i].count;
+        }
+    ms_profile_set_leaks(p, bytes, count);
+    if (!it->n)
+        return 0;
+    int64_t *peaks = malloc(it->n * sizeof *peaks);
+    if (!peaks) {
+        err->code = MS_ERR_NOMEM;
+        err->offset = MS_NO_OFFSET;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return MS_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < it->n; i++)
+        peaks[i] = it->items[i].peak_bytes;
+    int rc = ms_profile_set_iteration_peaks(p, peaks, it->n, err);
+    free(peaks);
+    return rc;
+}
+
+cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
+                         const ms_timeline *t, ms_profile *profile, ms_error *err)
+{
+    ms_leak_options lo = {0};
+    lo.iter.step_name = o->step_name;
+    lo.iter.expected = o->iterations;
+    cJSON *fo = cJSON_CreateObject();
+    cJSON *devs = cJSON_AddArrayToObject(fo, "devices");
+    cJSON *leaks = cJSON_AddArrayToObject(fo, "leaks");
+    size_t n_leaks = 0, n_suspects = 0;
+    uint64_t leaked = 0;
+    double growth = 0;
+    bool oom = false;
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
+            continue;
+        ms_timeline *own = NULL;
+        const ms_timeline *tl = t;
+        ms_leak_report *r = NULL;
+        if (d != chart_device) {
+            if (ms_timeline_build(&own, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err)) {
+                cJSON_Delete(fo);
+                return NULL;
+            }
+            tl = own;
+        }
+        if (ms_leaks_find(&r, s, d, tl, &lo, err) ||
+            (d == chart_device && feed_profile(profile, r, err))) {
+            ms_leak_report_free(r);
+            ms_timeline_free(own);
+            cJSON_Delete(fo);
+            return NULL;
+        }
+        size_t dl = 0, ds = 0, dr = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const ms_leak *L = &r->items[i];
+            if (L->kind == MS_LEAK_LEAK) {
+                dl++;
+                leaked += L->bytes;
+                growth += L->growth_bytes;
+            } else if (L->kind == MS_LEAK_SUSPECT) {
+                ds++;
+            } else {
+                dr++;
+                continue; /* retained memory is expected; `leaks --all` lists it */
+            }
+            cJSON_AddItemToArray(leaks, leak_json(s, tl, L, d));
+        }
+        n_leaks += dl;
+        n_suspects += ds;
+        oom = oom || r->oom_count;
+        cJSON *dj = cJSON_CreateObject();
+        leaks_json_int(dj, "device", d);
+        cJSON_AddItemToObject(dj, "iterations", leaks_iterations_to_json(r->iterations, tl->t_first_us));
+        leaks_json_int(dj, "oom_count", (int64_t)r->oom_count);
+        if (r->oom_count) {
+            leaks_json_int(dj, "first_oom_us", r->first_oom_us);
+            leaks_json_int(dj, "first_oom_bytes", (int64_t)r->first_oom_bytes);
+        }
+        leaks_json_int(dj, "leaks", (int64_t)dl);
+        leaks_json_int(dj, "suspects", (int64_t)ds);
+        leaks_json_int(dj, "retained", (int64_t)dr);
+        cJSON_AddItemToArray(devs, dj);
+        ms_leak_report_free(r);
+        ms_timeline_free(own);
+    }
+    cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
+    cJSON_AddBoolToObject(v, "leak", n_leaks > 0);
+    leaks_json_int(v, "leaks", (int64_t)n_leaks);
+    leaks_json_int(v, "suspects", (int64_t)n_suspects);
+    leaks_json_int(v, "leaked_bytes", (int64_t)leaked);
+    cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", growth);
+    cJSON_AddBoolToObject(v, "oom", oom);
+    return fo;
+}

@@ -1,0 +1,305 @@
+/* summary.md of `memsnap report`: the report's facts as a few Markdown tables, sized for
+ * a CI job summary (GitHub's $GITHUB_STEP_SUMMARY takes 1 MiB per step and shows it on
+ * the run's page): gates first, one row per file, the comparison, and per file only the
+ * top sites and the leaks. The full detail stays in index.html and summary.json. */
+#include <string.h>
+
+#include "cli_util.h"
+#include "report.h"
+#include "summary_input.h"
+
+#define MD_SITES 5
+#define MD_LEAKS 10
+#define MD_RANKS 64
+
+static void md(FILE *out, const char *s)
+{
+    report_md_escape(out, s);
+}
+
+/* A function name, cut: C++ template names would make a table unreadable. */
+static void md_function(FILE *out, const char *s)
+{
+    size_t n = strlen(s);
+    if (n <= 80) {
+        md(out, s);
+        return;
+    }
+    size_t cut = 80;
+    while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+        cut--;
+    char buf[81];
+    memcpy(buf, s, cut);
+    buf[cut] = '\0';
+    md(out, buf);
+    fputs("...", out);
+}
+
+static void size_text(double bytes, char *buf, size_t cap)
+{
+    ms_format_bytes((int64_t)bytes, buf, cap);
+}
+
+static void gates(FILE *out, const cJSON *g)
+{
+    const cJSON *checked = cJSON_GetObjectItemCaseSensitive(g, "checked");
+    int n = cJSON_GetArraySize(checked);
+    if (n == 0) {
+        fputs("No gates were set.\n\n", out);
+        return;
+    }
+    int failed = (int)report_num(g, "failed");
+    if (failed)
+        fprintf(out, "**:x: Gates failed: %d of %d check%s.**\n\n", failed, n, n == 1 ? "" : "s");
+    else
+        fprintf(out, "**:white_check_mark: All gates passed (%d check%s).**\n\n", n,
+                n == 1 ? "" : "s");
+    const cJSON *c;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(c, checked)
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+            if (ok != (pass == 1))
+                continue;
+            fputs(ok ? "- passed " : "- **FAILED** ", out);
+            md(out, report_str(c, "message"));
+            fputc('\n', out);
+        }
+    }
+    fputc('\n', out);
+}
+
+static void overview(FILE *out, const cJSON *files)
+{
+    fputs("| file | device | peak | peak at | reserved peak | live at end | iterations | leaks "
+          "| OOMs |\n|---|--:|--:|--:|--:|--:|--:|---|--:|\n",
+          out);
+    const cJSON *file;
+    cJSON_ArrayForEach(file, files)
+    {
+        const cJSON *dev;
+        cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
+        {
+            char p[32], r[32], l[32], it[32] = "-", lk[64] = "-";
+            int d = (int)report_num(dev, "device");
+            size_text(report_num(dev, "peak.bytes"), p, sizeof p);
+            size_text(report_num(dev, "reserved.peak_bytes"), r, sizeof r);
+            size_text(report_num(dev, "live_end.bytes"), l, sizeof l);
+            const cJSON *ld;
+            cJSON_ArrayForEach(ld, report_get(file, "leaks.devices"))
+            {
+                if ((int)report_num(ld, "device") == d)
+                    snprintf(it, sizeof it, "%.0f", report_num(ld, "iterations.count"));
+            }
+            const cJSON *v = report_get(file, "leaks.verdict");
+            if (v) {
+                double n = report_num(v, "leaks");
+                if (n > 0) {
+                    char b[32];
+                    size_text(report_num(v, "leaked_bytes"), b, sizeof b);
+                    snprintf(lk, sizeof lk, "**%.0f** (%s)", n, b);
+                } else {
+                    snprintf(lk, sizeof lk, "none");
+                }
+            }
+            fputs("| ", out);
+            md(out, cli_basename(report_str(file, "path")));
+            fprintf(out, " | %d | %s | %.3f s | %s | %s | %s | %s | %d |\n", d, p,
+                    report_num(dev, "peak.seconds"), r, l, it, lk,
+                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms")));
+        }
+    }
+    fputc('\n', out);
+}
+
+static void pct(FILE *out, const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        fprintf(out, "%+.1f%%", v->valuedouble);
+    else
+        fputs("new", out);
+}
+
+static void pair(FILE *out, const cJSON *p)
+{
+    fputs("> ", out);
+    md(out, report_str(p, "verdict"));
+    fputs("\n\n", out);
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(p, "sites");
+    if (cJSON_GetArraySize(sites) == 0)
+        return;
+    fputs("| site | ", out);
+    md(out, report_str(p, "a_label"));
+    fputs(" | ", out);
+    md(out, report_str(p, "b_label"));
+    fputs(" | change |\n|---|--:|--:|--:|\n", out);
+    const cJSON *s;
+    int k = 0;
+    cJSON_ArrayForEach(s, sites)
+    {
+        if (k++ == MD_SITES)
+            break;
+        char a[32], b[32], d[48];
+        size_text(report_num(s, "a_bytes"), a, sizeof a);
+        size_text(report_num(s, "b_bytes"), b, sizeof b);
+        signed_size_text((int64_t)report_num(s, "delta_bytes"), d, sizeof d);
+        fputs("| ", out);
+        md(out, report_str(s, "site"));
+        fputc(' ', out);
+        md_function(out, report_str(s, "function"));
+        fprintf(out, " | %s | %s | %s |\n", a, b, d);
+    }
+    fputc('\n', out);
+}
+
+static void comparison(FILE *out, const cJSON *cmp)
+{
+    fputs("### Comparison\n\n", out);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(cmp, "pair");
+    if (cJSON_IsObject(p))
+        pair(out, p);
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(cmp, "ranks");
+    fputs("| file | rank | peak | vs median | reserved peak | vs median | outlier |\n"
+          "|---|--:|--:|--:|--:|--:|---|\n",
+          out);
+    const cJSON *row;
+    int k = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(ranks, "ranks"))
+    {
+        if (k++ == MD_RANKS) {
+            fputs("| ... | | | | | | |\n", out);
+            break;
+        }
+        char pk[32], rs[32], rank[16] = "-";
+        size_text(report_num(row, "peak_bytes"), pk, sizeof pk);
+        size_text(report_num(row, "reserved_peak_bytes"), rs, sizeof rs);
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(row, "rank");
+        if (cJSON_IsNumber(r))
+            snprintf(rank, sizeof rank, "%d", r->valueint);
+        fputs("| ", out);
+        md(out, report_str(row, "label"));
+        fprintf(out, " | %s | %s | ", rank, pk);
+        pct(out, cJSON_GetObjectItemCaseSensitive(row, "peak_delta_pct"));
+        fprintf(out, " | %s | ", rs);
+        pct(out, cJSON_GetObjectItemCaseSensitive(row, "reserved_delta_pct"));
+        fprintf(out, " | %s |\n",
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(row, "outlier")) ? "**yes**" : "");
+    }
+    fputc('\n', out);
+}
+
+static void baseline(FILE *out, const cJSON *doc)
+{
+    const cJSON *base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
+    if (!cJSON_IsObject(base))
+        return;
+    fputs("### Against the baseline\n\n", out);
+    fputs("Baseline: ", out);
+    md(out, report_str(base, "path"));
+    fputs("\n\n", out);
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(base, "pairs"))
+    {
+        fputs("- **", out);
+        md(out, cli_basename(report_str(cJSON_GetArrayItem(files, (int)report_num(p, "b")), "path")));
+        fputs("**: ", out);
+        md(out, report_str(p, "verdict"));
+        fputs("\n\n", out);
+    }
+}
+
+static void file_details(FILE *out, const cJSON *file)
+{
+    fputs("#### ", out);
+    md(out, report_str(file, "path"));
+    fputs("\n\n", out);
+    const cJSON *dev;
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    cJSON_ArrayForEach(dev, devs)
+    {
+        const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
+        if (cJSON_GetArraySize(sites) == 0)
+            continue;
+        fprintf(out, "Top sites alive at the peak%s", cJSON_GetArraySize(devs) > 1 ? " (device " : "");
+        if (cJSON_GetArraySize(devs) > 1)
+            fprintf(out, "%.0f)", report_num(dev, "device"));
+        fputs(":\n\n| bytes | count | site |\n|--:|--:|---|\n", out);
+        const cJSON *s;
+        int k = 0;
+        cJSON_ArrayForEach(s, sites)
+        {
+            if (k++ == MD_SITES)
+                break;
+            char b[32];
+            size_text(report_num(s, "bytes"), b, sizeof b);
+            fprintf(out, "| %s | %.0f | ", b, report_num(s, "count"));
+            md(out, report_str(s, "site"));
+            fputc(' ', out);
+            md_function(out, report_str(s, "function"));
+            fputs(" |\n", out);
+        }
+        fputc('\n', out);
+        int n_oom = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms"));
+        if (n_oom) {
+            const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev, "ooms"), 0);
+            char r[32], f[32];
+            size_text(report_num(o, "requested_bytes"), r, sizeof r);
+            size_text(report_num(o, "device_free_bytes"), f, sizeof f);
+            fprintf(out, "**Out of memory**: %d allocation%s failed; the first asked for %s with "
+                         "%s free.\n\n",
+                    n_oom, n_oom == 1 ? "" : "s", r, f);
+        }
+    }
+    const cJSON *items = report_get(file, "leaks.leaks");
+    int shown = 0;
+    const cJSON *L;
+    cJSON_ArrayForEach(L, items)
+    {
+        const char *kind = report_str(L, "kind");
+        if (!strcmp(kind, "retained"))
+            continue;
+        if (shown == 0)
+            fputs("| kind | site | count | alive | growth / iteration |\n|---|---|--:|--:|--:|\n",
+                  out);
+        if (shown++ == MD_LEAKS)
+            break;
+        char b[32], g[48] = "-";
+        size_text(report_num(L, "bytes"), b, sizeof b);
+        if (!strcmp(kind, "leak")) {
+            char gb[32];
+            size_text(report_num(L, "growth_per_iteration.bytes") + 0.5, gb, sizeof gb);
+            snprintf(g, sizeof g, "+%s", gb);
+        }
+        fputs("| ", out);
+        md(out, kind);
+        fputs(" | ", out);
+        md(out, cli_basename(report_str(L, "site.filename")));
+        fprintf(out, ":%.0f ", report_num(L, "site.line"));
+        md(out, report_str(L, "site.function"));
+        fprintf(out, " | %.0f | %s | %s |\n", report_num(L, "count"), b, g);
+    }
+    if (shown)
+        fputc('\n', out);
+}
+
+int report_write_markdown(FILE *out, const cJSON *doc)
+{
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+    fputs("## ", out);
+    md(out, report_str(doc, "title"));
+    fputs("\n\n", out);
+    gates(out, cJSON_GetObjectItemCaseSensitive(doc, "gates"));
+    overview(out, files);
+    const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(doc, "comparison");
+    if (cJSON_IsObject(cmp))
+        comparison(out, cmp);
+    baseline(out, doc);
+    fputs("### Details\n\n", out);
+    const cJSON *file;
+    cJSON_ArrayForEach(file, files) file_details(out, file);
+    fputs("Charts and full tables: `index.html` in the report directory; every number: "
+          "`summary.json`.\n",
+          out);
+    return ferror(out) ? -1 : 0;
+}

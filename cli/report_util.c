@@ -1,0 +1,193 @@
+/* Text helpers of the report writers: reading the document, escaping for HTML and
+ * Markdown, file names for charts, and SVG fit to share a page with other SVGs. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "report.h"
+
+const cJSON *report_get(const cJSON *o, const char *path)
+{
+    char key[64];
+    while (o) {
+        const char *dot = strchr(path, '.');
+        if (!dot)
+            return cJSON_GetObjectItemCaseSensitive(o, path);
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path = dot + 1;
+    }
+    return NULL;
+}
+
+double report_num(const cJSON *o, const char *path)
+{
+    const cJSON *v = report_get(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+const char *report_str(const cJSON *o, const char *path)
+{
+    const char *s = cJSON_GetStringValue(report_get(o, path));
+    return s ? s : "";
+}
+
+void report_html_escape(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        default:
+            /* Control characters have no business in a page; a snapshot may hold any. */
+            if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
+                fputc('?', out);
+            else
+                fputc(*s, out);
+        }
+    }
+}
+
+void report_md_escape(FILE *out, const char *s)
+{
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '|' || c == '\\' || c == '*' || c == '_' || c == '`' || c == '[' ||
+            c == ']' || c == '#' || c == '~') {
+            fputc('\\', out);
+            fputc(c, out);
+        } else if (c == '<') {
+            fputs("&lt;", out); /* GitHub renders raw HTML in Markdown */
+        } else if (c == '>') {
+            fputs("&gt;", out);
+        } else if (c == '&') {
+            fputs("&amp;", out);
+        } else if (c < 0x20) {
+            fputc(' ', out); /* a newline would end the table row */
+        } else {
+            fputc(c, out);
+        }
+    }
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && strncmp(s + n - k, suffix, k) == 0;
+}
+
+void report_png_name(const char *path, const char *const *taken, size_t n_taken, char *buf,
+                     size_t cap)
+{
+    const char *base = strcmp(path, "-") ? cli_basename(path) : "stdin";
+    size_t n = strlen(base);
+    if (ends_with(base, n, ".gz"))
+        n -= 3;
+    if (ends_with(base, n, ".pickle"))
+        n -= 7;
+    else if (ends_with(base, n, ".pkl"))
+        n -= 4;
+    char stem[128];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < sizeof stem; i++) {
+        unsigned char c = (unsigned char)base[i];
+        stem[k++] = (char)(isalnum(c) || c == '.' || c == '_' || c == '-' ? c : '_');
+    }
+    stem[k] = '\0';
+    if (k == 0 || stem[0] == '.')
+        snprintf(stem, sizeof stem, "file");
+    for (unsigned suffix = 1;; suffix++) {
+        if (suffix == 1)
+            snprintf(buf, cap, "timeline-%s.png", stem);
+        else
+            snprintf(buf, cap, "timeline-%s-%u.png", stem, suffix);
+        bool clash = false;
+        for (size_t i = 0; i < n_taken && !clash; i++)
+            clash = taken[i] && strcmp(taken[i], buf) == 0;
+        if (!clash)
+            return;
+    }
+}
+
+/* A growable string; the report's SVGs are megabytes at most. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    bool failed;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n + 1) {
+            if (cap > SIZE_MAX / 2) {
+                b->failed = true;
+                return;
+            }
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+char *report_svg_inline(const char *svg, size_t len, const char *prefix)
+{
+    /* cairo names its glyphs, clips and images "glyph0-1", "clip1", ... in every file it
+     * writes. Two such SVGs inline in one page share one id space, and the second chart
+     * would draw the first chart's glyphs; prefixing every id and reference keeps each
+     * chart to its own. */
+    static const char *const REFS[] = {"id=\"", "href=\"#", "url(#"};
+    sbuf b = {0};
+    size_t i = 0;
+    if (len >= 5 && strncmp(svg, "<?xml", 5) == 0) {
+        const char *end = memchr(svg, '>', len);
+        i = end ? (size_t)(end - svg) + 1 : len;
+        while (i < len && (svg[i] == '\n' || svg[i] == '\r'))
+            i++;
+    }
+    size_t start = i;
+    while (i < len) {
+        size_t hit = 0;
+        for (size_t r = 0; r < sizeof REFS / sizeof REFS[0]; r++) {
+            size_t k = strlen(REFS[r]);
+            if (len - i >= k && memcmp(svg + i, REFS[r], k) == 0) {
+                hit = k;
+                break;
+            }
+        }
+        if (!hit) {
+            i++;
+            continue;
+        }
+        sb_put(&b, svg + start, i + hit - start);
+        sb_put(&b, prefix, strlen(prefix));
+        i += hit;
+        start = i;
+    }
+    sb_put(&b, svg + start, len - start);
+    if (b.failed || !b.p) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# memsnap report from the command line: what lands in DIR, file names that would break a
+# page or collide, input from stdin and gzip, and the errors that must exit 2. The gates'
+# numbers are held to the truth files in tests/test_report.c; the page in a browser in
+# tests/test_report_browser.c.
+set -u
+BIN=${1:?usage: report.sh MEMSNAP_BIN}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# run STATUS ARGS...: runs memsnap report, checks the exit status, keeps the output in $T/out.
+run() {
+  local want=$1; shift
+  "$BIN" report "$@" > "$T/out" 2>&1
+  local st=$?
+  [ "$st" -eq "$want" ] || { bad "memsnap report $* exited $st, wanted $want"; head -20 "$T/out"; }
+}
+
+# A nested DIR that does not exist yet is created; every output is there.
+run 0 testdata/gpt2_train.pickle -o "$T/a/b/c"
+for f in index.html summary.md summary.json; do
+  [ -s "$T/a/b/c/$f" ] || bad "missing $f"
+done
+grep -q '^memsnap report: wrote ' "$T/out" || bad "no 'wrote' line"
+charts=0
+if grep -Eq '"timeline_png":[[:space:]]*"timeline-gpt2_train.png"' "$T/a/b/c/summary.json"; then
+  charts=1
+  [ -s "$T/a/b/c/timeline-gpt2_train.png" ] || bad "timeline-gpt2_train.png missing"
+fi
+
+# A file name with markup must reach the page and the Markdown as text, never as markup.
+evil='x"><script>alert(1)<\script><img src=x onerror=alert(2)>|y'
+cp testdata/oom.pickle "$T/$evil.pickle"
+run 0 "$T/$evil.pickle" -o "$T/evil"
+if grep -q '<script\|<img' "$T/evil/index.html"; then bad "markup from a file name reached index.html"; fi
+grep -q '&lt;script&gt;alert(1)' "$T/evil/index.html" || bad "escaped file name not in index.html"
+if grep -q '<script\|<img' "$T/evil/summary.md"; then bad "markup from a file name reached summary.md"; fi
+grep -q 'alert(1)&lt;\\\\script&gt;' "$T/evil/summary.md" || bad "escaped file name not in summary.md"
+if [ "$charts" = 1 ]; then
+  ls "$T/evil" | grep -q '^timeline-x___script_alert_1___script__img_src_x_onerror_alert_2___y\.png$' \
+    || { bad "chart name not made safe"; ls "$T/evil"; }
+fi
+
+# Two files with one base name (two runs' mem.pickle) keep apart.
+mkdir -p "$T/run1" "$T/run2"
+cp testdata/ddp_rank0.pickle "$T/run1/mem.pickle"
+cp testdata/ddp_rank1.pickle "$T/run2/mem.pickle"
+run 0 "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same"
+if [ "$charts" = 1 ]; then
+  [ -s "$T/same/timeline-mem.png" ] && [ -s "$T/same/timeline-mem-2.png" ] && [ -s "$T/same/ranks.png" ] \
+    || { bad "colliding names not kept apart"; ls "$T/same"; }
+fi
+grep -Eq '"pair":[[:space:]]*\{' "$T/same/summary.json" || bad "two files give no pair comparison"
+
+# Standard input and gzip.
+run 0 - -o "$T/stdin" < testdata/gpt2_train.pickle
+grep -Eq '"path":[[:space:]]*"-"' "$T/stdin/summary.json" || bad "stdin not named '-'"
+gzip -c testdata/gpt2_train.pickle > "$T/g.pickle.gz"
+run 0 "$T/g.pickle.gz" -o "$T/gz"
+grep -q '"peak"' "$T/gz/summary.json" || bad "gzip input gave no summary"
+
+# summary.md stays small enough for a CI job summary even for many files.
+run 0 testdata/*.pickle -o "$T/all"
+size=$(wc -c < "$T/all/summary.md")
+[ "$size" -lt 65536 ] || bad "summary.md is $size bytes for $(ls testdata/*.pickle | wc -l) files"
+
+# Errors: exit 2 with the reason.
+printf 'x' > "$T/afile"
+run 2 testdata/oom.pickle -o "$T/afile"
+grep -q 'afile' "$T/out" || bad "no message for an output that is a file"
+head -c 100000 testdata/gpt2_train.pickle > "$T/cut.pickle"
+run 2 "$T/cut.pickle" -o "$T/cut"
+grep -q 'cut.pickle: byte [0-9]*: ' "$T/out" || bad "truncated input not named with its offset"
+run 2 testdata/oom.pickle -o "$T/x" --device 9
+grep -q 'no device 9' "$T/out" || bad "no message for a missing device"
+run 2 testdata/oom.pickle -o "$T/x" --baseline "$T/cut.pickle" --max-growth 1
+grep -q 'cut.pickle: byte' "$T/out" || bad "bad baseline not named"
+run 2 testdata/oom.pickle -o
+grep -q -- '-o needs a value' "$T/out" || bad "no message for -o without a value"
+
+[ "$fail" -eq 0 ] && echo "report.sh: all checks passed"
+exit "$fail"
