@@ -450,49 +450,90 @@ typedef struct curve {
     size_t n;
 } curve;
 
+/* Addresses seen so far, each with the size alive there (0 once freed). The allocator
+ * reuses a modest set of addresses, so the table grows with distinct addresses, not
+ * with events; a freed address keeps its slot for the next alloc there. */
+typedef struct addr_table {
+    uint64_t *keys; /* addr + 1, 0 empty */
+    uint64_t *sizes;
+    size_t mask, used;
+} addr_table;
+
+static size_t addr_slot(const addr_table *t, uint64_t key)
+{
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & t->mask;
+    while (t->keys[j] && t->keys[j] != key)
+        j = (j + 1) & t->mask;
+    return j;
+}
+
+static bool addr_grow(addr_table *t)
+{
+    size_t n = t->mask ? (t->mask + 1) * 2 : 4096;
+    addr_table g = {calloc(n, sizeof *g.keys), calloc(n, sizeof *g.sizes), n - 1, t->used};
+    if (!g.keys || !g.sizes) {
+        free(g.keys);
+        free(g.sizes);
+        return false;
+    }
+    for (size_t i = 0; t->keys && i <= t->mask; i++) {
+        if (!t->keys[i])
+            continue;
+        size_t j = addr_slot(&g, t->keys[i]);
+        g.keys[j] = t->keys[i];
+        g.sizes[j] = t->sizes[i];
+    }
+    free(t->keys);
+    free(t->sizes);
+    *t = g;
+    return true;
+}
+
 static int program_curve(curve *cv, const ms_trace *tr, ms_error *err)
 {
     memset(cv, 0, sizeof *cv);
-    size_t n = tr->n, ns = 16;
-    while (ns < 2 * n + 2)
-        ns *= 2;
-    uint64_t *keys = calloc(ns, sizeof *keys); /* addr + 1, 0 empty */
-    uint64_t *sizes = calloc(ns, sizeof *sizes);
+    size_t n = tr->n;
+    addr_table tab = {NULL, NULL, 0, 0};
     cv->v = malloc((n ? n : 1) * sizeof *cv->v);
-    if (!keys || !sizes || !cv->v) {
-        free(keys);
-        free(sizes);
+    if (!cv->v || !addr_grow(&tab)) {
         free(cv->v);
         cv->v = NULL;
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");
     }
-    /* Open addressing with tombstones would grow without bound on long traces; instead
-     * a freed slot keeps its key with size 0 and is reused by the next alloc there. */
     int64_t cur = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t a = tr->action[i];
         if (a == MS_ACT_ALLOC || a == MS_ACT_FREE_REQUESTED || a == MS_ACT_FREE_COMPLETED) {
             uint64_t key = tr->addr[i] + 1;
-            size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (ns - 1);
-            size_t probes = 0;
-            while (keys[j] && keys[j] != key && probes++ < ns)
-                j = (j + 1) & (ns - 1);
+            size_t j = addr_slot(&tab, key);
             if (a == MS_ACT_ALLOC) {
-                if (!keys[j] || keys[j] == key) {
-                    keys[j] = key;
-                    sizes[j] = tr->size[i];
-                    cur += (int64_t)tr->size[i];
+                if (!tab.keys[j]) {
+                    if ((tab.used + 1) * 2 > tab.mask + 1) {
+                        if (!addr_grow(&tab)) {
+                            free(tab.keys);
+                            free(tab.sizes);
+                            free(cv->v);
+                            cv->v = NULL;
+                            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
+                                            "no memory for the live curve");
+                        }
+                        j = addr_slot(&tab, key);
+                    }
+                    tab.keys[j] = key;
+                    tab.used++;
                 }
-            } else if (keys[j] == key && sizes[j]) {
-                cur -= (int64_t)sizes[j];
-                sizes[j] = 0;
+                cur += (int64_t)tr->size[i] - (int64_t)tab.sizes[j];
+                tab.sizes[j] = tr->size[i];
+            } else if (tab.keys[j] && tab.sizes[j]) {
+                cur -= (int64_t)tab.sizes[j];
+                tab.sizes[j] = 0;
             }
         }
         cv->v[i] = cur;
     }
     cv->n = n;
-    free(keys);
-    free(sizes);
+    free(tab.keys);
+    free(tab.sizes);
     return 0;
 }
 
@@ -853,8 +894,36 @@ static bool fold(cand *c, uint32_t expected)
     return true;
 }
 
-static int finish(ms_iterations **out, const ms_trace *tr, const ms_timeline *t, cand *c,
-                  ms_error *err)
+/* Per-iteration peak and end from a replay, for timelines built without curves. The
+ * iterations are in event order and do not overlap, so one cursor follows the events. */
+typedef struct iter_stats_ctx {
+    ms_iterations *it;
+    size_t k;
+    int64_t prev; /* active bytes before the current event */
+} iter_stats_ctx;
+
+static void iter_stats_event(void *ctx, size_t i, int64_t active)
+{
+    iter_stats_ctx *c = ctx;
+    int64_t before = c->prev;
+    c->prev = active;
+    while (c->k < c->it->n && (int64_t)i >= c->it->items[c->k].end_event)
+        c->k++;
+    if (c->k == c->it->n)
+        return;
+    ms_iteration *x = &c->it->items[c->k];
+    if ((int64_t)i < x->start_event)
+        return;
+    if ((int64_t)i == x->start_event && before > x->peak_bytes)
+        x->peak_bytes = before; /* the state it starts from counts, as with the curve */
+    if (active > x->peak_bytes)
+        x->peak_bytes = active;
+    if ((int64_t)i == x->end_event - 1)
+        x->live_end_bytes = active;
+}
+
+static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
+                  const ms_timeline *t, cand *c, ms_error *err)
 {
     ms_iterations *it = calloc(1, sizeof *it);
     if (!it)
@@ -883,13 +952,26 @@ static int finish(ms_iterations **out, const ms_trace *tr, const ms_timeline *t,
         x->start_us = c->it[k].start_us != INT64_MIN ? c->it[k].start_us : tr->time_us[st];
         x->end_us = c->it[k].end_us != INT64_MIN ? c->it[k].end_us : tr->time_us[en - 1];
         x->partial = it->n == 0 && c->first_partial;
-        int64_t peak = st > 0 ? t->active[st - 1] : t->active_start;
-        for (int64_t i = st; i < en; i++)
-            if (t->active[i] > peak)
-                peak = t->active[i];
-        x->peak_bytes = peak;
-        x->live_end_bytes = t->active[en - 1];
+        if (t->active) {
+            int64_t peak = st > 0 ? t->active[st - 1] : t->active_start;
+            for (int64_t i = st; i < en; i++)
+                if (t->active[i] > peak)
+                    peak = t->active[i];
+            x->peak_bytes = peak;
+            x->live_end_bytes = t->active[en - 1];
+        }
         it->n++;
+    }
+    if (!t->active && it->n) {
+        /* No stored curve: one replay fills every iteration's peak and end. */
+        iter_stats_ctx sc = {it, 0, t->active_start};
+        for (size_t k = 0; k < it->n; k++)
+            it->items[k].peak_bytes = INT64_MIN;
+        int rc = ms__timeline_scan(s, t, iter_stats_event, &sc, err);
+        if (rc) {
+            ms_iterations_free(it);
+            return rc;
+        }
     }
     if (!it->n)
         it->method = MS_ITER_NONE;
@@ -901,9 +983,8 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
                         const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err)
 {
     *out = NULL;
-    if (!t || !t->active)
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
-                        "iterations need a timeline built with MS_TIMELINE_CURVES");
+    if (!t)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "iterations need the device's timeline");
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     const char *step = opt && opt->step_name && *opt->step_name ? opt->step_name : NULL;
     uint32_t expected = opt ? opt->expected : 0;
@@ -913,10 +994,11 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     enum { NM = 6 };
     cand cs[NM];
     memset(cs, 0, sizeof cs);
+    /* The live curve costs 8 bytes per event; only the methods that read it build it. */
     curve cv;
-    int rc = program_curve(&cv, tr, err);
-    if (rc)
-        return rc;
+    memset(&cv, 0, sizeof cv);
+    int rc = 0;
+#define NEED_CURVE() (cv.v || (rc = program_curve(&cv, tr, err)) == 0)
     size_t chosen = NM;
     for (size_t m = 0; m < NM && !rc; m++) {
         cand *c = &cs[m];
@@ -929,14 +1011,14 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
             if (step) {
                 rc = cand_ranges(c, s, tr, ANN_NAMED, step, err);
                 snprintf(c->detail, sizeof c->detail, "'%s'", step);
-                if (!rc)
+                if (!rc && c->n && NEED_CURVE())
                     rc = ranges_as_markers(c, s, tr, &cv, err);
             }
             break;
         case 1:
             c->method = MS_ITER_ANNOTATION_PROFILER;
             rc = cand_ranges(c, s, tr, ANN_PROFILER, NULL, err);
-            if (!rc)
+            if (!rc && c->n && NEED_CURVE())
                 rc = ranges_as_markers(c, s, tr, &cv, err);
             break;
         case 2:
@@ -949,13 +1031,15 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
             break;
         case 4:
             c->method = MS_ITER_FORWARD_CALLS;
-            rc = cand_forward_calls(c, s, tr, &cv, si, err);
+            if (NEED_CURVE())
+                rc = cand_forward_calls(c, s, tr, &cv, si, err);
             if (c->n < 2)
                 c->n = 0; /* one call is not a loop */
             break;
         case 5:
             c->method = MS_ITER_BASELINE;
-            rc = cand_baseline(c, s, tr, &cv, expected, err);
+            if (NEED_CURVE())
+                rc = cand_baseline(c, s, tr, &cv, expected, err);
             break;
         }
         if (rc)
@@ -984,7 +1068,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     if (!rc) {
         cand none;
         memset(&none, 0, sizeof none);
-        rc = finish(out, tr, t, chosen < NM ? &cs[chosen] : &none, err);
+        rc = finish(out, s, tr, t, chosen < NM ? &cs[chosen] : &none, err);
         if (!rc && step && !cs[0].n) {
             /* Say that the named marker was not used, before what was. */
             char note[128];
@@ -1000,6 +1084,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
                      len ? "; " : "", (*out)->n, expected);
         }
     }
+#undef NEED_CURVE
     for (size_t m = 0; m < NM; m++)
         cand_free(&cs[m]);
     free(cv.v);

@@ -117,6 +117,10 @@ typedef struct sim {
     bool keep_all;          /* records stay in recs[] in alloc order (MS_TIMELINE_ALLOCS) */
     emit_fn emit;           /* else: called as each life is known completely */
     void *ctx;
+    /* Called after every event with the active bytes relative to the start (the start's
+     * own value is only known at the end); NULL when not wanted. */
+    void (*on_event)(void *ctx, size_t i, int64_t rel_active);
+    void *event_ctx;
 
     ms_alloc *recs;
     size_t nrecs, cap_recs;
@@ -258,6 +262,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             active[i] = rel;
             reserved[i] = res;
         }
+        if (x->on_event)
+            x->on_event(x->event_ctx, i, rel);
     }
 
     /* Blocks active at the end that no kept alloc explains were alive all along. */
@@ -475,4 +481,37 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
     *out = acc;
     *n_out = m;
     return 0;
+}
+
+/* ------------------------------------------------------------------ scan */
+
+typedef struct scan_ctx {
+    int64_t offset;
+    void (*fn)(void *ctx, size_t event, int64_t active);
+    void *ctx;
+} scan_ctx;
+
+static void scan_event(void *ctx, size_t i, int64_t rel)
+{
+    scan_ctx *c = ctx;
+    c->fn(c->ctx, i, c->offset + rel);
+}
+
+int ms__timeline_scan(const ms_snapshot *s, const ms_timeline *t,
+                      void (*fn)(void *ctx, size_t event, int64_t active), void *ctx,
+                      ms_error *err)
+{
+    scan_ctx c = {t->active_start, fn, ctx};
+    ms_timeline scratch;
+    memset(&scratch, 0, sizeof scratch);
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.tr = ms_snapshot_trace(s, t->device);
+    x.device = t->device;
+    x.on_event = scan_event;
+    x.event_ctx = &c;
+    int rc = simulate(&x, &scratch, NULL, NULL, err);
+    sim_release(&x);
+    return rc;
 }
