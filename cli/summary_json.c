@@ -1,5 +1,6 @@
 #include "summary_json.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,34 @@ static cJSON *num(cJSON *obj, const char *key, double v)
     return cJSON_AddNumberToObject(obj, key, v);
 }
 
+/* The allocations alive right after the peak event need a replay of the whole trace, as
+ * do the iterations' peaks: on a multi-million-event file each replay is a noticeable
+ * part of the run, so the two go on separate threads. The replay only reads the model;
+ * site names (which fill a cache) are looked up afterwards on the calling thread. */
+typedef struct alive_job {
+    const ms_snapshot *s;
+    const ms_timeline *t;
+    ms_alloc *alive;
+    size_t n_alive;
+    int rc;
+    ms_error err;
+} alive_job;
+
+static void *alive_run(void *arg)
+{
+    alive_job *j = arg;
+    j->rc = ms_timeline_alive_at(&j->alive, &j->n_alive, j->s, j->t, j->t->peak_event, &j->err);
+    return NULL;
+}
+
 /* Top sites among the allocations alive right after the peak event. */
-static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_timeline *t, int top_k,
-                         ms_error *err)
+static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive,
+                         size_t n_alive, int top_k, ms_error *err)
 {
     cJSON *arr = cJSON_AddArrayToObject(dev, "top_sites");
-    ms_alloc *alive = NULL;
-    size_t n_alive = 0;
-    int rc = ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, err);
-    if (rc)
-        return rc;
     ms_site_total *tot = NULL;
     size_t n_tot = 0;
-    rc = ms_site_totals(&tot, &n_tot, s, alive, n_alive, err);
-    ms_free(alive);
+    int rc = ms_site_totals(&tot, &n_tot, s, alive, n_alive, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < n_tot && (int)i < top_k; i++) {
@@ -98,9 +113,20 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
     add_ooms(dev, s, device);
+    alive_job job = {s, t, NULL, 0, 0, {0, 0, ""}};
+    pthread_t thread;
+    bool threaded = pthread_create(&thread, NULL, alive_run, &job) == 0;
+    if (!threaded)
+        alive_run(&job);
     cJSON *iters = leaks_iterations_json(s, device, t, NULL, err);
-    if (!iters) {
+    if (threaded)
+        pthread_join(thread, NULL);
+    if (!iters || job.rc) {
+        if (iters && job.rc) /* else err already says why the iterations failed */
+            *err = job.err;
+        cJSON_Delete(iters);
         cJSON_Delete(dev);
+        ms_free(job.alive);
         ms_timeline_free(t);
         return NULL;
     }
@@ -110,7 +136,9 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     for (size_t i = 0; i < n_ann; i++)
         n_dev_ann += ann[i].device == device;
     num(dev, "annotations", (double)n_dev_ann);
-    if (add_top_sites(dev, s, t, top_k, err)) {
+    int sites_rc = add_top_sites(dev, s, job.alive, job.n_alive, top_k, err);
+    ms_free(job.alive);
+    if (sites_rc) {
         cJSON_Delete(dev);
         dev = NULL;
     }

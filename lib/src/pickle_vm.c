@@ -256,6 +256,8 @@ static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
     if (rc)
         return rc;
     if (idx < vm->memo_len) {
+        if (vm->memo[idx] != (uint32_t)VMAKE(T_SPC, SPC_BUILDING))
+            vm->memo_gen++; /* a value changed: remembered frames spans are stale */
         vm->memo[idx] = enc;
         return 0;
     }
@@ -1433,6 +1435,98 @@ static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
     return FAST_OK;
 }
 
+/* An integer opcode at p (BININT1/BININT2/BININT/LONG1 up to 8 bytes, or a bool, which
+ * Python treats as an int); returns the bytes it takes, 0 when it is something else.
+ * The caller guarantees 10 readable bytes. */
+static inline size_t fast_int(const uint8_t *p, int64_t *v)
+{
+    switch (p[0]) {
+    case 'K':
+        *v = p[1];
+        return 2;
+    case 'M':
+        *v = (int64_t)(p[1] | (unsigned)p[2] << 8);
+        return 3;
+    case 'J':
+        *v = (int32_t)rd_u32(p + 1);
+        return 5;
+    case 0x8a: {
+        size_t n = p[1];
+        if (n > 8)
+            return 0;
+        uint64_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            u |= (uint64_t)p[2 + i] << (8 * i);
+        if (n && n < 8 && (p[1 + n] & 0x80))
+            u |= ~(uint64_t)0 << (8 * n);
+        *v = (int64_t)u;
+        return 2 + n;
+    }
+    case 0x88:
+    case 0x89:
+        *v = p[0] == 0x88;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Frames lists made only of memo references to frames are, byte for byte, the same list
+ * whenever the same stack recurs (a 4M-event trace has a few dozen stacks and a million
+ * such lists). The bytes between MARK and APPENDS are remembered with the stack they
+ * gave, so a repeat costs a hash and a compare. Memo entries never change once written,
+ * except through an explicit PUT over an old index, which bumps memo_gen and so retires
+ * every remembered span. */
+#define SPAN_SLOTS 4096
+#define SPAN_MAX 256
+
+typedef struct span_entry {
+    uint64_t hash;
+    uint64_t gen;
+    uint32_t len;
+    uint32_t stack; /* MS_NO_STACK + 1 marks an empty slot when len == 0 */
+    uint8_t bytes[SPAN_MAX];
+} span_entry;
+
+/* Length of a run of BINGET/LONG_BINGET up to APPENDS starting at p, all of committed
+ * memo entries; 0 when the list is anything else or too long to remember. */
+static size_t span_length(const ms_vm *vm, const uint8_t *p, const uint8_t *end)
+{
+    const uint8_t *q = p;
+    while (q < end && (size_t)(q - p) <= SPAN_MAX) {
+        if (q[0] == 'e')
+            return (size_t)(q - p);
+        uint64_t idx;
+        if (q[0] == 'h' && q + 2 <= end) {
+            idx = q[1];
+            q += 2;
+        } else if (q[0] == 'j' && q + 5 <= end) {
+            idx = rd_u32(q + 1);
+            q += 5;
+        } else {
+            return 0;
+        }
+        if (idx >= vm->memo_len)
+            return 0;
+    }
+    return 0;
+}
+
+static uint64_t span_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
 /* Reads trace entries for `device` while the input holds complete ones; returns how
  * many were taken (0: let the general VM read this one), or a negative error. */
 static int fast_events(ms_vm *vm, int device, size_t *taken)
@@ -1447,9 +1541,26 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
     }
     if (vm->sparse_len)
         return 0; /* out-of-order memo indexes: leave the memo arithmetic to the VM */
+    /* Room for a whole batch of entries (Python writes 1000 per APPENDS) up front, so
+     * the loop below stores without checking. */
+    if (vm->stack_cap - vm->sp < 1024) {
+        if (vm->sp + 1024 > MAX_STACK)
+            return 0;
+        if (!ms__grow((void **)&vm->stack, &vm->stack_cap, vm->sp + 1024, sizeof *vm->stack))
+            return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");
+    }
+    if (!vm->spans && !(vm->spans = calloc(SPAN_SLOTS, sizeof *vm->spans)))
+        return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");
+    ms_trace_build *t = NULL;
+    int rc = trace_for(vm, device, &t, ms__input_offset(in, in->pos));
+    if (rc)
+        return rc;
+    uint64_t last_stream_raw = 0;
+    uint16_t last_stream = 0;
+    bool have_stream = false;
     fast_reader r;
     r.last_str = UINT32_MAX;
-    for (;;) {
+    for (size_t k = 0; k < 1024; k++) {
         r.p = in->pos;
         r.end = in->end;
         r.nmemo = 0;
@@ -1457,24 +1568,98 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         if (r.p + 3 > r.end || r.p[0] != '}' || r.p[1] != 0x94 || r.p[2] != '(')
             return 0;
         r.p += 3;
-        (void)fast_memoize(&r, VMAKE(T_SPC, SPC_CONSUMED), false, NULL);
+        r.memo[0] = VMAKE(T_SPC, SPC_CONSUMED);
+        r.building[0] = false;
+        r.nmemo = 1;
         ev_fields f = EV_EMPTY;
         bool ok = true;
         while (ok && r.p < r.end && r.p[0] != 'u') {
-            ms_val k = 0, v = 0;
-            if (fast_value(vm, &r, &k) != FAST_OK || VTAG(k) != T_STR) {
+            ms_val key = 0, v = 0;
+            /* Keys are memo references to strings read long ago: take those directly. */
+            if (r.end - r.p >= 16 && (r.p[0] == 'h' || r.p[0] == 'j')) {
+                uint64_t idx = r.p[0] == 'h' ? r.p[1] : rd_u32(r.p + 1);
+                if (idx < vm->memo_len && r.p[r.p[0] == 'h' ? 2 : 5] != 0x94) {
+                    key = vm->memo[idx];
+                    r.p += r.p[0] == 'h' ? 2 : 5;
+                }
+            }
+            if (!key && fast_value(vm, &r, &key) != FAST_OK) {
                 ok = false;
                 break;
             }
-            if (k == VMAKE(T_STR, S_FRAMES) && r.p < r.end && r.p[0] == ']') {
-                if (fast_frames(vm, &r, &v, &err_rc) != FAST_OK)
-                    ok = false;
-            } else if (fast_value(vm, &r, &v) != FAST_OK) {
+            if (VTAG(key) != T_STR || r.end - r.p < 10) {
                 ok = false;
+                break;
             }
-            if (ok && VTAG(v) == T_OBJ)
+            int64_t iv = 0;
+            size_t used;
+            switch (VPAY(key)) {
+            case S_ADDR:
+            case S_DEVICE_FREE:
+            case S_SIZE:
+            case S_TIME_US:
+            case S_STREAM:
+                /* Integers straight into their field; anything unusual (None, a memo
+                 * reference, a negative size) takes the general route below. */
+                used = fast_int(r.p, &iv);
+                if (used && r.p[used] != 0x94 && (VPAY(key) != S_SIZE || iv >= 0)) {
+                    r.p += used;
+                    switch (VPAY(key)) {
+                    case S_SIZE: f.size = (uint64_t)iv; break;
+                    case S_TIME_US: f.time_us = iv; break;
+                    case S_STREAM: f.stream_raw = (uint64_t)iv; break;
+                    default: f.addr = (uint64_t)iv; break;
+                    }
+                    continue;
+                }
+                break;
+            case S_FRAMES:
+                if (r.p[0] == ']') {
+                    size_t span = 0;
+                    uint64_t h = 0;
+                    span_entry *e = NULL;
+                    /* "]" MEMOIZE "(" frames "e": the common inline list. */
+                    if (r.p[1] == 0x94 && r.p[2] == '(' &&
+                        (span = span_length(vm, r.p + 3, r.end)) > 0) {
+                        h = span_hash(r.p + 3, span);
+                        e = &vm->spans[h & (SPAN_SLOTS - 1)];
+                        if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
+                            memcmp(e->bytes, r.p + 3, span) == 0) {
+                            v = e->stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
+                                                        : VMAKE(T_CONV, (uint64_t)e->stack << 1 | 1);
+                            if (fast_memoize(&r, v, false, NULL) != FAST_OK) {
+                                ok = false;
+                                break;
+                            }
+                            r.p += 3 + span + 1;
+                            f.stack = e->stack;
+                            continue;
+                        }
+                    }
+                    if (fast_frames(vm, &r, &v, &err_rc) != FAST_OK) {
+                        ok = false;
+                        break;
+                    }
+                    if (e) {
+                        e->hash = h;
+                        e->gen = vm->memo_gen;
+                        e->len = (uint32_t)span;
+                        memcpy(e->bytes, r.p - span - 1, span);
+                        e->stack = VTAG(v) == T_CONV ? (uint32_t)(VPAY(v) >> 1) : MS_NO_STACK;
+                    }
+                    if ((rc = event_field(vm, &f, key, v, MS_NO_OFFSET)) != 0)
+                        ok = false;
+                    continue;
+                }
+                break;
+            default:
+                break;
+            }
+            if (fast_value(vm, &r, &v) != FAST_OK || VTAG(v) == T_OBJ) {
                 ok = false; /* objects may still change; the general path handles them */
-            if (ok && event_field(vm, &f, k, v, ms__input_offset(in, in->pos)) != 0)
+                break;
+            }
+            if (event_field(vm, &f, key, v, MS_NO_OFFSET) != 0)
                 ok = false;
         }
         if (err_rc == MS_ERR_NOMEM)
@@ -1484,20 +1669,42 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         r.p++; /* SETITEMS */
         /* Commit: the memo entries in order, the event, the value left on the stack. */
         int64_t off = ms__input_offset(in, in->pos);
-        for (size_t i = 0; i < r.nmemo; i++) {
-            int rc = memo_put(vm, vm->memo_len, r.memo[i], off);
-            if (rc)
-                return rc;
+        if (MS_LIKELY(vm->memo_len + r.nmemo <= vm->memo_cap &&
+                      vm->memo_len + r.nmemo <= vm->lim.max_memo)) {
+            /* Everything the reader memoizes is stored as is (strings, converted stacks
+             * and frames, consumed entries; ids are bounded when made). */
+            for (size_t i = 0; i < r.nmemo; i++)
+                vm->memo[vm->memo_len++] = (uint32_t)r.memo[i];
+        } else {
+            for (size_t i = 0; i < r.nmemo; i++)
+                if ((rc = memo_put(vm, vm->memo_len, r.memo[i], off)))
+                    return rc;
         }
-        int rc = append_event(vm, device, &f, off);
-        if (rc)
-            return rc;
-        ms_trace_build *t = &vm->snap->traces[device];
-        if ((rc = push(vm, VMAKE(T_EVT, ((uint64_t)(t->view.n - 1) << 16) | (uint64_t)device), off)))
-            return rc;
+        if (!have_stream || f.stream_raw != last_stream_raw) {
+            if ((rc = intern_stream(vm, f.stream_raw, &last_stream, off)))
+                return rc;
+            last_stream_raw = f.stream_raw;
+            have_stream = true;
+        }
+        size_t n = t->view.n;
+        if (MS_UNLIKELY(n == t->cap || vm->events_total >= vm->lim.max_events)) {
+            if ((rc = append_event(vm, device, &f, off)))
+                return rc;
+        } else {
+            t->action[n] = (uint8_t)f.action;
+            t->addr[n] = f.addr;
+            t->size[n] = f.size;
+            t->time_us[n] = f.time_us;
+            t->stack[n] = f.stack;
+            t->stream[n] = last_stream;
+            t->view.n = n + 1;
+            vm->events_total++;
+        }
+        vm->stack[vm->sp++] = VMAKE(T_EVT, ((uint64_t)(t->view.n - 1) << 16) | (uint64_t)device);
         in->pos = r.p;
         ++*taken;
     }
+    return 0;
 }
 
 #define NEED(n)                                                  \
@@ -1880,6 +2087,8 @@ void ms__vm_release(ms_vm *vm)
         free(vm->pend[i].ids);
     free(vm->pend);
     free(vm->pend_free);
+    free(vm->spans);
+    vm->spans = NULL;
     free(vm->frame_slots);
     free(vm->stack_slots);
     ms__input_close(&vm->in);

@@ -132,6 +132,10 @@ typedef struct ms_vm {
     uint32_t *pend_free;
     size_t npend_free, pend_free_cap;
 
+    /* Frames lists seen as raw bytes, with their stacks (see fast_events). */
+    struct span_entry *spans;
+    uint64_t memo_gen;
+
     /* Content-interning tables for frames and stacks (ids + 1, 0 empty). */
     uint32_t *frame_slots;
     size_t frame_nslots;
