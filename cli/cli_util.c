@@ -30,16 +30,7 @@ int cli_load(const char *cmd, const char *path, ms_snapshot **out)
 
 int cli_busiest_device(const ms_snapshot *s)
 {
-    int best = 0;
-    size_t best_n = 0;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        size_t n = ms_snapshot_trace(s, d)->n;
-        if (n > best_n) {
-            best = d;
-            best_n = n;
-        }
-    }
-    return best;
+    return ms_snapshot_busiest_device(s);
 }
 
 bool cli_device_in_use(const ms_snapshot *s, int device)

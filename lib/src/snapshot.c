@@ -126,6 +126,19 @@ int ms_snapshot_device_count(const ms_snapshot *s)
     return s->n_devices;
 }
 
+int ms_snapshot_busiest_device(const ms_snapshot *s)
+{
+    int best = 0;
+    size_t best_n = 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        if (s->traces[d].view.n > best_n) {
+            best = d;
+            best_n = s->traces[d].view.n;
+        }
+    }
+    return best;
+}
+
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
     static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL};

@@ -166,6 +166,9 @@ uint64_t ms_snapshot_input_bytes(const ms_snapshot *s); /* decompressed pickle s
 
 /* Devices with a trace list entry (possibly empty) or segments: 0 .. count-1. */
 int ms_snapshot_device_count(const ms_snapshot *s);
+/* The device with the most trace events (the lowest id on a tie), 0 when none has any:
+ * the one a single-device view shows by default. */
+int ms_snapshot_busiest_device(const ms_snapshot *s);
 /* Never NULL for 0 <= device < device_count; an empty trace has n == 0. */
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device);
 
