@@ -17,13 +17,6 @@
 #define MS_PRINTF(a, b)
 #define MS_LIKELY(x) (x)
 #define MS_UNLIKELY(x) (x)
-/* Replays a device's trace and calls fn with the active bytes after every event, for
- * analyses that need one pass over the curve but not the 8 bytes per event of storing it
- * (t: the device's timeline, any flags). */
-int ms__timeline_scan(const ms_snapshot *s, const ms_timeline *t,
-                      void (*fn)(void *ctx, size_t event, int64_t active), void *ctx,
-                      ms_error *err);
-
 #endif
 
 /* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
