@@ -1,70 +1,39 @@
 /* The timeline against the allocator's own counters (truth.json) on every real snapshot
  * in testdata/: exact peaks for complete traces, exact end state for all. */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 
 #include "check.h"
 #include "memsnap/memsnap.h"
 
-static double counter(const cJSON *truth, const char *key)
-{
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(truth, "counters_at_end");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
-    if (!cJSON_IsNumber(v)) {
-        fprintf(stderr, "truth lacks %s\n", key);
-        exit(2);
-    }
-    return v->valuedouble;
-}
+typedef struct seen {
+    int complete, incomplete;
+} seen;
 
-static int busiest(const ms_snapshot *s)
+static void check_snapshot(const char *path, const char *name, void *arg)
 {
-    int best = 0;
-    size_t n = 0;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++)
-        if (ms_snapshot_trace(s, d)->n > n) {
-            n = ms_snapshot_trace(s, d)->n;
-            best = d;
-        }
-    return best;
-}
-
-static void check_snapshot(const char *name, int *complete_seen, int *incomplete_seen)
-{
-    char path[512], truth_path[512];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    snprintf(truth_path, sizeof truth_path, "testdata/%s.truth.json", name);
-    size_t len;
-    char *text = (char *)check_read_file(truth_path, &len);
-    CHECK_TRUE(text != NULL);
-    if (!text)
-        return;
-    char *z = realloc(text, len + 1);
-    z[len] = '\0';
-    cJSON *truth = cJSON_Parse(z);
-    free(z);
+    seen *counts = arg;
+    cJSON *truth = check_truth_load(name);
     CHECK_TRUE(truth != NULL);
+    if (!truth)
+        return;
 
     ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
     ms_error err;
-    int rc = ms_snapshot_read_file(&s, path, NULL, &err);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        CHECK_EQ_INT(rc, 0);
+    int d;
+    if (check_open_timeline(path, &s, &d, &t)) {
         cJSON_Delete(truth);
         return;
     }
-    int d = busiest(s);
-    ms_timeline *t = NULL;
-    CHECK_EQ_INT(ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err), 0);
     printf("%-16s device %d: %zu events, peak %lld, live %lld, reserved peak %lld end %lld, %s\n",
            name, d, t->n_events, (long long)t->peak_bytes, (long long)t->live_end_bytes,
            (long long)t->reserved_peak_bytes, (long long)t->reserved_end_bytes,
            t->trace_complete ? "complete" : "incomplete");
 
     /* Every trace: the curves end exactly at the allocator's final state. */
-    CHECK_EQ_INT(t->live_end_bytes, counter(truth, "requested_bytes.all.current"));
-    CHECK_EQ_INT(t->reserved_end_bytes, counter(truth, "reserved_bytes.all.current"));
+    CHECK_EQ_INT(t->live_end_bytes, check_truth_counter(truth, "requested_bytes.all.current"));
+    CHECK_EQ_INT(t->reserved_end_bytes,
+                 check_truth_counter(truth, "reserved_bytes.all.current"));
     if (t->n_events) {
         CHECK_EQ_INT(t->active[t->n_events - 1], t->live_end_bytes);
         CHECK_EQ_INT(t->reserved[t->n_events - 1], t->reserved_end_bytes);
@@ -76,7 +45,7 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
     const cJSON *wrap = cJSON_GetObjectItemCaseSensitive(truth, "max_entries");
     if (t->trace_complete) {
         /* A complete trace holds every allocation made while recording. */
-        (*complete_seen)++;
+        counts->complete++;
         CHECK_TRUE(wrap == NULL); /* a wrapped ring buffer cannot look complete */
         CHECK_EQ_INT(start_live, 0);
         CHECK_EQ_INT(start_reserved, 0);
@@ -89,21 +58,23 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
         CHECK_TRUE(t->action_counts[MS_ACT_FREE_COMPLETED] <= t->action_counts[MS_ACT_FREE_REQUESTED]);
         CHECK_EQ_INT(t->preexisting_count, 0);
     } else {
-        (*incomplete_seen)++;
+        counts->incomplete++;
         CHECK_TRUE(wrap != NULL || start_live > 0 || start_reserved > 0);
         CHECK_TRUE(t->preexisting_count > 0 || t->reserved_start > 0);
     }
     if (wrap) {
         /* Dropped events: the reconstruction can only make the peak lower, never higher. */
-        CHECK_TRUE(t->peak_bytes <= (int64_t)counter(truth, "requested_bytes.all.peak"));
+        CHECK_TRUE(t->peak_bytes <=
+                   (int64_t)check_truth_counter(truth, "requested_bytes.all.peak"));
         CHECK_EQ_INT(t->n_events, wrap->valuedouble);
     } else {
         /* Nothing dropped (recording may have started late): what was alive at the start
          * is rebuilt exactly, so the peaks are exact too. */
         CHECK_EQ_INT(t->preexisting_bytes, start_live);
         CHECK_EQ_INT(t->reserved_start, start_reserved);
-        CHECK_EQ_INT(t->peak_bytes, counter(truth, "requested_bytes.all.peak"));
-        CHECK_EQ_INT(t->reserved_peak_bytes, counter(truth, "reserved_bytes.all.peak"));
+        CHECK_EQ_INT(t->peak_bytes, check_truth_counter(truth, "requested_bytes.all.peak"));
+        CHECK_EQ_INT(t->reserved_peak_bytes,
+                     check_truth_counter(truth, "reserved_bytes.all.peak"));
     }
     /* The peak is the curve's maximum and sits at the event it names. */
     int64_t max = t->active_start;
@@ -142,7 +113,7 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
     /* OOM scenario: the trace records the refused request. */
     const cJSON *oom = cJSON_GetObjectItemCaseSensitive(truth, "oom_observer_args");
     if (oom) {
-        CHECK_EQ_INT(t->oom_count, counter(truth, "num_ooms"));
+        CHECK_EQ_INT(t->oom_count, check_truth_counter(truth, "num_ooms"));
         const ms_trace *tr = ms_snapshot_trace(s, d);
         for (size_t i = 0; i < tr->n; i++)
             if (tr->action[i] == MS_ACT_OOM) {
@@ -167,25 +138,11 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0); /* keep lines in order with failures on stderr */
-    DIR *dir = opendir("testdata");
-    CHECK_TRUE(dir != NULL);
-    if (!dir)
-        return check_finish("test_truth");
-    int files = 0, complete = 0, incomplete = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n > 7 && strcmp(e->d_name + n - 7, ".pickle") == 0) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(n - 7), e->d_name);
-            check_snapshot(name, &complete, &incomplete);
-            files++;
-        }
-    }
-    closedir(dir);
+    seen counts = {0, 0};
+    size_t files = check_each_snapshot(check_snapshot, &counts);
     /* Guard against an empty or partial testdata/ silently passing. */
     CHECK_TRUE(files >= 17);
-    CHECK_TRUE(complete >= 11);
-    CHECK_TRUE(incomplete >= 6);
+    CHECK_TRUE(counts.complete >= 11);
+    CHECK_TRUE(counts.incomplete >= 6);
     return check_finish("test_truth");
 }
