@@ -226,7 +226,7 @@ static void check_file(const char *path, const char *name, void *arg)
         if (tl->peak_event >= 0)
             CHECK_NEAR_IN(ctx, ch->peak_px, ms_chart_px(ch, ms_chart_event_x(&src, ch->x_mode,
                                                                               tl->peak_event)),
-                               1.0);
+                          1.0);
         char want[64];
         ms_chart_format_bytes((double)tl->peak_bytes, want, sizeof want);
         CHECK_TRUE_IN(ctx, strstr(ch->peak_label, want) != NULL);

@@ -13,7 +13,7 @@ static void check_snapshot(const char *path, const char *name, void *arg)
 {
     seen *counts = arg;
     cJSON *truth = check_truth_load(name);
-    CHECK_TRUE(truth != NULL);
+    CHECK_TRUE_IN(name, truth != NULL);
     if (!truth)
         return;
 
@@ -31,12 +31,13 @@ static void check_snapshot(const char *path, const char *name, void *arg)
            t->trace_complete ? "complete" : "incomplete");
 
     /* Every trace: the curves end exactly at the allocator's final state. */
-    CHECK_EQ_INT(t->live_end_bytes, check_truth_counter(truth, "requested_bytes.all.current"));
-    CHECK_EQ_INT(t->reserved_end_bytes,
-                 check_truth_counter(truth, "reserved_bytes.all.current"));
+    CHECK_EQ_INT_IN(name, t->live_end_bytes,
+                    check_truth_counter(truth, "requested_bytes.all.current"));
+    CHECK_EQ_INT_IN(name, t->reserved_end_bytes,
+                    check_truth_counter(truth, "reserved_bytes.all.current"));
     if (t->n_events) {
-        CHECK_EQ_INT(t->active[t->n_events - 1], t->live_end_bytes);
-        CHECK_EQ_INT(t->reserved[t->n_events - 1], t->reserved_end_bytes);
+        CHECK_EQ_INT_IN(name, t->active[t->n_events - 1], t->live_end_bytes);
+        CHECK_EQ_INT_IN(name, t->reserved[t->n_events - 1], t->reserved_end_bytes);
     }
     /* What was alive when recording began, by the allocator's counters. */
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(truth, "counters_at_start");
@@ -46,60 +47,62 @@ static void check_snapshot(const char *path, const char *name, void *arg)
     if (t->trace_complete) {
         /* A complete trace holds every allocation made while recording. */
         counts->complete++;
-        CHECK_TRUE(wrap == NULL); /* a wrapped ring buffer cannot look complete */
-        CHECK_EQ_INT(start_live, 0);
-        CHECK_EQ_INT(start_reserved, 0);
-        CHECK_EQ_INT(t->action_counts[MS_ACT_ALLOC],
-                     cJSON_GetObjectItemCaseSensitive(truth, "allocs_during_trace")->valuedouble);
+        CHECK_TRUE_IN(name, wrap == NULL); /* a wrapped ring buffer cannot look complete */
+        CHECK_EQ_INT_IN(name, start_live, 0);
+        CHECK_EQ_INT_IN(name, start_reserved, 0);
+        const cJSON *allocs = cJSON_GetObjectItemCaseSensitive(truth, "allocs_during_trace");
+        CHECK_EQ_INT_IN(name, t->action_counts[MS_ACT_ALLOC], allocs->valuedouble);
         /* The allocator counts a free when the tensor is released (free_requested); with
          * record_stream the block comes back later (free_completed) or not yet. */
-        CHECK_EQ_INT(t->action_counts[MS_ACT_FREE_REQUESTED],
-                     cJSON_GetObjectItemCaseSensitive(truth, "frees_during_trace")->valuedouble);
-        CHECK_TRUE(t->action_counts[MS_ACT_FREE_COMPLETED] <= t->action_counts[MS_ACT_FREE_REQUESTED]);
-        CHECK_EQ_INT(t->preexisting_count, 0);
+        const cJSON *frees = cJSON_GetObjectItemCaseSensitive(truth, "frees_during_trace");
+        CHECK_EQ_INT_IN(name, t->action_counts[MS_ACT_FREE_REQUESTED], frees->valuedouble);
+        CHECK_TRUE_IN(name, t->action_counts[MS_ACT_FREE_COMPLETED] <=
+                                t->action_counts[MS_ACT_FREE_REQUESTED]);
+        CHECK_EQ_INT_IN(name, t->preexisting_count, 0);
     } else {
         counts->incomplete++;
-        CHECK_TRUE(wrap != NULL || start_live > 0 || start_reserved > 0);
-        CHECK_TRUE(t->preexisting_count > 0 || t->reserved_start > 0);
+        CHECK_TRUE_IN(name, wrap != NULL || start_live > 0 || start_reserved > 0);
+        CHECK_TRUE_IN(name, t->preexisting_count > 0 || t->reserved_start > 0);
     }
     if (wrap) {
         /* Dropped events: the reconstruction can only make the peak lower, never higher. */
-        CHECK_TRUE(t->peak_bytes <=
-                   (int64_t)check_truth_counter(truth, "requested_bytes.all.peak"));
-        CHECK_EQ_INT(t->n_events, wrap->valuedouble);
+        CHECK_TRUE_IN(name, t->peak_bytes <=
+                      (int64_t)check_truth_counter(truth, "requested_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->n_events, wrap->valuedouble);
     } else {
         /* Nothing dropped (recording may have started late): what was alive at the start
          * is rebuilt exactly, so the peaks are exact too. */
-        CHECK_EQ_INT(t->preexisting_bytes, start_live);
-        CHECK_EQ_INT(t->reserved_start, start_reserved);
-        CHECK_EQ_INT(t->peak_bytes, check_truth_counter(truth, "requested_bytes.all.peak"));
-        CHECK_EQ_INT(t->reserved_peak_bytes,
-                     check_truth_counter(truth, "reserved_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->preexisting_bytes, start_live);
+        CHECK_EQ_INT_IN(name, t->reserved_start, start_reserved);
+        CHECK_EQ_INT_IN(name, t->peak_bytes,
+                        check_truth_counter(truth, "requested_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->reserved_peak_bytes,
+                        check_truth_counter(truth, "reserved_bytes.all.peak"));
     }
     /* The peak is the curve's maximum and sits at the event it names. */
     int64_t max = t->active_start;
     for (size_t i = 0; i < t->n_events; i++)
         if (t->active[i] > max)
             max = t->active[i];
-    CHECK_EQ_INT(max, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, max, t->peak_bytes);
     if (t->peak_event >= 0)
-        CHECK_EQ_INT(t->active[t->peak_event], t->peak_bytes);
+        CHECK_EQ_INT_IN(name, t->active[t->peak_event], t->peak_bytes);
 
     /* The allocation list explains the curve: alive-at-peak sums to the peak. */
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    CHECK_EQ_INT(ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, &err), 0);
     int64_t sum = 0;
     for (size_t i = 0; i < n_alive; i++)
         sum += (int64_t)alive[i].size;
-    CHECK_EQ_INT(sum, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, sum, t->peak_bytes);
     int64_t sum2 = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         if (a->alloc_event <= t->peak_event && (a->free_event == -1 || a->free_event > t->peak_event))
             sum2 += (int64_t)a->size;
     }
-    CHECK_EQ_INT(sum2, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, sum2, t->peak_bytes);
     int64_t live = 0;
     uint64_t live_n = 0;
     for (size_t i = 0; i < t->n_allocs; i++)
@@ -107,26 +110,27 @@ static void check_snapshot(const char *path, const char *name, void *arg)
             live += (int64_t)t->allocs[i].size;
             live_n++;
         }
-    CHECK_EQ_INT(live, t->live_end_bytes);
-    CHECK_EQ_INT(live_n, t->live_end_count);
+    CHECK_EQ_INT_IN(name, live, t->live_end_bytes);
+    CHECK_EQ_INT_IN(name, live_n, t->live_end_count);
 
     /* OOM scenario: the trace records the refused request. */
     const cJSON *oom = cJSON_GetObjectItemCaseSensitive(truth, "oom_observer_args");
     if (oom) {
-        CHECK_EQ_INT(t->oom_count, check_truth_counter(truth, "num_ooms"));
+        CHECK_EQ_INT_IN(name, t->oom_count, check_truth_counter(truth, "num_ooms"));
         const ms_trace *tr = ms_snapshot_trace(s, d);
         for (size_t i = 0; i < tr->n; i++)
             if (tr->action[i] == MS_ACT_OOM) {
                 /* The trace keeps the requested size; the observer sees it rounded up to
                  * the allocator's 2 MiB granularity for large blocks. */
                 double rounded = cJSON_GetObjectItemCaseSensitive(oom, "alloc")->valuedouble;
-                CHECK_TRUE((double)tr->size[i] <= rounded && rounded - (double)tr->size[i] < 2097152);
+                CHECK_TRUE_IN(name, (double)tr->size[i] <= rounded &&
+                                        rounded - (double)tr->size[i] < 2097152);
                 /* scenarios.py asks for 256 MiB + 512 * i bytes for tensor i. */
-                CHECK_EQ_INT(tr->size[i], 256.0 * 1048576 + 512 * cJSON_GetObjectItemCaseSensitive(
-                                                                      truth, "tensors_before_oom")
-                                                                      ->valuedouble);
-                CHECK_EQ_INT(tr->addr[i],
-                             cJSON_GetObjectItemCaseSensitive(oom, "device_free")->valuedouble);
+                double made =
+                    cJSON_GetObjectItemCaseSensitive(truth, "tensors_before_oom")->valuedouble;
+                CHECK_EQ_INT_IN(name, tr->size[i], 256.0 * 1048576 + 512 * made);
+                CHECK_EQ_INT_IN(name, tr->addr[i],
+                                cJSON_GetObjectItemCaseSensitive(oom, "device_free")->valuedouble);
             }
     }
     ms_free(alive);
