@@ -7,6 +7,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "memsnap/compare.h"
+#include "compare_json.h"
 #include "summary_input.h"
 
 static void usage(FILE *out)
@@ -163,70 +164,6 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
     printf("\nVerdict: %s\n", verdict);
 }
 
-static cJSON *metrics_json(const ms_pair *p)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (int m = 0; m < MS_M_COUNT; m++) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "a", (double)p->m[m].a);
-        cJSON_AddNumberToObject(d, "b", (double)p->m[m].b);
-        cJSON_AddNumberToObject(d, "delta", (double)p->m[m].delta);
-        cJSON_AddItemToObject(d, "pct", pct_json(&p->m[m]));
-        cJSON_AddItemToObject(o, ms_metric_name((ms_metric)m), d);
-    }
-    return o;
-}
-
-static cJSON *pair_json(const ms_pair *p, const char *la, const char *lb, const char *verdict,
-                        int top)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "a", 0);
-    cJSON_AddNumberToObject(o, "b", 1);
-    cJSON_AddStringToObject(o, "a_label", la);
-    cJSON_AddStringToObject(o, "b_label", lb);
-    cJSON_AddNumberToObject(o, "a_device", p->a->device);
-    cJSON_AddNumberToObject(o, "b_device", p->b->device);
-    cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
-    cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
-    cJSON_AddItemToObject(o, "metrics", metrics_json(p));
-    /* `sites` are the ones at the peak: the change that decides whether a rank fits. */
-    cJSON_AddItemToObject(o, "sites",
-                          site_deltas_json(p->sites[MS_SITES_AT_PEAK],
-                                           p->n_sites[MS_SITES_AT_PEAK], top));
-    cJSON_AddNumberToObject(o, "sites_changed", (double)p->n_sites[MS_SITES_AT_PEAK]);
-    cJSON_AddBoolToObject(o, "sites_complete", p->sites_complete[MS_SITES_AT_PEAK]);
-    if (p->sites_known[MS_SITES_AT_END])
-        cJSON_AddItemToObject(o, "sites_at_end",
-                              site_deltas_json(p->sites[MS_SITES_AT_END],
-                                               p->n_sites[MS_SITES_AT_END], top));
-    else
-        cJSON_AddNullToObject(o, "sites_at_end");
-    cJSON_AddItemToObject(o, "only_in_a", site_deltas_json(p->only_a, p->n_only_a, top));
-    cJSON_AddItemToObject(o, "only_in_b", site_deltas_json(p->only_b, p->n_only_b, top));
-    if (p->n_iterations) {
-        cJSON *it = cJSON_CreateArray();
-        for (size_t i = 0; i < p->n_iterations; i++) {
-            cJSON *d = cJSON_CreateObject();
-            cJSON_AddNumberToObject(d, "a_bytes", (double)p->iteration_peaks[i].a);
-            cJSON_AddNumberToObject(d, "b_bytes", (double)p->iteration_peaks[i].b);
-            cJSON_AddNumberToObject(d, "delta_bytes", (double)p->iteration_peaks[i].delta);
-            cJSON_AddItemToArray(it, d);
-        }
-        cJSON_AddItemToObject(o, "iteration_peaks", it);
-    }
-    if (p->leaks_known) {
-        cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "a_bytes", (double)p->leak_bytes.a);
-        cJSON_AddNumberToObject(d, "b_bytes", (double)p->leak_bytes.b);
-        cJSON_AddNumberToObject(d, "delta_bytes", (double)p->leak_bytes.delta);
-        cJSON_AddItemToObject(o, "leaks", d);
-    }
-    cJSON_AddBoolToObject(o, "match", p->match);
-    cJSON_AddStringToObject(o, "verdict", verdict);
-    return o;
-}
-
 int cmd_diff(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -296,7 +233,7 @@ int cmd_diff(int argc, char **argv)
                 in.v[i].file_json = NULL;
             }
             cJSON *pairs = cJSON_AddArrayToObject(doc, "pairs");
-            cJSON_AddItemToArray(pairs, pair_json(p, la, lb, verdict, o.top));
+            cJSON_AddItemToArray(pairs, compare_pair_json(p, 0, 1, la, lb, verdict, o.top));
             cJSON_AddArrayToObject(doc, "outliers");
             rc = cli_print_json(doc);
         } else {

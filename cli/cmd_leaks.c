@@ -169,43 +169,6 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
     printf("\n");
 }
 
-static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
-{
-    cJSON *e = cJSON_CreateObject();
-    if (!e)
-        return NULL;
-    cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
-    leaks_json_int(e, "device", (int64_t)(device));
-    cJSON *site = cJSON_AddObjectToObject(e, "site");
-    if (site && L->site != UINT32_MAX) {
-        const ms_frame *f = ms_snapshot_frame(s, L->site);
-        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
-        leaks_json_int(site, "line", (int64_t)(f->line));
-        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
-    }
-    if (L->layer != UINT32_MAX) {
-        char buf[160];
-        layer_text(s, L->layer, buf, sizeof buf);
-        cJSON_AddStringToObject(e, "layer", buf);
-    } else {
-        cJSON_AddNullToObject(e, "layer");
-    }
-    leaks_json_int(e, "count", (int64_t)(L->count));
-    leaks_json_int(e, "bytes", (int64_t)(L->bytes));
-    leaks_json_int(e, "bytes_each", (int64_t)(L->bytes_each_min));
-    leaks_json_int(e, "bytes_each_max", (int64_t)(L->bytes_each_max));
-    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
-    if (g) {
-        cJSON_AddNumberToObject(g, "count", L->growth_count);
-        cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
-    }
-    leaks_json_int(e, "first_alloc_us", (int64_t)(L->first_alloc_us));
-    leaks_json_int(e, "last_alloc_us", (int64_t)(L->last_alloc_us));
-    cJSON_AddNumberToObject(e, "first_alloc_s", cli_seconds(t->t_first_us, L->first_alloc_us));
-    cJSON_AddNumberToObject(e, "last_alloc_s", cli_seconds(t->t_first_us, L->last_alloc_us));
-    return e;
-}
-
 /* Analyses one file; appends to `files` in JSON mode, prints otherwise. */
 static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_found)
 {
@@ -271,7 +234,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(dj, "retained", (int64_t)(dt.retained));
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]))
-                    cJSON_AddItemToArray(leaks, leak_json(s, t, &r->items[i], d));
+                    cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, &r->items[i], d));
         } else {
             print_device(o, s, t, r);
         }

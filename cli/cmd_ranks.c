@@ -7,6 +7,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "memsnap/compare.h"
+#include "compare_json.h"
 #include "summary_input.h"
 
 static void usage(FILE *out)
@@ -28,22 +29,6 @@ static void usage(FILE *out)
           "  --top K         sites listed per outlier (default 10)\n"
           "  --threads N     files loaded at once (default: one per CPU)\n",
           out);
-}
-
-static const struct {
-    unsigned bit;
-    const char *key;
-} OUTLIER_KEYS[] = {
-    {MS_OUT_PEAK, "peak_bytes"},
-    {MS_OUT_RESERVED, "reserved_peak_bytes"},
-    {MS_OUT_LIVE_END, "live_end_bytes"},
-};
-
-static const ms_delta *row_metric(const ms_rank_row *row, unsigned bit)
-{
-    return bit == MS_OUT_PEAK ? &row->peak
-           : bit == MS_OUT_RESERVED ? &row->reserved_peak
-                                    : &row->live_end;
 }
 
 static double peak_seconds(const ms_profile *p)
@@ -113,15 +98,15 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             continue;
         printf("  %s:", labels[i]);
         const char *sep = " ";
-        for (size_t k = 0; k < sizeof OUTLIER_KEYS / sizeof OUTLIER_KEYS[0]; k++) {
-            if (!(row->outlier & OUTLIER_KEYS[k].bit))
+        for (size_t k = 0; k < COMPARE_OUTLIER_KEY_COUNT; k++) {
+            if (!(row->outlier & COMPARE_OUTLIER_KEYS[k].bit))
                 continue;
-            const ms_delta *d = row_metric(row, OUTLIER_KEYS[k].bit);
+            const ms_delta *d = compare_row_metric(row, COMPARE_OUTLIER_KEYS[k].bit);
             char dv[48], pc[32];
             signed_size_text(d->delta, dv, sizeof dv);
             pct_text(d, pc, sizeof pc);
-            const char *what = OUTLIER_KEYS[k].bit == MS_OUT_PEAK       ? "peak"
-                               : OUTLIER_KEYS[k].bit == MS_OUT_RESERVED ? "reserved peak"
+            const char *what = COMPARE_OUTLIER_KEYS[k].bit == MS_OUT_PEAK       ? "peak"
+                               : COMPARE_OUTLIER_KEYS[k].bit == MS_OUT_RESERVED ? "reserved peak"
                                                                         : "live at end";
             printf("%s%s %s (%s)", sep, what, dv, pc);
             sep = ", ";
@@ -154,66 +139,7 @@ static cJSON *ranks_json(const ms_ranks *r, compare_inputs *in, const char *cons
         cJSON_AddItemToArray(files, in->v[i].file_json);
         in->v[i].file_json = NULL;
     }
-    cJSON *med = cJSON_AddObjectToObject(doc, "median");
-    cJSON_AddNumberToObject(med, "peak_bytes", (double)r->median_peak);
-    cJSON_AddNumberToObject(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
-    cJSON_AddNumberToObject(med, "live_end_bytes", (double)r->median_live_end);
-    cJSON_AddNumberToObject(doc, "threshold_pct", r->threshold_pct);
-
-    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
-    cJSON *outliers = cJSON_CreateArray();
-    for (size_t i = 0; i < r->n; i++) {
-        const ms_rank_row *row = &r->rows[i];
-        const ms_profile *p = row->p;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "file", (double)i);
-        cJSON_AddStringToObject(o, "path", p->name);
-        cJSON_AddStringToObject(o, "label", labels[i]);
-        if (p->rank >= 0)
-            cJSON_AddNumberToObject(o, "rank", p->rank);
-        else
-            cJSON_AddNullToObject(o, "rank");
-        cJSON_AddNumberToObject(o, "device", p->device);
-        cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
-        cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
-        cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
-        cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
-        if (p->n_sites[MS_SITES_AT_PEAK]) {
-            const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
-            cJSON *ts = cJSON_AddObjectToObject(o, "top_site");
-            cJSON_AddStringToObject(ts, "site", s->site);
-            cJSON_AddStringToObject(ts, "function", s->function);
-            cJSON_AddNumberToObject(ts, "bytes", (double)s->bytes);
-            cJSON_AddNumberToObject(ts, "count", (double)s->count);
-        } else {
-            cJSON_AddNullToObject(o, "top_site");
-        }
-        cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)row->peak.delta);
-        cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&row->peak));
-        cJSON_AddNumberToObject(o, "reserved_delta_bytes", (double)row->reserved_peak.delta);
-        cJSON_AddItemToObject(o, "reserved_delta_pct", pct_json(&row->reserved_peak));
-        cJSON_AddNumberToObject(o, "live_end_delta_bytes", (double)row->live_end.delta);
-        cJSON_AddItemToObject(o, "live_end_delta_pct", pct_json(&row->live_end));
-        cJSON_AddBoolToObject(o, "outlier", row->outlier != 0);
-        cJSON_AddItemToObject(o, "sites", site_deltas_json(row->sites, row->n_sites, top));
-        cJSON_AddItemToArray(ranks, o);
-
-        for (size_t k = 0; k < sizeof OUTLIER_KEYS / sizeof OUTLIER_KEYS[0]; k++) {
-            if (!(row->outlier & OUTLIER_KEYS[k].bit))
-                continue;
-            const ms_delta *d = row_metric(row, OUTLIER_KEYS[k].bit);
-            cJSON *x = cJSON_CreateObject();
-            cJSON_AddNumberToObject(x, "file", (double)i);
-            cJSON_AddStringToObject(x, "label", labels[i]);
-            cJSON_AddStringToObject(x, "metric", OUTLIER_KEYS[k].key);
-            cJSON_AddNumberToObject(x, "value", (double)d->b);
-            cJSON_AddNumberToObject(x, "median", (double)d->a);
-            cJSON_AddNumberToObject(x, "delta_bytes", (double)d->delta);
-            cJSON_AddItemToObject(x, "delta_pct", pct_json(d));
-            cJSON_AddItemToArray(outliers, x);
-        }
-    }
-    cJSON_AddItemToObject(doc, "outliers", outliers);
+    compare_ranks_fill(doc, r, labels, top);
     return doc;
 }
 

@@ -12,6 +12,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "compare_json.h"
 #include "report.h"
 #include "summary_input.h"
 #include "summary_json.h"
@@ -295,7 +296,9 @@ static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char
         goto done;
     }
     cmp = cJSON_CreateObject();
-    cJSON_AddItemToObject(cmp, "ranks", report_ranks_json(r, labels, o->top));
+    cJSON *ranks_doc = cJSON_CreateObject();
+    compare_ranks_fill(ranks_doc, r, labels, o->top);
+    cJSON_AddItemToObject(cmp, "ranks", ranks_doc);
     if (n == 2) {
         if (ms_pair_compare(&p, profiles[0], profiles[1], &err)) {
             cli_error(CMD, "%s", err.message);
@@ -305,7 +308,7 @@ static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char
         char la[256], lb[256];
         report_pair_labels(p, la, lb, sizeof la);
         char *verdict = report_pair_verdict(p, la, lb);
-        cJSON_AddItemToObject(cmp, "pair", report_pair_json(p, 0, 1, la, lb, verdict, o->top));
+        cJSON_AddItemToObject(cmp, "pair", compare_pair_json(p, 0, 1, la, lb, verdict, o->top));
         free(verdict);
     } else {
         cJSON_AddNullToObject(cmp, "pair");
@@ -411,7 +414,7 @@ static cJSON *compare_baseline(const report_opts *o, const file_state *fs, size_
             snprintf(lb, sizeof lb, "this run");
         }
         char *verdict = report_pair_verdict(p, la, lb);
-        cJSON_AddItemToArray(pairs, report_pair_json(p, k, (int)i, la, lb, verdict, o->top));
+        cJSON_AddItemToArray(pairs, compare_pair_json(p, k, (int)i, la, lb, verdict, o->top));
         free(verdict);
         ms_pair_free(p);
     }

@@ -171,3 +171,34 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
         print_row(out, k, &x, k ? &p : NULL, indent);
     }
 }
+
+cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
+    leaks_json_int(e, "device", device);
+    cJSON *site = cJSON_AddObjectToObject(e, "site");
+    if (L->site != UINT32_MAX) {
+        const ms_frame *f = ms_snapshot_frame(s, L->site);
+        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
+        leaks_json_int(site, "line", f->line);
+        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
+    }
+    char buf[160];
+    if (L->layer != UINT32_MAX && ms_layer_format(s, L->layer, buf, sizeof buf) == 0)
+        cJSON_AddStringToObject(e, "layer", buf);
+    else
+        cJSON_AddNullToObject(e, "layer");
+    leaks_json_int(e, "count", (int64_t)L->count);
+    leaks_json_int(e, "bytes", (int64_t)L->bytes);
+    leaks_json_int(e, "bytes_each", (int64_t)L->bytes_each_min);
+    leaks_json_int(e, "bytes_each_max", (int64_t)L->bytes_each_max);
+    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
+    cJSON_AddNumberToObject(g, "count", L->growth_count);
+    cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
+    leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
+    leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
+    cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
+    cJSON_AddNumberToObject(e, "last_alloc_s", (double)(L->last_alloc_us - t->t_first_us) / 1e6);
+    return e;
+}

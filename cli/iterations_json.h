@@ -31,4 +31,9 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, i
 /* The same text from the JSON object above (for `summary`, which prints from its JSON). */
 void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent);
 
+/* One finding of `memsnap leaks --json` files[].leaks[] (docs/json.md); `t` is the
+ * device's timeline (for times in seconds). Shared by `leaks` and `report`. */
+cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L,
+                          int device);
+
 #endif

@@ -42,12 +42,8 @@ typedef struct report_opts {
 
 /* ------------------------------------------------------------------ JSON pieces */
 
-/* The JSON of a pair comparison, with the keys of `memsnap diff --json` pairs[];
- * `a`/`b` are the indexes the pair's files have in the list it refers to. */
-cJSON *report_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
-                        const char *verdict, int top);
-/* The JSON of a ranks table, with the keys of `memsnap ranks --json` (without files[]). */
-cJSON *report_ranks_json(const ms_ranks *r, const char *const *labels, int top);
+/* Pair and rank JSON come from compare_json.h, shared with `diff` and `ranks`. */
+
 /* The pair's verdict as a heap string (NULL when out of memory). */
 char *report_pair_verdict(const ms_pair *p, const char *la, const char *lb);
 /* Labels for a pair as `diff` prints them: "rankN" or the base name, "A"/"B" when equal. */

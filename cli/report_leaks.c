@@ -8,37 +8,6 @@
 #include "memsnap/leaks.h"
 #include "report.h"
 
-static cJSON *leak_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
-{
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
-    leaks_json_int(e, "device", device);
-    cJSON *site = cJSON_AddObjectToObject(e, "site");
-    if (L->site != UINT32_MAX) {
-        const ms_frame *f = ms_snapshot_frame(s, L->site);
-        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
-        leaks_json_int(site, "line", f->line);
-        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
-    }
-    char buf[160];
-    if (L->layer != UINT32_MAX && ms_layer_format(s, L->layer, buf, sizeof buf) == 0)
-        cJSON_AddStringToObject(e, "layer", buf);
-    else
-        cJSON_AddNullToObject(e, "layer");
-    leaks_json_int(e, "count", (int64_t)L->count);
-    leaks_json_int(e, "bytes", (int64_t)L->bytes);
-    leaks_json_int(e, "bytes_each", (int64_t)L->bytes_each_min);
-    leaks_json_int(e, "bytes_each_max", (int64_t)L->bytes_each_max);
-    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
-    cJSON_AddNumberToObject(g, "count", L->growth_count);
-    cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
-    leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
-    leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
-    cJSON_AddNumberToObject(e, "first_alloc_s", cli_seconds(t->t_first_us, L->first_alloc_us));
-    cJSON_AddNumberToObject(e, "last_alloc_s", cli_seconds(t->t_first_us, L->last_alloc_us));
-    return e;
-}
-
 /* Hands the chart device's iteration peaks and leaked bytes to its profile, so the
  * comparisons (two ranks, or against the baseline) set them side by side too. */
 static int feed_profile(ms_profile *p, const ms_leak_report *r, ms_error *err)
@@ -113,7 +82,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                 dr++;
                 continue; /* retained memory is expected; `leaks --all` lists it */
             }
-            cJSON_AddItemToArray(leaks, leak_json(s, tl, L, d));
+            cJSON_AddItemToArray(leaks, leaks_finding_json(s, tl, L, d));
         }
         n_leaks += dl;
         n_suspects += ds;

@@ -2,8 +2,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sys/mman.h>
-
 #include "internal.h"
 
 const char *ms_code_name(int code)
@@ -68,17 +66,6 @@ bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem)
     void *p = realloc(*ptr, bytes);
     if (!p)
         return false;
-#ifdef MADV_HUGEPAGE
-    /* Arrays this large (events, memo) are filled front to back once: huge pages cut
-     * the page faults and TLB misses of touching them by a factor of 512. Only a hint;
-     * the kernel may ignore it. */
-    if (bytes >= ((size_t)8 << 20)) {
-        uintptr_t start = ((uintptr_t)p + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-        uintptr_t end = ((uintptr_t)p + bytes) & ~(((uintptr_t)2 << 20) - 1);
-        if (end > start)
-            (void)madvise((void *)start, end - start, MADV_HUGEPAGE);
-    }
-#endif
     *ptr = p;
     *cap = n;
     return true;

@@ -1527,6 +1527,172 @@ static uint64_t span_hash(const uint8_t *p, size_t n)
     return h ^ (h >> 29);
 }
 
+/* An inline frames list (r->p at its EMPTY_LIST), through the span cache when it is
+ * made only of memo references. */
+static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
+{
+    size_t span = 0;
+    uint64_t h = 0;
+    span_entry *e = NULL;
+    /* "]" MEMOIZE "(" frames "e": the common inline list. */
+    if (r->end - r->p > 3 && r->p[1] == 0x94 && r->p[2] == '(' &&
+        (span = span_length(vm, r->p + 3, r->end)) > 0) {
+        h = span_hash(r->p + 3, span);
+        e = &vm->spans[h & (SPAN_SLOTS - 1)];
+        if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
+            memcmp(e->bytes, r->p + 3, span) == 0) {
+            *out = e->stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
+                                           : VMAKE(T_CONV, (uint64_t)e->stack << 1 | 1);
+            if (fast_memoize(r, *out, false, NULL) != FAST_OK)
+                return FAST_BAIL;
+            r->p += 3 + span + 1;
+            return FAST_OK;
+        }
+    }
+    if (fast_frames(vm, r, out, err_rc) != FAST_OK)
+        return FAST_BAIL;
+    if (e) {
+        e->hash = h;
+        e->gen = vm->memo_gen;
+        e->len = (uint32_t)span;
+        memcpy(e->bytes, r->p - span - 1, span);
+        e->stack = VTAG(*out) == T_CONV ? (uint32_t)(VPAY(*out) >> 1) : MS_NO_STACK;
+    }
+    return FAST_OK;
+}
+
+/* Every trace entry of a snapshot has the same keys in the same order, each fetched from
+ * the memo with the same bytes ("h\x15", "j\xf0\x03\x00\x00"). Once one entry has shown
+ * them, later ones are read against that shape: compare a key's bytes, read its value by
+ * what the key is. An entry that differs in any way is read by the general fast reader
+ * instead, which accepts exactly the same entries, so both give the same result. */
+#define SHAPE_KEYS 16
+
+typedef struct entry_shape {
+    size_t n;
+    uint8_t len[SHAPE_KEYS];
+    uint8_t bytes[SHAPE_KEYS][5];
+    uint32_t key[SHAPE_KEYS]; /* string id of the key */
+} entry_shape;
+
+/* A memo reference at p that the general reader would accept as a value; its entry. */
+static inline size_t fast_ref(const ms_vm *vm, const uint8_t *p, uint32_t *enc)
+{
+    uint64_t idx;
+    size_t used;
+    if (p[0] == 'h') {
+        idx = p[1];
+        used = 2;
+    } else if (p[0] == 'j') {
+        idx = rd_u32(p + 1);
+        used = 5;
+    } else {
+        return 0;
+    }
+    if (idx >= vm->memo_len || p[used] == 0x94)
+        return 0;
+    *enc = vm->memo[idx];
+    return *enc == (uint32_t)VMAKE(T_SPC, SPC_BUILDING) ? 0 : used;
+}
+
+static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fields *f,
+                       int *err_rc)
+{
+    const uint8_t *p = r->p;
+    for (size_t i = 0; i < sh->n; i++) {
+        /* 16 bytes cover a key (5) and any value read here without a length (10). */
+        /* A key's bytes are 2 or 5 long; compared inline (a libc call per key costs more
+         * than the comparison). */
+        const uint8_t *b = sh->bytes[i];
+        if (r->end - p < 16 || p[0] != b[0] || p[1] != b[1] ||
+            (sh->len[i] == 5 && (p[2] != b[2] || p[3] != b[3] || p[4] != b[4])))
+            return FAST_BAIL;
+        p += sh->len[i];
+        uint32_t enc;
+        int64_t iv;
+        size_t used;
+        switch (sh->key[i]) {
+        case S_ACTION:
+            if (!(used = fast_ref(vm, p, &enc)) || VTAG(enc) != T_STR)
+                return FAST_BAIL;
+            f->action = (VPAY(enc) >= S_ACT_ALLOC && VPAY(enc) <= S_ACT_SNAPSHOT)
+                            ? (int)(VPAY(enc) - S_ACT_ALLOC)
+                            : MS_ACT_OTHER;
+            p += used;
+            break;
+        case S_ADDR:
+        case S_DEVICE_FREE:
+        case S_SIZE:
+        case S_TIME_US:
+        case S_STREAM:
+            if (!(used = fast_int(p, &iv)) || p[used] == 0x94 || (sh->key[i] == S_SIZE && iv < 0))
+                return FAST_BAIL;
+            switch (sh->key[i]) {
+            case S_SIZE: f->size = (uint64_t)iv; break;
+            case S_TIME_US: f->time_us = iv; break;
+            case S_STREAM: f->stream_raw = (uint64_t)iv; break;
+            default: f->addr = (uint64_t)iv; break;
+            }
+            p += used;
+            break;
+        case S_FRAMES:
+            if ((used = fast_ref(vm, p, &enc)) != 0) {
+                if (VTAG(enc) == T_CONV && (VPAY(enc) & 1))
+                    f->stack = (uint32_t)(VPAY(enc) >> 1);
+                else if (enc == (uint32_t)VMAKE(T_SPC, SPC_NONE))
+                    f->stack = MS_NO_STACK;
+                else
+                    return FAST_BAIL;
+                p += used;
+            } else if (p[0] == ']') {
+                /* An inline list: the general reader's frames code, with its cache. */
+                r->p = p;
+                ms_val v = 0;
+                if (fast_frames_cached(vm, r, &v, err_rc) != FAST_OK)
+                    return FAST_BAIL;
+                p = r->p;
+                f->stack = VTAG(v) == T_CONV ? (uint32_t)(VPAY(v) >> 1) : MS_NO_STACK;
+            } else {
+                return FAST_BAIL;
+            }
+            break;
+        default: {
+            /* A key memsnap does not read: its value still has to be a valid one. The
+             * two kinds every entry has (a shared string from the memo, 'N/A' written
+             * anew and memoized) are checked here; anything else by fast_value. */
+            if ((used = fast_ref(vm, p, &enc)) != 0 && VTAG(enc) != T_OBJ) {
+                p += used;
+                break;
+            }
+            if (p[0] == 0x8c && r->last_str != UINT32_MAX) {
+                size_t n = p[1];
+                const ms_strtab *st = &vm->snap->strings;
+                if (r->end - p > (ptrdiff_t)(n + 3) && st->lengths[r->last_str] == n &&
+                    memcmp(st->bytes + st->offsets[r->last_str], p + 2, n) == 0) {
+                    p += 2 + n;
+                    if (p[0] == 0x94) {
+                        if (fast_memoize(r, VMAKE(T_STR, r->last_str), false, NULL) != FAST_OK)
+                            return FAST_BAIL;
+                        p++;
+                    }
+                    break;
+                }
+            }
+            r->p = p;
+            ms_val v = 0;
+            if (fast_value(vm, r, &v) != FAST_OK || VTAG(v) == T_OBJ)
+                return FAST_BAIL;
+            p = r->p;
+            break;
+        }
+        }
+    }
+    if (p >= r->end || p[0] != 'u')
+        return FAST_BAIL;
+    r->p = p;
+    return FAST_OK;
+}
+
 /* Reads trace entries for `device` while the input holds complete ones; returns how
  * many were taken (0: let the general VM read this one), or a negative error. */
 static int fast_events(ms_vm *vm, int device, size_t *taken)
@@ -1573,6 +1739,18 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         r.nmemo = 1;
         ev_fields f = EV_EMPTY;
         bool ok = true;
+        const uint8_t *body = r.p;
+        if (vm->shape && vm->shape->n && fast_shaped(vm, &r, vm->shape, &f, &err_rc) == FAST_OK)
+            goto commit;
+        if (err_rc == MS_ERR_NOMEM)
+            return MS_ERR_NOMEM;
+        /* Not of the known shape: read it key by key, and learn its shape. */
+        r.p = body;
+        r.nmemo = 1;
+        f = EV_EMPTY;
+        entry_shape seen;
+        seen.n = 0;
+        bool learnable = true;
         while (ok && r.p < r.end && r.p[0] != 'u') {
             ms_val key = 0, v = 0;
             /* Keys are memo references to strings read long ago: take those directly. */
@@ -1580,9 +1758,20 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 uint64_t idx = r.p[0] == 'h' ? r.p[1] : rd_u32(r.p + 1);
                 if (idx < vm->memo_len && r.p[r.p[0] == 'h' ? 2 : 5] != 0x94) {
                     key = vm->memo[idx];
-                    r.p += r.p[0] == 'h' ? 2 : 5;
+                    size_t klen = r.p[0] == 'h' ? 2 : 5;
+                    if (seen.n < SHAPE_KEYS && VTAG(key) == T_STR) {
+                        memcpy(seen.bytes[seen.n], r.p, klen);
+                        seen.len[seen.n] = (uint8_t)klen;
+                        seen.key[seen.n] = (uint32_t)VPAY(key);
+                        seen.n++;
+                    } else {
+                        learnable = false;
+                    }
+                    r.p += klen;
                 }
             }
+            if (!key)
+                learnable = false;
             if (!key && fast_value(vm, &r, &key) != FAST_OK) {
                 ok = false;
                 break;
@@ -1615,37 +1804,9 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 break;
             case S_FRAMES:
                 if (r.p[0] == ']') {
-                    size_t span = 0;
-                    uint64_t h = 0;
-                    span_entry *e = NULL;
-                    /* "]" MEMOIZE "(" frames "e": the common inline list. */
-                    if (r.p[1] == 0x94 && r.p[2] == '(' &&
-                        (span = span_length(vm, r.p + 3, r.end)) > 0) {
-                        h = span_hash(r.p + 3, span);
-                        e = &vm->spans[h & (SPAN_SLOTS - 1)];
-                        if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
-                            memcmp(e->bytes, r.p + 3, span) == 0) {
-                            v = e->stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
-                                                        : VMAKE(T_CONV, (uint64_t)e->stack << 1 | 1);
-                            if (fast_memoize(&r, v, false, NULL) != FAST_OK) {
-                                ok = false;
-                                break;
-                            }
-                            r.p += 3 + span + 1;
-                            f.stack = e->stack;
-                            continue;
-                        }
-                    }
-                    if (fast_frames(vm, &r, &v, &err_rc) != FAST_OK) {
+                    if (fast_frames_cached(vm, &r, &v, &err_rc) != FAST_OK) {
                         ok = false;
                         break;
-                    }
-                    if (e) {
-                        e->hash = h;
-                        e->gen = vm->memo_gen;
-                        e->len = (uint32_t)span;
-                        memcpy(e->bytes, r.p - span - 1, span);
-                        e->stack = VTAG(v) == T_CONV ? (uint32_t)(VPAY(v) >> 1) : MS_NO_STACK;
                     }
                     if ((rc = event_field(vm, &f, key, v, MS_NO_OFFSET)) != 0)
                         ok = false;
@@ -1666,6 +1827,12 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
             return MS_ERR_NOMEM;
         if (!ok || r.p >= r.end || f.action < 0)
             return 0;
+        if (learnable && (!vm->shape || !vm->shape->n)) {
+            if (!vm->shape && !(vm->shape = malloc(sizeof *vm->shape)))
+                return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");
+            *vm->shape = seen;
+        }
+    commit:
         r.p++; /* SETITEMS */
         /* Commit: the memo entries in order, the event, the value left on the stack. */
         int64_t off = ms__input_offset(in, in->pos);
@@ -2089,6 +2256,8 @@ void ms__vm_release(ms_vm *vm)
     free(vm->pend_free);
     free(vm->spans);
     vm->spans = NULL;
+    free(vm->shape);
+    vm->shape = NULL;
     free(vm->frame_slots);
     free(vm->stack_slots);
     ms__input_close(&vm->in);

@@ -135,6 +135,7 @@ typedef struct ms_vm {
     /* Frames lists seen as raw bytes, with their stacks (see fast_events). */
     struct span_entry *spans;
     uint64_t memo_gen;
+    struct entry_shape *shape; /* keys of a trace entry as last learnt (fast_events) */
 
     /* Content-interning tables for frames and stacks (ids + 1, 0 empty). */
     uint32_t *frame_slots;

@@ -392,6 +392,27 @@ void ms_timeline_free(ms_timeline *t)
     free(t);
 }
 
+/* Replays a built timeline's trace once more, for what it would cost too much memory to
+ * keep: each allocation's life (emit) and the active bytes after each event (on_event). */
+static int replay(const ms_snapshot *s, const ms_timeline *t, emit_fn emit, void *ctx,
+                  void (*on_event)(void *, size_t, int64_t), void *event_ctx, ms_error *err)
+{
+    ms_timeline scratch;
+    memset(&scratch, 0, sizeof scratch);
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.tr = ms_snapshot_trace(s, t->device);
+    x.device = t->device;
+    x.emit = emit;
+    x.ctx = ctx;
+    x.on_event = on_event;
+    x.event_ctx = event_ctx;
+    int rc = simulate(&x, &scratch, NULL, NULL, err);
+    sim_release(&x);
+    return rc;
+}
+
 typedef struct alive_ctx {
     int64_t at;
     ms_alloc *out;
@@ -421,17 +442,7 @@ int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
                         (long long)event);
     alive_ctx c = {event, NULL, 0, 0, false};
-    ms_timeline scratch;
-    memset(&scratch, 0, sizeof scratch);
-    sim x;
-    memset(&x, 0, sizeof x);
-    x.s = s;
-    x.tr = ms_snapshot_trace(s, t->device);
-    x.device = t->device;
-    x.emit = collect_alive;
-    x.ctx = &c;
-    int rc = simulate(&x, &scratch, NULL, NULL, err);
-    sim_release(&x);
+    int rc = replay(s, t, collect_alive, &c, NULL, NULL, err);
     if (!rc && c.failed)
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (rc) {
@@ -502,16 +513,5 @@ int ms__timeline_scan(const ms_snapshot *s, const ms_timeline *t,
                       ms_error *err)
 {
     scan_ctx c = {t->active_start, fn, ctx};
-    ms_timeline scratch;
-    memset(&scratch, 0, sizeof scratch);
-    sim x;
-    memset(&x, 0, sizeof x);
-    x.s = s;
-    x.tr = ms_snapshot_trace(s, t->device);
-    x.device = t->device;
-    x.on_event = scan_event;
-    x.event_ctx = &c;
-    int rc = simulate(&x, &scratch, NULL, NULL, err);
-    sim_release(&x);
-    return rc;
+    return replay(s, t, NULL, NULL, scan_event, &c, err);
 }

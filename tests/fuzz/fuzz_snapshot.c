@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ms_free(tot);
             }
             ms_free(alive);
+            /* The iterations and leak analyses read the same model. */
+            ms_leak_report *r = NULL;
+            if (ms_leaks_find(&r, s, d, t, NULL, &err) == 0)
+                ms_leak_report_free(r);
         }
         ms_timeline_free(t);
     }

@@ -1,0 +1,148 @@
+/* JSON of pair and rank comparisons (see compare_json.h). */
+#include "compare_json.h"
+
+#include "summary_input.h"
+
+static cJSON *metrics_json(const ms_pair *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int m = 0; m < MS_M_COUNT; m++) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "a", (double)p->m[m].a);
+        cJSON_AddNumberToObject(d, "b", (double)p->m[m].b);
+        cJSON_AddNumberToObject(d, "delta", (double)p->m[m].delta);
+        cJSON_AddItemToObject(d, "pct", pct_json(&p->m[m]));
+        cJSON_AddItemToObject(o, ms_metric_name((ms_metric)m), d);
+    }
+    return o;
+}
+
+static cJSON *delta_list(const ms_delta *d, size_t n)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "a_bytes", (double)d[i].a);
+        cJSON_AddNumberToObject(e, "b_bytes", (double)d[i].b);
+        cJSON_AddNumberToObject(e, "delta_bytes", (double)d[i].delta);
+        cJSON_AddItemToArray(arr, e);
+    }
+    return arr;
+}
+
+cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
+                        const char *verdict, int top)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "a", a);
+    cJSON_AddNumberToObject(o, "b", b);
+    cJSON_AddStringToObject(o, "a_label", la);
+    cJSON_AddStringToObject(o, "b_label", lb);
+    cJSON_AddNumberToObject(o, "a_device", p->a->device);
+    cJSON_AddNumberToObject(o, "b_device", p->b->device);
+    cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
+    cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
+    cJSON_AddItemToObject(o, "metrics", metrics_json(p));
+    cJSON_AddItemToObject(o, "sites",
+                          site_deltas_json(p->sites[MS_SITES_AT_PEAK],
+                                           p->n_sites[MS_SITES_AT_PEAK], top));
+    cJSON_AddNumberToObject(o, "sites_changed", (double)p->n_sites[MS_SITES_AT_PEAK]);
+    cJSON_AddBoolToObject(o, "sites_complete", p->sites_complete[MS_SITES_AT_PEAK]);
+    if (p->sites_known[MS_SITES_AT_END])
+        cJSON_AddItemToObject(o, "sites_at_end",
+                              site_deltas_json(p->sites[MS_SITES_AT_END],
+                                               p->n_sites[MS_SITES_AT_END], top));
+    else
+        cJSON_AddNullToObject(o, "sites_at_end");
+    cJSON_AddItemToObject(o, "only_in_a", site_deltas_json(p->only_a, p->n_only_a, top));
+    cJSON_AddItemToObject(o, "only_in_b", site_deltas_json(p->only_b, p->n_only_b, top));
+    if (p->n_iterations)
+        cJSON_AddItemToObject(o, "iteration_peaks",
+                              delta_list(p->iteration_peaks, p->n_iterations));
+    if (p->leaks_known) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "a_bytes", (double)p->leak_bytes.a);
+        cJSON_AddNumberToObject(d, "b_bytes", (double)p->leak_bytes.b);
+        cJSON_AddNumberToObject(d, "delta_bytes", (double)p->leak_bytes.delta);
+        cJSON_AddItemToObject(o, "leaks", d);
+    }
+    cJSON_AddBoolToObject(o, "match", p->match);
+    cJSON_AddStringToObject(o, "verdict", verdict ? verdict : "");
+    return o;
+}
+
+const compare_outlier_key COMPARE_OUTLIER_KEYS[COMPARE_OUTLIER_KEY_COUNT] = {
+    {MS_OUT_PEAK, "peak_bytes"},
+    {MS_OUT_RESERVED, "reserved_peak_bytes"},
+    {MS_OUT_LIVE_END, "live_end_bytes"},
+};
+
+const ms_delta *compare_row_metric(const ms_rank_row *row, unsigned bit)
+{
+    return bit == MS_OUT_PEAK       ? &row->peak
+           : bit == MS_OUT_RESERVED ? &row->reserved_peak
+                                    : &row->live_end;
+}
+
+void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels, int top)
+{
+    cJSON *med = cJSON_AddObjectToObject(doc, "median");
+    cJSON_AddNumberToObject(med, "peak_bytes", (double)r->median_peak);
+    cJSON_AddNumberToObject(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
+    cJSON_AddNumberToObject(med, "live_end_bytes", (double)r->median_live_end);
+    cJSON_AddNumberToObject(doc, "threshold_pct", r->threshold_pct);
+    cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+    cJSON *outliers = cJSON_CreateArray();
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_rank_row *row = &r->rows[i];
+        const ms_profile *p = row->p;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "file", (double)i);
+        cJSON_AddStringToObject(o, "path", p->name);
+        cJSON_AddStringToObject(o, "label", labels[i]);
+        if (p->rank >= 0)
+            cJSON_AddNumberToObject(o, "rank", p->rank);
+        else
+            cJSON_AddNullToObject(o, "rank");
+        cJSON_AddNumberToObject(o, "device", p->device);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
+        cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
+        cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
+        cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
+        if (p->n_sites[MS_SITES_AT_PEAK]) {
+            const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
+            cJSON *ts = cJSON_AddObjectToObject(o, "top_site");
+            cJSON_AddStringToObject(ts, "site", s->site);
+            cJSON_AddStringToObject(ts, "function", s->function);
+            cJSON_AddNumberToObject(ts, "bytes", (double)s->bytes);
+            cJSON_AddNumberToObject(ts, "count", (double)s->count);
+        } else {
+            cJSON_AddNullToObject(o, "top_site");
+        }
+        cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)row->peak.delta);
+        cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&row->peak));
+        cJSON_AddNumberToObject(o, "reserved_delta_bytes", (double)row->reserved_peak.delta);
+        cJSON_AddItemToObject(o, "reserved_delta_pct", pct_json(&row->reserved_peak));
+        cJSON_AddNumberToObject(o, "live_end_delta_bytes", (double)row->live_end.delta);
+        cJSON_AddItemToObject(o, "live_end_delta_pct", pct_json(&row->live_end));
+        cJSON_AddBoolToObject(o, "outlier", row->outlier != 0);
+        cJSON_AddItemToObject(o, "sites", site_deltas_json(row->sites, row->n_sites, top));
+        cJSON_AddItemToArray(ranks, o);
+        for (size_t k = 0; k < COMPARE_OUTLIER_KEY_COUNT; k++) {
+            if (!(row->outlier & COMPARE_OUTLIER_KEYS[k].bit))
+                continue;
+            const ms_delta *d = compare_row_metric(row, COMPARE_OUTLIER_KEYS[k].bit);
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "file", (double)i);
+            cJSON_AddStringToObject(x, "label", labels[i]);
+            cJSON_AddStringToObject(x, "metric", COMPARE_OUTLIER_KEYS[k].key);
+            cJSON_AddNumberToObject(x, "value", (double)d->b);
+            cJSON_AddNumberToObject(x, "median", (double)d->a);
+            cJSON_AddNumberToObject(x, "delta_bytes", (double)d->delta);
+            cJSON_AddItemToObject(x, "delta_pct", pct_json(d));
+            cJSON_AddItemToArray(outliers, x);
+        }
+    }
+    cJSON_AddItemToObject(doc, "outliers", outliers);
+}
+

@@ -1,0 +1,28 @@
+/* The JSON of comparisons, shared by `diff --json`, `ranks --json` and the report's
+ * summary.json so the three never disagree on keys (docs/json.md). */
+#ifndef MEMSNAP_CLI_COMPARE_JSON_H
+#define MEMSNAP_CLI_COMPARE_JSON_H
+
+#include <cjson/cJSON.h>
+
+#include "memsnap/compare.h"
+
+/* One pair: files a and b (indexes into the output's files[]), their labels, the verdict;
+ * `top` limits every site list. */
+cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
+                         const char *verdict, int top);
+
+/* The metrics a rank can be an outlier in: its bit in ms_rank_row.outlier and JSON key. */
+typedef struct compare_outlier_key {
+    unsigned bit;
+    const char *key;
+} compare_outlier_key;
+#define COMPARE_OUTLIER_KEY_COUNT 3
+extern const compare_outlier_key COMPARE_OUTLIER_KEYS[COMPARE_OUTLIER_KEY_COUNT];
+/* The row's value (against the median) for one of those bits. */
+const ms_delta *compare_row_metric(const ms_rank_row *row, unsigned bit);
+
+/* Adds median, threshold_pct, ranks[] and outliers[] to doc. */
+void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels, int top);
+
+#endif
