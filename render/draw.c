@@ -4,11 +4,12 @@
 
 #include <cairo-svg.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "render_util.h"
 
 #define FONT "DejaVu Sans"
 
@@ -19,25 +20,6 @@ typedef struct pen {
     const ms_chart *chart;
     bool bad;
 } pen;
-
-static int fail(ms_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(ms_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        err->code = code;
-        err->offset = MS_NO_OFFSET;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 static bool ok2(pen *p, double x, double y)
 {
@@ -663,15 +645,16 @@ static void draw_overlay(pen *p)
 int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
 {
     if (!cr || !chart)
-        return fail(err, MS_ERR_ARG, "nothing to draw on or nothing to draw");
+        return ms__render_fail(err, MS_ERR_ARG, "nothing to draw on or nothing to draw");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return fail(err, MS_ERR_ARG, "cairo: %s", cairo_status_to_string(cairo_status(cr)));
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "cairo: %s", cairo_status_to_string(cairo_status(cr)));
     if (!(chart->y_max > 0) || !(chart->dx > 0) || !isfinite(chart->y_max) ||
         !isfinite(chart->dx))
-        return fail(err, MS_ERR_ARG, "chart has no usable scale");
+        return ms__render_fail(err, MS_ERR_ARG, "chart has no usable scale");
     int64_t *acc = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *acc);
     if (!acc)
-        return fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
     pen p = {cr, chart, false};
     cairo_save(cr);
     rgb(&p, chart->theme.bg);
@@ -695,9 +678,10 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
     cairo_restore(cr);
     free(acc);
     if (p.bad)
-        return fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
+        return ms__render_fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return fail(err, MS_ERR_ARG, "cairo: %s", cairo_status_to_string(cairo_status(cr)));
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "cairo: %s", cairo_status_to_string(cairo_status(cr)));
     return 0;
 }
 
@@ -713,7 +697,8 @@ int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error
         *out = MS_RENDER_SVG;
         return 0;
     }
-    return fail(err, MS_ERR_ARG, "unknown image format '%s' (png or svg)", name ? name : "");
+    return ms__render_fail(err, MS_ERR_ARG,
+                           "unknown image format '%s' (png or svg)", name ? name : "");
 }
 
 int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err)
@@ -721,8 +706,9 @@ int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error
     const char *dot = path ? strrchr(path, '.') : NULL;
     const char *slash = path ? strrchr(path, '/') : NULL;
     if (!dot || (slash && dot < slash))
-        return fail(err, MS_ERR_ARG, "cannot tell the image format of '%s' (use .png or .svg)",
-                    path ? path : "");
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "cannot tell the image format of '%s' (use .png or .svg)",
+                               path ? path : "");
     return ms_render_format_from_name(dot + 1, out, err);
 }
 
@@ -739,14 +725,14 @@ int ms_render_write(const char *path, ms_render_format format, int width, int he
                     const ms_chart *const *charts, size_t n_charts, ms_error *err)
 {
     if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
-        return fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+        return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
     cairo_surface_t *surface =
         format == MS_RENDER_SVG
             ? cairo_svg_surface_create(path, width, height)
             : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        int rc = fail(err, MS_ERR_IO, "%s: %s", path,
-                      cairo_status_to_string(cairo_surface_status(surface)));
+        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+                                 cairo_status_to_string(cairo_surface_status(surface)));
         cairo_surface_destroy(surface);
         return rc;
     }
@@ -762,12 +748,12 @@ int ms_render_write(const char *path, ms_render_format format, int width, int he
     if (!rc && format == MS_RENDER_PNG) {
         cairo_status_t st = cairo_surface_write_to_png(surface, path);
         if (st != CAIRO_STATUS_SUCCESS)
-            rc = fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
+            rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
     }
     cairo_surface_finish(surface); /* an SVG is written out here */
     if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
-        rc = fail(err, MS_ERR_IO, "%s: %s", path,
-                  cairo_status_to_string(cairo_surface_status(surface)));
+        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+                             cairo_status_to_string(cairo_surface_status(surface)));
     cairo_surface_destroy(surface);
     return rc;
 }

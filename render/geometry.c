@@ -2,31 +2,13 @@
 #include "geometry.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "render_util.h"
+
 /* ------------------------------------------------------------------ small helpers */
-
-static int fail(ms_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(ms_error *err, int code, const char *fmt, ...)
-{
-    if (err) {
-        err->code = code;
-        err->offset = MS_NO_OFFSET;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* calloc with the multiplication checked, so no size computed from trace lengths can
  * wrap around into a short buffer. */
@@ -234,13 +216,13 @@ double ms_chart_py(const ms_chart *chart, double bytes)
 static int check_source(const ms_chart_source *src, bool need_allocs, ms_error *err)
 {
     if (!src || !src->trace || !src->tl)
-        return fail(err, MS_ERR_ARG, "chart source lacks a trace or timeline");
+        return ms__render_fail(err, MS_ERR_ARG, "chart source lacks a trace or timeline");
     if (src->tl->n_events != src->trace->n)
-        return fail(err, MS_ERR_ARG, "timeline and trace disagree on the event count");
+        return ms__render_fail(err, MS_ERR_ARG, "timeline and trace disagree on the event count");
     if (src->tl->n_events && (!src->tl->active || !src->tl->reserved))
-        return fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_CURVES");
+        return ms__render_fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_CURVES");
     if (need_allocs && src->tl->n_allocs && !src->tl->allocs)
-        return fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_ALLOCS");
+        return ms__render_fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_ALLOCS");
     return 0;
 }
 
@@ -250,8 +232,9 @@ static int window_of(const ms_chart_spec *spec, double span, double *lo, double 
     *lo = spec->has_from ? spec->from : 0.0;
     *hi = spec->has_to ? spec->to : span;
     if (!isfinite(*lo) || !isfinite(*hi) || !(*hi > *lo))
-        return fail(err, MS_ERR_ARG, "the window from %g to %g is empty (the trace spans 0 to %g)",
-                    *lo, *hi, span);
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "the window from %g to %g is empty (the trace spans 0 to %g)",
+                               *lo, *hi, span);
     return 0;
 }
 
@@ -294,7 +277,7 @@ static int aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, d
     if (!first || !last) {
         free(first);
         free(last);
-        return fail(err, MS_ERR_NOMEM, "out of memory for %zu chart columns", n_cols);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu chart columns", n_cols);
     }
     for (size_t c = 0; c < n_cols; c++) {
         first[c] = last[c] = MS_CHART_NO_EVENT;
@@ -414,7 +397,7 @@ static int build_ranges(const ms_chart_source *src, range **out, size_t *n_out, 
     if (!r || !open) {
         free(r);
         free(open);
-        return fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n_ann);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n_ann);
     }
     size_t n = 0, depth = 0;
     int64_t t_end = src->trace->n ? src->trace->time_us[src->trace->n - 1] : 0;
@@ -465,7 +448,7 @@ static int build_lanes(ms_chart *chart, const ms_chart_source *src, const range 
 {
     int32_t *owner = alloc_n(chart->n_cols, sizeof *owner);
     if (!owner)
-        return fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
     for (size_t lane = 0; lane < chart->n_lanes; lane++) {
         for (size_t c = 0; c < chart->n_cols; c++)
             owner[c] = -1;
@@ -497,7 +480,7 @@ static int build_lanes(ms_chart *chart, const ms_chart_source *src, const range 
         chart->lane_runs[lane] = alloc_n(runs, sizeof(ms_chart_lane_run));
         if (!chart->lane_runs[lane]) {
             free(owner);
-            return fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
         }
         size_t k = 0;
         for (size_t c = 0; c < chart->n_cols; c++) {
@@ -530,8 +513,9 @@ static int layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool lege
 {
     if (!(area.w >= 160 && area.h >= 100) || !isfinite(area.x) || !isfinite(area.y) ||
         area.w > 1e6 || area.h > 1e6)
-        return fail(err, MS_ERR_ARG, "a chart needs at least 160x100 pixels (got %.0fx%.0f)",
-                    area.w, area.h);
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "a chart needs at least 160x100 pixels (got %.0fx%.0f)",
+                               area.w, area.h);
     chart->area = area;
     chart->title_rect = (ms_chart_rect){area.x + 10, area.y + 4, area.w - 20, TITLE_H - 6};
     double legend_w = legend && area.w >= 560 ? clampd(area.w * 0.24, 190, 420) : 0;
@@ -541,8 +525,8 @@ static int layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool lege
     double bottom = area.y + area.h - MARGIN_BOTTOM;
     double w = floor(right - left), h = floor(bottom - top);
     if (w < 40 || h < 30)
-        return fail(err, MS_ERR_ARG, "chart area %.0fx%.0f leaves no room for the plot",
-                    area.w, area.h);
+        return ms__render_fail(err, MS_ERR_ARG, "chart area %.0fx%.0f leaves no room for the plot",
+                               area.w, area.h);
     chart->plot = (ms_chart_rect){floor(left), floor(top), w, h};
     chart->n_cols = (size_t)w;
     chart->n_lanes = n_lanes;
@@ -754,7 +738,7 @@ typedef struct grouping {
 static int add_group(ms_chart *chart, size_t cap, ms_chart_group g, ms_error *err)
 {
     if (chart->n_groups >= cap)
-        return fail(err, MS_ERR_LIMIT, "too many chart bands");
+        return ms__render_fail(err, MS_ERR_LIMIT, "too many chart bands");
     chart->groups[chart->n_groups++] = g;
     return 0;
 }
@@ -789,7 +773,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     if (!heap || !chosen) {
         free(heap);
         free(chosen);
-        return fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     size_t n_heap = 0;
     double window = chart->x_hi - chart->x_lo;
@@ -825,7 +809,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     stack_key *keys = alloc_n(n, sizeof *keys);
     if (!keys) {
         free(chosen);
-        return fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     for (size_t i = 0; i < n; i++)
         keys[i] = (stack_key){tl->allocs[chosen[i]].alloc_event, chosen[i]};
@@ -837,7 +821,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     chart->groups = alloc_n(n, sizeof *chart->groups);
     if (!chart->groups) {
         free(chosen);
-        return fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
     }
     for (size_t i = 0; i < n; i++) {
         const ms_alloc *a = &tl->allocs[chosen[i]];
@@ -862,7 +846,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
      * bands of the remaining sites get muted colours under one "other sites" line. */
     site_score *ss = alloc_n(n, sizeof *ss);
     if (!ss)
-        return fail(err, MS_ERR_NOMEM, "out of memory ranking sites");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking sites");
     for (size_t i = 0; i < n; i++)
         ss[i] = (site_score){chart->groups[i].site, chart->groups[i].score};
     qsort(ss, n, sizeof *ss, site_score_by_site);
@@ -929,12 +913,12 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     uint32_t *key = alloc_n(tl->n_allocs, sizeof *key);
     size_t *top_ranges = NULL, n_top = 0;
     if (!key)
-        return fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
     if (by_phase) {
         top_ranges = alloc_n(n_r, sizeof *top_ranges);
         if (!top_ranges) {
             free(key);
-            return fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
         }
         for (size_t i = 0; i < n_r; i++)
             if (r[i].depth == 0)
@@ -977,7 +961,7 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         free(group_of_slot);
         free(ss);
         free(key);
-        return fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
     }
 #define SLOT(k) ((k) < n_ids ? (size_t)(k) : n_ids)
     for (size_t i = 0; i < tl->n_allocs; i++) {
@@ -1009,7 +993,7 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     if (!chart->groups) {
         free(key);
         free(ss);
-        return fail(err, MS_ERR_NOMEM, "out of memory for bands");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
     int rc = 0;
     for (size_t k = 0; k < n_keys && !rc; k++) {
@@ -1087,7 +1071,8 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
     const ms_timeline *tl = src->tl;
     size_t G = gr->n_groups, W = chart->n_cols, E = tl->n_events;
     if (G > MS_CHART_MAX_GROUPS || (G && W > MS_CHART_MAX_CELLS / G))
-        return fail(err, MS_ERR_LIMIT, "%zu bands x %zu columns is too many to draw", G, W);
+        return ms__render_fail(err, MS_ERR_LIMIT,
+                               "%zu bands x %zu columns is too many to draw", G, W);
     chart->heights = alloc_n(G * W, sizeof *chart->heights);
     chart->col_other = alloc_n(W, sizeof *chart->col_other);
     int64_t *cur = alloc_n(G, sizeof *cur);
@@ -1097,7 +1082,7 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
         free(cur);
         free(order);
         free(bucket);
-        return fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     }
     size_t n_delta = 0;
     for (size_t i = 0; i < tl->n_allocs; i++) {
@@ -1122,7 +1107,7 @@ static int sweep_heights(ms_chart *chart, const ms_chart_source *src, const grou
         free(cur);
         free(order);
         free(bucket);
-        return fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     }
     /* Counting sort: bucket[e] becomes the first slot of event e's deltas. */
     uint32_t sum = 0;
@@ -1187,7 +1172,7 @@ static int find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
         return 0;
     chart->oom_px = alloc_n(n, sizeof *chart->oom_px);
     if (!chart->oom_px)
-        return fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
     int64_t last_col = -1;
     for (size_t e = 0; e < tr->n; e++) {
         if (tr->action[e] != MS_ACT_OOM)
@@ -1295,14 +1280,14 @@ static void default_title(ms_chart *chart, const ms_chart_source *src, const ms_
 static int check_spec(const ms_chart_spec *spec, ms_error *err)
 {
     if (!spec)
-        return fail(err, MS_ERR_ARG, "no chart spec");
+        return ms__render_fail(err, MS_ERR_ARG, "no chart spec");
     if (spec->x_mode != MS_CHART_X_TIME && spec->x_mode != MS_CHART_X_EVENTS)
-        return fail(err, MS_ERR_ARG, "unknown x mode");
+        return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
     if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
         spec->by != MS_CHART_BY_PHASE)
-        return fail(err, MS_ERR_ARG, "unknown band grouping");
+        return ms__render_fail(err, MS_ERR_ARG, "unknown band grouping");
     if (spec->n_highlights && !spec->highlights)
-        return fail(err, MS_ERR_ARG, "highlight count without highlights");
+        return ms__render_fail(err, MS_ERR_ARG, "highlight count without highlights");
     return 0;
 }
 
@@ -1314,8 +1299,9 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
         return rc;
     for (size_t h = 0; h < spec->n_highlights; h++)
         if (spec->highlights[h].alloc >= src->tl->n_allocs)
-            return fail(err, MS_ERR_ARG, "highlighted allocation %zu is not in the timeline",
-                        spec->highlights[h].alloc);
+            return ms__render_fail(err, MS_ERR_ARG,
+                                   "highlighted allocation %zu is not in the timeline",
+                                   spec->highlights[h].alloc);
     chart->x_mode = spec->x_mode;
     chart->by = spec->by;
     chart->theme = theme_for(spec->dark);
@@ -1331,9 +1317,9 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
             n_lanes = (size_t)r[i].depth + 1;
     if (spec->by == MS_CHART_BY_PHASE && n_lanes == 0) {
         free(r);
-        return fail(err, MS_ERR_ARG,
-                    "--by phase needs annotation ranges (external_annotations); "
-                    "this trace has none");
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "--by phase needs annotation ranges (external_annotations); "
+                               "this trace has none");
     }
     rc = layout(chart, area, n_lanes, !spec->no_legend, err);
     if (!rc)
@@ -1362,7 +1348,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->col_low ||
         !chart->names ||
         !chart->name_rgb || !name_ids || !gr.of_alloc || (src->snap && !sc.of_stack)) {
-        rc = fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
         goto done;
     }
     for (size_t i = 0; i < src->tl->n_allocs; i++)
@@ -1439,14 +1425,14 @@ int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_sp
                    ms_chart_rect area, ms_error *err)
 {
     if (!out)
-        return fail(err, MS_ERR_ARG, "no output pointer");
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
     int rc = check_spec(spec, err);
     if (rc)
         return rc;
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
-        return fail(err, MS_ERR_NOMEM, "out of memory for a chart");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
     rc = build_stacked(chart, src, spec, area, err);
     if (rc) {
         ms_chart_free(chart);
@@ -1460,14 +1446,14 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
                            const ms_chart_spec *spec, ms_chart_rect area, ms_error *err)
 {
     if (!out)
-        return fail(err, MS_ERR_ARG, "no output pointer");
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
     int rc = check_spec(spec, err);
     if (rc)
         return rc;
     if (n_srcs == 0 || n_srcs > MS_CHART_MAX_SERIES)
-        return fail(err, MS_ERR_ARG, "an overlay takes 1 to %d files (got %zu)",
-                    MS_CHART_MAX_SERIES, n_srcs);
+        return ms__render_fail(err, MS_ERR_ARG, "an overlay takes 1 to %d files (got %zu)",
+                               MS_CHART_MAX_SERIES, n_srcs);
     double span = 0;
     for (size_t i = 0; i < n_srcs; i++) {
         rc = check_source(&srcs[i], false, err);
@@ -1479,7 +1465,7 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
     }
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
-        return fail(err, MS_ERR_NOMEM, "out of memory for a chart");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
     chart->overlay = true;
     chart->x_mode = spec->x_mode;
     chart->by = spec->by;
@@ -1496,7 +1482,7 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
     int64_t *ev = alloc_n(W, sizeof *ev);
     if (!ev) {
         ms_chart_free(chart);
-        return fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
     }
     int64_t data_max = 0;
     size_t best_series = 0;
@@ -1507,7 +1493,7 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
         s->active = alloc_n(W, sizeof *s->active);
         s->reserved = alloc_n(W, sizeof *s->reserved);
         if (!s->active || !s->reserved) {
-            rc = fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
             break;
         }
         rc = aggregate(&srcs[i], chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, ev,

@@ -7,28 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "memsnap/compare.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-
-/* Both sides printed, so a failure says what the numbers were. */
-#define CHECK_EQ(a, b)                                                                   \
-    do {                                                                                 \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                            \
-        if (va_ != vb_) {                                                                \
-            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, \
-                    #a, #b, va_, vb_);                                                   \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
 
 static const char *const FILES[] = {
     "ddp_rank0", "ddp_rank1",    "expandable", "gpt2_train", "leak_layers",
@@ -43,25 +23,12 @@ typedef struct truth {
 static truth read_truth(const char *name)
 {
     truth t = {-1, -1, -1};
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.truth.json", name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        failures++;
+    cJSON *doc = check_truth_load(name);
+    if (!doc)
         return t;
-    }
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf, f);
-    fclose(f);
-    cJSON *doc = cJSON_ParseWithLength(buf, n);
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, "counters_at_end");
-    t.peak = (int64_t)cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(c, "requested_bytes.all.peak"));
-    t.reserved_peak = (int64_t)cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(c, "reserved_bytes.all.peak"));
-    t.current = (int64_t)cJSON_GetNumberValue(
-        cJSON_GetObjectItemCaseSensitive(c, "requested_bytes.all.current"));
+    t.peak = (int64_t)check_truth_counter(doc, "requested_bytes.all.peak");
+    t.reserved_peak = (int64_t)check_truth_counter(doc, "reserved_bytes.all.peak");
+    t.current = (int64_t)check_truth_counter(doc, "requested_bytes.all.current");
     cJSON_Delete(doc);
     return t;
 }
@@ -74,10 +41,8 @@ static ms_profile *load(const char *name)
     ms_profile *p = NULL;
     ms_error err;
     if (ms_snapshot_read_file(&s, path, NULL, &err) ||
-        ms_profile_from_snapshot(&p, s, path, -1, &err)) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        failures++;
-    }
+        ms_profile_from_snapshot(&p, s, path, -1, &err))
+        check_fail("%s: %s", path, err.message);
     ms_snapshot_free(s);
     return p;
 }
@@ -92,17 +57,17 @@ static int64_t sum_deltas(const ms_site_delta *d, size_t n)
 
 static void test_rank_names(void)
 {
-    CHECK_EQ(ms_rank_from_name("testdata/ddp_rank0.pickle"), 0);
-    CHECK_EQ(ms_rank_from_name("/x/y/ddp_rank1.pickle"), 1);
-    CHECK_EQ(ms_rank_from_name("mem-3.pickle"), 3);
-    CHECK_EQ(ms_rank_from_name("mem_12.pickle.gz"), 12);
-    CHECK_EQ(ms_rank_from_name("snapshot_rank_7.json"), 7);
-    CHECK_EQ(ms_rank_from_name("RANK5-out.pickle"), 5);
-    CHECK_EQ(ms_rank_from_name("gpt2_train.pickle"), -1);
-    CHECK_EQ(ms_rank_from_name("oom.pickle"), -1);
-    CHECK_EQ(ms_rank_from_name("run3.pickle"), -1); /* digits inside a word */
-    CHECK_EQ(ms_rank_from_name("rank/mem.pickle"), -1); /* a directory is not the name */
-    CHECK_EQ(ms_rank_from_name("99999999999-x.pickle"), -1);
+    CHECK_EQ_INT(ms_rank_from_name("testdata/ddp_rank0.pickle"), 0);
+    CHECK_EQ_INT(ms_rank_from_name("/x/y/ddp_rank1.pickle"), 1);
+    CHECK_EQ_INT(ms_rank_from_name("mem-3.pickle"), 3);
+    CHECK_EQ_INT(ms_rank_from_name("mem_12.pickle.gz"), 12);
+    CHECK_EQ_INT(ms_rank_from_name("snapshot_rank_7.json"), 7);
+    CHECK_EQ_INT(ms_rank_from_name("RANK5-out.pickle"), 5);
+    CHECK_EQ_INT(ms_rank_from_name("gpt2_train.pickle"), -1);
+    CHECK_EQ_INT(ms_rank_from_name("oom.pickle"), -1);
+    CHECK_EQ_INT(ms_rank_from_name("run3.pickle"), -1); /* digits inside a word */
+    CHECK_EQ_INT(ms_rank_from_name("rank/mem.pickle"), -1); /* a directory is not the name */
+    CHECK_EQ_INT(ms_rank_from_name("99999999999-x.pickle"), -1);
 }
 
 /* The acceptance case: rank 1 trains on longer sequences, so it peaks higher. */
@@ -112,55 +77,55 @@ static void test_ddp_pair(void)
     if (!a || !b)
         goto out;
     truth ta = read_truth("ddp_rank0"), tb = read_truth("ddp_rank1");
-    CHECK_EQ(a->rank, 0);
-    CHECK_EQ(b->rank, 1);
-    CHECK_EQ(b->device, 1); /* each rank writes on its own GPU */
-    CHECK_EQ(a->peak_bytes, ta.peak);
-    CHECK_EQ(b->peak_bytes, tb.peak);
+    CHECK_EQ_INT(a->rank, 0);
+    CHECK_EQ_INT(b->rank, 1);
+    CHECK_EQ_INT(b->device, 1); /* each rank writes on its own GPU */
+    CHECK_EQ_INT(a->peak_bytes, ta.peak);
+    CHECK_EQ_INT(b->peak_bytes, tb.peak);
 
     ms_pair *p = NULL;
     ms_error err;
-    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (!p)
         goto out;
-    CHECK_EQ(p->m[MS_M_PEAK].delta, tb.peak - ta.peak);
-    CHECK_EQ(p->m[MS_M_RESERVED_PEAK].delta, tb.reserved_peak - ta.reserved_peak);
-    CHECK_EQ(p->m[MS_M_LIVE_END].delta, tb.current - ta.current);
-    CHECK(p->m[MS_M_PEAK].pct > 0);
-    CHECK(!p->match);
+    CHECK_EQ_INT(p->m[MS_M_PEAK].delta, tb.peak - ta.peak);
+    CHECK_EQ_INT(p->m[MS_M_RESERVED_PEAK].delta, tb.reserved_peak - ta.reserved_peak);
+    CHECK_EQ_INT(p->m[MS_M_LIVE_END].delta, tb.current - ta.current);
+    CHECK_TRUE(p->m[MS_M_PEAK].pct > 0);
+    CHECK_TRUE(!p->match);
 
     /* Every byte of the peak belongs to some site, so the site changes add up to the
      * peak change exactly; the same holds at the end. */
-    CHECK(p->sites_complete[MS_SITES_AT_PEAK]);
-    CHECK_EQ(sum_deltas(p->sites[MS_SITES_AT_PEAK], p->n_sites[MS_SITES_AT_PEAK]),
-             p->m[MS_M_PEAK].delta);
-    CHECK_EQ(sum_deltas(p->sites[MS_SITES_AT_END], p->n_sites[MS_SITES_AT_END]),
-             p->m[MS_M_LIVE_END].delta);
-    CHECK(p->n_sites[MS_SITES_AT_PEAK] > 0);
+    CHECK_TRUE(p->sites_complete[MS_SITES_AT_PEAK]);
+    CHECK_EQ_INT(sum_deltas(p->sites[MS_SITES_AT_PEAK], p->n_sites[MS_SITES_AT_PEAK]),
+                 p->m[MS_M_PEAK].delta);
+    CHECK_EQ_INT(sum_deltas(p->sites[MS_SITES_AT_END], p->n_sites[MS_SITES_AT_END]),
+                 p->m[MS_M_LIVE_END].delta);
+    CHECK_TRUE(p->n_sites[MS_SITES_AT_PEAK] > 0);
     for (size_t i = 1; i < p->n_sites[MS_SITES_AT_PEAK]; i++) {
         int64_t x = p->sites[MS_SITES_AT_PEAK][i - 1].delta_bytes;
         int64_t y = p->sites[MS_SITES_AT_PEAK][i].delta_bytes;
-        CHECK((x < 0 ? -x : x) >= (y < 0 ? -y : y));
+        CHECK_TRUE((x < 0 ? -x : x) >= (y < 0 ? -y : y));
     }
 
     char v[2048];
     size_t need = ms_pair_verdict(p, NULL, NULL, v, sizeof v);
-    CHECK(need < sizeof v);
-    CHECK(strncmp(v, "rank1 peaks ", 12) == 0);
-    CHECK(strstr(v, "higher than rank0") != NULL);
+    CHECK_TRUE(need < sizeof v);
+    CHECK_TRUE(strncmp(v, "rank1 peaks ", 12) == 0);
+    CHECK_TRUE(strstr(v, "higher than rank0") != NULL);
     /* The largest growth at the peak is named, with its function. */
     const ms_site_delta *top = &p->sites[MS_SITES_AT_PEAK][0];
-    CHECK(top->delta_bytes > 0);
-    CHECK(strstr(v, top->site) != NULL);
-    CHECK(strstr(v, top->function) != NULL);
+    CHECK_TRUE(top->delta_bytes > 0);
+    CHECK_TRUE(strstr(v, top->site) != NULL);
+    CHECK_TRUE(strstr(v, top->function) != NULL);
     /* Longer sequences grow activations in the model's own code. */
-    CHECK(strstr(top->site, ".py:") != NULL);
+    CHECK_TRUE(strstr(top->site, ".py:") != NULL);
     printf("ddp verdict: %s\n", v);
 
     /* Truncation keeps a terminated prefix and reports the full length. */
     char small[16];
-    CHECK_EQ(ms_pair_verdict(p, NULL, NULL, small, sizeof small), need);
-    CHECK_EQ(strlen(small), sizeof small - 1);
+    CHECK_EQ_INT(ms_pair_verdict(p, NULL, NULL, small, sizeof small), need);
+    CHECK_EQ_INT(strlen(small), sizeof small - 1);
     ms_pair_free(p);
 out:
     ms_profile_free(a);
@@ -174,21 +139,21 @@ static void test_self(void)
         goto out;
     ms_pair *p = NULL;
     ms_error err;
-    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (!p)
         goto out;
     for (int m = 0; m < MS_M_COUNT; m++) {
-        CHECK_EQ(p->m[m].delta, 0);
-        CHECK(p->m[m].pct == 0.0);
+        CHECK_EQ_INT(p->m[m].delta, 0);
+        CHECK_TRUE(p->m[m].pct == 0.0);
     }
     for (int s = 0; s < MS_SITE_SETS; s++)
-        CHECK_EQ(p->n_sites[s], 0);
-    CHECK_EQ(p->n_only_a, 0);
-    CHECK_EQ(p->n_only_b, 0);
-    CHECK(p->match);
+        CHECK_EQ_INT(p->n_sites[s], 0);
+    CHECK_EQ_INT(p->n_only_a, 0);
+    CHECK_EQ_INT(p->n_only_b, 0);
+    CHECK_TRUE(p->match);
     char v[1024];
     ms_pair_verdict(p, "A", "B", v, sizeof v);
-    CHECK(strncmp(v, "A and B match", 13) == 0);
+    CHECK_TRUE(strncmp(v, "A and B match", 13) == 0);
     ms_pair_free(p);
 out:
     ms_profile_free(a);
@@ -224,11 +189,10 @@ static void test_ranks_real(void)
     }
     ms_profile *pr[N_FILES];
     ms_error errs[N_FILES];
-    CHECK_EQ(ms_profiles_load(pr, errs, paths, N_FILES, -1, 2, NULL, NULL), 0);
+    CHECK_EQ_INT(ms_profiles_load(pr, errs, paths, N_FILES, -1, 2, NULL, NULL), 0);
     for (size_t i = 0; i < N_FILES; i++)
         if (!pr[i]) {
-            fprintf(stderr, "%s: %s\n", paths[i], errs[i].message);
-            failures++;
+            check_fail("%s: %s", paths[i], errs[i].message);
             return;
         }
 
@@ -239,10 +203,10 @@ static void test_ranks_real(void)
         /* A wrapped trace cannot see a peak that fell before its first kept event, so
          * only complete traces are held to the counters' peaks. */
         if (pr[i]->trace_complete) {
-            CHECK_EQ(pr[i]->peak_bytes, t[i].peak);
-            CHECK_EQ(pr[i]->reserved_peak_bytes, t[i].reserved_peak);
+            CHECK_EQ_INT(pr[i]->peak_bytes, t[i].peak);
+            CHECK_EQ_INT(pr[i]->reserved_peak_bytes, t[i].reserved_peak);
         }
-        CHECK_EQ(pr[i]->live_end_bytes, t[i].current);
+        CHECK_EQ_INT(pr[i]->live_end_bytes, t[i].current);
         peaks[i] = t[i].peak;
         res[i] = t[i].reserved_peak;
         live[i] = t[i].current;
@@ -252,36 +216,36 @@ static void test_ranks_real(void)
 
     ms_ranks *r = NULL;
     ms_error err;
-    CHECK_EQ(ms_ranks_compare(&r, (const ms_profile *const *)pr, N_FILES, 10.0, &err), 0);
+    CHECK_EQ_INT(ms_ranks_compare(&r, (const ms_profile *const *)pr, N_FILES, 10.0, &err), 0);
     if (r) {
-        CHECK_EQ(r->median_peak, mp);
-        CHECK_EQ(r->median_reserved_peak, mr);
-        CHECK_EQ(r->median_live_end, ml);
+        CHECK_EQ_INT(r->median_peak, mp);
+        CHECK_EQ_INT(r->median_reserved_peak, mr);
+        CHECK_EQ_INT(r->median_live_end, ml);
         size_t flagged = 0;
         for (size_t i = 0; i < N_FILES; i++) {
             const ms_rank_row *row = &r->rows[i];
-            CHECK(row->p == pr[i]);
-            CHECK_EQ(!!(row->outlier & MS_OUT_PEAK), off(t[i].peak, mp, 10.0));
-            CHECK_EQ(!!(row->outlier & MS_OUT_RESERVED), off(t[i].reserved_peak, mr, 10.0));
-            CHECK_EQ(!!(row->outlier & MS_OUT_LIVE_END), off(t[i].current, ml, 10.0));
-            CHECK_EQ(row->peak.delta, pr[i]->peak_bytes - mp);
+            CHECK_TRUE(row->p == pr[i]);
+            CHECK_EQ_INT(!!(row->outlier & MS_OUT_PEAK), off(t[i].peak, mp, 10.0));
+            CHECK_EQ_INT(!!(row->outlier & MS_OUT_RESERVED), off(t[i].reserved_peak, mr, 10.0));
+            CHECK_EQ_INT(!!(row->outlier & MS_OUT_LIVE_END), off(t[i].current, ml, 10.0));
+            CHECK_EQ_INT(row->peak.delta, pr[i]->peak_bytes - mp);
             flagged += row->outlier != 0;
         }
-        CHECK_EQ(r->n_outliers, flagged);
+        CHECK_EQ_INT(r->n_outliers, flagged);
         /* The DDP pair alone: the median sits between them and rank 1 is 20% above it. */
         ms_ranks_free(r);
         r = NULL;
-        CHECK_EQ(ms_ranks_compare(&r, (const ms_profile *const *)pr, 2, 10.0, &err), 0);
+        CHECK_EQ_INT(ms_ranks_compare(&r, (const ms_profile *const *)pr, 2, 10.0, &err), 0);
         if (r) {
-            CHECK_EQ(r->median_peak, (t[0].peak + t[1].peak) / 2);
-            CHECK(r->rows[1].outlier & MS_OUT_PEAK);
-            CHECK(r->rows[0].outlier & MS_OUT_PEAK);
-            CHECK(r->rows[1].n_sites > 0 && r->rows[1].sites[0].delta_bytes > 0);
+            CHECK_EQ_INT(r->median_peak, (t[0].peak + t[1].peak) / 2);
+            CHECK_TRUE(r->rows[1].outlier & MS_OUT_PEAK);
+            CHECK_TRUE(r->rows[0].outlier & MS_OUT_PEAK);
+            CHECK_TRUE(r->rows[1].n_sites > 0 && r->rows[1].sites[0].delta_bytes > 0);
             /* Against the same per-site medians, the two rows' site changes differ by
              * exactly the gap between the peaks. */
-            CHECK_EQ(sum_deltas(r->rows[1].sites, r->rows[1].n_sites) -
-                         sum_deltas(r->rows[0].sites, r->rows[0].n_sites),
-                     t[1].peak - t[0].peak);
+            CHECK_EQ_INT(sum_deltas(r->rows[1].sites, r->rows[1].n_sites) -
+                             sum_deltas(r->rows[0].sites, r->rows[0].n_sites),
+                         t[1].peak - t[0].peak);
         }
         ms_ranks_free(r);
     }
@@ -305,17 +269,17 @@ static void test_parallel_load(void)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("64 files: %.3f s wall\n",
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-    CHECK(rc != 0);
-    CHECK(pr[37] == NULL);
-    CHECK(errs[37].code != 0);
+    CHECK_TRUE(rc != 0);
+    CHECK_TRUE(pr[37] == NULL);
+    CHECK_TRUE(errs[37].code != 0);
     for (size_t i = 0; i < N; i++) {
         if (i == 37)
             continue;
-        CHECK(pr[i] != NULL);
+        CHECK_TRUE(pr[i] != NULL);
         if (pr[i]) {
-            CHECK_EQ(pr[i]->rank, (int)(i % 2));
-            CHECK(!strcmp(pr[i]->name, paths[i]));
-            CHECK_EQ(pr[i]->peak_bytes, pr[i % 2]->peak_bytes);
+            CHECK_EQ_INT(pr[i]->rank, (int)(i % 2));
+            CHECK_TRUE(!strcmp(pr[i]->name, paths[i]));
+            CHECK_EQ_INT(pr[i]->peak_bytes, pr[i % 2]->peak_bytes);
         }
     }
     for (size_t i = 0; i < N; i++)
@@ -328,7 +292,7 @@ static ms_profile *made(const char *name, int64_t peak, int64_t reserved, int64_
     ms_profile *p = NULL;
     ms_error err;
     if (ms_profile_new(&p, name, &err)) {
-        failures++;
+        check_fail("%s: %s", name, err.message);
         return NULL;
     }
     p->peak_bytes = peak;
@@ -344,7 +308,7 @@ static void test_made(void)
     ms_profile *b = made("new.pickle", 1500, 2000, 100);
     if (!a || !b)
         return;
-    CHECK_EQ(a->rank, -1);
+    CHECK_EQ_INT(a->rank, -1);
     ms_profile_add_site(a, MS_SITES_AT_PEAK, "m.py:1", "f", 600, 1, &err);
     ms_profile_add_site(a, MS_SITES_AT_PEAK, "m.py:2", "g", 400, 2, &err);
     ms_profile_add_site(b, MS_SITES_AT_PEAK, "m.py:1", "f", 1000, 1, &err);
@@ -353,48 +317,48 @@ static void test_made(void)
     a->sites_complete[MS_SITES_AT_PEAK] = b->sites_complete[MS_SITES_AT_PEAK] = true;
 
     ms_pair *p = NULL;
-    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (p) {
-        CHECK_EQ(p->m[MS_M_PEAK].delta, 500);
-        CHECK(p->m[MS_M_PEAK].pct == 50.0);
-        CHECK_EQ(p->n_sites[MS_SITES_AT_PEAK], 3);
-        CHECK(!strcmp(p->sites[MS_SITES_AT_PEAK][0].site, "m.py:1"));
-        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][0].delta_bytes, 400);
-        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][1].delta_bytes, 200);
-        CHECK_EQ(p->sites[MS_SITES_AT_PEAK][2].delta_bytes, -100);
-        CHECK(!p->sites_known[MS_SITES_AT_END]);
+        CHECK_EQ_INT(p->m[MS_M_PEAK].delta, 500);
+        CHECK_TRUE(p->m[MS_M_PEAK].pct == 50.0);
+        CHECK_EQ_INT(p->n_sites[MS_SITES_AT_PEAK], 3);
+        CHECK_TRUE(!strcmp(p->sites[MS_SITES_AT_PEAK][0].site, "m.py:1"));
+        CHECK_EQ_INT(p->sites[MS_SITES_AT_PEAK][0].delta_bytes, 400);
+        CHECK_EQ_INT(p->sites[MS_SITES_AT_PEAK][1].delta_bytes, 200);
+        CHECK_EQ_INT(p->sites[MS_SITES_AT_PEAK][2].delta_bytes, -100);
+        CHECK_TRUE(!p->sites_known[MS_SITES_AT_END]);
         /* Without all-allocation lists, one-sided sites come from the complete peak lists. */
-        CHECK_EQ(p->n_only_a, 0);
-        CHECK_EQ(p->n_only_b, 1);
-        CHECK(p->n_only_b == 1 && !strcmp(p->only_b[0].site, "m.py:3"));
+        CHECK_EQ_INT(p->n_only_a, 0);
+        CHECK_EQ_INT(p->n_only_b, 1);
+        CHECK_TRUE(p->n_only_b == 1 && !strcmp(p->only_b[0].site, "m.py:3"));
         char v[1024];
         ms_pair_verdict(p, NULL, NULL, v, sizeof v);
-        CHECK(strstr(v, "new.pickle peaks 50% higher than old.pickle") == v);
-        CHECK(strstr(v, "most of it (+400 B) is held at the peak by m.py:1 f") != NULL);
+        CHECK_TRUE(strstr(v, "new.pickle peaks 50% higher than old.pickle") == v);
+        CHECK_TRUE(strstr(v, "most of it (+400 B) is held at the peak by m.py:1 f") != NULL);
         ms_pair_free(p);
     }
 
     /* A site below one side's top-K cut must not be called one-sided. */
     b->sites_complete[MS_SITES_AT_PEAK] = false;
-    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (p) {
-        CHECK_EQ(p->n_only_b, 0);
-        CHECK(!p->sites_complete[MS_SITES_AT_PEAK]);
+        CHECK_EQ_INT(p->n_only_b, 0);
+        CHECK_TRUE(!p->sites_complete[MS_SITES_AT_PEAK]);
         ms_pair_free(p);
     }
 
     /* Lower, from zero, and the hooks for iterations and leaks. */
     ms_profile *z = made("z.pickle", 0, 0, 0);
-    CHECK_EQ(ms_pair_compare(&p, b, a, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, b, a, &err), 0);
     if (p) {
         char v[1024];
         ms_pair_verdict(p, "B", "A", v, sizeof v);
-        CHECK(strstr(v, "A peaks 33% lower than B (-500 B") == v);
+        CHECK_TRUE(strstr(v, "A peaks 33% lower than B (-500 B") == v);
         ms_pair_free(p);
     }
-    CHECK_EQ(ms_pair_compare(&p, z, a, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, z, a, &err), 0);
     if (p) {
-        CHECK(!p->m[MS_M_PEAK].pct_valid);
+        CHECK_TRUE(!p->m[MS_M_PEAK].pct_valid);
         ms_pair_free(p);
     }
     int64_t it_a[] = {10, 20, 30}, it_b[] = {10, 25};
@@ -402,16 +366,16 @@ static void test_made(void)
     ms_profile_set_iteration_peaks(b, it_b, 2, &err);
     ms_profile_set_leaks(a, 0, 0);
     ms_profile_set_leaks(b, 4096, 2);
-    CHECK_EQ(ms_pair_compare(&p, a, b, &err), 0);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (p) {
-        CHECK_EQ(p->n_iterations, 2);
-        CHECK_EQ(p->iteration_peaks[1].delta, 5);
-        CHECK(p->leaks_known);
-        CHECK_EQ(p->leak_bytes.delta, 4096);
+        CHECK_EQ_INT(p->n_iterations, 2);
+        CHECK_EQ_INT(p->iteration_peaks[1].delta, 5);
+        CHECK_TRUE(p->leaks_known);
+        CHECK_EQ_INT(p->leak_bytes.delta, 4096);
         char v[1024];
         ms_pair_verdict(p, NULL, NULL, v, sizeof v);
-        CHECK(strstr(v, "Leaked memory differs by +4.00 KiB") != NULL ||
-              strstr(v, "Leaked memory differs by +4") != NULL);
+        CHECK_TRUE(strstr(v, "Leaked memory differs by +4.00 KiB") != NULL ||
+                   strstr(v, "Leaked memory differs by +4") != NULL);
         ms_pair_free(p);
     }
 
@@ -421,19 +385,19 @@ static void test_made(void)
                *r2 = made("mem-2.pickle", 90, 100, 0), *r3 = made("mem-3.pickle", 200, 100, 5);
     const ms_profile *all[] = {r0, r1, r2, r3};
     ms_ranks *r = NULL;
-    CHECK_EQ(ms_ranks_compare(&r, all, 4, 10.0, &err), 0);
+    CHECK_EQ_INT(ms_ranks_compare(&r, all, 4, 10.0, &err), 0);
     if (r) {
-        CHECK_EQ(r->median_peak, 105);
-        CHECK_EQ(r->median_live_end, 0);
-        CHECK_EQ(r->rows[0].outlier, 0);
-        CHECK_EQ(r->rows[1].outlier, 0);
-        CHECK_EQ(r->rows[2].outlier, MS_OUT_PEAK); /* -14.3% */
-        CHECK_EQ(r->rows[3].outlier, MS_OUT_PEAK | MS_OUT_LIVE_END);
-        CHECK_EQ(r->n_outliers, 2);
+        CHECK_EQ_INT(r->median_peak, 105);
+        CHECK_EQ_INT(r->median_live_end, 0);
+        CHECK_EQ_INT(r->rows[0].outlier, 0);
+        CHECK_EQ_INT(r->rows[1].outlier, 0);
+        CHECK_EQ_INT(r->rows[2].outlier, MS_OUT_PEAK); /* -14.3% */
+        CHECK_EQ_INT(r->rows[3].outlier, MS_OUT_PEAK | MS_OUT_LIVE_END);
+        CHECK_EQ_INT(r->n_outliers, 2);
         ms_ranks_free(r);
     }
-    CHECK(ms_ranks_compare(&r, all, 0, 10.0, &err) == MS_ERR_ARG);
-    CHECK(ms_ranks_compare(&r, all, 4, -1.0, &err) == MS_ERR_ARG);
+    CHECK_TRUE(ms_ranks_compare(&r, all, 0, 10.0, &err) == MS_ERR_ARG);
+    CHECK_TRUE(ms_ranks_compare(&r, all, 4, -1.0, &err) == MS_ERR_ARG);
     ms_profile_free(r0);
     ms_profile_free(r1);
     ms_profile_free(r2);
@@ -451,10 +415,5 @@ int main(void)
     test_self();
     test_ranks_real();
     test_parallel_load();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_compare: all checks passed\n");
-    return 0;
+    return check_finish("test_compare");
 }

@@ -6,73 +6,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-static int failures;
+#include "check.h"
+
 static const char *bin;
 static char tmpdir[64] = "/tmp/memsnap-cmp-XXXXXX";
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);     \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                   \
-    do {                                                                                 \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                            \
-        if (va_ != vb_) {                                                                \
-            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, __LINE__, \
-                    #a, #b, va_, vb_);                                                   \
-            failures++;                                                                  \
-        }                                                                                \
-    } while (0)
-
-/* Runs a shell command and returns its standard output (caller frees), with the exit
- * status in *status. */
-static char *run(const char *cmdline, int *status)
-{
-    FILE *f = popen(cmdline, "r");
-    if (!f) {
-        *status = -1;
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (n + 1 >= cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        if (got == 0)
-            break;
-        n += got;
-    }
-    buf[n] = '\0';
-    int st = pclose(f);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return buf;
-}
 
 static cJSON *run_json(const char *args, int want_status)
 {
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "'%s' %s", bin, args);
     int st = 0;
-    char *out = run(cmd, &st);
-    if (st != want_status) {
-        fprintf(stderr, "`%s` exited %d, wanted %d\n", cmd, st, want_status);
-        failures++;
-    }
+    char *out = check_run(cmd, &st);
+    if (st != want_status)
+        check_fail("`%s` exited %d, wanted %d", cmd, st, want_status);
     cJSON *doc = out ? cJSON_Parse(out) : NULL;
-    if (!doc) {
-        fprintf(stderr, "`%s` printed no JSON\n", cmd);
-        failures++;
-    }
+    if (!doc)
+        check_fail("`%s` printed no JSON", cmd);
     free(out);
     return doc;
 }
@@ -80,21 +30,6 @@ static cJSON *run_json(const char *args, int want_status)
 static double num(const cJSON *o, const char *key)
 {
     return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-static double truth_counter(const char *name, const char *key)
-{
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.truth.json", name);
-    FILE *f = fopen(path, "rb");
-    static char buf[1 << 16];
-    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
-    if (f)
-        fclose(f);
-    cJSON *doc = cJSON_ParseWithLength(buf, n);
-    double v = num(cJSON_GetObjectItemCaseSensitive(doc, "counters_at_end"), key);
-    cJSON_Delete(doc);
-    return v;
 }
 
 static const char *const FILES[] = {
@@ -110,14 +45,14 @@ static void write_summaries(void)
         char cmd[1024];
         snprintf(cmd, sizeof cmd, "'%s' summary testdata/%s.pickle --json --top 100000 > %s/%s.json",
                  bin, FILES[i], tmpdir, FILES[i]);
-        CHECK_EQ(system(cmd), 0);
+        CHECK_EQ_INT(system(cmd), 0);
     }
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "'%s' summary testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle --json --top 100000 "
              "> %s/both.json",
              bin, tmpdir);
-    CHECK_EQ(system(cmd), 0);
+    CHECK_EQ_INT(system(cmd), 0);
 }
 
 static const cJSON *pair0(const cJSON *doc)
@@ -130,38 +65,38 @@ static void check_same_verdict_start(const cJSON *x, const cJSON *y)
 {
     const char *vx = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, "verdict"));
     const char *vy = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(y, "verdict"));
-    CHECK(vx && vy);
+    CHECK_TRUE(vx && vy);
     if (!vx || !vy)
         return;
     const char *ex = strstr(vx, " At the end");
     const char *ey = strstr(vy, " At the end");
     size_t lx = ex ? (size_t)(ex - vx) : strlen(vx), ly = ey ? (size_t)(ey - vy) : strlen(vy);
-    CHECK_EQ(lx, ly);
-    CHECK(lx == ly && memcmp(vx, vy, lx) == 0);
+    CHECK_EQ_INT(lx, ly);
+    CHECK_TRUE(lx == ly && memcmp(vx, vy, lx) == 0);
 }
 
 static void test_ddp_pair(void)
 {
     cJSON *doc = run_json("diff testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle --json", 0);
     const cJSON *p = pair0(doc);
-    CHECK(p != NULL);
-    double d = truth_counter("ddp_rank1", "requested_bytes.all.peak") -
-               truth_counter("ddp_rank0", "requested_bytes.all.peak");
-    CHECK_EQ(num(p, "peak_delta_bytes"), d);
-    CHECK(num(p, "peak_delta_pct") > 40.0);
+    CHECK_TRUE(p != NULL);
+    double d = check_truth_file_counter("ddp_rank1", "requested_bytes.all.peak") -
+               check_truth_file_counter("ddp_rank0", "requested_bytes.all.peak");
+    CHECK_EQ_INT(num(p, "peak_delta_bytes"), d);
+    CHECK_TRUE(num(p, "peak_delta_pct") > 40.0);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
-    CHECK_EQ(cJSON_GetArraySize(files), 2);
+    CHECK_EQ_INT(cJSON_GetArraySize(files), 2);
     const char *path = cJSON_GetStringValue(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(files, 1), "path"));
-    CHECK(path && !strcmp(path, "testdata/ddp_rank1.pickle"));
+    CHECK_TRUE(path && !strcmp(path, "testdata/ddp_rank1.pickle"));
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "verdict"));
-    CHECK(v && strncmp(v, "rank1 peaks ", 12) == 0 && strstr(v, "higher than rank0"));
+    CHECK_TRUE(v && strncmp(v, "rank1 peaks ", 12) == 0 && strstr(v, "higher than rank0"));
     const cJSON *top = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "sites"), 0);
     const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(top, "site"));
-    CHECK(site && v && strstr(v, site));
-    CHECK_EQ(num(top, "delta_bytes"), num(top, "b_bytes") - num(top, "a_bytes"));
-    CHECK(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "match")));
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "outliers")), 0);
+    CHECK_TRUE(site && v && strstr(v, site));
+    CHECK_EQ_INT(num(top, "delta_bytes"), num(top, "b_bytes") - num(top, "a_bytes"));
+    CHECK_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "match")));
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "outliers")), 0);
 
     /* The same pair from summaries: every number and every site at the peak agree. */
     char args[1024];
@@ -169,7 +104,7 @@ static void test_ddp_pair(void)
              tmpdir);
     cJSON *sdoc = run_json(args, 0);
     const cJSON *sp = pair0(sdoc);
-    CHECK(sp != NULL);
+    CHECK_TRUE(sp != NULL);
     static const char *const same[] = {"peak_delta_bytes", "peak_delta_pct", "metrics", "sites",
                                        "a_label", "b_label", "a_device", "b_device",
                                        "sites_complete"};
@@ -178,21 +113,21 @@ static void test_ddp_pair(void)
                                 cJSON_GetObjectItemCaseSensitive(sp, same[i]), true);
         if (!eq)
             fprintf(stderr, "pickle and summary disagree on \"%s\"\n", same[i]);
-        CHECK(eq);
+        CHECK_TRUE(eq);
     }
     check_same_verdict_start(p, sp);
-    CHECK(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "sites_at_end")));
+    CHECK_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(sp, "sites_at_end")));
 
     /* One summary holding both ranks is a pair too; a pickle and a summary mix. */
     snprintf(args, sizeof args, "diff %s/both.json --json", tmpdir);
     cJSON *bdoc = run_json(args, 0);
-    CHECK(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(pair0(bdoc), "metrics"),
-                        cJSON_GetObjectItemCaseSensitive(p, "metrics"), true));
+    CHECK_TRUE(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(pair0(bdoc), "metrics"),
+                             cJSON_GetObjectItemCaseSensitive(p, "metrics"), true));
     snprintf(args, sizeof args, "diff testdata/ddp_rank0.pickle %s/ddp_rank1.json --json",
              tmpdir);
     cJSON *mdoc = run_json(args, 0);
-    CHECK(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(pair0(mdoc), "sites"),
-                        cJSON_GetObjectItemCaseSensitive(p, "sites"), true));
+    CHECK_TRUE(cJSON_Compare(cJSON_GetObjectItemCaseSensitive(pair0(mdoc), "sites"),
+                             cJSON_GetObjectItemCaseSensitive(p, "sites"), true));
     cJSON_Delete(mdoc);
     cJSON_Delete(bdoc);
     cJSON_Delete(sdoc);
@@ -203,18 +138,18 @@ static void test_self(void)
 {
     cJSON *doc = run_json("diff testdata/streams.pickle testdata/streams.pickle --json", 0);
     const cJSON *p = pair0(doc);
-    CHECK_EQ(num(p, "peak_delta_bytes"), 0);
-    CHECK_EQ(num(p, "peak_delta_pct"), 0);
+    CHECK_EQ_INT(num(p, "peak_delta_bytes"), 0);
+    CHECK_EQ_INT(num(p, "peak_delta_pct"), 0);
     const cJSON *m;
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(p, "metrics"))
-        CHECK_EQ(num(m, "delta"), 0);
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "sites")), 0);
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "sites_at_end")), 0);
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "only_in_a")), 0);
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "only_in_b")), 0);
-    CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "match")));
+        CHECK_EQ_INT(num(m, "delta"), 0);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "sites")), 0);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "sites_at_end")), 0);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "only_in_a")), 0);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "only_in_b")), 0);
+    CHECK_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "match")));
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "verdict"));
-    CHECK(v && strstr(v, " match"));
+    CHECK_TRUE(v && strstr(v, " match"));
     cJSON_Delete(doc);
 }
 
@@ -236,13 +171,13 @@ static void test_ranks(void)
     snprintf(args, sizeof args, "ranks --json%s", pickles);
     cJSON *doc = run_json(args, 0);
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
-    CHECK_EQ(cJSON_GetArraySize(ranks), N_FILES);
+    CHECK_EQ_INT(cJSON_GetArraySize(ranks), N_FILES);
 
     /* Outliers from the allocator's own counters: live memory at the end is exact for
      * every trace, wrapped or not, so it is the metric checked file by file here. */
     double live[N_FILES], sorted[N_FILES];
     for (size_t i = 0; i < N_FILES; i++)
-        sorted[i] = live[i] = truth_counter(FILES[i], "requested_bytes.all.current");
+        sorted[i] = live[i] = check_truth_file_counter(FILES[i], "requested_bytes.all.current");
     for (size_t i = 0; i < N_FILES; i++)
         for (size_t j = i + 1; j < N_FILES; j++)
             if (sorted[j] < sorted[i]) {
@@ -251,7 +186,7 @@ static void test_ranks(void)
                 sorted[j] = t;
             }
     double med = (double)(((long long)sorted[N_FILES / 2 - 1] + (long long)sorted[N_FILES / 2]) / 2);
-    CHECK_EQ(num(cJSON_GetObjectItemCaseSensitive(doc, "median"), "live_end_bytes"), med);
+    CHECK_EQ_INT(num(cJSON_GetObjectItemCaseSensitive(doc, "median"), "live_end_bytes"), med);
     const cJSON *outliers = cJSON_GetObjectItemCaseSensitive(doc, "outliers");
     for (size_t i = 0; i < N_FILES; i++) {
         double pct = 100.0 * (live[i] - med) / med;
@@ -266,13 +201,14 @@ static void test_ranks(void)
         }
         if (want != got)
             fprintf(stderr, "%s: live-at-end outlier %d, expected %d\n", FILES[i], got, want);
-        CHECK(want == got);
+        CHECK_TRUE(want == got);
     }
     /* The DDP ranks: rank 1 is more than 10% above the median peak in this mix? Only the
      * counters can say; check the row against them. */
     const cJSON *r1 = cJSON_GetArrayItem(ranks, 1);
-    CHECK_EQ(num(r1, "peak_bytes"), truth_counter("ddp_rank1", "requested_bytes.all.peak"));
-    CHECK_EQ(num(r1, "rank"), 1);
+    CHECK_EQ_INT(num(r1, "peak_bytes"),
+                 check_truth_file_counter("ddp_rank1", "requested_bytes.all.peak"));
+    CHECK_EQ_INT(num(r1, "rank"), 1);
 
     /* Summaries, and a mix of both, give the very same table. */
     snprintf(args, sizeof args, "ranks --json%s", summaries);
@@ -282,7 +218,7 @@ static void test_ranks(void)
     static const char *const same[] = {"ranks", "outliers", "median", "threshold_pct"};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(doc, same[i]);
-        CHECK(cJSON_Compare(x, cJSON_GetObjectItemCaseSensitive(sdoc, same[i]), true));
+        CHECK_TRUE(cJSON_Compare(x, cJSON_GetObjectItemCaseSensitive(sdoc, same[i]), true));
         if (i == 0) {
             /* The mix lists the files in another order; compare row by path. */
             const cJSON *row;
@@ -296,9 +232,9 @@ static void test_ranks(void)
                     if (path && q && !strcmp(path, q))
                         twin = r;
                 }
-                CHECK(twin && num(twin, "peak_delta_bytes") == num(row, "peak_delta_bytes") &&
-                      cJSON_Compare(cJSON_GetObjectItemCaseSensitive(twin, "sites"),
-                                    cJSON_GetObjectItemCaseSensitive(row, "sites"), true));
+                CHECK_TRUE(twin && num(twin, "peak_delta_bytes") == num(row, "peak_delta_bytes") &&
+                           cJSON_Compare(cJSON_GetObjectItemCaseSensitive(twin, "sites"),
+                                         cJSON_GetObjectItemCaseSensitive(row, "sites"), true));
             }
         }
     }
@@ -310,34 +246,19 @@ static void test_ranks(void)
     doc = run_json("diff testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle "
                    "testdata/gpt2_train.pickle --json --threshold 5",
                    0);
-    CHECK_EQ(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "ranks")), 3);
-    CHECK_EQ(num(doc, "threshold_pct"), 5);
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "ranks")), 3);
+    CHECK_EQ_INT(num(doc, "threshold_pct"), 5);
     cJSON_Delete(doc);
 }
 
 int main(void)
 {
-    bin = getenv("MEMSNAP_BIN");
-    if (!bin) {
-        fprintf(stderr, "MEMSNAP_BIN is not set (ctest sets it)\n");
+    if (check_cli_setup(&bin, tmpdir))
         return 1;
-    }
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     write_summaries();
     test_ddp_pair();
     test_self();
     test_ranks();
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_compare_cli: all checks passed\n");
-    return 0;
+    check_remove_dir(tmpdir);
+    return check_finish("test_compare_cli");
 }

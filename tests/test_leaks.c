@@ -5,47 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                     \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__, __LINE__, name, #cond); \
-            failures++;                                                                 \
-        }                                                                               \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                  \
-    do {                                                                                \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                           \
-        if (va_ != vb_) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld != %lld\n", __FILE__,     \
-                    __LINE__, name, #a, #b, va_, vb_);                                  \
-            failures++;                                                                 \
-        }                                                                               \
-    } while (0)
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 typedef struct fixture {
     ms_snapshot *s;
@@ -57,31 +19,15 @@ typedef struct fixture {
 static int open_fixture(fixture *fx, const char *name)
 {
     char path[256];
-    ms_error err;
     memset(fx, 0, sizeof *fx);
     snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    if (ms_snapshot_read_file(&fx->s, path, NULL, &err)) {
-        fprintf(stderr, "%s: cannot read: %s\n", path, err.message);
-        failures++;
+    /* The rank files trace on their own device: the busiest one. */
+    if (check_open_timeline(path, &fx->s, &fx->device, &fx->t))
         return -1;
-    }
-    snprintf(path, sizeof path, "testdata/%s.truth.json", name);
-    char *text = slurp(path);
-    fx->truth = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    fx->truth = check_truth_load(name);
     if (!fx->truth) {
-        fprintf(stderr, "%s: cannot parse\n", path);
-        failures++;
-        return -1;
-    }
-    /* The rank files trace on their own device. */
-    for (int d = 0; d < ms_snapshot_device_count(fx->s); d++)
-        if (ms_snapshot_trace(fx->s, d)->n > ms_snapshot_trace(fx->s, fx->device)->n)
-            fx->device = d;
-    if (ms_timeline_build(&fx->t, fx->s, fx->device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS,
-                          &err)) {
-        fprintf(stderr, "%s: timeline: %s\n", name, err.message);
-        failures++;
+        ms_timeline_free(fx->t);
+        ms_snapshot_free(fx->s);
         return -1;
     }
     return 0;
@@ -99,8 +45,7 @@ static ms_leak_report *find(const char *name, fixture *fx)
     ms_leak_report *r = NULL;
     ms_error err;
     if (ms_leaks_find(&r, fx->s, fx->device, fx->t, NULL, &err)) {
-        fprintf(stderr, "%s: ms_leaks_find: %s\n", name, err.message);
-        failures++;
+        check_fail("%s: ms_leaks_find: %s", name, err.message);
         return NULL;
     }
     return r;
@@ -136,7 +81,7 @@ static void check_iterations_slack(const char *name, fixture *fx, const ms_itera
     const ms_trace *tr = ms_snapshot_trace(fx->s, fx->device);
     int nm = cJSON_GetArraySize(marks);
     int64_t idx[64];
-    CHECK(nm >= 2 && nm <= 64);
+    CHECK_TRUE_IN(name, nm >= 2 && nm <= 64);
     if (nm < 2 || nm > 64)
         return;
     for (int k = 0; k < nm; k++) {
@@ -152,15 +97,15 @@ static void check_iterations_slack(const char *name, fixture *fx, const ms_itera
             if (expect < it->n) {
                 if (expect == 0 && it->items[0].start_event > idx[k] &&
                     it->items[0].start_event - idx[k] <= first_slack)
-                    CHECK(1);
+                    CHECK_TRUE_IN(name, 1);
                 else
-                    CHECK_EQ(it->items[expect].start_event, idx[k]);
-                CHECK_EQ(it->items[expect].end_event, idx[k + 1]);
+                    CHECK_EQ_INT_IN(name, it->items[expect].start_event, idx[k]);
+                CHECK_EQ_INT_IN(name, it->items[expect].end_event, idx[k + 1]);
             }
             expect++;
         }
-    CHECK_EQ(it->n, expect);
-    CHECK(it->method != MS_ITER_NONE);
+    CHECK_EQ_INT_IN(name, it->n, expect);
+    CHECK_TRUE_IN(name, it->method != MS_ITER_NONE);
 }
 
 /* Every snapshot whose truth lists injected leaks: exactly those sites are leaks (file,
@@ -176,8 +121,8 @@ static void test_truth_leaks(const char *name, bool check_marks)
         check_iterations(name, &fx, r->iterations);
         cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks");
         long long iters = (long long)cJSON_GetObjectItem(fx.truth, "iterations")->valuedouble;
-        CHECK_EQ(count_kind(r, MS_LEAK_LEAK), cJSON_GetArraySize(truth));
-        CHECK_EQ(count_kind(r, MS_LEAK_SUSPECT), 0);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), cJSON_GetArraySize(truth));
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
         long long leaked_allocs = 0;
         cJSON *tl;
         cJSON_ArrayForEach(tl, truth)
@@ -199,21 +144,22 @@ static void test_truth_leaks(const char *name, bool check_marks)
                     !strcmp(ms_snapshot_string(fx.s, f->name), fn))
                     hit = L;
             }
-            CHECK(hit != NULL);
+            CHECK_TRUE_IN(name, hit != NULL);
             if (!hit) {
                 fprintf(stderr, "%s: no leak found at %s:%lld %s\n", name, file, line, fn);
                 continue;
             }
-            CHECK_EQ(hit->count, cnt);
-            CHECK_EQ(hit->bytes_each_min, each);
-            CHECK_EQ(hit->bytes_each_max, each);
-            CHECK_EQ(hit->bytes, cnt * each);
+            CHECK_EQ_INT_IN(name, hit->count, cnt);
+            CHECK_EQ_INT_IN(name, hit->bytes_each_min, each);
+            CHECK_EQ_INT_IN(name, hit->bytes_each_max, each);
+            CHECK_EQ_INT_IN(name, hit->bytes, cnt * each);
             /* Each scenario leaks the same number every iteration. */
-            CHECK_EQ((long long)(hit->growth_count + 0.5), cnt / iters);
-            CHECK_EQ((long long)(hit->growth_bytes + 0.5), cnt / iters * each);
-            CHECK_EQ(hit->n_index, cnt);
+            CHECK_EQ_INT_IN(name, (long long)(hit->growth_count + 0.5), cnt / iters);
+            CHECK_EQ_INT_IN(name, (long long)(hit->growth_bytes + 0.5), cnt / iters * each);
+            CHECK_EQ_INT_IN(name, hit->n_index, cnt);
             for (size_t j = 0; j < hit->n_index; j++)
-                CHECK_EQ(fx.t->allocs[r->alloc_index[hit->first_index + j]].size, each);
+                CHECK_EQ_INT_IN(name, fx.t->allocs[r->alloc_index[hit->first_index + j]].size,
+                                each);
         }
 
         if (check_marks) {
@@ -221,12 +167,12 @@ static void test_truth_leaks(const char *name, bool check_marks)
             ms_leak_mark *mk = NULL;
             size_t nm = 0;
             ms_error err;
-            CHECK_EQ(ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
-            CHECK_EQ(nm, leaked_allocs);
+            CHECK_EQ_INT_IN(name, ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
+            CHECK_EQ_INT_IN(name, nm, leaked_allocs);
             for (size_t i = 0; i < nm; i++) {
-                CHECK(mk[i].alloc_index < fx.t->n_allocs);
-                CHECK(mk[i].kind == MS_LEAK_LEAK);
-                CHECK(strstr(mk[i].label, "scenarios") != NULL);
+                CHECK_TRUE_IN(name, mk[i].alloc_index < fx.t->n_allocs);
+                CHECK_TRUE_IN(name, mk[i].kind == MS_LEAK_LEAK);
+                CHECK_TRUE_IN(name, strstr(mk[i].label, "scenarios") != NULL);
             }
             ms_leak_marks_free(mk);
         }
@@ -258,20 +204,20 @@ static void test_no_leak(const char *name, bool trained)
     ms_leak_report *r = find(name, &fx);
     if (r) {
         check_iterations(name, &fx, r->iterations);
-        CHECK_EQ(count_kind(r, MS_LEAK_LEAK), 0);
-        CHECK_EQ(count_kind(r, MS_LEAK_SUSPECT), 0);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
         bool optim_retained = false;
         for (size_t i = 0; i < r->n; i++) {
             const ms_leak *L = &r->items[i];
             bool by_opt = made_by_optimizer(&fx, r, L);
             if (by_opt)
-                CHECK(L->kind == MS_LEAK_RETAINED);
+                CHECK_TRUE_IN(name, L->kind == MS_LEAK_RETAINED);
             if (by_opt && L->kind == MS_LEAK_RETAINED)
                 optim_retained = true;
         }
         /* Optimizer state exists when the whole first step is in the trace. */
         if (trained)
-            CHECK(optim_retained);
+            CHECK_TRUE_IN(name, optim_retained);
         ms_leak_report_free(r);
     }
     close_fixture(&fx);
@@ -285,13 +231,13 @@ static void test_oom(void)
         return;
     ms_leak_report *r = find(name, &fx);
     if (r) {
-        CHECK(r->oom_count >= 1);
+        CHECK_TRUE_IN(name, r->oom_count >= 1);
         /* The scenario asks for 256 MiB + 512 bytes per tensor already made; the trace
          * keeps the requested size (the observer sees it rounded). */
         long long made =
             (long long)cJSON_GetObjectItem(fx.truth, "tensors_before_oom")->valuedouble;
-        CHECK_EQ(r->first_oom_bytes, 256ll * 1048576 + 512 * made);
-        CHECK_EQ(count_kind(r, MS_LEAK_LEAK), 0);
+        CHECK_EQ_INT_IN(name, r->first_oom_bytes, 256ll * 1048576 + 512 * made);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
         ms_leak_report_free(r);
     }
     close_fixture(&fx);
@@ -307,22 +253,22 @@ static void test_options(void)
     ms_iterations *it = NULL;
     ms_error err;
     ms_iter_options o = {"## forward ##", 0, false};
-    CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
     if (it) {
         /* The forward ranges mark the iterations; the boundaries are the true ones. */
-        CHECK_EQ(it->method, MS_ITER_ANNOTATION_STEP);
+        CHECK_EQ_INT_IN(name, it->method, MS_ITER_ANNOTATION_STEP);
         check_iterations(name, &fx, it);
         ms_iterations_free(it);
     }
     o.step_name = "no such range";
-    CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, NULL, &o, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_iterations_find(&it, fx.s, fx.device, NULL, &o, &err), 0);
     if (it) {
-        CHECK_EQ(it->method, MS_ITER_ANNOTATION_OPTIMIZER);
-        CHECK_EQ(it->n, 3);
+        CHECK_EQ_INT_IN(name, it->method, MS_ITER_ANNOTATION_OPTIMIZER);
+        CHECK_EQ_INT_IN(name, it->n, 3);
         ms_iterations_free(it);
     }
-    CHECK(ms_iterations_find(&it, fx.s, 99, NULL, NULL, &err) < 0);
-    CHECK_EQ(err.code, MS_ERR_ARG);
+    CHECK_TRUE_IN(name, ms_iterations_find(&it, fx.s, 99, NULL, NULL, &err) < 0);
+    CHECK_EQ_INT_IN(name, err.code, MS_ERR_ARG);
     close_fixture(&fx);
 }
 
@@ -335,9 +281,9 @@ static void test_trace_only(const char *name, int64_t first_slack)
     ms_iterations *it = NULL;
     ms_error err;
     ms_iter_options o = {NULL, 0, true};
-    CHECK_EQ(ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_iterations_find(&it, fx.s, fx.device, fx.t, &o, &err), 0);
     if (it) {
-        CHECK_EQ(it->method, MS_ITER_OPTIMIZER_FRAMES);
+        CHECK_EQ_INT_IN(name, it->method, MS_ITER_OPTIMIZER_FRAMES);
         check_iterations_slack(name, &fx, it, first_slack);
         ms_iterations_free(it);
     }
@@ -356,9 +302,9 @@ static void test_warm_cache(void)
     ms_leak_report *r = find(name, &fx);
     if (r) {
         check_iterations_slack(name, &fx, r->iterations, 5);
-        CHECK_EQ(count_kind(r, MS_LEAK_LEAK), 0);
-        CHECK_EQ(count_kind(r, MS_LEAK_SUSPECT), 0);
-        CHECK(count_kind(r, MS_LEAK_RETAINED) > 0);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+        CHECK_TRUE_IN(name, count_kind(r, MS_LEAK_RETAINED) > 0);
         ms_leak_report_free(r);
     }
     close_fixture(&fx);
@@ -391,7 +337,5 @@ int main(void)
     for (size_t i = 0; i < sizeof trained / sizeof trained[0]; i++)
         test_trace_only(trained[i], 0);
     test_warm_cache();
-    if (failures)
-        fprintf(stderr, "test_leaks: %d failure(s)\n", failures);
-    return failures ? 1 : 0;
+    return check_finish("test_leaks");
 }

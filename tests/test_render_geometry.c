@@ -3,50 +3,19 @@
  * the peak (and the allocator's own peak for complete traces), the bands are the viewer's
  * stacking, ticks are round. Runs on every snapshot in testdata/ plus hand-made traces. */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "geometry.h"
 #include "memsnap/memsnap.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, ctx,  \
-                    #cond);                                                            \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                 \
-    do {                                                                               \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                          \
-        if (va_ != vb_) {                                                              \
-            fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld != %lld\n", __FILE__,    \
-                    __LINE__, ctx, #a, #b, va_, vb_);                                  \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_NEAR(a, b, tol)                                                          \
-    do {                                                                               \
-        double va_ = (double)(a), vb_ = (double)(b);                                   \
-        if (!(fabs(va_ - vb_) <= (tol))) {                                             \
-            fprintf(stderr, "%s:%d: %s: %s ~ %s failed: %.6f vs %.6f\n", __FILE__,     \
-                    __LINE__, ctx, #a, #b, va_, vb_);                                  \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
 
 /* Stop flooding stderr once a file has shown what is wrong. */
 #define BAIL_IF_MANY()                                                                 \
     do {                                                                               \
-        if (failures > 40) {                                                           \
+        if (check_failures > 40) {                                                     \
             fprintf(stderr, "too many failures\n");                                    \
             exit(1);                                                                   \
         }                                                                              \
@@ -106,7 +75,7 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
                 first_in[c] = e;
         }
         /* Times never go backwards in these files, so columns only grow. */
-        CHECK(c >= prev_col);
+        CHECK_TRUE_IN(ctx, c >= prev_col);
         prev_col = c;
     }
     /* last_before[c]: the last event in any column before c. */
@@ -123,18 +92,18 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
     }
     for (size_t c = 0; c < W; c++) {
         int64_t ev = ch->col_event[c];
-        CHECK(ev != MS_CHART_NO_EVENT);
+        CHECK_TRUE_IN(ctx, ev != MS_CHART_NO_EVENT);
         if (ev == MS_CHART_NO_EVENT)
             continue;
-        CHECK_EQ(ch->col_active[c], active_at(tl, ev));
-        CHECK(ch->col_active[c] >= col_max[c]);
+        CHECK_EQ_INT_IN(ctx, ch->col_active[c], active_at(tl, ev));
+        CHECK_TRUE_IN(ctx, ch->col_active[c] >= col_max[c]);
         bool inside = ev >= 0 && col_of(ch, ms_chart_event_x(src, ch->x_mode, ev)) == (long long)c;
         bool carried = ev == last_before[c];
-        CHECK(inside || carried);
+        CHECK_TRUE_IN(ctx, inside || carried);
         if (first_in[c] == MS_CHART_NO_EVENT)
-            CHECK_EQ(ev, last_before[c]);
+            CHECK_EQ_INT_IN(ctx, ev, last_before[c]);
         else if (!carried)
-            CHECK_EQ(ch->col_active[c], col_max[c]);
+            CHECK_EQ_INT_IN(ctx, ch->col_active[c], col_max[c]);
         BAIL_IF_MANY();
     }
     free(col_max);
@@ -150,10 +119,10 @@ static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_sour
     size_t W = ch->n_cols;
     for (size_t c = 0; c < W; c++) {
         int64_t sum = ch->col_other[c];
-        CHECK(ch->col_other[c] >= 0);
+        CHECK_TRUE_IN(ctx, ch->col_other[c] >= 0);
         for (size_t g = 0; g < ch->n_groups; g++)
             sum += ch->heights[g * W + c];
-        CHECK_EQ(sum, ch->col_active[c]);
+        CHECK_EQ_INT_IN(ctx, sum, ch->col_active[c]);
         BAIL_IF_MANY();
     }
     if (ch->by != MS_CHART_BY_ALLOC)
@@ -161,15 +130,15 @@ static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_sour
     int64_t prev_event = INT64_MIN;
     for (size_t g = 0; g < ch->n_groups; g++) {
         const ms_chart_group *gr = &ch->groups[g];
-        CHECK(gr->kind == MS_CHART_GROUP_ALLOC);
-        CHECK(gr->alloc >= 0 && (size_t)gr->alloc < tl->n_allocs);
+        CHECK_TRUE_IN(ctx, gr->kind == MS_CHART_GROUP_ALLOC);
+        CHECK_TRUE_IN(ctx, gr->alloc >= 0 && (size_t)gr->alloc < tl->n_allocs);
         const ms_alloc *a = &tl->allocs[gr->alloc];
         /* The viewer's order: a band lies on everything allocated before it. */
-        CHECK(a->alloc_event >= prev_event);
+        CHECK_TRUE_IN(ctx, a->alloc_event >= prev_event);
         prev_event = a->alloc_event;
         for (size_t c = 0; c < W; c++) {
             int64_t want = alive_at(a, ch->col_event[c]) ? (int64_t)a->size : 0;
-            CHECK_EQ(ch->heights[g * W + c], want);
+            CHECK_EQ_INT_IN(ctx, ch->heights[g * W + c], want);
         }
         BAIL_IF_MANY();
     }
@@ -186,83 +155,44 @@ static bool is_nice(double step)
 
 static void check_ticks(const char *ctx, const ms_chart *ch)
 {
-    CHECK(ch->n_yticks >= 3);
-    CHECK(ch->n_xticks >= 2);
+    CHECK_TRUE_IN(ctx, ch->n_yticks >= 3);
+    CHECK_TRUE_IN(ctx, ch->n_xticks >= 2);
     if (ch->n_yticks < 3 || ch->n_xticks < 2)
         return;
-    CHECK_EQ(ch->yticks[0].value, 0);
+    CHECK_EQ_INT_IN(ctx, ch->yticks[0].value, 0);
     double unit = 1;
     while (ch->y_max / (unit * 1024) >= 1)
         unit *= 1024;
     double step = ch->yticks[1].value - ch->yticks[0].value;
-    CHECK(is_nice(step / unit));
+    CHECK_TRUE_IN(ctx, is_nice(step / unit));
     for (size_t i = 1; i < ch->n_yticks; i++) {
-        CHECK_NEAR(ch->yticks[i].value - ch->yticks[i - 1].value, step, step * 1e-9);
-        CHECK(ch->yticks[i].px < ch->yticks[i - 1].px); /* up the screen */
+        CHECK_NEAR_IN(ctx, ch->yticks[i].value - ch->yticks[i - 1].value, step, step * 1e-9);
+        CHECK_TRUE_IN(ctx, ch->yticks[i].px < ch->yticks[i - 1].px); /* up the screen */
     }
-    CHECK_NEAR(ch->yticks[ch->n_yticks - 1].value, ch->y_max, step * 1e-6);
-    CHECK_NEAR(ch->yticks[ch->n_yticks - 1].px, ch->plot.y, 1e-6);
+    CHECK_NEAR_IN(ctx, ch->yticks[ch->n_yticks - 1].value, ch->y_max, step * 1e-6);
+    CHECK_NEAR_IN(ctx, ch->yticks[ch->n_yticks - 1].px, ch->plot.y, 1e-6);
     double xstep = ch->xticks[1].value - ch->xticks[0].value;
-    CHECK(is_nice(xstep));
+    CHECK_TRUE_IN(ctx, is_nice(xstep));
     for (size_t i = 0; i < ch->n_xticks; i++) {
         double k = ch->xticks[i].value / xstep;
-        CHECK_NEAR(k, floor(k + 0.5), 1e-6);
-        CHECK(ch->xticks[i].px >= ch->plot.x - 1e-6 && ch->xticks[i].px <= ch->plot.x + ch->plot.w + 1e-6);
+        CHECK_NEAR_IN(ctx, k, floor(k + 0.5), 1e-6);
+        CHECK_TRUE_IN(ctx, ch->xticks[i].px >= ch->plot.x - 1e-6 &&
+                               ch->xticks[i].px <= ch->plot.x + ch->plot.w + 1e-6);
     }
 }
 
 /* ------------------------------------------------------------------ snapshots */
 
-static int64_t truth_peak(const char *pickle)
+static void check_file(const char *path, const char *name, void *arg)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%.*s.truth.json", (int)(strlen(pickle) - strlen(".pickle")),
-             pickle);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    cJSON *doc = cJSON_Parse(buf);
-    cJSON *end = cJSON_GetObjectItemCaseSensitive(doc, "counters_at_end");
-    cJSON *peak = cJSON_GetObjectItemCaseSensitive(end, "requested_bytes.all.peak");
-    int64_t v = cJSON_IsNumber(peak) ? (int64_t)peak->valuedouble : -1;
-    cJSON_Delete(doc);
-    return v;
-}
-
-static int busiest(const ms_snapshot *s)
-{
-    int best = 0;
-    size_t n = 0;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++)
-        if (ms_snapshot_trace(s, d)->n > n) {
-            n = ms_snapshot_trace(s, d)->n;
-            best = d;
-        }
-    return best;
-}
-
-static void check_file(const char *path)
-{
+    (void)arg;
     const char *ctx = path;
     ms_error err;
-    ms_snapshot *s = NULL;
-    ms_timeline *tl = NULL;
-    if (ms_snapshot_read_file(&s, path, NULL, &err)) {
-        fprintf(stderr, "%s: cannot read: %s\n", path, err.message);
-        failures++;
+    ms_snapshot *s;
+    ms_timeline *tl;
+    int dev;
+    if (check_open_timeline(path, &s, &dev, &tl))
         return;
-    }
-    int dev = busiest(s);
-    if (ms_timeline_build(&tl, s, dev, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err)) {
-        fprintf(stderr, "%s: timeline: %s\n", path, err.message);
-        failures++;
-        ms_snapshot_free(s);
-        return;
-    }
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     ms_chart_source src = {s, ms_snapshot_trace(s, dev), tl, base};
 
@@ -271,54 +201,52 @@ static void check_file(const char *path)
     memset(&spec, 0, sizeof spec);
     ms_chart *ch = NULL;
     int rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
-    CHECK_EQ(rc, 0);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
         fprintf(stderr, "%s: build: %s\n", path, err.message);
         goto out;
     }
-    CHECK_EQ(ch->plot.w, (double)ch->n_cols);
+    CHECK_EQ_INT_IN(ctx, ch->plot.w, (double)ch->n_cols);
     check_columns(ctx, ch, &src);
     check_stack(ctx, ch, &src);
     check_ticks(ctx, ch);
-    CHECK(ch->n_groups > 0 || tl->n_allocs == 0);
-    CHECK(ch->n_groups <= MS_CHART_DEFAULT_TOP_ALLOCS);
-    CHECK(ch->n_legend >= 2);
+    CHECK_TRUE_IN(ctx, ch->n_groups > 0 || tl->n_allocs == 0);
+    CHECK_TRUE_IN(ctx, ch->n_groups <= MS_CHART_DEFAULT_TOP_ALLOCS);
+    CHECK_TRUE_IN(ctx, ch->n_legend >= 2);
     /* The tallest column is the timeline's peak, and lands on it within a pixel. */
     int64_t tallest = 0;
     for (size_t c = 0; c < ch->n_cols; c++)
         tallest = ch->col_active[c] > tallest ? ch->col_active[c] : tallest;
     if (tl->n_events) {
-        CHECK_EQ(tallest, tl->peak_bytes);
-        CHECK(ch->has_peak);
-        CHECK_EQ(ch->peak_bytes, tl->peak_bytes);
-        CHECK_NEAR(ch->peak_py, ms_chart_py(ch, (double)tl->peak_bytes), 1.0);
-        CHECK(ch->peak_py >= ch->plot.y && ch->peak_py <= ch->plot.y + ch->plot.h);
+        CHECK_EQ_INT_IN(ctx, tallest, tl->peak_bytes);
+        CHECK_TRUE_IN(ctx, ch->has_peak);
+        CHECK_EQ_INT_IN(ctx, ch->peak_bytes, tl->peak_bytes);
+        CHECK_NEAR_IN(ctx, ch->peak_py, ms_chart_py(ch, (double)tl->peak_bytes), 1.0);
+        CHECK_TRUE_IN(ctx, ch->peak_py >= ch->plot.y && ch->peak_py <= ch->plot.y + ch->plot.h);
         if (tl->peak_event >= 0)
-            CHECK_NEAR(ch->peak_px, ms_chart_px(ch, ms_chart_event_x(&src, ch->x_mode,
-                                                                      tl->peak_event)),
-                       1.0);
+            CHECK_NEAR_IN(ctx, ch->peak_px, ms_chart_px(ch, ms_chart_event_x(&src, ch->x_mode,
+                                                                              tl->peak_event)),
+                          1.0);
         char want[64];
         ms_chart_format_bytes((double)tl->peak_bytes, want, sizeof want);
-        CHECK(strstr(ch->peak_label, want) != NULL);
-        CHECK(strstr(ch->title, want) != NULL);
+        CHECK_TRUE_IN(ctx, strstr(ch->peak_label, want) != NULL);
+        CHECK_TRUE_IN(ctx, strstr(ch->title, want) != NULL);
         /* The allocator's own counter, for traces nothing was dropped from. */
-        int64_t truth = truth_peak(path);
+        int64_t truth = (int64_t)check_truth_file_counter(name, "requested_bytes.all.peak");
         if (tl->trace_complete && truth >= 0)
-            CHECK_EQ(tallest, truth);
+            CHECK_EQ_INT_IN(ctx, tallest, truth);
     }
-    CHECK(ch->y_max >= (double)tallest);
-    CHECK(ch->y_max <= (double)(tallest > tl->reserved_peak_bytes ? tallest
-                                                                   : tl->reserved_peak_bytes) *
-                              2.5 +
-                          4096);
-    CHECK_EQ(ch->n_ooms, tl->action_counts[MS_ACT_OOM]);
+    CHECK_TRUE_IN(ctx, ch->y_max >= (double)tallest);
+    int64_t top = tallest > tl->reserved_peak_bytes ? tallest : tl->reserved_peak_bytes;
+    CHECK_TRUE_IN(ctx, ch->y_max <= (double)top * 2.5 + 4096);
+    CHECK_EQ_INT_IN(ctx, ch->n_ooms, tl->action_counts[MS_ACT_OOM]);
     if (strstr(path, "gpt2_train")) {
-        CHECK(ch->n_lanes >= 1);
+        CHECK_TRUE_IN(ctx, ch->n_lanes >= 1);
         bool forward = false;
         for (size_t i = 0; i < ch->n_names; i++)
             forward = forward || !strcmp(ch->names[i], "## forward ##");
-        CHECK(forward);
-        CHECK(strstr(ch->legend[0].text, ".py:") != NULL);
+        CHECK_TRUE_IN(ctx, forward);
+        CHECK_TRUE_IN(ctx, strstr(ch->legend[0].text, ".py:") != NULL);
     }
     ms_chart_free(ch);
     ch = NULL;
@@ -330,10 +258,10 @@ static void check_file(const char *path)
     spec.from = (double)(tl->n_events / 4);
     spec.to = (double)(tl->n_events - tl->n_events / 4) + 1;
     rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 400, 1000, 400}, &err);
-    CHECK_EQ(rc, 0);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
-        CHECK_NEAR(ch->x_lo, spec.from, 1e-9);
-        CHECK(ch->plot.y >= 400);
+        CHECK_NEAR_IN(ctx, ch->x_lo, spec.from, 1e-9);
+        CHECK_TRUE_IN(ctx, ch->plot.y >= 400);
         check_columns(ctx, ch, &src);
         check_stack(ctx, ch, &src);
         check_ticks(ctx, ch);
@@ -348,7 +276,7 @@ static void check_file(const char *path)
                     if (site == ch->groups[g].site && alive_at(a, ch->col_event[c]))
                         want += (int64_t)a->size;
                 }
-                CHECK_EQ(ch->heights[g * ch->n_cols + c], want);
+                CHECK_EQ_INT_IN(ctx, ch->heights[g * ch->n_cols + c], want);
             }
             BAIL_IF_MANY();
         }
@@ -365,13 +293,13 @@ static void check_file(const char *path)
     ms_snapshot_annotations(s, &n_ann);
     rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
     if (n_ann == 0) {
-        CHECK_EQ(rc, MS_ERR_ARG);
-        CHECK(ch == NULL);
+        CHECK_EQ_INT_IN(ctx, rc, MS_ERR_ARG);
+        CHECK_TRUE_IN(ctx, ch == NULL);
     } else {
-        CHECK_EQ(rc, 0);
+        CHECK_EQ_INT_IN(ctx, rc, 0);
         if (!rc) {
             check_stack(ctx, ch, &src);
-            CHECK(ch->n_groups >= 1);
+            CHECK_TRUE_IN(ctx, ch->n_groups >= 1);
         }
     }
     ms_chart_free(ch);
@@ -385,7 +313,7 @@ static void check_file(const char *path)
         spec.highlights = hl;
         spec.n_highlights = 2;
         rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
-        CHECK_EQ(rc, 0);
+        CHECK_EQ_INT_IN(ctx, rc, 0);
         if (!rc) {
             check_stack(ctx, ch, &src);
             size_t marked = 0;
@@ -393,28 +321,29 @@ static void check_file(const char *path)
                 if (ch->groups[g].highlight) {
                     marked++;
                     if (ch->groups[g].alloc == (int64_t)tl->n_allocs - 1)
-                        CHECK(!strcmp(ch->groups[g].mark, "leak here"));
+                        CHECK_TRUE_IN(ctx, !strcmp(ch->groups[g].mark, "leak here"));
                     else
-                        CHECK(ch->groups[g].mark[0] == '\0');
+                        CHECK_TRUE_IN(ctx, ch->groups[g].mark[0] == '\0');
                 }
-            CHECK_EQ(marked, 2);
-            CHECK(ch->n_groups <= 3);
+            CHECK_EQ_INT_IN(ctx, marked, 2);
+            CHECK_TRUE_IN(ctx, ch->n_groups <= 3);
         }
         ms_chart_free(ch);
         ch = NULL;
         ms_chart_highlight bad = {tl->n_allocs, "x"};
         spec.highlights = &bad;
         spec.n_highlights = 1;
-        CHECK_EQ(ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
+        CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
     }
 
     /* Extent agrees with what a chart shows. */
     memset(&spec, 0, sizeof spec);
     double span;
     int64_t bytes;
-    CHECK_EQ(ms_chart_extent(&src, &spec, &span, &bytes, &err), 0);
-    CHECK_EQ(bytes, tl->peak_bytes > tl->reserved_peak_bytes ? tl->peak_bytes
-                                                              : tl->reserved_peak_bytes);
+    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&src, &spec, &span, &bytes, &err), 0);
+    CHECK_EQ_INT_IN(ctx, bytes,
+                    tl->peak_bytes > tl->reserved_peak_bytes ? tl->peak_bytes
+                                                             : tl->reserved_peak_bytes);
 out:
     ms_chart_free(ch);
     ms_timeline_free(tl);
@@ -461,39 +390,39 @@ static void check_synthetic(void)
     ms_chart *ch = NULL;
     ms_error err;
     int rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
-    CHECK_EQ(rc, 0);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
         fprintf(stderr, "synthetic: %s\n", err.message);
         return;
     }
-    CHECK_EQ(ch->n_cols, 400); /* 498 - 82 left - 16 right */
-    CHECK_NEAR(ch->x_hi, 4.0, 1e-12);
-    CHECK_EQ(ch->n_groups, 3);
+    CHECK_EQ_INT_IN(ctx, ch->n_cols, 400); /* 498 - 82 left - 16 right */
+    CHECK_NEAR_IN(ctx, ch->x_hi, 4.0, 1e-12);
+    CHECK_EQ_INT_IN(ctx, ch->n_groups, 3);
     check_columns(ctx, ch, &src);
     check_stack(ctx, ch, &src);
     check_ticks(ctx, ch);
     size_t W = ch->n_cols;
     /* Column 350 (x = 3.5 s): A freed, B and... C freed at 4 s is still alive. */
     size_t c = 350;
-    CHECK_EQ(ch->col_event[c], 3);
-    CHECK_EQ(ch->heights[0 * W + c], 0);
-    CHECK_EQ(ch->heights[1 * W + c], 50);
-    CHECK_EQ(ch->heights[2 * W + c], 30);
-    CHECK_EQ(ch->col_active[c], 80);
+    CHECK_EQ_INT_IN(ctx, ch->col_event[c], 3);
+    CHECK_EQ_INT_IN(ctx, ch->heights[0 * W + c], 0);
+    CHECK_EQ_INT_IN(ctx, ch->heights[1 * W + c], 50);
+    CHECK_EQ_INT_IN(ctx, ch->heights[2 * W + c], 30);
+    CHECK_EQ_INT_IN(ctx, ch->col_active[c], 80);
     /* Column 150 (1.5 s): A then B on top of it. */
-    CHECK_EQ(ch->heights[0 * W + 150], 100);
-    CHECK_EQ(ch->heights[1 * W + 150], 50);
-    CHECK_EQ(ch->col_other[150], 0);
+    CHECK_EQ_INT_IN(ctx, ch->heights[0 * W + 150], 100);
+    CHECK_EQ_INT_IN(ctx, ch->heights[1 * W + 150], 50);
+    CHECK_EQ_INT_IN(ctx, ch->col_other[150], 0);
     /* The last column takes the final event at exactly x_hi, but shows the larger state
      * carried into it (80 bytes after event 3 beats 50 after event 4). */
-    CHECK_EQ(ch->col_event[W - 1], 3);
-    CHECK_EQ(ch->col_active[W - 1], 80);
-    CHECK_EQ(ch->col_event[W - 2], 3);
-    CHECK(ch->has_peak);
-    CHECK_EQ(ch->peak_bytes, 180);
-    CHECK_NEAR(ch->peak_x, 2.0, 1e-12);
-    CHECK(strstr(ch->peak_label, "peak 180 B at 2.00 s") != NULL);
-    CHECK_EQ(ch->legend_rect.w, 0);
+    CHECK_EQ_INT_IN(ctx, ch->col_event[W - 1], 3);
+    CHECK_EQ_INT_IN(ctx, ch->col_active[W - 1], 80);
+    CHECK_EQ_INT_IN(ctx, ch->col_event[W - 2], 3);
+    CHECK_TRUE_IN(ctx, ch->has_peak);
+    CHECK_EQ_INT_IN(ctx, ch->peak_bytes, 180);
+    CHECK_NEAR_IN(ctx, ch->peak_x, 2.0, 1e-12);
+    CHECK_TRUE_IN(ctx, strstr(ch->peak_label, "peak 180 B at 2.00 s") != NULL);
+    CHECK_EQ_INT_IN(ctx, ch->legend_rect.w, 0);
     ms_chart_free(ch);
 
     /* Zoom past the end: every column shows the last state. */
@@ -501,21 +430,24 @@ static void check_synthetic(void)
     spec.from = 5;
     spec.to = 6;
     rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
-    CHECK_EQ(rc, 0);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
         for (size_t k = 0; k < ch->n_cols; k++)
-            CHECK_EQ(ch->col_event[k], 4);
+            CHECK_EQ_INT_IN(ctx, ch->col_event[k], 4);
         ms_chart_free(ch);
     }
     /* An empty window and a tiny area are refused, not drawn wrong. */
     spec.from = 2;
     spec.to = 2;
-    CHECK_EQ(ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err),
+                    MS_ERR_ARG);
     spec.has_from = spec.has_to = false;
-    CHECK_EQ(ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 50, 30}, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 50, 30}, &err),
+                    MS_ERR_ARG);
     /* Curves missing. */
     tl.active = NULL;
-    CHECK_EQ(ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err),
+                    MS_ERR_ARG);
 }
 
 static void check_numbers(void)
@@ -523,61 +455,39 @@ static void check_numbers(void)
     const char *ctx = "numbers";
     char buf[32];
     ms_chart_format_bytes(549285896, buf, sizeof buf);
-    CHECK(!strcmp(buf, "523.8 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "523.8 MiB"));
     ms_chart_format_bytes(812, buf, sizeof buf);
-    CHECK(!strcmp(buf, "812 B"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "812 B"));
     ms_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
-    CHECK(!strcmp(buf, "1.50 GiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "1.50 GiB"));
     ms_chart_format_bytes(2181038080.0, buf, sizeof buf);
-    CHECK(!strcmp(buf, "2.03 GiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "2.03 GiB"));
     ms_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
-    CHECK(!strcmp(buf, "10.0 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "10.0 MiB"));
     ms_chart_format_bytes(NAN, buf, sizeof buf);
-    CHECK(!strcmp(buf, "?"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "?"));
     static const double SPANS[] = {1, 3, 7, 10, 0.013, 523.8, 1e9, 4.6513, 1234567};
     for (size_t i = 0; i < sizeof SPANS / sizeof SPANS[0]; i++)
         for (int t = 2; t <= 12; t++) {
             double step = ms_chart_nice_step(SPANS[i], t);
-            CHECK(is_nice(step));
-            CHECK(SPANS[i] / step <= t + 1e-9);
+            CHECK_TRUE_IN(ctx, is_nice(step));
+            CHECK_TRUE_IN(ctx, SPANS[i] / step <= t + 1e-9);
             /* The next smaller nice step would need too many ticks. */
-            CHECK(SPANS[i] / step > t / 2.6);
+            CHECK_TRUE_IN(ctx, SPANS[i] / step > t / 2.6);
         }
-    CHECK_NEAR(ms_chart_nice_step(600, 6), 100, 1e-9);
-    CHECK_NEAR(ms_chart_nice_step(1, 4), 0.25, 1e-12);
-    CHECK_NEAR(ms_chart_nice_step(NAN, 4), 1, 0);
-    CHECK_NEAR(ms_chart_nice_step(-1, 4), 1, 0);
+    CHECK_NEAR_IN(ctx, ms_chart_nice_step(600, 6), 100, 1e-9);
+    CHECK_NEAR_IN(ctx, ms_chart_nice_step(1, 4), 0.25, 1e-12);
+    CHECK_NEAR_IN(ctx, ms_chart_nice_step(NAN, 4), 1, 0);
+    CHECK_NEAR_IN(ctx, ms_chart_nice_step(-1, 4), 1, 0);
 }
 
 int main(void)
 {
     check_numbers();
     check_synthetic();
-    DIR *dir = opendir("testdata");
-    if (!dir) {
-        fprintf(stderr, "run from the repository root (testdata/ not found)\n");
-        return 1;
-    }
-    struct dirent *de;
-    size_t files = 0;
-    while ((de = readdir(dir))) {
-        size_t len = strlen(de->d_name);
-        if (len < 8 || strcmp(de->d_name + len - 7, ".pickle"))
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "testdata/%s", de->d_name);
-        check_file(path);
-        files++;
-    }
-    closedir(dir);
-    if (files < 10) {
-        fprintf(stderr, "expected the testdata snapshots (10 or more), found %zu\n", files);
-        failures++;
-    }
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("render geometry: %zu snapshots ok\n", files);
-    return 0;
+    size_t files = check_each_snapshot(check_file, NULL);
+    if (files < 10)
+        check_fail("expected the testdata snapshots (10 or more), found %zu", files);
+    printf("render geometry: %zu snapshots\n", files);
+    return check_finish("test_render_geometry");
 }

@@ -2,37 +2,16 @@
  * asked for and show the chart (not a blank page), SVGs are well-formed XML and small,
  * panels and overlays draw, and errors come back as codes instead of broken files. */
 #include <cairo.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "draw.h"
 #include "geometry.h"
 #include "memsnap/memsnap.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond)) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, ctx,  \
-                    #cond);                                                            \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_EQ(a, b)                                                                 \
-    do {                                                                               \
-        long long va_ = (long long)(a), vb_ = (long long)(b);                          \
-        if (va_ != vb_) {                                                              \
-            fprintf(stderr, "%s:%d: %s: %s == %s failed: %lld != %lld\n", __FILE__,    \
-                    __LINE__, ctx, #a, #b, va_, vb_);                                  \
-            failures++;                                                                \
-        }                                                                              \
-    } while (0)
 
 /* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
  * LeakSanitizer (in -DMEMSNAP_SANITIZE builds) must not count them as memsnap's leaks. */
@@ -51,27 +30,6 @@ const char *__lsan_default_options(void)
 static char tmpdir[] = "/tmp/memsnap-render-XXXXXX";
 
 /* ------------------------------------------------------------------ XML */
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = 0;
-        *len = (size_t)n;
-    }
-    return buf;
-}
 
 /* Well-formedness in the sense that matters here: declarations, comments and CDATA
  * closed, quotes closed inside tags, every element closed in order, one root. Returns
@@ -165,25 +123,10 @@ typedef struct loaded {
 
 static int load(const char *path, loaded *out)
 {
-    ms_error err;
+    int dev;
     memset(out, 0, sizeof *out);
-    if (ms_snapshot_read_file(&out->s, path, NULL, &err)) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
+    if (check_open_timeline(path, &out->s, &dev, &out->tl))
         return -1;
-    }
-    int dev = 0;
-    size_t best = 0;
-    for (int d = 0; d < ms_snapshot_device_count(out->s); d++)
-        if (ms_snapshot_trace(out->s, d)->n > best) {
-            best = ms_snapshot_trace(out->s, d)->n;
-            dev = d;
-        }
-    if (ms_timeline_build(&out->tl, out->s, dev, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS,
-                          &err)) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        ms_snapshot_free(out->s);
-        return -1;
-    }
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     out->src = (ms_chart_source){out->s, ms_snapshot_trace(out->s, dev), out->tl, base};
     return 0;
@@ -198,10 +141,10 @@ static void unload(loaded *l)
 static void check_png(const char *ctx, const char *path, int w, int h, const ms_chart *ch)
 {
     cairo_surface_t *img = cairo_image_surface_create_from_png(path);
-    CHECK_EQ(cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
+    CHECK_EQ_INT_IN(ctx, cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
     if (cairo_surface_status(img) == CAIRO_STATUS_SUCCESS) {
-        CHECK_EQ(cairo_image_surface_get_width(img), w);
-        CHECK_EQ(cairo_image_surface_get_height(img), h);
+        CHECK_EQ_INT_IN(ctx, cairo_image_surface_get_width(img), w);
+        CHECK_EQ_INT_IN(ctx, cairo_image_surface_get_height(img), h);
         cairo_surface_flush(img);
         const unsigned char *data = cairo_image_surface_get_data(img);
         int stride = cairo_image_surface_get_stride(img);
@@ -211,7 +154,7 @@ static void check_png(const char *ctx, const char *path, int w, int h, const ms_
             int y = (int)((ch->peak_py + ch->plot.y + ch->plot.h) / 2);
             uint32_t px;
             memcpy(&px, data + (size_t)y * (size_t)stride + (size_t)x * 4, 4);
-            CHECK((px & 0xffffffu) != 0xffffffu);
+            CHECK_TRUE_IN(ctx, (px & 0xffffffu) != 0xffffffu);
             /* Bands in colour: distinct pixels on a grid over the plot. */
             size_t distinct = 0;
             uint32_t seen[64];
@@ -228,7 +171,7 @@ static void check_png(const char *ctx, const char *path, int w, int h, const ms_
                     if (!dup)
                         seen[distinct++] = v;
                 }
-            CHECK(distinct >= 6);
+            CHECK_TRUE_IN(ctx, distinct >= 6);
         }
     }
     cairo_surface_destroy(img);
@@ -237,33 +180,33 @@ static void check_png(const char *ctx, const char *path, int w, int h, const ms_
 static void check_svg(const char *ctx, const char *path)
 {
     size_t len = 0;
-    char *text = slurp(path, &len);
-    CHECK(text != NULL);
+    char *text = check_read_text(path, &len);
+    CHECK_TRUE_IN(ctx, text != NULL);
     if (!text)
         return;
-    CHECK(!strncmp(text, "<?xml", 5));
-    CHECK(strstr(text, "<svg") != NULL);
+    CHECK_TRUE_IN(ctx, !strncmp(text, "<?xml", 5));
+    CHECK_TRUE_IN(ctx, strstr(text, "<svg") != NULL);
     const char *why = xml_problem(text);
     if (why)
         fprintf(stderr, "%s: %s: %s\n", ctx, path, why);
-    CHECK(why == NULL);
-    CHECK(len < 5u * 1000 * 1000);
+    CHECK_TRUE_IN(ctx, why == NULL);
+    CHECK_TRUE_IN(ctx, len < 5u * 1000 * 1000);
     free(text);
     if (have_xmllint()) {
         char cmd[1024];
         snprintf(cmd, sizeof cmd, "xmllint --noout --nonet '%s'", path);
-        CHECK_EQ(system(cmd), 0);
+        CHECK_EQ_INT_IN(ctx, system(cmd), 0);
     }
 }
 
-static void render_one(const char *path)
+static void render_one(const char *path, const char *name, void *arg)
 {
+    (void)name;
+    (void)arg;
     const char *ctx = path;
     loaded l;
-    if (load(path, &l)) {
-        failures++;
+    if (load(path, &l))
         return;
-    }
     const char *base = l.src.label;
     ms_error err;
     struct {
@@ -281,7 +224,7 @@ static void render_one(const char *path)
         ms_chart *ch = NULL;
         ms_chart_rect area = {0, 0, runs[r].w, runs[r].h};
         int rc = ms_chart_build(&ch, &l.src, &spec, area, &err);
-        CHECK_EQ(rc, 0);
+        CHECK_EQ_INT_IN(ctx, rc, 0);
         if (rc) {
             fprintf(stderr, "%s: %s\n", path, err.message);
             continue;
@@ -290,7 +233,7 @@ static void render_one(const char *path)
         snprintf(out, sizeof out, "%s/%s.%s", tmpdir, base, runs[r].ext);
         const ms_chart *one[] = {ch};
         rc = ms_render_write(out, runs[r].fmt, runs[r].w, runs[r].h, one, 1, &err);
-        CHECK_EQ(rc, 0);
+        CHECK_EQ_INT_IN(ctx, rc, 0);
         if (rc)
             fprintf(stderr, "%s: %s\n", out, err.message);
         else if (runs[r].fmt == MS_RENDER_PNG)
@@ -307,13 +250,10 @@ static void render_multi(void)
 {
     const char *ctx = "panels";
     loaded a, b;
-    if (load("testdata/ddp_rank0.pickle", &a)) {
-        failures++;
+    if (load("testdata/ddp_rank0.pickle", &a))
         return;
-    }
     if (load("testdata/ddp_rank1.pickle", &b)) {
         unload(&a);
-        failures++;
         return;
     }
     ms_error err;
@@ -321,28 +261,30 @@ static void render_multi(void)
     memset(&spec, 0, sizeof spec);
     double span_a, span_b;
     int64_t y_a, y_b;
-    CHECK_EQ(ms_chart_extent(&a.src, &spec, &span_a, &y_a, &err), 0);
-    CHECK_EQ(ms_chart_extent(&b.src, &spec, &span_b, &y_b, &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&a.src, &spec, &span_a, &y_a, &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&b.src, &spec, &span_b, &y_b, &err), 0);
     spec.y_fit = y_a > y_b ? y_a : y_b;
     spec.has_to = true;
     spec.to = span_a > span_b ? span_a : span_b;
     ms_chart *ch[2] = {NULL, NULL};
-    CHECK_EQ(ms_chart_build(&ch[0], &a.src, &spec, ms_render_panel_rect(1200, 1000, 2, 0), &err),
-             0);
-    CHECK_EQ(ms_chart_build(&ch[1], &b.src, &spec, ms_render_panel_rect(1200, 1000, 2, 1), &err),
-             0);
+    CHECK_EQ_INT_IN(
+        ctx, ms_chart_build(&ch[0], &a.src, &spec, ms_render_panel_rect(1200, 1000, 2, 0), &err),
+        0);
+    CHECK_EQ_INT_IN(
+        ctx, ms_chart_build(&ch[1], &b.src, &spec, ms_render_panel_rect(1200, 1000, 2, 1), &err),
+        0);
     if (ch[0] && ch[1]) {
         /* Shared scales: same top, same x window, second panel below the first. */
-        CHECK(ch[0]->y_max == ch[1]->y_max);
-        CHECK(ch[0]->x_hi == ch[1]->x_hi);
-        CHECK(ch[1]->plot.y >= 500);
+        CHECK_TRUE_IN(ctx, ch[0]->y_max == ch[1]->y_max);
+        CHECK_TRUE_IN(ctx, ch[0]->x_hi == ch[1]->x_hi);
+        CHECK_TRUE_IN(ctx, ch[1]->plot.y >= 500);
         char out[600];
         snprintf(out, sizeof out, "%s/panels.png", tmpdir);
         const ms_chart *both[] = {ch[0], ch[1]};
-        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1200, 1000, both, 2, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1200, 1000, both, 2, &err), 0);
         check_png(ctx, out, 1200, 1000, NULL);
         snprintf(out, sizeof out, "%s/panels.svg", tmpdir);
-        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1200, 1000, both, 2, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1200, 1000, both, 2, &err), 0);
         check_svg(ctx, out);
     }
     ms_chart_free(ch[0]);
@@ -351,22 +293,23 @@ static void render_multi(void)
     ms_chart_source srcs[] = {a.src, b.src};
     ms_chart *ov = NULL;
     memset(&spec, 0, sizeof spec);
-    CHECK_EQ(ms_chart_build_overlay(&ov, srcs, 2, &spec, (ms_chart_rect){0, 0, 1400, 700}, &err),
-             0);
+    CHECK_EQ_INT_IN(
+        ctx, ms_chart_build_overlay(&ov, srcs, 2, &spec, (ms_chart_rect){0, 0, 1400, 700}, &err),
+        0);
     if (ov) {
-        CHECK_EQ(ov->n_series, 2);
-        CHECK(ov->has_peak);
+        CHECK_EQ_INT_IN(ctx, ov->n_series, 2);
+        CHECK_TRUE_IN(ctx, ov->has_peak);
         int64_t top = a.tl->peak_bytes > b.tl->peak_bytes ? a.tl->peak_bytes : b.tl->peak_bytes;
-        CHECK_EQ(ov->peak_bytes, top);
+        CHECK_EQ_INT_IN(ctx, ov->peak_bytes, top);
         for (size_t i = 0; i < 2; i++)
-            CHECK_EQ(ov->series[i].peak_bytes, srcs[i].tl->peak_bytes);
+            CHECK_EQ_INT_IN(ctx, ov->series[i].peak_bytes, srcs[i].tl->peak_bytes);
         char out[600];
         snprintf(out, sizeof out, "%s/overlay.svg", tmpdir);
         const ms_chart *one[] = {ov};
-        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1400, 700, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1400, 700, one, 1, &err), 0);
         check_svg(ctx, out);
         snprintf(out, sizeof out, "%s/overlay.png", tmpdir);
-        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1400, 700, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1400, 700, one, 1, &err), 0);
         check_png(ctx, out, 1400, 700, NULL);
     }
     ms_chart_free(ov);
@@ -380,10 +323,8 @@ static void render_highlights(void)
 {
     const char *ctx = "highlights";
     loaded l;
-    if (load("testdata/leak_layers.pickle", &l)) {
-        failures++;
+    if (load("testdata/leak_layers.pickle", &l))
         return;
-    }
     ms_chart_highlight hl[4];
     size_t n = 0;
     for (size_t i = 0; i < l.tl->n_allocs && n < 4; i++)
@@ -391,7 +332,7 @@ static void render_highlights(void)
             hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL};
             n++;
         }
-    CHECK(n == 4);
+    CHECK_TRUE_IN(ctx, n == 4);
     ms_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.highlights = hl;
@@ -399,15 +340,16 @@ static void render_highlights(void)
     spec.x_mode = MS_CHART_X_EVENTS;
     ms_chart *ch = NULL;
     ms_error err;
-    CHECK_EQ(ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err),
+                    0);
     if (ch) {
         char out[600];
         const ms_chart *one[] = {ch};
         snprintf(out, sizeof out, "%s/highlights.png", tmpdir);
-        CHECK_EQ(ms_render_write(out, MS_RENDER_PNG, 1200, 600, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1200, 600, one, 1, &err), 0);
         check_png(ctx, out, 1200, 600, ch);
         snprintf(out, sizeof out, "%s/highlights.svg", tmpdir);
-        CHECK_EQ(ms_render_write(out, MS_RENDER_SVG, 1200, 600, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1200, 600, one, 1, &err), 0);
         check_svg(ctx, out);
     }
     ms_chart_free(ch);
@@ -419,36 +361,40 @@ static void check_errors(void)
     const char *ctx = "errors";
     ms_error err;
     ms_render_format f;
-    CHECK_EQ(ms_render_format_from_path("a/b/out.PNG", &f, &err), 0);
-    CHECK_EQ(f, MS_RENDER_PNG);
-    CHECK_EQ(ms_render_format_from_path("out.svg", &f, &err), 0);
-    CHECK_EQ(f, MS_RENDER_SVG);
-    CHECK_EQ(ms_render_format_from_path("out.jpg", &f, &err), MS_ERR_ARG);
-    CHECK_EQ(ms_render_format_from_path("dir.v2/out", &f, &err), MS_ERR_ARG);
-    CHECK_EQ(ms_render_format_from_name("svg", &f, &err), 0);
-    CHECK_EQ(ms_render_format_from_name("gif", &f, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("a/b/out.PNG", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, f, MS_RENDER_PNG);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("out.svg", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, f, MS_RENDER_SVG);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("out.jpg", &f, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("dir.v2/out", &f, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_name("svg", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_render_format_from_name("gif", &f, &err), MS_ERR_ARG);
 
     loaded l;
-    if (load("testdata/oom.pickle", &l)) {
-        failures++;
+    if (load("testdata/oom.pickle", &l))
         return;
-    }
     ms_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     ms_chart *ch = NULL;
-    CHECK_EQ(ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 800, 400}, &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 800, 400}, &err),
+                    0);
     if (ch) {
-        CHECK(ch->n_oom_px >= 1);
+        CHECK_TRUE_IN(ctx, ch->n_oom_px >= 1);
         const ms_chart *one[] = {ch};
-        CHECK_EQ(ms_render_write("/nonexistent-dir/x.png", MS_RENDER_PNG, 800, 400, one, 1, &err),
-                 MS_ERR_IO);
-        CHECK_EQ(ms_render_write("/nonexistent-dir/x.svg", MS_RENDER_SVG, 800, 400, one, 1, &err),
-                 MS_ERR_IO);
-        CHECK_EQ(ms_render_write("x.png", MS_RENDER_PNG, 0, 400, one, 1, &err), MS_ERR_ARG);
+        CHECK_EQ_INT_IN(ctx,
+                        ms_render_write("/nonexistent-dir/x.png", MS_RENDER_PNG, 800, 400, one,
+                                        1, &err),
+                        MS_ERR_IO);
+        CHECK_EQ_INT_IN(ctx,
+                        ms_render_write("/nonexistent-dir/x.svg", MS_RENDER_SVG, 800, 400, one,
+                                        1, &err),
+                        MS_ERR_IO);
+        CHECK_EQ_INT_IN(ctx, ms_render_write("x.png", MS_RENDER_PNG, 0, 400, one, 1, &err),
+                        MS_ERR_ARG);
         /* A context already in error is reported, not drawn on. */
         cairo_surface_t *bad = cairo_image_surface_create(CAIRO_FORMAT_RGB24, -1, -1);
         cairo_t *cr = cairo_create(bad);
-        CHECK_EQ(ms_chart_draw(cr, ch, &err), MS_ERR_ARG);
+        CHECK_EQ_INT_IN(ctx, ms_chart_draw(cr, ch, &err), MS_ERR_ARG);
         cairo_destroy(cr);
         cairo_surface_destroy(bad);
     }
@@ -463,38 +409,16 @@ int main(void)
         return 1;
     }
     check_errors();
-    DIR *dir = opendir("testdata");
-    if (!dir) {
-        fprintf(stderr, "run from the repository root (testdata/ not found)\n");
-        return 1;
-    }
-    struct dirent *de;
-    size_t files = 0;
-    while ((de = readdir(dir))) {
-        size_t len = strlen(de->d_name);
-        if (len < 8 || strcmp(de->d_name + len - 7, ".pickle"))
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "testdata/%s", de->d_name);
-        render_one(path);
-        files++;
-    }
-    closedir(dir);
+    size_t files = check_each_snapshot(render_one, NULL);
     render_multi();
     render_highlights();
-    if (files < 10) {
-        fprintf(stderr, "expected the testdata snapshots (10 or more), found %zu\n", files);
-        failures++;
-    }
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed; images kept in %s\n", failures, tmpdir);
-        return 1;
-    }
-    /* Clean up only on success so a failure leaves the images to look at. */
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (files < 10)
+        check_fail("expected the testdata snapshots (10 or more), found %zu", files);
     printf("render output: %zu snapshots drawn to PNG and SVG\n", files);
-    return 0;
+    /* Clean up only on success so a failure leaves the images to look at. */
+    if (check_failures)
+        fprintf(stderr, "images kept in %s\n", tmpdir);
+    else
+        check_remove_dir(tmpdir);
+    return check_finish("test_render_output");
 }

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 /* The helpers are small and pure; compiling them in tests them without a library. */
@@ -25,31 +23,7 @@ static char *run(const char *args, int *status)
 {
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "'%s' report %s 2>&1", bin, args);
-    FILE *f = popen(cmd, "r");
-    if (!f) {
-        *status = -1;
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 >= cap) {
-            cap *= 2;
-            char *p = realloc(buf, cap);
-            if (!p) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = p;
-        }
-    }
-    if (buf)
-        buf[n] = '\0';
-    int st = pclose(f);
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return buf;
+    return check_run(cmd, status);
 }
 
 /* Runs `memsnap report ARGS`, checks the exit status, and that the output holds `want`
@@ -70,8 +44,8 @@ static char *expect(int want_status, const char *want, const char *args)
 static cJSON *read_json(const char *path)
 {
     size_t len = 0;
-    unsigned char *text = check_read_file(path, &len);
-    cJSON *doc = text ? cJSON_ParseWithLength((const char *)text, len) : NULL;
+    char *text = check_read_text(path, &len);
+    cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
     if (!doc)
         fprintf(stderr, "cannot read JSON %s\n", path);
@@ -81,13 +55,7 @@ static cJSON *read_json(const char *path)
 /* A counter of a snapshot's truth file ("requested_bytes.all.peak"). */
 static double truth(const char *name, const char *counter)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.truth.json", name);
-    cJSON *doc = read_json(path);
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(doc, "counters_at_end"), counter);
-    double v = cJSON_IsNumber(c) ? c->valuedouble : -1;
-    cJSON_Delete(doc);
+    double v = check_truth_file_counter(name, counter);
     CHECK_TRUE(v >= 0);
     return v;
 }
@@ -297,24 +265,14 @@ static void test_helpers(void)
 
 int main(void)
 {
-    bin = getenv("MEMSNAP_BIN");
-    if (!bin) {
-        fprintf(stderr, "MEMSNAP_BIN is not set (ctest sets it)\n");
+    if (check_cli_setup(&bin, tmpdir))
         return 1;
-    }
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     test_helpers();
     test_usage();
     test_max_peak();
     test_max_reserved();
     test_growth();
     test_leaks();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    check_remove_dir(tmpdir);
     return check_finish("test_report");
 }

@@ -81,8 +81,8 @@ static int browse(const char *chromium, const char *url, const char *png, const 
 static int page_requests(const char *netlog)
 {
     size_t len = 0;
-    unsigned char *text = check_read_file(netlog, &len);
-    cJSON *doc = text ? cJSON_ParseWithLength((const char *)text, len) : NULL;
+    char *text = check_read_text(netlog, &len);
+    cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
     if (!doc) {
         fprintf(stderr, "cannot read the net log %s\n", netlog);
@@ -213,11 +213,9 @@ int main(void)
                "(MEMSNAP_WITH_BROWSER=1 bash .ci/setup installs it)\n");
         return 0;
     }
-    const char *bin = getenv("MEMSNAP_BIN");
-    if (!bin || !mkdtemp(tmpdir)) {
-        fprintf(stderr, "MEMSNAP_BIN not set or no temporary directory\n");
+    const char *bin;
+    if (check_cli_setup(&bin, tmpdir))
         return 1;
-    }
     char cwd[2048], cmd[16384], path[2048], url[8192];
     if (!getcwd(cwd, sizeof cwd))
         return 1;
@@ -233,13 +231,7 @@ int main(void)
 
     snprintf(path, sizeof path, "%s/report/index.html", tmpdir);
     size_t len = 0;
-    unsigned char *bytes = check_read_file(path, &len);
-    char *html = bytes ? malloc(len + 1) : NULL;
-    if (html) {
-        memcpy(html, bytes, len);
-        html[len] = '\0'; /* the reader gives bytes, the checks want a string */
-    }
-    free(bytes);
+    char *html = check_read_text(path, &len);
     CHECK_TRUE(html != NULL);
     if (html) {
         check_html_offline(html);
@@ -297,7 +289,6 @@ int main(void)
         CHECK_TRUE(page_requests(netlog) >= 2);
     }
 
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    sh(cmd);
+    check_remove_dir(tmpdir);
     return check_finish("test_report_browser");
 }

@@ -1,73 +1,43 @@
 /* The timeline against the allocator's own counters (truth.json) on every real snapshot
  * in testdata/: exact peaks for complete traces, exact end state for all. */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 
 #include "check.h"
 #include "memsnap/memsnap.h"
 
-static double counter(const cJSON *truth, const char *key)
-{
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(truth, "counters_at_end");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
-    if (!cJSON_IsNumber(v)) {
-        fprintf(stderr, "truth lacks %s\n", key);
-        exit(2);
-    }
-    return v->valuedouble;
-}
+typedef struct seen {
+    int complete, incomplete;
+} seen;
 
-static int busiest(const ms_snapshot *s)
+static void check_snapshot(const char *path, const char *name, void *arg)
 {
-    int best = 0;
-    size_t n = 0;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++)
-        if (ms_snapshot_trace(s, d)->n > n) {
-            n = ms_snapshot_trace(s, d)->n;
-            best = d;
-        }
-    return best;
-}
-
-static void check_snapshot(const char *name, int *complete_seen, int *incomplete_seen)
-{
-    char path[512], truth_path[512];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    snprintf(truth_path, sizeof truth_path, "testdata/%s.truth.json", name);
-    size_t len;
-    char *text = (char *)check_read_file(truth_path, &len);
-    CHECK_TRUE(text != NULL);
-    if (!text)
+    seen *counts = arg;
+    cJSON *truth = check_truth_load(name);
+    CHECK_TRUE_IN(name, truth != NULL);
+    if (!truth)
         return;
-    char *z = realloc(text, len + 1);
-    z[len] = '\0';
-    cJSON *truth = cJSON_Parse(z);
-    free(z);
-    CHECK_TRUE(truth != NULL);
 
     ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
     ms_error err;
-    int rc = ms_snapshot_read_file(&s, path, NULL, &err);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
-        CHECK_EQ_INT(rc, 0);
+    int d;
+    if (check_open_timeline(path, &s, &d, &t)) {
         cJSON_Delete(truth);
         return;
     }
-    int d = busiest(s);
-    ms_timeline *t = NULL;
-    CHECK_EQ_INT(ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err), 0);
     printf("%-16s device %d: %zu events, peak %lld, live %lld, reserved peak %lld end %lld, %s\n",
            name, d, t->n_events, (long long)t->peak_bytes, (long long)t->live_end_bytes,
            (long long)t->reserved_peak_bytes, (long long)t->reserved_end_bytes,
            t->trace_complete ? "complete" : "incomplete");
 
     /* Every trace: the curves end exactly at the allocator's final state. */
-    CHECK_EQ_INT(t->live_end_bytes, counter(truth, "requested_bytes.all.current"));
-    CHECK_EQ_INT(t->reserved_end_bytes, counter(truth, "reserved_bytes.all.current"));
+    CHECK_EQ_INT_IN(name, t->live_end_bytes,
+                    check_truth_counter(truth, "requested_bytes.all.current"));
+    CHECK_EQ_INT_IN(name, t->reserved_end_bytes,
+                    check_truth_counter(truth, "reserved_bytes.all.current"));
     if (t->n_events) {
-        CHECK_EQ_INT(t->active[t->n_events - 1], t->live_end_bytes);
-        CHECK_EQ_INT(t->reserved[t->n_events - 1], t->reserved_end_bytes);
+        CHECK_EQ_INT_IN(name, t->active[t->n_events - 1], t->live_end_bytes);
+        CHECK_EQ_INT_IN(name, t->reserved[t->n_events - 1], t->reserved_end_bytes);
     }
     /* What was alive when recording began, by the allocator's counters. */
     const cJSON *start = cJSON_GetObjectItemCaseSensitive(truth, "counters_at_start");
@@ -76,59 +46,63 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
     const cJSON *wrap = cJSON_GetObjectItemCaseSensitive(truth, "max_entries");
     if (t->trace_complete) {
         /* A complete trace holds every allocation made while recording. */
-        (*complete_seen)++;
-        CHECK_TRUE(wrap == NULL); /* a wrapped ring buffer cannot look complete */
-        CHECK_EQ_INT(start_live, 0);
-        CHECK_EQ_INT(start_reserved, 0);
-        CHECK_EQ_INT(t->action_counts[MS_ACT_ALLOC],
-                     cJSON_GetObjectItemCaseSensitive(truth, "allocs_during_trace")->valuedouble);
+        counts->complete++;
+        CHECK_TRUE_IN(name, wrap == NULL); /* a wrapped ring buffer cannot look complete */
+        CHECK_EQ_INT_IN(name, start_live, 0);
+        CHECK_EQ_INT_IN(name, start_reserved, 0);
+        const cJSON *allocs = cJSON_GetObjectItemCaseSensitive(truth, "allocs_during_trace");
+        CHECK_EQ_INT_IN(name, t->action_counts[MS_ACT_ALLOC], allocs->valuedouble);
         /* The allocator counts a free when the tensor is released (free_requested); with
          * record_stream the block comes back later (free_completed) or not yet. */
-        CHECK_EQ_INT(t->action_counts[MS_ACT_FREE_REQUESTED],
-                     cJSON_GetObjectItemCaseSensitive(truth, "frees_during_trace")->valuedouble);
-        CHECK_TRUE(t->action_counts[MS_ACT_FREE_COMPLETED] <= t->action_counts[MS_ACT_FREE_REQUESTED]);
-        CHECK_EQ_INT(t->preexisting_count, 0);
+        const cJSON *frees = cJSON_GetObjectItemCaseSensitive(truth, "frees_during_trace");
+        CHECK_EQ_INT_IN(name, t->action_counts[MS_ACT_FREE_REQUESTED], frees->valuedouble);
+        CHECK_TRUE_IN(name, t->action_counts[MS_ACT_FREE_COMPLETED] <=
+                                t->action_counts[MS_ACT_FREE_REQUESTED]);
+        CHECK_EQ_INT_IN(name, t->preexisting_count, 0);
     } else {
-        (*incomplete_seen)++;
-        CHECK_TRUE(wrap != NULL || start_live > 0 || start_reserved > 0);
-        CHECK_TRUE(t->preexisting_count > 0 || t->reserved_start > 0);
+        counts->incomplete++;
+        CHECK_TRUE_IN(name, wrap != NULL || start_live > 0 || start_reserved > 0);
+        CHECK_TRUE_IN(name, t->preexisting_count > 0 || t->reserved_start > 0);
     }
     if (wrap) {
         /* Dropped events: the reconstruction can only make the peak lower, never higher. */
-        CHECK_TRUE(t->peak_bytes <= (int64_t)counter(truth, "requested_bytes.all.peak"));
-        CHECK_EQ_INT(t->n_events, wrap->valuedouble);
+        CHECK_TRUE_IN(name, t->peak_bytes <=
+                      (int64_t)check_truth_counter(truth, "requested_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->n_events, wrap->valuedouble);
     } else {
         /* Nothing dropped (recording may have started late): what was alive at the start
          * is rebuilt exactly, so the peaks are exact too. */
-        CHECK_EQ_INT(t->preexisting_bytes, start_live);
-        CHECK_EQ_INT(t->reserved_start, start_reserved);
-        CHECK_EQ_INT(t->peak_bytes, counter(truth, "requested_bytes.all.peak"));
-        CHECK_EQ_INT(t->reserved_peak_bytes, counter(truth, "reserved_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->preexisting_bytes, start_live);
+        CHECK_EQ_INT_IN(name, t->reserved_start, start_reserved);
+        CHECK_EQ_INT_IN(name, t->peak_bytes,
+                        check_truth_counter(truth, "requested_bytes.all.peak"));
+        CHECK_EQ_INT_IN(name, t->reserved_peak_bytes,
+                        check_truth_counter(truth, "reserved_bytes.all.peak"));
     }
     /* The peak is the curve's maximum and sits at the event it names. */
     int64_t max = t->active_start;
     for (size_t i = 0; i < t->n_events; i++)
         if (t->active[i] > max)
             max = t->active[i];
-    CHECK_EQ_INT(max, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, max, t->peak_bytes);
     if (t->peak_event >= 0)
-        CHECK_EQ_INT(t->active[t->peak_event], t->peak_bytes);
+        CHECK_EQ_INT_IN(name, t->active[t->peak_event], t->peak_bytes);
 
     /* The allocation list explains the curve: alive-at-peak sums to the peak. */
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    CHECK_EQ_INT(ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_timeline_alive_at(&alive, &n_alive, s, t, t->peak_event, &err), 0);
     int64_t sum = 0;
     for (size_t i = 0; i < n_alive; i++)
         sum += (int64_t)alive[i].size;
-    CHECK_EQ_INT(sum, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, sum, t->peak_bytes);
     int64_t sum2 = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         if (a->alloc_event <= t->peak_event && (a->free_event == -1 || a->free_event > t->peak_event))
             sum2 += (int64_t)a->size;
     }
-    CHECK_EQ_INT(sum2, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, sum2, t->peak_bytes);
     int64_t live = 0;
     uint64_t live_n = 0;
     for (size_t i = 0; i < t->n_allocs; i++)
@@ -136,26 +110,27 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
             live += (int64_t)t->allocs[i].size;
             live_n++;
         }
-    CHECK_EQ_INT(live, t->live_end_bytes);
-    CHECK_EQ_INT(live_n, t->live_end_count);
+    CHECK_EQ_INT_IN(name, live, t->live_end_bytes);
+    CHECK_EQ_INT_IN(name, live_n, t->live_end_count);
 
     /* OOM scenario: the trace records the refused request. */
     const cJSON *oom = cJSON_GetObjectItemCaseSensitive(truth, "oom_observer_args");
     if (oom) {
-        CHECK_EQ_INT(t->oom_count, counter(truth, "num_ooms"));
+        CHECK_EQ_INT_IN(name, t->oom_count, check_truth_counter(truth, "num_ooms"));
         const ms_trace *tr = ms_snapshot_trace(s, d);
         for (size_t i = 0; i < tr->n; i++)
             if (tr->action[i] == MS_ACT_OOM) {
                 /* The trace keeps the requested size; the observer sees it rounded up to
                  * the allocator's 2 MiB granularity for large blocks. */
                 double rounded = cJSON_GetObjectItemCaseSensitive(oom, "alloc")->valuedouble;
-                CHECK_TRUE((double)tr->size[i] <= rounded && rounded - (double)tr->size[i] < 2097152);
+                CHECK_TRUE_IN(name, (double)tr->size[i] <= rounded &&
+                                        rounded - (double)tr->size[i] < 2097152);
                 /* scenarios.py asks for 256 MiB + 512 * i bytes for tensor i. */
-                CHECK_EQ_INT(tr->size[i], 256.0 * 1048576 + 512 * cJSON_GetObjectItemCaseSensitive(
-                                                                      truth, "tensors_before_oom")
-                                                                      ->valuedouble);
-                CHECK_EQ_INT(tr->addr[i],
-                             cJSON_GetObjectItemCaseSensitive(oom, "device_free")->valuedouble);
+                double made =
+                    cJSON_GetObjectItemCaseSensitive(truth, "tensors_before_oom")->valuedouble;
+                CHECK_EQ_INT_IN(name, tr->size[i], 256.0 * 1048576 + 512 * made);
+                CHECK_EQ_INT_IN(name, tr->addr[i],
+                                cJSON_GetObjectItemCaseSensitive(oom, "device_free")->valuedouble);
             }
     }
     ms_free(alive);
@@ -167,25 +142,11 @@ static void check_snapshot(const char *name, int *complete_seen, int *incomplete
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0); /* keep lines in order with failures on stderr */
-    DIR *dir = opendir("testdata");
-    CHECK_TRUE(dir != NULL);
-    if (!dir)
-        return check_finish("test_truth");
-    int files = 0, complete = 0, incomplete = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n > 7 && strcmp(e->d_name + n - 7, ".pickle") == 0) {
-            char name[256];
-            snprintf(name, sizeof name, "%.*s", (int)(n - 7), e->d_name);
-            check_snapshot(name, &complete, &incomplete);
-            files++;
-        }
-    }
-    closedir(dir);
+    seen counts = {0, 0};
+    size_t files = check_each_snapshot(check_snapshot, &counts);
     /* Guard against an empty or partial testdata/ silently passing. */
     CHECK_TRUE(files >= 17);
-    CHECK_TRUE(complete >= 11);
-    CHECK_TRUE(incomplete >= 6);
+    CHECK_TRUE(counts.complete >= 11);
+    CHECK_TRUE(counts.incomplete >= 6);
     return check_finish("test_truth");
 }

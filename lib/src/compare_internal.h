@@ -1,22 +1,17 @@
-/* Shared by the compare*.c files: error filling, checked allocation, site keys. */
+/* Shared by the compare*.c files: checked allocation, site keys, deltas and medians.
+ * Errors and growing arrays use the library's own ms__fail and ms__grow. */
 #ifndef MEMSNAP_COMPARE_INTERNAL_H
 #define MEMSNAP_COMPARE_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "internal.h"
 #include "memsnap/compare.h"
 
-/* Fills err (which may be NULL) and returns code, so failures read `return cmp_fail(...)`. */
-int cmp_fail(ms_error *err, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* calloc/realloc of n elements with the multiplication checked; NULL on overflow too. */
+/* calloc of n elements with the multiplication checked; NULL on overflow too. A valid
+ * pointer even for n == 0, which keeps callers free of special cases. */
 void *cmp_calloc(size_t n, size_t size);
-void *cmp_realloc_array(void *p, size_t n, size_t size);
 
 /* Orders sites by (site, function): the identity of a site across files, whose frame ids
  * differ. */

@@ -31,7 +31,8 @@ static void load_one(load_job *job, size_t i)
     if (ms_profile_from_snapshot(&p, s, job->paths[i], job->device, err) == 0) {
         if (job->hook && job->hook(job->ctx, i, job->paths[i], s, p, err) != 0) {
             if (err->code == 0) /* a hook that forgot to say why still fails the file */
-                cmp_fail(err, MS_ERR_ARG, "%s: rejected by the caller", job->paths[i]);
+                ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "%s: rejected by the caller",
+                         job->paths[i]);
             ms_profile_free(p);
             p = NULL;
         }

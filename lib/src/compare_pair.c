@@ -37,22 +37,25 @@ typedef struct merged {
     bool in_a, in_b;
 } merged;
 
-/* Every site of either list once, with both sides' bytes (a site listed twice on one
- * side, which happens when two frames shorten to the same "file:line", is summed). */
-static int merge_sites(merged **out, size_t *n_out, const ms_profile_site *a, size_t na,
-                       const ms_profile_site *b, size_t nb, ms_error *err)
+/* Every site of either profile's list `set` once, with both sides' bytes (a site listed
+ * twice on one side, which happens when two frames shorten to the same "file:line", is
+ * summed). */
+static int merge_sites(merged **out, size_t *n_out, const ms_profile *pa, const ms_profile *pb,
+                       ms_site_set set, ms_error *err)
 {
+    const ms_profile_site *a = pa->sites[set], *b = pb->sites[set];
+    size_t na = pa->n_sites[set], nb = pb->n_sites[set];
     *out = NULL;
     *n_out = 0;
     if (na > SIZE_MAX - nb)
-        return cmp_fail(err, MS_ERR_LIMIT, "too many sites");
+        return ms__fail(err, MS_ERR_LIMIT, MS_NO_OFFSET, "too many sites");
     size_t n = na + nb;
     site_ref *refs = cmp_calloc(n, sizeof *refs);
     merged *m = cmp_calloc(n, sizeof *m);
     if (!refs || !m) {
         free(refs);
         free(m);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing sites");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing sites");
     }
     for (size_t i = 0; i < na; i++)
         refs[i] = (site_ref){&a[i], 0};
@@ -95,14 +98,13 @@ static int changed_sites(ms_pair *p, ms_site_set set, ms_error *err)
         return 0;
     merged *m = NULL;
     size_t n = 0;
-    int rc = merge_sites(&m, &n, a->sites[set], a->n_sites[set], b->sites[set],
-                         b->n_sites[set], err);
+    int rc = merge_sites(&m, &n, a, b, set, err);
     if (rc)
         return rc;
     ms_site_delta *d = cmp_calloc(n, sizeof *d);
     if (!d) {
         free(m);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing sites");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing sites");
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
@@ -132,15 +134,14 @@ static int one_sided_sites(ms_pair *p, ms_error *err)
         return 0;
     merged *m = NULL;
     size_t n = 0;
-    int rc = merge_sites(&m, &n, a->sites[set], a->n_sites[set], b->sites[set],
-                         b->n_sites[set], err);
+    int rc = merge_sites(&m, &n, a, b, set, err);
     if (rc)
         return rc;
     p->only_a = cmp_calloc(n, sizeof *p->only_a);
     p->only_b = cmp_calloc(n, sizeof *p->only_b);
     if (!p->only_a || !p->only_b) {
         free(m);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing sites");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing sites");
     }
     for (size_t i = 0; i < n; i++) {
         if (m[i].in_a && !m[i].in_b)
@@ -160,10 +161,10 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
 {
     *out = NULL;
     if (!a || !b)
-        return cmp_fail(err, MS_ERR_ARG, "ms_pair_compare: missing profile");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_pair_compare: missing profile");
     ms_pair *p = calloc(1, sizeof *p);
     if (!p)
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing files");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing files");
     p->a = a;
     p->b = b;
     p->m[MS_M_PEAK] = cmp_delta(a->peak_bytes, b->peak_bytes);
@@ -189,7 +190,7 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
         size_t n = a->n_iterations < b->n_iterations ? a->n_iterations : b->n_iterations;
         p->iteration_peaks = cmp_calloc(n, sizeof *p->iteration_peaks);
         if (!p->iteration_peaks)
-            rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing iterations");
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing iterations");
         else {
             for (size_t i = 0; i < n; i++)
                 p->iteration_peaks[i] = cmp_delta(a->iteration_peaks[i], b->iteration_peaks[i]);

@@ -1,7 +1,6 @@
 /* Profiles: the part of one snapshot's analysis that comparisons need, kept small so
  * that many ranks can be held at once after their snapshots are freed. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +16,6 @@ typedef struct profile_priv {
 
 /* ------------------------------------------------------------------ shared helpers */
 
-int cmp_fail(ms_error *err, int code, const char *fmt, ...)
-{
-    if (!err)
-        return code;
-    err->code = code;
-    err->offset = MS_NO_OFFSET;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 void *cmp_calloc(size_t n, size_t size)
 {
     if (n == 0)
@@ -37,15 +23,6 @@ void *cmp_calloc(size_t n, size_t size)
     if (size && n > SIZE_MAX / size)
         return NULL;
     return calloc(n, size);
-}
-
-void *cmp_realloc_array(void *p, size_t n, size_t size)
-{
-    if (n == 0)
-        n = 1;
-    if (size && n > SIZE_MAX / size)
-        return NULL;
-    return realloc(p, n * size);
 }
 
 int cmp_site_key_cmp(const char *site_a, const char *fn_a, const char *site_b,
@@ -110,14 +87,8 @@ int64_t cmp_median(int64_t *v, size_t n)
 static char *own_string(ms_profile *p, const char *text)
 {
     profile_priv *pv = p->priv_;
-    if (pv->n_strs == pv->cap_strs) {
-        size_t cap = pv->cap_strs ? pv->cap_strs * 2 : 16;
-        char **grown = cmp_realloc_array(pv->strs, cap, sizeof *grown);
-        if (!grown)
-            return NULL;
-        pv->strs = grown;
-        pv->cap_strs = cap;
-    }
+    if (!ms__grow((void **)&pv->strs, &pv->cap_strs, pv->n_strs + 1, sizeof *pv->strs))
+        return NULL;
     size_t len = strlen(text);
     char *copy = malloc(len + 1);
     if (!copy)
@@ -131,20 +102,20 @@ int ms_profile_new(ms_profile **out, const char *name, ms_error *err)
 {
     *out = NULL;
     if (!name)
-        return cmp_fail(err, MS_ERR_ARG, "profile needs a name");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "profile needs a name");
     ms_profile *p = calloc(1, sizeof *p);
     profile_priv *pv = calloc(1, sizeof *pv);
     if (!p || !pv) {
         free(p);
         free(pv);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for a profile");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for a profile");
     }
     p->priv_ = pv;
     p->peak_event = -1;
     p->name = own_string(p, name);
     if (!p->name) {
         ms_profile_free(p);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for a profile");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for a profile");
     }
     p->rank = ms_rank_from_name(name);
     *out = p;
@@ -172,21 +143,16 @@ int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
                         const char *function, uint64_t bytes, uint64_t count, ms_error *err)
 {
     if (!p || (unsigned)set >= MS_SITE_SETS || !site)
-        return cmp_fail(err, MS_ERR_ARG, "ms_profile_add_site: bad argument");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_add_site: bad argument");
     profile_priv *pv = p->priv_;
-    if (p->n_sites[set] == pv->cap_sites[set]) {
-        size_t cap = pv->cap_sites[set] ? pv->cap_sites[set] * 2 : 32;
-        ms_profile_site *grown = cmp_realloc_array(p->sites[set], cap, sizeof *grown);
-        if (!grown)
-            return cmp_fail(err, MS_ERR_NOMEM, "out of memory for sites");
-        p->sites[set] = grown;
-        pv->cap_sites[set] = cap;
-    }
+    if (!ms__grow((void **)&p->sites[set], &pv->cap_sites[set], p->n_sites[set] + 1,
+                  sizeof *p->sites[set]))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for sites");
     ms_profile_site *ps = &p->sites[set][p->n_sites[set]];
     ps->site = own_string(p, site);
     ps->function = own_string(p, function ? function : "");
     if (!ps->site || !ps->function)
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for sites");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for sites");
     ps->bytes = bytes;
     ps->count = count;
     p->n_sites[set]++;
@@ -213,7 +179,7 @@ int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n
 {
     int64_t *copy = cmp_calloc(n, sizeof *copy);
     if (!copy)
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory for iteration peaks");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for iteration peaks");
     if (n)
         memcpy(copy, peaks, n * sizeof *copy);
     free(p->iteration_peaks);
@@ -350,30 +316,17 @@ static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
     return rc;
 }
 
-static int busiest_device(const ms_snapshot *s)
-{
-    int best = 0;
-    size_t best_n = 0;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        size_t n = ms_snapshot_trace(s, d)->n;
-        if (n > best_n) {
-            best = d;
-            best_n = n;
-        }
-    }
-    return best;
-}
-
 int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
                              int device, ms_error *err)
 {
     *out = NULL;
     if (!s || !name)
-        return cmp_fail(err, MS_ERR_ARG, "ms_profile_from_snapshot: bad argument");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_from_snapshot: bad argument");
     if (device < 0)
-        device = busiest_device(s);
+        device = ms_snapshot_busiest_device(s);
     if (device >= ms_snapshot_device_count(s))
-        return cmp_fail(err, MS_ERR_ARG, "device %d not in the snapshot (it has %d)", device,
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
+                        "device %d not in the snapshot (it has %d)", device,
                         ms_snapshot_device_count(s));
 
     ms_profile *p = NULL;

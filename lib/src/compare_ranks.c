@@ -28,14 +28,8 @@ static bool off_median(const ms_delta *d, double threshold)
 
 static int push_site(ms_rank_row *row, size_t *cap, const ms_site_delta *d)
 {
-    if (row->n_sites == *cap) {
-        size_t grown_cap = *cap ? *cap * 2 : 16;
-        ms_site_delta *grown = cmp_realloc_array(row->sites, grown_cap, sizeof *grown);
-        if (!grown)
-            return MS_ERR_NOMEM;
-        row->sites = grown;
-        *cap = grown_cap;
-    }
+    if (!ms__grow((void **)&row->sites, cap, row->n_sites + 1, sizeof *row->sites))
+        return MS_ERR_NOMEM;
     row->sites[row->n_sites++] = *d;
     return 0;
 }
@@ -47,7 +41,7 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         if (pr[i]->n_sites[MS_SITES_AT_PEAK] > SIZE_MAX - total)
-            return cmp_fail(err, MS_ERR_LIMIT, "too many sites");
+            return ms__fail(err, MS_ERR_LIMIT, MS_NO_OFFSET, "too many sites");
         total += pr[i]->n_sites[MS_SITES_AT_PEAK];
     }
     rank_site *all = cmp_calloc(total, sizeof *all);
@@ -56,7 +50,7 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
     size_t *caps = cmp_calloc(n, sizeof *caps);
     int rc = 0;
     if (!all || !vals || !counts || !caps) {
-        rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing ranks");
         goto done;
     }
     size_t k = 0;
@@ -80,7 +74,7 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
         /* cmp_median sorts, so keep each file's value aside first. */
         int64_t *sorted = cmp_calloc(n, sizeof *sorted);
         if (!sorted) {
-            rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing ranks");
             break;
         }
         memcpy(sorted, per_file, n * sizeof *sorted);
@@ -97,7 +91,7 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
                                0,
                                counts[i]};
             if (push_site(&r->rows[i], &caps[i], &d))
-                rc = cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+                rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing ranks");
         }
         g = e;
     }
@@ -118,9 +112,9 @@ int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n
 {
     *out = NULL;
     if (n == 0 || !profiles)
-        return cmp_fail(err, MS_ERR_ARG, "no files to compare");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no files to compare");
     if (!(threshold_pct >= 0))
-        return cmp_fail(err, MS_ERR_ARG, "threshold must be a non-negative percent");
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "threshold must be a non-negative percent");
     ms_ranks *r = calloc(1, sizeof *r);
     int64_t *v = cmp_calloc(n, sizeof *v);
     if (r)
@@ -128,7 +122,7 @@ int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n
     if (!r || !v || !r->rows) {
         free(v);
         ms_ranks_free(r);
-        return cmp_fail(err, MS_ERR_NOMEM, "out of memory comparing ranks");
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing ranks");
     }
     r->n = n;
     r->threshold_pct = threshold_pct;
