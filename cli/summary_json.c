@@ -1,6 +1,5 @@
 #include "summary_json.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,29 +7,16 @@
 #include "cli_util.h"
 #include "iterations_json.h"
 
+static void set_nomem(ms_error *err)
+{
+    err->code = MS_ERR_NOMEM;
+    err->offset = MS_NO_OFFSET;
+    snprintf(err->message, sizeof err->message, "%s", ms_code_message(MS_ERR_NOMEM));
+}
+
 static cJSON *num(cJSON *obj, const char *key, double v)
 {
     return cJSON_AddNumberToObject(obj, key, v);
-}
-
-/* The allocations alive right after the peak event need a replay of the whole trace, as
- * do the iterations' peaks: on a multi-million-event file each replay is a noticeable
- * part of the run, so the two go on separate threads. The replay only reads the model;
- * site names (which fill a cache) are looked up afterwards on the calling thread. */
-typedef struct alive_job {
-    const ms_snapshot *s;
-    const ms_timeline *t;
-    ms_alloc *alive;
-    size_t n_alive;
-    int rc;
-    ms_error err;
-} alive_job;
-
-static void *alive_run(void *arg)
-{
-    alive_job *j = arg;
-    j->rc = ms_timeline_alive_at(&j->alive, &j->n_alive, j->s, j->t, j->t->peak_event, &j->err);
-    return NULL;
 }
 
 /* Top sites among the allocations alive right after the peak event. */
@@ -113,20 +99,22 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
     add_ooms(dev, s, device);
-    alive_job job = {s, t, NULL, 0, 0, {0, 0, ""}};
-    pthread_t thread;
-    bool threaded = pthread_create(&thread, NULL, alive_run, &job) == 0;
-    if (!threaded)
-        alive_run(&job);
-    cJSON *iters = leaks_iterations_json(s, device, t, NULL, err);
-    if (threaded)
-        pthread_join(thread, NULL);
-    if (!iters || job.rc) {
-        if (iters && job.rc) /* else err already says why the iterations failed */
-            *err = job.err;
-        cJSON_Delete(iters);
+    /* The iterations' peaks and the allocations alive at the peak both need a replay of
+     * the trace; the library does them in one. */
+    ms_iterations *it = NULL;
+    ms_alloc *alive = NULL;
+    size_t n_alive = 0;
+    cJSON *iters = NULL;
+    if (ms_iterations_find_with_peak(&it, &alive, &n_alive, s, t, NULL, err) == 0) {
+        const ms_trace *tr = ms_snapshot_trace(s, device);
+        iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+        ms_iterations_free(it);
+        if (!iters)
+            set_nomem(err);
+    }
+    if (!iters) {
         cJSON_Delete(dev);
-        ms_free(job.alive);
+        ms_free(alive);
         ms_timeline_free(t);
         return NULL;
     }
@@ -136,8 +124,8 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     for (size_t i = 0; i < n_ann; i++)
         n_dev_ann += ann[i].device == device;
     num(dev, "annotations", (double)n_dev_ann);
-    int sites_rc = add_top_sites(dev, s, job.alive, job.n_alive, top_k, err);
-    ms_free(job.alive);
+    int sites_rc = add_top_sites(dev, s, alive, n_alive, top_k, err);
+    ms_free(alive);
     if (sites_rc) {
         cJSON_Delete(dev);
         dev = NULL;

@@ -392,37 +392,9 @@ void ms_timeline_free(ms_timeline *t)
     free(t);
 }
 
-/* Replays a built timeline's trace once more, for what it would cost too much memory to
- * keep: each allocation's life (emit) and the active bytes after each event (on_event). */
-static int replay(const ms_snapshot *s, const ms_timeline *t, emit_fn emit, void *ctx,
-                  void (*on_event)(void *, size_t, int64_t), void *event_ctx, ms_error *err)
+void ms__alive_collect(void *ctx, const ms_alloc *a)
 {
-    ms_timeline scratch;
-    memset(&scratch, 0, sizeof scratch);
-    sim x;
-    memset(&x, 0, sizeof x);
-    x.s = s;
-    x.tr = ms_snapshot_trace(s, t->device);
-    x.device = t->device;
-    x.emit = emit;
-    x.ctx = ctx;
-    x.on_event = on_event;
-    x.event_ctx = event_ctx;
-    int rc = simulate(&x, &scratch, NULL, NULL, err);
-    sim_release(&x);
-    return rc;
-}
-
-typedef struct alive_ctx {
-    int64_t at;
-    ms_alloc *out;
-    size_t n, cap;
-    bool failed;
-} alive_ctx;
-
-static void collect_alive(void *ctx, const ms_alloc *a)
-{
-    alive_ctx *c = ctx;
+    ms__alive_ctx *c = ctx;
     if (c->failed || a->alloc_event > c->at || (a->free_event != -1 && a->free_event <= c->at))
         return;
     if (!ms__grow((void **)&c->out, &c->cap, c->n + 1, sizeof *c->out)) {
@@ -441,8 +413,8 @@ int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
     if (!s || !t || event < -1 || (event >= 0 && (uint64_t)event >= t->n_events))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
                         (long long)event);
-    alive_ctx c = {event, NULL, 0, 0, false};
-    int rc = replay(s, t, collect_alive, &c, NULL, NULL, err);
+    ms__alive_ctx c = {event, NULL, 0, 0, false};
+    int rc = ms__timeline_replay(s, t, ms__alive_collect, &c, NULL, NULL, err);
     if (!rc && c.failed)
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (rc) {
@@ -494,7 +466,7 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
     return 0;
 }
 
-/* ------------------------------------------------------------------ scan */
+/* ------------------------------------------------------------------ replay */
 
 typedef struct scan_ctx {
     int64_t offset;
@@ -508,10 +480,24 @@ static void scan_event(void *ctx, size_t i, int64_t rel)
     c->fn(c->ctx, i, c->offset + rel);
 }
 
-int ms__timeline_scan(const ms_snapshot *s, const ms_timeline *t,
-                      void (*fn)(void *ctx, size_t event, int64_t active), void *ctx,
-                      ms_error *err)
+int ms__timeline_replay(const ms_snapshot *s, const ms_timeline *t,
+                        void (*emit)(void *ctx, const ms_alloc *a), void *ctx,
+                        void (*on_event)(void *ctx, size_t event, int64_t active),
+                        void *event_ctx, ms_error *err)
 {
-    scan_ctx c = {t->active_start, fn, ctx};
-    return replay(s, t, NULL, NULL, scan_event, &c, err);
+    scan_ctx c = {t->active_start, on_event, event_ctx};
+    ms_timeline scratch;
+    memset(&scratch, 0, sizeof scratch);
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.tr = ms_snapshot_trace(s, t->device);
+    x.device = t->device;
+    x.emit = emit;
+    x.ctx = ctx;
+    x.on_event = on_event ? scan_event : NULL;
+    x.event_ctx = &c;
+    int rc = simulate(&x, &scratch, NULL, NULL, err);
+    sim_release(&x);
+    return rc;
 }
