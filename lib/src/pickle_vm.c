@@ -853,15 +853,15 @@ static int event_device(const ms_vm *vm)
 int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, int64_t off)
 {
     int device = list->device;
+    ms_trace_build *t = NULL;
+    int rc = trace_for(vm, device, &t, off);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++) {
         ms_val v = items[i];
-        ms_trace_build *t = NULL;
-        int rc = trace_for(vm, device, &t, off);
-        if (rc)
-            return rc;
         if (VTAG(v) == T_EVT) {
-            uint64_t index = VPAY(v) >> 16;
-            if ((int)(VPAY(v) & 0xffff) != device || index != list->appended)
+            /* The common case: entries converted as read, each landing at its own index. */
+            if (v != VMAKE(T_EVT, list->appended << 16 | (uint64_t)device))
                 return FAIL(MS_ERR_FORMAT, off,
                             "trace entry appended out of place in device_traces[%d]", device);
         } else if (is_pend(v, PEND_EVENT)) {
@@ -873,6 +873,7 @@ int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, 
             ms_obj *d = ms__vm_obj(vm, v, O_DICT);
             if ((rc = convert_event(vm, device, d->items, d->len / 2, off)))
                 return rc;
+            t = &vm->snap->traces[device]; /* converting may have moved the traces */
         } else {
             return FAIL(MS_ERR_FORMAT, off, "device_traces[%d] holds a %s, expected dicts",
                         device, ms__vm_type_name(vm, v));
@@ -1489,14 +1490,18 @@ typedef struct span_entry {
 } span_entry;
 
 /* Length of a run of BINGET/LONG_BINGET up to APPENDS starting at p, all of committed
- * memo entries; 0 when the list is anything else or too long to remember. */
-static size_t span_length(const ms_vm *vm, const uint8_t *p, const uint8_t *end)
+ * memo entries, and a hash of its bytes; 0 when the list is anything else or too long to
+ * remember. */
+static size_t span_scan(const ms_vm *vm, const uint8_t *p, const uint8_t *end, uint64_t *hash)
 {
     const uint8_t *q = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
     while (q < end && (size_t)(q - p) <= SPAN_MAX) {
-        if (q[0] == 'e')
-            return (size_t)(q - p);
         uint64_t idx;
+        if (q[0] == 'e') {
+            *hash = h ^ (h >> 29) ^ (uint64_t)(q - p);
+            return (size_t)(q - p);
+        }
         if (q[0] == 'h' && q + 2 <= end) {
             idx = q[1];
             q += 2;
@@ -1508,23 +1513,11 @@ static size_t span_length(const ms_vm *vm, const uint8_t *p, const uint8_t *end)
         }
         if (idx >= vm->memo_len)
             return 0;
-    }
-    return 0;
-}
-
-static uint64_t span_hash(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        /* The opcode is implied by the index's size, so hashing the index suffices. */
+        h = (h ^ idx) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
     }
-    for (; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h ^ (h >> 29);
+    return 0;
 }
 
 /* An inline frames list (r->p at its EMPTY_LIST), through the span cache when it is
@@ -1536,8 +1529,7 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
     span_entry *e = NULL;
     /* "]" MEMOIZE "(" frames "e": the common inline list. */
     if (r->end - r->p > 3 && r->p[1] == 0x94 && r->p[2] == '(' &&
-        (span = span_length(vm, r->p + 3, r->end)) > 0) {
-        h = span_hash(r->p + 3, span);
+        (span = span_scan(vm, r->p + 3, r->end, &h)) > 0) {
         e = &vm->spans[h & (SPAN_SLOTS - 1)];
         if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
             memcmp(e->bytes, r->p + 3, span) == 0) {
