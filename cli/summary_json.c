@@ -67,9 +67,10 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
 static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error *err)
 {
     ms_timeline *t = NULL;
-    /* No curves: iterations replay the trace for their peaks instead of keeping 16
-     * bytes per event, which matters on multi-million-event files. */
-    if (ms_timeline_build(&t, s, device, 0, err))
+    /* The active curve alone (8 bytes per event, less than the parser's memo freed just
+     * before) gives the iterations their peaks, and the allocations alive at the peak
+     * are collected while the timeline is built: one pass over the trace in all. */
+    if (ms_timeline_build(&t, s, device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
     num(dev, "device", device);
@@ -99,13 +100,9 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
     add_ooms(dev, s, device);
-    /* The iterations' peaks and the allocations alive at the peak both need a replay of
-     * the trace; the library does them in one. */
     ms_iterations *it = NULL;
-    ms_alloc *alive = NULL;
-    size_t n_alive = 0;
     cJSON *iters = NULL;
-    if (ms_iterations_find_with_peak(&it, &alive, &n_alive, s, t, NULL, err) == 0) {
+    if (ms_iterations_find(&it, s, device, t, NULL, err) == 0) {
         const ms_trace *tr = ms_snapshot_trace(s, device);
         iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
         ms_iterations_free(it);
@@ -114,7 +111,6 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     }
     if (!iters) {
         cJSON_Delete(dev);
-        ms_free(alive);
         ms_timeline_free(t);
         return NULL;
     }
@@ -124,8 +120,7 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     for (size_t i = 0; i < n_ann; i++)
         n_dev_ann += ann[i].device == device;
     num(dev, "annotations", (double)n_dev_ann);
-    int sites_rc = add_top_sites(dev, s, alive, n_alive, top_k, err);
-    ms_free(alive);
+    int sites_rc = add_top_sites(dev, s, t->peak_alive, t->n_peak_alive, top_k, err);
     if (sites_rc) {
         cJSON_Delete(dev);
         dev = NULL;

@@ -114,36 +114,44 @@ static void check_snapshot(const char *path, const char *name, void *arg)
     CHECK_EQ_INT_IN(name, live, t->live_end_bytes);
     CHECK_EQ_INT_IN(name, live_n, t->live_end_count);
 
-    /* summary's single replay (no curves) gives the same iterations and the same
-     * allocations alive at the peak as the curve-based analyses. */
+    /* summary's one pass (active curve only, peak set collected while building) gives
+     * the same iterations and the same allocations alive at the peak as the full
+     * curves and a replay; a timeline without curves (iterations by replay) too. */
     {
-        ms_timeline *bare = NULL;
-        ms_iterations *with_curve = NULL, *one_pass = NULL;
-        ms_alloc *peak_alive = NULL;
-        size_t n_peak_alive = 0;
+        ms_timeline *lean = NULL, *bare = NULL;
+        ms_iterations *with_curve = NULL, *one_pass = NULL, *replayed = NULL;
+        CHECK_EQ_INT_IN(name, ms_timeline_build(&lean, s, t->device,
+                                                MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, &err),
+                        0);
         CHECK_EQ_INT_IN(name, ms_timeline_build(&bare, s, t->device, 0, &err), 0);
         CHECK_EQ_INT_IN(name, ms_iterations_find(&with_curve, s, t->device, t, NULL, &err), 0);
-        if (bare)
-            CHECK_EQ_INT_IN(name, ms_iterations_find_with_peak(&one_pass, &peak_alive,
-                                                               &n_peak_alive, s, bare, NULL, &err),
-                            0);
-        if (with_curve && one_pass) {
-            CHECK_EQ_INT_IN(name, one_pass->n, with_curve->n);
-            for (size_t k = 0; k < one_pass->n && k < with_curve->n; k++) {
-                CHECK_EQ_INT_IN(name, one_pass->items[k].start_event, with_curve->items[k].start_event);
-                CHECK_EQ_INT_IN(name, one_pass->items[k].peak_bytes, with_curve->items[k].peak_bytes);
-                CHECK_EQ_INT_IN(name, one_pass->items[k].live_end_bytes,
+        if (lean && bare) {
+            CHECK_TRUE_IN(name, lean->reserved == NULL && lean->active != NULL);
+            CHECK_EQ_INT_IN(name, ms_iterations_find(&one_pass, s, t->device, lean, NULL, &err), 0);
+            CHECK_EQ_INT_IN(name, ms_iterations_find(&replayed, s, t->device, bare, NULL, &err), 0);
+            CHECK_EQ_INT_IN(name, lean->n_peak_alive, n_alive);
+            int64_t sum3 = 0;
+            for (size_t i = 0; i < lean->n_peak_alive; i++)
+                sum3 += (int64_t)lean->peak_alive[i].size;
+            CHECK_EQ_INT_IN(name, sum3, t->peak_bytes);
+            CHECK_EQ_INT_IN(name, lean->peak_event, t->peak_event);
+        }
+        const ms_iterations *others[2] = {one_pass, replayed};
+        for (int o = 0; o < 2 && with_curve; o++) {
+            if (!others[o])
+                continue;
+            CHECK_EQ_INT_IN(name, others[o]->n, with_curve->n);
+            for (size_t k = 0; k < others[o]->n && k < with_curve->n; k++) {
+                CHECK_EQ_INT_IN(name, others[o]->items[k].start_event, with_curve->items[k].start_event);
+                CHECK_EQ_INT_IN(name, others[o]->items[k].peak_bytes, with_curve->items[k].peak_bytes);
+                CHECK_EQ_INT_IN(name, others[o]->items[k].live_end_bytes,
                                 with_curve->items[k].live_end_bytes);
             }
         }
-        CHECK_EQ_INT_IN(name, n_peak_alive, n_alive);
-        int64_t sum3 = 0;
-        for (size_t i = 0; i < n_peak_alive; i++)
-            sum3 += (int64_t)peak_alive[i].size;
-        CHECK_EQ_INT_IN(name, sum3, t->peak_bytes);
-        ms_free(peak_alive);
         ms_iterations_free(with_curve);
         ms_iterations_free(one_pass);
+        ms_iterations_free(replayed);
+        ms_timeline_free(lean);
         ms_timeline_free(bare);
     }
 

@@ -26,10 +26,8 @@ typedef struct ms__stackinfo {
 /* One entry per stack id of the snapshot; free() the result. */
 int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err);
 
-/* Iteration finder working on an already built stack table and timeline; `alive`, when
- * not NULL, also collects the allocations alive at the peak in the same replay. */
+/* Iteration finder working on an already built stack table and timeline. */
 int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
-                        const ms__stackinfo *si, const ms_iter_options *opt,
-                        ms__alive_ctx *alive, ms_error *err);
+                        const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err);
 
 #endif

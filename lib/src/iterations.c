@@ -923,7 +923,7 @@ static void iter_stats_event(void *ctx, size_t i, int64_t active)
 }
 
 static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
-                  const ms_timeline *t, cand *c, ms__alive_ctx *alive, ms_error *err)
+                  const ms_timeline *t, cand *c, ms_error *err)
 {
     ms_iterations *it = calloc(1, sizeof *it);
     if (!it)
@@ -962,17 +962,12 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
         }
         it->n++;
     }
-    if ((!t->active && it->n) || alive) {
-        /* No stored curve: one replay fills every iteration's peak and end, and collects
-         * the allocations alive at the peak when the caller wants them too. */
+    if (!t->active && it->n) {
+        /* No stored curve: one replay fills every iteration's peak and end. */
         iter_stats_ctx sc = {it, 0, t->active_start};
         for (size_t k = 0; k < it->n; k++)
             it->items[k].peak_bytes = INT64_MIN;
-        bool stats = !t->active && it->n;
-        int rc = ms__timeline_replay(s, t, alive ? ms__alive_collect : NULL, alive,
-                                     stats ? iter_stats_event : NULL, &sc, err);
-        if (!rc && alive && alive->failed)
-            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        int rc = ms__timeline_replay(s, t, NULL, NULL, iter_stats_event, &sc, err);
         if (rc) {
             ms_iterations_free(it);
             return rc;
@@ -985,8 +980,7 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
 }
 
 int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
-                        const ms__stackinfo *si, const ms_iter_options *opt,
-                        ms__alive_ctx *alive, ms_error *err)
+                        const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err)
 {
     *out = NULL;
     if (!t)
@@ -1074,7 +1068,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     if (!rc) {
         cand none;
         memset(&none, 0, sizeof none);
-        rc = finish(out, s, tr, t, chosen < NM ? &cs[chosen] : &none, alive, err);
+        rc = finish(out, s, tr, t, chosen < NM ? &cs[chosen] : &none, err);
         if (!rc && step && !cs[0].n) {
             /* Say that the named marker was not used, before what was. */
             char note[128];
@@ -1116,32 +1110,8 @@ int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
     ms__stackinfo *si = NULL;
     int rc = ms__stackinfo_build(&si, s, err);
     if (!rc)
-        rc = ms__iterations_find(out, s, t, si, opt, NULL, err);
+        rc = ms__iterations_find(out, s, t, si, opt, err);
     free(si);
     ms_timeline_free(own);
     return rc;
-}
-
-int ms_iterations_find_with_peak(ms_iterations **out, ms_alloc **alive, size_t *n_alive,
-                                 const ms_snapshot *s, const ms_timeline *t,
-                                 const ms_iter_options *opt, ms_error *err)
-{
-    *out = NULL;
-    *alive = NULL;
-    *n_alive = 0;
-    if (!s || !t)
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "iterations need the device's timeline");
-    ms__alive_ctx c = {t->peak_event, NULL, 0, 0, false};
-    ms__stackinfo *si = NULL;
-    int rc = ms__stackinfo_build(&si, s, err);
-    if (!rc)
-        rc = ms__iterations_find(out, s, t, si, opt, &c, err);
-    free(si);
-    if (rc) {
-        free(c.out);
-        return rc;
-    }
-    *alive = c.out;
-    *n_alive = c.n;
-    return 0;
 }

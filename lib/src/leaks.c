@@ -542,7 +542,7 @@ static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeli
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the leak report");
     }
     r->device = t->device;
-    rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, NULL, err);
+    rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
     if (!rc)
         rc = analyse(r, s, t, si, opt, err);
     if (!rc) {

@@ -128,6 +128,14 @@ typedef struct sim {
     size_t nfree, cap_free;
     ms_alloc *pre;          /* reconstructed: alive before the trace began */
     size_t npre, cap_pre;
+    /* MS_TIMELINE_PEAK_ALIVE: lives that ended after the highest point so far but were
+     * alive at it. Whenever a new highest point is reached the list starts over, so at
+     * the end it holds exactly the ended lives alive at the peak, and together with
+     * what is still alive (allocated by then) it is the set alive at the peak, without
+     * a second pass over the trace. */
+    bool track_peak;
+    ms_alloc *since;
+    size_t nsince, cap_since;
     live_map live;
 } sim;
 
@@ -170,8 +178,20 @@ static int end_rec(sim *x, size_t map_slot)
     return 0;
 }
 
+/* A life ends (or, rebuilt, began before the trace): keep it if it spans the peak. */
+static int note_end(sim *x, const ms_alloc *a, int64_t peak_event)
+{
+    if (!x->track_peak || a->alloc_event > peak_event)
+        return 0;
+    if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
+        return MS_ERR_NOMEM;
+    x->since[x->nsince++] = *a;
+    return 0;
+}
+
 static void sim_release(sim *x)
 {
+    free(x->since);
     free(x->recs);
     free(x->free_slots);
     free(x->pre);
@@ -202,7 +222,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 ms_alloc *old = &x->recs[x->live.vals[j]];
                 old->free_event = (int64_t)i;
                 rel -= (int64_t)old->size;
-                if (end_rec(x, j))
+                if (note_end(x, old, rel_max_event) || end_rec(x, j))
                     goto nomem;
             }
             uint32_t slot;
@@ -225,7 +245,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 ms_alloc *r = &x->recs[x->live.vals[j]];
                 r->free_event = (int64_t)i;
                 rel -= (int64_t)r->size;
-                if (end_rec(x, j))
+                if (note_end(x, r, rel_max_event) || end_rec(x, j))
                     goto nomem;
             } else {
                 /* Allocated before the first kept event: alive from the start. */
@@ -233,7 +253,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 t->preexisting_bytes += size;
                 t->preexisting_count++;
                 rel -= size;
-                if (add_pre(x, &a))
+                if (note_end(x, &a, rel_max_event) || add_pre(x, &a))
                     goto nomem;
             }
             break;
@@ -255,13 +275,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         if (rel > rel_max) {
             rel_max = rel;
             rel_max_event = (int64_t)i;
+            x->nsince = 0;
         }
         if (res > res_max)
             res_max = res;
-        if (active) {
+        if (active)
             active[i] = rel;
+        if (reserved)
             reserved[i] = res;
-        }
         if (x->on_event)
             x->on_event(x->event_ctx, i, rel);
     }
@@ -285,7 +306,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
             unexplained += (int64_t)blk->requested_size;
             unexplained_count++;
-            if (add_pre(x, &a))
+            if (note_end(x, &a, rel_max_event) || add_pre(x, &a))
                 goto nomem;
         }
     }
@@ -309,11 +330,26 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     t->preexisting_segment_bytes = res_start;
     t->trace_complete = t->preexisting_count == 0 && res_start == 0;
 
-    if (active) {
-        for (size_t i = 0; i < n; i++) {
-            active[i] += t->active_start;
-            reserved[i] += res_start;
+    for (size_t i = 0; active && i < n; i++)
+        active[i] += t->active_start;
+    for (size_t i = 0; reserved && i < n; i++)
+        reserved[i] += res_start;
+    if (x->track_peak) {
+        /* Still alive at the end and allocated by the peak: alive at the peak too. */
+        for (size_t j = 0; j <= x->live.mask; j++) {
+            if (x->live.vals[j] == UINT32_MAX)
+                continue;
+            const ms_alloc *r = &x->recs[x->live.vals[j]];
+            if (r->alloc_event <= rel_max_event) {
+                if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
+                    goto nomem;
+                x->since[x->nsince++] = *r;
+            }
         }
+        t->peak_alive = x->since;
+        t->n_peak_alive = x->nsince;
+        x->since = NULL;
+        x->nsince = x->cap_since = 0;
     }
     /* Allocations still alive at the end have no free event. */
     if (!x->keep_all && x->emit) {
@@ -343,10 +379,11 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
         t->t_first_us = tr->time_us[0];
         t->t_last_us = tr->time_us[tr->n - 1];
     }
-    if (flags & MS_TIMELINE_CURVES) {
+    if (flags & (MS_TIMELINE_CURVES | MS_TIMELINE_ACTIVE)) {
         size_t bytes;
         if (!ms__mul(tr->n ? tr->n : 1, sizeof(int64_t), &bytes) ||
-            !(t->active = malloc(bytes)) || !(t->reserved = malloc(bytes))) {
+            !(t->active = malloc(bytes)) ||
+            ((flags & MS_TIMELINE_CURVES) && !(t->reserved = malloc(bytes)))) {
             ms_timeline_free(t);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for the curves");
         }
@@ -357,6 +394,7 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
     x.tr = tr;
     x.device = device;
     x.keep_all = (flags & MS_TIMELINE_ALLOCS) != 0;
+    x.track_peak = (flags & MS_TIMELINE_PEAK_ALIVE) != 0;
     int rc = simulate(&x, t, t->active, t->reserved, err);
     if (!rc && x.keep_all) {
         /* Trace allocations in alloc order, then the reconstructed ones. */
@@ -388,6 +426,7 @@ void ms_timeline_free(ms_timeline *t)
         return;
     free(t->active);
     free(t->reserved);
+    free(t->peak_alive);
     free(t->allocs);
     free(t);
 }
@@ -413,6 +452,17 @@ int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
     if (!s || !t || event < -1 || (event >= 0 && (uint64_t)event >= t->n_events))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
                         (long long)event);
+    if (t->peak_alive && event == t->peak_event) {
+        /* Found while the timeline was built: no replay needed. */
+        ms_alloc *copy = malloc((t->n_peak_alive ? t->n_peak_alive : 1) * sizeof *copy);
+        if (!copy)
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        if (t->n_peak_alive)
+            memcpy(copy, t->peak_alive, t->n_peak_alive * sizeof *copy);
+        *out = copy;
+        *n_out = t->n_peak_alive;
+        return 0;
+    }
     ms__alive_ctx c = {event, NULL, 0, 0, false};
     int rc = ms__timeline_replay(s, t, ms__alive_collect, &c, NULL, NULL, err);
     if (!rc && c.failed)

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         ms_timeline *t = NULL;
-        if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) == 0) {
+        if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS | MS_TIMELINE_PEAK_ALIVE, &err) == 0) {
             ms_alloc *alive = NULL;
             size_t n = 0;
             if (ms_timeline_alive_at(&alive, &n, s, t, t->peak_event, &err) == 0) {

@@ -62,19 +62,13 @@ typedef struct ms_iterations {
     ms_iteration *items;    /* in time order, non-overlapping */
 } ms_iterations;
 
-/* Finds the iterations of one device. `t` must be that device's timeline built with
- * MS_TIMELINE_CURVES; NULL builds one internally. `opt` may be NULL. A trace without a
+/* Finds the iterations of one device. `t` is that device's timeline: with an active curve
+ * (MS_TIMELINE_CURVES or MS_TIMELINE_ACTIVE) the iterations' peaks come from it, without
+ * one from a replay of the trace; NULL builds one internally. `opt` may be NULL. A trace without a
  * repeating structure gives method MS_ITER_NONE and n == 0, not an error. */
 int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
                        const ms_timeline *t, const ms_iter_options *opt, ms_error *err);
 
-/* The iterations of t's device and, from the same replay of the trace, the allocations
- * alive right after the peak event (as ms_timeline_alive_at gives them; free with
- * ms_free). `t` may be built without curves: this is how `summary` gets both in one pass
- * over a multi-million-event trace instead of two. */
-int ms_iterations_find_with_peak(ms_iterations **out, ms_alloc **alive, size_t *n_alive,
-                                 const ms_snapshot *s, const ms_timeline *t,
-                                 const ms_iter_options *opt, ms_error *err);
 void ms_iterations_free(ms_iterations *it);
 
 /* ------------------------------------------------------------------ leaks */

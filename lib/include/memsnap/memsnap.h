@@ -216,8 +216,10 @@ typedef struct ms_alloc {
 } ms_alloc;
 
 enum {
-    MS_TIMELINE_CURVES = 1u << 0, /* fill active[] and reserved[] per event */
-    MS_TIMELINE_ALLOCS = 1u << 1  /* fill allocs[] */
+    MS_TIMELINE_CURVES = 1u << 0,     /* fill active[] and reserved[] per event */
+    MS_TIMELINE_ALLOCS = 1u << 1,     /* fill allocs[] */
+    MS_TIMELINE_ACTIVE = 1u << 2,     /* fill active[] only (half the memory of CURVES) */
+    MS_TIMELINE_PEAK_ALIVE = 1u << 3  /* fill peak_alive[] in the same pass */
 };
 
 typedef struct ms_timeline {
@@ -229,7 +231,7 @@ typedef struct ms_timeline {
     int64_t active_start;
     int64_t reserved_start;
 
-    /* After event i; NULL unless MS_TIMELINE_CURVES. */
+    /* After event i; NULL unless MS_TIMELINE_CURVES (active also with MS_TIMELINE_ACTIVE). */
     int64_t *active;
     int64_t *reserved;
 
@@ -247,6 +249,11 @@ typedef struct ms_timeline {
 
     uint64_t action_counts[MS_ACT_COUNT];
     uint64_t oom_count;
+
+    /* NULL unless MS_TIMELINE_PEAK_ALIVE: the allocations alive right after peak_event,
+     * in no fixed order (what ms_timeline_alive_at gives for that event). */
+    ms_alloc *peak_alive;
+    size_t n_peak_alive;
 
     /* NULL unless MS_TIMELINE_ALLOCS: trace allocations in the order of their alloc
      * events, then the reconstructed ones alive before the trace began. */
