@@ -2,7 +2,7 @@
 # Benchmark: memsnap against Python's pickle.load on the real 4.08M-event snapshot.
 # Not a test: it prints medians of repeated runs and peak RSS, for docs/benchmarks.md.
 #
-#   bash tests/bench/bench.sh [RUNS]          (default 5 runs each)
+#   bash tests/bench/bench.sh [RUNS]          (default 5 rounds: one run of each command per round)
 #
 # Environment: MEMSNAP (binary; default: a Release build in build-bench/),
 # BENCH_XZ (default ../shared/bench/long_trace.pickle.xz), BENCH_DIR (where the
@@ -28,40 +28,48 @@ fi
 size=$(stat -c %s "$file")
 out=$(mktemp -d)
 
-# measure LABEL CMD...: RUNS runs; prints "median_seconds max_rss_kib"
-measure() {
-  local label=$1; shift
-  local times=() rss=0
-  for i in $(seq "$runs"); do
-    /usr/bin/time -f "%e %M" -o "$out/t" "$@" > "$out/stdout" 2> "$out/stderr" || {
-      echo "$label failed: $(head -c 300 "$out/stderr")" >&2; return 1; }
-    read -r t m < "$out/t"
-    times+=("$t"); [ "$m" -gt "$rss" ] && rss=$m
-    echo "  $label run $i: ${t}s, ${m} KiB" >&2
-  done
-  local median
-  median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-  echo "$median $rss"
+# The machine's speed drifts for seconds at a time (shared host), so the commands run in
+# rounds, one run of each per round, and every command sees the same slow and fast
+# phases; the medians are then comparable. Each run: wall seconds and peak RSS.
+declare -A times rss
+run_once() { # KEY CMD...
+  local key=$1; shift
+  /usr/bin/time -f "%e %M" -o "$out/t" "$@" > "$out/stdout" 2> "$out/stderr" || {
+    echo "$key failed: $(head -c 300 "$out/stderr")" >&2; return 1; }
+  read -r t m < "$out/t"
+  times[$key]="${times[$key]:-} $t"
+  [ "${rss[$key]:-0}" -lt "$m" ] && rss[$key]=$m
+  echo "  $key: ${t}s, ${m} KiB" >&2
 }
+median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
-echo "file: $file ($size bytes), $runs runs each, $(nproc) cores" >&2
-read -r ms_t ms_rss < <(measure "memsnap summary" "$MEMSNAP" summary "$file")
-read -r js_t js_rss < <(measure "memsnap summary --json" "$MEMSNAP" summary --json "$file")
-read -r py_t py_rss < <(measure "python3 pickle.load" python3 -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$file")
-render_line=""
-if "$MEMSNAP" render --help >/dev/null 2>&1; then
-  if read -r rp_t rp_rss < <(measure "memsnap render png" "$MEMSNAP" render "$file" -o "$out/long.png"); then
-    read -r rs_t rs_rss < <(measure "memsnap render svg" "$MEMSNAP" render "$file" -o "$out/long.svg")
-    render_line="| memsnap render -o long.png | $rp_t s | $((rp_rss / 1024)) MiB | $(stat -c %s "$out/long.png") bytes PNG |
-| memsnap render -o long.svg | $rs_t s | $((rs_rss / 1024)) MiB | $(stat -c %s "$out/long.svg") bytes SVG |"
+echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
+has_render=0
+"$MEMSNAP" render --help >/dev/null 2>&1 && has_render=1
+for round in $(seq "$runs"); do
+  echo "round $round" >&2
+  run_once summary "$MEMSNAP" summary "$file"
+  run_once summary_json "$MEMSNAP" summary --json "$file"
+  run_once python python3 -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$file"
+  if [ "$has_render" = 1 ]; then
+    run_once render_png "$MEMSNAP" render "$file" -o "$out/long.png"
+    run_once render_svg "$MEMSNAP" render "$file" -o "$out/long.svg"
   fi
+done
+ms_t=$(median "${times[summary]}"); ms_rss=${rss[summary]}
+js_t=$(median "${times[summary_json]}"); js_rss=${rss[summary_json]}
+py_t=$(median "${times[python]}"); py_rss=${rss[python]}
+render_line=""
+if [ "$has_render" = 1 ]; then
+  render_line="| memsnap render -o long.png | $(median "${times[render_png]}") s | $((rss[render_png] / 1024)) MiB | $(stat -c %s "$out/long.png") bytes PNG |
+| memsnap render -o long.svg | $(median "${times[render_svg]}") s | $((rss[render_svg] / 1024)) MiB | $(stat -c %s "$out/long.svg") bytes SVG |"
 fi
 rm -rf "$out"
 
 mib=$((size / 1048576))
 speedup=$(awk -v a="$py_t" -v b="$ms_t" 'BEGIN {printf "%.1f", a / b}')
 cat <<MD
-Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs, file $size bytes ($mib MiB):
+Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in rounds), file $size bytes ($mib MiB):
 
 | command | median wall time | peak RSS | note |
 |---|---|---|---|
