@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +66,26 @@ int ms__input_open_file(ms_input *in, const char *path, uint64_t max_item, ms_er
                 return ms__fail(err, MS_ERR_IO, MS_NO_OFFSET, "is a directory");
             if (S_ISREG(st.st_mode))
                 in->known_size = (int64_t)st.st_size;
+        }
+    }
+    /* A plain file is mapped rather than read: the parser works on the page cache
+     * directly, with no copy into a buffer. Pages behind the parser are handed back as it
+     * goes (ms__input_release), so the mapping never holds more than a few MiB. */
+    if (in->known_size >= 2 && (uint64_t)in->known_size <= SIZE_MAX) {
+        void *map = mmap(NULL, (size_t)in->known_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+        if (map != MAP_FAILED) {
+            const uint8_t *m = map;
+            if (!(m[0] == 0x1f && m[1] == 0x8b)) {
+                (void)madvise(map, (size_t)in->known_size, MADV_SEQUENTIAL);
+                in->map = m;
+                in->map_len = (size_t)in->known_size;
+                in->released = m;
+                in->window_base = in->pos = m;
+                in->end = m + in->map_len;
+                in->source_eof = true;
+                return 0;
+            }
+            munmap(map, (size_t)in->known_size); /* gzip: inflate through the window */
         }
     }
     in->window_cap = WINDOW_SIZE;
@@ -134,8 +155,21 @@ int ms__input_open_memory(ms_input *in, const void *data, size_t len, uint64_t m
     return 0;
 }
 
+void ms__input_release_slow(ms_input *in)
+{
+    /* Whole pages only, and a page of slack behind the parser. */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = (uintptr_t)in->released & ~(page - 1);
+    uintptr_t to = ((uintptr_t)in->pos - page) & ~(page - 1);
+    if (to > from)
+        (void)madvise((void *)from, to - from, MADV_DONTNEED);
+    in->released = (const uint8_t *)to;
+}
+
 void ms__input_close(ms_input *in)
 {
+    if (in->map)
+        munmap((void *)(uintptr_t)in->map, in->map_len);
     if (in->gzip)
         inflateEnd(&in->z);
     if (in->close_fd && in->fd >= 0)

@@ -29,6 +29,9 @@ typedef struct ms_input {
     size_t mem_len, mem_pos;
     bool z_done;
     uint64_t max_window;       /* largest single item the window may grow to hold */
+    const uint8_t *map;        /* a mapped plain file (then window is NULL) */
+    size_t map_len;
+    const uint8_t *released;   /* mapped pages before this are handed back */
 } ms_input;
 
 int ms__input_open_file(ms_input *in, const char *path, uint64_t max_item, ms_error *err);
@@ -45,6 +48,16 @@ static inline int64_t ms__input_offset(const ms_input *in, const uint8_t *p)
 /* Makes at least n bytes available at in->pos (moving the window; pointers into the
  * old window become invalid). Returns 0, or MS_ERR_TRUNCATED/IO/GZIP/LIMIT. */
 int ms__input_need(ms_input *in, size_t n, ms_error *err);
+
+/* Hands mapped pages the parser has passed back to the kernel, so a mapped file adds
+ * only a few MiB to the resident size. Cheap to call often. */
+void ms__input_release_slow(ms_input *in);
+#define MS_INPUT_RELEASE_STEP ((size_t)2 << 20)
+static inline void ms__input_release(ms_input *in)
+{
+    if (in->map && (size_t)(in->pos - in->released) > MS_INPUT_RELEASE_STEP)
+        ms__input_release_slow(in);
+}
 
 /* True when every byte has been consumed. */
 bool ms__input_at_end(ms_input *in, ms_error *err);

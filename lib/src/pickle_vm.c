@@ -1699,6 +1699,7 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
     }
     if (vm->sparse_len)
         return 0; /* out-of-order memo indexes: leave the memo arithmetic to the VM */
+    ms__input_release(in);
     /* Room for a whole batch of entries (Python writes 1000 per APPENDS) up front, so
      * the loop below stores without checking. */
     if (vm->stack_cap - vm->sp < 1024) {
@@ -1885,6 +1886,7 @@ int ms__vm_run(ms_vm *vm)
     ms_input *in = &vm->in;
     int rc;
     for (;;) {
+        ms__input_release(in);
         NEED(1);
         const int64_t off = ms__input_offset(in, in->pos);
         const unsigned op = in->pos[0];
