@@ -1,7 +1,6 @@
 /* Reading a snapshot (input -> VM -> model) and the model's accessors. */
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "pickle_vm.h"
 
@@ -18,7 +17,6 @@ static int read_with(ms_snapshot **out, ms_vm *vm, ms_error *err)
         if (ms__strtab_intern(&s->strings, known[i], strlen(known[i])) != i)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     int rc = ms__vm_run(vm);
-    if (getenv("MSDBG")) fprintf(stderr, "objs %zu memo %zu nums %zu items %llu stacks %zu frames %zu strings %zu\n", vm->nobjs, vm->memo_len, vm->nnums, (unsigned long long)vm->items_total, s->n_stacks, s->n_frames, s->strings.count);
     if (!rc)
         rc = ms__model_build(vm);
     s->input_bytes = (uint64_t)ms__input_offset(&vm->in, vm->in.pos);
