@@ -1494,25 +1494,27 @@ typedef struct span_entry {
  * remember. */
 static size_t span_scan(const ms_vm *vm, const uint8_t *p, const uint8_t *end, uint64_t *hash)
 {
-    const uint8_t *q = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    while (q < end && (size_t)(q - p) <= SPAN_MAX) {
+    /* Only spans that fit the cache are wanted, so with that many bytes (and a little)
+     * ahead, the loop needs no bounds checks of its own. */
+    if (end - p < (ptrdiff_t)SPAN_MAX + 8)
+        return 0; /* near the end of the input: not worth remembering */
+    const uint8_t *q = p, *stop = p + SPAN_MAX;
+    uint64_t h = 0x9e3779b97f4a7c15ull, top = 0;
+    while (q <= stop) {
         uint64_t idx;
-        if (q[0] == 'e') {
-            *hash = h ^ (h >> 29) ^ (uint64_t)(q - p);
-            return (size_t)(q - p);
-        }
-        if (q[0] == 'h' && q + 2 <= end) {
+        if (q[0] == 'h') {
             idx = q[1];
             q += 2;
-        } else if (q[0] == 'j' && q + 5 <= end) {
+        } else if (q[0] == 'j') {
             idx = rd_u32(q + 1);
             q += 5;
         } else {
-            return 0;
+            if (q[0] != 'e' || q == p || top >= vm->memo_len)
+                return 0;
+            *hash = h ^ (h >> 29) ^ (uint64_t)(q - p);
+            return (size_t)(q - p);
         }
-        if (idx >= vm->memo_len)
-            return 0;
+        top = idx > top ? idx : top;
         /* The opcode is implied by the index's size, so hashing the index suffices. */
         h = (h ^ idx) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
