@@ -1567,7 +1567,18 @@ typedef struct entry_shape {
     uint8_t len[SHAPE_KEYS];
     uint8_t bytes[SHAPE_KEYS][5];
     uint32_t key[SHAPE_KEYS]; /* string id of the key */
+    /* The key's bytes as the low bytes of a little-endian word, and which bytes count:
+     * one load and one compare per key. */
+    uint64_t want[SHAPE_KEYS], mask[SHAPE_KEYS];
 } entry_shape;
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--)
+        w = w << 8 | p[i];
+    return w;
+}
 
 /* A memo reference at p that the general reader would accept as a value; its entry. */
 static inline size_t fast_ref(const ms_vm *vm, const uint8_t *p, uint32_t *enc)
@@ -1595,11 +1606,7 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
     const uint8_t *p = r->p;
     for (size_t i = 0; i < sh->n; i++) {
         /* 16 bytes cover a key (5) and any value read here without a length (10). */
-        /* A key's bytes are 2 or 5 long; compared inline (a libc call per key costs more
-         * than the comparison). */
-        const uint8_t *b = sh->bytes[i];
-        if (r->end - p < 16 || p[0] != b[0] || p[1] != b[1] ||
-            (sh->len[i] == 5 && (p[2] != b[2] || p[3] != b[3] || p[4] != b[4])))
+        if (r->end - p < 16 || (load_le64(p) & sh->mask[i]) != sh->want[i])
             return FAST_BAIL;
         p += sh->len[i];
         uint32_t enc;
@@ -1826,6 +1833,12 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
             if (!vm->shape && !(vm->shape = malloc(sizeof *vm->shape)))
                 return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");
             *vm->shape = seen;
+            for (size_t q = 0; q < seen.n; q++) {
+                uint8_t w[8] = {0};
+                memcpy(w, seen.bytes[q], seen.len[q]);
+                vm->shape->want[q] = load_le64(w);
+                vm->shape->mask[q] = ((uint64_t)1 << (8 * seen.len[q])) - 1; /* len is 2 or 5 */
+            }
         }
     commit:
         r.p++; /* SETITEMS */
