@@ -1439,6 +1439,15 @@ static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
 /* An integer opcode at p (BININT1/BININT2/BININT/LONG1 up to 8 bytes, or a bool, which
  * Python treats as an int); returns the bytes it takes, 0 when it is something else.
  * The caller guarantees 10 readable bytes. */
+/* Eight bytes as a little-endian word (one load on the machines that matter). */
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--)
+        w = w << 8 | p[i];
+    return w;
+}
+
 static inline size_t fast_int(const uint8_t *p, int64_t *v)
 {
     switch (p[0]) {
@@ -1455,11 +1464,13 @@ static inline size_t fast_int(const uint8_t *p, int64_t *v)
         size_t n = p[1];
         if (n > 8)
             return 0;
-        uint64_t u = 0;
-        for (size_t i = 0; i < n; i++)
-            u |= (uint64_t)p[2 + i] << (8 * i);
-        if (n && n < 8 && (p[1 + n] & 0x80))
-            u |= ~(uint64_t)0 << (8 * n);
+        /* The caller guarantees 10 bytes: the 8 after the length are readable. */
+        uint64_t u = n ? load_le64(p + 2) : 0;
+        if (n && n < 8) {
+            u &= ((uint64_t)1 << (8 * n)) - 1;
+            if (p[1 + n] & 0x80)
+                u |= ~(uint64_t)0 << (8 * n);
+        }
         *v = (int64_t)u;
         return 2 + n;
     }
@@ -1572,13 +1583,6 @@ typedef struct entry_shape {
     uint64_t want[SHAPE_KEYS], mask[SHAPE_KEYS];
 } entry_shape;
 
-static inline uint64_t load_le64(const uint8_t *p)
-{
-    uint64_t w = 0;
-    for (int i = 7; i >= 0; i--)
-        w = w << 8 | p[i];
-    return w;
-}
 
 /* A memo reference at p that the general reader would accept as a value; its entry. */
 static inline size_t fast_ref(const ms_vm *vm, const uint8_t *p, uint32_t *enc)
