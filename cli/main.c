@@ -1,6 +1,8 @@
 /* memsnap: dispatches `memsnap <command> ...` to the cmd_*.c that owns the command. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 
@@ -21,6 +23,18 @@ static const command COMMANDS[] = {
     {"report", cmd_report, "write an HTML/Markdown/JSON report with CI gates"},
 };
 
+/* Plain files are read through a memory mapping; if another process truncates the file
+ * meanwhile, touching the vanished pages raises SIGBUS. That is bad input, not a crash:
+ * say so and exit 2 like any other unreadable file. */
+static void on_sigbus(int sig)
+{
+    (void)sig;
+    static const char msg[] = "memsnap: an input file shrank while it was being read\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+    _exit(2);
+}
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: memsnap <command> [options] FILE...\n\ncommands:\n");
@@ -32,6 +46,10 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigaction(SIGBUS, &sa, NULL);
     if (argc < 2) {
         usage(stderr);
         return 2;
