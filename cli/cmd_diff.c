@@ -211,20 +211,12 @@ int cmd_diff(int argc, char **argv)
         return 2;
     }
     char la[256], lb[256];
-    ms_profile_label(p->a, la, sizeof la);
-    ms_profile_label(p->b, lb, sizeof lb);
-    /* The same label twice (a file against itself) would make the verdict unreadable. */
-    if (!strcmp(la, lb)) {
-        snprintf(la, sizeof la, "A");
-        snprintf(lb, sizeof lb, "B");
-    }
-    size_t need = ms_pair_verdict(p, la, lb, NULL, 0);
-    char *verdict = malloc(need + 1);
+    compare_pair_labels(p, la, lb, sizeof la, "A", "B");
+    char *verdict = compare_pair_verdict(p, la, lb);
     if (!verdict) {
         cli_error(cmd, "out of memory");
         rc = 2;
     } else {
-        ms_pair_verdict(p, la, lb, verdict, need + 1);
         if (o.json) {
             cJSON *doc = cJSON_CreateObject();
             cJSON *files = cJSON_AddArrayToObject(doc, "files");

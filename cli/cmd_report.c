@@ -306,8 +306,8 @@ static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char
             goto done;
         }
         char la[256], lb[256];
-        report_pair_labels(p, la, lb, sizeof la);
-        char *verdict = report_pair_verdict(p, la, lb);
+        compare_pair_labels(p, la, lb, sizeof la, "A", "B");
+        char *verdict = compare_pair_verdict(p, la, lb);
         cJSON_AddItemToObject(cmp, "pair", compare_pair_json(p, 0, 1, la, lb, verdict, o->top));
         free(verdict);
     } else {
@@ -406,14 +406,9 @@ static cJSON *compare_baseline(const report_opts *o, const file_state *fs, size_
             break;
         }
         char la[256], lb[256];
-        ms_profile_label(p->a, la, sizeof la);
-        ms_profile_label(p->b, lb, sizeof lb);
         /* The usual CI case is one file name in both runs: name the runs instead. */
-        if (!strcmp(la, lb)) {
-            snprintf(la, sizeof la, "baseline");
-            snprintf(lb, sizeof lb, "this run");
-        }
-        char *verdict = report_pair_verdict(p, la, lb);
+        compare_pair_labels(p, la, lb, sizeof la, "baseline", "this run");
+        char *verdict = compare_pair_verdict(p, la, lb);
         cJSON_AddItemToArray(pairs, compare_pair_json(p, k, (int)i, la, lb, verdict, o->top));
         free(verdict);
         ms_pair_free(p);

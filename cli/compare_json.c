@@ -1,7 +1,31 @@
 /* JSON of pair and rank comparisons (see compare_json.h). */
 #include "compare_json.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "summary_input.h"
+
+void compare_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap, const char *same_a,
+                         const char *same_b)
+{
+    ms_profile_label(p->a, la, cap);
+    ms_profile_label(p->b, lb, cap);
+    if (!strcmp(la, lb)) {
+        snprintf(la, cap, "%s", same_a);
+        snprintf(lb, cap, "%s", same_b);
+    }
+}
+
+char *compare_pair_verdict(const ms_pair *p, const char *la, const char *lb)
+{
+    size_t need = ms_pair_verdict(p, la, lb, NULL, 0);
+    char *v = malloc(need + 1);
+    if (v)
+        ms_pair_verdict(p, la, lb, v, need + 1);
+    return v;
+}
 
 static cJSON *metrics_json(const ms_pair *p)
 {

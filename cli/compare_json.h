@@ -12,6 +12,14 @@
 cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
                          const char *verdict, int top);
 
+/* Labels for a pair as `diff` prints them: "rankN" or the base name; when both are the
+ * same (a file against itself, one file name in two runs) `same_a`/`same_b` instead,
+ * since a verdict naming one label twice reads as nonsense. */
+void compare_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap, const char *same_a,
+                         const char *same_b);
+/* The pair's verdict as a heap string to free(); NULL when out of memory. */
+char *compare_pair_verdict(const ms_pair *p, const char *la, const char *lb);
+
 /* The metrics a rank can be an outlier in: its bit in ms_rank_row.outlier and JSON key. */
 typedef struct compare_outlier_key {
     unsigned bit;

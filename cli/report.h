@@ -44,10 +44,6 @@ typedef struct report_opts {
 
 /* Pair and rank JSON come from compare_json.h, shared with `diff` and `ranks`. */
 
-/* The pair's verdict as a heap string (NULL when out of memory). */
-char *report_pair_verdict(const ms_pair *p, const char *la, const char *lb);
-/* Labels for a pair as `diff` prints them: "rankN" or the base name, "A"/"B" when equal. */
-void report_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap);
 
 /* ------------------------------------------------------------------ gates */
 
