@@ -5,7 +5,7 @@ Run on a GPU machine:  python3 scenarios_extra.py OUTDIR [names...]
 Each leak is named by the exact file, line and function of the allocating statement
 (taken with sys._getframe on that very line), its count and its requested bytes.
 """
-import os, sys, time, traceback
+import os, sys, time
 
 import torch
 import torch.nn as nn
@@ -170,12 +170,4 @@ ALL = {f.__name__: f for f in [leak_backward_hook, leak_forward_hook, leak_nogra
                                 noleak_grad_accum, noleak_warm_cache, noleak_python_stacks]}
 
 if __name__ == "__main__":
-    os.makedirs(S.OUT, exist_ok=True)
-    for n in sys.argv[2:] or list(ALL):
-        t0 = time.time()
-        try:
-            ALL[n]()
-            print(f"ok {n} {time.time() - t0:.1f}s", flush=True)
-        except Exception:
-            print(f"FAILED {n}", flush=True)
-            traceback.print_exc()
+    S.run(ALL, S.OUT, sys.argv[2:])
