@@ -79,6 +79,8 @@ ms_limits ms_limits_default(void)
     l.max_objects = (uint64_t)1 << 27;
     l.max_string = (uint64_t)1 << 28;
     l.max_events = (uint64_t)1 << 31;
+    const char *threads = getenv("MEMSNAP_THREADS");
+    l.parallel_min_bytes = threads && strcmp(threads, "1") == 0 ? 0 : (uint64_t)8 << 20;
     return l;
 }
 

@@ -75,6 +75,7 @@ typedef struct ms_trace_build {
 struct ms_snapshot {
     int protocol;
     uint64_t input_bytes;
+    uint64_t split_events; /* trace entries read by the second thread (split_reader.c) */
     ms_strtab strings;
 
     ms_frame *frames;

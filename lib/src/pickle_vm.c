@@ -1,6 +1,8 @@
 /* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
  * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
 #include "pickle_vm.h"
+#include "pickle_bytes.h"
+#include "split_reader.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,10 +10,10 @@
 
 /* Python's pickler never leaves more than a few thousand items on the stack (it batches
  * containers by 1000); this bound only stops hostile input from exhausting memory. */
-#define MAX_STACK ((size_t)1 << 24)
+#define MAX_STACK MS_VM_MAX_STACK
 #define MAX_ITEMS ((uint64_t)1 << 27)
 #define MAX_TEXT_LINE ((size_t)1 << 16)
-#define MEMO_PAYLOAD_LIMIT ((uint64_t)1 << 29)
+#define MEMO_PAYLOAD_LIMIT MS_VM_MEMO_PAYLOAD_LIMIT
 
 #define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
 
@@ -963,7 +965,8 @@ static int build_from(ms_vm *vm, int type, size_t from, int64_t off)
     size_t n = vm->sp - from;
     if (type == O_DICT && n % 2)
         return FAIL(MS_ERR_CORRUPT, off, "DICT with an odd number of items");
-    if ((rc = obj_add(vm, &vm->objs[id], vm->stack + from, n, off)))
+    /* n == 0 before anything was pushed: no stack to point into yet. */
+    if (n && (rc = obj_add(vm, &vm->objs[id], vm->stack + from, n, off)))
         return rc;
     vm->sp = from;
     return push(vm, VMAKE(T_OBJ, id), off);
@@ -973,7 +976,7 @@ static int build_from(ms_vm *vm, int type, size_t from, int64_t off)
 
 /* Python decodes pickled str as UTF-8 with surrogates allowed; anything else is an error
  * there, so it is one here too (and keeps JSON output valid). */
-static bool utf8_valid(const uint8_t *p, size_t n)
+bool ms__utf8_valid(const uint8_t *p, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -1013,7 +1016,7 @@ static bool utf8_valid(const uint8_t *p, size_t n)
 
 static int push_string(ms_vm *vm, const uint8_t *p, size_t n, int tag, int64_t off)
 {
-    if (tag == T_STR && !utf8_valid(p, n))
+    if (tag == T_STR && !ms__utf8_valid(p, n))
         return FAIL(MS_ERR_CORRUPT, off, "string is not valid UTF-8");
     uint32_t id = ms__strtab_intern(&vm->snap->strings, (const char *)p, n);
     if (id == UINT32_MAX)
@@ -1198,10 +1201,6 @@ static int decode_text_string(ms_vm *vm, const uint8_t *p, size_t n, bool quoted
 
 /* ------------------------------------------------------------------ the loop */
 
-static inline uint32_t rd_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
 {
@@ -1301,7 +1300,7 @@ static int fast_value(ms_vm *vm, fast_reader *r, ms_val *out)
         uint32_t id = r->last_str;
         if (id == UINT32_MAX || st->lengths[id] != n ||
             memcmp(st->bytes + st->offsets[id], p + 2, n) != 0) {
-            if (!utf8_valid(p + 2, n))
+            if (!ms__utf8_valid(p + 2, n))
                 return FAST_BAIL;
             id = ms__strtab_intern(&vm->snap->strings, (const char *)p + 2, n);
             if (id == UINT32_MAX || id >= MEMO_PAYLOAD_LIMIT)
@@ -1436,52 +1435,7 @@ static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
     return FAST_OK;
 }
 
-/* An integer opcode at p (BININT1/BININT2/BININT/LONG1 up to 8 bytes, or a bool, which
- * Python treats as an int); returns the bytes it takes, 0 when it is something else.
- * The caller guarantees 10 readable bytes. */
-/* Eight bytes as a little-endian word (one load on the machines that matter). */
-static inline uint64_t load_le64(const uint8_t *p)
-{
-    uint64_t w = 0;
-    for (int i = 7; i >= 0; i--)
-        w = w << 8 | p[i];
-    return w;
-}
 
-static inline size_t fast_int(const uint8_t *p, int64_t *v)
-{
-    switch (p[0]) {
-    case 'K':
-        *v = p[1];
-        return 2;
-    case 'M':
-        *v = (int64_t)(p[1] | (unsigned)p[2] << 8);
-        return 3;
-    case 'J':
-        *v = (int32_t)rd_u32(p + 1);
-        return 5;
-    case 0x8a: {
-        size_t n = p[1];
-        if (n > 8)
-            return 0;
-        /* The caller guarantees 10 bytes: the 8 after the length are readable. */
-        uint64_t u = n ? load_le64(p + 2) : 0;
-        if (n && n < 8) {
-            u &= ((uint64_t)1 << (8 * n)) - 1;
-            if (p[1 + n] & 0x80)
-                u |= ~(uint64_t)0 << (8 * n);
-        }
-        *v = (int64_t)u;
-        return 2 + n;
-    }
-    case 0x88:
-    case 0x89:
-        *v = p[0] == 0x88;
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 /* Frames lists made only of memo references to frames are, byte for byte, the same list
  * whenever the same stack recurs (a 4M-event trace has a few dozen stacks and a million
@@ -1566,22 +1520,6 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
     return FAST_OK;
 }
 
-/* Every trace entry of a snapshot has the same keys in the same order, each fetched from
- * the memo with the same bytes ("h\x15", "j\xf0\x03\x00\x00"). Once one entry has shown
- * them, later ones are read against that shape: compare a key's bytes, read its value by
- * what the key is. An entry that differs in any way is read by the general fast reader
- * instead, which accepts exactly the same entries, so both give the same result. */
-#define SHAPE_KEYS 16
-
-typedef struct entry_shape {
-    size_t n;
-    uint8_t len[SHAPE_KEYS];
-    uint8_t bytes[SHAPE_KEYS][5];
-    uint32_t key[SHAPE_KEYS]; /* string id of the key */
-    /* The key's bytes as the low bytes of a little-endian word, and which bytes count:
-     * one load and one compare per key. */
-    uint64_t want[SHAPE_KEYS], mask[SHAPE_KEYS];
-} entry_shape;
 
 
 /* A memo reference at p that the general reader would accept as a value; its entry. */
@@ -1604,6 +1542,10 @@ static inline size_t fast_ref(const ms_vm *vm, const uint8_t *p, uint32_t *enc)
     return *enc == (uint32_t)VMAKE(T_SPC, SPC_BUILDING) ? 0 : used;
 }
 
+/* A trace entry read against the learnt shape (pickle_vm.h): compare a key's bytes, read
+ * its value by what the key is. An entry that differs in any way is read by the general
+ * fast reader instead, which accepts exactly the same entries, so both give the same
+ * result. */
 static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fields *f,
                        int *err_rc)
 {
@@ -1843,6 +1785,8 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 vm->shape->want[q] = load_le64(w);
                 vm->shape->mask[q] = ((uint64_t)1 << (8 * seen.len[q])) - 1; /* len is 2 or 5 */
             }
+            /* With the shape known, a second thread can read the back of a long trace. */
+            ms__split_start(vm);
         }
     commit:
         r.p++; /* SETITEMS */
@@ -1905,6 +1849,8 @@ int ms__vm_run(ms_vm *vm)
     ms_input *in = &vm->in;
     int rc;
     for (;;) {
+        if (MS_UNLIKELY(in->pos == vm->split_at))
+            CHECK(ms__split_join(vm)); /* take the entries the second thread read */
         ms__input_release(in);
         NEED(1);
         const int64_t off = ms__input_offset(in, in->pos);
@@ -2254,6 +2200,7 @@ int ms__vm_run(ms_vm *vm)
 
 void ms__vm_release(ms_vm *vm)
 {
+    ms__split_discard(vm); /* before anything it reads goes away */
     for (size_t i = 0; i < vm->nobjs; i++)
         free(vm->objs[i].items);
     free(vm->objs);
@@ -2286,4 +2233,29 @@ void ms__vm_release(ms_vm *vm)
     vm->frame_slots = NULL;
     vm->stack_slots = NULL;
     vm->nobjs = 0;
+}
+
+int ms__vm_intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out, int64_t off)
+{
+    return intern_stack(vm, ids, n, out, off);
+}
+
+int ms__vm_intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off)
+{
+    return intern_stream(vm, raw, out, off);
+}
+
+int ms__vm_trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off)
+{
+    return trace_for(vm, device, out, off);
+}
+
+int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
+{
+    return frame_of(vm, v, out, off);
+}
+
+int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
+{
+    return intern_frame(vm, f, out, off);
 }

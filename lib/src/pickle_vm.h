@@ -98,6 +98,21 @@ enum {
         S_KNOWN_COUNT
 };
 
+/* Every trace entry of a snapshot has the same keys in the same order, each fetched from
+ * the memo with the same bytes ("h\x15", "j\xf0\x03\x00\x00"). The fast reader learns
+ * them from one entry (see fast_events in pickle_vm.c); the split reader matches them. */
+#define SHAPE_KEYS 16
+
+typedef struct entry_shape {
+    size_t n;
+    uint8_t len[SHAPE_KEYS];
+    uint8_t bytes[SHAPE_KEYS][5];
+    uint32_t key[SHAPE_KEYS]; /* string id of the key */
+    /* The key's bytes as the low bytes of a little-endian word, and which bytes count:
+     * one load and one compare per key. */
+    uint64_t want[SHAPE_KEYS], mask[SHAPE_KEYS];
+} entry_shape;
+
 typedef struct ms_vm {
     ms_input in;
     ms_limits lim;
@@ -135,7 +150,12 @@ typedef struct ms_vm {
     /* Frames lists seen as raw bytes, with their stacks (see fast_events). */
     struct span_entry *spans;
     uint64_t memo_gen;
-    struct entry_shape *shape; /* keys of a trace entry as last learnt (fast_events) */
+    entry_shape *shape;        /* keys of a trace entry as last learnt (fast_events) */
+
+    /* A second thread reading the back of a long trace (split_reader.c): when the VM
+     * reaches split_at, it takes that thread's entries instead of reading them. */
+    struct split_worker *split;
+    const uint8_t *split_at;
 
     /* Content-interning tables for frames and stacks (ids + 1, 0 empty). */
     uint32_t *frame_slots;
@@ -171,6 +191,16 @@ int ms__vm_stack_of(ms_vm *vm, ms_val frames, uint32_t *out, int64_t offset);
 int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, int64_t off);
 /* Short type name of a value, for messages. */
 const char *ms__vm_type_name(const ms_vm *vm, ms_val v);
+
+/* Interning and lookups the split reader's hand-over needs (pickle_vm.c). */
+int ms__vm_intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out, int64_t off);
+int ms__vm_intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off);
+int ms__vm_trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off);
+int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off);
+/* Frame id of a converted frame or a frame dict (converting it). */
+int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off);
+#define MS_VM_MAX_STACK ((size_t)1 << 24)
+#define MS_VM_MEMO_PAYLOAD_LIMIT ((uint64_t)1 << 29)
 
 /* Builds the typed model from vm->result (model_build.c). */
 int ms__model_build(ms_vm *vm);

@@ -1,12 +1,51 @@
 /* libFuzzer target: the whole read path (input, VM, model) and the timeline over any
- * bytes. Also linked with replay_main.c as a plain test that replays the corpus. */
+ * bytes, and the read with two threads (split_reader.c), which must come out the same:
+ * same error at the same byte, or the same events and tables. Also linked with
+ * replay_main.c as a plain test that replays the corpus. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
 
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The split read against the one-thread read `a` (NULL when it failed with `ea`);
+ * aborts on any difference, which libFuzzer reports as a crash. */
+static void check_split_read(const uint8_t *data, size_t size, const ms_limits *lim,
+                             const ms_snapshot *a, int ra, const ms_error *ea)
+{
+    ms_limits two = *lim;
+    two.parallel_min_bytes = 1; /* whatever the size */
+    ms_snapshot *b = NULL;
+    ms_error eb;
+    int rb = ms_snapshot_read_memory(&b, data, size, &two, &eb);
+    bool same = ra == rb;
+    if (same && ra)
+        same = ea->offset == eb.offset && strcmp(ea->message, eb.message) == 0;
+    if (same && !ra) {
+        same = a->strings.count == b->strings.count && a->n_frames == b->n_frames &&
+               a->n_stacks == b->n_stacks && a->n_streams == b->n_streams &&
+               a->n_devices == b->n_devices &&
+               (!a->n_frames || !memcmp(a->frames, b->frames, a->n_frames * sizeof *a->frames)) &&
+               (!a->n_stacks || !memcmp(a->stack_frames, b->stack_frames,
+                                        a->n_stack_frames * sizeof *a->stack_frames));
+        for (int d = 0; same && d < a->n_devices; d++) {
+            const ms_trace *x = &a->traces[d].view, *y = &b->traces[d].view;
+            same = x->n == y->n &&
+                   (!x->n || (!memcmp(x->action, y->action, x->n) && !memcmp(x->addr, y->addr, x->n * 8) &&
+                              !memcmp(x->size, y->size, x->n * 8) && !memcmp(x->time_us, y->time_us, x->n * 8) &&
+                              !memcmp(x->stack, y->stack, x->n * 4) && !memcmp(x->stream, y->stream, x->n * 2)));
+        }
+    }
+    ms_snapshot_free(b);
+    if (!same)
+        abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,7 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.max_memo = 1u << 16;
     lim.max_string = 1u << 16;
     lim.max_events = 1u << 16;
-    if (ms_snapshot_read_memory(&s, data, size, &lim, &err) != 0)
+    lim.parallel_min_bytes = 0;
+    int rc = ms_snapshot_read_memory(&s, data, size, &lim, &err);
+    check_split_read(data, size, &lim, s, rc, &err);
+    if (rc != 0)
         return 0;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         ms_timeline *t = NULL;

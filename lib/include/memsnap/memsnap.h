@@ -64,6 +64,11 @@ typedef struct ms_limits {
     uint64_t max_objects;      /* containers created */
     uint64_t max_string;       /* bytes in one string or bytes object */
     uint64_t max_events;       /* trace entries over all devices */
+    /* Not a bound but a choice: an input held whole in memory (a plain file or a buffer)
+     * with at least this many bytes of trace left is read by two threads, the second
+     * taking the back half (the result is identical). 0: one thread. The default is
+     * 8 MiB, or 0 when the environment sets MEMSNAP_THREADS=1. */
+    uint64_t parallel_min_bytes;
 } ms_limits;
 
 ms_limits ms_limits_default(void);

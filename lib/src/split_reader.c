@@ -1,0 +1,1331 @@
+/* The second thread of a trace read by two (see split_reader.h for the plan).
+ *
+ * The thread reads what Python's pickler writes for trace entries: entries of the learnt
+ * shape whose values are integers, strings and memo references, with inline frames
+ * lists of frame dicts and memo references. It gives up at the first batch holding
+ * anything else (BINPUT, a memoized reference, a huge batch), and the VM reads from
+ * there. What the VM would have known and the thread cannot, it records:
+ *  - memo references past the memo it was given: raw indexes, settled at hand-over;
+ *  - strings, frames, stacks and streams it meets: its own ids, mapped at hand-over in
+ *    the order the VM would have given them ids;
+ *  - the memo entries it makes, in order, so they are appended after the VM's. */
+#include "split_reader.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pickle_bytes.h"
+
+#define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
+
+_Atomic uint64_t ms__split_handovers;
+
+/* A reference to a stack (an event's), a frame (in one of this thread's stacks) or a
+ * string (in one of its frames): below 2^28 an id in the VM's tables; REF_LOCAL | id one
+ * of this thread's; REF_DEFER | index a memo index settled at hand-over. All ones
+ * (MS_NO_STACK, MS_NO_STRING) is none. */
+#define REF_LOCAL 0x40000000u
+#define REF_DEFER 0x80000000u
+#define REF_ID_MASK 0x3fffffffu
+#define GLOBAL_ID_LIMIT ((uint32_t)1 << 28)
+
+#define CHUNK_EVENTS 65536   /* 2 MiB of events per chunk */
+#define CHUNK_DEFS 524288    /* 2 MiB of memo entries per chunk */
+#define MAX_BATCH 65536      /* Python writes 1000 per APPENDS */
+#define MAX_FRAMES 1024      /* as the VM's fast reader */
+#define SCRATCH_MAX 4096
+#define SPAN_SLOTS 1024
+#define SPAN_MAX 256
+/* The hand-over point is searched for in this much input after the midpoint. */
+#define SEARCH_WINDOW ((size_t)8 << 20)
+
+typedef struct ev_chunk {
+    uint64_t addr[CHUNK_EVENTS];
+    uint64_t size[CHUNK_EVENTS];
+    int64_t time_us[CHUNK_EVENTS];
+    uint32_t stack[CHUNK_EVENTS];
+    uint16_t stream[CHUNK_EVENTS];
+    uint8_t action[CHUNK_EVENTS];
+} ev_chunk;
+
+/* Actions given by memo references the thread could not settle (strings the VM met
+ * after the thread started): an event's action is then ACTION_DEFERRED | slot, and the
+ * slot's index is settled at hand-over. */
+#define ACTION_DEFERRED 0x80u
+#define MAX_DEFERRED_ACTIONS 64
+
+/* A frames list's bytes between MARK and APPENDS, with the stack they gave (as the VM's
+ * span cache; here no memo entry ever changes, so a span always means the same). */
+typedef struct split_span {
+    uint64_t hash;
+    uint32_t len; /* 0: empty slot */
+    uint32_t stack;
+    int64_t max_defer; /* largest deferred index among its frames, -1 none */
+    uint8_t bytes[SPAN_MAX];
+} split_span;
+
+/* A frame dict met here: name and filename as string references (see REF_*). */
+typedef struct local_frame {
+    uint32_t name, filename;
+    int64_t line;
+} local_frame;
+
+/* What a finished batch commits; a batch the thread gives up on goes back to this. */
+typedef struct split_mark {
+    const uint8_t *pos;
+    uint64_t events, defs;
+    size_t dact, strings, frames, stacks, streams, max_batch;
+    int64_t max_ahead;
+} split_mark;
+
+typedef struct split_worker {
+    pthread_t thread;
+    atomic_bool cancel;
+
+    const uint8_t *start, *end; /* start: a MARK opening a batch */
+    bool release_pages;
+    const uint8_t *released;
+    size_t page;
+    entry_shape shape;
+    uint32_t *pub; /* the VM's memo when the thread started */
+    size_t pub_len;
+    uint64_t pub_gen;
+    uint64_t max_string;
+
+    ev_chunk **chunks;
+    size_t nchunks, chunks_cap;
+    uint64_t n_events;
+    uint32_t **defs; /* memo entries made here, in this thread's ids */
+    size_t ndefchunks, defchunks_cap;
+    uint64_t n_defs;
+    uint32_t dact[MAX_DEFERRED_ACTIONS]; /* memo index per slot */
+    size_t n_dact;
+    /* Largest (deferred index - memo entries made here before it was read): every
+     * deferred index was valid where it was read if this is below the VM's memo size. */
+    int64_t max_ahead;
+    size_t max_batch;
+
+    ms_strtab strings;
+    uint32_t last_str; /* UINT32_MAX: none */
+    local_frame *frames;
+    size_t n_frames, frames_cap;
+    uint32_t *stack_refs;
+    size_t n_stack_refs, stack_refs_cap;
+    size_t *stack_start; /* n_stacks + 1 entries */
+    size_t n_stacks, stack_start_cap;
+    uint32_t *stack_slots; /* open addressing: id + 1, 0 empty */
+    size_t stack_nslots;
+    uint64_t *streams;
+    size_t n_streams, streams_cap;
+    uint16_t last_stream;
+    split_span *spans;
+
+    split_mark done;
+} split_worker;
+
+/* ------------------------------------------------------------------ the thread's tables */
+
+static inline uint32_t def_at(const split_worker *w, uint64_t i)
+{
+    return w->defs[i / CHUNK_DEFS][i % CHUNK_DEFS];
+}
+
+/* Appends a memo entry; *slot (when asked) lets the caller fill it in later. */
+static bool add_def(split_worker *w, uint32_t v, uint32_t **slot)
+{
+    size_t c = (size_t)(w->n_defs / CHUNK_DEFS);
+    if (c == w->ndefchunks) {
+        if (!ms__grow((void **)&w->defs, &w->defchunks_cap, c + 1, sizeof *w->defs))
+            return false;
+        if (!(w->defs[c] = malloc(CHUNK_DEFS * sizeof **w->defs)))
+            return false;
+        w->ndefchunks++;
+    }
+    uint32_t *at = &w->defs[c][w->n_defs % CHUNK_DEFS];
+    *at = v;
+    if (slot)
+        *slot = at;
+    w->n_defs++;
+    return true;
+}
+
+static uint64_t mix(uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t refs_hash(const uint32_t *refs, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++)
+        h = mix(h ^ refs[i]) + i;
+    return h;
+}
+
+static bool rehash_stacks(split_worker *w)
+{
+    size_t n = w->stack_nslots ? w->stack_nslots * 2 : 1024;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < w->n_stacks; i++) {
+        size_t len = w->stack_start[i + 1] - w->stack_start[i];
+        size_t j = (size_t)refs_hash(w->stack_refs + w->stack_start[i], len) & (n - 1);
+        while (t[j])
+            j = (j + 1) & (n - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    free(w->stack_slots);
+    w->stack_slots = t;
+    w->stack_nslots = n;
+    return true;
+}
+
+/* This thread's id of a stack (n > 0 frame references), by content. */
+static bool intern_local_stack(split_worker *w, const uint32_t *refs, size_t n, uint32_t *out)
+{
+    if (w->n_stacks == 0 && !w->stack_start) {
+        if (!ms__grow((void **)&w->stack_start, &w->stack_start_cap, 1, sizeof *w->stack_start))
+            return false;
+        w->stack_start[0] = 0;
+    }
+    if ((w->n_stacks + 1) * 2 > w->stack_nslots && !rehash_stacks(w))
+        return false;
+    size_t mask = w->stack_nslots - 1, j = (size_t)refs_hash(refs, n) & mask;
+    for (; w->stack_slots[j]; j = (j + 1) & mask) {
+        size_t id = w->stack_slots[j] - 1;
+        size_t len = w->stack_start[id + 1] - w->stack_start[id];
+        if (len == n && memcmp(w->stack_refs + w->stack_start[id], refs, n * sizeof *refs) == 0) {
+            *out = (uint32_t)id;
+            return true;
+        }
+    }
+    if (w->n_stacks >= GLOBAL_ID_LIMIT ||
+        !ms__grow((void **)&w->stack_refs, &w->stack_refs_cap, w->n_stack_refs + n,
+                  sizeof *w->stack_refs) ||
+        !ms__grow((void **)&w->stack_start, &w->stack_start_cap, w->n_stacks + 2,
+                  sizeof *w->stack_start))
+        return false;
+    memcpy(w->stack_refs + w->n_stack_refs, refs, n * sizeof *refs);
+    w->n_stack_refs += n;
+    w->stack_start[w->n_stacks + 1] = w->n_stack_refs;
+    w->stack_slots[j] = (uint32_t)w->n_stacks + 1;
+    *out = (uint32_t)w->n_stacks++;
+    return true;
+}
+
+static bool local_stream(split_worker *w, uint64_t raw, uint16_t *out)
+{
+    if (w->n_streams && w->streams[w->last_stream] == raw) {
+        *out = w->last_stream;
+        return true;
+    }
+    for (size_t i = 0; i < w->n_streams; i++) {
+        if (w->streams[i] == raw) {
+            *out = w->last_stream = (uint16_t)i;
+            return true;
+        }
+    }
+    if (w->n_streams >= UINT16_MAX ||
+        !ms__grow((void **)&w->streams, &w->streams_cap, w->n_streams + 1, sizeof *w->streams))
+        return false;
+    w->streams[w->n_streams] = raw;
+    *out = w->last_stream = (uint16_t)w->n_streams++;
+    return true;
+}
+
+static const char *const KNOWN_TEXT[] = {
+#define MS_X_KNOWN_TEXT(id, text) text,
+    MS_KNOWN_STRINGS(MS_X_KNOWN_TEXT)
+#undef MS_X_KNOWN_TEXT
+};
+
+static int action_of_id(uint64_t id)
+{
+    return id >= S_ACT_ALLOC && id <= S_ACT_SNAPSHOT ? (int)(id - S_ACT_ALLOC) : MS_ACT_OTHER;
+}
+
+/* The action a string of this thread's names: the VM's known strings have fixed ids, so
+ * equal text means the id the VM would have found. */
+static int action_of_text(const split_worker *w, uint32_t local)
+{
+    const char *s = ms__strtab_get(&w->strings, local);
+    size_t n = w->strings.lengths[local];
+    for (int id = S_ACT_ALLOC; id <= S_ACT_SNAPSHOT; id++)
+        if (strlen(KNOWN_TEXT[id]) == n && memcmp(KNOWN_TEXT[id], s, n) == 0)
+            return action_of_id((uint64_t)id);
+    return MS_ACT_OTHER;
+}
+
+/* ------------------------------------------------------------------ reading entries */
+
+typedef struct entry_fields {
+    int action;
+    uint64_t addr, size, stream_raw;
+    int64_t time_us;
+    uint32_t stack;
+} entry_fields;
+
+static inline bool memo_ref(const uint8_t *p, uint64_t *idx, size_t *used)
+{
+    if (p[0] == 'h') {
+        *idx = p[1];
+        *used = 2;
+        return true;
+    }
+    if (p[0] == 'j') {
+        *idx = rd_u32(p + 1);
+        *used = 5;
+        return true;
+    }
+    return false;
+}
+
+static inline void note_deferred(split_worker *w, uint64_t idx)
+{
+    int64_t ahead = (int64_t)idx - (int64_t)w->n_defs;
+    if (ahead > w->max_ahead)
+        w->max_ahead = ahead;
+}
+
+/* SHORT_BINUNICODE or BINUNICODE, [MEMOIZE], at *pp: this thread's id of the string. */
+static bool read_string(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    const uint8_t *p = *pp;
+    size_t head = p[0] == 0x8c ? 2 : 5;
+    if (end - p < 5)
+        return false;
+    size_t n = head == 2 ? p[1] : rd_u32(p + 1);
+    if ((size_t)(end - p) - head < n + 1 || n > w->max_string)
+        return false;
+    const uint8_t *text = p + head;
+    uint32_t id = w->last_str;
+    if (id == UINT32_MAX || w->strings.lengths[id] != n ||
+        memcmp(ms__strtab_get(&w->strings, id), text, n) != 0) {
+        if (!ms__utf8_valid(text, n))
+            return false;
+        id = ms__strtab_intern(&w->strings, (const char *)text, n);
+        if (id == UINT32_MAX || id >= GLOBAL_ID_LIMIT)
+            return false;
+        w->last_str = id;
+    }
+    p = text + n;
+    if (p[0] == 0x94) {
+        if (!add_def(w, (uint32_t)VMAKE(T_STR, id), NULL))
+            return false;
+        p++;
+    }
+    *pp = p;
+    *out = id;
+    return true;
+}
+
+/* A value under a key memsnap does not read: the kinds the VM's fast reader takes. */
+static bool skip_value(split_worker *w, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    uint64_t idx;
+    size_t used;
+    if (memo_ref(p, &idx, &used)) {
+        if (p[used] == 0x94 || idx >= w->pub_len)
+            return false;
+        uint32_t enc = w->pub[idx];
+        if (VTAG(enc) == T_OBJ || enc == (uint32_t)VMAKE(T_SPC, SPC_BUILDING))
+            return false;
+        *pp = p + used;
+        return true;
+    }
+    switch (p[0]) {
+    case 0x8c:
+    case 'X': {
+        uint32_t id;
+        return read_string(w, pp, end, &id);
+    }
+    case 'K': used = 2; break;
+    case 'M': used = 3; break;
+    case 'J': used = 5; break;
+    case 'N':
+    case 0x88:
+    case 0x89: used = 1; break;
+    case 0x8a: {
+        size_t n = p[1];
+        if (n == 0 || n > 8)
+            return false;
+        uint64_t u = load_le64(p + 2);
+        if (n < 8) {
+            u &= ((uint64_t)1 << (8 * n)) - 1;
+            if (p[1 + n] & 0x80)
+                u |= ~(uint64_t)0 << (8 * n);
+        }
+        if ((int64_t)u < VINT_MIN || (int64_t)u > VINT_MAX)
+            return false;
+        used = 2 + n;
+        break;
+    }
+    default:
+        return false;
+    }
+    if (p[used] == 0x94) /* the VM's fast reader leaves memoized scalars to the VM */
+        return false;
+    *pp = p + used;
+    return true;
+}
+
+/* A string reference for a frame's name or filename at *pp: None, a new string, or a
+ * memo reference (settled at hand-over unless the given memo has it). */
+static bool frame_string(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    const uint8_t *p = *pp;
+    uint64_t idx;
+    size_t used;
+    if (p[0] == 'N') {
+        *out = MS_NO_STRING;
+        *pp = p + 1;
+        return p[1] != 0x94;
+    }
+    if (p[0] == 0x8c || p[0] == 'X') {
+        uint32_t id;
+        if (!read_string(w, pp, end, &id))
+            return false;
+        *out = REF_LOCAL | id;
+        return true;
+    }
+    if (!memo_ref(p, &idx, &used) || p[used] == 0x94)
+        return false;
+    uint32_t enc = idx < w->pub_len ? w->pub[idx] : 0;
+    if (idx < w->pub_len && VTAG(enc) == T_STR && VPAY(enc) < GLOBAL_ID_LIMIT) {
+        *out = (uint32_t)VPAY(enc);
+    } else {
+        if (idx > REF_ID_MASK)
+            return false;
+        note_deferred(w, idx);
+        *out = REF_DEFER | (uint32_t)idx;
+    }
+    *pp = p + used;
+    return true;
+}
+
+/* A frame dict: EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS, keys from the given memo.
+ * Its memo entry is reserved before its contents', as the VM does. */
+static bool frame_dict(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t *out)
+{
+    const uint8_t *p = *pp;
+    uint32_t *slot;
+    if (end - p < 3 || p[1] != 0x94 || p[2] != '(' || !add_def(w, 0, &slot))
+        return false;
+    p += 3;
+    local_frame f = {MS_NO_STRING, MS_NO_STRING, 0};
+    for (int pairs = 0; p < end && p[0] != 'u'; pairs++) {
+        uint64_t idx;
+        size_t used;
+        /* The VM's fast reader takes up to 8 pairs; keys are strings it already has. */
+        if (pairs == 8 || end - p < 16 || !memo_ref(p, &idx, &used) || p[used] == 0x94 ||
+            idx >= w->pub_len || VTAG(w->pub[idx]) != T_STR)
+            return false;
+        uint64_t key = VPAY(w->pub[idx]);
+        p += used;
+        int64_t line;
+        if (key == S_NAME || key == S_FILENAME) {
+            if (!frame_string(w, &p, end, key == S_NAME ? &f.name : &f.filename))
+                return false;
+        } else if (key == S_LINE) {
+            if (p[0] == 'N') {
+                f.line = 0; /* None: no line, as the VM reads it */
+                used = 1;
+            } else if (!(used = fast_int(p, &line)) || p[0] == 0x88 || p[0] == 0x89) {
+                return false;
+            } else {
+                f.line = line;
+            }
+            if (p[used] == 0x94)
+                return false;
+            p += used;
+        } else if (!skip_value(w, &p, end)) {
+            return false;
+        }
+    }
+    if (p >= end)
+        return false;
+    if (!ms__grow((void **)&w->frames, &w->frames_cap, w->n_frames + 1, sizeof *w->frames) ||
+        w->n_frames >= GLOBAL_ID_LIMIT)
+        return false;
+    w->frames[w->n_frames] = f;
+    *out = REF_LOCAL | (uint32_t)w->n_frames;
+    *slot = (uint32_t)VMAKE(T_CONV, (uint64_t)w->n_frames << 1);
+    w->n_frames++;
+    *pp = p + 1;
+    return true;
+}
+
+/* One frame of an inline frames list: a frame dict or a memo reference. */
+static bool frame_ref(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t *out,
+                      int64_t *max_defer)
+{
+    const uint8_t *p = *pp;
+    uint64_t idx;
+    size_t used;
+    if (p < end && p[0] == '}')
+        return frame_dict(w, pp, end, out);
+    if (end - p < 6 || !memo_ref(p, &idx, &used) || p[used] == 0x94)
+        return false;
+    uint32_t enc = idx < w->pub_len ? w->pub[idx] : 0;
+    if (idx < w->pub_len && VTAG(enc) == T_CONV && !(VPAY(enc) & 1)) {
+        *out = (uint32_t)(VPAY(enc) >> 1);
+    } else {
+        if (idx > REF_ID_MASK)
+            return false;
+        *out = REF_DEFER | (uint32_t)idx;
+        note_deferred(w, idx);
+        if ((int64_t)idx > *max_defer)
+            *max_defer = (int64_t)idx;
+    }
+    *pp = p + used;
+    return true;
+}
+
+/* Length and hash of a run of memo references ending at APPENDS (a span the cache can
+ * hold), or 0. */
+static size_t span_of(const uint8_t *p, const uint8_t *end, uint64_t *hash)
+{
+    if (end - p < (ptrdiff_t)SPAN_MAX + 8)
+        return 0;
+    const uint8_t *q = p, *stop = p + SPAN_MAX;
+    uint64_t h = 0x243f6a8885a308d3ull;
+    while (q <= stop) {
+        uint64_t idx;
+        if (q[0] == 'h') {
+            idx = q[1];
+            q += 2;
+        } else if (q[0] == 'j') {
+            idx = rd_u32(q + 1);
+            q += 5;
+        } else {
+            if (q[0] != 'e' || q == p)
+                return 0;
+            *hash = mix(h ^ (uint64_t)(q - p));
+            return (size_t)(q - p);
+        }
+        h = mix(h ^ idx);
+    }
+    return 0;
+}
+
+/* An inline frames list at *pp (EMPTY_LIST): its stack reference. */
+static bool read_frames(split_worker *w, const uint8_t **pp, const uint8_t *end,
+                        uint32_t *stack)
+{
+    const uint8_t *p = *pp + 1;
+    uint32_t *slot = NULL;
+    if (p < end && p[0] == 0x94) {
+        if (!add_def(w, 0, &slot))
+            return false;
+        p++;
+    }
+    uint32_t refs[MAX_FRAMES];
+    size_t n = 0;
+    int64_t max_defer = -1;
+    if (p < end && p[0] == '(') {
+        p++;
+        uint64_t h = 0;
+        size_t span = span_of(p, end, &h);
+        split_span *e = span ? &w->spans[h & (SPAN_SLOTS - 1)] : NULL;
+        if (e && e->len == span && e->hash == h && memcmp(e->bytes, p, span) == 0) {
+            if (e->max_defer >= 0)
+                note_deferred(w, (uint64_t)e->max_defer);
+            *stack = e->stack;
+            p += span + 1;
+            goto done;
+        }
+        while (p < end && p[0] != 'e') {
+            if (n == MAX_FRAMES || !frame_ref(w, &p, end, &refs[n], &max_defer))
+                return false;
+            n++;
+        }
+        if (p >= end)
+            return false;
+        p++;
+        if (n == 0) {
+            *stack = MS_NO_STACK;
+        } else {
+            uint32_t id;
+            if (!intern_local_stack(w, refs, n, &id))
+                return false;
+            *stack = REF_LOCAL | id;
+        }
+        if (e) {
+            e->hash = h;
+            e->len = (uint32_t)span;
+            e->stack = *stack;
+            e->max_defer = max_defer;
+            memcpy(e->bytes, p - span - 1, span);
+        }
+    } else if (p < end && (p[0] == 'h' || p[0] == 'j' || p[0] == '}')) {
+        if (!frame_ref(w, &p, end, &refs[0], &max_defer) || p >= end || p[0] != 'a')
+            return false;
+        p++;
+        uint32_t id;
+        if (!intern_local_stack(w, refs, 1, &id))
+            return false;
+        *stack = REF_LOCAL | id;
+    } else {
+        *stack = MS_NO_STACK;
+    }
+done:
+    if (slot)
+        *slot = *stack == MS_NO_STACK ? (uint32_t)VMAKE(T_SPC, SPC_NONE)
+                                      : (uint32_t)VMAKE(T_CONV, (uint64_t)(*stack & REF_ID_MASK) << 1 | 1);
+    *pp = p;
+    return true;
+}
+
+static bool read_action(split_worker *w, const uint8_t **pp, const uint8_t *end,
+                        entry_fields *f)
+{
+    const uint8_t *p = *pp;
+    uint64_t idx;
+    size_t used;
+    if (memo_ref(p, &idx, &used)) {
+        if (p[used] == 0x94)
+            return false;
+        if (idx < w->pub_len) {
+            uint32_t enc = w->pub[idx];
+            if (VTAG(enc) != T_STR)
+                return false;
+            f->action = action_of_id(VPAY(enc));
+        } else {
+            size_t slot = 0;
+            while (slot < w->n_dact && w->dact[slot] != idx)
+                slot++;
+            if (slot == MAX_DEFERRED_ACTIONS || idx > REF_ID_MASK)
+                return false;
+            if (slot == w->n_dact)
+                w->dact[w->n_dact++] = (uint32_t)idx;
+            note_deferred(w, idx);
+            f->action = (int)(ACTION_DEFERRED | slot);
+        }
+        *pp = p + used;
+        return true;
+    }
+    if (p[0] != 0x8c)
+        return false;
+    uint32_t id;
+    if (!read_string(w, pp, end, &id))
+        return false;
+    f->action = action_of_text(w, id);
+    return true;
+}
+
+/* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS of the learnt shape, at p; *after is set
+ * past it. Values go to f. */
+static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, entry_fields *f,
+                       const uint8_t **after)
+{
+    if (end - p < 3 || p[0] != '}' || p[1] != 0x94 || p[2] != '(')
+        return false;
+    p += 3;
+    if (!add_def(w, (uint32_t)VMAKE(T_SPC, SPC_CONSUMED), NULL))
+        return false;
+    *f = (entry_fields){-1, 0, 0, 0, 0, MS_NO_STACK};
+    const entry_shape *sh = &w->shape;
+    for (size_t i = 0; i < sh->n; i++) {
+        /* 16 bytes cover a key (5) and any value read without a length check (11). */
+        if (end - p < 16 || (load_le64(p) & sh->mask[i]) != sh->want[i])
+            return false;
+        p += sh->len[i];
+        int64_t iv;
+        size_t used;
+        uint64_t idx;
+        switch (sh->key[i]) {
+        case S_ACTION:
+            if (!read_action(w, &p, end, f))
+                return false;
+            break;
+        case S_ADDR:
+        case S_DEVICE_FREE:
+        case S_SIZE:
+        case S_TIME_US:
+        case S_STREAM:
+            if (!(used = fast_int(p, &iv)) || p[used] == 0x94 || (sh->key[i] == S_SIZE && iv < 0))
+                return false;
+            switch (sh->key[i]) {
+            case S_SIZE: f->size = (uint64_t)iv; break;
+            case S_TIME_US: f->time_us = iv; break;
+            case S_STREAM: f->stream_raw = (uint64_t)iv; break;
+            default: f->addr = (uint64_t)iv; break;
+            }
+            p += used;
+            break;
+        case S_FRAMES:
+            if (memo_ref(p, &idx, &used)) {
+                if (p[used] == 0x94)
+                    return false;
+                uint32_t enc = idx < w->pub_len ? w->pub[idx] : 0;
+                if (idx < w->pub_len && VTAG(enc) == T_CONV && (VPAY(enc) & 1)) {
+                    f->stack = (uint32_t)(VPAY(enc) >> 1);
+                } else if (idx < w->pub_len && enc == (uint32_t)VMAKE(T_SPC, SPC_NONE)) {
+                    f->stack = MS_NO_STACK;
+                } else {
+                    if (idx > REF_ID_MASK)
+                        return false;
+                    note_deferred(w, idx);
+                    f->stack = REF_DEFER | (uint32_t)idx;
+                }
+                p += used;
+            } else if (p[0] == ']') {
+                if (!read_frames(w, &p, end, &f->stack))
+                    return false;
+            } else {
+                return false;
+            }
+            break;
+        default:
+            if (!skip_value(w, &p, end))
+                return false;
+            break;
+        }
+    }
+    if (p >= end || p[0] != 'u' || f->action < 0)
+        return false;
+    *after = p + 1;
+    return true;
+}
+
+/* An entry with a FRAME opcode inside (Python may start a frame between any two
+ * opcodes): copied without it into a scratch buffer and read from there. The copy stops
+ * at the SETITEMS closing the entry; opcodes outside the common case end it. */
+static bool read_entry_framed(split_worker *w, const uint8_t *p, const uint8_t *end,
+                              entry_fields *f, const uint8_t **after)
+{
+    uint8_t buf[SCRATCH_MAX + 32];
+    if (end - p < 3 || p[0] != '}' || p[1] != 0x94 || p[2] != '(')
+        return false;
+    memcpy(buf, p, 3);
+    p += 3;
+    size_t n = 3;
+    int depth = 1;
+    do {
+        if (p >= end)
+            return false;
+        size_t len;
+        switch (p[0]) {
+        case '}': case ']': case 'N': case 0x88: case 0x89: case 0x94: case 'a': len = 1; break;
+        case '(': len = 1; depth++; break;
+        case 'u': case 'e': len = 1; depth--; break;
+        case 'h': case 'K': len = 2; break;
+        case 'M': len = 3; break;
+        case 'j': case 'J': len = 5; break;
+        case 0x8a: case 0x8c: len = (size_t)(end - p) >= 2 ? 2 + (size_t)p[1] : SIZE_MAX; break;
+        case 'X': len = (size_t)(end - p) >= 5 ? 5 + (size_t)rd_u32(p + 1) : SIZE_MAX; break;
+        case 0x95:
+            if (end - p < 9)
+                return false;
+            p += 9;
+            continue;
+        default:
+            return false;
+        }
+        if (len > (size_t)(end - p) || len > SCRATCH_MAX - n)
+            return false;
+        memcpy(buf + n, p, len);
+        n += len;
+        p += len;
+    } while (depth > 0);
+    memset(buf + n, 0, 32); /* lookahead of the reader's bounds checks, never a value */
+    const uint8_t *in_buf;
+    if (!read_entry(w, buf, buf + n + 32, f, &in_buf) || in_buf != buf + n)
+        return false;
+    *after = p;
+    return true;
+}
+
+static bool emit(split_worker *w, const entry_fields *f)
+{
+    size_t c = (size_t)(w->n_events / CHUNK_EVENTS), i = (size_t)(w->n_events % CHUNK_EVENTS);
+    if (c == w->nchunks) {
+        if (!ms__grow((void **)&w->chunks, &w->chunks_cap, c + 1, sizeof *w->chunks))
+            return false;
+        if (!(w->chunks[c] = malloc(sizeof **w->chunks)))
+            return false;
+        w->nchunks++;
+    }
+    uint16_t stream;
+    if (!local_stream(w, f->stream_raw, &stream))
+        return false;
+    ev_chunk *ch = w->chunks[c];
+    ch->action[i] = (uint8_t)f->action;
+    ch->addr[i] = f->addr;
+    ch->size[i] = f->size;
+    ch->time_us[i] = f->time_us;
+    ch->stack[i] = f->stack;
+    ch->stream[i] = stream;
+    w->n_events++;
+    return true;
+}
+
+static void mark_done(split_worker *w, const uint8_t *p)
+{
+    w->done = (split_mark){p, w->n_events, w->n_defs, w->n_dact, w->strings.count, w->n_frames,
+                           w->n_stacks, w->n_streams, w->max_batch, w->max_ahead};
+}
+
+/* As the VM does with its part (ms__input_release): mapped pages behind are handed
+ * back. */
+static void release_behind(split_worker *w, const uint8_t *p)
+{
+    if (!w->release_pages || (size_t)(p - w->released) < MS_INPUT_RELEASE_STEP)
+        return;
+    uintptr_t to = ((uintptr_t)p - w->page) & ~(uintptr_t)(w->page - 1);
+    if (to > (uintptr_t)w->released) {
+        (void)madvise((void *)(uintptr_t)w->released, to - (uintptr_t)w->released, MADV_DONTNEED);
+        w->released = (const uint8_t *)to;
+    }
+}
+
+static const uint8_t *skip_frames(const uint8_t *p, const uint8_t *end)
+{
+    while (end - p >= 9 && p[0] == 0x95)
+        p += 9;
+    return p;
+}
+
+static void *worker_main(void *arg)
+{
+    split_worker *w = arg;
+    const uint8_t *p = w->start, *end = w->end;
+    mark_done(w, p);
+    while (!atomic_load_explicit(&w->cancel, memory_order_relaxed)) {
+        release_behind(w, p);
+        if (p >= end || p[0] != '(')
+            break;
+        p++;
+        size_t count = 0;
+        bool ok = true;
+        for (;;) {
+            p = skip_frames(p, end);
+            if (p < end && p[0] == 'e') {
+                p++;
+                break;
+            }
+            entry_fields f;
+            const uint8_t *after;
+            /* What an entry read in vain leaves behind (its ids stay: they are met
+             * again, in the same order, when it is read from the scratch copy). */
+            uint64_t defs_undo = w->n_defs;
+            int64_t ahead_undo = w->max_ahead;
+            if (p >= end || p[0] != '}' || ++count > MAX_BATCH) {
+                ok = false;
+                break;
+            }
+            if (!read_entry(w, p, end, &f, &after)) {
+                w->n_defs = defs_undo;
+                w->max_ahead = ahead_undo;
+                if (!read_entry_framed(w, p, end, &f, &after)) {
+                    ok = false;
+                    break;
+                }
+            }
+            if (!emit(w, &f)) {
+                ok = false;
+                break;
+            }
+            p = after;
+        }
+        if (!ok)
+            break;
+        if (count > w->max_batch)
+            w->max_batch = count;
+        p = skip_frames(p, end);
+        mark_done(w, p);
+    }
+    /* Back to the last complete batch. */
+    w->n_events = w->done.events;
+    w->n_defs = w->done.defs;
+    w->n_dact = w->done.dact;
+    w->max_ahead = w->done.max_ahead;
+    w->max_batch = w->done.max_batch;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ start and stop */
+
+static void worker_free(split_worker *w)
+{
+    for (size_t i = 0; i < w->nchunks; i++)
+        free(w->chunks[i]);
+    free(w->chunks);
+    for (size_t i = 0; i < w->ndefchunks; i++)
+        free(w->defs[i]);
+    free(w->defs);
+    free(w->pub);
+    ms__strtab_free(&w->strings);
+    free(w->frames);
+    free(w->stack_refs);
+    free(w->stack_start);
+    free(w->stack_slots);
+    free(w->streams);
+    free(w->spans);
+    free(w);
+}
+
+/* A batch boundary at or after `from`: APPENDS, any FRAMEs, then MARK and an entry that
+ * starts with the shape's first key. Where the bytes only look like one, the VM never
+ * stops there or the hand-over refuses it; either way the VM reads everything. */
+static const uint8_t *find_boundary(const uint8_t *lo, const uint8_t *from, const uint8_t *end,
+                                    const entry_shape *sh)
+{
+    uint8_t pat[4 + 5] = {'(', '}', 0x94, '('};
+    memcpy(pat + 4, sh->bytes[0], sh->len[0]);
+    size_t plen = 4 + sh->len[0];
+    const uint8_t *limit = (size_t)(end - from) > SEARCH_WINDOW ? from + SEARCH_WINDOW : end;
+    while (from < limit) {
+        const uint8_t *q = memchr(from, '(', (size_t)(limit - from));
+        if (!q)
+            return NULL;
+        if ((size_t)(end - q) >= plen && memcmp(q, pat, plen) == 0 && q - lo >= 10 &&
+            (q[-1] == 'e' || (q[-9] == 0x95 && q[-10] == 'e')))
+            return q;
+        from = q + 1;
+    }
+    return NULL;
+}
+
+void ms__split_start(ms_vm *vm)
+{
+    ms_input *in = &vm->in;
+    if (vm->split || vm->lim.parallel_min_bytes == 0 || in->window || !in->source_eof ||
+        vm->sparse_len || !vm->shape || vm->shape->n == 0 ||
+        (uint64_t)(in->end - in->pos) < vm->lim.parallel_min_bytes)
+        return;
+    /* The VM reads the first half while this thread reads the second. */
+    const uint8_t *at = find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, vm->shape);
+    if (!at)
+        return;
+    split_worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return;
+    ms__strtab_init(&w->strings);
+    w->last_str = UINT32_MAX;
+    w->max_ahead = INT64_MIN;
+    w->shape = *vm->shape;
+    w->start = at;
+    w->end = in->end;
+    w->max_string = vm->lim.max_string;
+    w->pub_len = vm->memo_len;
+    w->pub_gen = vm->memo_gen;
+    w->page = (size_t)sysconf(_SC_PAGESIZE);
+    w->release_pages = in->map != NULL;
+    /* Not the page the VM's last reads may touch. */
+    w->released = (const uint8_t *)(((uintptr_t)at + 2 * w->page) & ~(uintptr_t)(w->page - 1));
+    w->pub = malloc((w->pub_len ? w->pub_len : 1) * sizeof *w->pub);
+    w->spans = calloc(SPAN_SLOTS, sizeof *w->spans);
+    if (!w->pub || !w->spans) {
+        worker_free(w);
+        return;
+    }
+    memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
+    atomic_init(&w->cancel, false);
+    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+        worker_free(w);
+        return;
+    }
+    vm->split = w;
+    vm->split_at = at;
+
+}
+
+void ms__split_discard(ms_vm *vm)
+{
+    split_worker *w = vm->split;
+    if (!w)
+        return;
+    atomic_store(&w->cancel, true);
+    pthread_join(w->thread, NULL);
+    worker_free(w);
+    vm->split = NULL;
+    vm->split_at = NULL;
+}
+
+/* ------------------------------------------------------------------ hand-over */
+
+/* What a memo index held where the thread read it: the VM's entry below base, the
+ * thread's own (in its ids) from base on. */
+static inline uint32_t memo_at(const ms_vm *vm, const split_worker *w, uint64_t base, uint64_t idx)
+{
+    return idx < base ? vm->memo[idx] : def_at(w, idx - base);
+}
+
+static size_t chunk_len(const split_worker *w, size_t c)
+{
+    uint64_t left = w->n_events - (uint64_t)c * CHUNK_EVENTS;
+    return left < CHUNK_EVENTS ? (size_t)left : CHUNK_EVENTS;
+}
+
+/* What the serial reading would have checked that needs no change to check. Deferred
+ * frames and stacks are checked as they are settled (settle_stacks). */
+static bool can_take(ms_vm *vm, const split_worker *w, ms_obj **list_out)
+{
+    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
+        return false;
+    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
+        vm->snap->traces[list->device].view.n != list->appended)
+        return false;
+    uint64_t base = vm->memo_len;
+    if (vm->nmarks >= vm->lim.max_depth || vm->sp + w->max_batch + 1024 > MS_VM_MAX_STACK ||
+        vm->sparse_len || vm->memo_gen != w->pub_gen || base + w->n_defs > vm->lim.max_memo ||
+        vm->events_total + w->n_events > vm->lim.max_events ||
+        (w->max_ahead != INT64_MIN && w->max_ahead >= (int64_t)base))
+        return false;
+    for (size_t i = 0; i < w->n_dact; i++)
+        if (VTAG(memo_at(vm, w, base, w->dact[i])) != T_STR)
+            return false;
+    *list_out = list;
+    return true;
+}
+
+/* take()'s answer when the VM must read the part itself after all. */
+#define TAKE_REFUSED (-1)
+#define MAP_UNSET 0xfffffffeu
+
+typedef struct handover {
+    ms_vm *vm;
+    split_worker *w;
+    uint64_t base;
+    int64_t off;
+    uint32_t *smap; /* the thread's string id -> the VM's */
+    uint32_t *fmap; /* frame ids, MAP_UNSET until met */
+    uint32_t *kmap; /* stack ids, MAP_UNSET until met */
+    uint32_t ids[MAX_FRAMES];
+} handover;
+
+/* A frame name or filename as the VM's string id; -1 when it is no string (the VM's
+ * reading fails there). */
+static int settle_string(handover *h, uint32_t r, uint32_t *out)
+{
+    if (r == MS_NO_STRING || !(r & (REF_LOCAL | REF_DEFER))) {
+        *out = r;
+        return 0;
+    }
+    if (r & REF_LOCAL) {
+        *out = h->smap[r & REF_ID_MASK];
+        return 0;
+    }
+    uint64_t idx = r & REF_ID_MASK;
+    uint32_t enc = memo_at(h->vm, h->w, h->base, idx);
+    if (enc == (uint32_t)VMAKE(T_SPC, SPC_NONE))
+        *out = MS_NO_STRING;
+    else if (VTAG(enc) == T_STR)
+        *out = idx < h->base ? (uint32_t)VPAY(enc) : h->smap[VPAY(enc)];
+    else
+        return -1;
+    return 0;
+}
+
+static int local_frame_id(handover *h, uint32_t local, uint32_t *out)
+{
+    if (h->fmap[local] == MAP_UNSET) {
+        const local_frame *lf = &h->w->frames[local];
+        ms_frame f = {0, 0, lf->line};
+        if (settle_string(h, lf->name, &f.name) || settle_string(h, lf->filename, &f.filename))
+            return -1;
+        int rc = ms__vm_intern_frame(h->vm, &f, &h->fmap[local], h->off);
+        if (rc)
+            return rc;
+    }
+    *out = h->fmap[local];
+    return 0;
+}
+
+/* A frame reference of one of the thread's stacks as the VM's frame id. */
+static int settle_frame(handover *h, uint32_t r, uint32_t *out)
+{
+    if (!(r & (REF_LOCAL | REF_DEFER))) {
+        *out = r;
+        return 0;
+    }
+    if (r & REF_DEFER) {
+        uint64_t idx = r & REF_ID_MASK;
+        if (idx < h->base) /* converted, or a dict the VM converts now */
+            return ms__vm_frame_of(h->vm, h->vm->memo[idx], out, h->off);
+        uint32_t enc = def_at(h->w, idx - h->base);
+        if (VTAG(enc) != T_CONV || (VPAY(enc) & 1))
+            return -1;
+        r = REF_LOCAL | (uint32_t)(VPAY(enc) >> 1);
+    }
+    return local_frame_id(h, r & REF_ID_MASK, out);
+}
+
+/* The VM's id of one of the thread's stacks: its frames converted and the stack interned
+ * the first time an event uses it, which is when the VM would have done both. */
+static int local_stack_id(handover *h, uint32_t local, uint32_t *out)
+{
+    const split_worker *w = h->w;
+    if (h->kmap[local] == MAP_UNSET) {
+        size_t from = w->stack_start[local], n = w->stack_start[local + 1] - from;
+        for (size_t k = 0; k < n; k++) {
+            int rc = settle_frame(h, w->stack_refs[from + k], &h->ids[k]);
+            if (rc)
+                return rc;
+        }
+        int rc = ms__vm_intern_stack(h->vm, h->ids, n, &h->kmap[local], h->off);
+        if (rc)
+            return rc;
+    }
+    *out = h->kmap[local];
+    return 0;
+}
+
+/* Every event's stack as the VM's id, settled in event order so that frames and stacks
+ * new to the VM get the ids the serial reading gives them. A reference to something that
+ * is no frames list or frame is an error the VM must report where it meets it; the ids
+ * handed out until then are the ones it hands out first anyway, so it can simply read
+ * the part itself. */
+static int settle_stacks(handover *h)
+{
+    split_worker *w = h->w;
+    for (size_t c = 0; c * CHUNK_EVENTS < w->n_events; c++) {
+        uint32_t *st = w->chunks[c]->stack;
+        for (size_t i = 0, n = chunk_len(w, c); i < n; i++) {
+            uint32_t s = st[i];
+            if (s == MS_NO_STACK || !(s & (REF_DEFER | REF_LOCAL)))
+                continue;
+            int rc = 0;
+            if (s & REF_DEFER) {
+                uint64_t idx = s & REF_ID_MASK;
+                uint32_t enc = memo_at(h->vm, w, h->base, idx);
+                if (enc == (uint32_t)VMAKE(T_SPC, SPC_NONE))
+                    s = MS_NO_STACK;
+                else if (idx >= h->base)
+                    rc = VTAG(enc) == T_CONV && (VPAY(enc) & 1) ? (s = REF_LOCAL | (uint32_t)(VPAY(enc) >> 1), 0) : -1;
+                else if (VTAG(enc) == T_CONV && (VPAY(enc) & 1))
+                    s = (uint32_t)(VPAY(enc) >> 1);
+                else if (ms__vm_obj(h->vm, enc, O_LIST))
+                    rc = ms__vm_stack_of(h->vm, enc, &s, h->off);
+                else
+                    rc = -1;
+            }
+            if (!rc && s != MS_NO_STACK && (s & REF_LOCAL))
+                rc = local_stack_id(h, s & REF_ID_MASK, &s);
+            if (rc)
+                return rc;
+            st[i] = s;
+        }
+    }
+    /* Stacks and frames no event used come from an entry read in vain and then again
+     * from its scratch copy: the same content, so mapping them only finds ids. */
+    for (size_t i = 0; i < w->done.stacks; i++) {
+        uint32_t unused;
+        int rc = local_stack_id(h, (uint32_t)i, &unused);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < w->done.frames; i++) {
+        uint32_t unused;
+        int rc = local_frame_id(h, (uint32_t)i, &unused);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* One part of the copy: memo entries of defs chunks [def_from, def_to) and events of
+ * event chunks [ev_from, ev_to), translated into the VM's ids; each chunk is freed once
+ * copied, so the two readings never both hold the whole. */
+typedef struct copy_job {
+    const handover *h;
+    ms_trace_build *t;
+    size_t first; /* index of the thread's first event */
+    const uint16_t *rmap;
+    uint8_t amap[MAX_DEFERRED_ACTIONS];
+    size_t def_from, def_to, ev_from, ev_to;
+} copy_job;
+
+static void copy_part(copy_job *j)
+{
+    split_worker *w = j->h->w;
+    const handover *h = j->h;
+    uint32_t *memo = h->vm->memo + h->base;
+    for (size_t c = j->def_from; c < j->def_to; c++) {
+        const uint32_t *defs = w->defs[c];
+        uint64_t from = (uint64_t)c * CHUNK_DEFS;
+        size_t n = w->n_defs - from < CHUNK_DEFS ? (size_t)(w->n_defs - from) : CHUNK_DEFS;
+        for (size_t i = 0; i < n; i++) {
+            uint32_t d = defs[i];
+            if (VTAG(d) == T_STR)
+                d = (uint32_t)VMAKE(T_STR, h->smap[VPAY(d)]);
+            else if (VTAG(d) == T_CONV && (VPAY(d) & 1))
+                d = (uint32_t)VMAKE(T_CONV, (uint64_t)h->kmap[VPAY(d) >> 1] << 1 | 1);
+            else if (VTAG(d) == T_CONV)
+                d = (uint32_t)VMAKE(T_CONV, (uint64_t)h->fmap[VPAY(d) >> 1] << 1);
+            memo[from + i] = d;
+        }
+        free(w->defs[c]);
+        w->defs[c] = NULL;
+    }
+    ms_trace_build *t = j->t;
+    for (size_t c = j->ev_from; c < j->ev_to; c++) {
+        size_t n = chunk_len(w, c), at = j->first + c * CHUNK_EVENTS;
+        ev_chunk *ch = w->chunks[c];
+        if (w->n_dact) {
+            for (size_t i = 0; i < n; i++)
+                t->action[at + i] = ch->action[i] & ACTION_DEFERRED
+                                        ? j->amap[ch->action[i] & ~ACTION_DEFERRED]
+                                        : ch->action[i];
+        } else {
+            memcpy(t->action + at, ch->action, n * sizeof *t->action);
+        }
+        memcpy(t->addr + at, ch->addr, n * sizeof *t->addr);
+        memcpy(t->size + at, ch->size, n * sizeof *t->size);
+        memcpy(t->time_us + at, ch->time_us, n * sizeof *t->time_us);
+        memcpy(t->stack + at, ch->stack, n * sizeof *t->stack);
+        for (size_t i = 0; i < n; i++)
+            t->stream[at + i] = j->rmap[ch->stream[i]];
+        free(ch);
+        w->chunks[c] = NULL;
+    }
+}
+
+static void *copy_thread(void *arg)
+{
+    copy_part(arg);
+    return NULL;
+}
+
+static int take(ms_vm *vm, split_worker *w, ms_obj *list)
+{
+    ms_input *in = &vm->in;
+    handover *h = calloc(1, sizeof *h);
+    uint16_t *rmap = malloc((w->done.streams + 1) * sizeof *rmap);
+    int rc = 0;
+    const int64_t off = ms__input_offset(in, w->start);
+    if (!h || !rmap || !(h->smap = malloc((w->done.strings + 1) * sizeof *h->smap)) ||
+        !(h->fmap = malloc((w->done.frames + 1) * sizeof *h->fmap)) ||
+        !(h->kmap = malloc((w->done.stacks + 1) * sizeof *h->kmap))) {
+        rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
+        goto out;
+    }
+    h->vm = vm;
+    h->w = w;
+    h->base = vm->memo_len;
+    h->off = off;
+    for (size_t i = 0; i < w->done.frames; i++)
+        h->fmap[i] = MAP_UNSET;
+    for (size_t i = 0; i < w->done.stacks; i++)
+        h->kmap[i] = MAP_UNSET;
+
+    /* Strings in first-met order: the ids the VM would have given them (nothing else
+     * adds strings in this part). */
+    for (size_t i = 0; i < w->done.strings; i++) {
+        uint32_t id = ms__strtab_intern(&vm->snap->strings, ms__strtab_get(&w->strings, (uint32_t)i),
+                                        w->strings.lengths[i]);
+        if (id == UINT32_MAX) {
+            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for strings");
+            goto out;
+        }
+        if (id >= GLOBAL_ID_LIMIT) {
+            rc = FAIL(MS_ERR_LIMIT, off, "too many distinct strings");
+            goto out;
+        }
+        h->smap[i] = id;
+    }
+    ms_error saved;
+    if (vm->err)
+        saved = *vm->err;
+    if ((rc = settle_stacks(h)) != 0) {
+        if (vm->err)
+            *vm->err = saved;
+        rc = TAKE_REFUSED;
+        goto out;
+    }
+    for (size_t i = 0; i < w->done.streams; i++)
+        if ((rc = ms__vm_intern_stream(vm, w->streams[i], &rmap[i], off)))
+            goto out;
+
+    /* Room for the memo entries and the events, then the copy. */
+    const uint64_t base = h->base;
+    size_t need = 0;
+    if (!ms__add((size_t)base, (size_t)w->n_defs, &need) ||
+        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo)) {
+        rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
+        goto out;
+    }
+    ms_trace_build *t = NULL;
+    if ((rc = ms__vm_trace_for(vm, list->device, &t, off)))
+        goto out;
+    size_t first = t->view.n, total;
+    if (!ms__add(first, (size_t)w->n_events, &total)) {
+        rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
+        goto out;
+    }
+    if (total > t->cap) {
+        size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
+        if (!ms__grow((void **)&t->action, &c1, total, sizeof *t->action) ||
+            !ms__grow((void **)&t->addr, &c2, total, sizeof *t->addr) ||
+            !ms__grow((void **)&t->size, &c3, total, sizeof *t->size) ||
+            !ms__grow((void **)&t->time_us, &c4, total, sizeof *t->time_us) ||
+            !ms__grow((void **)&t->stack, &c5, total, sizeof *t->stack) ||
+            !ms__grow((void **)&t->stream, &c6, total, sizeof *t->stream)) {
+            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
+            goto out;
+        }
+        t->cap = c1;
+    }
+    copy_job job[2];
+    job[0] = (copy_job){h, t, first, rmap, {0}, 0, 0, 0, 0};
+    for (size_t i = 0; i < w->n_dact; i++) {
+        uint32_t enc = memo_at(vm, w, base, w->dact[i]);
+        job[0].amap[i] = (uint8_t)action_of_id(w->dact[i] < base ? VPAY(enc) : h->smap[VPAY(enc)]);
+    }
+    /* Two halves, chunk-aligned, one of them on a helper thread: the copy is a fifth of
+     * the hand-over's cost otherwise spent by the VM alone. */
+    size_t nd = (size_t)((w->n_defs + CHUNK_DEFS - 1) / CHUNK_DEFS);
+    size_t ne = (size_t)((w->n_events + CHUNK_EVENTS - 1) / CHUNK_EVENTS);
+    job[1] = job[0];
+    job[0].def_to = job[1].def_from = (nd + 1) / 2;
+    job[1].def_to = nd;
+    job[0].ev_to = job[1].ev_from = (ne + 1) / 2;
+    job[1].ev_to = ne;
+    pthread_t helper;
+    bool helped = pthread_create(&helper, NULL, copy_thread, &job[1]) == 0;
+    copy_part(&job[0]);
+    if (helped)
+        pthread_join(helper, NULL);
+    else
+        copy_part(&job[1]);
+    vm->memo_len = need;
+    t->view.n = total;
+    vm->events_total += w->n_events;
+    vm->snap->split_events += w->n_events;
+    atomic_fetch_add(&ms__split_handovers, 1);
+    list->appended += w->n_events;
+    in->pos = w->done.pos;
+out:
+    if (h) {
+        free(h->smap);
+        free(h->fmap);
+        free(h->kmap);
+    }
+    free(h);
+    free(rmap);
+    return rc;
+}
+
+int ms__split_join(ms_vm *vm)
+{
+    split_worker *w = vm->split;
+    vm->split = NULL;
+    vm->split_at = NULL;
+    pthread_join(w->thread, NULL);
+    int rc = 0;
+    ms_obj *list = NULL;
+    if (w->n_events > 0 && can_take(vm, w, &list) && (rc = take(vm, w, list)) == TAKE_REFUSED)
+        rc = 0;
+    worker_free(w);
+    return rc;
+}

@@ -1,0 +1,200 @@
+/* Reading with two threads (lib/src/split_reader.c) must give exactly what one thread
+ * gives: the same model, field by field, on every snapshot, and the same error (code,
+ * byte offset, message) on every broken input. The small snapshots are read with the
+ * second thread forced on (parallel_min_bytes = 1); each test also checks that the second
+ * thread really took part, so a reader that silently gave up would fail here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "internal.h"
+#include "split_reader.h"
+#include "memsnap/memsnap.h"
+
+static ms_limits limits_with(uint64_t parallel_min)
+{
+    ms_limits l = ms_limits_default();
+    l.parallel_min_bytes = parallel_min;
+    return l;
+}
+
+/* Field-by-field equality of everything the reader builds; names the first difference. */
+static const char *model_difference(const ms_snapshot *a, const ms_snapshot *b)
+{
+    if (a->protocol != b->protocol || a->input_bytes != b->input_bytes)
+        return "protocol or size";
+    if (a->strings.count != b->strings.count)
+        return "string count";
+    for (size_t i = 0; i < a->strings.count; i++)
+        if (a->strings.lengths[i] != b->strings.lengths[i] ||
+            memcmp(ms__strtab_get(&a->strings, (uint32_t)i), ms__strtab_get(&b->strings, (uint32_t)i),
+                   a->strings.lengths[i]) != 0)
+            return "a string";
+    if (a->n_frames != b->n_frames)
+        return "frame count";
+    for (size_t i = 0; i < a->n_frames; i++)
+        if (a->frames[i].name != b->frames[i].name || a->frames[i].filename != b->frames[i].filename ||
+            a->frames[i].line != b->frames[i].line)
+            return "a frame";
+    if (a->n_stacks != b->n_stacks || a->n_stack_frames != b->n_stack_frames)
+        return "stack count";
+    if (a->n_stacks &&
+        (memcmp(a->stack_start, b->stack_start, (a->n_stacks + 1) * sizeof *a->stack_start) != 0 ||
+         memcmp(a->stack_frames, b->stack_frames, a->n_stack_frames * sizeof *a->stack_frames) != 0))
+        return "a stack";
+    if (a->n_streams != b->n_streams ||
+        (a->n_streams && memcmp(a->streams, b->streams, a->n_streams * sizeof *a->streams) != 0))
+        return "streams";
+    if (a->n_devices != b->n_devices)
+        return "device count";
+    for (int d = 0; d < a->n_devices; d++) {
+        const ms_trace *x = &a->traces[d].view, *y = &b->traces[d].view;
+        size_t n = x->n;
+        if (n != y->n)
+            return "event count";
+        if (n && (memcmp(x->action, y->action, n) != 0 || memcmp(x->addr, y->addr, n * 8) != 0 ||
+                  memcmp(x->size, y->size, n * 8) != 0 || memcmp(x->time_us, y->time_us, n * 8) != 0 ||
+                  memcmp(x->stack, y->stack, n * 4) != 0 || memcmp(x->stream, y->stream, n * 2) != 0))
+            return "an event";
+    }
+    if (a->n_segments != b->n_segments || a->n_blocks != b->n_blocks ||
+        a->n_annotations != b->n_annotations || a->n_settings != b->n_settings)
+        return "segment, block, annotation or setting count";
+    for (size_t i = 0; i < a->n_blocks; i++)
+        if (a->blocks[i].address != b->blocks[i].address || a->blocks[i].stack != b->blocks[i].stack)
+            return "a block";
+    for (size_t i = 0; i < a->n_annotations; i++)
+        if (a->annotations[i].name != b->annotations[i].name)
+            return "an annotation";
+    return NULL;
+}
+
+typedef struct totals {
+    size_t files, engaged;
+    uint64_t events, split_events;
+} totals;
+
+static void same_model(const char *path, const char *name, void *arg)
+{
+    totals *tot = arg;
+    size_t len;
+    unsigned char *data = check_read_file(path, &len);
+    CHECK_TRUE_IN(name, data != NULL);
+    if (!data)
+        return;
+    ms_limits one = limits_with(0), two = limits_with(1);
+    ms_snapshot *a = NULL, *b = NULL, *c = NULL;
+    ms_error err;
+    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&a, data, len, &one, &err), 0);
+    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&b, data, len, &two, &err), 0);
+    /* The mapped-file route too: the second thread then also hands pages back. */
+    CHECK_EQ_INT_IN(name, ms_snapshot_read_file(&c, path, &two, &err), 0);
+    if (a && b && c) {
+        const char *diff = model_difference(a, b);
+        if (diff)
+            fprintf(stderr, "%s: memory read with two threads differs in %s\n", name, diff);
+        CHECK_TRUE_IN(name, diff == NULL);
+        diff = model_difference(a, c);
+        if (diff)
+            fprintf(stderr, "%s: file read with two threads differs in %s\n", name, diff);
+        CHECK_TRUE_IN(name, diff == NULL);
+        CHECK_EQ_INT_IN(name, a->split_events, 0);
+        CHECK_EQ_INT_IN(name, b->split_events, c->split_events);
+        uint64_t events = 0;
+        for (int d = 0; d < a->n_devices; d++)
+            events += a->traces[d].view.n;
+        tot->files++;
+        tot->events += events;
+        tot->split_events += b->split_events;
+        tot->engaged += b->split_events > 0;
+        printf("  %-22s %7llu events, %7llu read by the second thread\n", name,
+               (unsigned long long)events, (unsigned long long)b->split_events);
+    }
+    ms_snapshot_free(a);
+    ms_snapshot_free(b);
+    ms_snapshot_free(c);
+    free(data);
+}
+
+/* Both readings of one input: same return code and, on error, the same error. */
+static void same_outcome(const char *what, const unsigned char *data, size_t len, size_t *split_used)
+{
+    ms_limits one = limits_with(0), two = limits_with(1);
+    ms_snapshot *a = NULL, *b = NULL;
+    ms_error ea, eb;
+    int ra = ms_snapshot_read_memory(&a, data, len, &one, &ea);
+    uint64_t before = ms__split_handovers;
+    int rb = ms_snapshot_read_memory(&b, data, len, &two, &eb);
+    if (ms__split_handovers != before)
+        ++*split_used;
+    bool same = ra == rb;
+    if (same && ra)
+        same = ea.offset == eb.offset && strcmp(ea.message, eb.message) == 0;
+    if (same && !ra)
+        same = model_difference(a, b) == NULL;
+    if (!same)
+        fprintf(stderr, "%s: one thread rc %d at %lld '%s', two threads rc %d at %lld '%s'\n", what,
+                ra, (long long)(ra ? ea.offset : 0), ra ? ea.message : "", rb,
+                (long long)(rb ? eb.offset : 0), rb ? eb.message : "");
+    CHECK_TRUE_IN(what, same);
+    ms_snapshot_free(a);
+    ms_snapshot_free(b);
+}
+
+/* Cuts and flipped bytes all over a real file, most of them in the part the second
+ * thread reads, where a wrong hand-over would show. */
+static void test_broken_inputs(const char *path, unsigned seed)
+{
+    size_t len;
+    unsigned char *data = check_read_file(path, &len);
+    CHECK_TRUE_IN(path, data != NULL);
+    if (!data)
+        return;
+    unsigned char *copy = malloc(len);
+    CHECK_TRUE(copy != NULL);
+    if (!copy) {
+        free(data);
+        return;
+    }
+    size_t cases = 0, split_used = 0;
+    char what[128];
+    for (size_t cut = len / 3; cut < len; cut += 1 + len / 300) {
+        snprintf(what, sizeof what, "%s cut at %zu", path, cut);
+        same_outcome(what, data, cut, &split_used);
+        cases++;
+    }
+    srand(seed);
+    for (int round = 0; round < 250; round++) {
+        memcpy(copy, data, len);
+        size_t at = len / 3 + (size_t)rand() % (len - len / 3);
+        int flips = 1 + rand() % 3;
+        for (int k = 0; k < flips && at + (size_t)k < len; k++)
+            copy[at + (size_t)k] ^= (unsigned char)(1u << (rand() % 8));
+        snprintf(what, sizeof what, "%s flip at %zu", path, at);
+        same_outcome(what, copy, len, &split_used);
+        cases++;
+    }
+    printf("  %s: %zu broken inputs read alike, %zu of them with the second thread's part taken\n",
+           path, cases, split_used);
+    /* Many broken inputs still leave whole batches to the second thread. */
+    CHECK_TRUE_IN(path, split_used >= cases / 10);
+    free(copy);
+    free(data);
+}
+
+int main(void)
+{
+    totals tot = {0};
+    printf("same model with one and two threads:\n");
+    check_each_snapshot(same_model, &tot);
+    printf("  %zu files, second thread took part in %zu; %llu of %llu events read by it\n", tot.files,
+           tot.engaged, (unsigned long long)tot.split_events, (unsigned long long)tot.events);
+    /* Files too small for two batches after their midpoint leave it nothing to do. */
+    CHECK_TRUE(tot.engaged >= tot.files * 2 / 3);
+    CHECK_TRUE(tot.split_events * 4 >= tot.events);
+
+    test_broken_inputs("testdata/gpt2_train.pickle", 1);
+    test_broken_inputs("testdata/ddp_rank1.pickle", 2);
+    test_broken_inputs("testdata/noleak_grad_accum.pickle", 3);
+    return check_finish("test_split");
+}
