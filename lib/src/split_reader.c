@@ -113,6 +113,8 @@ typedef struct split_worker {
     uint32_t last_str; /* UINT32_MAX: none */
     local_frame *frames;
     size_t n_frames, frames_cap;
+    uint32_t *frame_slots; /* open addressing: id + 1, 0 empty */
+    size_t frame_nslots;
     uint32_t *stack_refs;
     size_t n_stack_refs, stack_refs_cap;
     size_t *stack_start; /* n_stacks + 1 entries */
@@ -217,6 +219,52 @@ static bool intern_local_stack(split_worker *w, const uint32_t *refs, size_t n, 
     w->stack_start[w->n_stacks + 1] = w->n_stack_refs;
     w->stack_slots[j] = (uint32_t)w->n_stacks + 1;
     *out = (uint32_t)w->n_stacks++;
+    return true;
+}
+
+static uint64_t frame_hash(const local_frame *f)
+{
+    return mix(mix((uint64_t)f->name << 32 | f->filename) ^ (uint64_t)f->line);
+}
+
+static bool rehash_frames(split_worker *w)
+{
+    size_t n = w->frame_nslots ? w->frame_nslots * 2 : 1024;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < w->n_frames; i++) {
+        size_t j = (size_t)frame_hash(&w->frames[i]) & (n - 1);
+        while (t[j])
+            j = (j + 1) & (n - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    free(w->frame_slots);
+    w->frame_slots = t;
+    w->frame_nslots = n;
+    return true;
+}
+
+/* This thread's id of a frame, by content: PyTorch writes a fresh dict for every frame
+ * of every C++ traceback, and the VM keeps one frame per content too. */
+static bool intern_local_frame(split_worker *w, const local_frame *f, uint32_t *out)
+{
+    if ((w->n_frames + 1) * 2 > w->frame_nslots && !rehash_frames(w))
+        return false;
+    size_t mask = w->frame_nslots - 1, j = (size_t)frame_hash(f) & mask;
+    for (; w->frame_slots[j]; j = (j + 1) & mask) {
+        const local_frame *g = &w->frames[w->frame_slots[j] - 1];
+        if (g->name == f->name && g->filename == f->filename && g->line == f->line) {
+            *out = w->frame_slots[j] - 1;
+            return true;
+        }
+    }
+    if (w->n_frames >= GLOBAL_ID_LIMIT ||
+        !ms__grow((void **)&w->frames, &w->frames_cap, w->n_frames + 1, sizeof *w->frames))
+        return false;
+    w->frames[w->n_frames] = *f;
+    w->frame_slots[j] = (uint32_t)w->n_frames + 1;
+    *out = (uint32_t)w->n_frames++;
     return true;
 }
 
@@ -450,15 +498,11 @@ static bool frame_dict(split_worker *w, const uint8_t **pp, const uint8_t *end, 
             return false;
         }
     }
-    if (p >= end)
+    uint32_t id;
+    if (p >= end || !intern_local_frame(w, &f, &id))
         return false;
-    if (!ms__grow((void **)&w->frames, &w->frames_cap, w->n_frames + 1, sizeof *w->frames) ||
-        w->n_frames >= GLOBAL_ID_LIMIT)
-        return false;
-    w->frames[w->n_frames] = f;
-    *out = REF_LOCAL | (uint32_t)w->n_frames;
-    *slot = (uint32_t)VMAKE(T_CONV, (uint64_t)w->n_frames << 1);
-    w->n_frames++;
+    *out = REF_LOCAL | id;
+    *slot = (uint32_t)VMAKE(T_CONV, (uint64_t)id << 1);
     *pp = p + 1;
     return true;
 }
@@ -865,6 +909,7 @@ static void worker_free(split_worker *w)
     free(w->pub);
     ms__strtab_free(&w->strings);
     free(w->frames);
+    free(w->frame_slots);
     free(w->stack_refs);
     free(w->stack_start);
     free(w->stack_slots);
@@ -1117,8 +1162,9 @@ static int settle_stacks(handover *h)
             st[i] = s;
         }
     }
-    /* Stacks and frames no event used come from an entry read in vain and then again
-     * from its scratch copy: the same content, so mapping them only finds ids. */
+    /* Every stack and frame the thread made belongs to some event (an entry read in vain
+     * and again from its scratch copy makes the same ones, by content); this only keeps
+     * the maps total. */
     for (size_t i = 0; i < w->done.stacks; i++) {
         uint32_t unused;
         int rc = local_stack_id(h, (uint32_t)i, &unused);

@@ -49,6 +49,10 @@ has_render=0
 for round in $(seq "$runs"); do
   echo "round $round" >&2
   run_once summary "$MEMSNAP" summary "$file"
+  cp "$out/stdout" "$out/summary.txt"
+  run_once summary_1t env MEMSNAP_THREADS=1 "$MEMSNAP" summary "$file"
+  # Two threads or one, the report must be the same byte for byte.
+  cmp -s "$out/stdout" "$out/summary.txt" || { echo "summary differs with MEMSNAP_THREADS=1" >&2; exit 1; }
   run_once summary_json "$MEMSNAP" summary --json "$file"
   run_once python python3 -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$file"
   if [ "$has_render" = 1 ]; then
@@ -58,6 +62,7 @@ for round in $(seq "$runs"); do
 done
 ms_t=$(median "${times[summary]}"); ms_rss=${rss[summary]}
 js_t=$(median "${times[summary_json]}"); js_rss=${rss[summary_json]}
+one_t=$(median "${times[summary_1t]}"); one_rss=${rss[summary_1t]}
 py_t=$(median "${times[python]}"); py_rss=${rss[python]}
 render_line=""
 if [ "$has_render" = 1 ]; then
@@ -68,6 +73,7 @@ rm -rf "$out"
 
 mib=$((size / 1048576))
 speedup=$(awk -v a="$py_t" -v b="$ms_t" 'BEGIN {printf "%.1f", a / b}')
+speedup_1t=$(awk -v a="$py_t" -v b="$one_t" 'BEGIN {printf "%.1f", a / b}')
 cat <<MD
 Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in rounds), file $size bytes ($mib MiB):
 
@@ -75,6 +81,7 @@ Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in
 |---|---|---|---|
 | memsnap summary | $ms_t s | $((ms_rss / 1024)) MiB | ${speedup}x faster than pickle.load; RSS $(awk -v r="$ms_rss" -v s="$size" 'BEGIN {printf "%.2f", r * 1024 / s}') x file size |
 | memsnap summary --json | $js_t s | $((js_rss / 1024)) MiB | |
+| MEMSNAP_THREADS=1 memsnap summary | $one_t s | $((one_rss / 1024)) MiB | one thread: ${speedup_1t}x; same output as with two |
 | python3 pickle.load | $py_t s | $((py_rss / 1024)) MiB | RSS $(awk -v r="$py_rss" -v s="$size" 'BEGIN {printf "%.1f", r * 1024 / s}') x file size |
 $render_line
 MD
