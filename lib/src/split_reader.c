@@ -33,8 +33,8 @@ _Atomic uint64_t ms__split_handovers;
 #define REF_ID_MASK 0x3fffffffu
 #define GLOBAL_ID_LIMIT ((uint32_t)1 << 28)
 
-#define CHUNK_EVENTS 65536   /* 2 MiB of events per chunk */
-#define CHUNK_DEFS 524288    /* 2 MiB of memo entries per chunk */
+#define CHUNK_EVENTS 32768   /* 1 MiB of events per chunk */
+#define CHUNK_DEFS 262144    /* 1 MiB of memo entries per chunk */
 #define MAX_BATCH 65536      /* Python writes 1000 per APPENDS */
 #define MAX_FRAMES 1024      /* as the VM's fast reader */
 #define SCRATCH_MAX 4096
@@ -131,6 +131,23 @@ typedef struct split_worker {
 
 /* ------------------------------------------------------------------ the thread's tables */
 
+/* Chunks are mapped and unmapped directly: the hand-over frees each one as soon as it is
+ * copied, and its pages must leave the resident set then, not linger in an allocator's
+ * free lists while the VM's arrays grow by as much. */
+static void *chunk_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void chunk_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+#define DEFS_BYTES (CHUNK_DEFS * sizeof(uint32_t))
+
 static inline uint32_t def_at(const split_worker *w, uint64_t i)
 {
     return w->defs[i / CHUNK_DEFS][i % CHUNK_DEFS];
@@ -143,7 +160,7 @@ static bool add_def(split_worker *w, uint32_t v, uint32_t **slot)
     if (c == w->ndefchunks) {
         if (!ms__grow((void **)&w->defs, &w->defchunks_cap, c + 1, sizeof *w->defs))
             return false;
-        if (!(w->defs[c] = malloc(CHUNK_DEFS * sizeof **w->defs)))
+        if (!(w->defs[c] = chunk_alloc(DEFS_BYTES)))
             return false;
         w->ndefchunks++;
     }
@@ -794,7 +811,7 @@ static bool emit(split_worker *w, const entry_fields *f)
     if (c == w->nchunks) {
         if (!ms__grow((void **)&w->chunks, &w->chunks_cap, c + 1, sizeof *w->chunks))
             return false;
-        if (!(w->chunks[c] = malloc(sizeof **w->chunks)))
+        if (!(w->chunks[c] = chunk_alloc(sizeof **w->chunks)))
             return false;
         w->nchunks++;
     }
@@ -901,10 +918,10 @@ static void *worker_main(void *arg)
 static void worker_free(split_worker *w)
 {
     for (size_t i = 0; i < w->nchunks; i++)
-        free(w->chunks[i]);
+        chunk_free(w->chunks[i], sizeof **w->chunks);
     free(w->chunks);
     for (size_t i = 0; i < w->ndefchunks; i++)
-        free(w->defs[i]);
+        chunk_free(w->defs[i], DEFS_BYTES);
     free(w->defs);
     free(w->pub);
     ms__strtab_free(&w->strings);
@@ -973,7 +990,8 @@ void ms__split_start(ms_vm *vm)
         worker_free(w);
         return;
     }
-    memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
+    if (w->pub_len)
+        memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
     atomic_init(&w->cancel, false);
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
         worker_free(w);
@@ -981,7 +999,6 @@ void ms__split_start(ms_vm *vm)
     }
     vm->split = w;
     vm->split_at = at;
-
 }
 
 void ms__split_discard(ms_vm *vm)
@@ -1026,6 +1043,10 @@ static bool can_take(ms_vm *vm, const split_worker *w, ms_obj **list_out)
         vm->sparse_len || vm->memo_gen != w->pub_gen || base + w->n_defs > vm->lim.max_memo ||
         vm->events_total + w->n_events > vm->lim.max_events ||
         (w->max_ahead != INT64_MIN && w->max_ahead >= (int64_t)base))
+        return false;
+    /* Table limits the part might reach: the VM reports those where it reaches them. */
+    if (vm->snap->strings.count + w->done.strings >= GLOBAL_ID_LIMIT ||
+        vm->snap->n_streams + w->done.streams >= UINT16_MAX)
         return false;
     for (size_t i = 0; i < w->n_dact; i++)
         if (VTAG(memo_at(vm, w, base, w->dact[i])) != T_STR)
@@ -1211,7 +1232,7 @@ static void copy_part(copy_job *j)
                 d = (uint32_t)VMAKE(T_CONV, (uint64_t)h->fmap[VPAY(d) >> 1] << 1);
             memo[from + i] = d;
         }
-        free(w->defs[c]);
+        chunk_free(w->defs[c], DEFS_BYTES);
         w->defs[c] = NULL;
     }
     ms_trace_build *t = j->t;
@@ -1232,7 +1253,7 @@ static void copy_part(copy_job *j)
         memcpy(t->stack + at, ch->stack, n * sizeof *t->stack);
         for (size_t i = 0; i < n; i++)
             t->stream[at + i] = j->rmap[ch->stream[i]];
-        free(ch);
+        chunk_free(ch, sizeof *ch);
         w->chunks[c] = NULL;
     }
 }

@@ -20,7 +20,7 @@ if [ -z "${BENCH_DIR:-}" ]; then
   BENCH_DIR=$(mktemp -d)
   trap 'rm -rf "$BENCH_DIR"' EXIT
 fi
-file=$BENCH_DIR/long_trace.pickle
+file=$BENCH_DIR/$(basename "$xz_file" .xz)
 if [ ! -s "$file" ]; then
   echo "decompressing $xz_file ..." >&2
   xz -dc "$xz_file" > "$file"

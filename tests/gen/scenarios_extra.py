@@ -166,8 +166,24 @@ def noleak_python_stacks():
                                           "iteration_start_us": marks, "iterations": 5, "leaks": []})
 
 
+# -------------------------------------------------------------- benchmark
+
+def long_all_stacks():
+    """A long GPT-2 run with stacks='all' (C++ and Python frames): a large trace whose
+    entries carry inline frame dicts all along, unlike long_trace (python stacks only).
+    For benchmarks and for the two-thread reader; too large for testdata/."""
+    base = S.start(max_entries=5_000_000, stacks="all")
+    model = S.gpt2(n_layer=4).cuda()
+    marks = []
+    S.train_steps(model, int(os.environ.get("LONG_STEPS", "400")), 8, 256, 5000, marks)
+    S.stop("long_all_stacks", base, {"scenario": "GPT-2 4 layers, many AdamW steps, stacks='all'",
+                                     "iteration_start_us": marks, "iterations": len(marks) - 1,
+                                     "leaks": []})
+
+
 ALL = {f.__name__: f for f in [leak_backward_hook, leak_forward_hook, leak_nograd_infer,
-                                noleak_grad_accum, noleak_warm_cache, noleak_python_stacks]}
+                                noleak_grad_accum, noleak_warm_cache, noleak_python_stacks,
+                                long_all_stacks]}
 
 if __name__ == "__main__":
     S.run(ALL, S.OUT, sys.argv[2:])
