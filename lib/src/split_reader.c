@@ -153,17 +153,22 @@ static inline uint32_t def_at(const split_worker *w, uint64_t i)
     return w->defs[i / CHUNK_DEFS][i % CHUNK_DEFS];
 }
 
+static bool add_def_chunk(split_worker *w)
+{
+    size_t c = w->ndefchunks;
+    if (!ms__grow((void **)&w->defs, &w->defchunks_cap, c + 1, sizeof *w->defs) ||
+        !(w->defs[c] = chunk_alloc(DEFS_BYTES)))
+        return false;
+    w->ndefchunks++;
+    return true;
+}
+
 /* Appends a memo entry; *slot (when asked) lets the caller fill it in later. */
-static bool add_def(split_worker *w, uint32_t v, uint32_t **slot)
+static inline bool add_def(split_worker *w, uint32_t v, uint32_t **slot)
 {
     size_t c = (size_t)(w->n_defs / CHUNK_DEFS);
-    if (c == w->ndefchunks) {
-        if (!ms__grow((void **)&w->defs, &w->defchunks_cap, c + 1, sizeof *w->defs))
-            return false;
-        if (!(w->defs[c] = chunk_alloc(DEFS_BYTES)))
-            return false;
-        w->ndefchunks++;
-    }
+    if (MS_UNLIKELY(c == w->ndefchunks) && !add_def_chunk(w))
+        return false;
     uint32_t *at = &w->defs[c][w->n_defs % CHUNK_DEFS];
     *at = v;
     if (slot)
