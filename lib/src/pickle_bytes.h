@@ -59,6 +59,46 @@ static inline size_t fast_int(const uint8_t *p, int64_t *v)
     }
 }
 
+/* Frames lists recur byte for byte (a few hundred distinct lists among millions), so
+ * both readers remember them by their bytes. These two find and hash such a list. */
+
+/* Length of a run of BINGET/LONG_BINGET starting at p and ending at APPENDS, at most max
+ * bytes; 0 when the bytes are anything else. The caller guarantees max + 5 readable
+ * bytes, so the loop needs no bounds checks of its own. */
+static inline size_t ref_run_length(const uint8_t *p, size_t max)
+{
+    /* A branch per reference, well predicted more often than not, lets the processor
+     * run ahead along the run; stepping by arithmetic instead was measured slower
+     * (a longer chain of dependent loads). */
+    const uint8_t *q = p, *stop = p + max;
+    while (q <= stop) {
+        if (q[0] == 'h')
+            q += 2;
+        else if (q[0] == 'j')
+            q += 5;
+        else
+            return q[0] == 'e' && q != p ? (size_t)(q - p) : 0;
+    }
+    return 0;
+}
+
+/* A hash of n >= 2 bytes, eight at a time (the last word may overlap the one before). */
+static inline uint64_t bytes_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ p[i]) * 0xff51afd7ed558ccdull;
+        return h ^ (h >> 32);
+    }
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        h = (h ^ load_le64(p + i)) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    h = (h ^ load_le64(p + n - 8)) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
 /* True when n bytes at p are well-formed UTF-8 (no overlong forms, nothing past U+10FFFF). */
 bool ms__utf8_valid(const uint8_t *p, size_t n);
 

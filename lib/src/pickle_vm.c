@@ -1444,47 +1444,27 @@ static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
  * except through an explicit PUT over an old index, which bumps memo_gen and so retires
  * every remembered span. */
 #define SPAN_SLOTS 4096
-#define SPAN_MAX 256
+#define SPAN_MAX 2048
 
 typedef struct span_entry {
     uint64_t hash;
     uint64_t gen;
-    uint32_t len;
-    uint32_t stack; /* MS_NO_STACK + 1 marks an empty slot when len == 0 */
-    uint8_t bytes[SPAN_MAX];
+    uint32_t len, cap;
+    uint32_t stack;
+    uint8_t *bytes; /* len bytes; NULL for an empty slot */
 } span_entry;
 
-/* Length of a run of BINGET/LONG_BINGET up to APPENDS starting at p, all of committed
- * memo entries, and a hash of its bytes; 0 when the list is anything else or too long to
- * remember. */
-static size_t span_scan(const ms_vm *vm, const uint8_t *p, const uint8_t *end, uint64_t *hash)
+/* True when every memo reference in the run at p (n bytes) names a committed entry: only
+ * then may the run be remembered (a reference to the entry being read is not one). */
+static bool span_committed(const ms_vm *vm, const uint8_t *p, size_t n)
 {
-    /* Only spans that fit the cache are wanted, so with that many bytes (and a little)
-     * ahead, the loop needs no bounds checks of its own. */
-    if (end - p < (ptrdiff_t)SPAN_MAX + 8)
-        return 0; /* near the end of the input: not worth remembering */
-    const uint8_t *q = p, *stop = p + SPAN_MAX;
-    uint64_t h = 0x9e3779b97f4a7c15ull, top = 0;
-    while (q <= stop) {
-        uint64_t idx;
-        if (q[0] == 'h') {
-            idx = q[1];
-            q += 2;
-        } else if (q[0] == 'j') {
-            idx = rd_u32(q + 1);
-            q += 5;
-        } else {
-            if (q[0] != 'e' || q == p || top >= vm->memo_len)
-                return 0;
-            *hash = h ^ (h >> 29) ^ (uint64_t)(q - p);
-            return (size_t)(q - p);
-        }
-        top = idx > top ? idx : top;
-        /* The opcode is implied by the index's size, so hashing the index suffices. */
-        h = (h ^ idx) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
+    for (const uint8_t *q = p, *e = p + n; q < e;) {
+        uint64_t idx = q[0] == 'h' ? q[1] : rd_u32(q + 1);
+        if (idx >= vm->memo_len)
+            return false;
+        q += q[0] == 'h' ? 2 : 5;
     }
-    return 0;
+    return true;
 }
 
 /* An inline frames list (r->p at its EMPTY_LIST), through the span cache when it is
@@ -1494,9 +1474,11 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
     size_t span = 0;
     uint64_t h = 0;
     span_entry *e = NULL;
-    /* "]" MEMOIZE "(" frames "e": the common inline list. */
-    if (r->end - r->p > 3 && r->p[1] == 0x94 && r->p[2] == '(' &&
-        (span = span_scan(vm, r->p + 3, r->end, &h)) > 0) {
+    /* "]" MEMOIZE "(" frames "e": the common inline list. Only runs that fit the cache
+     * are wanted, so with that many bytes ahead the scan needs no bounds checks. */
+    if (r->end - r->p > 3 + SPAN_MAX + 8 && r->p[1] == 0x94 && r->p[2] == '(' &&
+        (span = ref_run_length(r->p + 3, SPAN_MAX)) >= 2) {
+        h = bytes_hash(r->p + 3, span);
         e = &vm->spans[h & (SPAN_SLOTS - 1)];
         if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
             memcmp(e->bytes, r->p + 3, span) == 0) {
@@ -1510,17 +1492,23 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
     }
     if (fast_frames(vm, r, out, err_rc) != FAST_OK)
         return FAST_BAIL;
-    if (e) {
+    const uint8_t *bytes = r->p - span - 1;
+    if (e && span_committed(vm, bytes, span)) {
+        if (e->cap < span) {
+            uint8_t *b = realloc(e->bytes, span);
+            if (!b)
+                return FAST_OK; /* not remembered: only slower */
+            e->bytes = b;
+            e->cap = (uint32_t)span;
+        }
         e->hash = h;
         e->gen = vm->memo_gen;
         e->len = (uint32_t)span;
-        memcpy(e->bytes, r->p - span - 1, span);
+        memcpy(e->bytes, bytes, span);
         e->stack = VTAG(*out) == T_CONV ? (uint32_t)(VPAY(*out) >> 1) : MS_NO_STACK;
     }
     return FAST_OK;
 }
-
-
 
 /* A memo reference at p that the general reader would accept as a value; its entry. */
 static inline size_t fast_ref(const ms_vm *vm, const uint8_t *p, uint32_t *enc)
@@ -2214,6 +2202,9 @@ void ms__vm_release(ms_vm *vm)
         free(vm->pend[i].ids);
     free(vm->pend);
     free(vm->pend_free);
+    if (vm->spans)
+        for (size_t i = 0; i < SPAN_SLOTS; i++)
+            free(vm->spans[i].bytes);
     free(vm->spans);
     vm->spans = NULL;
     free(vm->shape);

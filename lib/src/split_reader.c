@@ -39,7 +39,7 @@ _Atomic uint64_t ms__split_handovers;
 #define MAX_FRAMES 1024      /* as the VM's fast reader */
 #define SCRATCH_MAX 4096
 #define SPAN_SLOTS 1024
-#define SPAN_MAX 256
+#define SPAN_MAX 2048
 /* The hand-over point is searched for in this much input after the midpoint. */
 #define SEARCH_WINDOW ((size_t)8 << 20)
 
@@ -62,10 +62,10 @@ typedef struct ev_chunk {
  * span cache; here no memo entry ever changes, so a span always means the same). */
 typedef struct split_span {
     uint64_t hash;
-    uint32_t len; /* 0: empty slot */
+    uint32_t len, cap; /* len 0: empty slot */
     uint32_t stack;
     int64_t max_defer; /* largest deferred index among its frames, -1 none */
-    uint8_t bytes[SPAN_MAX];
+    uint8_t *bytes;
 } split_span;
 
 /* A frame dict met here: name and filename as string references (see REF_*). */
@@ -555,31 +555,14 @@ static bool frame_ref(split_worker *w, const uint8_t **pp, const uint8_t *end, u
     return true;
 }
 
-/* Length and hash of a run of memo references ending at APPENDS (a span the cache can
- * hold), or 0. */
-static size_t span_of(const uint8_t *p, const uint8_t *end, uint64_t *hash)
+static bool grow_span(split_span *e, size_t n)
 {
-    if (end - p < (ptrdiff_t)SPAN_MAX + 8)
-        return 0;
-    const uint8_t *q = p, *stop = p + SPAN_MAX;
-    uint64_t h = 0x243f6a8885a308d3ull;
-    while (q <= stop) {
-        uint64_t idx;
-        if (q[0] == 'h') {
-            idx = q[1];
-            q += 2;
-        } else if (q[0] == 'j') {
-            idx = rd_u32(q + 1);
-            q += 5;
-        } else {
-            if (q[0] != 'e' || q == p)
-                return 0;
-            *hash = mix(h ^ (uint64_t)(q - p));
-            return (size_t)(q - p);
-        }
-        h = mix(h ^ idx);
-    }
-    return 0;
+    uint8_t *b = realloc(e->bytes, n);
+    if (!b)
+        return false; /* not remembered: only slower */
+    e->bytes = b;
+    e->cap = (uint32_t)n;
+    return true;
 }
 
 /* An inline frames list at *pp (EMPTY_LIST): its stack reference. */
@@ -599,8 +582,12 @@ static bool read_frames(split_worker *w, const uint8_t **pp, const uint8_t *end,
     if (p < end && p[0] == '(') {
         p++;
         uint64_t h = 0;
-        size_t span = span_of(p, end, &h);
-        split_span *e = span ? &w->spans[h & (SPAN_SLOTS - 1)] : NULL;
+        size_t span = end - p > (ptrdiff_t)SPAN_MAX + 8 ? ref_run_length(p, SPAN_MAX) : 0;
+        split_span *e = NULL;
+        if (span >= 2) {
+            h = bytes_hash(p, span);
+            e = &w->spans[h & (SPAN_SLOTS - 1)];
+        }
         if (e && e->len == span && e->hash == h && memcmp(e->bytes, p, span) == 0) {
             if (e->max_defer >= 0)
                 note_deferred(w, (uint64_t)e->max_defer);
@@ -624,7 +611,7 @@ static bool read_frames(split_worker *w, const uint8_t **pp, const uint8_t *end,
                 return false;
             *stack = REF_LOCAL | id;
         }
-        if (e) {
+        if (e && (e->cap >= span || grow_span(e, span))) {
             e->hash = h;
             e->len = (uint32_t)span;
             e->stack = *stack;
@@ -936,6 +923,9 @@ static void worker_free(split_worker *w)
     free(w->stack_start);
     free(w->stack_slots);
     free(w->streams);
+    if (w->spans)
+        for (size_t i = 0; i < SPAN_SLOTS; i++)
+            free(w->spans[i].bytes);
     free(w->spans);
     free(w);
 }
