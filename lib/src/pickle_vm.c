@@ -658,14 +658,6 @@ static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_
     return 0;
 }
 
-/* The fields of one trace entry as they are read. */
-typedef struct ev_fields {
-    int action;   /* -1 until seen */
-    uint64_t addr, size, stream_raw;
-    int64_t time_us;
-    uint32_t stack;
-} ev_fields;
-
 static const ev_fields EV_EMPTY = {-1, 0, 0, 0, 0, MS_NO_STACK};
 
 static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
@@ -1544,7 +1536,6 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
             return FAST_BAIL;
         p += sh->len[i];
         uint32_t enc;
-        int64_t iv;
         size_t used;
         switch (sh->key[i]) {
         case S_ACTION:
@@ -1560,14 +1551,8 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
         case S_SIZE:
         case S_TIME_US:
         case S_STREAM:
-            if (!(used = fast_int(p, &iv)) || p[used] == 0x94 || (sh->key[i] == S_SIZE && iv < 0))
+            if (!(used = ev_int_field(f, sh->key[i], p)))
                 return FAST_BAIL;
-            switch (sh->key[i]) {
-            case S_SIZE: f->size = (uint64_t)iv; break;
-            case S_TIME_US: f->time_us = iv; break;
-            case S_STREAM: f->stream_raw = (uint64_t)iv; break;
-            default: f->addr = (uint64_t)iv; break;
-            }
             p += used;
             break;
         case S_FRAMES:
@@ -1716,7 +1701,6 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 ok = false;
                 break;
             }
-            int64_t iv = 0;
             size_t used;
             switch (VPAY(key)) {
             case S_ADDR:
@@ -1726,15 +1710,8 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
             case S_STREAM:
                 /* Integers straight into their field; anything unusual (None, a memo
                  * reference, a negative size) takes the general route below. */
-                used = fast_int(r.p, &iv);
-                if (used && r.p[used] != 0x94 && (VPAY(key) != S_SIZE || iv >= 0)) {
+                if ((used = ev_int_field(&f, VPAY(key), r.p)) != 0) {
                     r.p += used;
-                    switch (VPAY(key)) {
-                    case S_SIZE: f.size = (uint64_t)iv; break;
-                    case S_TIME_US: f.time_us = iv; break;
-                    case S_STREAM: f.stream_raw = (uint64_t)iv; break;
-                    default: f.addr = (uint64_t)iv; break;
-                    }
                     continue;
                 }
                 break;

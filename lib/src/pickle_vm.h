@@ -11,6 +11,7 @@
 
 #include "input.h"
 #include "internal.h"
+#include "pickle_bytes.h"
 
 typedef uint64_t ms_val;
 
@@ -166,6 +167,33 @@ typedef struct ms_vm {
     uint64_t events_total;
     ms_val result;
 } ms_vm;
+
+/* The fields of one trace entry as they are read (the VM's readers, the split reader). */
+typedef struct ev_fields {
+    int action;   /* -1 until seen */
+    uint64_t addr, size, stream_raw;
+    int64_t time_us;
+    uint32_t stack;
+} ev_fields;
+
+/* An integer-valued field (addr, device_free, size, time_us, stream) at p, as the fast
+ * readers take it: stores it and returns the bytes it takes, or 0 for anything else (a
+ * memoized integer, a negative size) that the general VM must judge. The caller
+ * guarantees 11 readable bytes. */
+static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
+{
+    int64_t iv;
+    size_t used = fast_int(p, &iv);
+    if (!used || p[used] == 0x94 || (key == S_SIZE && iv < 0))
+        return 0;
+    switch (key) {
+    case S_SIZE: f->size = (uint64_t)iv; break;
+    case S_TIME_US: f->time_us = iv; break;
+    case S_STREAM: f->stream_raw = (uint64_t)iv; break;
+    default: f->addr = (uint64_t)iv; break; /* addr, or device_free for an OOM */
+    }
+    return used;
+}
 
 /* Runs the VM over the whole input; on success vm->result holds the top object. */
 int ms__vm_run(ms_vm *vm);

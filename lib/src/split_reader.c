@@ -335,13 +335,6 @@ static int action_of_text(const split_worker *w, uint32_t local)
 
 /* ------------------------------------------------------------------ reading entries */
 
-typedef struct entry_fields {
-    int action;
-    uint64_t addr, size, stream_raw;
-    int64_t time_us;
-    uint32_t stack;
-} entry_fields;
-
 static inline bool memo_ref(const uint8_t *p, uint64_t *idx, size_t *used)
 {
     if (p[0] == 'h') {
@@ -638,7 +631,7 @@ done:
 }
 
 static bool read_action(split_worker *w, const uint8_t **pp, const uint8_t *end,
-                        entry_fields *f)
+                        ev_fields *f)
 {
     const uint8_t *p = *pp;
     uint64_t idx;
@@ -676,7 +669,7 @@ static bool read_action(split_worker *w, const uint8_t **pp, const uint8_t *end,
 
 /* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS of the learnt shape, at p; *after is set
  * past it. Values go to f. */
-static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, entry_fields *f,
+static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, ev_fields *f,
                        const uint8_t **after)
 {
     if (end - p < 3 || p[0] != '}' || p[1] != 0x94 || p[2] != '(')
@@ -684,14 +677,13 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, en
     p += 3;
     if (!add_def(w, (uint32_t)VMAKE(T_SPC, SPC_CONSUMED), NULL))
         return false;
-    *f = (entry_fields){-1, 0, 0, 0, 0, MS_NO_STACK};
+    *f = (ev_fields){-1, 0, 0, 0, 0, MS_NO_STACK};
     const entry_shape *sh = &w->shape;
     for (size_t i = 0; i < sh->n; i++) {
         /* 16 bytes cover a key (5) and any value read without a length check (11). */
         if (end - p < 16 || (load_le64(p) & sh->mask[i]) != sh->want[i])
             return false;
         p += sh->len[i];
-        int64_t iv;
         size_t used;
         uint64_t idx;
         switch (sh->key[i]) {
@@ -704,14 +696,8 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, en
         case S_SIZE:
         case S_TIME_US:
         case S_STREAM:
-            if (!(used = fast_int(p, &iv)) || p[used] == 0x94 || (sh->key[i] == S_SIZE && iv < 0))
+            if (!(used = ev_int_field(f, sh->key[i], p)))
                 return false;
-            switch (sh->key[i]) {
-            case S_SIZE: f->size = (uint64_t)iv; break;
-            case S_TIME_US: f->time_us = iv; break;
-            case S_STREAM: f->stream_raw = (uint64_t)iv; break;
-            default: f->addr = (uint64_t)iv; break;
-            }
             p += used;
             break;
         case S_FRAMES:
@@ -753,7 +739,7 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, en
  * opcodes): copied without it into a scratch buffer and read from there. The copy stops
  * at the SETITEMS closing the entry; opcodes outside the common case end it. */
 static bool read_entry_framed(split_worker *w, const uint8_t *p, const uint8_t *end,
-                              entry_fields *f, const uint8_t **after)
+                              ev_fields *f, const uint8_t **after)
 {
     uint8_t buf[SCRATCH_MAX + 32];
     if (end - p < 3 || p[0] != '}' || p[1] != 0x94 || p[2] != '(')
@@ -797,7 +783,7 @@ static bool read_entry_framed(split_worker *w, const uint8_t *p, const uint8_t *
     return true;
 }
 
-static bool emit(split_worker *w, const entry_fields *f)
+static bool emit(split_worker *w, const ev_fields *f)
 {
     size_t c = (size_t)(w->n_events / CHUNK_EVENTS), i = (size_t)(w->n_events % CHUNK_EVENTS);
     if (c == w->nchunks) {
@@ -865,7 +851,7 @@ static void *worker_main(void *arg)
                 p++;
                 break;
             }
-            entry_fields f;
+            ev_fields f;
             const uint8_t *after;
             /* What an entry read in vain leaves behind (its ids stay: they are met
              * again, in the same order, when it is read from the scratch copy). */
