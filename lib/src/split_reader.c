@@ -12,6 +12,7 @@
 #include "split_reader.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
 
 _Atomic uint64_t ms__split_handovers;
+atomic_bool ms__split_test_hold;
 
 /* A reference to a stack (an event's), a frame (in one of this thread's stacks) or a
  * string (in one of its frames): below 2^28 an id in the VM's tables; REF_LOCAL | id one
@@ -40,6 +42,8 @@ _Atomic uint64_t ms__split_handovers;
 #define SCRATCH_MAX 4096
 #define SPAN_SLOTS 1024
 #define SPAN_MAX 2048
+/* The VM helps the second thread only when at least this much of its part is left. */
+#define HELP_MIN_BYTES ((size_t)4 << 20)
 /* The hand-over point is searched for in this much input after the midpoint. */
 #define SEARCH_WINDOW ((size_t)8 << 20)
 
@@ -85,6 +89,17 @@ typedef struct split_mark {
 typedef struct split_worker {
     pthread_t thread;
     atomic_bool cancel;
+    /* Between the threads while the part is read: where the last complete batch ends,
+     * where to stop (a batch boundary the VM has taken over from there, or NULL), and
+     * whether reading is over. */
+    _Atomic(const uint8_t *) progress;
+    _Atomic(const uint8_t *) stop_at;
+    atomic_bool finished;
+    bool borrowed_pub; /* pub is the VM's own memo: not freed here */
+    /* Tests: the thread starts reading only once the VM reaches the hand-over point, so
+     * that the VM always helps (see ms__split_test_hold). */
+    bool hold;
+    atomic_bool go;
 
     const uint8_t *start, *end; /* start: a MARK opening a batch */
     bool release_pages;
@@ -833,14 +848,15 @@ static const uint8_t *skip_frames(const uint8_t *p, const uint8_t *end)
     return p;
 }
 
-static void *worker_main(void *arg)
+/* Reads whole batches from w->start until something it does not read, the end of the
+ * list, or the batch boundary stop_at. */
+static void read_part(split_worker *w)
 {
-    split_worker *w = arg;
     const uint8_t *p = w->start, *end = w->end;
     mark_done(w, p);
     while (!atomic_load_explicit(&w->cancel, memory_order_relaxed)) {
         release_behind(w, p);
-        if (p >= end || p[0] != '(')
+        if (p >= end || p[0] != '(' || p == atomic_load_explicit(&w->stop_at, memory_order_acquire))
             break;
         p++;
         size_t count = 0;
@@ -881,6 +897,7 @@ static void *worker_main(void *arg)
             w->max_batch = count;
         p = skip_frames(p, end);
         mark_done(w, p);
+        atomic_store_explicit(&w->progress, p, memory_order_release);
     }
     /* Back to the last complete batch. */
     w->n_events = w->done.events;
@@ -888,6 +905,15 @@ static void *worker_main(void *arg)
     w->n_dact = w->done.dact;
     w->max_ahead = w->done.max_ahead;
     w->max_batch = w->done.max_batch;
+    atomic_store_explicit(&w->finished, true, memory_order_release);
+}
+
+static void *worker_main(void *arg)
+{
+    split_worker *w = arg;
+    while (w->hold && !atomic_load(&w->go))
+        sched_yield();
+    read_part(w);
     return NULL;
 }
 
@@ -901,7 +927,8 @@ static void worker_free(split_worker *w)
     for (size_t i = 0; i < w->ndefchunks; i++)
         chunk_free(w->defs[i], DEFS_BYTES);
     free(w->defs);
-    free(w->pub);
+    if (!w->borrowed_pub)
+        free(w->pub);
     ms__strtab_free(&w->strings);
     free(w->frames);
     free(w->frame_slots);
@@ -938,20 +965,15 @@ static const uint8_t *find_boundary(const uint8_t *lo, const uint8_t *from, cons
     return NULL;
 }
 
-void ms__split_start(ms_vm *vm)
+/* A part starting at `at` (a MARK opening a batch) with the VM's memo as it is now:
+ * copied for a second thread, or borrowed when the VM itself reads the part while its
+ * memo stands still. */
+static split_worker *part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
 {
     ms_input *in = &vm->in;
-    if (vm->split || vm->lim.parallel_min_bytes == 0 || in->window || !in->source_eof ||
-        vm->sparse_len || !vm->shape || vm->shape->n == 0 ||
-        (uint64_t)(in->end - in->pos) < vm->lim.parallel_min_bytes)
-        return;
-    /* The VM reads the first half while this thread reads the second. */
-    const uint8_t *at = find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, vm->shape);
-    if (!at)
-        return;
     split_worker *w = calloc(1, sizeof *w);
     if (!w)
-        return;
+        return NULL;
     ms__strtab_init(&w->strings);
     w->last_str = UINT32_MAX;
     w->max_ahead = INT64_MIN;
@@ -963,17 +985,41 @@ void ms__split_start(ms_vm *vm)
     w->pub_gen = vm->memo_gen;
     w->page = (size_t)sysconf(_SC_PAGESIZE);
     w->release_pages = in->map != NULL;
-    /* Not the page the VM's last reads may touch. */
+    /* Not the page the reading before `at` may still touch. */
     w->released = (const uint8_t *)(((uintptr_t)at + 2 * w->page) & ~(uintptr_t)(w->page - 1));
-    w->pub = malloc((w->pub_len ? w->pub_len : 1) * sizeof *w->pub);
+    atomic_init(&w->cancel, false);
+    atomic_init(&w->progress, at);
+    atomic_init(&w->stop_at, NULL);
+    atomic_init(&w->finished, false);
+    atomic_init(&w->go, false);
     w->spans = calloc(SPAN_SLOTS, sizeof *w->spans);
+    w->borrowed_pub = borrow_memo;
+    if (borrow_memo) {
+        w->pub = vm->memo;
+    } else if ((w->pub = malloc((w->pub_len ? w->pub_len : 1) * sizeof *w->pub)) != NULL &&
+               w->pub_len) {
+        memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
+    }
     if (!w->pub || !w->spans) {
         worker_free(w);
-        return;
+        return NULL;
     }
-    if (w->pub_len)
-        memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
-    atomic_init(&w->cancel, false);
+    return w;
+}
+
+void ms__split_start(ms_vm *vm)
+{
+    ms_input *in = &vm->in;
+    if (vm->split || vm->lim.parallel_min_bytes == 0 || in->window || !in->source_eof ||
+        vm->sparse_len || !vm->shape || vm->shape->n == 0 ||
+        (uint64_t)(in->end - in->pos) < vm->lim.parallel_min_bytes)
+        return;
+    /* The VM reads the first half while this thread reads the second. */
+    const uint8_t *at = find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, vm->shape);
+    split_worker *w = at ? part_new(vm, at, false) : NULL;
+    if (!w)
+        return;
+    w->hold = atomic_load(&ms__split_test_hold);
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
         worker_free(w);
         return;
@@ -988,6 +1034,7 @@ void ms__split_discard(ms_vm *vm)
     if (!w)
         return;
     atomic_store(&w->cancel, true);
+    atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
     worker_free(w);
     vm->split = NULL;
@@ -1364,16 +1411,44 @@ out:
     return rc;
 }
 
+/* Takes a finished part if the VM is at its start and everything checks; 0 or an error. */
+static int take_part(ms_vm *vm, split_worker *w)
+{
+    ms_obj *list = NULL;
+    int rc = 0;
+    if (vm->in.pos == w->start && w->n_events > 0 && can_take(vm, w, &list) &&
+        (rc = take(vm, w, list)) == TAKE_REFUSED)
+        rc = 0;
+    return rc;
+}
+
 int ms__split_join(ms_vm *vm)
 {
     split_worker *w = vm->split;
     vm->split = NULL;
     vm->split_at = NULL;
+    /* The two virtual cores often run at different speeds. When the VM gets here while
+     * the second thread still has a long way to go, the VM reads the back half of what
+     * is left itself (the thread stops at that boundary) instead of waiting. */
+    split_worker *help = NULL;
+    const uint8_t *prog = atomic_load_explicit(&w->progress, memory_order_acquire);
+    if (!atomic_load_explicit(&w->finished, memory_order_acquire) &&
+        (size_t)(w->end - prog) >= (w->hold ? 0 : HELP_MIN_BYTES)) {
+        const uint8_t *t = find_boundary(prog, prog + (w->end - prog) / 2, w->end, &w->shape);
+        if (t && (help = part_new(vm, t, true)) != NULL) {
+            atomic_store_explicit(&w->stop_at, t, memory_order_release);
+            atomic_store(&w->go, true);
+            read_part(help);
+        }
+    }
+    atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
-    int rc = 0;
-    ms_obj *list = NULL;
-    if (w->n_events > 0 && can_take(vm, w, &list) && (rc = take(vm, w, list)) == TAKE_REFUSED)
-        rc = 0;
+    int rc = take_part(vm, w);
+    /* The VM's part follows only if the thread stopped exactly where it began. */
+    if (!rc && help)
+        rc = take_part(vm, help);
     worker_free(w);
+    if (help)
+        worker_free(help);
     return rc;
 }

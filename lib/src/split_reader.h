@@ -11,9 +11,13 @@
  * continues after them: the snapshot is the same, byte for byte, as a one-thread read.
  * Anything the second thread does not understand ends its part there, and anything the
  * hand-over cannot prove equal to the serial reading makes the VM read that part
- * itself. */
+ * itself. When the VM reaches the boundary while the thread still has a long way to go,
+ * the VM reads the back half of what is left the same way (the thread stops there), and
+ * the two parts are handed over in order. */
 #ifndef MEMSNAP_SPLIT_READER_H
 #define MEMSNAP_SPLIT_READER_H
+
+#include <stdatomic.h>
 
 #include "pickle_vm.h"
 
@@ -33,5 +37,9 @@ void ms__split_discard(ms_vm *vm);
 /* Hand-overs that took the second thread's entries, process-wide (for tests: a read
  * that fails leaves no snapshot to ask). */
 extern _Atomic uint64_t ms__split_handovers;
+/* Tests: when set, a second thread waits for the VM to reach the hand-over point, so the
+ * VM always reads the back half of the thread's part itself (the path a slower second
+ * core takes). */
+extern atomic_bool ms__split_test_hold;
 
 #endif
