@@ -42,6 +42,9 @@ atomic_bool ms__split_test_hold;
 #define SCRATCH_MAX 4096
 #define SPAN_SLOTS 1024
 #define SPAN_MAX 2048
+/* Mapped pages behind a part's reader are handed back in steps of this much: half the
+ * VM's step, as up to three readers (the VM, the thread, the VM's part) hold some. */
+#define PART_RELEASE_STEP ((size_t)1 << 20)
 /* The VM helps the second thread only when at least this much of its part is left. */
 #define HELP_MIN_BYTES ((size_t)4 << 20)
 /* The hand-over point is searched for in this much input after the midpoint. */
@@ -832,7 +835,7 @@ static void mark_done(split_worker *w, const uint8_t *p)
  * back. */
 static void release_behind(split_worker *w, const uint8_t *p)
 {
-    if (!w->release_pages || (size_t)(p - w->released) < MS_INPUT_RELEASE_STEP)
+    if (!w->release_pages || (size_t)(p - w->released) < PART_RELEASE_STEP)
         return;
     uintptr_t to = ((uintptr_t)p - w->page) & ~(uintptr_t)(w->page - 1);
     if (to > (uintptr_t)w->released) {
@@ -1437,6 +1440,8 @@ int ms__split_join(ms_vm *vm)
         const uint8_t *t = find_boundary(prog, prog + (w->end - prog) / 2, w->end, &w->shape);
         if (t && (help = part_new(vm, t, true)) != NULL) {
             atomic_store_explicit(&w->stop_at, t, memory_order_release);
+            if (vm->in.map)
+                ms__input_release_slow(&vm->in); /* the VM's own window, before a third */
             atomic_store(&w->go, true);
             read_part(help);
         }
