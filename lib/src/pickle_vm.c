@@ -1,7 +1,6 @@
 /* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
  * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
 #include "pickle_vm.h"
-#include "pickle_bytes.h"
 #include "split_reader.h"
 
 #include <math.h>
@@ -1193,7 +1192,6 @@ static int decode_text_string(ms_vm *vm, const uint8_t *p, size_t n, bool quoted
 
 /* ------------------------------------------------------------------ the loop */
 
-
 static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
 {
     ms_val v = 0;
@@ -1426,8 +1424,6 @@ static int fast_frames(ms_vm *vm, fast_reader *r, ms_val *out, int *err_rc)
     }
     return FAST_OK;
 }
-
-
 
 /* Frames lists made only of memo references to frames are, byte for byte, the same list
  * whenever the same stack recurs (a 4M-event trace has a few dozen stacks and a million
@@ -1697,7 +1693,7 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 ok = false;
                 break;
             }
-            if (VTAG(key) != T_STR || r.end - r.p < 10) {
+            if (VTAG(key) != T_STR || r.end - r.p < 11) { /* an integer and the byte after it */
                 ok = false;
                 break;
             }
