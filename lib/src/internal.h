@@ -54,6 +54,12 @@ void ms__strtab_init(ms_strtab *t);
 void ms__strtab_free(ms_strtab *t);
 /* Returns the id of the string, adding it if new; UINT32_MAX on allocation failure. */
 uint32_t ms__strtab_intern(ms_strtab *t, const char *data, size_t len);
+
+/* Open-addressing tables of ids (id + 1 per slot, 0 empty), keyed by what each id names:
+ * rebuilds *slots at twice its size (first_size when empty) from ids 0..count-1, placed
+ * by hash(ctx, id). False when out of memory, the old table kept. */
+bool ms__id_table_rehash(uint32_t **slots, size_t *nslots, size_t first_size, size_t count,
+                         uint64_t (*hash)(const void *ctx, size_t id), const void *ctx);
 static inline const char *ms__strtab_get(const ms_strtab *t, uint32_t id)
 {
     return t->bytes + t->offsets[id];

@@ -59,6 +59,25 @@ static inline size_t fast_int(const uint8_t *p, int64_t *v)
     }
 }
 
+/* A 64-bit mixer (splitmix64's finaliser) and a hash of an id sequence built on it, for
+ * the frame and stack tables of both readers. */
+static inline uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 31;
+    h *= 0x7fb5d329728ea185ull;
+    h ^= h >> 27;
+    h *= 0x81dadef4bc2dd44dull;
+    return h ^ (h >> 33);
+}
+
+static inline uint64_t ids_hash(const uint32_t *ids, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++)
+        h = mix64(h ^ ids[i]) + i;
+    return h;
+}
+
 /* Frames lists recur byte for byte (a few hundred distinct lists among millions), so
  * both readers remember them by their bytes. These two find and hash such a list. */
 

@@ -377,65 +377,30 @@ static int finish_pending(ms_vm *vm, ms_pending *p, ms_val result, int64_t off)
 
 /* ------------------------------------------------------------------ frames, stacks */
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 31;
-    h *= 0x7fb5d329728ea185ull;
-    h ^= h >> 27;
-    h *= 0x81dadef4bc2dd44dull;
-    return h ^ (h >> 33);
-}
-
 static uint64_t frame_hash(const ms_frame *f)
 {
     return mix64((uint64_t)f->name * 0x9e3779b97f4a7c15ull ^ (uint64_t)f->filename << 32 ^
                  (uint64_t)f->line * 0xbf58476d1ce4e5b9ull);
 }
 
-static uint64_t stack_hash(const uint32_t *ids, size_t n)
+static uint64_t frame_hash_of(const void *ctx, size_t id)
 {
-    uint64_t h = n;
-    for (size_t i = 0; i < n; i++)
-        h = mix64(h ^ ids[i]) + i;
-    return h;
-}
-
-/* Rebuilds an id table of `nslots` from the ids 0..count-1 with hash(id). */
-static bool rehash_ids(uint32_t **slots, size_t *nslots, size_t count, uint64_t (*hash)(ms_vm *, size_t),
-                       ms_vm *vm)
-{
-    size_t n = *nslots ? *nslots * 2 : 4096;
-    uint32_t *t = calloc(n, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < count; i++) {
-        size_t j = (size_t)hash(vm, i) & (n - 1);
-        while (t[j])
-            j = (j + 1) & (n - 1);
-        t[j] = (uint32_t)i + 1;
-    }
-    free(*slots);
-    *slots = t;
-    *nslots = n;
-    return true;
-}
-
-static uint64_t frame_hash_of(ms_vm *vm, size_t id)
-{
+    const ms_vm *vm = ctx;
     return frame_hash(&vm->snap->frames[id]);
 }
 
-static uint64_t stack_hash_of(ms_vm *vm, size_t id)
+static uint64_t stack_hash_of(const void *ctx, size_t id)
 {
+    const ms_vm *vm = ctx;
     const ms_snapshot *s = vm->snap;
-    return stack_hash(s->stack_frames + s->stack_start[id], s->stack_start[id + 1] - s->stack_start[id]);
+    return ids_hash(s->stack_frames + s->stack_start[id], s->stack_start[id + 1] - s->stack_start[id]);
 }
 
 static int intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
 {
     ms_snapshot *s = vm->snap;
     if ((s->n_frames + 1) * 2 > vm->frame_nslots &&
-        !rehash_ids(&vm->frame_slots, &vm->frame_nslots, s->n_frames, frame_hash_of, vm))
+        !ms__id_table_rehash(&vm->frame_slots, &vm->frame_nslots, 4096, s->n_frames, frame_hash_of, vm))
         return FAIL(MS_ERR_NOMEM, off, "out of memory");
     size_t mask = vm->frame_nslots - 1, j = (size_t)frame_hash(f) & mask;
     for (; vm->frame_slots[j]; j = (j + 1) & mask) {
@@ -468,9 +433,9 @@ static int intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out,
         s->stack_start[0] = 0;
     }
     if ((s->n_stacks + 1) * 2 > vm->stack_nslots &&
-        !rehash_ids(&vm->stack_slots, &vm->stack_nslots, s->n_stacks, stack_hash_of, vm))
+        !ms__id_table_rehash(&vm->stack_slots, &vm->stack_nslots, 4096, s->n_stacks, stack_hash_of, vm))
         return FAIL(MS_ERR_NOMEM, off, "out of memory");
-    size_t mask = vm->stack_nslots - 1, j = (size_t)stack_hash(ids, n) & mask;
+    size_t mask = vm->stack_nslots - 1, j = (size_t)ids_hash(ids, n) & mask;
     for (; vm->stack_slots[j]; j = (j + 1) & mask) {
         size_t id = vm->stack_slots[j] - 1;
         size_t len = s->stack_start[id + 1] - s->stack_start[id];

@@ -195,38 +195,10 @@ static inline bool add_def(split_worker *w, uint32_t v, uint32_t **slot)
     return true;
 }
 
-static uint64_t mix(uint64_t h)
+static uint64_t stack_hash_of(const void *ctx, size_t id)
 {
-    h ^= h >> 31;
-    h *= 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
-static uint64_t refs_hash(const uint32_t *refs, size_t n)
-{
-    uint64_t h = n;
-    for (size_t i = 0; i < n; i++)
-        h = mix(h ^ refs[i]) + i;
-    return h;
-}
-
-static bool rehash_stacks(split_worker *w)
-{
-    size_t n = w->stack_nslots ? w->stack_nslots * 2 : 1024;
-    uint32_t *t = calloc(n, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < w->n_stacks; i++) {
-        size_t len = w->stack_start[i + 1] - w->stack_start[i];
-        size_t j = (size_t)refs_hash(w->stack_refs + w->stack_start[i], len) & (n - 1);
-        while (t[j])
-            j = (j + 1) & (n - 1);
-        t[j] = (uint32_t)i + 1;
-    }
-    free(w->stack_slots);
-    w->stack_slots = t;
-    w->stack_nslots = n;
-    return true;
+    const split_worker *w = ctx;
+    return ids_hash(w->stack_refs + w->stack_start[id], w->stack_start[id + 1] - w->stack_start[id]);
 }
 
 /* This thread's id of a stack (n > 0 frame references), by content. */
@@ -237,9 +209,10 @@ static bool intern_local_stack(split_worker *w, const uint32_t *refs, size_t n, 
             return false;
         w->stack_start[0] = 0;
     }
-    if ((w->n_stacks + 1) * 2 > w->stack_nslots && !rehash_stacks(w))
+    if ((w->n_stacks + 1) * 2 > w->stack_nslots &&
+        !ms__id_table_rehash(&w->stack_slots, &w->stack_nslots, 1024, w->n_stacks, stack_hash_of, w))
         return false;
-    size_t mask = w->stack_nslots - 1, j = (size_t)refs_hash(refs, n) & mask;
+    size_t mask = w->stack_nslots - 1, j = (size_t)ids_hash(refs, n) & mask;
     for (; w->stack_slots[j]; j = (j + 1) & mask) {
         size_t id = w->stack_slots[j] - 1;
         size_t len = w->stack_start[id + 1] - w->stack_start[id];
@@ -264,32 +237,21 @@ static bool intern_local_stack(split_worker *w, const uint32_t *refs, size_t n, 
 
 static uint64_t frame_hash(const local_frame *f)
 {
-    return mix(mix((uint64_t)f->name << 32 | f->filename) ^ (uint64_t)f->line);
+    return mix64(mix64((uint64_t)f->name << 32 | f->filename) ^ (uint64_t)f->line);
 }
 
-static bool rehash_frames(split_worker *w)
+static uint64_t frame_hash_of(const void *ctx, size_t id)
 {
-    size_t n = w->frame_nslots ? w->frame_nslots * 2 : 1024;
-    uint32_t *t = calloc(n, sizeof *t);
-    if (!t)
-        return false;
-    for (size_t i = 0; i < w->n_frames; i++) {
-        size_t j = (size_t)frame_hash(&w->frames[i]) & (n - 1);
-        while (t[j])
-            j = (j + 1) & (n - 1);
-        t[j] = (uint32_t)i + 1;
-    }
-    free(w->frame_slots);
-    w->frame_slots = t;
-    w->frame_nslots = n;
-    return true;
+    const split_worker *w = ctx;
+    return frame_hash(&w->frames[id]);
 }
 
 /* This thread's id of a frame, by content: PyTorch writes a fresh dict for every frame
  * of every C++ traceback, and the VM keeps one frame per content too. */
 static bool intern_local_frame(split_worker *w, const local_frame *f, uint32_t *out)
 {
-    if ((w->n_frames + 1) * 2 > w->frame_nslots && !rehash_frames(w))
+    if ((w->n_frames + 1) * 2 > w->frame_nslots &&
+        !ms__id_table_rehash(&w->frame_slots, &w->frame_nslots, 1024, w->n_frames, frame_hash_of, w))
         return false;
     size_t mask = w->frame_nslots - 1, j = (size_t)frame_hash(f) & mask;
     for (; w->frame_slots[j]; j = (j + 1) & mask) {

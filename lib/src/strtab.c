@@ -88,3 +88,22 @@ uint32_t ms__strtab_intern(ms_strtab *t, const char *data, size_t len)
         return UINT32_MAX;
     return id;
 }
+
+bool ms__id_table_rehash(uint32_t **slots, size_t *nslots, size_t first_size, size_t count,
+                         uint64_t (*hash)(const void *ctx, size_t id), const void *ctx)
+{
+    size_t n = *nslots ? *nslots * 2 : first_size;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < count; i++) {
+        size_t j = (size_t)hash(ctx, i) & (n - 1);
+        while (t[j])
+            j = (j + 1) & (n - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    free(*slots);
+    *slots = t;
+    *nslots = n;
+    return true;
+}
