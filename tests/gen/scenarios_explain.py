@@ -465,6 +465,11 @@ def oom_run(name, body, note, cause, fraction_bytes, stacks="all", max_entries=1
         oom["message"] = str(e).splitlines()[0]
     torch.cuda.memory._record_memory_history(enabled=None)
     truth["counters_at_start"] = base
+    end = truth["counters_at_end"]
+    truth["allocs_during_trace"] = end["allocation.all.allocated"] - base["allocation.all.allocated"]
+    truth["frees_during_trace"] = end["allocation.all.freed"] - base["allocation.all.freed"]
+    if max_entries < 1_000_000:
+        truth["max_entries"] = max_entries
     truth["iteration_start_us"] = marks
     truth["iterations"] = max(0, len(marks) - 1)
     truth["torch_version"] = torch.__version__
