@@ -1,7 +1,6 @@
 /* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
  * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
 #include "pickle_vm.h"
-#include "split_reader.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1712,7 +1711,8 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 vm->shape->mask[q] = ((uint64_t)1 << (8 * seen.len[q])) - 1; /* len is 2 or 5 */
             }
             /* With the shape known, a second thread can read the back of a long trace. */
-            ms__split_start(vm);
+            if (!vm->split)
+                vm->split = ms__split_start(vm, &vm->split_at);
         }
     commit:
         r.p++; /* SETITEMS */
@@ -1775,8 +1775,12 @@ int ms__vm_run(ms_vm *vm)
     ms_input *in = &vm->in;
     int rc;
     for (;;) {
-        if (MS_UNLIKELY(in->pos == vm->split_at))
-            CHECK(ms__split_join(vm)); /* take the entries the second thread read */
+        if (MS_UNLIKELY(in->pos == vm->split_at)) {
+            ms_split *part = vm->split;
+            vm->split = NULL;
+            vm->split_at = NULL;
+            CHECK(ms__split_join(vm, part)); /* take the entries the second thread read */
+        }
         ms__input_release(in);
         NEED(1);
         const int64_t off = ms__input_offset(in, in->pos);
@@ -2126,7 +2130,9 @@ int ms__vm_run(ms_vm *vm)
 
 void ms__vm_release(ms_vm *vm)
 {
-    ms__split_discard(vm); /* before anything it reads goes away */
+    ms__split_discard(vm->split); /* before anything it reads goes away */
+    vm->split = NULL;
+    vm->split_at = NULL;
     for (size_t i = 0; i < vm->nobjs; i++)
         free(vm->objs[i].items);
     free(vm->objs);
@@ -2187,4 +2193,92 @@ int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
 int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
 {
     return intern_frame(vm, f, out, off);
+}
+
+/* ------------------------------------------------------------------ split reader's view
+ * The rest of the interface in vm_iface.h: what the split reader may see and change of
+ * the VM, at the start of a part and at its hand-over (never while the VM runs). */
+
+ms_input *ms__vm_input(ms_vm *vm)
+{
+    return &vm->in;
+}
+
+const entry_shape *ms__vm_shape(const ms_vm *vm)
+{
+    return vm->shape;
+}
+
+const ms_limits *ms__vm_limits(const ms_vm *vm)
+{
+    return &vm->lim;
+}
+
+ms_error *ms__vm_error(ms_vm *vm)
+{
+    return vm->err;
+}
+
+const uint32_t *ms__vm_memo(const ms_vm *vm, size_t *len, uint64_t *gen, size_t *sparse)
+{
+    if (len)
+        *len = vm->memo_len;
+    if (gen)
+        *gen = vm->memo_gen;
+    if (sparse)
+        *sparse = vm->sparse_len;
+    return vm->memo;
+}
+
+bool ms__vm_trace_on_top(const ms_vm *vm, int *device)
+{
+    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
+        return false;
+    const ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
+        vm->snap->traces[list->device].view.n != list->appended)
+        return false;
+    *device = list->device;
+    return true;
+}
+
+bool ms__vm_has_room(const ms_vm *vm, size_t stack_items, uint64_t memo_entries,
+                     uint64_t events, size_t strings, uint32_t string_limit, size_t streams)
+{
+    return vm->nmarks < vm->lim.max_depth && vm->sp + stack_items <= MS_VM_MAX_STACK &&
+           vm->memo_len + memo_entries <= vm->lim.max_memo &&
+           vm->events_total + events <= vm->lim.max_events &&
+           vm->snap->strings.count + strings < string_limit &&
+           vm->snap->n_streams + streams < UINT16_MAX;
+}
+
+uint32_t ms__vm_intern_string(ms_vm *vm, const char *data, size_t len)
+{
+    return ms__strtab_intern(&vm->snap->strings, data, len);
+}
+
+int ms__vm_stack_of_list(ms_vm *vm, uint32_t enc, uint32_t *out, int64_t off)
+{
+    if (!ms__vm_obj(vm, enc, O_LIST))
+        return -1;
+    return ms__vm_stack_of(vm, enc, out, off);
+}
+
+uint32_t *ms__vm_memo_room(ms_vm *vm, size_t n)
+{
+    size_t need;
+    if (!ms__add(vm->memo_len, n, &need) ||
+        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo))
+        return NULL;
+    return vm->memo + vm->memo_len;
+}
+
+void ms__vm_took(ms_vm *vm, uint64_t events, size_t memo_entries, const uint8_t *pos)
+{
+    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    list->appended += events;
+    vm->memo_len += memo_entries;
+    vm->events_total += events;
+    vm->snap->split_events += events;
+    vm->in.pos = pos;
 }

@@ -9,11 +9,8 @@
 #ifndef MEMSNAP_PICKLE_VM_H
 #define MEMSNAP_PICKLE_VM_H
 
-#include "input.h"
-#include "internal.h"
-#include "pickle_bytes.h"
+#include "vm_iface.h"
 
-typedef uint64_t ms_val;
 
 typedef struct ms_pending {
     uint32_t *ids;        /* PEND_FRAMES: frame ids appended so far */
@@ -23,31 +20,10 @@ typedef struct ms_pending {
     bool used;
 } ms_pending;
 
-enum {
-    T_INT = 0,   /* payload: signed 61-bit integer */
-    T_STR = 1,   /* payload: string id */
-    T_OBJ = 2,   /* payload: object id */
-    T_NUM = 3,   /* payload: index into the boxed numbers */
-    T_SPC = 4,   /* payload: one of SPC_* */
-    T_PEND = 5,  /* a container still being filled, kept out of the object table;
-                    payload: x << 2 | PEND_* kind */
-    T_EVT = 6,   /* a converted trace entry; payload: index << 16 | device */
-    T_CONV = 7   /* a converted frame or stack; payload: id << 1 | (1 for a stack) */
-};
-enum { SPC_NONE = 0, SPC_TRUE = 1, SPC_FALSE = 2, SPC_CONSUMED = 3, SPC_BUILDING = 4 };
 /* Pending kinds: a trace entry (x = device), a trace entry's frames list and one of its
  * frames (x = slot | generation << 20 into the pending pool). */
 enum { PEND_EVENT = 0, PEND_FRAMES = 1, PEND_FRAME = 2 };
 
-#define VTAG(v) ((unsigned)((v)&7u))
-#define VPAY(v) ((v) >> 3)
-#define VMAKE(tag, pay) ((((uint64_t)(pay)) << 3) | (uint64_t)(tag))
-#define VINT_MIN (-((int64_t)1 << 60))
-#define VINT_MAX (((int64_t)1 << 60) - 1)
-static inline int64_t vint(ms_val v)
-{
-    return (int64_t)v >> 3; /* arithmetic shift restores the sign */
-}
 
 enum { O_LIST = 1, O_DICT, O_TUPLE, O_SET, O_FROZENSET };
 /* R_FROZEN: a frames list already turned into a stack; changing it afterwards would make
@@ -73,46 +49,7 @@ typedef struct ms_num {
     double f;
 } ms_num;
 
-/* Well-known strings are interned first, so their ids are these constants. */
-#define MS_KNOWN_STRINGS(X)                                                                   \
-    X(S_ACTION, "action") X(S_ADDR, "addr") X(S_SIZE, "size") X(S_STREAM, "stream")           \
-    X(S_TIME_US, "time_us") X(S_FRAMES, "frames") X(S_DEVICE_FREE, "device_free")             \
-    X(S_DEVICE_TRACES, "device_traces") X(S_SEGMENTS, "segments")                             \
-    X(S_ALLOCATOR_SETTINGS, "allocator_settings")                                             \
-    X(S_EXTERNAL_ANNOTATIONS, "external_annotations") X(S_NAME, "name")                       \
-    X(S_FILENAME, "filename") X(S_LINE, "line") X(S_DEVICE, "device") X(S_ADDRESS, "address") \
-    X(S_TOTAL_SIZE, "total_size") X(S_ALLOCATED_SIZE, "allocated_size")                       \
-    X(S_ACTIVE_SIZE, "active_size") X(S_REQUESTED_SIZE, "requested_size")                     \
-    X(S_SEGMENT_TYPE, "segment_type") X(S_SEGMENT_POOL_ID, "segment_pool_id")                 \
-    X(S_IS_EXPANDABLE, "is_expandable") X(S_BLOCKS, "blocks") X(S_STATE, "state")             \
-    X(S_STAGE, "stage") X(S_START, "START") X(S_END, "END")                                   \
-    X(S_ACTIVE_ALLOCATED, "active_allocated") X(S_ACTIVE_PENDING_FREE, "active_pending_free") \
-    X(S_INACTIVE, "inactive") X(S_ACT_ALLOC, "alloc") X(S_ACT_FREE_REQUESTED, "free_requested") \
-    X(S_ACT_FREE_COMPLETED, "free_completed") X(S_ACT_SEGMENT_ALLOC, "segment_alloc")         \
-    X(S_ACT_SEGMENT_FREE, "segment_free") X(S_ACT_SEGMENT_MAP, "segment_map")                 \
-    X(S_ACT_SEGMENT_UNMAP, "segment_unmap") X(S_ACT_OOM, "oom") X(S_ACT_SNAPSHOT, "snapshot")
 
-enum {
-#define MS_X_KNOWN(id, text) id,
-    MS_KNOWN_STRINGS(MS_X_KNOWN)
-#undef MS_X_KNOWN
-        S_KNOWN_COUNT
-};
-
-/* Every trace entry of a snapshot has the same keys in the same order, each fetched from
- * the memo with the same bytes ("h\x15", "j\xf0\x03\x00\x00"). The fast reader learns
- * them from one entry (see fast_events in pickle_vm.c); the split reader matches them. */
-#define SHAPE_KEYS 16
-
-typedef struct entry_shape {
-    size_t n;
-    uint8_t len[SHAPE_KEYS];
-    uint8_t bytes[SHAPE_KEYS][5];
-    uint32_t key[SHAPE_KEYS]; /* string id of the key */
-    /* The key's bytes as the low bytes of a little-endian word, and which bytes count:
-     * one load and one compare per key. */
-    uint64_t want[SHAPE_KEYS], mask[SHAPE_KEYS];
-} entry_shape;
 
 typedef struct ms_vm {
     ms_input in;
@@ -155,7 +92,7 @@ typedef struct ms_vm {
 
     /* A second thread reading the back of a long trace (split_reader.c): when the VM
      * reaches split_at, it takes that thread's entries instead of reading them. */
-    struct split_worker *split;
+    ms_split *split;
     const uint8_t *split_at;
 
     /* Content-interning tables for frames and stacks (ids + 1, 0 empty). */
@@ -168,32 +105,6 @@ typedef struct ms_vm {
     ms_val result;
 } ms_vm;
 
-/* The fields of one trace entry as they are read (the VM's readers, the split reader). */
-typedef struct ev_fields {
-    int action;   /* -1 until seen */
-    uint64_t addr, size, stream_raw;
-    int64_t time_us;
-    uint32_t stack;
-} ev_fields;
-
-/* An integer-valued field (addr, device_free, size, time_us, stream) at p, as the fast
- * readers take it: stores it and returns the bytes it takes, or 0 for anything else (a
- * memoized integer, a negative size) that the general VM must judge. The caller
- * guarantees 11 readable bytes. */
-static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
-{
-    int64_t iv;
-    size_t used = fast_int(p, &iv);
-    if (!used || p[used] == 0x94 || (key == S_SIZE && iv < 0))
-        return 0;
-    switch (key) {
-    case S_SIZE: f->size = (uint64_t)iv; break;
-    case S_TIME_US: f->time_us = iv; break;
-    case S_STREAM: f->stream_raw = (uint64_t)iv; break;
-    default: f->addr = (uint64_t)iv; break; /* addr, or device_free for an OOM */
-    }
-    return used;
-}
 
 /* Runs the VM over the whole input; on success vm->result holds the top object. */
 int ms__vm_run(ms_vm *vm);
@@ -220,15 +131,6 @@ int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, 
 /* Short type name of a value, for messages. */
 const char *ms__vm_type_name(const ms_vm *vm, ms_val v);
 
-/* Interning and lookups the split reader's hand-over needs (pickle_vm.c). */
-int ms__vm_intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out, int64_t off);
-int ms__vm_intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off);
-int ms__vm_trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off);
-int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off);
-/* Frame id of a converted frame or a frame dict (converting it). */
-int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off);
-#define MS_VM_MAX_STACK ((size_t)1 << 24)
-#define MS_VM_MEMO_PAYLOAD_LIMIT ((uint64_t)1 << 29)
 
 /* Builds the typed model from vm->result (model_build.c). */
 int ms__model_build(ms_vm *vm);
