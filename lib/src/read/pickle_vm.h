@@ -131,8 +131,4 @@ int ms__vm_append_trace(ms_vm *vm, ms_obj *list, const ms_val *items, size_t n, 
 /* Short type name of a value, for messages. */
 const char *ms__vm_type_name(const ms_vm *vm, ms_val v);
 
-
-/* Builds the typed model from vm->result (model_build.c). */
-int ms__model_build(ms_vm *vm);
-
 #endif
