@@ -10,8 +10,6 @@
 
 /* A summary holds a few KiB per file; anything this large is not one. */
 #define MAX_SUMMARY_BYTES ((size_t)256 << 20)
-/* cJSON numbers are doubles: integers beyond 2^53 would come back rounded. */
-#define MAX_EXACT 9007199254740992.0
 
 input_kind input_kind_of(const char *path, int *first_byte)
 {
@@ -66,166 +64,6 @@ static void inputs_push(compare_inputs *in, compare_input item, bool *ok)
     in->v[in->n++] = item;
 }
 
-/* Reads an exact non-negative integer; `what` names the key in the message. */
-static int get_int(const char *cmd, const char *name, const cJSON *obj, const char *key,
-                   bool required, int64_t *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v) {
-        if (!required)
-            return 0;
-        cli_error(cmd, "%s: summary JSON lacks \"%s\"", name, key);
-        return 2;
-    }
-    double d = cJSON_GetNumberValue(v);
-    if (!cJSON_IsNumber(v) || !(d >= -MAX_EXACT && d <= MAX_EXACT) || d != (double)(int64_t)d) {
-        cli_error(cmd, "%s: summary JSON \"%s\" is not an integer", name, key);
-        return 2;
-    }
-    *out = (int64_t)d;
-    return 0;
-}
-
-static int get_uint(const char *cmd, const char *name, const cJSON *obj, const char *key,
-                    bool required, uint64_t *out)
-{
-    int64_t v = 0;
-    int rc = get_int(cmd, name, obj, key, required, &v);
-    if (rc)
-        return rc;
-    if (v < 0) {
-        cli_error(cmd, "%s: summary JSON \"%s\" is negative", name, key);
-        return 2;
-    }
-    if (cJSON_GetObjectItemCaseSensitive(obj, key))
-        *out = (uint64_t)v;
-    return 0;
-}
-
-static const cJSON *get_obj(const char *cmd, const char *name, const cJSON *obj,
-                            const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsObject(v)) {
-        cli_error(cmd, "%s: summary JSON lacks the object \"%s\"", name, key);
-        return NULL;
-    }
-    return v;
-}
-
-/* The device to compare: the one asked for, else the one with the most events (ties: the
- * lowest id), the same rule the pickle path applies. */
-static const cJSON *pick_device(const char *cmd, const char *name, const cJSON *devices,
-                                int want)
-{
-    const cJSON *best = NULL;
-    int64_t best_events = -1, best_id = 0;
-    const cJSON *d;
-    cJSON_ArrayForEach(d, devices)
-    {
-        int64_t id = 0, events = 0;
-        if (get_int(cmd, name, d, "device", true, &id) || get_int(cmd, name, d, "events", true, &events))
-            return NULL;
-        if (want >= 0) {
-            if (id == want)
-                return d;
-            continue;
-        }
-        if (events > best_events || (events == best_events && id < best_id)) {
-            best = d;
-            best_events = events;
-            best_id = id;
-        }
-    }
-    if (!best) {
-        if (want >= 0)
-            cli_error(cmd, "%s: summary has no device %d", name, want);
-        else
-            cli_error(cmd, "%s: summary lists no device", name);
-    }
-    return best;
-}
-
-static int fill_profile(const char *cmd, const char *name, const cJSON *dev, ms_profile *p)
-{
-    int64_t v = 0;
-    if (get_int(cmd, name, dev, "device", true, &v))
-        return 2;
-    p->device = (int)v;
-    if (get_uint(cmd, name, dev, "events", true, &p->events))
-        return 2;
-
-    const cJSON *peak = get_obj(cmd, name, dev, "peak");
-    const cJSON *live = peak ? get_obj(cmd, name, dev, "live_end") : NULL;
-    const cJSON *res = live ? get_obj(cmd, name, dev, "reserved") : NULL;
-    if (!res)
-        return 2;
-    if (get_int(cmd, name, peak, "bytes", true, &p->peak_bytes) ||
-        get_int(cmd, name, peak, "time_us", true, &p->peak_time_us) ||
-        get_int(cmd, name, peak, "event", true, &p->peak_event) ||
-        get_int(cmd, name, live, "bytes", true, &p->live_end_bytes) ||
-        get_uint(cmd, name, live, "count", true, &p->live_end_count) ||
-        get_int(cmd, name, res, "peak_bytes", true, &p->reserved_peak_bytes) ||
-        get_int(cmd, name, res, "end_bytes", true, &p->reserved_end_bytes))
-        return 2;
-
-    /* Peak times are compared as time into the trace, so the trace start is needed. */
-    const cJSON *span = cJSON_GetObjectItemCaseSensitive(dev, "time");
-    if (cJSON_IsObject(span)) {
-        if (get_int(cmd, name, span, "first_us", true, &p->t_first_us))
-            return 2;
-    } else if (get_int(cmd, name, dev, "t_first_us", false, &p->t_first_us)) {
-        return 2;
-    }
-
-    const cJSON *actions = cJSON_GetObjectItemCaseSensitive(dev, "actions");
-    if (actions && !cJSON_IsObject(actions)) {
-        cli_error(cmd, "%s: summary JSON \"actions\" is not an object", name);
-        return 2;
-    }
-    if (get_uint(cmd, name, actions, "alloc", false, &p->alloc_count) ||
-        get_uint(cmd, name, actions, "oom", false, &p->oom_count))
-        return 2;
-    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(dev, "trace_complete");
-    p->trace_complete = cJSON_IsTrue(tc);
-
-    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
-    if (sites && !cJSON_IsArray(sites)) {
-        cli_error(cmd, "%s: summary JSON \"top_sites\" is not a list", name);
-        return 2;
-    }
-    if (sites) {
-        uint64_t sum = 0;
-        const cJSON *s;
-        cJSON_ArrayForEach(s, sites)
-        {
-            const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "site"));
-            const char *fn =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s, "function"));
-            uint64_t bytes = 0, count = 0;
-            if (!site) {
-                cli_error(cmd, "%s: summary JSON top site without \"site\"", name);
-                return 2;
-            }
-            if (get_uint(cmd, name, s, "bytes", true, &bytes) ||
-                get_uint(cmd, name, s, "count", true, &count))
-                return 2;
-            ms_error err;
-            if (ms_profile_add_site(p, MS_SITES_AT_PEAK, site, fn ? fn : "", bytes, count, &err)) {
-                cli_error(cmd, "%s: %s", name, err.message);
-                return 2;
-            }
-            sum += bytes;
-        }
-        p->sites_known[MS_SITES_AT_PEAK] = true;
-        /* The list is the whole story exactly when it accounts for every byte at the
-         * peak; otherwise `summary --top K` cut it. */
-        p->sites_complete[MS_SITES_AT_PEAK] = p->peak_bytes >= 0 && sum == (uint64_t)p->peak_bytes;
-        ms_profile_sort_sites(p, MS_SITES_AT_PEAK);
-    }
-    return 0;
-}
-
 static int parse_file_object(const char *cmd, const char *name, const cJSON *file, int device,
                              bool want_json, compare_input *out)
 {
@@ -244,20 +82,12 @@ static int parse_file_object(const char *cmd, const char *name, const cJSON *fil
         cli_error(cmd, "%s: summary JSON file %s lacks \"devices\"", name, path);
         return 2;
     }
-    const cJSON *dev = pick_device(cmd, name, devices, device);
-    if (!dev)
-        return 2;
     ms_error err;
-    if (ms_profile_new(&out->profile, path, &err)) {
+    if (ms_profile_from_summary(&out->profile, path, devices, device, &err)) {
         cli_error(cmd, "%s: %s", name, err.message);
         return 2;
     }
     out->from_summary = true;
-    if (fill_profile(cmd, name, dev, out->profile)) {
-        ms_profile_free(out->profile);
-        out->profile = NULL;
-        return 2;
-    }
     if (want_json) {
         out->file_json = cJSON_Duplicate(file, true);
         if (!out->file_json) {

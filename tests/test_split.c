@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "internal.h"
-#include "split_reader.h"
+#include "read/vm_iface.h"
 #include "memsnap/memsnap.h"
 
 static ms_limits limits_with(uint64_t parallel_min)

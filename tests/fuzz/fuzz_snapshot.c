@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "split_reader.h"
+#include "read/vm_iface.h"
 
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"

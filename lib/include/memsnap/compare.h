@@ -87,6 +87,16 @@ int ms_profile_new(ms_profile **out, const char *name, ms_error *err);
 int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
                         const char *function, uint64_t bytes, uint64_t count, ms_error *err);
 void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
+
+/* A profile from one file's object of `memsnap summary --json` output: `devices` is that
+ * object's "devices" list (a cJSON array; the library links cJSON for this), `path` names
+ * the profile. `device` -1 takes the device with the most events (ties: the lowest id), as
+ * for a snapshot. The sites at the peak come from "top_sites", complete when they account
+ * for every byte at the peak. MS_ERR_FORMAT with a message naming the key when the JSON
+ * lacks what a profile needs. */
+struct cJSON;
+int ms_profile_from_summary(ms_profile **out, const char *path, const struct cJSON *devices,
+                            int device, ms_error *err);
 /* Hooks for the iterations and leaks analyses (copied). */
 int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
                                    ms_error *err);

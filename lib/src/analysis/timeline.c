@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "timeline_internal.h"
 
 /* ------------------------------------------------------------------ live map */
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle_vm.h"
+#include "model_build.h"
 
 static int read_with(ms_snapshot **out, ms_vm *vm, ms_error *err)
 {

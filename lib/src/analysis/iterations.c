@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "timeline_internal.h"
 #include "iter_internal.h"
 
 static const char *const METHOD_KEYS[] = {

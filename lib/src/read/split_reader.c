@@ -1,4 +1,22 @@
-/* The second thread of a trace read by two (see split_reader.h for the plan).
+/* Reading one long trace with two threads.
+ *
+ * Nearly all of a large snapshot is one device's trace list, pickled as batches of
+ * 1000 entries: MARK entry... APPENDS. Once the VM has learnt the entries' shape, a second
+ * thread finds a batch boundary halfway through the rest of the input and reads the
+ * batches from there, while the VM reads up to that boundary. The second thread cannot
+ * know what the memo holds at its start (every MEMOIZE before it counts), so it keeps
+ * its own ids and records memo references it cannot settle as raw indexes. When the VM
+ * arrives at the boundary it checks everything the serial reading would have checked,
+ * maps the ids into its own tables, appends the events and memo entries in order and
+ * continues after them: the snapshot is the same, byte for byte, as a one-thread read.
+ * Anything the second thread does not understand ends its part there, and anything the
+ * hand-over cannot prove equal to the serial reading makes the VM read that part
+ * itself. When the VM reaches the boundary while the thread still has a long way to go,
+ * the VM reads the back half of what is left the same way (the thread stops there), and
+ * the two parts are handed over in order.
+ *
+ * This file sees the VM only through read/vm_iface.h.
+ *
  *
  * The thread reads what Python's pickler writes for trace entries: entries of the learnt
  * shape whose values are integers, strings and memo references, with inline frames
@@ -9,7 +27,7 @@
  *  - strings, frames, stacks and streams it meets: its own ids, mapped at hand-over in
  *    the order the VM would have given them ids;
  *  - the memo entries it makes, in order, so they are appended after the VM's. */
-#include "split_reader.h"
+#include "vm_iface.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -21,7 +39,7 @@
 
 #include "pickle_bytes.h"
 
-#define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
+#define FAIL(code, off, ...) ms__fail(ms__vm_error(vm), (code), (off), __VA_ARGS__)
 
 _Atomic uint64_t ms__split_handovers;
 atomic_bool ms__split_test_hold;
@@ -89,7 +107,7 @@ typedef struct split_mark {
     int64_t max_ahead;
 } split_mark;
 
-typedef struct split_worker {
+typedef struct ms_split {
     pthread_t thread;
     atomic_bool cancel;
     /* Between the threads while the part is read: where the last complete batch ends,
@@ -935,19 +953,22 @@ static const uint8_t *find_boundary(const uint8_t *lo, const uint8_t *from, cons
  * memo stands still. */
 static split_worker *part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
 {
-    ms_input *in = &vm->in;
+    const ms_input *in = ms__vm_input(vm);
+    size_t memo_len;
+    uint64_t memo_gen;
+    const uint32_t *memo = ms__vm_memo(vm, &memo_len, &memo_gen, NULL);
     split_worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     ms__strtab_init(&w->strings);
     w->last_str = UINT32_MAX;
     w->max_ahead = INT64_MIN;
-    w->shape = *vm->shape;
+    w->shape = *ms__vm_shape(vm);
     w->start = at;
     w->end = in->end;
-    w->max_string = vm->lim.max_string;
-    w->pub_len = vm->memo_len;
-    w->pub_gen = vm->memo_gen;
+    w->max_string = ms__vm_limits(vm)->max_string;
+    w->pub_len = memo_len;
+    w->pub_gen = memo_gen;
     w->page = (size_t)sysconf(_SC_PAGESIZE);
     w->release_pages = in->map != NULL;
     /* Not the page the reading before `at` may still touch. */
@@ -960,10 +981,10 @@ static split_worker *part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     w->spans = calloc(SPAN_SLOTS, sizeof *w->spans);
     w->borrowed_pub = borrow_memo;
     if (borrow_memo) {
-        w->pub = vm->memo;
+        w->pub = (uint32_t *)memo; /* read only: the VM's memo stands still meanwhile */
     } else if ((w->pub = malloc((w->pub_len ? w->pub_len : 1) * sizeof *w->pub)) != NULL &&
                w->pub_len) {
-        memcpy(w->pub, vm->memo, w->pub_len * sizeof *w->pub);
+        memcpy(w->pub, memo, w->pub_len * sizeof *w->pub);
     }
     if (!w->pub || !w->spans) {
         worker_free(w);
@@ -972,38 +993,39 @@ static split_worker *part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     return w;
 }
 
-void ms__split_start(ms_vm *vm)
+ms_split *ms__split_start(ms_vm *vm, const uint8_t **at_out)
 {
-    ms_input *in = &vm->in;
-    if (vm->split || vm->lim.parallel_min_bytes == 0 || in->window || !in->source_eof ||
-        vm->sparse_len || !vm->shape || vm->shape->n == 0 ||
-        (uint64_t)(in->end - in->pos) < vm->lim.parallel_min_bytes)
-        return;
+    const ms_input *in = ms__vm_input(vm);
+    const ms_limits *lim = ms__vm_limits(vm);
+    const entry_shape *shape = ms__vm_shape(vm);
+    size_t sparse;
+    ms__vm_memo(vm, NULL, NULL, &sparse);
+    *at_out = NULL;
+    if (lim->parallel_min_bytes == 0 || in->window || !in->source_eof || sparse || !shape ||
+        shape->n == 0 || (uint64_t)(in->end - in->pos) < lim->parallel_min_bytes)
+        return NULL;
     /* The VM reads the first half while this thread reads the second. */
-    const uint8_t *at = find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, vm->shape);
+    const uint8_t *at = find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, shape);
     split_worker *w = at ? part_new(vm, at, false) : NULL;
     if (!w)
-        return;
+        return NULL;
     w->hold = atomic_load(&ms__split_test_hold);
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
         worker_free(w);
-        return;
+        return NULL;
     }
-    vm->split = w;
-    vm->split_at = at;
+    *at_out = at;
+    return w;
 }
 
-void ms__split_discard(ms_vm *vm)
+void ms__split_discard(ms_split *w)
 {
-    split_worker *w = vm->split;
     if (!w)
         return;
     atomic_store(&w->cancel, true);
     atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
     worker_free(w);
-    vm->split = NULL;
-    vm->split_at = NULL;
 }
 
 /* ------------------------------------------------------------------ hand-over */
@@ -1012,7 +1034,7 @@ void ms__split_discard(ms_vm *vm)
  * thread's own (in its ids) from base on. */
 static inline uint32_t memo_at(const ms_vm *vm, const split_worker *w, uint64_t base, uint64_t idx)
 {
-    return idx < base ? vm->memo[idx] : def_at(w, idx - base);
+    return idx < base ? ms__vm_memo(vm, NULL, NULL, NULL)[idx] : def_at(w, idx - base);
 }
 
 static size_t chunk_len(const split_worker *w, size_t c)
@@ -1023,28 +1045,23 @@ static size_t chunk_len(const split_worker *w, size_t c)
 
 /* What the serial reading would have checked that needs no change to check. Deferred
  * frames and stacks are checked as they are settled (settle_stacks). */
-static bool can_take(ms_vm *vm, const split_worker *w, ms_obj **list_out)
+static bool can_take(const ms_vm *vm, const split_worker *w, int *device)
 {
-    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
+    if (!ms__vm_trace_on_top(vm, device))
         return false;
-    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
-    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
-        vm->snap->traces[list->device].view.n != list->appended)
-        return false;
-    uint64_t base = vm->memo_len;
-    if (vm->nmarks >= vm->lim.max_depth || vm->sp + w->max_batch + 1024 > MS_VM_MAX_STACK ||
-        vm->sparse_len || vm->memo_gen != w->pub_gen || base + w->n_defs > vm->lim.max_memo ||
-        vm->events_total + w->n_events > vm->lim.max_events ||
+    size_t base, sparse;
+    uint64_t gen;
+    ms__vm_memo(vm, &base, &gen, &sparse);
+    if (sparse || gen != w->pub_gen ||
         (w->max_ahead != INT64_MIN && w->max_ahead >= (int64_t)base))
         return false;
-    /* Table limits the part might reach: the VM reports those where it reaches them. */
-    if (vm->snap->strings.count + w->done.strings >= GLOBAL_ID_LIMIT ||
-        vm->snap->n_streams + w->done.streams >= UINT16_MAX)
+    /* Table limits the part might reach too: the VM reports those where it reaches them. */
+    if (!ms__vm_has_room(vm, w->max_batch + 1024, w->n_defs, w->n_events, w->done.strings,
+                         GLOBAL_ID_LIMIT, w->done.streams))
         return false;
     for (size_t i = 0; i < w->n_dact; i++)
         if (VTAG(memo_at(vm, w, base, w->dact[i])) != T_STR)
             return false;
-    *list_out = list;
     return true;
 }
 
@@ -1060,6 +1077,7 @@ typedef struct handover {
     uint32_t *smap; /* the thread's string id -> the VM's */
     uint32_t *fmap; /* frame ids, MAP_UNSET until met */
     uint32_t *kmap; /* stack ids, MAP_UNSET until met */
+    uint32_t *memo_room; /* where the thread's memo entries go in the VM's memo */
     uint32_t ids[MAX_FRAMES];
 } handover;
 
@@ -1111,7 +1129,7 @@ static int settle_frame(handover *h, uint32_t r, uint32_t *out)
     if (r & REF_DEFER) {
         uint64_t idx = r & REF_ID_MASK;
         if (idx < h->base) /* converted, or a dict the VM converts now */
-            return ms__vm_frame_of(h->vm, h->vm->memo[idx], out, h->off);
+            return ms__vm_frame_of(h->vm, ms__vm_memo(h->vm, NULL, NULL, NULL)[idx], out, h->off);
         uint32_t enc = def_at(h->w, idx - h->base);
         if (VTAG(enc) != T_CONV || (VPAY(enc) & 1))
             return -1;
@@ -1164,10 +1182,8 @@ static int settle_stacks(handover *h)
                     rc = VTAG(enc) == T_CONV && (VPAY(enc) & 1) ? (s = REF_LOCAL | (uint32_t)(VPAY(enc) >> 1), 0) : -1;
                 else if (VTAG(enc) == T_CONV && (VPAY(enc) & 1))
                     s = (uint32_t)(VPAY(enc) >> 1);
-                else if (ms__vm_obj(h->vm, enc, O_LIST))
-                    rc = ms__vm_stack_of(h->vm, enc, &s, h->off);
                 else
-                    rc = -1;
+                    rc = ms__vm_stack_of_list(h->vm, enc, &s, h->off);
             }
             if (!rc && s != MS_NO_STACK && (s & REF_LOCAL))
                 rc = local_stack_id(h, s & REF_ID_MASK, &s);
@@ -1210,7 +1226,7 @@ static void copy_part(copy_job *j)
 {
     split_worker *w = j->h->w;
     const handover *h = j->h;
-    uint32_t *memo = h->vm->memo + h->base;
+    uint32_t *memo = h->memo_room;
     for (size_t c = j->def_from; c < j->def_to; c++) {
         const uint32_t *defs = w->defs[c];
         uint64_t from = (uint64_t)c * CHUNK_DEFS;
@@ -1257,9 +1273,9 @@ static void *copy_thread(void *arg)
     return NULL;
 }
 
-static int take(ms_vm *vm, split_worker *w, ms_obj *list)
+static int take(ms_vm *vm, split_worker *w, int device)
 {
-    ms_input *in = &vm->in;
+    const ms_input *in = ms__vm_input(vm);
     handover *h = calloc(1, sizeof *h);
     uint16_t *rmap = malloc((w->done.streams + 1) * sizeof *rmap);
     int rc = 0;
@@ -1272,7 +1288,9 @@ static int take(ms_vm *vm, split_worker *w, ms_obj *list)
     }
     h->vm = vm;
     h->w = w;
-    h->base = vm->memo_len;
+    size_t memo_len;
+    ms__vm_memo(vm, &memo_len, NULL, NULL);
+    h->base = memo_len;
     h->off = off;
     for (size_t i = 0; i < w->done.frames; i++)
         h->fmap[i] = MAP_UNSET;
@@ -1282,8 +1300,8 @@ static int take(ms_vm *vm, split_worker *w, ms_obj *list)
     /* Strings in first-met order: the ids the VM would have given them (nothing else
      * adds strings in this part). */
     for (size_t i = 0; i < w->done.strings; i++) {
-        uint32_t id = ms__strtab_intern(&vm->snap->strings, ms__strtab_get(&w->strings, (uint32_t)i),
-                                        w->strings.lengths[i]);
+        uint32_t id = ms__vm_intern_string(vm, ms__strtab_get(&w->strings, (uint32_t)i),
+                                           w->strings.lengths[i]);
         if (id == UINT32_MAX) {
             rc = FAIL(MS_ERR_NOMEM, off, "out of memory for strings");
             goto out;
@@ -1294,12 +1312,12 @@ static int take(ms_vm *vm, split_worker *w, ms_obj *list)
         }
         h->smap[i] = id;
     }
-    ms_error saved;
-    if (vm->err)
-        saved = *vm->err;
+    ms_error saved, *err = ms__vm_error(vm);
+    if (err)
+        saved = *err;
     if ((rc = settle_stacks(h)) != 0) {
-        if (vm->err)
-            *vm->err = saved;
+        if (err)
+            *err = saved;
         rc = TAKE_REFUSED;
         goto out;
     }
@@ -1309,14 +1327,12 @@ static int take(ms_vm *vm, split_worker *w, ms_obj *list)
 
     /* Room for the memo entries and the events, then the copy. */
     const uint64_t base = h->base;
-    size_t need = 0;
-    if (!ms__add((size_t)base, (size_t)w->n_defs, &need) ||
-        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo)) {
+    if (!(h->memo_room = ms__vm_memo_room(vm, (size_t)w->n_defs))) {
         rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
         goto out;
     }
     ms_trace_build *t = NULL;
-    if ((rc = ms__vm_trace_for(vm, list->device, &t, off)))
+    if ((rc = ms__vm_trace_for(vm, device, &t, off)))
         goto out;
     size_t first = t->view.n, total;
     if (!ms__add(first, (size_t)w->n_events, &total)) {
@@ -1358,13 +1374,9 @@ static int take(ms_vm *vm, split_worker *w, ms_obj *list)
         pthread_join(helper, NULL);
     else
         copy_part(&job[1]);
-    vm->memo_len = need;
     t->view.n = total;
-    vm->events_total += w->n_events;
-    vm->snap->split_events += w->n_events;
+    ms__vm_took(vm, w->n_events, (size_t)w->n_defs, w->done.pos);
     atomic_fetch_add(&ms__split_handovers, 1);
-    list->appended += w->n_events;
-    in->pos = w->done.pos;
 out:
     if (h) {
         free(h->smap);
@@ -1379,19 +1391,16 @@ out:
 /* Takes a finished part if the VM is at its start and everything checks; 0 or an error. */
 static int take_part(ms_vm *vm, split_worker *w)
 {
-    ms_obj *list = NULL;
+    int device = 0;
     int rc = 0;
-    if (vm->in.pos == w->start && w->n_events > 0 && can_take(vm, w, &list) &&
-        (rc = take(vm, w, list)) == TAKE_REFUSED)
+    if (ms__vm_input(vm)->pos == w->start && w->n_events > 0 && can_take(vm, w, &device) &&
+        (rc = take(vm, w, device)) == TAKE_REFUSED)
         rc = 0;
     return rc;
 }
 
-int ms__split_join(ms_vm *vm)
+int ms__split_join(ms_vm *vm, ms_split *w)
 {
-    split_worker *w = vm->split;
-    vm->split = NULL;
-    vm->split_at = NULL;
     /* The two virtual cores often run at different speeds. When the VM gets here while
      * the second thread still has a long way to go, the VM reads the back half of what
      * is left itself (the thread stops at that boundary) instead of waiting. */
@@ -1402,8 +1411,9 @@ int ms__split_join(ms_vm *vm)
         const uint8_t *t = find_boundary(prog, prog + (w->end - prog) / 2, w->end, &w->shape);
         if (t && (help = part_new(vm, t, true)) != NULL) {
             atomic_store_explicit(&w->stop_at, t, memory_order_release);
-            if (vm->in.map)
-                ms__input_release_slow(&vm->in); /* the VM's own window, before a third */
+            ms_input *in = ms__vm_input(vm);
+            if (in->map)
+                ms__input_release_slow(in); /* the VM's own window, before a third */
             atomic_store(&w->go, true);
             read_part(help);
         }

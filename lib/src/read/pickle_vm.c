@@ -1,7 +1,6 @@
 /* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
  * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
 #include "pickle_vm.h"
-#include "split_reader.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1575,7 +1574,11 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
 }
 
 /* Reads trace entries for `device` while the input holds complete ones; returns how
- * many were taken (0: let the general VM read this one), or a negative error. */
+ * many were taken (0: let the general VM read this one), or a negative error.
+ * Longer than the house limit on purpose: it is the loop that reads millions of entries,
+ * and learning the shape, committing an entry and starting the second thread all share
+ * its one reader state and the device's arrays held in locals; split up, they would pass
+ * that state around by pointer on every entry. */
 static int fast_events(ms_vm *vm, int device, size_t *taken)
 {
     ms_input *in = &vm->in;
@@ -1712,7 +1715,8 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 vm->shape->mask[q] = ((uint64_t)1 << (8 * seen.len[q])) - 1; /* len is 2 or 5 */
             }
             /* With the shape known, a second thread can read the back of a long trace. */
-            ms__split_start(vm);
+            if (!vm->split)
+                vm->split = ms__split_start(vm, &vm->split_at);
         }
     commit:
         r.p++; /* SETITEMS */
@@ -1770,13 +1774,335 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
             return rc;     \
     } while (0)
 
+/* ms__vm_run below is split by opcode family: the stack, memo, integer and string
+ * opcodes stay in its loop, the families below are one function each (the hot ones,
+ * containers and building, forced inline so the loop runs as before). */
+#if defined(__GNUC__)
+#define VM_HOT static inline __attribute__((always_inline))
+#else
+#define VM_HOT static inline
+#endif
+
+/* EMPTY_DICT, EMPTY_LIST: where the snapshot's shape is recognised (root, trace lists,
+ * trace entries for the fast reader, frames lists and frames). */
+VM_HOT int op_new_container(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    (void)in;
+    (void)rc;
+    switch (op) {
+    case '}': /* EMPTY_DICT */
+    case ']': /* EMPTY_LIST */ {
+        in->pos++;
+        int device;
+        uint32_t id = 0;
+        if (op == '}') {
+            if (vm->sp == 0 && vm->nmarks == 0 && vm->root_obj == 0) {
+                CHECK(new_obj(vm, O_DICT, R_ROOT, &id, off));
+                vm->root_obj = id + 1;
+            } else if ((device = event_device(vm)) >= 0) {
+                size_t taken = 0;
+                in->pos--; /* the fast reader starts at this EMPTY_DICT */
+                CHECK(fast_events(vm, device, &taken));
+                if (taken)
+                    break;
+                in->pos++;
+                CHECK(push(vm, VMAKE(T_PEND, (uint64_t)device << 2 | PEND_EVENT), off));
+                break;
+            } else if (is_pending_frame(vm)) {
+                ms_val v = 0;
+                CHECK(new_pending(vm, PEND_FRAME, &v, off));
+                CHECK(push(vm, v, off));
+                break;
+            } else {
+                CHECK(new_obj(vm, O_DICT, R_NONE, &id, off));
+            }
+        } else if (is_event_frames_value(vm)) {
+            ms_val v = 0;
+            CHECK(new_pending(vm, PEND_FRAMES, &v, off));
+            CHECK(push(vm, v, off));
+            break;
+        } else if (is_device_traces_value(vm)) {
+            CHECK(new_obj(vm, O_LIST, R_TRACES, &id, off));
+        } else if (trace_list_device(vm, &device)) {
+            CHECK(new_obj(vm, O_LIST, R_TRACE, &id, off));
+            vm->objs[id].device = (uint16_t)device;
+            ms_trace_build *t = NULL;
+            CHECK(trace_for(vm, device, &t, off));
+        } else {
+            CHECK(new_obj(vm, O_LIST, R_NONE, &id, off));
+        }
+        CHECK(push(vm, VMAKE(T_OBJ, id), off));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* APPEND(S), ADDITEMS, SETITEM(S), TUPLE/LIST/DICT/FROZENSET, TUPLE1-3: filling and
+ * building containers. */
+VM_HOT int op_build(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    (void)in;
+    (void)rc;
+    switch (op) {
+    case 'a': { /* APPEND */
+        in->pos++;
+        ms_val v = 0;
+        CHECK(pop(vm, &v, off, "APPEND"));
+        if (vm->sp <= frame_floor(vm))
+            return FAIL(MS_ERR_CORRUPT, off, "APPEND without a list");
+        CHECK(do_append(vm, vm->stack[vm->sp - 1], &v, 1, off));
+        break;
+    }
+    case 'e': /* APPENDS */
+    case 0x90: { /* ADDITEMS */
+        in->pos++;
+        size_t m = 0;
+        CHECK(pop_mark(vm, &m, off, op == 'e' ? "APPENDS" : "ADDITEMS"));
+        if (m == 0 || m <= frame_floor(vm))
+            return FAIL(MS_ERR_CORRUPT, off, "APPENDS without a list");
+        CHECK(do_append(vm, vm->stack[m - 1], vm->stack + m, vm->sp - m, off));
+        vm->sp = m;
+        break;
+    }
+    case 's': { /* SETITEM */
+        in->pos++;
+        if (vm->sp < frame_floor(vm) + 3)
+            return FAIL(MS_ERR_CORRUPT, off, "SETITEM needs a dict, a key and a value");
+        CHECK(do_setitems(vm, &vm->stack[vm->sp - 3], vm->stack + vm->sp - 2, 1, off));
+        vm->sp -= 2;
+        break;
+    }
+    case 'u': { /* SETITEMS */
+        in->pos++;
+        size_t m = 0;
+        CHECK(pop_mark(vm, &m, off, "SETITEMS"));
+        if (m == 0 || m <= frame_floor(vm))
+            return FAIL(MS_ERR_CORRUPT, off, "SETITEMS without a dict");
+        if ((vm->sp - m) % 2)
+            return FAIL(MS_ERR_CORRUPT, off, "SETITEMS with an odd number of items");
+        CHECK(do_setitems(vm, &vm->stack[m - 1], vm->stack + m, (vm->sp - m) / 2, off));
+        vm->sp = m;
+        break;
+    }
+    case 't': /* TUPLE */
+    case 'l': /* LIST */
+    case 'd': /* DICT */
+    case 0x91: { /* FROZENSET */
+        in->pos++;
+        size_t m = 0;
+        CHECK(pop_mark(vm, &m, off, "TUPLE/LIST/DICT"));
+        int type = op == 't' ? O_TUPLE : op == 'l' ? O_LIST : op == 'd' ? O_DICT : O_FROZENSET;
+        CHECK(build_from(vm, type, m, off));
+        break;
+    }
+    case 0x85: /* TUPLE1 */
+    case 0x86: /* TUPLE2 */
+    case 0x87: { /* TUPLE3 */
+        in->pos++;
+        size_t n = op - 0x84u;
+        if (vm->sp < frame_floor(vm) + n)
+            return FAIL(MS_ERR_CORRUPT, off, "TUPLE%zu needs %zu values", n, n);
+        CHECK(build_from(vm, O_TUPLE, vm->sp - n, off));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* LONG1, LONG4, BINFLOAT: numbers that are no small integers. */
+static int op_number(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    (void)in;
+    (void)rc;
+    switch (op) {
+    case 0x8a: { /* LONG1 */
+        NEED(2);
+        size_t n = in->pos[1];
+        NEED(2 + n);
+        const uint8_t *p = in->pos + 2;
+        in->pos += 2 + n;
+        CHECK(read_long_bytes(vm, p, n, off));
+        break;
+    }
+    case 0x8b: { /* LONG4 */
+        NEED(5);
+        uint32_t n = rd_u32(in->pos + 1);
+        if (n & 0x80000000u)
+            return FAIL(MS_ERR_CORRUPT, off, "LONG4 with a negative length");
+        if (n > 4096)
+            return FAIL(MS_ERR_LIMIT, off, "integer of %u bytes exceeds the limit", n);
+        NEED(5 + (size_t)n);
+        const uint8_t *p = in->pos + 5;
+        in->pos += 5 + n;
+        CHECK(read_long_bytes(vm, p, n, off));
+        break;
+    }
+    case 'G': { /* BINFLOAT, big endian */
+        NEED(9);
+        uint64_t bits = 0;
+        for (int i = 1; i <= 8; i++)
+            bits = bits << 8 | in->pos[i];
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        in->pos += 9;
+        ms_val v = 0;
+        CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
+        CHECK(push(vm, v, off));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* Protocol 0's text opcodes: INT, LONG, FLOAT, PUT, GET, STRING, UNICODE. */
+static int op_text(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    (void)in;
+    (void)rc;
+    switch (op) {
+    case 'I': /* INT */
+    case 'L': { /* LONG */
+        const uint8_t *p;
+        size_t n;
+        CHECK(read_line(vm, 4096, &p, &n, off));
+        CHECK(parse_text_int(vm, p, n, off));
+        break;
+    }
+    case 'F': { /* FLOAT */
+        const uint8_t *p;
+        size_t n;
+        CHECK(read_line(vm, 256, &p, &n, off));
+        char buf[257];
+        memcpy(buf, p, n);
+        buf[n] = '\0';
+        char *end;
+        double d = strtod(buf, &end);
+        if (end == buf || *end)
+            return FAIL(MS_ERR_CORRUPT, off, "FLOAT argument is not a number");
+        ms_val v = 0;
+        CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
+        CHECK(push(vm, v, off));
+        break;
+    }
+    case 'p': /* PUT */
+    case 'g': { /* GET */
+        const uint8_t *p;
+        size_t n;
+        CHECK(read_line(vm, 32, &p, &n, off));
+        uint64_t idx = 0;
+        if (n == 0 || n > 19)
+            return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
+        for (size_t i = 0; i < n; i++) {
+            if (p[i] < '0' || p[i] > '9')
+                return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
+            idx = idx * 10 + (uint64_t)(p[i] - '0');
+        }
+        if (op == 'p') {
+            if (vm->sp <= frame_floor(vm))
+                return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
+            CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
+        } else {
+            ms_val v = 0;
+            CHECK(memo_get(vm, idx, &v, off));
+            CHECK(push(vm, v, off));
+        }
+        break;
+    }
+    case 'S': /* STRING */
+    case 'V': { /* UNICODE */
+        const uint8_t *p;
+        size_t n;
+        size_t limit = vm->lim.max_string < MAX_TEXT_LINE * 1024 ? (size_t)vm->lim.max_string
+                                                                 : MAX_TEXT_LINE * 1024;
+        CHECK(read_line(vm, limit, &p, &n, off));
+        CHECK(decode_text_string(vm, p, n, op == 'S', off));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* Opcodes memsnap never runs, and unknown ones: always an error. */
+static int op_refused(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    (void)in;
+    (void)rc;
+    switch (op) {
+    case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
+    case 0x82: case 0x83: case 0x84: case 'P': case 'Q':
+        return FAIL(MS_ERR_REFUSED_OPCODE, off,
+                    "opcode %s (0x%02x) would run code; memsnap never executes pickles",
+                    opcode_name(op), op);
+    case 0x97:
+    case 0x98:
+        return FAIL(MS_ERR_CORRUPT, off,
+                    "opcode %s (0x%02x) needs out-of-band buffers, which snapshots never use",
+                    opcode_name(op), op);
+    default:
+        return FAIL(MS_ERR_UNKNOWN_OPCODE, off, "unknown pickle opcode 0x%02x", op);
+    }
+}
+
+/* MEMOIZE, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET: the binary memo opcodes. */
+VM_HOT int op_memo(ms_vm *vm, unsigned op, int64_t off)
+{
+    ms_input *in = &vm->in;
+    int rc;
+    switch (op) {
+    case 0x94: /* MEMOIZE */
+        in->pos++;
+        if (vm->sp <= frame_floor(vm))
+            return FAIL(MS_ERR_CORRUPT, off, "MEMOIZE on an empty stack");
+        CHECK(memo_put(vm, memo_next_index(vm), vm->stack[vm->sp - 1], off));
+        break;
+    case 'q': /* BINPUT */
+    case 'r': { /* LONG_BINPUT */
+        size_t w = op == 'q' ? 1 : 4;
+        NEED(1 + w);
+        uint64_t idx = op == 'q' ? in->pos[1] : rd_u32(in->pos + 1);
+        in->pos += 1 + w;
+        if (vm->sp <= frame_floor(vm))
+            return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
+        CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
+        break;
+    }
+    case 'h': /* BINGET */
+    case 'j': { /* LONG_BINGET */
+        size_t w = op == 'h' ? 1 : 4;
+        NEED(1 + w);
+        uint64_t idx = op == 'h' ? in->pos[1] : rd_u32(in->pos + 1);
+        in->pos += 1 + w;
+        ms_val v = 0;
+        CHECK(memo_get(vm, idx, &v, off));
+        CHECK(push(vm, v, off));
+        break;
+    }
+    }
+    return 0;
+}
+
 int ms__vm_run(ms_vm *vm)
 {
     ms_input *in = &vm->in;
     int rc;
     for (;;) {
-        if (MS_UNLIKELY(in->pos == vm->split_at))
-            CHECK(ms__split_join(vm)); /* take the entries the second thread read */
+        if (MS_UNLIKELY(in->pos == vm->split_at)) {
+            ms_split *part = vm->split;
+            vm->split = NULL;
+            vm->split_at = NULL;
+            CHECK(ms__split_join(vm, part)); /* take the entries the second thread read */
+        }
         ms__input_release(in);
         NEED(1);
         const int64_t off = ms__input_offset(in, in->pos);
@@ -1800,49 +2126,9 @@ int ms__vm_run(ms_vm *vm)
             return 0;
         }
         case '}': /* EMPTY_DICT */
-        case ']': /* EMPTY_LIST */ {
-            in->pos++;
-            int device;
-            uint32_t id = 0;
-            if (op == '}') {
-                if (vm->sp == 0 && vm->nmarks == 0 && vm->root_obj == 0) {
-                    CHECK(new_obj(vm, O_DICT, R_ROOT, &id, off));
-                    vm->root_obj = id + 1;
-                } else if ((device = event_device(vm)) >= 0) {
-                    size_t taken = 0;
-                    in->pos--; /* the fast reader starts at this EMPTY_DICT */
-                    CHECK(fast_events(vm, device, &taken));
-                    if (taken)
-                        break;
-                    in->pos++;
-                    CHECK(push(vm, VMAKE(T_PEND, (uint64_t)device << 2 | PEND_EVENT), off));
-                    break;
-                } else if (is_pending_frame(vm)) {
-                    ms_val v = 0;
-                    CHECK(new_pending(vm, PEND_FRAME, &v, off));
-                    CHECK(push(vm, v, off));
-                    break;
-                } else {
-                    CHECK(new_obj(vm, O_DICT, R_NONE, &id, off));
-                }
-            } else if (is_event_frames_value(vm)) {
-                ms_val v = 0;
-                CHECK(new_pending(vm, PEND_FRAMES, &v, off));
-                CHECK(push(vm, v, off));
-                break;
-            } else if (is_device_traces_value(vm)) {
-                CHECK(new_obj(vm, O_LIST, R_TRACES, &id, off));
-            } else if (trace_list_device(vm, &device)) {
-                CHECK(new_obj(vm, O_LIST, R_TRACE, &id, off));
-                vm->objs[id].device = (uint16_t)device;
-                ms_trace_build *t = NULL;
-                CHECK(trace_for(vm, device, &t, off));
-            } else {
-                CHECK(new_obj(vm, O_LIST, R_NONE, &id, off));
-            }
-            CHECK(push(vm, VMAKE(T_OBJ, id), off));
+        case ']': /* EMPTY_LIST */
+            CHECK(op_new_container(vm, op, off));
             break;
-        }
         case ')': /* EMPTY_TUPLE */
         case 0x8f: { /* EMPTY_SET */
             in->pos++;
@@ -1909,41 +2195,11 @@ int ms__vm_run(ms_vm *vm)
             CHECK(push(vm, (uint64_t)(in->pos[1] | (unsigned)in->pos[2] << 8) << 3, off));
             in->pos += 3;
             break;
-        case 0x8a: { /* LONG1 */
-            NEED(2);
-            size_t n = in->pos[1];
-            NEED(2 + n);
-            const uint8_t *p = in->pos + 2;
-            in->pos += 2 + n;
-            CHECK(read_long_bytes(vm, p, n, off));
+        case 0x8a: /* LONG1 */
+        case 0x8b: /* LONG4 */
+        case 'G': /* BINFLOAT */
+            CHECK(op_number(vm, op, off));
             break;
-        }
-        case 0x8b: { /* LONG4 */
-            NEED(5);
-            uint32_t n = rd_u32(in->pos + 1);
-            if (n & 0x80000000u)
-                return FAIL(MS_ERR_CORRUPT, off, "LONG4 with a negative length");
-            if (n > 4096)
-                return FAIL(MS_ERR_LIMIT, off, "integer of %u bytes exceeds the limit", n);
-            NEED(5 + (size_t)n);
-            const uint8_t *p = in->pos + 5;
-            in->pos += 5 + n;
-            CHECK(read_long_bytes(vm, p, n, off));
-            break;
-        }
-        case 'G': { /* BINFLOAT, big endian */
-            NEED(9);
-            uint64_t bits = 0;
-            for (int i = 1; i <= 8; i++)
-                bits = bits << 8 | in->pos[i];
-            double d;
-            memcpy(&d, &bits, sizeof d);
-            in->pos += 9;
-            ms_val v = 0;
-            CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
-            CHECK(push(vm, v, off));
-            break;
-        }
         case 0x8c: { /* SHORT_BINUNICODE: inlined, it is a third of all strings */
             NEED(2);
             size_t n = in->pos[1];
@@ -1961,172 +2217,27 @@ int ms__vm_run(ms_vm *vm)
         case 0x96: CHECK(read_counted(vm, 8, false, T_NUM, off)); break;   /* BYTEARRAY8 */
         case 'T': CHECK(read_counted(vm, 4, true, T_NUM, off)); break;     /* BINSTRING */
         case 'U': CHECK(read_counted(vm, 1, false, T_NUM, off)); break;    /* SHORT_BINSTRING */
-        case 0x94: /* MEMOIZE */
-            in->pos++;
-            if (vm->sp <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "MEMOIZE on an empty stack");
-            CHECK(memo_put(vm, memo_next_index(vm), vm->stack[vm->sp - 1], off));
+        case 0x94: case 'q': case 'r': case 'h': case 'j': /* memo */
+            CHECK(op_memo(vm, op, off));
             break;
-        case 'q': /* BINPUT */
-        case 'r': { /* LONG_BINPUT */
-            size_t w = op == 'q' ? 1 : 4;
-            NEED(1 + w);
-            uint64_t idx = op == 'q' ? in->pos[1] : rd_u32(in->pos + 1);
-            in->pos += 1 + w;
-            if (vm->sp <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
-            CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
+        case 'a': case 'e': case 0x90: case 's': case 'u': case 't': case 'l': case 'd':
+        case 0x91: case 0x85: case 0x86: case 0x87: /* containers filled or built */
+            CHECK(op_build(vm, op, off));
             break;
-        }
-        case 'h': /* BINGET */
-        case 'j': { /* LONG_BINGET */
-            size_t w = op == 'h' ? 1 : 4;
-            NEED(1 + w);
-            uint64_t idx = op == 'h' ? in->pos[1] : rd_u32(in->pos + 1);
-            in->pos += 1 + w;
-            ms_val v = 0;
-            CHECK(memo_get(vm, idx, &v, off));
-            CHECK(push(vm, v, off));
+        case 'I': case 'L': case 'F': case 'p': case 'g': case 'S': case 'V': /* text */
+            CHECK(op_text(vm, op, off));
             break;
-        }
-        case 'a': { /* APPEND */
-            in->pos++;
-            ms_val v = 0;
-            CHECK(pop(vm, &v, off, "APPEND"));
-            if (vm->sp <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "APPEND without a list");
-            CHECK(do_append(vm, vm->stack[vm->sp - 1], &v, 1, off));
-            break;
-        }
-        case 'e': /* APPENDS */
-        case 0x90: { /* ADDITEMS */
-            in->pos++;
-            size_t m = 0;
-            CHECK(pop_mark(vm, &m, off, op == 'e' ? "APPENDS" : "ADDITEMS"));
-            if (m == 0 || m <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "APPENDS without a list");
-            CHECK(do_append(vm, vm->stack[m - 1], vm->stack + m, vm->sp - m, off));
-            vm->sp = m;
-            break;
-        }
-        case 's': { /* SETITEM */
-            in->pos++;
-            if (vm->sp < frame_floor(vm) + 3)
-                return FAIL(MS_ERR_CORRUPT, off, "SETITEM needs a dict, a key and a value");
-            CHECK(do_setitems(vm, &vm->stack[vm->sp - 3], vm->stack + vm->sp - 2, 1, off));
-            vm->sp -= 2;
-            break;
-        }
-        case 'u': { /* SETITEMS */
-            in->pos++;
-            size_t m = 0;
-            CHECK(pop_mark(vm, &m, off, "SETITEMS"));
-            if (m == 0 || m <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "SETITEMS without a dict");
-            if ((vm->sp - m) % 2)
-                return FAIL(MS_ERR_CORRUPT, off, "SETITEMS with an odd number of items");
-            CHECK(do_setitems(vm, &vm->stack[m - 1], vm->stack + m, (vm->sp - m) / 2, off));
-            vm->sp = m;
-            break;
-        }
-        case 't': /* TUPLE */
-        case 'l': /* LIST */
-        case 'd': /* DICT */
-        case 0x91: { /* FROZENSET */
-            in->pos++;
-            size_t m = 0;
-            CHECK(pop_mark(vm, &m, off, "TUPLE/LIST/DICT"));
-            int type = op == 't' ? O_TUPLE : op == 'l' ? O_LIST : op == 'd' ? O_DICT : O_FROZENSET;
-            CHECK(build_from(vm, type, m, off));
-            break;
-        }
-        case 0x85: /* TUPLE1 */
-        case 0x86: /* TUPLE2 */
-        case 0x87: { /* TUPLE3 */
-            in->pos++;
-            size_t n = op - 0x84u;
-            if (vm->sp < frame_floor(vm) + n)
-                return FAIL(MS_ERR_CORRUPT, off, "TUPLE%zu needs %zu values", n, n);
-            CHECK(build_from(vm, O_TUPLE, vm->sp - n, off));
-            break;
-        }
-        case 'I': /* INT */
-        case 'L': { /* LONG */
-            const uint8_t *p;
-            size_t n;
-            CHECK(read_line(vm, 4096, &p, &n, off));
-            CHECK(parse_text_int(vm, p, n, off));
-            break;
-        }
-        case 'F': { /* FLOAT */
-            const uint8_t *p;
-            size_t n;
-            CHECK(read_line(vm, 256, &p, &n, off));
-            char buf[257];
-            memcpy(buf, p, n);
-            buf[n] = '\0';
-            char *end;
-            double d = strtod(buf, &end);
-            if (end == buf || *end)
-                return FAIL(MS_ERR_CORRUPT, off, "FLOAT argument is not a number");
-            ms_val v = 0;
-            CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
-            CHECK(push(vm, v, off));
-            break;
-        }
-        case 'p': /* PUT */
-        case 'g': { /* GET */
-            const uint8_t *p;
-            size_t n;
-            CHECK(read_line(vm, 32, &p, &n, off));
-            uint64_t idx = 0;
-            if (n == 0 || n > 19)
-                return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
-            for (size_t i = 0; i < n; i++) {
-                if (p[i] < '0' || p[i] > '9')
-                    return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
-                idx = idx * 10 + (uint64_t)(p[i] - '0');
-            }
-            if (op == 'p') {
-                if (vm->sp <= frame_floor(vm))
-                    return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
-                CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
-            } else {
-                ms_val v = 0;
-                CHECK(memo_get(vm, idx, &v, off));
-                CHECK(push(vm, v, off));
-            }
-            break;
-        }
-        case 'S': /* STRING */
-        case 'V': { /* UNICODE */
-            const uint8_t *p;
-            size_t n;
-            size_t limit = vm->lim.max_string < MAX_TEXT_LINE * 1024 ? (size_t)vm->lim.max_string
-                                                                     : MAX_TEXT_LINE * 1024;
-            CHECK(read_line(vm, limit, &p, &n, off));
-            CHECK(decode_text_string(vm, p, n, op == 'S', off));
-            break;
-        }
-        case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
-        case 0x82: case 0x83: case 0x84: case 'P': case 'Q':
-            return FAIL(MS_ERR_REFUSED_OPCODE, off,
-                        "opcode %s (0x%02x) would run code; memsnap never executes pickles",
-                        opcode_name(op), op);
-        case 0x97:
-        case 0x98:
-            return FAIL(MS_ERR_CORRUPT, off,
-                        "opcode %s (0x%02x) needs out-of-band buffers, which snapshots never use",
-                        opcode_name(op), op);
         default:
-            return FAIL(MS_ERR_UNKNOWN_OPCODE, off, "unknown pickle opcode 0x%02x", op);
+            return op_refused(vm, op, off);
         }
     }
 }
 
 void ms__vm_release(ms_vm *vm)
 {
-    ms__split_discard(vm); /* before anything it reads goes away */
+    ms__split_discard(vm->split); /* before anything it reads goes away */
+    vm->split = NULL;
+    vm->split_at = NULL;
     for (size_t i = 0; i < vm->nobjs; i++)
         free(vm->objs[i].items);
     free(vm->objs);
@@ -2187,4 +2298,92 @@ int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
 int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
 {
     return intern_frame(vm, f, out, off);
+}
+
+/* ------------------------------------------------------------------ split reader's view
+ * The rest of the interface in vm_iface.h: what the split reader may see and change of
+ * the VM, at the start of a part and at its hand-over (never while the VM runs). */
+
+ms_input *ms__vm_input(ms_vm *vm)
+{
+    return &vm->in;
+}
+
+const entry_shape *ms__vm_shape(const ms_vm *vm)
+{
+    return vm->shape;
+}
+
+const ms_limits *ms__vm_limits(const ms_vm *vm)
+{
+    return &vm->lim;
+}
+
+ms_error *ms__vm_error(ms_vm *vm)
+{
+    return vm->err;
+}
+
+const uint32_t *ms__vm_memo(const ms_vm *vm, size_t *len, uint64_t *gen, size_t *sparse)
+{
+    if (len)
+        *len = vm->memo_len;
+    if (gen)
+        *gen = vm->memo_gen;
+    if (sparse)
+        *sparse = vm->sparse_len;
+    return vm->memo;
+}
+
+bool ms__vm_trace_on_top(const ms_vm *vm, int *device)
+{
+    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
+        return false;
+    const ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
+        vm->snap->traces[list->device].view.n != list->appended)
+        return false;
+    *device = list->device;
+    return true;
+}
+
+bool ms__vm_has_room(const ms_vm *vm, size_t stack_items, uint64_t memo_entries,
+                     uint64_t events, size_t strings, uint32_t string_limit, size_t streams)
+{
+    return vm->nmarks < vm->lim.max_depth && vm->sp + stack_items <= MS_VM_MAX_STACK &&
+           vm->memo_len + memo_entries <= vm->lim.max_memo &&
+           vm->events_total + events <= vm->lim.max_events &&
+           vm->snap->strings.count + strings < string_limit &&
+           vm->snap->n_streams + streams < UINT16_MAX;
+}
+
+uint32_t ms__vm_intern_string(ms_vm *vm, const char *data, size_t len)
+{
+    return ms__strtab_intern(&vm->snap->strings, data, len);
+}
+
+int ms__vm_stack_of_list(ms_vm *vm, uint32_t enc, uint32_t *out, int64_t off)
+{
+    if (!ms__vm_obj(vm, enc, O_LIST))
+        return -1;
+    return ms__vm_stack_of(vm, enc, out, off);
+}
+
+uint32_t *ms__vm_memo_room(ms_vm *vm, size_t n)
+{
+    size_t need;
+    if (!ms__add(vm->memo_len, n, &need) ||
+        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo))
+        return NULL;
+    return vm->memo + vm->memo_len;
+}
+
+void ms__vm_took(ms_vm *vm, uint64_t events, size_t memo_entries, const uint8_t *pos)
+{
+    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    list->appended += events;
+    vm->memo_len += memo_entries;
+    vm->events_total += events;
+    vm->snap->split_events += events;
+    vm->in.pos = pos;
 }

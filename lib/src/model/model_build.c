@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle_vm.h"
+#include "model_build.h"
 
 #define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
 

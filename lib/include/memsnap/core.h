@@ -1,0 +1,81 @@
+/* memsnap core: error codes and the caller-owned error struct, input limits, and the
+ * small helpers (ms_free, size formatting and parsing) every other part uses.
+ * Part of the public API; include "memsnap/memsnap.h" for all of it. */
+#ifndef MEMSNAP_CORE_H
+#define MEMSNAP_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+/* One list generates the codes, their names and their default messages. */
+#define MS_ERROR_LIST(X)                                                         \
+    X(MS_OK, 0, "ok")                                                            \
+    X(MS_ERR_IO, -1, "cannot read input")                                        \
+    X(MS_ERR_TRUNCATED, -2, "input ends early")                                  \
+    X(MS_ERR_REFUSED_OPCODE, -3, "opcode would run code; refused")               \
+    X(MS_ERR_UNKNOWN_OPCODE, -4, "unknown pickle opcode")                        \
+    X(MS_ERR_LIMIT, -5, "input exceeds a safety limit")                          \
+    X(MS_ERR_CORRUPT, -6, "malformed pickle")                                    \
+    X(MS_ERR_FORMAT, -7, "not a PyTorch memory snapshot")                        \
+    X(MS_ERR_NOMEM, -8, "out of memory")                                         \
+    X(MS_ERR_GZIP, -9, "corrupt gzip stream")                                    \
+    X(MS_ERR_ARG, -10, "invalid argument")
+
+typedef enum ms_code {
+#define MS_X_ENUM(name, value, text) name = value,
+    MS_ERROR_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+} ms_code;
+
+#define MS_NO_OFFSET (-1)
+
+typedef struct ms_error {
+    int code;           /* an ms_code */
+    int64_t offset;     /* byte offset in the (decompressed) input, or MS_NO_OFFSET */
+    char message[320];  /* one line, no trailing newline */
+} ms_error;
+
+const char *ms_code_name(int code);     /* "MS_ERR_TRUNCATED" */
+const char *ms_code_message(int code);  /* "input ends early" */
+void ms_error_clear(ms_error *err);
+
+/* ------------------------------------------------------------------ limits */
+
+/* Bounds applied to untrusted input; ms_limits_default() gives generous values that
+ * every real snapshot fits (a 4M-event trace uses a fraction of each). */
+typedef struct ms_limits {
+    uint32_t max_depth;        /* nesting of marks and containers */
+    uint64_t max_memo;         /* memo entries */
+    uint64_t max_objects;      /* containers created */
+    uint64_t max_string;       /* bytes in one string or bytes object */
+    uint64_t max_events;       /* trace entries over all devices */
+    /* Not a bound but a choice: an input held whole in memory (a plain file or a buffer)
+     * with at least this many bytes of trace left is read by two threads, the second
+     * taking the back half (the result is identical). 0: one thread. The default is
+     * 8 MiB, or 0 when the environment sets MEMSNAP_THREADS=1. */
+    uint64_t parallel_min_bytes;
+} ms_limits;
+
+ms_limits ms_limits_default(void);
+
+/* ------------------------------------------------------------------ helpers */
+
+/* Releases a plain array handed out by the library (ms_alloc[], ms_site_total[]). */
+void ms_free(void *p);
+
+/* "1.50 GiB", "512 B" */
+void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
+/* Parses "20GiB", "512MB", "1.5G", "4096"; returns 0 or MS_ERR_ARG. */
+int ms_parse_size(const char *text, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,87 @@
+/* memsnap timeline: active and reserved memory over a device's trace, allocation
+ * lives, and the allocations alive at any event.
+ * Part of the public API; include "memsnap/memsnap.h" for all of it. */
+#ifndef MEMSNAP_TIMELINE_H
+#define MEMSNAP_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "memsnap/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ timeline */
+
+/* One allocation's life. Event indexes refer to the device's ms_trace. */
+typedef struct ms_alloc {
+    uint64_t addr;
+    uint64_t size;             /* requested bytes */
+    int64_t alloc_event;       /* -1: alive before the first kept event (reconstructed) */
+    int64_t free_event;        /* free_completed event, -1: still alive at the end */
+    int64_t free_requested_event; /* -1 when none was seen */
+    uint32_t stack;            /* MS_NO_STACK when unknown */
+    uint16_t stream;
+} ms_alloc;
+
+enum {
+    MS_TIMELINE_CURVES = 1u << 0,     /* fill active[] and reserved[] per event */
+    MS_TIMELINE_ALLOCS = 1u << 1,     /* fill allocs[] */
+    MS_TIMELINE_ACTIVE = 1u << 2,     /* fill active[] only (half the memory of CURVES) */
+    MS_TIMELINE_PEAK_ALIVE = 1u << 3  /* fill peak_alive[] in the same pass */
+};
+
+typedef struct ms_timeline {
+    int device;
+    size_t n_events;
+    int64_t t_first_us, t_last_us; /* times of the first and last event (0 if none) */
+
+    /* Before the first kept event (reconstructed from the final state). */
+    int64_t active_start;
+    int64_t reserved_start;
+
+    /* After event i; NULL unless MS_TIMELINE_CURVES (active also with MS_TIMELINE_ACTIVE). */
+    int64_t *active;
+    int64_t *reserved;
+
+    int64_t peak_bytes;        /* max active, including active_start */
+    int64_t peak_event;        /* event after which the peak is first reached; -1 = at start */
+    int64_t peak_time_us;
+    int64_t reserved_peak_bytes;
+    int64_t reserved_end_bytes;
+    int64_t live_end_bytes;
+    uint64_t live_end_count;
+    int64_t preexisting_bytes; /* allocations alive before the trace began */
+    uint64_t preexisting_count;
+    int64_t preexisting_segment_bytes;
+    bool trace_complete;       /* nothing had to be reconstructed */
+
+    uint64_t action_counts[MS_ACT_COUNT];
+    uint64_t oom_count;
+
+    /* NULL unless MS_TIMELINE_PEAK_ALIVE: the allocations alive right after peak_event,
+     * in no fixed order (what ms_timeline_alive_at gives for that event). */
+    ms_alloc *peak_alive;
+    size_t n_peak_alive;
+
+    /* NULL unless MS_TIMELINE_ALLOCS: trace allocations in the order of their alloc
+     * events, then the reconstructed ones alive before the trace began. */
+    ms_alloc *allocs;
+    size_t n_allocs;
+} ms_timeline;
+
+int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,
+                      ms_error *err);
+void ms_timeline_free(ms_timeline *t);
+
+/* Allocations alive right after event `event` (-1: at the start), in no fixed order;
+ * replays the trace without materialising every allocation. */
+int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
+                         const ms_timeline *t, int64_t event, ms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

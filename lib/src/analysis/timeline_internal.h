@@ -1,0 +1,24 @@
+/* What the analyses share of the timeline (timeline.c) beyond the public API. */
+#ifndef MEMSNAP_TIMELINE_INTERNAL_H
+#define MEMSNAP_TIMELINE_INTERNAL_H
+
+#include "internal.h"
+
+/* Replays a built timeline's trace once more, for what would cost too much memory to
+ * keep: emit gets each allocation's life as it becomes known (alive at the end last),
+ * on_event the active bytes after every event. Either may be NULL; `t` may have any flags. */
+int ms__timeline_replay(const ms_snapshot *s, const ms_timeline *t,
+                        void (*emit)(void *ctx, const ms_alloc *a), void *ctx,
+                        void (*on_event)(void *ctx, size_t event, int64_t active),
+                        void *event_ctx, ms_error *err);
+
+/* An emit callback collecting the allocations alive right after event `at`. */
+typedef struct ms__alive_ctx {
+    int64_t at;
+    ms_alloc *out;
+    size_t n, cap;
+    bool failed;
+} ms__alive_ctx;
+void ms__alive_collect(void *ctx, const ms_alloc *a);
+
+#endif
