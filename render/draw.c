@@ -1,5 +1,5 @@
-/* Cairo drawing of a chart (see draw.h). Every coordinate comes from geometry.c; this file
- * decides only looks. No printing here. */
+/* Cairo drawing of a chart (see draw.h). Every coordinate, number and text comes from the
+ * chart model (chart.h); this file decides only looks. No printing here. */
 #include "draw.h"
 
 #include <cairo-svg.h>
@@ -310,11 +310,6 @@ static void draw_highlights(pen *p, int64_t *acc)
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
-    size_t n_pins = 0;
-    for (size_t g = 0; g < ch->n_groups; g++)
-        n_pins += ch->groups[g].highlight && ch->groups[g].mark[0];
-    pin *pins = n_pins ? calloc(n_pins, sizeof *pins) : NULL;
-    n_pins = 0;
     memset(acc, 0, W * sizeof *acc);
     cairo_save(cr);
     for (size_t g = 0; g < ch->n_groups; g++) {
@@ -326,23 +321,21 @@ static void draw_highlights(pen *p, int64_t *acc)
             cairo_set_line_width(cr, 2.0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
             cairo_stroke(cr);
-            size_t c = 0;
-            while (c < W && h[c] <= 0)
-                c++;
-            if (pins && ch->groups[g].mark[0] && c < W)
-                pins[n_pins++] = (pin){ch->plot.x + (double)c + 0.5,
-                                       ms_chart_py(ch, (double)acc[c] + (double)h[c] / 2),
-                                       ch->groups[g].mark};
         }
         for (size_t c = 0; c < W; c++)
             acc[c] += h[c];
     }
+    /* Labels after every outline, so no outline crosses a label. */
     ms_chart_rect placed[64];
     size_t n_placed = 0;
-    for (size_t i = 0; i < n_pins; i++)
-        draw_pin(p, &pins[i], placed, &n_placed);
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        const ms_chart_group *gp = &ch->groups[g];
+        if (gp->highlight && gp->pinned) {
+            pin pn = {gp->pin_px, gp->pin_py, gp->mark};
+            draw_pin(p, &pn, placed, &n_placed);
+        }
+    }
     cairo_restore(cr);
-    free(pins);
 }
 
 /* ------------------------------------------------------------------ decorations */
@@ -440,7 +433,7 @@ static void draw_axis_labels(pen *p)
     cairo_save(cr);
     cairo_translate(cr, ch->area.x + 14, ch->plot.y + ch->plot.h / 2);
     cairo_rotate(cr, -M_PI / 2);
-    text_at(p, 0, 0, 0.5, ch->overlay ? "active memory" : "active memory (requested bytes)");
+    text_at(p, 0, 0, 0.5, ch->y_title);
     cairo_restore(cr);
     cairo_restore(cr);
 }
@@ -533,11 +526,7 @@ static void draw_legend(pen *p)
     cairo_save(cr);
     font(p, 11, true);
     rgb(p, ch->theme.fg);
-    const char *head = ch->overlay                  ? "files"
-                       : ch->by == MS_CHART_BY_SITE  ? "bands: allocation sites"
-                       : ch->by == MS_CHART_BY_PHASE ? "bands: annotated phases"
-                                                     : "largest allocations, by site";
-    text_at(p, lr->x, lr->y + 11, 0, head);
+    text_at(p, lr->x, lr->y + 11, 0, ch->legend_title);
     font(p, 11, false);
     size_t rows = (size_t)fmax(0, floor((lr->h - 22) / ch->legend_row));
     for (size_t i = 0; i < ch->n_legend && i < rows; i++) {

@@ -1,4 +1,4 @@
-/* Drawing charts with cairo. A chart (geometry.h) is drawn onto a caller-given cairo_t
+/* Drawing charts with cairo. A chart (chart.h) is drawn onto a caller-given cairo_t
  * inside the rectangle it was built for, so one call draws one panel and PNG, SVG or any
  * other cairo surface share one drawing path. The caller owns the cairo_t; the drawing
  * leaves its state (matrix, source, clip) as it found it. */
@@ -8,7 +8,7 @@
 #include <cairo.h>
 #include <stddef.h>
 
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
