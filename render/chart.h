@@ -182,7 +182,7 @@ typedef struct ms_chart {
     size_t n_cols;
     double y_max;        /* bytes at the top of the plot, a multiple of the tick step */
 
-    /* Per column (stacked charts). */
+    /* Per column, n_cols each (stacked charts; NULL in overlays). */
     int64_t *col_event;    /* representative event, -1 = the state before the first
                               event, MS_CHART_NO_EVENT = nothing to show */
     int64_t *col_active;   /* max active bytes in the window = the top of the stack */
@@ -193,14 +193,16 @@ typedef struct ms_chart {
                               swings between this and the top */
     bool show_low;         /* the swing is wide enough to be worth a line */
 
+    /* The bands, bottom first; "other" (col_other) goes on top of them all. */
     size_t n_groups;
-    ms_chart_group *groups;
+    ms_chart_group *groups;  /* n_groups */
     int64_t *heights;      /* n_groups x n_cols bytes, heights[g * n_cols + c] */
 
-    /* Overlays. */
+    /* Overlays: one curve pair per file (n_series == 0 for stacked charts). */
     size_t n_series;
     ms_chart_series series[MS_CHART_MAX_SERIES];
 
+    /* Ticks: value in bytes (y) or x units (x), px the device position along the axis. */
     ms_chart_tick yticks[MS_CHART_MAX_TICKS];
     size_t n_yticks;
     ms_chart_tick xticks[MS_CHART_MAX_TICKS];
@@ -215,31 +217,35 @@ typedef struct ms_chart {
     double peak_px, peak_py;
     char peak_label[MS_CHART_TEXT];
 
-    double *oom_px;      /* one per column that holds an OOM event */
+    double *oom_px;      /* n_oom_px: x pixel of each column that holds an OOM event */
     size_t n_oom_px;
-    uint64_t n_ooms;
+    uint64_t n_ooms;     /* OOM events in the window (several may share a column) */
     char oom_label[MS_CHART_TEXT]; /* about the first OOM in the window */
 
     /* Annotation ranges (depth 0 and 1), drawn as strips above the plot. */
     size_t n_lanes;
     ms_chart_rect lane_rect[MS_CHART_MAX_LANES];
-    ms_chart_lane_run *lane_runs[MS_CHART_MAX_LANES];
+    ms_chart_lane_run *lane_runs[MS_CHART_MAX_LANES]; /* n_lane_runs[lane] each */
     size_t n_lane_runs[MS_CHART_MAX_LANES];
-    char (*names)[MS_CHART_TEXT];
-    ms_chart_rgb *name_rgb;
+    char (*names)[MS_CHART_TEXT]; /* n_names annotation names, what lane runs point at */
+    ms_chart_rgb *name_rgb;       /* n_names: each name's colour */
     size_t n_names;
 
     ms_chart_rect legend_rect;     /* w == 0: no legend */
     double legend_row;             /* pixels per entry; entries start 22 px below the top */
     char legend_title[64];         /* the heading above the entries */
-    ms_chart_legend_entry legend[MS_CHART_MAX_LEGEND];
-    size_t n_legend;
+    ms_chart_legend_entry legend[MS_CHART_MAX_LEGEND]; /* n_legend; groups[].legend */
+    size_t n_legend;                                  /* points into it */
 
     char title[512];
     ms_chart_rect title_rect;
 } ms_chart;
 
-/* A stacked chart of one file in `area` (device pixels of the caller's surface). */
+/* The entries that build the model from analysis results. Every back-end (PNG, SVG, the
+ * report's SVG, an HTML/JSON exporter) takes the ms_chart these return and computes
+ * nothing of its own.
+ *
+ * A stacked chart of one file in `area` (device pixels of the caller's surface). */
 int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
                    ms_chart_rect area, ms_error *err);
 /* Curves of several files on shared axes, one colour each. */

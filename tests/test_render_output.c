@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "draw.h"
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 
 /* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
@@ -299,6 +299,8 @@ static void render_multi(void)
     if (ov) {
         CHECK_EQ_INT_IN(ctx, ov->n_series, 2);
         CHECK_TRUE_IN(ctx, ov->has_peak);
+        CHECK_TRUE_IN(ctx, !strcmp(ov->legend_title, "files"));
+        CHECK_TRUE_IN(ctx, !strcmp(ov->y_title, "active memory"));
         int64_t top = a.tl->peak_bytes > b.tl->peak_bytes ? a.tl->peak_bytes : b.tl->peak_bytes;
         CHECK_EQ_INT_IN(ctx, ov->peak_bytes, top);
         for (size_t i = 0; i < 2; i++)
