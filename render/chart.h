@@ -253,6 +253,33 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
                            const ms_chart_spec *spec, ms_chart_rect area, ms_error *err);
 void ms_chart_free(ms_chart *chart);
 
+/* What one image shows: one chart per file stacked as panels, or one overlay chart. */
+typedef struct ms_chart_figure {
+    int width, height;                      /* the image, device pixels */
+    size_t n_charts;
+    ms_chart *charts[MS_CHART_MAX_SERIES];  /* n_charts, each drawn in its own area */
+} ms_chart_figure;
+
+typedef struct ms_chart_figure_spec {
+    ms_chart_spec chart;  /* for every chart; its highlights are ignored, see below */
+    bool overlay;         /* several files: curves on one chart instead of panels */
+    int width, height;
+    /* Panels: per file, the allocations to highlight (both NULL: none). */
+    const ms_chart_highlight *const *highlights; /* n_srcs arrays */
+    const size_t *n_highlights;                  /* n_srcs counts */
+} ms_chart_figure_spec;
+
+/* The whole image in one call: one file gives one stacked chart; several give panels on
+ * shared scales (the y scale fits the largest file, an open-ended window ends where the
+ * longest file does), or with `overlay` one chart of curves. It is ms_chart_build /
+ * ms_chart_build_overlay plus the scale sharing, so callers with several files need not
+ * repeat it. Release with ms_chart_figure_free (accepts NULL). */
+int ms_chart_build_figure(ms_chart_figure **out, const ms_chart_source *srcs, size_t n_srcs,
+                          const ms_chart_figure_spec *spec, ms_error *err);
+void ms_chart_figure_free(ms_chart_figure *fig);
+/* Panel i of n stacked vertically in a width x height image. */
+ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i);
+
 /* The data extent of a source under a spec's window: the span of x (x units, from the
  * window start) and the largest active or reserved byte count inside it. Panels use it
  * to agree on shared scales before building. */

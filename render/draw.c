@@ -701,15 +701,6 @@ int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error
     return ms_render_format_from_name(dot + 1, out, err);
 }
 
-ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i)
-{
-    if (n == 0)
-        n = 1;
-    double h = floor((double)height / (double)n);
-    ms_chart_rect r = {0, (double)i * h, (double)width, h};
-    return r;
-}
-
 int ms_render_write(const char *path, ms_render_format format, int width, int height,
                     const ms_chart *const *charts, size_t n_charts, ms_error *err)
 {

@@ -29,9 +29,6 @@ int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error
 /* Parses "png" / "svg". */
 int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err);
 
-/* Panel i of n stacked vertically in a width x height image. */
-ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i);
-
 /* Makes a width x height PNG or SVG at `path`, paints the first chart's background, draws
  * every chart into its own area and writes the file. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
 int ms_render_write(const char *path, ms_render_format format, int width, int height,
