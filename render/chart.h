@@ -13,7 +13,8 @@
  * scales, ticks, number formatting), lod.c (per-column aggregation), group.c (which
  * allocations form which band), stack.c (band heights per column), annotations.c (lanes),
  * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), chart.c
- * (the pipeline, ms_chart_free).
+ * (the pipeline, ms_chart_free). ms_chart_build_figure (figure.c) does a whole image of
+ * several files: panels on shared scales, or an overlay.
  *
  * Serialising it (for a JSON or HTML exporter): every field below is either a number, a
  * fixed-size NUL-terminated string, or an array whose length is a sibling count field

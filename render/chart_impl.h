@@ -11,7 +11,8 @@
  *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
  *   annotations.c  annotation ranges and the lanes drawn above the plot
  *   markers.c      peak, OOM and highlight markers
- *   chart.c        the pipeline (ms_chart_build, ms_chart_build_overlay), ms_chart_free */
+ *   chart.c        the pipeline (ms_chart_build, ms_chart_build_overlay), ms_chart_free
+ *   figure.c       several charts in one image on shared scales (ms_chart_build_figure) */
 #ifndef MEMSNAP_RENDER_CHART_IMPL_H
 #define MEMSNAP_RENDER_CHART_IMPL_H
 
