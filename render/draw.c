@@ -1,117 +1,14 @@
-/* Cairo drawing of a chart (see draw.h). Every coordinate comes from geometry.c; this file
- * decides only looks. No printing here. */
+/* Cairo drawing of a chart (see draw.h). Every coordinate, number and text comes from the
+ * chart model (chart.h); this file decides only looks. No printing here. */
 #include "draw.h"
 
-#include <cairo-svg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "pen.h"
 #include "render_util.h"
-
-#define FONT "DejaVu Sans"
-
-/* Drawing state shared by the helpers; `bad` records a coordinate that was not finite so
- * that it never reaches cairo (which would poison the context). */
-typedef struct pen {
-    cairo_t *cr;
-    const ms_chart *chart;
-    bool bad;
-} pen;
-
-static bool ok2(pen *p, double x, double y)
-{
-    if (isfinite(x) && isfinite(y))
-        return true;
-    p->bad = true;
-    return false;
-}
-
-static void move_to(pen *p, double x, double y)
-{
-    if (ok2(p, x, y))
-        cairo_move_to(p->cr, x, y);
-}
-
-static void line_to(pen *p, double x, double y)
-{
-    if (ok2(p, x, y))
-        cairo_line_to(p->cr, x, y);
-}
-
-static void rect(pen *p, double x, double y, double w, double h)
-{
-    if (ok2(p, x, y) && ok2(p, w, h))
-        cairo_rectangle(p->cr, x, y, w, h);
-}
-
-static void rgb(pen *p, ms_chart_rgb c)
-{
-    cairo_set_source_rgb(p->cr, c.r, c.g, c.b);
-}
-
-static void rgba(pen *p, ms_chart_rgb c, double a)
-{
-    cairo_set_source_rgba(p->cr, c.r, c.g, c.b, a);
-}
-
-/* Quarter pixels: finer than anyone sees, and it keeps SVG numbers short and lets runs of
- * equal heights collapse into one path segment. */
-static double quant(double v)
-{
-    return floor(v * 4.0 + 0.5) / 4.0;
-}
-
-/* A crisp 1-px line sits on a pixel centre. */
-static double crisp(double v)
-{
-    return floor(v) + 0.5;
-}
-
-static void font(pen *p, double size, bool bold)
-{
-    cairo_select_font_face(p->cr, FONT, CAIRO_FONT_SLANT_NORMAL,
-                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(p->cr, size);
-}
-
-static double text_width(pen *p, const char *s)
-{
-    cairo_text_extents_t ext;
-    cairo_text_extents(p->cr, s, &ext);
-    return isfinite(ext.x_advance) ? ext.x_advance : 0;
-}
-
-/* Cuts `s` (UTF-8) to fit `max_w`, ending it with an ellipsis when cut. */
-static void fit_text(pen *p, const char *s, double max_w, char *out, size_t cap)
-{
-    snprintf(out, cap, "%s", s);
-    if (text_width(p, out) <= max_w)
-        return;
-    size_t len = strlen(out);
-    while (len > 0) {
-        len--;
-        while (len > 0 && ((unsigned char)out[len] & 0xC0) == 0x80)
-            len--; /* never split a UTF-8 sequence */
-        char tmp[512];
-        snprintf(tmp, sizeof tmp, "%.*s…", (int)len, out);
-        if (text_width(p, tmp) <= max_w || len == 0) {
-            snprintf(out, cap, "%s", tmp);
-            return;
-        }
-    }
-}
-
-/* align: 0 left, 0.5 centre, 1 right; y is the baseline. */
-static void text_at(pen *p, double x, double y, double align, const char *s)
-{
-    double w = text_width(p, s);
-    move_to(p, x - w * align, y);
-    if (!p->bad)
-        cairo_show_text(p->cr, s);
-}
 
 /* ------------------------------------------------------------------ bands */
 
@@ -310,11 +207,6 @@ static void draw_highlights(pen *p, int64_t *acc)
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
-    size_t n_pins = 0;
-    for (size_t g = 0; g < ch->n_groups; g++)
-        n_pins += ch->groups[g].highlight && ch->groups[g].mark[0];
-    pin *pins = n_pins ? calloc(n_pins, sizeof *pins) : NULL;
-    n_pins = 0;
     memset(acc, 0, W * sizeof *acc);
     cairo_save(cr);
     for (size_t g = 0; g < ch->n_groups; g++) {
@@ -326,23 +218,21 @@ static void draw_highlights(pen *p, int64_t *acc)
             cairo_set_line_width(cr, 2.0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
             cairo_stroke(cr);
-            size_t c = 0;
-            while (c < W && h[c] <= 0)
-                c++;
-            if (pins && ch->groups[g].mark[0] && c < W)
-                pins[n_pins++] = (pin){ch->plot.x + (double)c + 0.5,
-                                       ms_chart_py(ch, (double)acc[c] + (double)h[c] / 2),
-                                       ch->groups[g].mark};
         }
         for (size_t c = 0; c < W; c++)
             acc[c] += h[c];
     }
+    /* Labels after every outline, so no outline crosses a label. */
     ms_chart_rect placed[64];
     size_t n_placed = 0;
-    for (size_t i = 0; i < n_pins; i++)
-        draw_pin(p, &pins[i], placed, &n_placed);
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        const ms_chart_group *gp = &ch->groups[g];
+        if (gp->highlight && gp->pinned) {
+            pin pn = {gp->pin_px, gp->pin_py, gp->mark};
+            draw_pin(p, &pn, placed, &n_placed);
+        }
+    }
     cairo_restore(cr);
-    free(pins);
 }
 
 /* ------------------------------------------------------------------ decorations */
@@ -440,7 +330,7 @@ static void draw_axis_labels(pen *p)
     cairo_save(cr);
     cairo_translate(cr, ch->area.x + 14, ch->plot.y + ch->plot.h / 2);
     cairo_rotate(cr, -M_PI / 2);
-    text_at(p, 0, 0, 0.5, ch->overlay ? "active memory" : "active memory (requested bytes)");
+    text_at(p, 0, 0, 0.5, ch->y_title);
     cairo_restore(cr);
     cairo_restore(cr);
 }
@@ -533,11 +423,7 @@ static void draw_legend(pen *p)
     cairo_save(cr);
     font(p, 11, true);
     rgb(p, ch->theme.fg);
-    const char *head = ch->overlay                  ? "files"
-                       : ch->by == MS_CHART_BY_SITE  ? "bands: allocation sites"
-                       : ch->by == MS_CHART_BY_PHASE ? "bands: annotated phases"
-                                                     : "largest allocations, by site";
-    text_at(p, lr->x, lr->y + 11, 0, head);
+    text_at(p, lr->x, lr->y + 11, 0, ch->legend_title);
     font(p, 11, false);
     size_t rows = (size_t)fmax(0, floor((lr->h - 22) / ch->legend_row));
     for (size_t i = 0; i < ch->n_legend && i < rows; i++) {
@@ -683,77 +569,4 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
         return ms__render_fail(err, MS_ERR_ARG,
                                "cairo: %s", cairo_status_to_string(cairo_status(cr)));
     return 0;
-}
-
-/* ------------------------------------------------------------------ files */
-
-int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err)
-{
-    if (name && !strcasecmp(name, "png")) {
-        *out = MS_RENDER_PNG;
-        return 0;
-    }
-    if (name && !strcasecmp(name, "svg")) {
-        *out = MS_RENDER_SVG;
-        return 0;
-    }
-    return ms__render_fail(err, MS_ERR_ARG,
-                           "unknown image format '%s' (png or svg)", name ? name : "");
-}
-
-int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err)
-{
-    const char *dot = path ? strrchr(path, '.') : NULL;
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    if (!dot || (slash && dot < slash))
-        return ms__render_fail(err, MS_ERR_ARG,
-                               "cannot tell the image format of '%s' (use .png or .svg)",
-                               path ? path : "");
-    return ms_render_format_from_name(dot + 1, out, err);
-}
-
-ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i)
-{
-    if (n == 0)
-        n = 1;
-    double h = floor((double)height / (double)n);
-    ms_chart_rect r = {0, (double)i * h, (double)width, h};
-    return r;
-}
-
-int ms_render_write(const char *path, ms_render_format format, int width, int height,
-                    const ms_chart *const *charts, size_t n_charts, ms_error *err)
-{
-    if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
-        return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
-    cairo_surface_t *surface =
-        format == MS_RENDER_SVG
-            ? cairo_svg_surface_create(path, width, height)
-            : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
-    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
-                                 cairo_status_to_string(cairo_surface_status(surface)));
-        cairo_surface_destroy(surface);
-        return rc;
-    }
-    cairo_t *cr = cairo_create(surface);
-    int rc = 0;
-    ms_chart_rgb bg = n_charts ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
-    cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);
-    cairo_paint(cr);
-    for (size_t i = 0; i < n_charts && !rc; i++)
-        rc = ms_chart_draw(cr, charts[i], err);
-    cairo_destroy(cr);
-    cairo_surface_flush(surface);
-    if (!rc && format == MS_RENDER_PNG) {
-        cairo_status_t st = cairo_surface_write_to_png(surface, path);
-        if (st != CAIRO_STATUS_SUCCESS)
-            rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
-    }
-    cairo_surface_finish(surface); /* an SVG is written out here */
-    if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
-                             cairo_status_to_string(cairo_surface_status(surface)));
-    cairo_surface_destroy(surface);
-    return rc;
 }

@@ -1,4 +1,4 @@
-/* Drawing charts with cairo. A chart (geometry.h) is drawn onto a caller-given cairo_t
+/* Drawing charts with cairo. A chart (chart.h) is drawn onto a caller-given cairo_t
  * inside the rectangle it was built for, so one call draws one panel and PNG, SVG or any
  * other cairo surface share one drawing path. The caller owns the cairo_t; the drawing
  * leaves its state (matrix, source, clip) as it found it. */
@@ -8,7 +8,7 @@
 #include <cairo.h>
 #include <stddef.h>
 
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -28,9 +28,6 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err);
 int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err);
 /* Parses "png" / "svg". */
 int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err);
-
-/* Panel i of n stacked vertically in a width x height image. */
-ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i);
 
 /* Makes a width x height PNG or SVG at `path`, paints the first chart's background, draws
  * every chart into its own area and writes the file. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */

@@ -1,4 +1,4 @@
-/* Helpers shared by draw.c and geometry.c (see render_util.h). */
+/* Helpers shared by render/'s files (see render_util.h). */
 #include "render_util.h"
 
 #include <stdarg.h>

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 
 /* Stop flooding stderr once a file has shown what is wrong. */
@@ -423,7 +423,29 @@ static void check_synthetic(void)
     CHECK_NEAR_IN(ctx, ch->peak_x, 2.0, 1e-12);
     CHECK_TRUE_IN(ctx, strstr(ch->peak_label, "peak 180 B at 2.00 s") != NULL);
     CHECK_EQ_INT_IN(ctx, ch->legend_rect.w, 0);
+    CHECK_TRUE_IN(ctx, !strcmp(ch->legend_title, "largest allocations, by site"));
+    CHECK_TRUE_IN(ctx, !strcmp(ch->y_title, "active memory (requested bytes)"));
     ms_chart_free(ch);
+
+    /* Highlights: C's pin points at the middle of its first column (200, x = 2 s), on top
+     * of A and B; B has no label, so no pin. */
+    ms_chart_highlight hl[] = {{1, NULL}, {2, "C leaks"}};
+    spec.highlights = hl;
+    spec.n_highlights = 2;
+    rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    if (!rc) {
+        CHECK_EQ_INT_IN(ctx, ch->n_groups, 3);
+        CHECK_TRUE_IN(ctx, ch->groups[1].highlight && !ch->groups[1].pinned);
+        CHECK_TRUE_IN(ctx, ch->groups[2].highlight && ch->groups[2].pinned);
+        CHECK_TRUE_IN(ctx, !strcmp(ch->groups[2].mark, "C leaks"));
+        CHECK_NEAR_IN(ctx, ch->groups[2].pin_px, ch->plot.x + 200.5, 1e-9);
+        CHECK_NEAR_IN(ctx, ch->groups[2].pin_py, ms_chart_py(ch, 150 + 15), 1e-9);
+        CHECK_TRUE_IN(ctx, !ch->groups[0].highlight && !ch->groups[0].pinned);
+        ms_chart_free(ch);
+    }
+    spec.highlights = NULL;
+    spec.n_highlights = 0;
 
     /* Zoom past the end: every column shows the last state. */
     spec.has_from = spec.has_to = true;

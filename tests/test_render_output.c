@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "draw.h"
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 
 /* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
@@ -245,6 +245,23 @@ static void render_one(const char *path, const char *name, void *arg)
     unload(&l);
 }
 
+static bool same_bytes(const char *p1, const char *p2)
+{
+    FILE *f1 = fopen(p1, "rb"), *f2 = fopen(p2, "rb");
+    bool same = f1 && f2;
+    while (same) {
+        int c1 = fgetc(f1), c2 = fgetc(f2);
+        same = c1 == c2;
+        if (c1 == EOF)
+            break;
+    }
+    if (f1)
+        fclose(f1);
+    if (f2)
+        fclose(f2);
+    return same;
+}
+
 /* Two files as panels on shared scales, and the same two overlaid. */
 static void render_multi(void)
 {
@@ -299,6 +316,8 @@ static void render_multi(void)
     if (ov) {
         CHECK_EQ_INT_IN(ctx, ov->n_series, 2);
         CHECK_TRUE_IN(ctx, ov->has_peak);
+        CHECK_TRUE_IN(ctx, !strcmp(ov->legend_title, "files"));
+        CHECK_TRUE_IN(ctx, !strcmp(ov->y_title, "active memory"));
         int64_t top = a.tl->peak_bytes > b.tl->peak_bytes ? a.tl->peak_bytes : b.tl->peak_bytes;
         CHECK_EQ_INT_IN(ctx, ov->peak_bytes, top);
         for (size_t i = 0; i < 2; i++)
@@ -313,6 +332,36 @@ static void render_multi(void)
         check_png(ctx, out, 1400, 700, NULL);
     }
     ms_chart_free(ov);
+
+    /* The figure entry gives the same images as building the charts one by one above. */
+    static const struct {
+        bool overlay;
+        int w, h;
+        const char *same_as;
+    } FIGS[] = {{false, 1200, 1000, "panels.png"}, {true, 1400, 700, "overlay.png"}};
+    for (size_t f = 0; f < sizeof FIGS / sizeof FIGS[0]; f++) {
+        ms_chart_figure_spec fs;
+        memset(&fs, 0, sizeof fs);
+        fs.overlay = FIGS[f].overlay;
+        fs.width = FIGS[f].w;
+        fs.height = FIGS[f].h;
+        ms_chart_figure *fig = NULL;
+        CHECK_EQ_INT_IN(ctx, ms_chart_build_figure(&fig, srcs, 2, &fs, &err), 0);
+        if (!fig)
+            continue;
+        CHECK_EQ_INT_IN(ctx, fig->n_charts, FIGS[f].overlay ? 1 : 2);
+        char out[600], want[600];
+        snprintf(out, sizeof out, "%s/figure-%zu.png", tmpdir, f);
+        snprintf(want, sizeof want, "%s/%s", tmpdir, FIGS[f].same_as);
+        CHECK_EQ_INT_IN(ctx,
+                        ms_render_write(out, MS_RENDER_PNG, fig->width, fig->height,
+                                        (const ms_chart *const *)fig->charts, fig->n_charts,
+                                        &err),
+                        0);
+        CHECK_TRUE_IN(ctx, same_bytes(out, want));
+        ms_chart_figure_free(fig);
+    }
+    ms_chart_figure_free(NULL);
     unload(&a);
     unload(&b);
 }

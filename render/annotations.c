@@ -1,0 +1,151 @@
+/* Annotation lanes of the chart model (see chart_impl.h): record_function START/END
+ * annotations paired into ranges, and the runs of pixel columns each name covers in the
+ * strips above the plot (depth 0 and 1). */
+#include "chart_impl.h"
+
+#include <math.h>
+
+static int range_cmp(const void *a, const void *b)
+{
+    const ms__range *x = a, *y = b;
+    if (x->start_us != y->start_us)
+        return x->start_us < y->start_us ? -1 : 1;
+    return x->depth - y->depth;
+}
+
+/* Pairs START/END annotations of the trace's device into ranges with their nesting
+ * depth. Ends without a start are dropped; starts without an end run to the trace end. */
+int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
+                     ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!src->snap)
+        return 0;
+    size_t n_ann;
+    const ms_annotation *ann = ms_snapshot_annotations(src->snap, &n_ann);
+    if (!ann || n_ann == 0)
+        return 0;
+    /* Older writers may not tag a device; then every annotation belongs to the trace. */
+    bool any_device = false;
+    for (size_t i = 0; i < n_ann; i++)
+        if (ann[i].device == src->tl->device)
+            any_device = true;
+    ms__range *r = ms__alloc_n(n_ann, sizeof *r);
+    size_t *open = ms__alloc_n(n_ann, sizeof *open);
+    if (!r || !open) {
+        free(r);
+        free(open);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n_ann);
+    }
+    size_t n = 0, depth = 0;
+    int64_t t_end = src->trace->n ? src->trace->time_us[src->trace->n - 1] : 0;
+    for (size_t i = 0; i < n_ann; i++) {
+        if (any_device && ann[i].device != src->tl->device)
+            continue;
+        if (ann[i].is_start) {
+            r[n] = (ms__range){ann[i].time_us, t_end, ann[i].name, (int)depth};
+            open[depth++] = n++;
+            continue;
+        }
+        /* Close the innermost open range of that name, and any left open inside it. */
+        for (size_t d = depth; d-- > 0;) {
+            if (r[open[d]].name == ann[i].name) {
+                r[open[d]].end_us = ann[i].time_us;
+                depth = d;
+                break;
+            }
+        }
+    }
+    free(open);
+    qsort(r, n, sizeof *r, range_cmp);
+    *out = r;
+    *n_out = n;
+    return 0;
+}
+
+/* Index into chart->names of a string id, adding it when new; -1 when the table is full
+ * (the extra names are simply not drawn). */
+#define MAX_NAMES 256
+static int name_index(ms_chart *chart, const ms_snapshot *snap, uint32_t *ids, uint32_t id)
+{
+    for (size_t i = 0; i < chart->n_names; i++)
+        if (ids[i] == id)
+            return (int)i;
+    if (chart->n_names >= MAX_NAMES)
+        return -1;
+    size_t i = chart->n_names++;
+    ids[i] = id;
+    const char *text = ms_snapshot_string(snap, id);
+    ms__copy_text(chart->names[i], MS_CHART_TEXT, text);
+    chart->name_rgb[i] = ms__name_rgb(text);
+    return (int)i;
+}
+
+/* The runs of one lane: owner[c] is the name shown in column c, or -1. */
+static int lane_runs(ms_chart *chart, size_t lane, const int32_t *owner, ms_error *err)
+{
+    size_t runs = 0;
+    for (size_t c = 0; c < chart->n_cols; c++)
+        if (owner[c] >= 0 && (c == 0 || owner[c - 1] != owner[c]))
+            runs++;
+    chart->lane_runs[lane] = ms__alloc_n(runs, sizeof(ms_chart_lane_run));
+    if (!chart->lane_runs[lane])
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+    size_t k = 0;
+    for (size_t c = 0; c < chart->n_cols; c++) {
+        if (owner[c] < 0)
+            continue;
+        if (c > 0 && owner[c - 1] == owner[c]) {
+            chart->lane_runs[lane][k - 1].x1 = chart->plot.x + (double)(c + 1);
+            continue;
+        }
+        chart->lane_runs[lane][k++] = (ms_chart_lane_run){
+            chart->plot.x + (double)c, chart->plot.x + (double)(c + 1), (uint32_t)owner[c]};
+    }
+    chart->n_lane_runs[lane] = k;
+    return 0;
+}
+
+int ms__build_lanes(ms_chart *chart, const ms_chart_source *src, const ms__range *r,
+                    size_t n_r, ms_error *err)
+{
+    chart->names = ms__alloc_n(MAX_NAMES, sizeof *chart->names);
+    chart->name_rgb = ms__alloc_n(MAX_NAMES, sizeof *chart->name_rgb);
+    uint32_t *name_ids = ms__alloc_n(MAX_NAMES, sizeof *name_ids);
+    int32_t *owner = ms__alloc_n(chart->n_cols, sizeof *owner);
+    int rc = 0;
+    if (!chart->names || !chart->name_rgb || !name_ids || !owner)
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+    for (size_t lane = 0; lane < chart->n_lanes && !rc; lane++) {
+        for (size_t c = 0; c < chart->n_cols; c++)
+            owner[c] = -1;
+        for (size_t i = 0; i < n_r; i++) {
+            if (r[i].depth != (int)lane)
+                continue;
+            double a = (ms__time_to_x(src, chart->x_mode, r[i].start_us) - chart->x_lo) /
+                       chart->dx;
+            double b = (ms__time_to_x(src, chart->x_mode, r[i].end_us) - chart->x_lo) /
+                       chart->dx;
+            if (b < 0 || a >= (double)chart->n_cols)
+                continue;
+            a = ms__clampd(a, 0, (double)chart->n_cols);
+            b = ms__clampd(b, 0, (double)chart->n_cols);
+            size_t c0 = (size_t)floor(a);
+            size_t c1 = (size_t)ceil(b);
+            if (c1 <= c0)
+                c1 = c0 + 1; /* a range thinner than a pixel still shows */
+            if (c1 > chart->n_cols)
+                c1 = chart->n_cols;
+            int idx = name_index(chart, src->snap, name_ids, r[i].name);
+            if (idx < 0)
+                continue;
+            for (size_t c = c0; c < c1; c++)
+                owner[c] = idx;
+        }
+        rc = lane_runs(chart, lane, owner, err);
+    }
+    free(owner);
+    free(name_ids);
+    return rc;
+}

@@ -1,0 +1,256 @@
+/* The chart model's pipeline (see chart.h): checks, then layout, level of detail, scales,
+ * bands, stacking, lanes, markers and legend, each computed by its own file
+ * (chart_impl.h). No cairo calls and no printing here. */
+#include "chart_impl.h"
+
+void ms_chart_free(ms_chart *chart)
+{
+    if (!chart)
+        return;
+    free(chart->col_event);
+    free(chart->col_active);
+    free(chart->col_reserved);
+    free(chart->col_low);
+    free(chart->col_other);
+    free(chart->groups);
+    free(chart->heights);
+    for (size_t i = 0; i < chart->n_series; i++) {
+        free(chart->series[i].active);
+        free(chart->series[i].reserved);
+    }
+    free(chart->oom_px);
+    for (size_t i = 0; i < MS_CHART_MAX_LANES; i++)
+        free(chart->lane_runs[i]);
+    free(chart->names);
+    free(chart->name_rgb);
+    free(chart);
+}
+
+int ms__check_source(const ms_chart_source *src, bool need_allocs, ms_error *err)
+{
+    if (!src || !src->trace || !src->tl)
+        return ms__render_fail(err, MS_ERR_ARG, "chart source lacks a trace or timeline");
+    if (src->tl->n_events != src->trace->n)
+        return ms__render_fail(err, MS_ERR_ARG, "timeline and trace disagree on the event count");
+    if (src->tl->n_events && (!src->tl->active || !src->tl->reserved))
+        return ms__render_fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_CURVES");
+    if (need_allocs && src->tl->n_allocs && !src->tl->allocs)
+        return ms__render_fail(err, MS_ERR_ARG, "timeline was built without MS_TIMELINE_ALLOCS");
+    return 0;
+}
+
+static int check_spec(const ms_chart_spec *spec, ms_error *err)
+{
+    if (!spec)
+        return ms__render_fail(err, MS_ERR_ARG, "no chart spec");
+    if (spec->x_mode != MS_CHART_X_TIME && spec->x_mode != MS_CHART_X_EVENTS)
+        return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
+    if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
+        spec->by != MS_CHART_BY_PHASE)
+        return ms__render_fail(err, MS_ERR_ARG, "unknown band grouping");
+    if (spec->n_highlights && !spec->highlights)
+        return ms__render_fail(err, MS_ERR_ARG, "highlight count without highlights");
+    return 0;
+}
+
+/* ------------------------------------------------------------------ stacked */
+
+/* Layout (which depends on how many annotation lanes there are), the x window and the
+ * per-column arrays; MS_ERR_ARG for --by phase without annotations. */
+static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                         ms_chart_rect area, const ms__range *r, size_t n_r, ms_error *err)
+{
+    size_t n_lanes = 0;
+    for (size_t i = 0; i < n_r; i++)
+        if (r[i].depth < MS_CHART_MAX_LANES && (size_t)r[i].depth + 1 > n_lanes)
+            n_lanes = (size_t)r[i].depth + 1;
+    if (spec->by == MS_CHART_BY_PHASE && n_lanes == 0)
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "--by phase needs annotation ranges (external_annotations); "
+                               "this trace has none");
+    int rc = ms__layout(chart, area, n_lanes, !spec->no_legend, err);
+    if (!rc)
+        rc = ms__window(spec, ms__full_span(src, spec->x_mode), &chart->x_lo, &chart->x_hi, err);
+    if (rc)
+        return rc;
+    size_t W = chart->n_cols;
+    chart->dx = (chart->x_hi - chart->x_lo) / (double)W;
+    chart->col_event = ms__alloc_n(W, sizeof *chart->col_event);
+    chart->col_active = ms__alloc_n(W, sizeof *chart->col_active);
+    chart->col_reserved = ms__alloc_n(W, sizeof *chart->col_reserved);
+    chart->col_low = ms__alloc_n(W, sizeof *chart->col_low);
+    if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->col_low)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+    return 0;
+}
+
+/* Everything after the frame: columns, scales, bands and their heights, lanes, markers,
+ * legend and title, in that order (later steps read what earlier ones computed). */
+static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                        const ms__range *r, size_t n_r, ms__site_cache *sc, ms__grouping *gr,
+                        ms_error *err)
+{
+    size_t W = chart->n_cols;
+    int rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W,
+                           chart->col_event, chart->col_active, chart->col_reserved,
+                           chart->col_low, err);
+    if (rc)
+        return rc;
+    int64_t data_max = 0;
+    for (size_t c = 0; c < W; c++) {
+        if (chart->col_active[c] > data_max)
+            data_max = chart->col_active[c];
+        if (chart->col_reserved[c] > data_max)
+            data_max = chart->col_reserved[c];
+    }
+    ms__y_scale(chart, data_max, spec->y_fit);
+    ms__x_scale(chart);
+
+    rc = ms__build_groups(chart, src, spec, sc, r, n_r, gr, err);
+    if (!rc)
+        rc = ms__sweep_heights(chart, src, gr, err);
+    if (!rc)
+        rc = ms__build_lanes(chart, src, r, n_r, err);
+    if (!rc)
+        rc = ms__find_ooms(chart, src, err);
+    if (rc)
+        return rc;
+    ms__mark_highlights(chart, spec, gr);
+    ms__find_peak(chart, src);
+    chart->show_low = ms__show_low(chart);
+    ms__legend_finish_stacked(chart, spec);
+    ms__title_stacked(chart, src, spec);
+    return 0;
+}
+
+static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                         ms_chart_rect area, ms_error *err)
+{
+    int rc = ms__check_source(src, true, err);
+    if (rc)
+        return rc;
+    for (size_t h = 0; h < spec->n_highlights; h++)
+        if (spec->highlights[h].alloc >= src->tl->n_allocs)
+            return ms__render_fail(err, MS_ERR_ARG,
+                                   "highlighted allocation %zu is not in the timeline",
+                                   spec->highlights[h].alloc);
+    chart->x_mode = spec->x_mode;
+    chart->by = spec->by;
+    chart->theme = ms__theme(spec->dark);
+
+    ms__range *r = NULL;
+    size_t n_r = 0;
+    rc = ms__build_ranges(src, &r, &n_r, err);
+    if (rc)
+        return rc;
+    ms__grouping gr = {NULL, 0};
+    ms__site_cache sc = {NULL, NULL, 0};
+    rc = frame_stacked(chart, src, spec, area, r, n_r, err);
+    if (rc)
+        goto done;
+    gr.of_alloc = ms__alloc_n(src->tl->n_allocs, sizeof(int32_t));
+    if (!gr.of_alloc || ms__site_cache_init(&sc, src->snap)) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+        goto done;
+    }
+    for (size_t i = 0; i < src->tl->n_allocs; i++)
+        gr.of_alloc[i] = -1;
+    rc = fill_stacked(chart, src, spec, r, n_r, &sc, &gr, err);
+done:
+    free(r);
+    free(gr.of_alloc);
+    ms__site_cache_free(&sc);
+    return rc;
+}
+
+int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                   ms_chart_rect area, ms_error *err)
+{
+    if (!out)
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+    *out = NULL;
+    int rc = check_spec(spec, err);
+    if (rc)
+        return rc;
+    ms_chart *chart = calloc(1, sizeof *chart);
+    if (!chart)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
+    rc = build_stacked(chart, src, spec, area, err);
+    if (rc) {
+        ms_chart_free(chart);
+        return rc;
+    }
+    *out = chart;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ overlay */
+
+static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_srcs,
+                         const ms_chart_spec *spec, ms_chart_rect area, ms_error *err)
+{
+    double span = 0;
+    for (size_t i = 0; i < n_srcs; i++) {
+        int rc = ms__check_source(&srcs[i], false, err);
+        if (rc)
+            return rc;
+        double s = ms__full_span(&srcs[i], spec->x_mode);
+        if (s > span)
+            span = s;
+    }
+    chart->overlay = true;
+    chart->x_mode = spec->x_mode;
+    chart->by = spec->by;
+    chart->theme = ms__theme(spec->dark);
+    int rc = ms__layout(chart, area, 0, !spec->no_legend, err);
+    if (!rc)
+        rc = ms__window(spec, span, &chart->x_lo, &chart->x_hi, err);
+    if (rc)
+        return rc;
+    size_t W = chart->n_cols;
+    chart->dx = (chart->x_hi - chart->x_lo) / (double)W;
+    int64_t *ev = ms__alloc_n(W, sizeof *ev);
+    if (!ev)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+    int64_t data_max = 0;
+    for (size_t i = 0; i < n_srcs && !rc; i++) {
+        chart->n_series = i + 1; /* so ms_chart_free releases what the series got */
+        rc = ms__series(chart, &chart->series[i], &srcs[i], i, ev, &data_max, err);
+        if (!rc)
+            ms__legend_add(chart, MS_CHART_KEY_LINE, chart->series[i].rgb,
+                           chart->series[i].label);
+    }
+    free(ev);
+    if (rc)
+        return rc;
+    ms__y_scale(chart, data_max, spec->y_fit);
+    ms__x_scale(chart);
+    ms__legend_finish_overlay(chart);
+    ms__find_overlay_peak(chart, srcs);
+    ms__title_overlay(chart, srcs, n_srcs, spec);
+    return 0;
+}
+
+int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n_srcs,
+                           const ms_chart_spec *spec, ms_chart_rect area, ms_error *err)
+{
+    if (!out)
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+    *out = NULL;
+    int rc = check_spec(spec, err);
+    if (rc)
+        return rc;
+    if (n_srcs == 0 || n_srcs > MS_CHART_MAX_SERIES)
+        return ms__render_fail(err, MS_ERR_ARG, "an overlay takes 1 to %d files (got %zu)",
+                               MS_CHART_MAX_SERIES, n_srcs);
+    ms_chart *chart = calloc(1, sizeof *chart);
+    if (!chart)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
+    rc = build_overlay(chart, srcs, n_srcs, spec, area, err);
+    if (rc) {
+        ms_chart_free(chart);
+        return rc;
+    }
+    *out = chart;
+    return 0;
+}

@@ -1,0 +1,305 @@
+/* The chart model: what an active-memory chart shows, as plain data — the x window and
+ * its pixel columns, the y scale and ticks, the bands (groups) and their heights per
+ * column, the curves, annotation lanes, peak / OOM / highlight markers, the legend and
+ * the title. Every back-end draws from this and only this: draw.c (cairo: PNG, SVG, the
+ * report's in-memory SVG) today, the HTML explorer's data next. A back-end must not
+ * recompute anything here (no second grouping, no second level of detail); what it may
+ * decide is looks — fonts, line widths, dashes, where text goes.
+ *
+ * Building it is ms_chart_build() (one file, stacked bands) or ms_chart_build_overlay()
+ * (several files, curves on shared axes): the one way from analysis results (a snapshot,
+ * its device trace, its timeline) to a chart. How it is computed lives in one file per
+ * concern, none of which draws (see chart_impl.h): theme.c (colours), scale.c (x/y
+ * scales, ticks, number formatting), lod.c (per-column aggregation), group.c (which
+ * allocations form which band), stack.c (band heights per column), annotations.c (lanes),
+ * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), chart.c
+ * (the pipeline, ms_chart_free). ms_chart_build_figure (figure.c) does a whole image of
+ * several files: panels on shared scales, or an overlay.
+ *
+ * Serialising it (for a JSON or HTML exporter): every field below is either a number, a
+ * fixed-size NUL-terminated string, or an array whose length is a sibling count field
+ * (noted beside it). Coordinates are device pixels of the surface the chart was built
+ * for (`area`); byte counts are int64 bytes; x values are in x units (seconds or event
+ * index, see ms_chart_x). Colours are sRGB components in [0, 1].
+ *
+ * Ownership: ms_chart_build*() hands out an ms_chart that the caller releases with
+ * ms_chart_free(); the chart copies every string it shows, so it does not keep the
+ * snapshot or timeline alive, but it must be built while they are.
+ *
+ * Level of detail: a chart never holds more than a few numbers per pixel column and
+ * group, whatever the trace length. Each column stands for one x window and shows the
+ * allocator state with the most active bytes inside that window (the "representative
+ * event"), so the outline is exactly the per-window maximum of the active curve and a
+ * 4M-event trace draws as fast as a 40-event one. */
+#ifndef MEMSNAP_RENDER_CHART_H
+#define MEMSNAP_RENDER_CHART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A column shows nothing: it lies before or outside every state of the trace. */
+#define MS_CHART_NO_EVENT INT64_MIN
+
+#define MS_CHART_DEFAULT_TOP_ALLOCS 400
+#define MS_CHART_DEFAULT_TOP_GROUPS 12
+/* Bounds that keep a chart's memory proportional to pixels, not to the trace. */
+#define MS_CHART_MAX_GROUPS 20000
+#define MS_CHART_MAX_CELLS ((size_t)64 * 1024 * 1024) /* groups x columns */
+#define MS_CHART_MAX_SERIES 16
+#define MS_CHART_MAX_LANES 2
+#define MS_CHART_MAX_TICKS 24
+#define MS_CHART_MAX_LEGEND 40
+#define MS_CHART_TEXT 160
+
+typedef struct ms_chart_rect {
+    double x, y, w, h;
+} ms_chart_rect;
+
+typedef struct ms_chart_rgb {
+    double r, g, b;
+} ms_chart_rgb;
+
+typedef enum ms_chart_x {
+    MS_CHART_X_TIME = 0, /* seconds since the first event of the trace */
+    MS_CHART_X_EVENTS    /* event index; event i spans [i, i+1) */
+} ms_chart_x;
+
+typedef enum ms_chart_by {
+    MS_CHART_BY_ALLOC = 0, /* one band per large allocation, stacked as PyTorch's viewer */
+    MS_CHART_BY_SITE,      /* one band per allocation site */
+    MS_CHART_BY_PHASE      /* one band per top-level annotation name */
+} ms_chart_by;
+
+/* An allocation to draw with a band of its own, outlined in red, and with a label, an
+ * arrow to where the band starts (the leaks command passes the allocations it blames;
+ * labelling one allocation per site keeps the picture readable). */
+typedef struct ms_chart_highlight {
+    size_t alloc;      /* index into the timeline's allocs[] */
+    const char *label; /* copied; NULL: outline only, no arrow */
+} ms_chart_highlight;
+
+typedef struct ms_chart_spec {
+    ms_chart_x x_mode;
+    ms_chart_by by;
+    size_t top;               /* bands (alloc) or groups (site, phase); 0: the default */
+    bool has_from, has_to;    /* x window in x units; absent: the whole trace */
+    double from, to;
+    int64_t y_fit;            /* the y scale fits at least this many bytes (0: the data);
+                                 panels pass one shared value so they compare */
+    const char *title;        /* NULL: "file · cuda:N · peak … · reserved peak …" */
+    bool dark;
+    bool no_legend;
+    const ms_chart_highlight *highlights;
+    size_t n_highlights;
+} ms_chart_spec;
+
+/* One file's data. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS for
+ * stacked charts (overlays draw only curves). */
+typedef struct ms_chart_source {
+    const ms_snapshot *snap; /* NULL: no site names, annotations or stream info */
+    const ms_trace *trace;   /* the timeline's device trace (times, actions) */
+    const ms_timeline *tl;
+    const char *label;       /* usually the file's base name */
+} ms_chart_source;
+
+typedef enum ms_chart_group_kind {
+    MS_CHART_GROUP_ALLOC = 0, /* one allocation */
+    MS_CHART_GROUP_SITE,
+    MS_CHART_GROUP_PHASE
+} ms_chart_group_kind;
+
+/* A band: stacked in array order, bottom first, with "other" on top of them all. */
+typedef struct ms_chart_group {
+    ms_chart_group_kind kind;
+    int64_t alloc;           /* allocs[] index for MS_CHART_GROUP_ALLOC, else -1 */
+    uint32_t site;           /* frame id of its site, UINT32_MAX when unknown */
+    int legend;              /* legend entry that names its colour, -1 for none */
+    bool highlight;          /* outline it */
+    char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
+    bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
+    double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */
+    ms_chart_rgb fill;
+    double score;            /* bytes x lifetime in the window, what ranked it */
+    char label[MS_CHART_TEXT];
+} ms_chart_group;
+
+typedef enum ms_chart_key {
+    MS_CHART_KEY_SWATCH = 0, /* filled square */
+    MS_CHART_KEY_LINE,       /* solid line */
+    MS_CHART_KEY_DASH,       /* dashed line */
+    MS_CHART_KEY_DOT         /* a marker */
+} ms_chart_key;
+
+typedef struct ms_chart_legend_entry {
+    ms_chart_key key;
+    ms_chart_rgb rgb;
+    char text[MS_CHART_TEXT];
+} ms_chart_legend_entry;
+
+typedef struct ms_chart_tick {
+    double value; /* bytes for y, x units for x */
+    double px;    /* device position along its axis */
+    char label[32];
+} ms_chart_tick;
+
+/* A stretch of pixel columns that one annotation name covers in a lane. */
+typedef struct ms_chart_lane_run {
+    double x0, x1;   /* pixels */
+    uint32_t name;   /* index into names[] */
+} ms_chart_lane_run;
+
+/* One overlaid file: its curve per column. */
+typedef struct ms_chart_series {
+    int64_t *active;   /* n_cols, per-column max (MS_CHART_NO_EVENT columns hold -1) */
+    int64_t *reserved; /* n_cols, per-column max, or NULL */
+    ms_chart_rgb rgb;
+    int64_t peak_bytes;
+    double peak_x;
+    char label[MS_CHART_TEXT];
+} ms_chart_series;
+
+typedef struct ms_chart_theme {
+    ms_chart_rgb bg, fg, muted, grid, other, reserved, peak, oom, highlight, outline;
+} ms_chart_theme;
+
+typedef struct ms_chart {
+    ms_chart_rect area;  /* the panel */
+    ms_chart_rect plot;  /* the data area; plot.w == n_cols exactly */
+    ms_chart_theme theme;
+    ms_chart_x x_mode;
+    ms_chart_by by;
+    bool overlay;
+
+    /* The x window: column c covers [x_lo + c*dx, x_lo + (c+1)*dx) in x units (the last
+     * column also takes x_hi itself). */
+    double x_lo, x_hi, dx;
+    size_t n_cols;
+    double y_max;        /* bytes at the top of the plot, a multiple of the tick step */
+
+    /* Per column, n_cols each (stacked charts; NULL in overlays). */
+    int64_t *col_event;    /* representative event, -1 = the state before the first
+                              event, MS_CHART_NO_EVENT = nothing to show */
+    int64_t *col_active;   /* max active bytes in the window = the top of the stack */
+    int64_t *col_reserved; /* max reserved bytes in the window, or NULL */
+    int64_t *col_other;    /* the "other" band: col_active minus the groups below */
+    int64_t *col_low;      /* min active bytes in the window: where a column holds many
+                              events (a training step narrower than a pixel), memory
+                              swings between this and the top */
+    bool show_low;         /* the swing is wide enough to be worth a line */
+
+    /* The bands, bottom first; "other" (col_other) goes on top of them all. */
+    size_t n_groups;
+    ms_chart_group *groups;  /* n_groups */
+    int64_t *heights;      /* n_groups x n_cols bytes, heights[g * n_cols + c] */
+
+    /* Overlays: one curve pair per file (n_series == 0 for stacked charts). */
+    size_t n_series;
+    ms_chart_series series[MS_CHART_MAX_SERIES];
+
+    /* Ticks: value in bytes (y) or x units (x), px the device position along the axis. */
+    ms_chart_tick yticks[MS_CHART_MAX_TICKS];
+    size_t n_yticks;
+    ms_chart_tick xticks[MS_CHART_MAX_TICKS];
+    size_t n_xticks;
+    char x_title[64];
+    char y_title[64];
+
+    /* The largest column; for an unzoomed chart it is the timeline's peak. */
+    bool has_peak;
+    int64_t peak_bytes;
+    double peak_x;       /* x units of the peak's event */
+    double peak_px, peak_py;
+    char peak_label[MS_CHART_TEXT];
+
+    double *oom_px;      /* n_oom_px: x pixel of each column that holds an OOM event */
+    size_t n_oom_px;
+    uint64_t n_ooms;     /* OOM events in the window (several may share a column) */
+    char oom_label[MS_CHART_TEXT]; /* about the first OOM in the window */
+
+    /* Annotation ranges (depth 0 and 1), drawn as strips above the plot. */
+    size_t n_lanes;
+    ms_chart_rect lane_rect[MS_CHART_MAX_LANES];
+    ms_chart_lane_run *lane_runs[MS_CHART_MAX_LANES]; /* n_lane_runs[lane] each */
+    size_t n_lane_runs[MS_CHART_MAX_LANES];
+    char (*names)[MS_CHART_TEXT]; /* n_names annotation names, what lane runs point at */
+    ms_chart_rgb *name_rgb;       /* n_names: each name's colour */
+    size_t n_names;
+
+    ms_chart_rect legend_rect;     /* w == 0: no legend */
+    double legend_row;             /* pixels per entry; entries start 22 px below the top */
+    char legend_title[64];         /* the heading above the entries */
+    ms_chart_legend_entry legend[MS_CHART_MAX_LEGEND]; /* n_legend; groups[].legend */
+    size_t n_legend;                                  /* points into it */
+
+    char title[512];
+    ms_chart_rect title_rect;
+} ms_chart;
+
+/* The entries that build the model from analysis results. Every back-end (PNG, SVG, the
+ * report's SVG, an HTML/JSON exporter) takes the ms_chart these return and computes
+ * nothing of its own.
+ *
+ * A stacked chart of one file in `area` (device pixels of the caller's surface). */
+int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                   ms_chart_rect area, ms_error *err);
+/* Curves of several files on shared axes, one colour each. */
+int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n_srcs,
+                           const ms_chart_spec *spec, ms_chart_rect area, ms_error *err);
+void ms_chart_free(ms_chart *chart);
+
+/* What one image shows: one chart per file stacked as panels, or one overlay chart. */
+typedef struct ms_chart_figure {
+    int width, height;                      /* the image, device pixels */
+    size_t n_charts;
+    ms_chart *charts[MS_CHART_MAX_SERIES];  /* n_charts, each drawn in its own area */
+} ms_chart_figure;
+
+typedef struct ms_chart_figure_spec {
+    ms_chart_spec chart;  /* for every chart; its highlights are ignored, see below */
+    bool overlay;         /* several files: curves on one chart instead of panels */
+    int width, height;
+    /* Panels: per file, the allocations to highlight (both NULL: none). */
+    const ms_chart_highlight *const *highlights; /* n_srcs arrays */
+    const size_t *n_highlights;                  /* n_srcs counts */
+} ms_chart_figure_spec;
+
+/* The whole image in one call: one file gives one stacked chart; several give panels on
+ * shared scales (the y scale fits the largest file, an open-ended window ends where the
+ * longest file does), or with `overlay` one chart of curves. It is ms_chart_build /
+ * ms_chart_build_overlay plus the scale sharing, so callers with several files need not
+ * repeat it. Release with ms_chart_figure_free (accepts NULL). */
+int ms_chart_build_figure(ms_chart_figure **out, const ms_chart_source *srcs, size_t n_srcs,
+                          const ms_chart_figure_spec *spec, ms_error *err);
+void ms_chart_figure_free(ms_chart_figure *fig);
+/* Panel i of n stacked vertically in a width x height image. */
+ms_chart_rect ms_render_panel_rect(int width, int height, size_t n, size_t i);
+
+/* The data extent of a source under a spec's window: the span of x (x units, from the
+ * window start) and the largest active or reserved byte count inside it. Panels use it
+ * to agree on shared scales before building. */
+int ms_chart_extent(const ms_chart_source *src, const ms_chart_spec *spec, double *x_span,
+                    int64_t *y_bytes, ms_error *err);
+
+/* Pixel position of x (x units) and of a byte count inside the chart's plot. */
+double ms_chart_px(const ms_chart *chart, double x);
+double ms_chart_py(const ms_chart *chart, double bytes);
+/* The x value of an event of the source the chart was built from (-1: x of event 0). */
+double ms_chart_event_x(const ms_chart_source *src, ms_chart_x mode, int64_t event);
+
+/* Round tick spacing: the smallest 1, 2, 2.5 or 5 times a power of ten that cuts `span`
+ * into at most `max_ticks` steps. */
+double ms_chart_nice_step(double span, int max_ticks);
+/* "523.8 MiB", "1.5 GiB", "812 B": one decimal, binary units, for labels. */
+void ms_chart_format_bytes(double bytes, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,205 @@
+/* Private to the files that compute the chart model (chart.h): what each of them offers
+ * the others. Nothing here draws, prints or is part of render/'s interface; draw.c and
+ * callers outside render/ see only chart.h.
+ *
+ * Who does what, in the order chart.c calls them:
+ *   theme.c        colours: the two themes, the band palette, shades of a hue
+ *   layout.c       the panel's rectangles (title, lanes, plot, legend), legend entries, titles
+ *   scale.c        x positions of events, the x window, y and x scales, ticks, labels
+ *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
+ *   group.c        which allocations make up which band, and the bands' colours
+ *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
+ *   annotations.c  annotation ranges and the lanes drawn above the plot
+ *   markers.c      peak, OOM and highlight markers
+ *   chart.c        the pipeline (ms_chart_build, ms_chart_build_overlay), ms_chart_free
+ *   figure.c       several charts in one image on shared scales (ms_chart_build_figure) */
+#ifndef MEMSNAP_RENDER_CHART_IMPL_H
+#define MEMSNAP_RENDER_CHART_IMPL_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chart.h"
+#include "render_util.h"
+
+/* ------------------------------------------------------------------ small helpers */
+
+/* calloc with the multiplication checked, so no size computed from trace lengths can
+ * wrap around into a short buffer. */
+static inline void *ms__alloc_n(size_t n, size_t size)
+{
+    if (n == 0)
+        n = 1;
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return calloc(n, size);
+}
+
+static inline void ms__copy_text(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static inline double ms__clampd(double v, double lo, double hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ------------------------------------------------------------------ theme.c */
+
+#define MS__PALETTE_N ((size_t)12)
+
+/* Band hue k of the palette (k wraps around). */
+ms_chart_rgb ms__palette(size_t k);
+ms_chart_rgb ms__mix(ms_chart_rgb a, ms_chart_rgb b, double t);
+/* `base` lightened or darkened by an amount fixed by `key`, so neighbouring bands of one
+ * hue stay tellable apart. */
+ms_chart_rgb ms__shade(ms_chart_rgb base, uint64_t key);
+ms_chart_theme ms__theme(bool dark);
+uint32_t ms__hash32(uint64_t v);
+/* The colour of an annotation name: the same name gets the same hue in every chart. */
+ms_chart_rgb ms__name_rgb(const char *name);
+
+/* ------------------------------------------------------------------ scale.c */
+
+static inline int64_t ms__t_first(const ms_chart_source *src)
+{
+    return src->trace->n ? src->trace->time_us[0] : src->tl->t_first_us;
+}
+
+/* ms_chart_event_x, inline for the loops over every event or allocation. */
+static inline double ms__event_x(const ms_chart_source *src, ms_chart_x mode, int64_t event)
+{
+    if (event < 0)
+        event = 0;
+    if (mode == MS_CHART_X_EVENTS)
+        return (double)event;
+    if ((size_t)event >= src->trace->n)
+        return 0.0;
+    return (double)(src->trace->time_us[event] - ms__t_first(src)) / 1e6;
+}
+
+/* Where the whole trace ends, in x units; never zero so scales stay finite. */
+double ms__full_span(const ms_chart_source *src, ms_chart_x mode);
+/* x of a trace time: seconds, or the index of the first event at or after it. */
+double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us);
+/* The spec's x window within [0, span]; MS_ERR_ARG when it is empty. */
+int ms__window(const ms_chart_spec *spec, double span, double *lo, double *hi, ms_error *err);
+/* y_max and the y ticks for data up to data_max bytes (or fit, when larger). */
+void ms__y_scale(ms_chart *chart, int64_t data_max, int64_t fit);
+/* The x ticks and the x axis title for the chart's window. */
+void ms__x_scale(ms_chart *chart);
+/* "1.126 s" or "event 1544": an x position in a marker label. */
+void ms__format_at(const ms_chart *chart, double x, char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ lod.c */
+
+/* Column of an x value, or -1 before the window / n_cols after it. The last column takes
+ * x_hi itself so the final event of an unzoomed time chart is shown. */
+static inline int64_t ms__column_of(double x, double x_lo, double x_hi, double dx,
+                                    size_t n_cols)
+{
+    if (!(x >= x_lo))
+        return -1;
+    if (x > x_hi)
+        return (int64_t)n_cols;
+    double c = floor((x - x_lo) / dx);
+    if (c >= (double)n_cols)
+        return (int64_t)n_cols - 1;
+    return (int64_t)c;
+}
+
+/* Per column: the representative event (ev), the most active (act) and reserved (res)
+ * bytes and the fewest active bytes (low) in the column's window; res and low may be
+ * NULL. One pass over the trace whatever the pixel count. */
+int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
+                  double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
+                  int64_t *low, ms_error *err);
+/* Whether the per-column minimum is worth a line (columns hide whole hills). */
+bool ms__show_low(const ms_chart *chart);
+/* One overlay series: its per-column curves, colour, peak and label. */
+int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, size_t i,
+               int64_t *ev, int64_t *data_max, ms_error *err);
+
+/* ------------------------------------------------------------------ annotations.c */
+
+typedef struct ms__range {
+    int64_t start_us, end_us;
+    uint32_t name; /* string id */
+    int depth;
+} ms__range;
+
+/* START/END annotations of the trace's device paired into ranges sorted by start; the
+ * caller frees *out. */
+int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
+                     ms_error *err);
+/* The lanes: runs of pixel columns per annotation name, and the names' table. */
+int ms__build_lanes(ms_chart *chart, const ms_chart_source *src, const ms__range *r,
+                    size_t n_r, ms_error *err);
+
+/* ------------------------------------------------------------------ group.c */
+
+/* Site of a stack, looked up once per stack. */
+typedef struct ms__site_cache {
+    const ms_snapshot *snap;
+    uint32_t *of_stack; /* UINT32_MAX - 1: not yet asked */
+    size_t n_stacks;
+} ms__site_cache;
+
+/* Per allocation, the group that owns its bytes (-1: the "other" band). */
+typedef struct ms__grouping {
+    int32_t *of_alloc;
+    size_t n_groups;
+} ms__grouping;
+
+int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap);
+void ms__site_cache_free(ms__site_cache *sc);
+/* The bands of a stacked chart (chart->groups) by spec->by, their colours and legend
+ * entries, and which band each allocation belongs to (gr->of_alloc, filled with -1 by the
+ * caller). */
+int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                     ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
+                     ms_error *err);
+
+/* ------------------------------------------------------------------ stack.c */
+
+/* chart->heights and chart->col_other from the grouping and the columns' events. */
+int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
+                      ms_error *err);
+
+/* ------------------------------------------------------------------ layout.c */
+
+/* The panel's rectangles inside `area`, n_cols and the lanes' rectangles. */
+int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
+               ms_error *err);
+/* Entries that fit the legend's height (0 without a legend). */
+size_t ms__legend_capacity(const ms_chart *chart);
+void ms__legend_add(ms_chart *chart, ms_chart_key key, ms_chart_rgb rgb, const char *text);
+/* The fixed entries after a stacked chart's bands, and the legend's and axes' titles. */
+void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec);
+void ms__legend_finish_overlay(ms_chart *chart);
+void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec);
+void ms__title_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_srcs,
+                       const ms_chart_spec *spec);
+
+/* ------------------------------------------------------------------ markers.c */
+
+int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err);
+/* The tallest column of a stacked chart. */
+void ms__find_peak(ms_chart *chart, const ms_chart_source *src);
+/* The tallest series peak of an overlay. */
+void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs);
+/* Marks the highlighted allocations' bands and where their labels' arrows point. */
+void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__grouping *gr);
+
+/* ------------------------------------------------------------------ chart.c */
+
+/* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
+ * allocations, when need_allocs). */
+int ms__check_source(const ms_chart_source *src, bool need_allocs, ms_error *err);
+
+#endif

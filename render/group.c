@@ -1,0 +1,463 @@
+/* Grouping of the chart model (see chart_impl.h): which allocations get a band of their
+ * own or share one (by allocation, by site, by phase), in what stacking order, in which
+ * colour and under which legend entry. Everything else falls into the "other" band.
+ * Bands are ranked by bytes x lifetime inside the window. */
+#include "chart_impl.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ ranking */
+
+typedef struct scored {
+    double score;
+    size_t index;
+} scored;
+
+/* Min-heap on score so the N largest survive one pass over millions of allocations. */
+static void heap_down(scored *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && h[l].score < h[m].score)
+            m = l;
+        if (r < n && h[r].score < h[m].score)
+            m = r;
+        if (m == i)
+            return;
+        scored t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static double lifetime_score(const ms_chart_source *src, ms_chart_x mode, const ms_alloc *a,
+                             double lo, double hi)
+{
+    double from = a->alloc_event < 0 ? lo : ms__event_x(src, mode, a->alloc_event);
+    double to = a->free_event < 0 ? hi : ms__event_x(src, mode, a->free_event);
+    if (mode == MS_CHART_X_EVENTS && a->free_event < 0)
+        to = (double)src->trace->n;
+    double span = (to < hi ? to : hi) - (from > lo ? from : lo);
+    return span > 0 ? span * (double)a->size : 0;
+}
+
+/* ------------------------------------------------------------------ sites */
+
+int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap)
+{
+    *sc = (ms__site_cache){snap, NULL, 0};
+    if (!snap)
+        return 0;
+    sc->n_stacks = ms_snapshot_stack_count(snap);
+    sc->of_stack = ms__alloc_n(sc->n_stacks, sizeof *sc->of_stack);
+    if (!sc->of_stack)
+        return MS_ERR_NOMEM;
+    for (size_t i = 0; i < sc->n_stacks; i++)
+        sc->of_stack[i] = UINT32_MAX - 1;
+    return 0;
+}
+
+void ms__site_cache_free(ms__site_cache *sc)
+{
+    free(sc->of_stack);
+    sc->of_stack = NULL;
+}
+
+static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
+{
+    if (!sc->snap || stack == MS_NO_STACK)
+        return UINT32_MAX;
+    if (stack < sc->n_stacks && sc->of_stack) {
+        if (sc->of_stack[stack] == UINT32_MAX - 1)
+            sc->of_stack[stack] = ms_stack_site(sc->snap, stack);
+        return sc->of_stack[stack];
+    }
+    return ms_stack_site(sc->snap, stack);
+}
+
+static void site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
+{
+    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, buf, cap) != 0)
+        snprintf(buf, cap, "(no stack recorded)");
+}
+
+typedef struct site_score {
+    uint32_t site;
+    double score;
+} site_score;
+
+static int site_score_by_site(const void *a, const void *b)
+{
+    const site_score *x = a, *y = b;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static int site_score_desc(const void *a, const void *b)
+{
+    const site_score *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static int add_group(ms_chart *chart, size_t cap, ms_chart_group g, ms_error *err)
+{
+    if (chart->n_groups >= cap)
+        return ms__render_fail(err, MS_ERR_LIMIT, "too many chart bands");
+    chart->groups[chart->n_groups++] = g;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ by allocation */
+
+/* Stack order is allocation order; allocations alive before the trace (alloc_event -1)
+ * came first, wherever allocs[] keeps them. */
+typedef struct stack_key {
+    int64_t alloc_event;
+    size_t index;
+} stack_key;
+
+static int cmp_stack_key(const void *a, const void *b)
+{
+    const stack_key *x = a, *y = b;
+    if (x->alloc_event != y->alloc_event)
+        return x->alloc_event < y->alloc_event ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The `top` allocations with the most bytes x lifetime in the window plus the
+ * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
+static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
+                         const ms_chart_spec *spec, size_t **out, size_t *n_out, ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_ALLOCS;
+    if (top > MS_CHART_MAX_GROUPS)
+        top = MS_CHART_MAX_GROUPS;
+    scored *heap = ms__alloc_n(top, sizeof *heap);
+    size_t *chosen = ms__alloc_n(top + spec->n_highlights, sizeof *chosen);
+    if (!heap || !chosen) {
+        free(heap);
+        free(chosen);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+    }
+    size_t n_heap = 0;
+    double window = chart->x_hi - chart->x_lo;
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        /* No lifetime exceeds the window: most small allocations are out before their
+         * event times are even looked up. */
+        if (n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score)
+            continue;
+        double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
+        if (!(s > 0))
+            continue;
+        if (n_heap < top) {
+            heap[n_heap++] = (scored){s, i};
+            if (n_heap == top)
+                for (size_t k = top / 2 + 1; k-- > 0;)
+                    heap_down(heap, n_heap, k);
+        } else if (s > heap[0].score) {
+            heap[0] = (scored){s, i};
+            heap_down(heap, n_heap, 0);
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < n_heap; i++)
+        chosen[n++] = heap[i].index;
+    for (size_t h = 0; h < spec->n_highlights; h++) {
+        bool have = false;
+        for (size_t i = 0; i < n && !have; i++)
+            have = chosen[i] == spec->highlights[h].alloc;
+        if (!have)
+            chosen[n++] = spec->highlights[h].alloc;
+    }
+    free(heap);
+    stack_key *keys = ms__alloc_n(n, sizeof *keys);
+    if (!keys) {
+        free(chosen);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+    }
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (stack_key){tl->allocs[chosen[i]].alloc_event, chosen[i]};
+    qsort(keys, n, sizeof *keys, cmp_stack_key);
+    for (size_t i = 0; i < n; i++)
+        chosen[i] = keys[i].index;
+    free(keys);
+    *out = chosen;
+    *n_out = n;
+    return 0;
+}
+
+/* Colour by site: the sites holding the most band area get a hue and a legend line;
+ * bands of the remaining sites get muted colours under one "other sites" line. */
+static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
+                          const ms_chart_spec *spec, ms_error *err)
+{
+    size_t n = chart->n_groups;
+    site_score *ss = ms__alloc_n(n, sizeof *ss);
+    if (!ss)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking sites");
+    for (size_t i = 0; i < n; i++)
+        ss[i] = (site_score){chart->groups[i].site, chart->groups[i].score};
+    qsort(ss, n, sizeof *ss, site_score_by_site);
+    size_t n_sites = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (n_sites && ss[n_sites - 1].site == ss[i].site)
+            ss[n_sites - 1].score += ss[i].score;
+        else
+            ss[n_sites++] = ss[i];
+    }
+    qsort(ss, n_sites, sizeof *ss, site_score_desc);
+    size_t cap = ms__legend_capacity(chart);
+    size_t fixed = 5; /* header gap, other sites, other allocations, reserved, peak */
+    size_t n_named = cap > fixed ? cap - fixed : 0;
+    if (n_named > MS__PALETTE_N)
+        n_named = MS__PALETTE_N;
+    if (n_named > n_sites)
+        n_named = n_sites;
+    if (spec->no_legend)
+        n_named = n_sites < MS__PALETTE_N ? n_sites : MS__PALETTE_N;
+    bool unnamed = false;
+    for (size_t i = 0; i < n; i++) {
+        ms_chart_group *g = &chart->groups[i];
+        size_t k = 0;
+        while (k < n_named && ss[k].site != g->site)
+            k++;
+        if (k < n_named) {
+            g->fill = ms__shade(ms__palette(k), (uint64_t)g->alloc);
+            g->legend = (int)k;
+        } else {
+            ms_chart_rgb base = ms__mix(ms__palette(ms__hash32(g->site)), chart->theme.other, 0.6);
+            g->fill = ms__shade(base, (uint64_t)g->alloc);
+            unnamed = true;
+        }
+    }
+    for (size_t k = 0; k < n_named; k++) {
+        char where[MS_CHART_TEXT];
+        site_label(src->snap, ss[k].site, where, sizeof where);
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, ms__palette(k), where);
+    }
+    free(ss);
+    if (unnamed)
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, ms__mix(ms__palette(0), chart->theme.other, 0.6),
+                       "large allocations, other sites");
+    return 0;
+}
+
+/* The viewer's stacking: one band per chosen allocation, in allocation order, so a band
+ * sits on the bands allocated before it and slides down when they are freed. */
+static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
+                           const ms_chart_spec *spec, ms__site_cache *sc, ms__grouping *gr,
+                           ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    size_t *chosen = NULL, n = 0;
+    int rc = choose_allocs(chart, src, spec, &chosen, &n, err);
+    if (rc)
+        return rc;
+    chart->groups = ms__alloc_n(n, sizeof *chart->groups);
+    if (!chart->groups) {
+        free(chosen);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ms_alloc *a = &tl->allocs[chosen[i]];
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = MS_CHART_GROUP_ALLOC;
+        g.alloc = (int64_t)chosen[i];
+        g.site = site_of(sc, a->stack);
+        g.legend = -1;
+        g.score = lifetime_score(src, chart->x_mode, a, chart->x_lo, chart->x_hi);
+        char size[32], where[128];
+        ms_chart_format_bytes((double)a->size, size, sizeof size);
+        site_label(src->snap, g.site, where, sizeof where);
+        snprintf(g.label, sizeof g.label, "%s %s", size, where);
+        chart->groups[chart->n_groups++] = g;
+        gr->of_alloc[chosen[i]] = (int32_t)i;
+    }
+    free(chosen);
+    gr->n_groups = n;
+    return colour_by_site(chart, src, spec, err);
+}
+
+/* ------------------------------------------------------------------ by site or phase */
+
+/* Per allocation its key (*out, caller frees): the site's frame id, or for phases the
+ * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
+ * "none". */
+static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_cache *sc,
+                          const ms__range *r, size_t n_r, uint32_t **out, ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    uint32_t *key = ms__alloc_n(tl->n_allocs, sizeof *key);
+    size_t *top_ranges = NULL, n_top = 0;
+    if (!key)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+    if (by_phase) {
+        top_ranges = ms__alloc_n(n_r, sizeof *top_ranges);
+        if (!top_ranges) {
+            free(key);
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+        }
+        for (size_t i = 0; i < n_r; i++)
+            if (r[i].depth == 0)
+                top_ranges[n_top++] = i;
+    }
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        const ms_alloc *a = &tl->allocs[i];
+        key[i] = UINT32_MAX;
+        if (!by_phase) {
+            key[i] = site_of(sc, a->stack);
+            continue;
+        }
+        if (a->alloc_event < 0)
+            continue;
+        int64_t t = src->trace->time_us[a->alloc_event];
+        size_t lo = 0, hi = n_top; /* last top-level range starting at or before t */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (r[top_ranges[mid]].start_us <= t)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && t <= r[top_ranges[lo - 1]].end_us)
+            key[i] = r[top_ranges[lo - 1]].name;
+    }
+    free(top_ranges);
+    *out = key;
+    return 0;
+}
+
+/* The `top` keys with the most bytes x lifetime, largest first (*out, caller frees;
+ * .site holds the key), and each allocation's group (gr->of_alloc). */
+static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_phase,
+                     const uint32_t *key, size_t top, site_score **out, size_t *n_out,
+                     ms__grouping *gr, ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    /* Totals per key in a dense table: ids are small (frames or strings of this file), and
+     * a million allocations must not cost a million-element sort. The last slot holds
+     * allocations without a key. */
+    size_t n_ids = !src->snap ? 0
+                   : by_phase ? ms_snapshot_string_count(src->snap)
+                              : ms_snapshot_frame_count(src->snap);
+    double *total = ms__alloc_n(n_ids + 1, sizeof *total);
+    int32_t *group_of_slot = ms__alloc_n(n_ids + 1, sizeof *group_of_slot);
+    site_score *ss = ms__alloc_n(n_ids + 1, sizeof *ss);
+    if (!total || !group_of_slot || !ss) {
+        free(total);
+        free(group_of_slot);
+        free(ss);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
+    }
+#define SLOT(k) ((k) < n_ids ? (size_t)(k) : n_ids)
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        if (by_phase && key[i] == UINT32_MAX)
+            continue;
+        double sc_i = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
+        if (sc_i > 0)
+            total[SLOT(key[i])] += sc_i;
+    }
+    size_t n_keys = 0;
+    for (size_t k = 0; k <= n_ids; k++) {
+        group_of_slot[k] = -1;
+        if (total[k] > 0)
+            ss[n_keys++] = (site_score){k == n_ids ? UINT32_MAX : (uint32_t)k, total[k]};
+    }
+    free(total);
+    qsort(ss, n_keys, sizeof *ss, site_score_desc);
+    if (n_keys > top)
+        n_keys = top;
+    for (size_t k = 0; k < n_keys; k++)
+        group_of_slot[SLOT(ss[k].site)] = (int32_t)k;
+    for (size_t i = 0; i < tl->n_allocs; i++)
+        gr->of_alloc[i] = by_phase && key[i] == UINT32_MAX ? -1 : group_of_slot[SLOT(key[i])];
+#undef SLOT
+    free(group_of_slot);
+    *out = ss;
+    *n_out = n_keys;
+    return 0;
+}
+
+/* --by site and --by phase: allocations grouped by a key, the K keys with the most
+ * bytes x lifetime get bands in rank order (largest at the bottom). */
+static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                         ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
+                         ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    bool by_phase = spec->by == MS_CHART_BY_PHASE;
+    size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_GROUPS;
+    size_t cap = ms__legend_capacity(chart);
+    if (!spec->no_legend && cap > 3 && top > cap - 3)
+        top = cap - 3; /* every band must be named in the legend */
+    if (top > MS__PALETTE_N * 4)
+        top = MS__PALETTE_N * 4;
+
+    uint32_t *key = NULL;
+    site_score *ss = NULL;
+    size_t n_keys = 0;
+    int rc = keys_of_allocs(src, by_phase, sc, r, n_r, &key, err);
+    if (rc)
+        return rc;
+    rc = rank_keys(chart, src, by_phase, key, top, &ss, &n_keys, gr, err);
+    free(key);
+    if (rc)
+        return rc;
+
+    size_t cap_groups = n_keys + spec->n_highlights;
+    chart->groups = ms__alloc_n(cap_groups, sizeof *chart->groups);
+    if (!chart->groups) {
+        free(ss);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+    }
+    for (size_t k = 0; k < n_keys && !rc; k++) {
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = by_phase ? MS_CHART_GROUP_PHASE : MS_CHART_GROUP_SITE;
+        g.alloc = -1;
+        g.site = by_phase ? UINT32_MAX : ss[k].site;
+        g.score = ss[k].score;
+        g.fill = ms__palette(k);
+        if (k >= MS__PALETTE_N)
+            g.fill = ms__shade(g.fill, k);
+        if (by_phase)
+            ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
+        else
+            site_label(src->snap, ss[k].site, g.label, sizeof g.label);
+        g.legend = (int)chart->n_legend;
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
+        rc = add_group(chart, cap_groups, g, err);
+    }
+    free(ss);
+    /* Highlighted allocations get bands of their own on top of the groups. */
+    for (size_t h = 0; h < spec->n_highlights && !rc; h++) {
+        size_t i = spec->highlights[h].alloc;
+        if (gr->of_alloc[i] >= (int32_t)n_keys)
+            continue;
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = MS_CHART_GROUP_ALLOC;
+        g.alloc = (int64_t)i;
+        g.site = site_of(sc, tl->allocs[i].stack);
+        g.legend = -1;
+        g.fill = ms__mix(chart->theme.highlight, chart->theme.bg, 0.45);
+        site_label(src->snap, g.site, g.label, sizeof g.label);
+        gr->of_alloc[i] = (int32_t)chart->n_groups;
+        rc = add_group(chart, cap_groups, g, err);
+    }
+    gr->n_groups = chart->n_groups;
+    return rc;
+}
+
+int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                     ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
+                     ms_error *err)
+{
+    if (spec->by == MS_CHART_BY_ALLOC)
+        return groups_by_alloc(chart, src, spec, sc, gr, err);
+    return groups_by_key(chart, src, spec, sc, r, n_r, gr, err);
+}

@@ -1,0 +1,136 @@
+/* Layout of the chart model (see chart_impl.h): the panel's rectangles — title, annotation
+ * lanes, plot, legend — the legend's entries and the titles of the chart and its axes. */
+#include "chart_impl.h"
+
+#include <math.h>
+
+#define TITLE_H 30.0
+#define LANE_H 16.0
+#define MARGIN_LEFT 82.0
+#define MARGIN_BOTTOM 46.0
+#define MARGIN_RIGHT 16.0
+#define LEGEND_ROW 17.0
+
+int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
+               ms_error *err)
+{
+    if (!(area.w >= 160 && area.h >= 100) || !isfinite(area.x) || !isfinite(area.y) ||
+        area.w > 1e6 || area.h > 1e6)
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "a chart needs at least 160x100 pixels (got %.0fx%.0f)",
+                               area.w, area.h);
+    chart->area = area;
+    chart->title_rect = (ms_chart_rect){area.x + 10, area.y + 4, area.w - 20, TITLE_H - 6};
+    double legend_w = legend && area.w >= 560 ? ms__clampd(area.w * 0.24, 190, 420) : 0;
+    double top = area.y + TITLE_H + (double)n_lanes * LANE_H + (n_lanes ? 6 : 8);
+    double left = area.x + MARGIN_LEFT;
+    double right = area.x + area.w - (legend_w > 0 ? legend_w : MARGIN_RIGHT);
+    double bottom = area.y + area.h - MARGIN_BOTTOM;
+    double w = floor(right - left), h = floor(bottom - top);
+    if (w < 40 || h < 30)
+        return ms__render_fail(err, MS_ERR_ARG, "chart area %.0fx%.0f leaves no room for the plot",
+                               area.w, area.h);
+    chart->plot = (ms_chart_rect){floor(left), floor(top), w, h};
+    chart->n_cols = (size_t)w;
+    chart->n_lanes = n_lanes;
+    for (size_t i = 0; i < n_lanes; i++)
+        chart->lane_rect[i] = (ms_chart_rect){chart->plot.x,
+                                              area.y + TITLE_H + (double)i * LANE_H, w,
+                                              LANE_H - 2};
+    if (legend_w > 0)
+        chart->legend_rect = (ms_chart_rect){right + 12, chart->plot.y, legend_w - 22,
+                                             chart->plot.h};
+    chart->legend_row = LEGEND_ROW;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ legend */
+
+size_t ms__legend_capacity(const ms_chart *chart)
+{
+    if (chart->legend_rect.w <= 0)
+        return 0;
+    double rows = floor((chart->legend_rect.h - 22) / chart->legend_row);
+    if (rows < 0)
+        return 0;
+    return rows > MS_CHART_MAX_LEGEND ? MS_CHART_MAX_LEGEND : (size_t)rows;
+}
+
+void ms__legend_add(ms_chart *chart, ms_chart_key key, ms_chart_rgb rgb, const char *text)
+{
+    if (chart->n_legend >= MS_CHART_MAX_LEGEND)
+        return;
+    ms_chart_legend_entry *e = &chart->legend[chart->n_legend++];
+    e->key = key;
+    e->rgb = rgb;
+    ms__copy_text(e->text, sizeof e->text, text);
+}
+
+void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
+{
+    /* Fixed legend lines after the named bands. */
+    ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
+                   spec->by == MS_CHART_BY_ALLOC   ? "smaller allocations"
+                   : spec->by == MS_CHART_BY_PHASE ? "outside annotated phases"
+                                                   : "other sites");
+    ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
+    if (chart->show_low)
+        ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
+                       "per-pixel minimum (paler above: hills < 1 px)");
+    if (spec->n_highlights)
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.highlight,
+                       "highlighted allocations");
+    if (chart->n_ooms)
+        ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
+    ms__copy_text(chart->legend_title, sizeof chart->legend_title,
+                  chart->by == MS_CHART_BY_SITE    ? "bands: allocation sites"
+                  : chart->by == MS_CHART_BY_PHASE ? "bands: annotated phases"
+                                                   : "largest allocations, by site");
+    ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");
+}
+
+void ms__legend_finish_overlay(ms_chart *chart)
+{
+    ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.muted, "reserved (dashed, same colour)");
+    ms__copy_text(chart->legend_title, sizeof chart->legend_title, "files");
+    ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory");
+}
+
+/* ------------------------------------------------------------------ titles */
+
+void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec)
+{
+    if (spec->title) {
+        ms__copy_text(chart->title, sizeof chart->title, spec->title);
+        return;
+    }
+    char peak[32], res[32], window[96] = "";
+    ms_chart_format_bytes((double)src->tl->peak_bytes, peak, sizeof peak);
+    ms_chart_format_bytes((double)src->tl->reserved_peak_bytes, res, sizeof res);
+    /* Panels share a window as long as the longest file; only a real zoom is news. */
+    bool zoomed = (spec->has_from && spec->from > 0) ||
+                  (spec->has_to && spec->to < ms__full_span(src, spec->x_mode) * (1 - 1e-9));
+    if (zoomed) {
+        if (chart->x_mode == MS_CHART_X_TIME)
+            snprintf(window, sizeof window, "  ·  window %.3f–%.3f s", chart->x_lo, chart->x_hi);
+        else
+            snprintf(window, sizeof window, "  ·  events %.0f–%.0f", chart->x_lo, chart->x_hi);
+    }
+    snprintf(chart->title, sizeof chart->title,
+             "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
+             src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
+             src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
+}
+
+void ms__title_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_srcs,
+                       const ms_chart_spec *spec)
+{
+    if (spec->title) {
+        ms__copy_text(chart->title, sizeof chart->title, spec->title);
+        return;
+    }
+    size_t len = (size_t)snprintf(chart->title, sizeof chart->title, "active memory: ");
+    for (size_t i = 0; i < n_srcs && len < sizeof chart->title; i++)
+        len += (size_t)snprintf(chart->title + len, sizeof chart->title - len, "%s%s",
+                                i ? " vs " : "", srcs[i].label ? srcs[i].label : "?");
+}

@@ -1,0 +1,132 @@
+/* Markers of the chart model (see chart_impl.h): the peak, out-of-memory events and the
+ * highlighted (leaked) allocations' outlines and label pins. */
+#include "chart_impl.h"
+
+int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
+{
+    const ms_trace *tr = src->trace;
+    size_t n = 0;
+    for (size_t e = 0; e < tr->n; e++)
+        if (tr->action[e] == MS_ACT_OOM)
+            n++;
+    if (n == 0)
+        return 0;
+    chart->oom_px = ms__alloc_n(n, sizeof *chart->oom_px);
+    if (!chart->oom_px)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
+    int64_t last_col = -1;
+    for (size_t e = 0; e < tr->n; e++) {
+        if (tr->action[e] != MS_ACT_OOM)
+            continue;
+        if (chart->oom_label[0] == '\0') {
+            /* The first failure says what was asked and what the device had left. */
+            char want[32], left[32];
+            ms_chart_format_bytes((double)tr->size[e], want, sizeof want);
+            ms_chart_format_bytes((double)tr->addr[e], left, sizeof left);
+            snprintf(chart->oom_label, sizeof chart->oom_label, "OOM: asked %s, %s free", want,
+                     left);
+        }
+        int64_t c = ms__column_of(ms__event_x(src, chart->x_mode, (int64_t)e), chart->x_lo,
+                                  chart->x_hi, chart->dx, chart->n_cols);
+        if (c < 0 || c >= (int64_t)chart->n_cols)
+            continue;
+        chart->n_ooms++;
+        if (c == last_col)
+            continue; /* one marker per pixel column is all a reader can see */
+        last_col = c;
+        chart->oom_px[chart->n_oom_px++] = chart->plot.x + (double)c + 0.5;
+    }
+    return 0;
+}
+
+void ms__find_peak(ms_chart *chart, const ms_chart_source *src)
+{
+    const int64_t *act = chart->col_active, *ev = chart->col_event;
+    chart->has_peak = false;
+    size_t best = 0;
+    for (size_t c = 0; c < chart->n_cols; c++) {
+        if (ev[c] == MS_CHART_NO_EVENT)
+            continue;
+        if (!chart->has_peak || act[c] > act[best]) {
+            best = c;
+            chart->has_peak = true;
+        }
+    }
+    if (!chart->has_peak || act[best] <= 0) {
+        chart->has_peak = false;
+        return;
+    }
+    chart->peak_bytes = act[best];
+    double x = ms__event_x(src, chart->x_mode, ev[best]);
+    if (ev[best] < 0 || x < chart->x_lo)
+        x = chart->x_lo + (double)best * chart->dx; /* carried in from before the window */
+    chart->peak_x = x;
+    chart->peak_px = chart->plot.x + (double)best + 0.5;
+    chart->peak_py = ms_chart_py(chart, (double)act[best]);
+    char size[32], at[48];
+    ms_chart_format_bytes((double)act[best], size, sizeof size);
+    ms__format_at(chart, x, at, sizeof at);
+    snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s", size, at);
+}
+
+void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs)
+{
+    size_t best_series = 0;
+    int64_t best_peak = -1;
+    for (size_t i = 0; i < chart->n_series; i++) {
+        if (chart->series[i].peak_bytes > best_peak) {
+            best_peak = chart->series[i].peak_bytes;
+            best_series = i;
+        }
+    }
+    if (best_peak <= 0)
+        return;
+    const ms_chart_series *s = &chart->series[best_series];
+    chart->has_peak = true;
+    chart->peak_bytes = best_peak;
+    chart->peak_x = s->peak_x;
+    chart->peak_px = ms_chart_px(chart, s->peak_x);
+    if (chart->peak_px >= chart->plot.x + chart->plot.w)
+        chart->peak_px = chart->plot.x + chart->plot.w - 0.5;
+    chart->peak_py = ms_chart_py(chart, (double)best_peak);
+    char size[32], at[48];
+    ms_chart_format_bytes((double)best_peak, size, sizeof size);
+    ms__format_at(chart, s->peak_x, at, sizeof at);
+    snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s (%s)", size, at,
+             srcs[best_series].label ? srcs[best_series].label : "snapshot");
+}
+
+/* Where a labelled band's arrow points: the middle of its first column with bytes, on top
+ * of the bands stacked below it there. */
+static void pin(ms_chart *chart, size_t g)
+{
+    size_t W = chart->n_cols;
+    const int64_t *h = chart->heights + g * W;
+    size_t c = 0;
+    while (c < W && h[c] <= 0)
+        c++;
+    if (c == W)
+        return;
+    int64_t below = 0;
+    for (size_t k = 0; k < g; k++)
+        below += chart->heights[k * W + c];
+    chart->groups[g].pinned = true;
+    chart->groups[g].pin_px = chart->plot.x + (double)c + 0.5;
+    chart->groups[g].pin_py = ms_chart_py(chart, (double)below + (double)h[c] / 2);
+}
+
+void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__grouping *gr)
+{
+    for (size_t h = 0; h < spec->n_highlights; h++) {
+        int32_t g = gr->of_alloc[spec->highlights[h].alloc];
+        if (g < 0)
+            continue;
+        chart->groups[g].highlight = true;
+        if (spec->highlights[h].label)
+            ms__copy_text(chart->groups[g].mark, sizeof chart->groups[g].mark,
+                          spec->highlights[h].label);
+    }
+    for (size_t g = 0; g < chart->n_groups; g++)
+        if (chart->groups[g].highlight && chart->groups[g].mark[0])
+            pin(chart, g);
+}

@@ -1,0 +1,196 @@
+/* Scales of the chart model (see chart_impl.h): where an event or a byte count lands in
+ * pixels, the x window, round tick steps and every number a chart prints. */
+#include "chart_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ numbers */
+
+void ms_chart_format_bytes(double bytes, char *buf, size_t cap)
+{
+    static const char *UNITS[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (!buf || cap == 0)
+        return;
+    if (!isfinite(bytes)) {
+        snprintf(buf, cap, "?");
+        return;
+    }
+    double v = fabs(bytes);
+    size_t u = 0;
+    while (v >= 1024.0 && u + 1 < sizeof UNITS / sizeof UNITS[0]) {
+        v /= 1024.0;
+        u++;
+    }
+    const char *sign = bytes < 0 ? "-" : "";
+    /* Three significant digits at least: "2.03 GiB" rather than "2.0 GiB". */
+    if (u == 0)
+        snprintf(buf, cap, "%s%.0f B", sign, v);
+    else
+        snprintf(buf, cap, "%s%.*f %s", sign, v < 9.995 ? 2 : 1, v, UNITS[u]);
+}
+
+double ms_chart_nice_step(double span, int max_ticks)
+{
+    static const double MANTISSA[] = {1.0, 2.0, 2.5, 5.0, 10.0};
+    if (!(span > 0) || !isfinite(span) || max_ticks < 1)
+        return 1.0;
+    double raw = span / max_ticks;
+    double mag = pow(10.0, floor(log10(raw)));
+    for (size_t i = 0; i < sizeof MANTISSA / sizeof MANTISSA[0]; i++)
+        if (MANTISSA[i] * mag >= raw * (1 - 1e-9))
+            return MANTISSA[i] * mag;
+    return 10.0 * mag;
+}
+
+/* Digits after the point that a multiple of `step` needs (0.25 -> 2, 5 -> 0). */
+static int step_decimals(double step)
+{
+    for (int d = 0; d < 6; d++) {
+        double scaled = step * pow(10.0, d);
+        if (fabs(scaled - floor(scaled + 0.5)) < 1e-6 * scaled)
+            return d;
+    }
+    return 6;
+}
+
+/* ------------------------------------------------------------------ x positions */
+
+double ms_chart_event_x(const ms_chart_source *src, ms_chart_x mode, int64_t event)
+{
+    return ms__event_x(src, mode, event);
+}
+
+double ms__full_span(const ms_chart_source *src, ms_chart_x mode)
+{
+    size_t n = src->trace->n;
+    if (mode == MS_CHART_X_EVENTS)
+        return n ? (double)n : 1.0;
+    double span = n ? (double)(src->trace->time_us[n - 1] - ms__t_first(src)) / 1e6 : 0.0;
+    return span > 0 ? span : 1e-6;
+}
+
+double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us)
+{
+    if (mode == MS_CHART_X_TIME)
+        return (double)(t_us - ms__t_first(src)) / 1e6;
+    size_t lo = 0, hi = src->trace->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (src->trace->time_us[mid] < t_us)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (double)lo;
+}
+
+double ms_chart_px(const ms_chart *chart, double x)
+{
+    return chart->plot.x + (x - chart->x_lo) / chart->dx;
+}
+
+double ms_chart_py(const ms_chart *chart, double bytes)
+{
+    return chart->plot.y + chart->plot.h - bytes / chart->y_max * chart->plot.h;
+}
+
+int ms__window(const ms_chart_spec *spec, double span, double *lo, double *hi, ms_error *err)
+{
+    *lo = spec->has_from ? spec->from : 0.0;
+    *hi = spec->has_to ? spec->to : span;
+    if (!isfinite(*lo) || !isfinite(*hi) || !(*hi > *lo))
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "the window from %g to %g is empty (the trace spans 0 to %g)",
+                               *lo, *hi, span);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ scales and ticks */
+
+void ms__y_scale(ms_chart *chart, int64_t data_max, int64_t fit)
+{
+    double top = (double)(data_max > fit ? data_max : fit);
+    if (top < 1024)
+        top = 1024;
+    top *= 1.05; /* a little air above the peak; its label moves below when crowded */
+    double unit = 1;
+    const char *unit_name = "B";
+    static const char *NAMES[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    for (int k = 1; k < 5 && top / pow(1024.0, k) >= 1.0; k++) {
+        unit = pow(1024.0, k);
+        unit_name = NAMES[k];
+    }
+    int target = (int)ms__clampd(chart->plot.h / 55.0, 3, 10);
+    double step = ms_chart_nice_step(top / unit, target);
+    if (unit == 1 && step < 1)
+        step = 1;
+    double steps = ceil(top / unit / step - 1e-9);
+    chart->y_max = steps * step * unit;
+    int dec = step_decimals(step);
+    chart->n_yticks = 0;
+    for (double k = 0; k <= steps + 1e-9 && chart->n_yticks < MS_CHART_MAX_TICKS; k += 1) {
+        ms_chart_tick *t = &chart->yticks[chart->n_yticks++];
+        t->value = k * step * unit;
+        t->px = ms_chart_py(chart, t->value);
+        if (k == 0)
+            snprintf(t->label, sizeof t->label, "0");
+        else
+            snprintf(t->label, sizeof t->label, "%.*f %s", dec, k * step, unit_name);
+    }
+}
+
+static void format_x(ms_chart_x mode, double x, double step, char *buf, size_t cap)
+{
+    if (fabs(x) < step * 1e-6)
+        x = 0; /* no "-0.0 s" from rounding */
+    if (mode == MS_CHART_X_TIME) {
+        snprintf(buf, cap, "%.*f s", step_decimals(step), x);
+        return;
+    }
+    if (fabs(x) >= 1e6)
+        snprintf(buf, cap, "%.*fM", step_decimals(step / 1e6), x / 1e6);
+    else if (fabs(x) >= 1e4)
+        snprintf(buf, cap, "%.*fk", step_decimals(step / 1e3), x / 1e3);
+    else
+        snprintf(buf, cap, "%.0f", x);
+}
+
+void ms__x_scale(ms_chart *chart)
+{
+    int target = (int)ms__clampd(chart->plot.w / 110.0, 2, 16);
+    double span = chart->x_hi - chart->x_lo;
+    double step = ms_chart_nice_step(span, target);
+    if (chart->x_mode == MS_CHART_X_EVENTS) {
+        if (step < 1)
+            step = 1;
+        if (fabs(step - 2.5) < 1e-9)
+            step = 5; /* event numbers are whole */
+    }
+    double k0 = ceil(chart->x_lo / step - 1e-9);
+    chart->n_xticks = 0;
+    for (double k = k0; k * step <= chart->x_hi + step * 1e-9 &&
+                        chart->n_xticks < MS_CHART_MAX_TICKS;
+         k += 1) {
+        ms_chart_tick *t = &chart->xticks[chart->n_xticks++];
+        t->value = k * step;
+        t->px = ms_chart_px(chart, t->value);
+        format_x(chart->x_mode, t->value, step, t->label, sizeof t->label);
+    }
+    ms__copy_text(chart->x_title, sizeof chart->x_title,
+                  chart->x_mode == MS_CHART_X_TIME ? "seconds since the first event"
+                                                   : "event index");
+}
+
+void ms__format_at(const ms_chart *chart, double x, char *buf, size_t cap)
+{
+    if (chart->x_mode == MS_CHART_X_EVENTS) {
+        snprintf(buf, cap, "event %.0f", x);
+        return;
+    }
+    double step = ms_chart_nice_step(chart->x_hi - chart->x_lo, 10) / 10;
+    int dec = step_decimals(step);
+    if (dec < 2)
+        dec = 2;
+    snprintf(buf, cap, "%.*f s", dec, x);
+}

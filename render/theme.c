@@ -1,0 +1,90 @@
+/* Colours of the chart model (see chart_impl.h): the light and dark themes, the band
+ * palette and the shades that keep neighbouring bands of one hue apart. */
+#include "chart_impl.h"
+
+/* Hues picked to stay apart from each other and from the neutral "other" grey. */
+static const ms_chart_rgb PALETTE[] = {
+    {0.26, 0.52, 0.78}, {0.96, 0.56, 0.17}, {0.30, 0.66, 0.33}, {0.85, 0.28, 0.30},
+    {0.58, 0.44, 0.78}, {0.62, 0.42, 0.33}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
+    {0.20, 0.74, 0.80}, {0.98, 0.78, 0.25}, {0.15, 0.55, 0.52}, {0.74, 0.62, 0.92},
+};
+_Static_assert(sizeof PALETTE / sizeof PALETTE[0] == MS__PALETTE_N, "MS__PALETTE_N");
+
+ms_chart_rgb ms__palette(size_t k)
+{
+    return PALETTE[k % MS__PALETTE_N];
+}
+
+uint32_t ms__hash32(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdULL;
+    v ^= v >> 33;
+    v *= 0xc4ceb9fe1a85ec53ULL;
+    v ^= v >> 33;
+    return (uint32_t)v;
+}
+
+static uint32_t hash_text(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return ms__hash32(h);
+}
+
+ms_chart_rgb ms__name_rgb(const char *name)
+{
+    return PALETTE[hash_text(name) % MS__PALETTE_N];
+}
+
+ms_chart_rgb ms__mix(ms_chart_rgb a, ms_chart_rgb b, double t)
+{
+    ms_chart_rgb r = {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
+    return r;
+}
+
+static ms_chart_rgb grey(double v)
+{
+    ms_chart_rgb r = {v, v, v};
+    return r;
+}
+
+/* Neighbouring bands of one site must stay tellable apart, so each allocation gets its
+ * site's hue lightened or darkened by an amount fixed by its index. */
+ms_chart_rgb ms__shade(ms_chart_rgb base, uint64_t key)
+{
+    double t = (double)(ms__hash32(key) % 1000u) / 1000.0 - 0.5; /* -0.5 .. 0.5 */
+    if (t >= 0)
+        return ms__mix(base, grey(1.0), t * 0.55);
+    return ms__mix(base, grey(0.0), -t * 0.45);
+}
+
+ms_chart_theme ms__theme(bool dark)
+{
+    ms_chart_theme t;
+    if (dark) {
+        t.bg = (ms_chart_rgb){0.09, 0.10, 0.12};
+        t.fg = grey(0.90);
+        t.muted = grey(0.62);
+        t.grid = grey(0.22);
+        t.other = grey(0.36);
+        t.reserved = grey(0.95);
+        t.peak = (ms_chart_rgb){1.00, 0.42, 0.40};
+        t.oom = (ms_chart_rgb){1.00, 0.30, 0.25};
+        t.highlight = (ms_chart_rgb){1.00, 0.22, 0.22};
+        t.outline = grey(0.80);
+    } else {
+        t.bg = grey(1.0);
+        t.fg = grey(0.12);
+        t.muted = grey(0.42);
+        t.grid = grey(0.90);
+        t.other = grey(0.79);
+        t.reserved = grey(0.10);
+        t.peak = (ms_chart_rgb){0.78, 0.08, 0.10};
+        t.oom = (ms_chart_rgb){0.85, 0.00, 0.00};
+        t.highlight = (ms_chart_rgb){0.90, 0.00, 0.05};
+        t.outline = grey(0.25);
+    }
+    return t;
+}
