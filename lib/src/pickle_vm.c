@@ -3,6 +3,7 @@
 #include "pickle_vm.h"
 #include "split_reader.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +174,7 @@ const char *ms__vm_type_name(const ms_vm *vm, ms_val v)
         switch (vm->nums[VPAY(v)].kind) {
         case N_FLOAT: return "float";
         case N_BYTES: return "bytes";
-        default: return "int";
+        default: return "int beyond 64 bits";
         }
     case T_SPC:
         switch (VPAY(v)) {
@@ -484,7 +485,7 @@ static int convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t
                 return rc;
         } else if (k == VMAKE(T_STR, S_LINE)) {
             if (!ms__vm_int(vm, v, &f.line) && !(VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
-                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int",
+                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int of 64 bits",
                             ms__vm_type_name(vm, v));
         }
     }
@@ -500,7 +501,10 @@ static int frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
     }
     ms_obj *d = ms__vm_obj(vm, v, O_DICT);
     if (!d)
-        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict", ms__vm_type_name(vm, v));
+        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict%s", ms__vm_type_name(vm, v),
+                    strcmp(ms__vm_type_name(vm, v), "dict") == 0
+                        ? " of 'name', 'filename' and 'line' that could be read as a frame"
+                        : "");
     if (d->aux == 0) {
         uint32_t id = 0;
         int rc = convert_frame(vm, d->items, d->len / 2, &id, off);
@@ -616,7 +620,7 @@ static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_
 {
     int64_t i;
     if (!ms__vm_int(vm, v, &i))
-        return FAIL(MS_ERR_FORMAT, off, "trace entry '%s' is a %s, expected an int", key,
+        return FAIL(MS_ERR_FORMAT, off, "trace entry '%s' is a %s, expected an int of 64 bits", key,
                     ms__vm_type_name(vm, v));
     *out = (uint64_t)i; /* addresses and stream handles are unsigned in C++ */
     return 0;
@@ -647,6 +651,9 @@ static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
         int64_t n;
         if (!ms__vm_int(vm, v, &n) || n < 0)
             return FAIL(MS_ERR_FORMAT, off, "trace entry 'size' is not a non-negative int");
+        if (!ms__size_ok((uint64_t)n))
+            return FAIL(MS_ERR_FORMAT, off,
+                        "trace entry 'size' is %" PRId64 " bytes, beyond any GPU (limit 2^56 B)", n);
         f->size = (uint64_t)n;
         return 0;
     }
@@ -654,8 +661,12 @@ static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
         return event_u64(vm, v, "stream", &f->stream_raw, off);
     case S_TIME_US:
         if (!ms__vm_int(vm, v, &f->time_us))
-            return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int",
+            return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int of 64 bits",
                         ms__vm_type_name(vm, v));
+        if (!ms__time_ok(f->time_us))
+            return FAIL(MS_ERR_FORMAT, off,
+                        "trace entry 'time_us' is %" PRId64 ", out of range (limit +-2^62 us)",
+                        f->time_us);
         return 0;
     case S_FRAMES:
         if ((rc = ms__vm_stack_of(vm, v, &f->stack, off)))

@@ -10,6 +10,7 @@
 #define MEMSNAP_PICKLE_VM_H
 
 #include "input.h"
+#include "checked_math.h"
 #include "internal.h"
 #include "pickle_bytes.h"
 
@@ -178,13 +179,15 @@ typedef struct ev_fields {
 
 /* An integer-valued field (addr, device_free, size, time_us, stream) at p, as the fast
  * readers take it: stores it and returns the bytes it takes, or 0 for anything else (a
- * memoized integer, a negative size) that the general VM must judge. The caller
+ * memoized integer, a negative or absurd size, a time out of range: checked_math.h)
+ * that the general VM must judge, so both readers report it alike. The caller
  * guarantees 11 readable bytes. */
 static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
 {
     int64_t iv;
     size_t used = fast_int(p, &iv);
-    if (!used || p[used] == 0x94 || (key == S_SIZE && iv < 0))
+    if (!used || p[used] == 0x94 || (key == S_SIZE && !ms__size_ok((uint64_t)iv)) ||
+        (key == S_TIME_US && !ms__time_ok(iv)))
         return 0;
     switch (key) {
     case S_SIZE: f->size = (uint64_t)iv; break;

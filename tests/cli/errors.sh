@@ -33,5 +33,23 @@ expect "device out of range" 2 "no device 7" -- "$bin" summary --device 7 testda
 expect "unknown command" 2 "unknown command 'frobnicate'" -- "$bin" frobnicate
 expect "help" 0 "usage: memsnap summary" -- "$bin" summary --help
 expect "top-level help" 0 "commands:" -- "$bin" --help
+# Absurd sizes and times (issue 16, docs/security.md): refused with the entry's offset,
+# never a wrapped number.
+for f in alloc_2p62 free_unknown_huge segment_2p62; do
+  for c in summary leaks "render -o $tmp/x.png"; do
+    expect "$f ${c%% *}" 2 "byte [0-9]+: trace entry 'size' is [0-9]+ bytes, beyond any GPU" -- \
+      "$bin" $c testdata/bad/$f.pickle
+  done
+done
+expect "time extremes" 2 "byte 173: trace entry 'time_us' is -9223372036854775808, out of range" -- \
+  "$bin" summary testdata/bad/time_extremes.pickle
+expect "sum beyond 2^56" 2 "device 0: the sizes up to trace entry 2 add up to more than 2\^56" -- \
+  "$bin" summary testdata/bad/alloc_sum_2p56.pickle
+expect "segment beyond 2^56" 2 "byte [0-9]+: segment 'total_size' is [0-9]+ bytes" -- \
+  "$bin" summary testdata/bad/segment_state_huge.pickle
+expect "annotation time" 2 "annotation 'time_us' is 9223372036854775807, out of range" -- \
+  "$bin" summary testdata/bad/annotation_time.pickle
+expect "int beyond 64 bits" 2 "'addr' is a int beyond 64 bits, expected an int of 64 bits" -- \
+  "$bin" summary testdata/bad/addr_128bit.pickle
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
