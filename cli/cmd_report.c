@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "compare_json.h"
 #include "report.h"
+#include "safe_output.h"
 #include "summary_input.h"
 #include "summary_json.h"
 
@@ -457,17 +458,23 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
         cli_error(CMD, "out of memory");
         return 2;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cli_error(CMD, "%s: cannot write: %s", path, strerror(errno));
+    /* Never through a link planted in DIR, never half-written (safe_output.h). */
+    char why[300];
+    safe_out so;
+    if (safe_out_open(&so, path, why, sizeof why)) {
+        cli_error(CMD, "%s", why);
         free(path);
         return 2;
     }
-    int bad = fn(f, doc, ctx);
-    if (fclose(f) != 0)
-        bad = -1;
-    if (bad)
-        cli_error(CMD, "%s: write failed: %s", path, strerror(errno));
+    FILE *f = safe_out_file(&so);
+    int bad = !f || fn(f, doc, ctx);
+    if (bad) {
+        cli_error(CMD, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+        safe_out_abort(&so);
+    } else if (safe_out_commit(&so, why, sizeof why)) {
+        cli_error(CMD, "%s", why);
+        bad = 1;
+    }
     free(path);
     return bad ? 2 : 0;
 }
