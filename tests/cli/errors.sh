@@ -51,5 +51,20 @@ expect "annotation time" 2 "annotation 'time_us' is 9223372036854775807, out of 
   "$bin" summary testdata/bad/annotation_time.pickle
 expect "int beyond 64 bits" 2 "'addr' is a int beyond 64 bits, expected an int of 64 bits" -- \
   "$bin" summary testdata/bad/addr_128bit.pickle
+# Outputs never follow a symlink planted in the output directory (docs/security.md).
+mkdir -p "$tmp/rep" && echo victim > "$tmp/victim.txt"
+ln -s "$tmp/victim.txt" "$tmp/rep/summary.md"
+expect "report -o through a symlink" 2 "summary.md: is a symbolic link; refusing" -- \
+  "$bin" report testdata/oom.pickle -o "$tmp/rep"
+ln -s "$tmp/victim.txt" "$tmp/out.png"
+expect "render -o through a symlink" 2 "out.png: is a symbolic link; refusing" -- \
+  "$bin" render testdata/oom.pickle -o "$tmp/out.png"
+mkdir -p "$tmp/dir.png"
+expect "render -o onto a directory" 2 "dir.png: exists and is not a regular file" -- \
+  "$bin" render testdata/oom.pickle -o "$tmp/dir.png"
+expect "victim untouched" 0 "^victim$" -- cat "$tmp/victim.txt"
+expect "no temporary files left" 0 "^0$" -- bash -c "find '$tmp' -name '.*.??????' | wc -l"
+expect "unwritable output names the OS reason" 2 "cannot write: No such file or directory" -- \
+  "$bin" render testdata/oom.pickle -o "$tmp/nodir/x.png"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
