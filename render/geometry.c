@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "render_util.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -23,7 +24,10 @@ static void *alloc_n(size_t n, size_t size)
 
 static void copy_text(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src ? src : "");
+    src = src ? src : "";
+    size_t n = ms__utf8_prefix(src, strlen(src), cap - 1); /* never inside a character */
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 static double clampd(double v, double lo, double hi)

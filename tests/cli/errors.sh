@@ -66,5 +66,11 @@ expect "victim untouched" 0 "^victim$" -- cat "$tmp/victim.txt"
 expect "no temporary files left" 0 "^0$" -- bash -c "find '$tmp' -name '.*.??????' | wc -l"
 expect "unwritable output names the OS reason" 2 "cannot write: No such file or directory" -- \
   "$bin" render testdata/oom.pickle -o "$tmp/nodir/x.png"
+# Long titles are cut on UTF-8 character boundaries, whatever the length.
+long_title=$(python3 -c "print('a' * 509 + 'é' * 3 + '→' * 300)")
+for ext in png svg; do
+  expect "long UTF-8 title ($ext)" 0 "^drawn$" -- bash -c '"$0" render testdata/oom.pickle --title "$1" -o "$2" && echo drawn' "$bin" "$long_title" "$tmp/t.$ext"
+done
+expect "long UTF-8 title (report)" 0 "wrote" -- "$bin" report testdata/oom.pickle --title "$long_title" -o "$tmp/rt"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
