@@ -72,5 +72,18 @@ for ext in png svg; do
   expect "long UTF-8 title ($ext)" 0 "^drawn$" -- bash -c '"$0" render testdata/oom.pickle --title "$1" -o "$2" && echo drawn' "$bin" "$long_title" "$tmp/t.$ext"
 done
 expect "long UTF-8 title (report)" 0 "wrote" -- "$bin" report testdata/oom.pickle --title "$long_title" -o "$tmp/rt"
+# A decompression bomb stops at the ceiling (64x the compressed size) instead of working
+# through 200 MB of opcodes; --max-input sets the ceiling for gzip and standard input.
+python3 -c "
+import gzip, sys
+with gzip.open(sys.argv[1], 'wb', compresslevel=9) as f:
+    f.write(b'\x80\x04')
+    for _ in range(100): f.write(b'N0' * (1 << 20))
+" "$tmp/bomb.pickle.gz"
+expect "gzip bomb" 2 "bomb.pickle.gz: byte [0-9]+: gzip input expands more than 64x" -- "$bin" summary "$tmp/bomb.pickle.gz"
+expect "gzip bomb on stdin" 2 "-: byte [0-9]+: gzip input expands more than 64x" -- bash -c '"$0" summary - < "$1"' "$bin" "$tmp/bomb.pickle.gz"
+expect "--max-input on stdin" 2 "input yields more than 102400 bytes" -- bash -c '"$0" --max-input 100KiB summary - < testdata/gpt2_train.pickle' "$bin"
+expect "--max-input raised" 0 "pickle protocol 4" -- bash -c 'gzip -c testdata/gpt2_train.pickle | "$0" --max-input 1GiB summary -' "$bin"
+expect "--max-input without a size" 2 "--max-input needs a size" -- "$bin" --max-input lots summary testdata/oom.pickle
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
