@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -151,9 +152,11 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     return 0;
 }
 
-/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. */
-static int make_dir(const char *path)
+/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet.
+ * *made is the length of the first directory created (0: none), for unmake_dir. */
+static int make_dir(const char *path, size_t *made)
 {
+    *made = 0;
     char buf[4096];
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof buf) {
@@ -166,10 +169,13 @@ static int make_dir(const char *path)
             continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        int r = mkdir(buf, 0777);
+        if (r != 0 && errno != EEXIST) {
             cli_error(CMD, "%s: cannot create: %s", buf, strerror(errno));
             return 2;
         }
+        if (r == 0 && !*made)
+            *made = i;
         buf[i] = c;
     }
     struct stat st;
@@ -178,6 +184,28 @@ static int make_dir(const char *path)
         return 2;
     }
     return 0;
+}
+
+/* A report that fails on bad input makes nothing: the directories make_dir created are
+ * removed again when still empty (rmdir never removes anything else). */
+static void unmake_dir(const char *path, size_t made)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (!made || n >= sizeof buf)
+        return;
+    memcpy(buf, path, n + 1);
+    while (n >= made) {
+        while (n > 1 && buf[n - 1] == '/')
+            buf[--n] = '\0';
+        if (rmdir(buf) != 0)
+            return;
+        while (n > 0 && buf[n - 1] != '/')
+            n--;
+        buf[n] = '\0';
+        if (n == 0)
+            return;
+    }
 }
 
 static char *join(const char *dir, const char *name)
@@ -489,7 +517,8 @@ int cmd_report(int argc, char **argv)
         free(o.files);
         return 0;
     }
-    if (rc || (rc = make_dir(o.out_dir))) {
+    size_t made = 0;
+    if (rc || (rc = make_dir(o.out_dir, &made))) {
         free(o.files);
         return rc;
     }
@@ -579,6 +608,20 @@ int cmd_report(int argc, char **argv)
         }
     }
 done:
+    if (rc == 2 && made) {
+        /* The directory is ours: take back the charts written before the failure. */
+        for (size_t i = 0; fs && i < n; i++) {
+            char *p = fs[i].png[0] ? join(o.out_dir, fs[i].png) : NULL;
+            if (p)
+                unlink(p);
+            free(p);
+        }
+        char *p = join(o.out_dir, "ranks.png");
+        if (p)
+            unlink(p);
+        free(p);
+        unmake_dir(o.out_dir, made);
+    }
     for (size_t i = 0; fs && i < n; i++) {
         ms_timeline_free(fs[i].tl);
         ms_snapshot_free(fs[i].snap);

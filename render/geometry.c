@@ -1278,7 +1278,8 @@ static void default_title(ms_chart *chart, const ms_chart_source *src, const ms_
     snprintf(chart->title, sizeof chart->title,
              "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
              src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
-             src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
+             src->tl->n_events == 0 ? "  ·  no events in the trace"
+             : src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
 }
 
 static int check_spec(const ms_chart_spec *spec, ms_error *err)

@@ -415,6 +415,14 @@ int ms__model_build(ms_vm *vm)
         (rc = convert_annotations(vm, root)) || (rc = convert_settings(vm, root)) ||
         (rc = finish_stacks(vm)))
         return rc;
+    if (vm->snap->n_devices == 0) {
+        /* An empty 'device_traces' is a snapshot of one idle device: every command then
+         * has a device 0 to show (an empty chart that says so), as for [[]]. */
+        vm->snap->traces = calloc(1, sizeof *vm->snap->traces);
+        if (!vm->snap->traces)
+            return FAIL(MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        vm->snap->n_devices = 1;
+    }
     trim_traces(vm->snap);
     return 0;
 }
