@@ -85,5 +85,14 @@ expect "gzip bomb on stdin" 2 "-: byte [0-9]+: gzip input expands more than 64x"
 expect "--max-input on stdin" 2 "input yields more than 102400 bytes" -- bash -c '"$0" --max-input 100KiB summary - < testdata/gpt2_train.pickle' "$bin"
 expect "--max-input raised" 0 "pickle protocol 4" -- bash -c 'gzip -c testdata/gpt2_train.pickle | "$0" --max-input 1GiB summary -' "$bin"
 expect "--max-input without a size" 2 "--max-input needs a size" -- "$bin" --max-input lots summary testdata/oom.pickle
+# Smaller defects of the hostile-input pass.
+expect "report on bad input makes no directory" 0 "^gone$" -- bash -c '"$0" report testdata/oom.pickle testdata/bad/alloc_2p62.pickle -o "$1/new/rep" 2>/dev/null; [ ! -e "$1/new" ] && echo gone' "$bin" "$tmp"
+expect "hex size refused" 2 "--max-peak: '0x10' is not a size" -- "$bin" report testdata/oom.pickle -o "$tmp/r2" --max-peak 0x10
+expect "huge number says too large" 2 "'1e308' is too large" -- "$bin" render testdata/oom.pickle --from 1e308 -o "$tmp/f.png"
+python3 -c "import pickle,sys; pickle.dump({'segments': [], 'device_traces': []}, open(sys.argv[1], 'wb'), protocol=4)" "$tmp/empty.pickle"
+expect "empty device_traces: render" 0 "^drawn$" -- bash -c '"$0" render "$1/empty.pickle" -o "$1/e.png" && echo drawn' "$bin" "$tmp"
+expect "empty device_traces: report" 0 "wrote" -- "$bin" report "$tmp/empty.pickle" -o "$tmp/er"
+expect "bidi and control characters escaped" 0 "evil\\\\u\{202E\}fdp.exe\\\\x1b\[31m" -- "$bin" summary testdata/bad/bidi_names.pickle
+expect "no raw bidi character in the output" 0 "^0$" -- bash -c '{ "$0" summary testdata/bad/bidi_names.pickle; "$0" leaks --all testdata/bad/bidi_names.pickle; } | grep -c "$(printf "\342\200\256")" || true' "$bin"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
