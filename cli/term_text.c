@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Length of the escape needed at p (0: none), with the code point in *cp. */
-static size_t needs_escape(const unsigned char *p, unsigned *cp)
+size_t cli_term_special(const char *s, unsigned *cp)
 {
+    const unsigned char *p = (const unsigned char *)s;
     if (p[0] < 0x20 || p[0] == 0x7F) {
         *cp = p[0];
         return 1;
@@ -36,7 +36,7 @@ void cli_term_into(const char *s, char *buf, size_t cap)
     size_t o = 0;
     while (*p) {
         unsigned cp;
-        size_t n = needs_escape(p, &cp);
+        size_t n = cli_term_special((const char *)p, &cp);
         char esc[16];
         const char *piece;
         size_t len;
@@ -70,7 +70,7 @@ const char *cli_term(const char *s)
     bool clean = true;
     for (const unsigned char *p = (const unsigned char *)s; *p && clean; p++) {
         unsigned cp;
-        clean = needs_escape(p, &cp) == 0;
+        clean = cli_term_special((const char *)p, &cp) == 0;
     }
     if (clean)
         return s;

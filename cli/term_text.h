@@ -12,6 +12,10 @@
  * character boundary), so up to 8 calls may appear in one printf. */
 const char *cli_term(const char *s);
 
+/* At s: the byte length of a control or bidi character (0: none), its code point in
+ * *cp. For other writers (HTML, Markdown) that show such characters visibly. */
+size_t cli_term_special(const char *s, unsigned *cp);
+
 /* The same into a caller's buffer (cap >= 16). */
 void cli_term_into(const char *s, char *buf, size_t cap);
 

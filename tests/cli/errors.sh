@@ -94,5 +94,6 @@ expect "empty device_traces: render" 0 "^drawn$" -- bash -c '"$0" render "$1/emp
 expect "empty device_traces: report" 0 "wrote" -- "$bin" report "$tmp/empty.pickle" -o "$tmp/er"
 expect "bidi and control characters escaped" 0 "evil\\\\u\{202E\}fdp.exe\\\\x1b\[31m" -- "$bin" summary testdata/bad/bidi_names.pickle
 expect "no raw bidi character in the output" 0 "^0$" -- bash -c '{ "$0" summary testdata/bad/bidi_names.pickle; "$0" leaks --all testdata/bad/bidi_names.pickle; } | grep -c "$(printf "\342\200\256")" || true' "$bin"
+expect "no raw bidi character in the report" 0 "^0$" -- bash -c '"$0" report testdata/bad/bidi_names.pickle -o "$1/bidi" >/dev/null && cat "$1/bidi/index.html" "$1/bidi/summary.md" | grep -c "$(printf "\342\200\256")" || true' "$bin" "$tmp"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
