@@ -55,7 +55,7 @@ void report_html_escape(FILE *out, const char *s)
             if (n) {
                 fprintf(out, "\\u{%04X}", cp);
                 s += n - 1;
-            } else if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') {
+            } else if (((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') || *s == 0x7f) {
                 fputc('?', out);
             } else {
                 fputc(*s, out);
@@ -79,7 +79,7 @@ void report_md_escape(FILE *out, const char *s)
             fputs("&gt;", out);
         } else if (c == '&') {
             fputs("&amp;", out);
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == 0x7f) {
             fputc(' ', out); /* a newline would end the table row */
         } else if (c >= 0x80 && cli_term_special(s, &(unsigned){0})) {
             unsigned cp;
