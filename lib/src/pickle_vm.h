@@ -186,12 +186,19 @@ static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
 {
     int64_t iv;
     size_t used = fast_int(p, &iv);
-    if (!used || p[used] == 0x94 || (key == S_SIZE && !ms__size_ok((uint64_t)iv)) ||
-        (key == S_TIME_US && !ms__time_ok(iv)))
+    if (!used || p[used] == 0x94)
         return 0;
     switch (key) {
-    case S_SIZE: f->size = (uint64_t)iv; break;
-    case S_TIME_US: f->time_us = iv; break;
+    case S_SIZE:
+        if (!ms__size_ok((uint64_t)iv))
+            return 0;
+        f->size = (uint64_t)iv;
+        break;
+    case S_TIME_US:
+        if (!ms__time_ok(iv))
+            return 0;
+        f->time_us = iv;
+        break;
     case S_STREAM: f->stream_raw = (uint64_t)iv; break;
     default: f->addr = (uint64_t)iv; break; /* addr, or device_free for an OOM */
     }
