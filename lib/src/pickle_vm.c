@@ -1579,7 +1579,7 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
         }
         }
     }
-    if (p >= r->end || p[0] != 'u')
+    if (p >= r->end || p[0] != 'u' || !ev_fields_ok(f))
         return FAST_BAIL;
     r->p = p;
     return FAST_OK;
@@ -1710,7 +1710,7 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         }
         if (err_rc == MS_ERR_NOMEM)
             return MS_ERR_NOMEM;
-        if (!ok || r.p >= r.end || f.action < 0)
+        if (!ok || r.p >= r.end || f.action < 0 || !ev_fields_ok(&f))
             return 0;
         if (learnable && (!vm->shape || !vm->shape->n)) {
             if (!vm->shape && !(vm->shape = malloc(sizeof *vm->shape)))

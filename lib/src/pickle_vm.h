@@ -179,30 +179,29 @@ typedef struct ev_fields {
 
 /* An integer-valued field (addr, device_free, size, time_us, stream) at p, as the fast
  * readers take it: stores it and returns the bytes it takes, or 0 for anything else (a
- * memoized integer, a negative or absurd size, a time out of range: checked_math.h)
- * that the general VM must judge, so both readers report it alike. The caller
+ * memoized integer, a negative size) that the general VM must judge. The caller
  * guarantees 11 readable bytes. */
 static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
 {
     int64_t iv;
     size_t used = fast_int(p, &iv);
-    if (!used || p[used] == 0x94)
+    if (!used || p[used] == 0x94 || (key == S_SIZE && iv < 0))
         return 0;
     switch (key) {
-    case S_SIZE:
-        if (!ms__size_ok((uint64_t)iv))
-            return 0;
-        f->size = (uint64_t)iv;
-        break;
-    case S_TIME_US:
-        if (!ms__time_ok(iv))
-            return 0;
-        f->time_us = iv;
-        break;
+    case S_SIZE: f->size = (uint64_t)iv; break;
+    case S_TIME_US: f->time_us = iv; break;
     case S_STREAM: f->stream_raw = (uint64_t)iv; break;
     default: f->addr = (uint64_t)iv; break; /* addr, or device_free for an OOM */
     }
     return used;
+}
+
+/* A whole entry as the fast readers read it: an absurd size or a time out of range
+ * (checked_math.h) is left to the general VM, which reports it, so every reader gives the
+ * same error at the same byte. One branch per entry. */
+static inline bool ev_fields_ok(const ev_fields *f)
+{
+    return ms__size_ok(f->size) & ms__time_ok(f->time_us);
 }
 
 /* Runs the VM over the whole input; on success vm->result holds the top object. */
