@@ -500,11 +500,12 @@ static int frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
         return 0;
     }
     ms_obj *d = ms__vm_obj(vm, v, O_DICT);
-    if (!d)
-        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict%s", ms__vm_type_name(vm, v),
-                    strcmp(ms__vm_type_name(vm, v), "dict") == 0
-                        ? " of 'name', 'filename' and 'line' that could be read as a frame"
-                        : "");
+    if (!d) {
+        if (strcmp(ms__vm_type_name(vm, v), "dict") == 0) /* not "a dict, expected a dict" */
+            return FAIL(MS_ERR_FORMAT, off,
+                        "stack frame is a dict without 'name', 'filename' and 'line'");
+        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict", ms__vm_type_name(vm, v));
+    }
     if (d->aux == 0) {
         uint32_t id = 0;
         int rc = convert_frame(vm, d->items, d->len / 2, &id, off);

@@ -95,5 +95,7 @@ expect "empty device_traces: report" 0 "wrote" -- "$bin" report "$tmp/empty.pick
 expect "bidi and control characters escaped" 0 "evil\\\\u\{202E\}fdp.exe\\\\x1b\[31m" -- "$bin" summary testdata/bad/bidi_names.pickle
 expect "no raw bidi character in the output" 0 "^0$" -- bash -c '{ "$0" summary testdata/bad/bidi_names.pickle; "$0" leaks --all testdata/bad/bidi_names.pickle; } | grep -c "$(printf "\342\200\256")" || true' "$bin"
 expect "no raw bidi character in the report" 0 "^0$" -- bash -c '"$0" report testdata/bad/bidi_names.pickle -o "$1/bidi" >/dev/null && cat "$1/bidi/index.html" "$1/bidi/summary.md" | grep -c "$(printf "\342\200\256")" || true' "$bin" "$tmp"
+python3 -c "import pickle,sys; pickle.dump({'device_traces': [[{'action': 'alloc', 'addr': 1, 'size': 512, 'time_us': 1, 'frames': [{}]}]]}, open(sys.argv[1], 'wb'), protocol=4)" "$tmp/frame.pickle"
+expect "frame dict without keys" 2 "stack frame is a dict without 'name', 'filename' and 'line'" -- "$bin" summary "$tmp/frame.pickle"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
