@@ -393,8 +393,8 @@ too_big:
                     "(64 PiB, beyond any GPU)", x->device, bad_event);
 too_big_state:
     return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
-                    "device %d: the segments and blocks in 'segments' add up to more than 2^56 "
-                    "bytes (64 PiB, beyond any GPU)", x->device);
+                    "device %d: the final state in 'segments' and the memory alive before the "
+                    "trace add up to more than 2^56 bytes (64 PiB, beyond any GPU)", x->device);
 }
 
 int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,
