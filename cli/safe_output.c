@@ -105,12 +105,16 @@ int safe_out_commit(safe_out *o, char *why, size_t cap)
     if (o->f) {
         if (ferror(o->f) || fflush(o->f) != 0)
             bad = errno ? errno : EIO;
+        if (!bad && o->sync && fsync(o->fd) != 0)
+            bad = errno;
         if (fclose(o->f) != 0 && !bad)
             bad = errno ? errno : EIO;
         o->f = NULL;
         o->fd = -1;
     } else if (o->fd >= 0) {
-        if (close(o->fd) != 0)
+        if (o->sync && fsync(o->fd) != 0)
+            bad = errno;
+        if (close(o->fd) != 0 && !bad)
             bad = errno;
         o->fd = -1;
     }

@@ -22,6 +22,7 @@ typedef struct safe_out {
     int fd;         /* the temporary file, -1 when closed */
     FILE *f;        /* stdio stream on fd, made on first safe_out_file() */
     int write_errno; /* errno of the first failed write through safe_out_cairo_write */
+    int sync;       /* set after open: fsync() the data before the rename (default 0) */
     char *path;     /* the final name */
     char *tmp;      /* DIR/.NAME.XXXXXX next to it, so rename() stays in one file system */
 } safe_out;
