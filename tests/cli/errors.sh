@@ -97,5 +97,10 @@ expect "no raw bidi character in the output" 0 "^0$" -- bash -c '{ "$0" summary 
 expect "no raw bidi character in the report" 0 "^0$" -- bash -c '"$0" report testdata/bad/bidi_names.pickle -o "$1/bidi" >/dev/null && cat "$1/bidi/index.html" "$1/bidi/summary.md" | grep -c "$(printf "\342\200\256")" || true' "$bin" "$tmp"
 python3 -c "import pickle,sys; pickle.dump({'device_traces': [[{'action': 'alloc', 'addr': 1, 'size': 512, 'time_us': 1, 'frames': [{}]}]]}, open(sys.argv[1], 'wb'), protocol=4)" "$tmp/frame.pickle"
 expect "frame dict without keys" 2 "stack frame is a dict without 'name', 'filename' and 'line'" -- "$bin" summary "$tmp/frame.pickle"
+# Long names are cut on UTF-8 character boundaries in text output too.
+python3 -c "import pickle,sys; pickle.dump({'device_traces': [[{'action': 'alloc', 'addr': 1, 'size': 512, 'time_us': 1, 'frames': [{'name': 'é' * 400, 'filename': '/a/' + '→' * 300 + '.py', 'line': 1}]}]]}, open(sys.argv[1], 'wb'), protocol=4)" "$tmp/longname.pickle"
+for c in summary "leaks --all"; do
+  expect "long names cut on characters ($c)" 0 "^valid$" -- bash -c '"$0" $1 "$2" | python3 -c "import sys; sys.stdin.buffer.read().decode(\"utf-8\"); print(\"valid\")"' "$bin" "$c" "$tmp/longname.pickle"
+done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
