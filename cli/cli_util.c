@@ -49,7 +49,8 @@ int cli_parse_size(const char *cmd, const char *opt, const char *text, uint64_t 
 {
     if (ms_parse_size(text, out) == 0)
         return 0;
-    cli_error(cmd, "%s: '%s' is not a size (examples: 4096, 512MiB, 1.5GiB)", opt, text);
+    cli_error(cmd, "%s: '%s' is not a size (decimal, below 8 EiB; examples: 4096, 512MiB, 1.5GiB)",
+              opt, text);
     return 2;
 }
 
@@ -73,7 +74,10 @@ int cli_parse_double(const char *cmd, const char *opt, const char *text, double 
     errno = 0;
     double v = strtod(text, &end);
     if (errno || end == text || *end || !(v >= 0) || v > 1e15) {
-        cli_error(cmd, "%s: '%s' is not a non-negative number", opt, text);
+        if (end != text && !*end && v > 1e15 && isfinite(v))
+            cli_error(cmd, "%s: '%s' is too large (at most 1e15)", opt, text);
+        else
+            cli_error(cmd, "%s: '%s' is not a non-negative number", opt, text);
         return 2;
     }
     *out = v;

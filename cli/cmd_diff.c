@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "term_text.h"
 #include "commands.h"
 #include "memsnap/compare.h"
 #include "compare_json.h"
@@ -95,7 +96,7 @@ static void print_sites(const char *title, const ms_site_delta *d, size_t n, boo
         signed_size_text(d[i].delta_bytes, b0, sizeof b0);
         ms_format_bytes(d[i].a_bytes, b1, sizeof b1);
         ms_format_bytes(d[i].b_bytes, b2, sizeof b2);
-        printf("  %12s %12s %12s  %s %s\n", b0, b1, b2, d[i].site, d[i].function);
+        printf("  %12s %12s %12s  %s %s\n", b0, b1, b2, cli_term(d[i].site), cli_term(d[i].function));
     }
 }
 
@@ -110,8 +111,8 @@ static void print_only(const char *label, const ms_site_delta *d, size_t n, bool
         char b[48];
         ms_format_bytes(side_b ? d[i].b_bytes : d[i].a_bytes, b, sizeof b);
         unsigned long long c = side_b ? d[i].b_count : d[i].a_count;
-        printf("  %12s in %6llu allocation%s  %s %s\n", b, c, c == 1 ? " " : "s", d[i].site,
-               d[i].function);
+        printf("  %12s in %6llu allocation%s  %s %s\n", b, c, c == 1 ? " " : "s", cli_term(d[i].site),
+               cli_term(d[i].function));
     }
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "term_text.h"
 #include "commands.h"
 #include "iterations_json.h"
 #include "memsnap/leaks.h"
@@ -40,14 +41,20 @@ typedef struct opts {
 
 static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
-    if (frame == UINT32_MAX || ms_site_format(s, frame, buf, cap) != 0)
+    char raw[1024];
+    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) != 0)
         snprintf(buf, cap, "(no stack)");
+    else
+        cli_term_into(raw, buf, cap);
 }
 
 static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
-    if (frame == UINT32_MAX || ms_layer_format(s, frame, buf, cap) != 0)
+    char raw[1024];
+    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) != 0)
         snprintf(buf, cap, "-");
+    else
+        cli_term_into(raw, buf, cap);
 }
 
 static void each_text(const ms_leak *L, char *buf, size_t cap)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "term_text.h"
 #include "commands.h"
 #include "memsnap/compare.h"
 #include "compare_json.h"
@@ -73,7 +74,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             char b[48];
             const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
             ms_format_bytes((int64_t)s->bytes, b, sizeof b);
-            snprintf(site, sizeof site, "%s %s (%s)", s->site, s->function, b);
+            snprintf(site, sizeof site, "%s %s (%s)", cli_term(s->site), cli_term(s->function), b);
         }
         printf("%-*.*s %5s %4d %22s %22s %22s %9s  %s\n", wi, wi, labels[i], rank, p->device,
                c1, c2, c3, t, site);
@@ -123,8 +124,8 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             char dv[48], mv[48];
             signed_size_text(d->delta_bytes, dv, sizeof dv);
             ms_format_bytes(d->a_bytes, mv, sizeof mv);
-            printf("      %12s at the peak vs the median %s: %s%s%s\n", dv, mv, d->site,
-                   d->function[0] ? " " : "", d->function);
+            printf("      %12s at the peak vs the median %s: %s%s%s\n", dv, mv, cli_term(d->site),
+                   d->function[0] ? " " : "", cli_term(d->function));
             shown++;
         }
     }

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "draw.h"
 #include "geometry.h"
+#include "safe_output.h"
 
 #define CMD "render"
 #define MAX_FILES MS_CHART_MAX_SERIES
@@ -364,7 +365,7 @@ int cmd_render(int argc, char **argv)
             n_charts = i + 1;
         }
     }
-    if (!rc && ms_render_write(o.output, format, (int)o.width, (int)o.height,
+    if (!rc && safe_out_render(o.output, (int)format, (int)o.width, (int)o.height,
                                (const ms_chart *const *)charts, n_charts, &err)) {
         cli_error(CMD, "%s", err.message);
         rc = 2;

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
 #include "report.h"
+#include "safe_output.h"
 #include "summary_input.h"
 #include "summary_json.h"
 
@@ -150,9 +152,11 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     return 0;
 }
 
-/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. */
-static int make_dir(const char *path)
+/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet.
+ * *made is the length of the first directory created (0: none), for unmake_dir. */
+static int make_dir(const char *path, size_t *made)
 {
+    *made = 0;
     char buf[4096];
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof buf) {
@@ -165,10 +169,13 @@ static int make_dir(const char *path)
             continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        int r = mkdir(buf, 0777);
+        if (r != 0 && errno != EEXIST) {
             cli_error(CMD, "%s: cannot create: %s", buf, strerror(errno));
             return 2;
         }
+        if (r == 0 && !*made)
+            *made = i;
         buf[i] = c;
     }
     struct stat st;
@@ -177,6 +184,28 @@ static int make_dir(const char *path)
         return 2;
     }
     return 0;
+}
+
+/* A report that fails on bad input makes nothing: the directories make_dir created are
+ * removed again when still empty (rmdir never removes anything else). */
+static void unmake_dir(const char *path, size_t made)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (!made || n >= sizeof buf)
+        return;
+    memcpy(buf, path, n + 1);
+    while (n >= made) {
+        while (n > 1 && buf[n - 1] == '/')
+            buf[--n] = '\0';
+        if (rmdir(buf) != 0)
+            return;
+        while (n > 0 && buf[n - 1] != '/')
+            n--;
+        buf[n] = '\0';
+        if (n == 0)
+            return;
+    }
 }
 
 static char *join(const char *dir, const char *name)
@@ -457,17 +486,23 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
         cli_error(CMD, "out of memory");
         return 2;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        cli_error(CMD, "%s: cannot write: %s", path, strerror(errno));
+    /* Never through a link planted in DIR, never half-written (safe_output.h). */
+    char why[300];
+    safe_out so;
+    if (safe_out_open(&so, path, why, sizeof why)) {
+        cli_error(CMD, "%s", why);
         free(path);
         return 2;
     }
-    int bad = fn(f, doc, ctx);
-    if (fclose(f) != 0)
-        bad = -1;
-    if (bad)
-        cli_error(CMD, "%s: write failed: %s", path, strerror(errno));
+    FILE *f = safe_out_file(&so);
+    int bad = !f || fn(f, doc, ctx);
+    if (bad) {
+        cli_error(CMD, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+        safe_out_abort(&so);
+    } else if (safe_out_commit(&so, why, sizeof why)) {
+        cli_error(CMD, "%s", why);
+        bad = 1;
+    }
     free(path);
     return bad ? 2 : 0;
 }
@@ -482,7 +517,8 @@ int cmd_report(int argc, char **argv)
         free(o.files);
         return 0;
     }
-    if (rc || (rc = make_dir(o.out_dir))) {
+    size_t made = 0;
+    if (rc || (rc = make_dir(o.out_dir, &made))) {
         free(o.files);
         return rc;
     }
@@ -572,6 +608,20 @@ int cmd_report(int argc, char **argv)
         }
     }
 done:
+    if (rc == 2 && made) {
+        /* The directory is ours: take back the charts written before the failure. */
+        for (size_t i = 0; fs && i < n; i++) {
+            char *p = fs[i].png[0] ? join(o.out_dir, fs[i].png) : NULL;
+            if (p)
+                unlink(p);
+            free(p);
+        }
+        char *p = join(o.out_dir, "ranks.png");
+        if (p)
+            unlink(p);
+        free(p);
+        unmake_dir(o.out_dir, made);
+    }
     for (size_t i = 0; fs && i < n; i++) {
         ms_timeline_free(fs[i].tl);
         ms_snapshot_free(fs[i].snap);

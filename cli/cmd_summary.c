@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "term_text.h"
 #include "commands.h"
 #include "iterations_json.h"
 #include "summary_json.h"
@@ -93,8 +94,8 @@ static void print_device(const cJSON *dev)
         cJSON_ArrayForEach(st, sites)
         {
             printf("  %12s %8.0f  %s %s\n", size_text(get(st, "bytes"), a), get(st, "count"),
-                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site")),
-                   cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function")));
+                   cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"))),
+                   cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"))));
         }
     }
 }
@@ -113,7 +114,8 @@ static void print_file(const cJSON *file)
         {
             if (strcmp(kv->string, "roundup_power2_divisions") == 0)
                 continue; /* a 16-entry table nobody reads in a summary */
-            printf("%s%s=%s", first ? "" : ", ", kv->string, cJSON_GetStringValue(kv));
+            printf("%s%s=%s", first ? "" : ", ", cli_term(kv->string),
+                   cli_term(cJSON_GetStringValue(kv)));
             first = 0;
         }
         printf("\n");

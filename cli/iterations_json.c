@@ -1,4 +1,5 @@
 #include "iterations_json.h"
+#include "term_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,8 @@ static void print_head(FILE *out, size_t n, const char *key, const char *text, c
                 ms_iter_method_text(MS_ITER_NONE));
         return;
     }
-    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", n, key, text,
-            detail[0] ? "; " : "", detail);
+    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", n, key, cli_term(text),
+            detail[0] ? "; " : "", cli_term(detail));
     fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
             "peak", "live at end", "growth");
 }

@@ -1,10 +1,13 @@
 /* memsnap: dispatches `memsnap <command> ...` to the cmd_*.c that owns the command. */
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "memsnap/memsnap.h"
 
 #define MEMSNAP_VERSION "0.1.0"
 
@@ -41,7 +44,9 @@ static void usage(FILE *out)
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(out, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\n`memsnap <command> --help` describes a command's options.\n"
-                 "Exit status: 0 ok, 1 findings or failed gate, 2 usage or input error.\n");
+                 "Exit status: 0 ok, 1 findings or failed gate, 2 usage or input error.\n"
+                 "\nmemsnap --max-input SIZE <command> ... raises the ceiling on what a gzip or\n"
+                 "standard input may expand to (default: 64x the compressed size, 64 GiB).\n");
 }
 
 int main(int argc, char **argv)
@@ -61,6 +66,18 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) {
         printf("memsnap %s\n", MEMSNAP_VERSION);
         return 0;
+    }
+    if (!strcmp(argv[1], "--max-input")) {
+        /* Before the command, for every input it reads: the library reads it from the
+         * environment (ms_limits_default), so every reader applies it alike. */
+        uint64_t v;
+        if (argc < 4 || ms_parse_size(argv[2], &v) != 0 || v == 0) {
+            fprintf(stderr, "memsnap: --max-input needs a size (e.g. 200GiB) and a command\n");
+            return 2;
+        }
+        setenv("MEMSNAP_MAX_INPUT", argv[2], 1);
+        argc -= 2;
+        argv += 2;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(argv[1], COMMANDS[i].name))

@@ -20,6 +20,7 @@
 
 #include "draw.h"
 #include "geometry.h"
+#include "safe_output.h"
 #include "memsnap/leaks.h"
 
 #define PNG_W 1600
@@ -129,7 +130,7 @@ int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t
     ms_chart *png = NULL, *svg = NULL;
     rc = ms_chart_build(&png, &src, &spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
     if (!rc)
-        rc = ms_render_write(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
+        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
                              (const ms_chart *const *)&png, 1, err);
     if (!rc)
         rc = ms_chart_build(&svg, &src, &spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
@@ -198,7 +199,7 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     size_t n_charts = 0;
     int rc = build_compare(charts, &n_charts, src, n, PNG_W, png_h, err);
     if (!rc)
-        rc = ms_render_write(png_path, MS_RENDER_PNG, PNG_W, png_h,
+        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, png_h,
                              (const ms_chart *const *)charts, n_charts, err);
     for (size_t i = 0; i < n_charts; i++)
         ms_chart_free(charts[i]);

@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "report.h"
+#include "term_text.h"
 
 const cJSON *report_get(const cJSON *o, const char *path)
 {
@@ -46,12 +47,20 @@ void report_html_escape(FILE *out, const char *s)
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&#39;", out); break;
-        default:
-            /* Control characters have no business in a page; a snapshot may hold any. */
-            if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
+        default: {
+            /* Control characters have no business in a page; a snapshot may hold any.
+             * Bidi controls would reorder what the reader sees: shown as \u{XXXX}. */
+            unsigned cp;
+            size_t n = (unsigned char)*s >= 0x80 ? cli_term_special(s, &cp) : 0;
+            if (n) {
+                fprintf(out, "\\u{%04X}", cp);
+                s += n - 1;
+            } else if (((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') || *s == 0x7f) {
                 fputc('?', out);
-            else
+            } else {
                 fputc(*s, out);
+            }
+        }
         }
     }
 }
@@ -70,8 +79,13 @@ void report_md_escape(FILE *out, const char *s)
             fputs("&gt;", out);
         } else if (c == '&') {
             fputs("&amp;", out);
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == 0x7f) {
             fputc(' ', out); /* a newline would end the table row */
+        } else if (c >= 0x80 && cli_term_special(s, &(unsigned){0})) {
+            unsigned cp;
+            size_t n = cli_term_special(s, &cp);
+            fprintf(out, "\\u{%04X}", cp); /* a bidi control, shown (docs/security.md) */
+            s += n - 1;
         } else {
             fputc(c, out);
         }

@@ -22,9 +22,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "chart.h"
 #include "render_util.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------ small helpers */
 
@@ -41,7 +43,10 @@ static inline void *ms__alloc_n(size_t n, size_t size)
 
 static inline void ms__copy_text(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src ? src : "");
+    src = src ? src : "";
+    size_t n = ms__utf8_prefix(src, strlen(src), cap - 1); /* never inside a character */
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 static inline double ms__clampd(double v, double lo, double hi)

@@ -119,7 +119,8 @@ void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_cha
     snprintf(chart->title, sizeof chart->title,
              "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
              src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
-             src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
+             src->tl->n_events == 0 ? "  ·  no events in the trace"
+             : src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
 }
 
 void ms__title_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_srcs,

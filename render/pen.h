@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "utf8.h"
 
 #define FONT "DejaVu Sans"
 
@@ -82,38 +83,40 @@ static inline void font(pen *p, double size, bool bold)
 static inline double text_width(pen *p, const char *s)
 {
     cairo_text_extents_t ext;
-    cairo_text_extents(p->cr, s, &ext);
+    char safe[1024];
+    cairo_text_extents(p->cr, ms__utf8_safe(s, safe, sizeof safe), &ext);
     return isfinite(ext.x_advance) ? ext.x_advance : 0;
 }
 
-/* Cuts `s` (UTF-8) to fit `max_w`, ending it with an ellipsis when cut. Not inline: it
- * is too large to be worth it (and GCC's truncation warnings misfire when it is). */
+/* Cuts `s` (UTF-8) to fit `max_w` and `cap` (at least 4), ending it with an ellipsis
+ * when cut; only ever on a character boundary, whatever the length. Not inline: it is too
+ * large to be worth it. */
 static void fit_text(pen *p, const char *s, double max_w, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s", s);
-    if (text_width(p, out) <= max_w)
+    size_t full = strlen(s);
+    size_t len = ms__utf8_prefix(s, full, cap - 1);
+    memcpy(out, s, len);
+    out[len] = '\0';
+    if (len == full && text_width(p, out) <= max_w)
         return;
-    size_t len = strlen(out);
-    while (len > 0) {
-        len--;
-        while (len > 0 && ((unsigned char)out[len] & 0xC0) == 0x80)
-            len--; /* never split a UTF-8 sequence */
-        char tmp[512];
-        snprintf(tmp, sizeof tmp, "%.*s…", (int)len, out);
-        if (text_width(p, tmp) <= max_w || len == 0) {
-            snprintf(out, cap, "%s", tmp);
+    len = ms__utf8_prefix(s, len, cap - sizeof "…"); /* room for the ellipsis */
+    for (;;) {
+        memcpy(out, s, len);
+        memcpy(out + len, "…", sizeof "…");
+        if (len == 0 || text_width(p, out) <= max_w)
             return;
-        }
+        len = ms__utf8_prefix(s, len, len - 1);
     }
 }
 
 /* align: 0 left, 0.5 centre, 1 right; y is the baseline. */
 static inline void text_at(pen *p, double x, double y, double align, const char *s)
 {
+    char safe[1024];
     double w = text_width(p, s);
     move_to(p, x - w * align, y);
     if (!p->bad)
-        cairo_show_text(p->cr, s);
+        cairo_show_text(p->cr, ms__utf8_safe(s, safe, sizeof safe));
 }
 
 #endif

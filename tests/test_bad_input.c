@@ -227,6 +227,39 @@ static void test_structure(void)
     ms_snapshot_free(s);
 }
 
+/* Absurd sizes and times (docs/security.md), made by testdata/bad/make_hostile.py: read
+ * errors at the entry's offset, or, for sums, a timeline error; never a wrapped number. */
+static void test_absurd_values(void)
+{
+    static const char *const at_read[] = {"alloc_2p62", "free_unknown_huge", "segment_2p62",
+                                          "time_extremes", "segment_state_huge",
+                                          "annotation_time", "addr_128bit"};
+    for (size_t i = 0; i < sizeof at_read / sizeof at_read[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "testdata/bad/%s.pickle", at_read[i]);
+        size_t len;
+        unsigned char *data = check_read_file(path, &len);
+        CHECK_TRUE_IN(path, data != NULL);
+        if (data)
+            expect_error(path, data, len, MS_ERR_FORMAT);
+        free(data);
+    }
+    size_t len;
+    unsigned char *data = check_read_file("testdata/bad/alloc_sum_2p56.pickle", &len);
+    CHECK_TRUE(data != NULL);
+    ms_snapshot *s = NULL;
+    ms_error err;
+    CHECK_EQ_INT(data ? ms_snapshot_read_memory(&s, data, len, NULL, &err) : -1, 0);
+    if (s) {
+        ms_timeline *t = NULL;
+        CHECK_EQ_INT(ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES, &err), MS_ERR_FORMAT);
+        CHECK_TRUE(strstr(err.message, "more than 2^56 bytes") != NULL);
+        ms_timeline_free(t);
+    }
+    ms_snapshot_free(s);
+    free(data);
+}
+
 static void test_gzip(void)
 {
     size_t len;
@@ -273,6 +306,7 @@ int main(void)
     test_refused_opcodes();
     test_limits();
     test_structure();
+    test_absurd_values();
     test_gzip();
     return check_finish("test_bad_input");
 }

@@ -1,6 +1,7 @@
 /* The iterations helper that `summary` and `leaks --json` share. cli/ is not a library,
  * so the helper's source is compiled into this test. */
 #include "iterations_json.c"
+#include "term_text.c"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,6 +15,7 @@
 /* The helpers are small and pure; compiling them in tests them without a library. */
 #include "cli_util.c"
 #include "report_util.c"
+#include "term_text.c"
 
 static const char *bin;
 static char tmpdir[64] = "/tmp/memsnap-report-XXXXXX";

@@ -61,6 +61,13 @@ typedef struct ms_limits {
      * taking the back half (the result is identical). 0: one thread. The default is
      * 8 MiB, or 0 when the environment sets MEMSNAP_THREADS=1. */
     uint64_t parallel_min_bytes;
+    /* The work a compressed or streamed input can cause (docs/security.md): a gzip input
+     * may expand to at most max_expansion times the compressed bytes read (plus 64 MiB),
+     * and a gzip or standard input to at most max_input_bytes in all; 0: no bound.
+     * Defaults 64 and 64 GiB; MEMSNAP_MAX_INPUT=SIZE in the environment (memsnap
+     * --max-input SIZE) sets max_input_bytes and lifts the ratio. */
+    uint64_t max_expansion;
+    uint64_t max_input_bytes;
 } ms_limits;
 
 ms_limits ms_limits_default(void);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked_math.h"
 #include "internal.h"
 #include "timeline_internal.h"
 
@@ -206,6 +207,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     const size_t n = tr->n;
     int64_t rel = 0, rel_max = 0, rel_max_event = -1;
     int64_t res = 0, res_max = 0;
+    size_t bad_event = 0;
     if (!map_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
 
@@ -252,6 +254,10 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 /* Allocated before the first kept event: alive from the start. */
                 ms_alloc a = {addr, (uint64_t)size, -1, (int64_t)i, -1, MS_NO_STACK, tr->stream[i]};
                 t->preexisting_bytes += size;
+                if (!ms__size_ok((uint64_t)t->preexisting_bytes)) {
+                    bad_event = i;
+                    goto too_big;
+                }
                 t->preexisting_count++;
                 rel -= size;
                 if (note_end(x, &a, rel_max_event) || add_pre(x, &a))
@@ -266,6 +272,10 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         case MS_ACT_SEGMENT_FREE:
         case MS_ACT_SEGMENT_UNMAP:
             res -= size;
+            if (!ms__sum_ok(res)) {
+                bad_event = i;
+                goto too_big;
+            }
             break;
         case MS_ACT_OOM:
             t->oom_count++;
@@ -274,12 +284,22 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             break;
         }
         if (rel > rel_max) {
+            /* Sums stay within 2^56 (checked_math.h); a new high is where one grows. */
+            if (!ms__sum_ok(rel)) {
+                bad_event = i;
+                goto too_big;
+            }
             rel_max = rel;
             rel_max_event = (int64_t)i;
             x->nsince = 0;
         }
-        if (res > res_max)
+        if (res > res_max) {
+            if (!ms__sum_ok(res)) {
+                bad_event = i;
+                goto too_big;
+            }
             res_max = res;
+        }
         if (active)
             active[i] = rel;
         if (reserved)
@@ -298,6 +318,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         if (segs[g].device != x->device)
             continue;
         final_reserved += (int64_t)segs[g].total_size;
+        if (!ms__size_ok((uint64_t)final_reserved))
+            goto too_big_state;
         for (size_t b = segs[g].first_block; b < segs[g].first_block + segs[g].n_blocks; b++) {
             const ms_block *blk = &blocks[b];
             if (blk->state != MS_BLOCK_ACTIVE_ALLOCATED && blk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
@@ -306,6 +328,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 continue;
             ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
             unexplained += (int64_t)blk->requested_size;
+            if (!ms__size_ok((uint64_t)unexplained))
+                goto too_big_state;
             unexplained_count++;
             if (note_end(x, &a, rel_max_event) || add_pre(x, &a))
                 goto nomem;
@@ -313,6 +337,9 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     }
     t->preexisting_bytes += unexplained;
     t->preexisting_count += unexplained_count;
+    if (!ms__size_ok((uint64_t)t->preexisting_bytes) ||
+        !ms__size_ok((uint64_t)(t->preexisting_bytes + rel_max)))
+        goto too_big_state;
 
     t->active_start = t->preexisting_bytes;
     t->peak_bytes = t->active_start + rel_max;
@@ -361,6 +388,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     return 0;
 nomem:
     return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory while replaying the trace");
+too_big:
+    return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
+                    "device %d: the sizes up to trace entry %zu add up to more than 2^56 bytes "
+                    "(64 PiB, beyond any GPU)", x->device, bad_event);
+too_big_state:
+    return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
+                    "device %d: the final state in 'segments' and the memory alive before the "
+                    "trace add up to more than 2^56 bytes (64 PiB, beyond any GPU)", x->device);
 }
 
 int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,

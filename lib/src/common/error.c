@@ -81,6 +81,14 @@ ms_limits ms_limits_default(void)
     l.max_events = (uint64_t)1 << 31;
     const char *threads = getenv("MEMSNAP_THREADS");
     l.parallel_min_bytes = threads && strcmp(threads, "1") == 0 ? 0 : (uint64_t)8 << 20;
+    l.max_expansion = 64;
+    l.max_input_bytes = (uint64_t)64 << 30;
+    const char *max_input = getenv("MEMSNAP_MAX_INPUT");
+    uint64_t v;
+    if (max_input && *max_input && ms_parse_size(max_input, &v) == 0) {
+        l.max_input_bytes = v;
+        l.max_expansion = 0;
+    }
     return l;
 }
 

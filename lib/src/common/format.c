@@ -41,6 +41,10 @@ int ms_parse_size(const char *text, uint64_t *out)
     double v = strtod(p, &end);
     if (end == p || errno || !isfinite(v) || v < 0)
         return MS_ERR_ARG;
+    /* Decimal only: strtod also takes hex ("0x10" would be 16 B), inf and nan. */
+    for (const char *c = p; c < end; c++)
+        if (!strchr("0123456789.eE+-", *c))
+            return MS_ERR_ARG;
     while (isspace((unsigned char)*end))
         end++;
     static const struct {
@@ -63,7 +67,7 @@ int ms_parse_size(const char *text, uint64_t *out)
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcasecmp(end, units[i].suffix) == 0) {
             double bytes = v * units[i].mult;
-            if (bytes >= 18446744073709551616.0)
+            if (bytes >= 9223372036854775807.0) /* llround's range */
                 return MS_ERR_ARG;
             /* Plain byte counts must be whole numbers; scaled ones round to a byte. */
             if (units[i].mult == 1 && bytes != floor(bytes))

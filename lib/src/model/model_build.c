@@ -22,7 +22,7 @@ static int get_int(ms_vm *vm, const ms_obj *d, uint32_t key, const char *what, i
     if (!ms__vm_dict_get(d, key, &v) || (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
         return 0;
     if (!ms__vm_int(vm, v, out))
-        return FAIL(MS_ERR_FORMAT, d->offset, "%s '%s' is a %s, expected an int", what,
+        return FAIL(MS_ERR_FORMAT, d->offset, "%s '%s' is a %s, expected an int of 64 bits", what,
                     ms__strtab_get(&vm->snap->strings, key), ms__vm_type_name(vm, v));
     return 0;
 }
@@ -32,6 +32,16 @@ static int get_u64(ms_vm *vm, const ms_obj *d, uint32_t key, const char *what, u
     int64_t i = 0;
     int rc = get_int(vm, d, key, what, &i);
     *out = (uint64_t)i;
+    return rc;
+}
+
+/* A size field: below the ceiling of checked_math.h, or bad input at the dict's offset. */
+static int get_size(ms_vm *vm, const ms_obj *d, uint32_t key, const char *what, uint64_t *out)
+{
+    int rc = get_u64(vm, d, key, what, out);
+    if (!rc && !ms__size_ok(*out))
+        return FAIL(MS_ERR_FORMAT, d->offset, "%s '%s' is %" PRId64 " bytes, beyond any GPU (limit 2^56 B)",
+                    what, ms__strtab_get(&vm->snap->strings, key), (int64_t)*out);
     return rc;
 }
 
@@ -193,10 +203,10 @@ static int convert_segments(ms_vm *vm, const ms_obj *root)
             return FAIL(MS_ERR_FORMAT, seg->offset, "segments[%u] has device %" PRId64, i, dev);
         g->device = (int)dev;
         if ((rc = get_u64(vm, seg, S_ADDRESS, "segment", &g->address)) ||
-            (rc = get_u64(vm, seg, S_TOTAL_SIZE, "segment", &g->total_size)) ||
-            (rc = get_u64(vm, seg, S_ALLOCATED_SIZE, "segment", &g->allocated_size)) ||
-            (rc = get_u64(vm, seg, S_ACTIVE_SIZE, "segment", &g->active_size)) ||
-            (rc = get_u64(vm, seg, S_REQUESTED_SIZE, "segment", &g->requested_size)) ||
+            (rc = get_size(vm, seg, S_TOTAL_SIZE, "segment", &g->total_size)) ||
+            (rc = get_size(vm, seg, S_ALLOCATED_SIZE, "segment", &g->allocated_size)) ||
+            (rc = get_size(vm, seg, S_ACTIVE_SIZE, "segment", &g->active_size)) ||
+            (rc = get_size(vm, seg, S_REQUESTED_SIZE, "segment", &g->requested_size)) ||
             (rc = get_u64(vm, seg, S_STREAM, "segment", &g->stream_raw)) ||
             (rc = get_str(vm, seg, S_SEGMENT_TYPE, &g->segment_type)) ||
             (rc = get_stack(vm, seg, &g->stack)))
@@ -223,8 +233,8 @@ static int convert_segments(ms_vm *vm, const ms_obj *root)
                                 i, k, ms__vm_type_name(vm, bl->items[k]));
                 ms_block *blk = &s->blocks[s->n_blocks++];
                 if ((rc = get_u64(vm, bd, S_ADDRESS, "block", &blk->address)) ||
-                    (rc = get_u64(vm, bd, S_SIZE, "block", &blk->size)) ||
-                    (rc = get_u64(vm, bd, S_REQUESTED_SIZE, "block", &blk->requested_size)) ||
+                    (rc = get_size(vm, bd, S_SIZE, "block", &blk->size)) ||
+                    (rc = get_size(vm, bd, S_REQUESTED_SIZE, "block", &blk->requested_size)) ||
                     (rc = get_stack(vm, bd, &blk->stack)))
                     return rc;
                 ms_val st;
@@ -271,6 +281,10 @@ static int convert_annotations(ms_vm *vm, const ms_obj *root)
             (rc = get_int(vm, a, S_DEVICE, "annotation", &dev)) ||
             (rc = get_int(vm, a, S_TIME_US, "annotation", &an->time_us)))
             return rc;
+        if (!ms__time_ok(an->time_us))
+            return FAIL(MS_ERR_FORMAT, a->offset,
+                        "annotation 'time_us' is %" PRId64 ", out of range (limit +-2^62 us)",
+                        an->time_us);
         an->is_start = stage == S_START;
         an->device = dev >= 0 && dev <= 65535 ? (int)dev : -1;
     }
@@ -401,6 +415,14 @@ int ms__model_build(ms_vm *vm)
         (rc = convert_annotations(vm, root)) || (rc = convert_settings(vm, root)) ||
         (rc = finish_stacks(vm)))
         return rc;
+    if (vm->snap->n_devices == 0) {
+        /* An empty 'device_traces' is a snapshot of one idle device: every command then
+         * has a device 0 to show (an empty chart that says so), as for [[]]. */
+        vm->snap->traces = calloc(1, sizeof *vm->snap->traces);
+        if (!vm->snap->traces)
+            return FAIL(MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        vm->snap->n_devices = 1;
+    }
     trim_traces(vm->snap);
     return 0;
 }

@@ -90,6 +90,21 @@ static const char *short_path(const char *path)
  * "[clone .isra.0]". A person recognises the qualified name alone, so that is what is
  * shown: "void at::native::f<float, ...>(at::Tensor&) const" becomes "at::native::f".
  * Python function names pass through unchanged. */
+/* Text cut by a buffer's end must not end inside a UTF-8 character (docs/security.md):
+ * drops an incomplete sequence at the end of buf. */
+static void trim_partial_utf8(char *buf)
+{
+    size_t n = strlen(buf), i = n;
+    while (i > 0 && n - i < 3 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i == 0 || (unsigned char)buf[i - 1] < 0xC0)
+        return;
+    unsigned char lead = (unsigned char)buf[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (n - (i - 1) < need)
+        buf[i - 1] = '\0';
+}
+
 static void short_function(const char *name, char *out, size_t cap)
 {
     size_t n = strlen(name);
@@ -151,8 +166,10 @@ static void short_function(const char *name, char *out, size_t cap)
         if (o + 1 < cap)
             out[o++] = c;
     }
-    if (cap)
+    if (cap) {
         out[o < cap ? o : cap - 1] = '\0';
+        trim_partial_utf8(out);
+    }
 }
 
 int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
@@ -168,6 +185,8 @@ int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, 
         else
             n = snprintf(buf, cap, "%s", (strrchr(file, '/') ? strrchr(file, '/') + 1 : file));
     }
+    if (cap && n >= 0 && (size_t)n >= cap)
+        trim_partial_utf8(buf);
     return n < 0 ? MS_ERR_ARG : 0;
 }
 
@@ -188,5 +207,8 @@ int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t ca
     char where[512], function[512];
     ms_site_format_location(s, frame_id, where, sizeof where);
     ms_site_format_function(s, frame_id, function, sizeof function);
-    return snprintf(buf, cap, "%s %s", where, function) < 0 ? MS_ERR_ARG : 0;
+    int n = snprintf(buf, cap, "%s %s", where, function);
+    if (cap && n >= 0 && (size_t)n >= cap)
+        trim_partial_utf8(buf);
+    return n < 0 ? MS_ERR_ARG : 0;
 }

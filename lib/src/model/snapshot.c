@@ -60,6 +60,8 @@ int ms_snapshot_read_file(ms_snapshot **out, const char *path, const ms_limits *
         ms_snapshot_free(vm.snap);
         return rc;
     }
+    vm.in.max_expansion = vm.lim.max_expansion;
+    vm.in.max_input_bytes = vm.lim.max_input_bytes;
     return read_with(out, &vm, err);
 }
 
@@ -79,6 +81,8 @@ int ms_snapshot_read_memory(ms_snapshot **out, const void *data, size_t len,
         ms_snapshot_free(vm.snap);
         return rc;
     }
+    vm.in.max_expansion = vm.lim.max_expansion;
+    vm.in.max_input_bytes = vm.lim.max_input_bytes;
     return read_with(out, &vm, err);
 }
 

@@ -180,6 +180,21 @@ void ms__input_close(ms_input *in)
     in->fd = -1;
 }
 
+/* A decompression bomb, or more streamed input than anyone meant (docs/security.md). */
+static int too_much(ms_input *in, ms_error *err)
+{
+    if (in->max_input_bytes && in->produced_out > in->max_input_bytes)
+        return ms__fail(err, MS_ERR_LIMIT, ms__input_offset(in, in->end),
+                        "input yields more than %llu bytes (the limit for compressed and "
+                        "standard input; raise it with memsnap --max-input SIZE)",
+                        (unsigned long long)in->max_input_bytes);
+    return ms__fail(err, MS_ERR_LIMIT, ms__input_offset(in, in->end),
+                    "gzip input expands more than %llux (%llu bytes from %llu compressed; "
+                    "raise the limit with memsnap --max-input SIZE)",
+                    (unsigned long long)in->max_expansion, (unsigned long long)in->produced_out,
+                    (unsigned long long)in->compressed_in);
+}
+
 /* Appends decompressed or raw bytes after `end` in the window, up to its capacity. */
 static int fill(ms_input *in, ms_error *err)
 {
@@ -196,6 +211,10 @@ static int fill(ms_input *in, ms_error *err)
         if (got == 0)
             in->source_eof = true;
         in->end = dst + got;
+        /* A pipe has no size to judge it by: only the absolute ceiling applies. */
+        in->produced_out += got;
+        if (in->known_size < 0 && in->max_input_bytes && in->produced_out > in->max_input_bytes)
+            return too_much(in, err);
         return 0;
     }
     if (in->z_done) {
@@ -214,6 +233,7 @@ static int fill(ms_input *in, ms_error *err)
                 in->z.next_in = (Bytef *)(uintptr_t)(in->mem + in->mem_pos);
                 in->z.avail_in = (uInt)n;
                 in->mem_pos += n;
+                in->compressed_in += n;
             } else {
                 size_t got;
                 int rc = raw_read(in, in->zbuf, in->zbuf_cap, &got, err);
@@ -223,6 +243,7 @@ static int fill(ms_input *in, ms_error *err)
                     break;
                 in->z.next_in = in->zbuf;
                 in->z.avail_in = (uInt)got;
+                in->compressed_in += got;
             }
         }
         int zr = inflate(&in->z, Z_NO_FLUSH);
@@ -255,6 +276,11 @@ static int fill(ms_input *in, ms_error *err)
     if (produced == 0)
         in->source_eof = true;
     in->end = dst + produced;
+    in->produced_out += produced;
+    if ((in->max_input_bytes && in->produced_out > in->max_input_bytes) ||
+        (in->max_expansion &&
+         in->produced_out > in->max_expansion * in->compressed_in + ((uint64_t)64 << 20)))
+        return too_much(in, err);
     return 0;
 }
 

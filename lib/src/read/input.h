@@ -32,6 +32,10 @@ typedef struct ms_input {
     const uint8_t *map;        /* a mapped plain file (then window is NULL) */
     size_t map_len;
     const uint8_t *released;   /* mapped pages before this are handed back */
+    /* Ceilings on what a gzip or streamed input may yield (ms_limits; 0: none), and the
+     * bytes counted against them. */
+    uint64_t max_expansion, max_input_bytes;
+    uint64_t compressed_in, produced_out;
 } ms_input;
 
 int ms__input_open_file(ms_input *in, const char *path, uint64_t max_item, ms_error *err);

@@ -2,6 +2,7 @@
  * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
 #include "pickle_vm.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,7 +173,7 @@ const char *ms__vm_type_name(const ms_vm *vm, ms_val v)
         switch (vm->nums[VPAY(v)].kind) {
         case N_FLOAT: return "float";
         case N_BYTES: return "bytes";
-        default: return "int";
+        default: return "int beyond 64 bits";
         }
     case T_SPC:
         switch (VPAY(v)) {
@@ -483,7 +484,7 @@ static int convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t
                 return rc;
         } else if (k == VMAKE(T_STR, S_LINE)) {
             if (!ms__vm_int(vm, v, &f.line) && !(VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
-                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int",
+                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int of 64 bits",
                             ms__vm_type_name(vm, v));
         }
     }
@@ -498,8 +499,12 @@ static int frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
         return 0;
     }
     ms_obj *d = ms__vm_obj(vm, v, O_DICT);
-    if (!d)
+    if (!d) {
+        if (strcmp(ms__vm_type_name(vm, v), "dict") == 0) /* not "a dict, expected a dict" */
+            return FAIL(MS_ERR_FORMAT, off,
+                        "stack frame is a dict without 'name', 'filename' and 'line'");
         return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict", ms__vm_type_name(vm, v));
+    }
     if (d->aux == 0) {
         uint32_t id = 0;
         int rc = convert_frame(vm, d->items, d->len / 2, &id, off);
@@ -615,7 +620,7 @@ static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_
 {
     int64_t i;
     if (!ms__vm_int(vm, v, &i))
-        return FAIL(MS_ERR_FORMAT, off, "trace entry '%s' is a %s, expected an int", key,
+        return FAIL(MS_ERR_FORMAT, off, "trace entry '%s' is a %s, expected an int of 64 bits", key,
                     ms__vm_type_name(vm, v));
     *out = (uint64_t)i; /* addresses and stream handles are unsigned in C++ */
     return 0;
@@ -646,6 +651,9 @@ static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
         int64_t n;
         if (!ms__vm_int(vm, v, &n) || n < 0)
             return FAIL(MS_ERR_FORMAT, off, "trace entry 'size' is not a non-negative int");
+        if (!ms__size_ok((uint64_t)n))
+            return FAIL(MS_ERR_FORMAT, off,
+                        "trace entry 'size' is %" PRId64 " bytes, beyond any GPU (limit 2^56 B)", n);
         f->size = (uint64_t)n;
         return 0;
     }
@@ -653,8 +661,12 @@ static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
         return event_u64(vm, v, "stream", &f->stream_raw, off);
     case S_TIME_US:
         if (!ms__vm_int(vm, v, &f->time_us))
-            return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int",
+            return FAIL(MS_ERR_FORMAT, off, "trace entry 'time_us' is a %s, expected an int of 64 bits",
                         ms__vm_type_name(vm, v));
+        if (!ms__time_ok(f->time_us))
+            return FAIL(MS_ERR_FORMAT, off,
+                        "trace entry 'time_us' is %" PRId64 ", out of range (limit +-2^62 us)",
+                        f->time_us);
         return 0;
     case S_FRAMES:
         if ((rc = ms__vm_stack_of(vm, v, &f->stack, off)))
@@ -1567,7 +1579,7 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
         }
         }
     }
-    if (p >= r->end || p[0] != 'u')
+    if (p >= r->end || p[0] != 'u' || !ev_fields_ok(f))
         return FAST_BAIL;
     r->p = p;
     return FAST_OK;
@@ -1702,7 +1714,7 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
         }
         if (err_rc == MS_ERR_NOMEM)
             return MS_ERR_NOMEM;
-        if (!ok || r.p >= r.end || f.action < 0)
+        if (!ok || r.p >= r.end || f.action < 0 || !ev_fields_ok(&f))
             return 0;
         if (learnable && (!vm->shape || !vm->shape->n)) {
             if (!vm->shape && !(vm->shape = malloc(sizeof *vm->shape)))

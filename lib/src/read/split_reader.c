@@ -727,7 +727,7 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, ev
             break;
         }
     }
-    if (p >= end || p[0] != 'u' || f->action < 0)
+    if (p >= end || p[0] != 'u' || f->action < 0 || !ev_fields_ok(f))
         return false;
     *after = p + 1;
     return true;

@@ -29,6 +29,7 @@
 #include <stdatomic.h>
 
 #include "input.h"
+#include "checked_math.h"
 #include "internal.h"
 #include "pickle_bytes.h"
 
@@ -135,6 +136,14 @@ static inline size_t ev_int_field(ev_fields *f, uint64_t key, const uint8_t *p)
     default: f->addr = (uint64_t)iv; break; /* addr, or device_free for an OOM */
     }
     return used;
+}
+
+/* A whole entry as the fast readers read it: an absurd size or a time out of range
+ * (checked_math.h) is left to the general VM, which reports it, so every reader gives the
+ * same error at the same byte. One branch per entry. */
+static inline bool ev_fields_ok(const ev_fields *f)
+{
+    return ms__size_ok(f->size) & ms__time_ok(f->time_us);
 }
 
 /* ------------------------------------------------------------------ hand-over */

@@ -1,0 +1,57 @@
+/* Writing an output file in a directory others can write to (CI artifact folders are
+ * shared): never follow a symlink planted there, never write into anything but a regular
+ * file, and never leave a half-written file under the final name (docs/security.md).
+ *
+ * Every output memsnap writes goes through here:
+ *   safe_out o;
+ *   if (safe_out_open(&o, path, why, sizeof why)) fail(why);      // target checked
+ *   ... write with safe_out_file(&o) (stdio) or safe_out_cairo_write (cairo streams) ...
+ *   if (safe_out_commit(&o, why, sizeof why)) fail(why);          // renamed into place
+ * On any failure after open, safe_out_abort(&o) removes the temporary file (commit does
+ * this itself when it fails). The safe_out owns its temporary file until commit/abort. */
+#ifndef MEMSNAP_CLI_SAFE_OUTPUT_H
+#define MEMSNAP_CLI_SAFE_OUTPUT_H
+
+#include <cairo.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "memsnap/memsnap.h"
+
+typedef struct safe_out {
+    int fd;         /* the temporary file, -1 when closed */
+    FILE *f;        /* stdio stream on fd, made on first safe_out_file() */
+    int write_errno; /* errno of the first failed write through safe_out_cairo_write */
+    int sync;       /* set after open: fsync() the data before the rename (default 0) */
+    char *path;     /* the final name */
+    char *tmp;      /* DIR/.NAME.XXXXXX next to it, so rename() stays in one file system */
+} safe_out;
+
+/* Refuses a target that exists and is a symlink or not a regular file; otherwise makes a
+ * new temporary file next to it with O_CREAT|O_EXCL (mkstemp: never follows a link),
+ * mode 0666 less the umask. Returns 0, or 2 with a one-line reason in why. */
+int safe_out_open(safe_out *o, const char *path, char *why, size_t cap);
+
+/* A stdio stream on the temporary file (NULL when out of memory). */
+FILE *safe_out_file(safe_out *o);
+
+/* A cairo_write_func_t writing to the temporary file (closure: the safe_out); the OS
+ * reason of a failure is kept in write_errno. */
+cairo_status_t safe_out_cairo_write(void *closure, const unsigned char *data, unsigned int len);
+
+/* Flushes and closes the temporary file, checks the target once more (still absent or a
+ * regular file) and rename()s the temporary file over it. rename() replaces a name
+ * without following it, so a link planted in between is replaced, not written through.
+ * Returns 0, or 2 with the reason (strerror) in why, the temporary file removed. */
+int safe_out_commit(safe_out *o, char *why, size_t cap);
+
+/* Closes and removes the temporary file; safe to call twice or after a failed open. */
+void safe_out_abort(safe_out *o);
+
+/* ms_render_write through a safe_out (cli/safe_render.c): 0, or an error code with the
+ * message (the OS reason for a refused or failed write) in err. */
+struct ms_chart;
+int safe_out_render(const char *path, int format, int width, int height,
+                    const struct ms_chart *const *charts, size_t n_charts, ms_error *err);
+
+#endif
