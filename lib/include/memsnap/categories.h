@@ -45,8 +45,9 @@ const char *ms_category_name(ms_category c);
     X(MS_CATR_WORKSPACE_FRAMES, "workspace-frames",                                        \
       "its stack shows a library workspace (cuBLAS/cuDNN) or NCCL buffer")                 \
     X(MS_CATR_WORKSPACE_PATTERN, "workspace-pattern",                                      \
-      "made once in the first forward and never freed while later forwards free theirs "   \
-      "(a library workspace's pattern; no C++ frames to confirm)")                         \
+      "made once in the first forward or backward and never freed, while later ones free " \
+      "theirs, and no parameter has its size (a library workspace's pattern; no C++ "      \
+      "frames to confirm)")                                                                \
     X(MS_CATR_SETUP_MODULE, "setup-module",                                                \
       "made before the first iteration by module construction or .to()/.cuda()/load, "     \
       "alive into the iterations")                                                         \

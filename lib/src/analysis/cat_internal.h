@@ -64,6 +64,10 @@ size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event);
  * segment it was made in. */
 ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
                              uint8_t *origin);
+/* Second look once every allocation has a category (parameter sizes known); 0 or
+ * MS_ERR_NOMEM. */
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why);
 const char *ms__cat_phase_name(uint8_t kind);
 
 #endif

@@ -338,7 +338,11 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     size_t next_ar = 0;
     size_t *active = NULL, nactive = 0, capactive = 0;
     for (size_t i = 0; i < tr->n && !rc; i++) {
-        if (tr->action[i] != MS_ACT_ALLOC)
+        /* Frees carry the stack of the code that released the tensor, so they say where
+         * a phase ends: the model's forward returning is the last event under a
+         * `forward` frame, before the caller drops or keeps what it returned. */
+        uint8_t act = tr->action[i];
+        if (act != MS_ACT_ALLOC && act != MS_ACT_FREE_REQUESTED && act != MS_ACT_FREE_COMPLETED)
             continue;
         allocs++;
         uint32_t sid = tr->stack[i];
@@ -614,6 +618,49 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why)
+{
+    /* Only stacks='python' needs this: with C++ frames the workspace names itself. The
+     * autograd thread's cuBLAS handle gets its own workspace at the first backward
+     * matmul, made in backward and never freed like a kept .grad; but every .grad has
+     * the size of its parameter, and the workspace has none's. */
+    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
+        return 0;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        np += cat[i] == MS_CAT_PARAMETER;
+    if (!np)
+        return 0;
+    uint64_t *sz = malloc(np * sizeof *sz);
+    if (!sz)
+        return MS_ERR_NOMEM;
+    np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (cat[i] == MS_CAT_PARAMETER)
+            sz[np++] = allocs[i].size;
+    qsort(sz, np, sizeof *sz, cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event >= 0)
+            continue;
+        size_t k = ms__cat_seg_of(x, a->alloc_event);
+        if (k >= x->nsegs || x->segs[k].ordinal != 0 ||
+            bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
+            continue;
+        cat[i] = MS_CAT_WORKSPACE;
+        why[i] = MS_CATR_WORKSPACE_PATTERN;
+    }
+    free(sz);
+    return 0;
+}
+
 const char *ms__cat_phase_name(uint8_t kind)
 {
     switch (kind) {
@@ -648,14 +695,27 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
     }
     ms__cat_ctx x;
     int rc = ms__cat_ctx_build(&x, s, t, it, err);
+    uint8_t *cat = NULL, *why = NULL;
+    if (!rc) {
+        cat = malloc(n ? n : 1);
+        why = malloc(n ? n : 1);
+        if (!cat || !why)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    }
     if (!rc) {
         for (size_t i = 0; i < n; i++) {
-            uint8_t why, origin;
-            ms_category c = ms__cat_classify(&x, &allocs[i], &why, &origin);
-            bytes[c] += (int64_t)allocs[i].size;
+            uint8_t origin;
+            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin);
         }
-        ms__cat_ctx_free(&x);
+        if (ms__cat_refine(&x, allocs, n, cat, why))
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        for (size_t i = 0; i < n && !rc; i++)
+            bytes[cat[i]] += (int64_t)allocs[i].size;
     }
+    free(cat);
+    free(why);
+    if (x.segs || x.stack_flags)
+        ms__cat_ctx_free(&x);
     ms_iterations_free(own);
     return rc;
 }

@@ -180,6 +180,10 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
             c->ev_alloc[a->free_event] = (uint32_t)i;
     }
+    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why)) {
+        ms_categories_free(c);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    }
     rc = sweep_build(c, err);
     if (rc) {
         ms_categories_free(c);
