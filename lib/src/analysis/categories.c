@@ -162,10 +162,25 @@ static uint8_t kind_of_tag(uint8_t tag)
                                                         : MS__PH_GAP;
 }
 
-/* First event whose time is at or after t (strictly after when `after`). */
-static int64_t event_at(const ms_trace *tr, int64_t t, bool after)
+/* First event whose time is at or after t (strictly after when `after`). Annotations
+ * come in time order, so the search gallops forward from the previous answer (*hint):
+ * thousands of binary searches over a 4M-event time array would each miss the cache
+ * some twenty times. */
+static int64_t event_at(const ms_trace *tr, int64_t t, bool after, size_t *hint)
 {
     size_t lo = 0, hi = tr->n;
+    size_t h = *hint < tr->n ? *hint : tr->n;
+    if (h > 0 && (after ? tr->time_us[h - 1] <= t : tr->time_us[h - 1] < t)) {
+        /* The answer is at or after h: double a step until it overshoots. */
+        lo = h;
+        size_t step = 1;
+        while (lo + step < tr->n &&
+               (after ? tr->time_us[lo + step - 1] <= t : tr->time_us[lo + step - 1] < t)) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step < tr->n ? lo + step : tr->n;
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
@@ -174,6 +189,7 @@ static int64_t event_at(const ms_trace *tr, int64_t t, bool after)
         else
             hi = mid;
     }
+    *hint = lo;
     return (int64_t)lo;
 }
 
@@ -230,6 +246,7 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *
     open_ann *open = NULL;
     size_t nopen = 0, capopen = 0;
     int rc = 0;
+    size_t hint = 0;
     for (size_t i = 0; i < na && !rc; i++) {
         if (a[i].device != tr->device && a[i].device >= 0)
             continue;
@@ -257,8 +274,9 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *
             rc = -1;
             break;
         }
-        r[n].first = st == INT64_MIN ? 0 : event_at(tr, st, false);
-        r[n].end = event_at(tr, a[i].time_us, true);
+        size_t h0 = hint;
+        r[n].first = st == INT64_MIN ? 0 : event_at(tr, st, false, &h0);
+        r[n].end = event_at(tr, a[i].time_us, true, &hint);
         r[n].tag = tag;
         if (r[n].end > r[n].first)
             n++;
@@ -335,35 +353,55 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         }
         ar[j] = v;
     }
+    /* Each stack's tag and source, one byte, looked up per event. */
+    size_t nst = ms_snapshot_stack_count(s);
+    uint8_t *stag = malloc(nst + 1);
+    if (!stag) {
+        free(ar);
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    for (size_t k = 0; k < nst; k++) {
+        uint8_t f = x->stack_flags[k];
+        uint8_t tag = TAG_NONE, src = 0;
+        if (f & CS_OPT) {
+            tag = TAG_OPT;
+            src = MS__SRC_PY;
+        } else if (f & CS_BWD) {
+            tag = TAG_BWD;
+            src = (f & CS_ENGINE) ? MS__SRC_ENGINE : MS__SRC_PY;
+        } else if (f & CS_FWD) {
+            tag = TAG_FWD;
+            src = MS__SRC_PY;
+        }
+        stag[k] = (uint8_t)(tag | src << 4);
+    }
+    stag[nst] = TAG_EMPTY;
     size_t next_ar = 0;
     size_t *active = NULL, nactive = 0, capactive = 0;
-    for (size_t i = 0; i < tr->n && !rc; i++) {
+    int64_t next_first = nar ? ar[0].first : INT64_MAX;
+    uint8_t cur = 0xff, cur_src = 0;
+    int64_t cur_last = 0;
+    const uint8_t *action = tr->action;
+    const uint32_t *stack = tr->stack;
+    /* The hot loop of `summary`'s categories: written so that the only branches taken
+     * are rare ones (a new run, an annotation to consult). */
+    for (size_t i = 0; i < tr->n; i++) {
         /* Frees carry the stack of the code that released the tensor, so they say where
          * a phase ends: the model's forward returning is the last event under a
-         * `forward` frame, before the caller drops or keeps what it returned. */
-        uint8_t act = tr->action[i];
-        if (act != MS_ACT_ALLOC && act != MS_ACT_FREE_REQUESTED && act != MS_ACT_FREE_COMPLETED)
-            continue;
-        allocs++;
-        uint32_t sid = tr->stack[i];
-        uint8_t tag = TAG_NONE, src = 0;
-        if (sid == MS_NO_STACK || sid >= ms_snapshot_stack_count(s)) {
-            tag = TAG_EMPTY;
-        } else {
-            with_stack++;
-            uint8_t f = x->stack_flags[sid];
-            if (f & CS_OPT) {
-                tag = TAG_OPT;
-                src = MS__SRC_PY;
-            } else if (f & CS_BWD) {
-                tag = TAG_BWD;
-                src = (f & CS_ENGINE) ? MS__SRC_ENGINE : MS__SRC_PY;
-            } else if (f & CS_FWD) {
-                tag = TAG_FWD;
-                src = MS__SRC_PY;
-            }
-        }
-        if (tag == TAG_NONE || tag == TAG_EMPTY) {
+         * `forward` frame, before the caller drops or keeps what it returned. Only the
+         * completed free counts (its request comes right before it, with the same
+         * stack). */
+        uint8_t act = action[i];
+        uint32_t sid = stack[i];
+        bool keep = (act == MS_ACT_ALLOC) | (act == MS_ACT_FREE_COMPLETED);
+        bool has = sid < nst;
+        uint8_t ts = stag[has ? sid : nst];
+        allocs += keep;
+        with_stack += keep & has;
+        uint8_t tag = ts & 15, src = (uint8_t)(ts >> 4);
+        bool untagged = (tag == TAG_NONE) | (tag == TAG_EMPTY);
+        if (MS_UNLIKELY(keep & untagged & ((nactive != 0) | (next_first <= (int64_t)i)))) {
             while (next_ar < nar && ar[next_ar].first <= (int64_t)i) {
                 if (!ms__grow((void **)&active, &capactive, nactive + 1, sizeof *active)) {
                     rc = -1;
@@ -371,6 +409,7 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
                 }
                 active[nactive++] = next_ar++;
             }
+            next_first = next_ar < nar ? ar[next_ar].first : INT64_MAX;
             for (size_t k = 0; k < nactive;) {
                 if (ar[active[k]].end <= (int64_t)i) {
                     active[k] = active[--nactive];
@@ -380,18 +419,30 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
                 src = MS__SRC_ANN;
                 k++;
             }
+            if (rc)
+                break;
         }
-        if (nruns && runs[nruns - 1].kind == tag) {
-            runs[nruns - 1].last = (int64_t)i;
-            runs[nruns - 1].src |= src;
-            continue;
+        if (MS_UNLIKELY(keep & (tag != cur))) {
+            if (nruns) {
+                runs[nruns - 1].last = cur_last;
+                runs[nruns - 1].src = cur_src;
+            }
+            if (!ms__grow((void **)&runs, &capruns, nruns + 1, sizeof *runs)) {
+                rc = -1;
+                break;
+            }
+            runs[nruns++] = (run){tag, src, (int64_t)i, (int64_t)i};
+            cur = tag;
+            cur_src = 0;
         }
-        if (!ms__grow((void **)&runs, &capruns, nruns + 1, sizeof *runs)) {
-            rc = -1;
-            break;
-        }
-        runs[nruns++] = (run){tag, src, (int64_t)i, (int64_t)i};
+        cur_last = keep ? (int64_t)i : cur_last;
+        cur_src |= keep ? src : 0;
     }
+    if (nruns && !rc) {
+        runs[nruns - 1].last = cur_last;
+        runs[nruns - 1].src = cur_src;
+    }
+    free(stag);
     free(active);
     if (rc) {
         free(runs);
