@@ -94,8 +94,10 @@ static unsigned frame_flags(const ms_snapshot *s, const ms_frame *f)
             !strcmp(name, "load_state_dict"))
             fl |= FR_MODULE;
     } else {
-        if (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
-            (strstr(name, "Backward") && strstr(name, "apply")))
+        /* A destructor (~AccumulateGrad when the model is deleted) is no backward. */
+        if (!strstr(name, "::~") &&
+            (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
+             (strstr(name, "Backward") && strstr(name, "apply"))))
             fl |= FR_ENGINE;
         /* cuBLAS/cuBLASLt/cuDNN workspaces and NCCL's buffers, named by the C++ frames. */
         if (strstr(name, "orkspace") || strstr(name, "nccl") || strstr(name, "NCCL"))
@@ -397,8 +399,8 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         bool keep = (act == MS_ACT_ALLOC) | (act == MS_ACT_FREE_COMPLETED);
         bool has = sid < nst;
         uint8_t ts = stag[has ? sid : nst];
-        allocs += keep;
-        with_stack += keep & has;
+        allocs += act == MS_ACT_ALLOC;
+        with_stack += (act == MS_ACT_ALLOC) & has;
         uint8_t tag = ts & 15, src = (uint8_t)(ts >> 4);
         bool untagged = (tag == TAG_NONE) | (tag == TAG_EMPTY);
         if (MS_UNLIKELY(keep & untagged & ((nactive != 0) | (next_first <= (int64_t)i)))) {
@@ -453,7 +455,7 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     /* With stacks='python' the autograd thread has no Python frames: its allocations come
      * with empty stacks while everything else has one. With C++ frames recorded (or no
      * stacks at all) an empty stack says nothing. */
-    bool empty_is_backward = !any_cpp && with_stack * 2 >= allocs && with_stack < allocs;
+    bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
     for (size_t k = 0; k < nruns; k++) {
         if (runs[k].kind == TAG_EMPTY) {
             runs[k].kind = empty_is_backward ? TAG_BWD : TAG_NONE;
