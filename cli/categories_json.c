@@ -40,7 +40,31 @@ static int by_size_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* The biggest allocations alive at the peak, each with why it got its category. */
+static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t index)
+{
+    const ms_alloc *a = &ms_categories_timeline(c)->allocs[index];
+    cJSON *e = cJSON_CreateObject();
+    num(e, "alloc_index", (int64_t)index);
+    num(e, "bytes", (int64_t)a->size);
+    num(e, "alloc_event", a->alloc_event);
+    num(e, "free_event", a->free_event);
+    ms_category_reason r = ms_categories_reason(c, index);
+    cJSON_AddStringToObject(e, "category", ms_category_name(ms_categories_of(c, index)));
+    cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
+    cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
+    char site[512] = "(no stack)";
+    uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
+    if (f != UINT32_MAX)
+        ms_site_format(s, f, site, sizeof site);
+    cJSON_AddStringToObject(e, "site", site);
+    char why[512];
+    ms_categories_explain(c, index, why, sizeof why);
+    cJSON_AddStringToObject(e, "why", why);
+    return e;
+}
+
+/* The biggest allocations alive at the peak, `top` of each category, each with why it
+ * got its category: every category's choice is explained, not only the largest. */
 static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top)
 {
     const ms_timeline *t = ms_categories_timeline(c);
@@ -56,27 +80,14 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
             v[n++] = (big){i, a->size};
     }
     qsort(v, n, sizeof *v, by_size_desc);
-    for (size_t k = 0; k < n && (int)k < top; k++) {
-        const ms_alloc *a = &t->allocs[v[k].index];
-        cJSON *e = cJSON_CreateObject();
-        num(e, "alloc_index", (int64_t)v[k].index);
-        num(e, "bytes", (int64_t)a->size);
-        num(e, "alloc_event", a->alloc_event);
-        num(e, "free_event", a->free_event);
-        ms_category cat = ms_categories_of(c, v[k].index);
-        ms_category_reason r = ms_categories_reason(c, v[k].index);
-        cJSON_AddStringToObject(e, "category", ms_category_name(cat));
-        cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
-        cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
-        char site[512] = "(no stack)";
-        uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        if (f != UINT32_MAX)
-            ms_site_format(s, f, site, sizeof site);
-        cJSON_AddStringToObject(e, "site", site);
-        char why[512];
-        ms_categories_explain(c, v[k].index, why, sizeof why);
-        cJSON_AddStringToObject(e, "why", why);
-        cJSON_AddItemToArray(arr, e);
+    int shown[MS_CAT_COUNT] = {0};
+    for (int want = 0; want < MS_CAT_COUNT; want++) {
+        for (size_t k = 0; k < n && shown[want] < top; k++) {
+            if (ms_categories_of(c, v[k].index) != (ms_category)want)
+                continue;
+            shown[want]++;
+            cJSON_AddItemToArray(arr, explain_one(s, c, v[k].index));
+        }
     }
     free(v);
     return arr;
@@ -313,7 +324,7 @@ static void print_device(FILE *out, const cJSON *dev)
     }
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(dev, "explain");
     if (cJSON_IsArray(ex)) {
-        fprintf(out, "  the biggest allocations alive at the peak:\n");
+        fprintf(out, "  why: the biggest allocations of each category alive at the peak\n");
         cJSON_ArrayForEach(e, ex)
         {
             char b[32];

@@ -29,8 +29,8 @@ static const char *USAGE =
     "                     (as the other commands show times); repeatable\n"
     "  --at-us US         also the state at this time on the trace's own clock (time_us,\n"
     "                     microseconds since the epoch); repeatable\n"
-    "  --explain          say why the biggest allocations alive at the peak got their\n"
-    "                     category, and where the evidence is weak\n"
+    "  --explain          say why the biggest allocations of each category alive at the\n"
+    "                     peak got it, and where the evidence is weak\n"
     "\n"
     "Exit status: 0 ok, 2 usage or input error.\n";
 
@@ -52,7 +52,7 @@ int cmd_categories(int argc, char **argv)
 {
     bool json = false;
     long long device = -1;
-    cat_query q = {-1, NULL, 0, false, 10};
+    cat_query q = {-1, NULL, 0, false, 3};
     cat_instant *at = calloc((size_t)argc + 1, sizeof *at);
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!at || !files) {
