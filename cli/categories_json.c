@@ -321,6 +321,19 @@ static void print_device(FILE *out, const cJSON *dev)
                 get(f, "iteration"));
         fprintf(out, "    = %s + %s + max(%s + %s, %s) = %s; measured peak %s\n", p, o, g, t, act,
                 est, meas);
+        /* What the formula leaves out, at that iteration's peak. */
+        const cJSON *x = cJSON_GetArrayItem(iters, (int)get(f, "iteration") - 1);
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(x, "peak"), "categories");
+        if (pc) {
+            char w[32], tm[32], ot[32];
+            size_text(get(pc, "workspace"), w, sizeof w);
+            size_text(get(pc, "temporary"), tm, sizeof tm);
+            size_text(get(pc, "other"), ot, sizeof ot);
+            fprintf(out, "    not in the formula, at that peak: workspace %s, temporaries %s, "
+                         "other %s\n",
+                    w, tm, ot);
+        }
     }
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(dev, "explain");
     if (cJSON_IsArray(ex)) {

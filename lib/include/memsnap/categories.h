@@ -6,7 +6,7 @@
  * live as long as it does. A categorisation refers to the snapshot, timeline and
  * iterations given to ms_categories_build, which must outlive it.
  *
- * How it works (docs/categories.md has the long form): the trace is cut into phases —
+ * How it works (docs/memsnap.1.md, CATEGORIES, has the long form): the trace is cut into phases —
  * forward, backward and optimizer step — from record_function annotations and from what
  * each allocation's stack says (Python `forward` frames, autograd engine frames or the
  * autograd thread's empty stacks, optimizer package frames). An allocation's category
