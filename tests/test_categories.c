@@ -232,7 +232,8 @@ static void check_consistency(const char *path, const char *name, void *arg)
     /* Iteration ends and peaks agree with the iteration finder's own figures. */
     const ms_iterations *it = ms_categories_iterations(c);
     for (size_t k = 0; it && k < it->n; k++) {
-        CHECK_EQ_INT_IN(name, ms_categories_iteration_end(c, k)->bytes, it->items[k].live_end_bytes);
+        CHECK_EQ_INT_IN(name, ms_categories_iteration_end(c, k)->bytes,
+                        it->items[k].live_end_bytes);
         CHECK_EQ_INT_IN(name, ms_categories_iteration_peak(c, k)->bytes, it->items[k].peak_bytes);
         ms_category_formula f;
         CHECK_EQ_INT_IN(name, ms_categories_formula(c, k, &f), 0);

@@ -6,14 +6,14 @@
  * live as long as it does. A categorisation refers to the snapshot, timeline and
  * iterations given to ms_categories_build, which must outlive it.
  *
- * How it works (docs/memsnap.1.md, CATEGORIES, has the long form): the trace is cut into phases —
- * forward, backward and optimizer step — from record_function annotations and from what
- * each allocation's stack says (Python `forward` frames, autograd engine frames or the
- * autograd thread's empty stacks, optimizer package frames). An allocation's category
- * then follows from the phase it was made in and whether it outlived that phase:
- * made in backward and alive after it ended is a gradient, made in forward and alive
- * when it ended an activation, made and freed inside one phase a temporary, made before
- * the first iteration and alive into it a parameter, and so on.
+ * How it works (docs/memsnap.1.md, CATEGORIES, has the long form): the trace is cut
+ * into phases — forward, backward and optimizer step — from record_function annotations
+ * and from what each allocation's stack says (Python `forward` frames, autograd engine
+ * frames or the autograd thread's empty stacks, optimizer package frames). An
+ * allocation's category then follows from the phase it was made in and whether it
+ * outlived that phase: made in backward and alive after it ended is a gradient, made in
+ * forward and alive when it ended an activation, made and freed inside one phase a
+ * temporary, made before the first iteration and alive into it a parameter, and so on.
  */
 #ifndef MEMSNAP_CATEGORIES_H
 #define MEMSNAP_CATEGORIES_H

@@ -385,7 +385,8 @@ int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula 
             out->activation = by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT];
     }
     int64_t a = out->gradient + out->optimizer_temporary;
-    out->estimate = out->parameter + out->optimizer_state + (a > out->activation ? a : out->activation);
+    out->estimate =
+        out->parameter + out->optimizer_state + (a > out->activation ? a : out->activation);
     return 0;
 }
 
