@@ -93,10 +93,11 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
     return arr;
 }
 
-static cJSON *device_json(const ms_snapshot *s, int device, const cat_query *q, ms_error *err)
+cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
+                              const cat_query *q, ms_error *err)
 {
     ms_categories *c = NULL;
-    if (ms_categories_build(&c, s, device, NULL, NULL, err))
+    if (ms_categories_build(&c, s, device, tl, NULL, err))
         return NULL;
     const ms_timeline *t = ms_categories_timeline(c);
     const ms_iterations *it = ms_categories_iterations(c);
@@ -188,7 +189,7 @@ cJSON *categories_file_json(const char *path, const ms_snapshot *s, const cat_qu
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (q->device >= 0 ? d != q->device : !cli_device_in_use(s, d))
             continue;
-        cJSON *dev = device_json(s, d, q, err);
+        cJSON *dev = categories_device_json(s, d, NULL, q, err);
         if (!dev) {
             cJSON_Delete(file);
             return NULL;

@@ -31,6 +31,11 @@ typedef struct cat_query {
 cJSON *categories_file_json(const char *path, const ms_snapshot *s, const cat_query *q,
                             ms_error *err);
 
+/* One DEVICE object of `categories --json`; `tl` is the device's timeline with
+ * MS_TIMELINE_ALLOCS, or NULL to build one. */
+cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
+                              const cat_query *q, ms_error *err);
+
 /* {"parameter": n, ...} with all eight keys. */
 cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT]);
 

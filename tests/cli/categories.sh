@@ -97,5 +97,17 @@ assert s["categories"] == c["categories"], (s["categories"], c["categories"])
 PY
 then echo "ok summary peak.categories"; pass=$((pass+1)); else echo "FAIL summary peak.categories"; fail=$((fail+1)); fi
 
+# report: the table in summary.md and index.html, the object in summary.json.
+"$bin" report testdata/cat_gpt2_annotated.pickle -o "$tmp/rep" > /dev/null
+expect "report markdown table" 0 "\| optimizer_state \| 35\.87 MiB \|" -- cat "$tmp/rep/summary.md"
+expect "report html table" 0 "What the memory is \(device 0\)" -- cat "$tmp/rep/index.html"
+if python3 - "$tmp/rep/summary.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["files"][0]["categories"]
+assert sum(c["peak"]["categories"].values()) == c["peak"]["bytes"]
+assert c["phases"]["forward"] == 3 and len(c["iterations"]) == 3
+PY
+then echo "ok report summary.json categories"; pass=$((pass+1)); else echo "FAIL report summary.json categories"; fail=$((fail+1)); fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
