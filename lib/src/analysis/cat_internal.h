@@ -28,7 +28,7 @@ enum { MS__SRC_ANN = 1, MS__SRC_PY = 2, MS__SRC_ENGINE = 4, MS__SRC_EMPTY = 8 };
 
 typedef struct ms__cat_seg {
     int64_t start, end;  /* events [start, end) */
-    int64_t last_alloc;  /* its last allocation event */
+    int64_t last_alloc;  /* its last tagged event (an allocation or a completed free) */
     int64_t close;       /* where the phase itself ended (<= end): an annotation's end,
                           * its iteration's end */
     uint32_t ordinal;    /* how many segments of its kind came before */

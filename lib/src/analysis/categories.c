@@ -296,7 +296,7 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *
 typedef struct run {
     uint8_t kind;
     uint8_t src;
-    int64_t first, last; /* alloc events */
+    int64_t first, last; /* its first and last event (allocations and completed frees) */
 } run;
 
 void ms__cat_ctx_free(ms__cat_ctx *x)
@@ -485,9 +485,9 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     }
     nruns = m;
 
-    /* Segments cover the whole trace: each runs from its first allocation to the next
-     * segment's first allocation, so the frees after a phase's last allocation (its
-     * temporaries going away) still belong to it. A leading gap is the setup. */
+    /* Segments cover the whole trace: each runs from its first event to the next
+     * segment's first event, so the untagged frees after a phase's last tagged event
+     * still belong to it. A leading gap is the setup. */
     x->segs = calloc(nruns ? nruns : 1, sizeof *x->segs);
     if (!x->segs) {
         free(runs);
