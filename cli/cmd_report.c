@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "categories_json.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
@@ -267,6 +268,16 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
+
+    /* What the memory is, on the charted device (docs/json.md, report: categories). */
+    cat_query cq = {device, NULL, 0, false, 3};
+    ms_error_clear(&err);
+    cJSON *cats = categories_device_json(s, device, f->tl, &cq, &err);
+    if (!cats) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    cJSON_AddItemToObject(fj, "categories", cats);
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     char *png_path = join(o->out_dir, f->png);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "categories_json.h"
 #include "cli_util.h"
 #include "term_text.h"
 #include "commands.h"
@@ -61,6 +62,13 @@ static void print_device(const cJSON *dev)
     printf("%s\n", first ? "none" : "");
     printf("  peak            %s at %.3f s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
            get(dev, "peak.seconds"), get(dev, "peak.event"));
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(dev, "peak"), "categories");
+    if (cats) {
+        printf("  peak is         ");
+        categories_print_line(stdout, cats, get(dev, "peak.bytes"));
+        printf("\n");
+    }
     printf("  live at end     %s in %.0f allocations\n", size_text(get(dev, "live_end.bytes"), a),
            get(dev, "live_end.count"));
     printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),

@@ -7,6 +7,7 @@
 int cmd_summary(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
+int cmd_categories(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -20,6 +20,7 @@ typedef struct command {
 static const command COMMANDS[] = {
     {"summary", cmd_summary, "peaks, live memory, reserved memory and top sites per device"},
     {"render", cmd_render, "draw the active-memory timeline as PNG or SVG"},
+    {"categories", cmd_categories, "what the memory is: parameters, gradients, activations, ..."},
     {"leaks", cmd_leaks, "find allocations that outlive the iteration that made them"},
     {"diff", cmd_diff, "compare two snapshots (ranks, or before/after a change)"},
     {"ranks", cmd_ranks, "compare many rank files and flag outliers"},

@@ -659,6 +659,65 @@ static void iterations_table(FILE *out, const cJSON *file)
     }
 }
 
+/* What the memory is on the charted device: bytes by category at the peak and at the
+ * end of the last iteration, and the training-memory formula with measured numbers. */
+static void categories_table(FILE *out, const cJSON *file)
+{
+    static const char *const names[] = {"parameter", "gradient",  "optimizer_state",
+                                        "activation", "temporary", "workspace",
+                                        "input",      "other"};
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(file, "categories");
+    if (!cJSON_IsObject(c))
+        return;
+    const cJSON *iters = cJSON_GetObjectItemCaseSensitive(c, "iterations");
+    int nit = cJSON_GetArraySize(iters);
+    const cJSON *last = nit ? cJSON_GetArrayItem(iters, nit - 1) : NULL;
+    double peak = report_num(c, "peak.bytes"), end = last ? report_num(last, "end_bytes") : 0;
+    fprintf(out, "<h3>What the memory is (device %.0f)</h3>\n<p>Each allocation's category "
+                 "comes from the phase it was made in (%.0f forward, %.0f backward, %.0f "
+                 "optimizer step found) and whether it outlived it.</p>\n",
+            report_num(c, "device"), report_num(c, "phases.forward"),
+            report_num(c, "phases.backward"), report_num(c, "phases.optimizer"));
+    fputs("<table><tr><th>category</th><th class=\"num\">at the peak</th>"
+          "<th class=\"num\">share</th>",
+          out);
+    if (last)
+        fprintf(out, "<th class=\"num\">end of iteration %.0f</th>", report_num(last, "index"));
+    fputs("</tr>\n", out);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        double v = report_num(report_get(c, "peak.categories"), names[k]);
+        fputs("<tr><td>", out);
+        esc(out, names[k]);
+        fputs("</td>", out);
+        size_cell(out, v);
+        fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * v / peak : 0.0);
+        if (last)
+            size_cell(out, report_num(report_get(last, "at_end"), names[k]));
+        fputs("</tr>\n", out);
+    }
+    fputs("<tr><td>total</td>", out);
+    size_cell(out, peak);
+    fputs("<td class=\"num\">100%</td>", out);
+    if (last)
+        size_cell(out, end);
+    fputs("</tr></table>\n", out);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "formula");
+    if (cJSON_IsObject(f)) {
+        char p[32], o[32], g[32], t[32], a[32], e[32], m[32];
+        ms_format_bytes((int64_t)report_num(f, "parameter"), p, sizeof p);
+        ms_format_bytes((int64_t)report_num(f, "optimizer_state"), o, sizeof o);
+        ms_format_bytes((int64_t)report_num(f, "gradient"), g, sizeof g);
+        ms_format_bytes((int64_t)report_num(f, "optimizer_temporary"), t, sizeof t);
+        ms_format_bytes((int64_t)report_num(f, "activation"), a, sizeof a);
+        ms_format_bytes((int64_t)report_num(f, "estimate"), e, sizeof e);
+        ms_format_bytes((int64_t)report_num(f, "measured_peak"), m, sizeof m);
+        fprintf(out, "<p>Iteration %.0f, the guide's formula: parameters + optimizer state + "
+                     "max(gradients + optimizer intermediates, activations) = %s + %s + "
+                     "max(%s + %s, %s) = %s; measured peak %s.</p>\n",
+                report_num(f, "iteration"), p, o, g, t, a, e, m);
+    }
+}
+
 static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg)
 {
     char anchor[32];
@@ -714,6 +773,7 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
             fputs(".</p>\n", out);
         }
     }
+    categories_table(out, file);
     leaks_table(out, file);
     iterations_table(out, file);
 }

@@ -209,11 +209,34 @@ static void baseline(FILE *out, const cJSON *doc)
     }
 }
 
+/* Bytes by category at the peak of the charted device. */
+static void categories(FILE *out, const cJSON *file)
+{
+    static const char *const names[] = {"parameter", "gradient",  "optimizer_state",
+                                        "activation", "temporary", "workspace",
+                                        "input",      "other"};
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(file, "categories");
+    if (!cJSON_IsObject(c))
+        return;
+    double peak = report_num(c, "peak.bytes");
+    fprintf(out, "What the memory is at the peak (device %.0f):\n\n| category | bytes | share |\n"
+                 "|---|--:|--:|\n",
+            report_num(c, "device"));
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        double v = report_num(report_get(c, "peak.categories"), names[k]);
+        char b[32];
+        size_text(v, b, sizeof b);
+        fprintf(out, "| %s | %s | %.1f%% |\n", names[k], b, peak > 0 ? 100.0 * v / peak : 0.0);
+    }
+    fputc('\n', out);
+}
+
 static void file_details(FILE *out, const cJSON *file)
 {
     fputs("#### ", out);
     md(out, report_str(file, "path"));
     fputs("\n\n", out);
+    categories(out, file);
     const cJSON *dev;
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
     cJSON_ArrayForEach(dev, devs)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
 
@@ -105,8 +106,16 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     if (ms_iterations_find(&it, s, device, t, NULL, err) == 0) {
         const ms_trace *tr = ms_snapshot_trace(s, device);
         iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+        /* What the memory alive at the peak is (docs/json.md peak.categories). */
+        int64_t by[MS_CAT_COUNT];
+        if (iters && ms_categories_sum(by, s, t, it, t->peak_alive, t->n_peak_alive, err) == 0) {
+            cJSON_AddItemToObject(peak, "categories", categories_object(by));
+        } else {
+            cJSON_Delete(iters);
+            iters = NULL;
+        }
         ms_iterations_free(it);
-        if (!iters)
+        if (!iters && err->code == MS_OK)
             set_nomem(err);
     }
     if (!iters) {

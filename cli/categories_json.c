@@ -1,0 +1,362 @@
+#include "categories_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+
+static void num(cJSON *o, const char *key, int64_t v)
+{
+    cJSON_AddNumberToObject(o, key, (double)v);
+}
+
+cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT])
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int c = 0; c < MS_CAT_COUNT; c++)
+        num(o, ms_category_name((ms_category)c), bytes[c]);
+    return o;
+}
+
+static cJSON *point_json(const ms_category_point *p, int64_t t0)
+{
+    cJSON *o = cJSON_CreateObject();
+    num(o, "event", p->event);
+    num(o, "time_us", p->time_us);
+    cJSON_AddNumberToObject(o, "seconds", cli_seconds(t0, p->time_us));
+    num(o, "bytes", p->bytes);
+    cJSON_AddItemToObject(o, "categories", categories_object(p->by));
+    return o;
+}
+
+typedef struct big {
+    size_t index;
+    uint64_t size;
+} big;
+
+static int by_size_desc(const void *a, const void *b)
+{
+    uint64_t x = ((const big *)a)->size, y = ((const big *)b)->size;
+    return (x < y) - (x > y);
+}
+
+static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t index)
+{
+    const ms_alloc *a = &ms_categories_timeline(c)->allocs[index];
+    cJSON *e = cJSON_CreateObject();
+    num(e, "alloc_index", (int64_t)index);
+    num(e, "bytes", (int64_t)a->size);
+    num(e, "alloc_event", a->alloc_event);
+    num(e, "free_event", a->free_event);
+    ms_category_reason r = ms_categories_reason(c, index);
+    cJSON_AddStringToObject(e, "category", ms_category_name(ms_categories_of(c, index)));
+    cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
+    cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
+    char site[512] = "(no stack)";
+    uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
+    if (f != UINT32_MAX)
+        ms_site_format(s, f, site, sizeof site);
+    cJSON_AddStringToObject(e, "site", site);
+    char why[512];
+    ms_categories_explain(c, index, why, sizeof why);
+    cJSON_AddStringToObject(e, "why", why);
+    return e;
+}
+
+/* The biggest allocations alive at the peak, `top` of each category, each with why it
+ * got its category: every category's choice is explained, not only the largest. */
+static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top)
+{
+    const ms_timeline *t = ms_categories_timeline(c);
+    int64_t p = t->peak_event;
+    big *v = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *v);
+    cJSON *arr = cJSON_CreateArray();
+    if (!v)
+        return arr;
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        if (a->alloc_event <= p && (a->free_event < 0 || a->free_event > p))
+            v[n++] = (big){i, a->size};
+    }
+    qsort(v, n, sizeof *v, by_size_desc);
+    int shown[MS_CAT_COUNT] = {0};
+    for (int want = 0; want < MS_CAT_COUNT; want++) {
+        for (size_t k = 0; k < n && shown[want] < top; k++) {
+            if (ms_categories_of(c, v[k].index) != (ms_category)want)
+                continue;
+            shown[want]++;
+            cJSON_AddItemToArray(arr, explain_one(s, c, v[k].index));
+        }
+    }
+    free(v);
+    return arr;
+}
+
+cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
+                              const cat_query *q, ms_error *err)
+{
+    ms_categories *c = NULL;
+    if (ms_categories_build(&c, s, device, tl, NULL, err))
+        return NULL;
+    const ms_timeline *t = ms_categories_timeline(c);
+    const ms_iterations *it = ms_categories_iterations(c);
+    int64_t t0 = t->t_first_us;
+    cJSON *dev = cJSON_CreateObject();
+    num(dev, "device", device);
+    num(dev, "events", (int64_t)t->n_events);
+    cJSON *iters_info = cJSON_AddObjectToObject(dev, "iteration_method");
+    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(iters_info, "text", ms_iter_method_text(it->method));
+    ms_category_phases ph;
+    ms_categories_phases(c, &ph);
+    cJSON *phases = cJSON_AddObjectToObject(dev, "phases");
+    num(phases, "forward", (int64_t)ph.forward);
+    num(phases, "backward", (int64_t)ph.backward);
+    num(phases, "optimizer", (int64_t)ph.optimizer);
+    cJSON *src = cJSON_AddArrayToObject(phases, "evidence");
+    if (ph.from_annotations)
+        cJSON_AddItemToArray(src, cJSON_CreateString("annotations"));
+    if (ph.from_python_frames)
+        cJSON_AddItemToArray(src, cJSON_CreateString("python-frames"));
+    if (ph.from_engine_frames)
+        cJSON_AddItemToArray(src, cJSON_CreateString("autograd-engine-frames"));
+    if (ph.from_empty_stacks)
+        cJSON_AddItemToArray(src, cJSON_CreateString("autograd-thread-empty-stacks"));
+    cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0));
+
+    cJSON *at = cJSON_AddArrayToObject(dev, "at");
+    for (size_t i = 0; i < q->n_at; i++) {
+        int64_t us = q->at[i].is_us ? q->at[i].time_us
+                                    : t0 + (int64_t)(q->at[i].seconds * 1e6 + 0.5);
+        ms_category_point p;
+        memset(&p, 0, sizeof p);
+        p.event = ms_categories_event_at_time(c, us);
+        ms_categories_at_event(c, p.event, p.by);
+        for (int k = 0; k < MS_CAT_COUNT; k++)
+            p.bytes += p.by[k];
+        cJSON *o = point_json(&p, t0);
+        /* time_us is the instant asked for; the state is the one after `event`. */
+        cJSON_ReplaceItemInObject(o, "time_us", cJSON_CreateNumber((double)us));
+        cJSON_ReplaceItemInObject(o, "seconds", cJSON_CreateNumber(cli_seconds(t0, us)));
+        cJSON_AddStringToObject(o, "asked", q->at[i].text);
+        cJSON_AddItemToArray(at, o);
+    }
+
+    cJSON *iters = cJSON_AddArrayToObject(dev, "iterations");
+    size_t peak_iter = SIZE_MAX;
+    for (size_t k = 0; k < it->n; k++) {
+        const ms_category_point *end = ms_categories_iteration_end(c, k);
+        const ms_category_point *pk = ms_categories_iteration_peak(c, k);
+        cJSON *o = cJSON_CreateObject();
+        num(o, "index", (int64_t)k + 1);
+        num(o, "start_us", it->items[k].start_us);
+        num(o, "end_us", it->items[k].end_us);
+        num(o, "end_event", end->event);
+        num(o, "end_bytes", end->bytes);
+        cJSON_AddItemToObject(o, "at_end", categories_object(end->by));
+        cJSON_AddItemToObject(o, "peak", point_json(pk, t0));
+        cJSON_AddItemToArray(iters, o);
+        if (peak_iter == SIZE_MAX || pk->bytes > ms_categories_iteration_peak(c, peak_iter)->bytes)
+            peak_iter = k;
+    }
+    ms_category_formula f;
+    if (peak_iter != SIZE_MAX && ms_categories_formula(c, peak_iter, &f) == 0) {
+        cJSON *o = cJSON_AddObjectToObject(dev, "formula");
+        num(o, "iteration", (int64_t)f.iteration + 1);
+        num(o, "parameter", f.parameter);
+        num(o, "optimizer_state", f.optimizer_state);
+        num(o, "gradient", f.gradient);
+        num(o, "optimizer_temporary", f.optimizer_temporary);
+        num(o, "activation", f.activation);
+        num(o, "estimate", f.estimate);
+        num(o, "measured_peak", f.measured_peak);
+    } else {
+        cJSON_AddNullToObject(dev, "formula");
+    }
+    if (q->explain)
+        cJSON_AddItemToObject(dev, "explain", explain_json(s, c, q->explain_top));
+    ms_categories_free(c);
+    return dev;
+}
+
+cJSON *categories_file_json(const char *path, const ms_snapshot *s, const cat_query *q,
+                            ms_error *err)
+{
+    cJSON *file = cJSON_CreateObject();
+    cJSON_AddStringToObject(file, "path", path);
+    cJSON *devices = cJSON_AddArrayToObject(file, "devices");
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        if (q->device >= 0 ? d != q->device : !cli_device_in_use(s, d))
+            continue;
+        cJSON *dev = categories_device_json(s, d, NULL, q, err);
+        if (!dev) {
+            cJSON_Delete(file);
+            return NULL;
+        }
+        cJSON_AddItemToArray(devices, dev);
+    }
+    return file;
+}
+
+/* ------------------------------------------------------------------ text */
+
+static double get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void size_text(double v, char *buf, size_t cap)
+{
+    ms_format_bytes((int64_t)v, buf, cap);
+}
+
+void categories_print_line(FILE *out, const cJSON *cats, double total)
+{
+    int first = 1;
+    for (int c = 0; c < MS_CAT_COUNT; c++) {
+        const char *name = ms_category_name((ms_category)c);
+        double v = get(cats, name);
+        if (v <= 0)
+            continue;
+        char a[32];
+        size_text(v, a, sizeof a);
+        fprintf(out, "%s%s %s (%.0f%%)", first ? "" : ", ", name, a,
+                total > 0 ? 100.0 * v / total : 0.0);
+        first = 0;
+    }
+    if (first)
+        fprintf(out, "nothing alive");
+}
+
+typedef struct column {
+    char head[48];
+    const cJSON *cats;
+    double total;
+} column;
+
+static void print_table(FILE *out, const column *col, size_t ncol)
+{
+    fprintf(out, "  %-16s", "category");
+    for (size_t k = 0; k < ncol; k++)
+        fprintf(out, "  %19s", col[k].head);
+    fputc('\n', out);
+    for (int c = 0; c <= MS_CAT_COUNT; c++) {
+        const char *name = c < MS_CAT_COUNT ? ms_category_name((ms_category)c) : "total";
+        fprintf(out, "  %-16s", name);
+        for (size_t k = 0; k < ncol; k++) {
+            double v = c < MS_CAT_COUNT ? get(col[k].cats, name) : col[k].total;
+            char a[32];
+            size_text(v, a, sizeof a);
+            fprintf(out, "  %12s %5.1f%%", a, col[k].total > 0 ? 100.0 * v / col[k].total : 0.0);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void print_device(FILE *out, const cJSON *dev)
+{
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(dev, "phases");
+    const cJSON *im = cJSON_GetObjectItemCaseSensitive(dev, "iteration_method");
+    const cJSON *iters = cJSON_GetObjectItemCaseSensitive(dev, "iterations");
+    int nit = cJSON_GetArraySize(iters);
+    fprintf(out, "device %.0f: %d iteration%s (%s); phases: %.0f forward, %.0f backward, "
+                 "%.0f optimizer step",
+            get(dev, "device"), nit, nit == 1 ? "" : "s",
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(im, "method")),
+            get(ph, "forward"), get(ph, "backward"), get(ph, "optimizer"));
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(ph, "evidence");
+    int first = 1;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ev)
+    {
+        fprintf(out, "%s%s", first ? " (from " : ", ", cJSON_GetStringValue(e));
+        first = 0;
+    }
+    fprintf(out, "%s\n", first ? "" : ")");
+    if (get(ph, "forward") + get(ph, "backward") + get(ph, "optimizer") == 0)
+        fprintf(out, "  no forward, backward or optimizer phase found: every allocation is "
+                     "'other' (the stacks and annotations say nothing)\n");
+
+    column col[16];
+    size_t ncol = 0;
+    const cJSON *peak = cJSON_GetObjectItemCaseSensitive(dev, "peak");
+    snprintf(col[ncol].head, sizeof col[ncol].head, "peak %.3fs", get(peak, "seconds"));
+    col[ncol].cats = cJSON_GetObjectItemCaseSensitive(peak, "categories");
+    col[ncol++].total = get(peak, "bytes");
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(dev, "at"))
+    {
+        if (ncol >= 12)
+            break;
+        snprintf(col[ncol].head, sizeof col[ncol].head, "at %.3fs", get(a, "seconds"));
+        col[ncol].cats = cJSON_GetObjectItemCaseSensitive(a, "categories");
+        col[ncol++].total = get(a, "bytes");
+    }
+    /* Iteration ends: all of a few, else the first two and the last. */
+    for (int k = 0; k < nit && ncol < 16; k++) {
+        if (nit > 3 && k >= 2 && k < nit - 1)
+            continue;
+        const cJSON *x = cJSON_GetArrayItem(iters, k);
+        snprintf(col[ncol].head, sizeof col[ncol].head, "end of #%d", k + 1);
+        col[ncol].cats = cJSON_GetObjectItemCaseSensitive(x, "at_end");
+        col[ncol++].total = get(x, "end_bytes");
+    }
+    print_table(out, col, ncol);
+    if (nit > 3)
+        fprintf(out, "  (the ends of iterations 3..%d are in --json)\n", nit - 1);
+
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(dev, "formula");
+    if (cJSON_IsObject(f)) {
+        char p[32], o[32], g[32], t[32], act[32], est[32], meas[32];
+        size_text(get(f, "parameter"), p, sizeof p);
+        size_text(get(f, "optimizer_state"), o, sizeof o);
+        size_text(get(f, "gradient"), g, sizeof g);
+        size_text(get(f, "optimizer_temporary"), t, sizeof t);
+        size_text(get(f, "activation"), act, sizeof act);
+        size_text(get(f, "estimate"), est, sizeof est);
+        size_text(get(f, "measured_peak"), meas, sizeof meas);
+        fprintf(out, "  peak iteration %.0f: parameters + optimizer state + max(gradients + "
+                     "optimizer intermediates, activations)\n",
+                get(f, "iteration"));
+        fprintf(out, "    = %s + %s + max(%s + %s, %s) = %s; measured peak %s\n", p, o, g, t, act,
+                est, meas);
+        /* What the formula leaves out, at that iteration's peak. */
+        const cJSON *x = cJSON_GetArrayItem(iters, (int)get(f, "iteration") - 1);
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(x, "peak"), "categories");
+        if (pc) {
+            char w[32], tm[32], ot[32];
+            size_text(get(pc, "workspace"), w, sizeof w);
+            size_text(get(pc, "temporary"), tm, sizeof tm);
+            size_text(get(pc, "other"), ot, sizeof ot);
+            fprintf(out, "    not in the formula, at that peak: workspace %s, temporaries %s, "
+                         "other %s\n",
+                    w, tm, ot);
+        }
+    }
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(dev, "explain");
+    if (cJSON_IsArray(ex)) {
+        fprintf(out, "  why: the biggest allocations of each category alive at the peak\n");
+        cJSON_ArrayForEach(e, ex)
+        {
+            char b[32];
+            size_text(get(e, "bytes"), b, sizeof b);
+            fprintf(out, "  %12s  %-15s %s\n  %12s  %-15s %s\n", b,
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "category")),
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "site")), "", "",
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "why")));
+        }
+    }
+}
+
+void categories_print_file(FILE *out, const cJSON *file)
+{
+    fprintf(out, "%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
+    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    if (cJSON_GetArraySize(devices) == 0)
+        fprintf(out, "no device has events or segments\n");
+    const cJSON *dev;
+    cJSON_ArrayForEach(dev, devices) print_device(out, dev);
+}

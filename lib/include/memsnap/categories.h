@@ -1,0 +1,177 @@
+/* memsnap — where the memory goes: every allocation of a device gets a category
+ * (parameter, gradient, optimizer state, activation, ...) from the snapshot alone.
+ *
+ * Ownership follows memsnap.h: every object handed out through `**out` belongs to the
+ * caller and is released with its own ms_*_free() (NULL accepted); pointers inside it
+ * live as long as it does. A categorisation refers to the snapshot, timeline and
+ * iterations given to ms_categories_build, which must outlive it.
+ *
+ * How it works (docs/memsnap.1.md, CATEGORIES, has the long form): the trace is cut
+ * into phases — forward, backward and optimizer step — from record_function annotations
+ * and from what each allocation's stack says (Python `forward` frames, autograd engine
+ * frames or the autograd thread's empty stacks, optimizer package frames). An
+ * allocation's category then follows from the phase it was made in and whether it
+ * outlived that phase: made in backward and alive after it ended is a gradient, made in
+ * forward and alive when it ended an activation, made and freed inside one phase a
+ * temporary, made before the first iteration and alive into it a parameter, and so on.
+ */
+#ifndef MEMSNAP_CATEGORIES_H
+#define MEMSNAP_CATEGORIES_H
+
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ms_category {
+    MS_CAT_PARAMETER,       /* model weights and buffers */
+    MS_CAT_GRADIENT,        /* .grad tensors */
+    MS_CAT_OPTIMIZER_STATE, /* Adam moments, momentum buffers */
+    MS_CAT_ACTIVATION,      /* made in forward, alive when it ended */
+    MS_CAT_TEMPORARY,       /* made and freed inside one phase */
+    MS_CAT_WORKSPACE,       /* cuBLAS/cuDNN workspaces, NCCL buffers */
+    MS_CAT_INPUT,           /* the batch moved to the GPU before its forward */
+    MS_CAT_OTHER,           /* everything else */
+    MS_CAT_COUNT
+} ms_category;
+
+/* "parameter", "gradient", "optimizer_state", ... (the JSON keys); "unknown" otherwise. */
+const char *ms_category_name(ms_category c);
+
+/* Why an allocation got its category. One list gives the enum, a key and a sentence. */
+#define MS_CAT_REASON_LIST(X)                                                              \
+    X(MS_CATR_WORKSPACE_FRAMES, "workspace-frames",                                        \
+      "its stack shows a library workspace (cuBLAS/cuDNN) or NCCL buffer")                 \
+    X(MS_CATR_WORKSPACE_PATTERN, "workspace-pattern",                                      \
+      "made once in the first forward or backward and never freed, while later ones free " \
+      "theirs, and no parameter has its size (a library workspace's pattern; no C++ "      \
+      "frames to confirm)")                                                                \
+    X(MS_CATR_SETUP_MODULE, "setup-module",                                                \
+      "made before the first iteration by module construction or .to()/.cuda()/load, "     \
+      "alive into the iterations")                                                         \
+    X(MS_CATR_SETUP_ALIVE, "setup-alive",                                                  \
+      "made before the first iteration and alive into the iterations")                     \
+    X(MS_CATR_SETUP_FREED, "setup-freed", "made and freed before the first iteration")    \
+    X(MS_CATR_PRETRACE_KEPT, "pretrace-kept",                                              \
+      "alive before the trace began and through the iterations: model state in the usual " \
+      "case, but the trace cannot tell parameters from optimizer state")                   \
+    X(MS_CATR_PRETRACE, "pretrace", "alive before the trace began, freed during it")       \
+    X(MS_CATR_FORWARD_KEPT, "forward-kept", "made in a forward pass, alive when it ended") \
+    X(MS_CATR_BACKWARD_KEPT, "backward-kept",                                              \
+      "made in a backward pass, alive after it ended (a .grad)")                           \
+    X(MS_CATR_OPTIMIZER_KEPT, "optimizer-kept",                                            \
+      "made in an optimizer step, alive after it ended")                                   \
+    X(MS_CATR_PHASE_FREED, "phase-freed", "made and freed inside one phase")               \
+    X(MS_CATR_INPUT, "input", "made after the previous phase, alive when a forward began") \
+    X(MS_CATR_GAP_FREED, "gap-freed",                                                      \
+      "made between phases, freed before the next phase ended")                            \
+    X(MS_CATR_GAP_KEPT, "gap-kept", "made between phases, outside any forward, backward "  \
+                                    "or optimizer step, and kept")                         \
+    X(MS_CATR_NO_PHASES, "no-phases",                                                      \
+      "no forward, backward or optimizer phase was found in this trace")
+
+typedef enum ms_category_reason {
+#define MS_X_ENUM(name, key, text) name,
+    MS_CAT_REASON_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+        MS_CATR_COUNT
+} ms_category_reason;
+
+const char *ms_category_reason_key(ms_category_reason r);  /* "backward-kept" */
+const char *ms_category_reason_text(ms_category_reason r); /* one sentence */
+/* True where the evidence is a pattern rather than a record (say so to people). */
+bool ms_category_reason_weak(ms_category_reason r);
+
+typedef struct ms_categories ms_categories;
+
+/* Categorises every allocation of `t->allocs`. `t` is the device's timeline built with
+ * MS_TIMELINE_ALLOCS (NULL builds one, owned by the result); `it` its iterations (NULL
+ * finds them with default options, owned by the result). */
+int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
+                        const ms_timeline *t, const ms_iterations *it, ms_error *err);
+void ms_categories_free(ms_categories *c);
+
+/* The timeline and iterations used (the caller's, or the ones built). */
+const ms_timeline *ms_categories_timeline(const ms_categories *c);
+const ms_iterations *ms_categories_iterations(const ms_categories *c);
+
+/* Per allocation, `alloc_index` into the timeline's allocs[] (MS_CAT_OTHER and
+ * MS_CATR_NO_PHASES out of range). */
+ms_category ms_categories_of(const ms_categories *c, size_t alloc_index);
+ms_category_reason ms_categories_reason(const ms_categories *c, size_t alloc_index);
+/* One line for people: the reason with the phase and times filled in, e.g. "made in
+ * backward 2 (autograd engine frames) at 1.131 s, alive after it ended at 1.134 s". */
+int ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf, size_t cap);
+
+/* Bytes (requested) alive right after `event` (-1: before the first event) by category;
+ * they sum to the timeline's active bytes there. Costs at most a few thousand events'
+ * replay from the nearest stored checkpoint. */
+int ms_categories_at_event(const ms_categories *c, int64_t event, int64_t bytes[MS_CAT_COUNT]);
+/* The same right after the last event at or before `time_us` (the trace's clock); before
+ * the first event gives the state at the start. */
+int ms_categories_at_time(const ms_categories *c, int64_t time_us, int64_t bytes[MS_CAT_COUNT]);
+/* The event index ms_categories_at_time uses for `time_us` (-1: the start). */
+int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us);
+
+/* Calls fn after every event in [first, last] with the bytes by category alive then:
+ * per-category curves in one pass. */
+int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
+                        void (*fn)(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT]),
+                        void *ctx);
+
+/* A point of the timeline with its breakdown. */
+typedef struct ms_category_point {
+    int64_t event;    /* -1: before the first event */
+    int64_t time_us;
+    int64_t bytes;    /* sum of by[] */
+    int64_t by[MS_CAT_COUNT];
+} ms_category_point;
+
+/* The device's peak (the timeline's peak event). */
+const ms_category_point *ms_categories_peak(const ms_categories *c);
+/* Iteration k (of ms_categories_iterations): its end (after its last event) and its
+ * peak (first highest point inside it). NULL when k is out of range. */
+const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k);
+const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, size_t k);
+
+/* The Hugging Face guide's training-memory formula for iteration k, with the measured
+ * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
+ * activations). Each term is its highest value inside the iteration. */
+typedef struct ms_category_formula {
+    size_t iteration;
+    int64_t parameter;
+    int64_t optimizer_state;
+    int64_t gradient;
+    int64_t optimizer_temporary; /* temporaries alive inside optimizer steps */
+    int64_t activation;          /* activations + input */
+    int64_t estimate;            /* the formula's value */
+    int64_t measured_peak;       /* the iteration's real peak */
+} ms_category_formula;
+
+int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out);
+
+/* Phases found, for people: counts by kind and where they came from. */
+typedef struct ms_category_phases {
+    size_t forward, backward, optimizer;
+    bool from_annotations;   /* record_function ranges */
+    bool from_python_frames; /* Python forward/backward/optimizer frames */
+    bool from_engine_frames; /* autograd engine C++ frames (stacks='all') */
+    bool from_empty_stacks;  /* the autograd thread's empty stacks (stacks='python') */
+} ms_category_phases;
+
+void ms_categories_phases(const ms_categories *c, ms_category_phases *out);
+
+/* Without building everything: the bytes by category of any allocation lives of the
+ * device of `t` (e.g. t->peak_alive of a timeline built without MS_TIMELINE_ALLOCS),
+ * classified as ms_categories_build would. `it` as above (NULL finds them). One pass
+ * over the trace; what `memsnap summary` uses. */
+int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
+                      const ms_iterations *it, const ms_alloc *allocs, size_t n,
+                      ms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

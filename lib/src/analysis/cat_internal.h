@@ -1,0 +1,73 @@
+/* Private pieces of the categories analysis shared by its files: the per-stack flags,
+ * the trace cut into phases, and the rule that gives one allocation its category. */
+#ifndef MEMSNAP_CAT_INTERNAL_H
+#define MEMSNAP_CAT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memsnap/categories.h"
+
+/* What a stack says, one byte per stack id. */
+enum {
+    CS_PY = 1u << 0,     /* has a Python frame */
+    CS_CPP = 1u << 1,    /* has a C++ frame (stacks='all') */
+    CS_FWD = 1u << 2,    /* a Python `forward` frame */
+    CS_BWD = 1u << 3,    /* backward: autograd engine frames or Python backward frames */
+    CS_ENGINE = 1u << 4, /* ... the autograd engine's C++ frames in particular */
+    CS_OPT = 1u << 5,    /* an optimizer package's Python frame */
+    CS_WS = 1u << 6,     /* a library workspace or NCCL buffer */
+    CS_MODULE = 1u << 7  /* module construction, .to()/.cuda(), checkpoint load */
+};
+
+/* Segment kinds: the trace is cut into a setup, then phases and gaps between them. */
+enum { MS__PH_SETUP, MS__PH_GAP, MS__PH_FWD, MS__PH_BWD, MS__PH_OPT, MS__PH_COUNT };
+
+/* Where a phase was seen. */
+enum { MS__SRC_ANN = 1, MS__SRC_PY = 2, MS__SRC_ENGINE = 4, MS__SRC_EMPTY = 8 };
+
+typedef struct ms__cat_seg {
+    int64_t start, end;  /* events [start, end) */
+    int64_t last_alloc;  /* its last tagged event (an allocation or a completed free) */
+    int64_t close;       /* where the phase itself ended (<= end): an annotation's end,
+                          * its iteration's end */
+    uint32_t ordinal;    /* how many segments of its kind came before */
+    uint8_t kind;
+    uint8_t src;
+} ms__cat_seg;
+
+typedef struct ms__cat_ctx {
+    const ms_snapshot *s;
+    const ms_timeline *t;
+    const ms_trace *tr;
+    const ms_iterations *it;  /* may be NULL */
+    uint8_t *stack_flags;
+    bool cpp_stacks;          /* some stack has C++ frames */
+    ms__cat_seg *segs;
+    size_t nsegs;
+    size_t counts[MS__PH_COUNT];
+    bool have_phases;
+    int64_t last_phase_start;
+    int64_t iter_start;       /* first event of the first iteration, -1 unknown */
+    uint8_t src_all;
+} ms__cat_ctx;
+
+int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err);
+int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
+                      const ms_iterations *it, ms_error *err);
+void ms__cat_ctx_free(ms__cat_ctx *x);
+/* The iteration holding an event, SIZE_MAX when none does. */
+size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event);
+/* The segment holding an event (SIZE_MAX when there are none). */
+size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event);
+/* The category of one allocation life, its reason (ms_category_reason) and the kind of
+ * segment it was made in. */
+ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                             uint8_t *origin);
+/* Second look once every allocation has a category (parameter sizes known); 0 or
+ * MS_ERR_NOMEM. */
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why);
+const char *ms__cat_phase_name(uint8_t kind);
+
+#endif

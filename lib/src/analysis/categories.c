@@ -1,0 +1,774 @@
+/* Where the memory goes: a category for every allocation, from the phase it was made in
+ * (forward, backward, optimizer step, or between them) and whether it outlived it.
+ *
+ * Phases come from the cheapest evidence that is always there: what each allocation's
+ * stack says, classified once per distinct stack (a 4M-event trace has a few thousand),
+ * so cutting the trace into phases is one linear pass over the events. Annotations
+ * (record_function ranges) fill in allocations whose stack says nothing and give exact
+ * phase ends where they exist. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cat_internal.h"
+#include "internal.h"
+
+static const char *const CAT_NAMES[MS_CAT_COUNT] = {
+    "parameter", "gradient", "optimizer_state", "activation",
+    "temporary", "workspace", "input",          "other"};
+
+const char *ms_category_name(ms_category c)
+{
+    return (unsigned)c < MS_CAT_COUNT ? CAT_NAMES[c] : "unknown";
+}
+
+static const char *const REASON_KEYS[] = {
+#define MS_X_KEY(name, key, text) key,
+    MS_CAT_REASON_LIST(MS_X_KEY)
+#undef MS_X_KEY
+};
+static const char *const REASON_TEXTS[] = {
+#define MS_X_TEXT(name, key, text) text,
+    MS_CAT_REASON_LIST(MS_X_TEXT)
+#undef MS_X_TEXT
+};
+
+const char *ms_category_reason_key(ms_category_reason r)
+{
+    return (unsigned)r < MS_CATR_COUNT ? REASON_KEYS[r] : "unknown";
+}
+
+const char *ms_category_reason_text(ms_category_reason r)
+{
+    return (unsigned)r < MS_CATR_COUNT ? REASON_TEXTS[r] : "unknown";
+}
+
+bool ms_category_reason_weak(ms_category_reason r)
+{
+    return r == MS_CATR_WORKSPACE_PATTERN || r == MS_CATR_PRETRACE_KEPT ||
+           r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES;
+}
+
+/* ------------------------------------------------------------------ stacks */
+
+enum {
+    FR_PY = 1u << 0,
+    FR_FWD = 1u << 1,
+    FR_BWD = 1u << 2,    /* Python backward frames: the call into autograd */
+    FR_ENGINE = 1u << 3, /* C++ autograd engine frames: the backward itself */
+    FR_OPT = 1u << 4,
+    FR_WS = 1u << 5,
+    FR_MODULE = 1u << 6
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
+}
+
+static unsigned frame_flags(const ms_snapshot *s, const ms_frame *f)
+{
+    const char *file = ms_snapshot_string(s, f->filename);
+    const char *name = ms_snapshot_string(s, f->name);
+    unsigned fl = 0;
+    if (ends_with(file, ".py")) {
+        fl |= FR_PY;
+        const char *base = strrchr(file, '/');
+        base = base ? base + 1 : file;
+        /* Optimizers live in torch/optim/ but also apex/optimizers/, bitsandbytes/optim/,
+         * transformers/optimization.py (the same rule as the iteration finder). */
+        if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
+            fl |= FR_OPT;
+        if (!strcmp(name, "forward"))
+            fl |= FR_FWD;
+        else if (!strcmp(name, "backward") || !strcmp(name, "_make_grads") ||
+                 !strcmp(name, "_engine_run_backward"))
+            fl |= FR_BWD;
+        if ((strstr(file, "torch/nn/") &&
+             (!strcmp(name, "_apply") || !strcmp(name, "to") || !strcmp(name, "cuda") ||
+              !strcmp(name, "__init__") || !strcmp(name, "reset_parameters") ||
+              !strcmp(name, "_load_from_state_dict") || !strcmp(name, "load_state_dict"))) ||
+            !strcmp(base, "serialization.py") || !strcmp(name, "from_pretrained") ||
+            !strcmp(name, "load_state_dict"))
+            fl |= FR_MODULE;
+    } else {
+        /* A destructor (~AccumulateGrad when the model is deleted) is no backward. */
+        if (!strstr(name, "::~") &&
+            (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
+             (strstr(name, "Backward") && strstr(name, "apply"))))
+            fl |= FR_ENGINE;
+        /* cuBLAS/cuBLASLt/cuDNN workspaces and NCCL's buffers, named by the C++ frames. */
+        if (strstr(name, "orkspace") || strstr(name, "nccl") || strstr(name, "NCCL"))
+            fl |= FR_WS;
+    }
+    return fl;
+}
+
+int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err)
+{
+    *out = NULL;
+    *any_cpp = false;
+    size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
+    uint8_t *ff = malloc(nframes ? nframes : 1);
+    uint8_t *sf = calloc(nstacks ? nstacks : 1, 1);
+    if (!ff || !sf) {
+        free(ff);
+        free(sf);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
+    }
+    for (size_t i = 0; i < nframes; i++)
+        ff[i] = (uint8_t)frame_flags(s, ms_snapshot_frame(s, (uint32_t)i));
+    for (size_t sid = 0; sid < nstacks; sid++) {
+        size_t n = 0;
+        const uint32_t *fr = ms_snapshot_stack(s, (uint32_t)sid, &n);
+        unsigned acc = 0, st = 0;
+        for (size_t k = 0; k < n; k++)
+            if (fr[k] < nframes) {
+                acc |= ff[fr[k]];
+                if (!(ff[fr[k]] & FR_PY))
+                    st |= CS_CPP;
+            }
+        if (acc & FR_PY)
+            st |= CS_PY;
+        if (acc & FR_OPT)
+            st |= CS_OPT;
+        if (acc & FR_ENGINE)
+            st |= CS_BWD | CS_ENGINE;
+        if (acc & FR_BWD)
+            st |= CS_BWD;
+        if (acc & FR_FWD)
+            st |= CS_FWD;
+        if (acc & FR_WS)
+            st |= CS_WS;
+        if (acc & FR_MODULE)
+            st |= CS_MODULE;
+        if (st & CS_CPP)
+            *any_cpp = true;
+        sf[sid] = (uint8_t)st;
+    }
+    free(ff);
+    *out = sf;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ phases */
+
+enum { TAG_NONE = 0, TAG_FWD, TAG_BWD, TAG_OPT, TAG_EMPTY };
+
+static uint8_t kind_of_tag(uint8_t tag)
+{
+    return tag == TAG_FWD ? MS__PH_FWD : tag == TAG_BWD ? MS__PH_BWD
+                                     : tag == TAG_OPT   ? MS__PH_OPT
+                                                        : MS__PH_GAP;
+}
+
+/* First event whose time is at or after t (strictly after when `after`). Annotations
+ * come in time order, so the search gallops forward from the previous answer (*hint):
+ * thousands of binary searches over a 4M-event time array would each miss the cache
+ * some twenty times. */
+static int64_t event_at(const ms_trace *tr, int64_t t, bool after, size_t *hint)
+{
+    size_t lo = 0, hi = tr->n;
+    size_t h = *hint < tr->n ? *hint : tr->n;
+    if (h > 0 && (after ? tr->time_us[h - 1] <= t : tr->time_us[h - 1] < t)) {
+        /* The answer is at or after h: double a step until it overshoots. */
+        lo = h;
+        size_t step = 1;
+        while (lo + step < tr->n &&
+               (after ? tr->time_us[lo + step - 1] <= t : tr->time_us[lo + step - 1] < t)) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step < tr->n ? lo + step : tr->n;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *hint = lo;
+    return (int64_t)lo;
+}
+
+/* The phase an annotation's name announces; 0 when none or ambiguous. Names are the
+ * user's (record_function("## forward ##")) or torch's own ("Optimizer.step#AdamW.step",
+ * "DistributedDataParallel.forward"); collectives ("nccl:all_reduce") say nothing. */
+static uint8_t annotation_kind(const char *name)
+{
+    char low[96];
+    size_t n = strlen(name);
+    if (n >= sizeof low)
+        n = sizeof low - 1;
+    for (size_t i = 0; i < n; i++)
+        low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+    low[n] = 0;
+    if (strstr(low, "nccl") || strstr(low, "profilerstep"))
+        return 0;
+    int hits = 0;
+    uint8_t k = 0;
+    if (strstr(low, "backward")) {
+        hits++;
+        k = TAG_BWD;
+    }
+    if (strstr(low, "optimizer") || strstr(low, "zero_grad")) {
+        hits++;
+        k = TAG_OPT;
+    }
+    if (strstr(low, "forward")) {
+        hits++;
+        k = TAG_FWD;
+    }
+    return hits == 1 ? k : 0;
+}
+
+typedef struct ann_range {
+    int64_t first, end; /* events [first, end) */
+    uint8_t tag;
+} ann_range;
+
+/* START/END pairs of phase annotations of the device as event ranges. */
+static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *s,
+                             const ms_trace *tr, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    size_t na = 0;
+    const ms_annotation *a = ms_snapshot_annotations(s, &na);
+    ann_range *r = NULL;
+    size_t n = 0, cap = 0;
+    typedef struct open_ann {
+        uint32_t name;
+        int64_t t;
+    } open_ann;
+    open_ann *open = NULL;
+    size_t nopen = 0, capopen = 0;
+    int rc = 0;
+    size_t hint = 0;
+    for (size_t i = 0; i < na && !rc; i++) {
+        if (a[i].device != tr->device && a[i].device >= 0)
+            continue;
+        uint8_t tag = annotation_kind(ms_snapshot_string(s, a[i].name));
+        if (!tag)
+            continue;
+        if (a[i].is_start) {
+            if (!ms__grow((void **)&open, &capopen, nopen + 1, sizeof *open)) {
+                rc = -1;
+                break;
+            }
+            open[nopen++] = (open_ann){a[i].name, a[i].time_us};
+            continue;
+        }
+        /* The innermost open range of the same name; a lost START opens at the start. */
+        int64_t st = INT64_MIN;
+        for (size_t k = nopen; k-- > 0;)
+            if (open[k].name == a[i].name) {
+                st = open[k].t;
+                memmove(open + k, open + k + 1, (nopen - k - 1) * sizeof *open);
+                nopen--;
+                break;
+            }
+        if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r)) {
+            rc = -1;
+            break;
+        }
+        size_t h0 = hint;
+        r[n].first = st == INT64_MIN ? 0 : event_at(tr, st, false, &h0);
+        r[n].end = event_at(tr, a[i].time_us, true, &hint);
+        r[n].tag = tag;
+        if (r[n].end > r[n].first)
+            n++;
+    }
+    free(open);
+    if (rc) {
+        free(r);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
+    }
+    *out = r;
+    *n_out = n;
+    return 0;
+}
+
+typedef struct run {
+    uint8_t kind;
+    uint8_t src;
+    int64_t first, last; /* its first and last event (allocations and completed frees) */
+} run;
+
+void ms__cat_ctx_free(ms__cat_ctx *x)
+{
+    free(x->segs);
+    free(x->stack_flags);
+    memset(x, 0, sizeof *x);
+}
+
+int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
+                      const ms_iterations *it, ms_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->t = t;
+    x->tr = ms_snapshot_trace(s, t->device);
+    const ms_trace *tr = x->tr;
+    x->iter_start = it && it->n ? it->items[0].start_event : -1;
+    x->it = it;
+    bool snapshot_cpp = false;
+    int rc = ms__cat_stacks_build(&x->stack_flags, &snapshot_cpp, s, err);
+    if (rc)
+        return rc;
+    /* C++ frames in the final segments' blocks say nothing about how the trace was
+     * recorded; only the trace's own allocations do. */
+    bool any_cpp = false;
+    if (snapshot_cpp)
+        for (size_t i = 0; i < tr->n && !any_cpp; i++)
+            if (tr->action[i] == MS_ACT_ALLOC && tr->stack[i] != MS_NO_STACK &&
+                tr->stack[i] < ms_snapshot_stack_count(s) &&
+                (x->stack_flags[tr->stack[i]] & CS_CPP))
+                any_cpp = true;
+    x->cpp_stacks = any_cpp;
+
+    ann_range *ar = NULL;
+    size_t nar = 0;
+    rc = annotation_ranges(&ar, &nar, s, tr, err);
+    if (rc) {
+        ms__cat_ctx_free(x);
+        return rc;
+    }
+
+    /* One pass: each allocation's tag from its stack, grouped into runs of one tag. The
+     * annotations are consulted through a cursor over the ranges sorted by start; few
+     * ranges overlap, so the active set stays tiny. */
+    run *runs = NULL;
+    size_t nruns = 0, capruns = 0;
+    uint64_t with_stack = 0, allocs = 0;
+    /* Ranges sorted by first event (insertion sort: they come nearly in order). */
+    for (size_t i = 1; i < nar; i++) {
+        ann_range v = ar[i];
+        size_t j = i;
+        while (j > 0 && ar[j - 1].first > v.first) {
+            ar[j] = ar[j - 1];
+            j--;
+        }
+        ar[j] = v;
+    }
+    /* Each stack's tag and source, one byte, looked up per event. */
+    size_t nst = ms_snapshot_stack_count(s);
+    uint8_t *stag = malloc(nst + 1);
+    if (!stag) {
+        free(ar);
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    for (size_t k = 0; k < nst; k++) {
+        uint8_t f = x->stack_flags[k];
+        uint8_t tag = TAG_NONE, src = 0;
+        if (f & CS_OPT) {
+            tag = TAG_OPT;
+            src = MS__SRC_PY;
+        } else if (f & CS_BWD) {
+            tag = TAG_BWD;
+            src = (f & CS_ENGINE) ? MS__SRC_ENGINE : MS__SRC_PY;
+        } else if (f & CS_FWD) {
+            tag = TAG_FWD;
+            src = MS__SRC_PY;
+        }
+        stag[k] = (uint8_t)(tag | src << 4);
+    }
+    stag[nst] = TAG_EMPTY;
+    size_t next_ar = 0;
+    size_t *active = NULL, nactive = 0, capactive = 0;
+    int64_t next_first = nar ? ar[0].first : INT64_MAX;
+    uint8_t cur = 0xff, cur_src = 0;
+    int64_t cur_last = 0;
+    const uint8_t *action = tr->action;
+    const uint32_t *stack = tr->stack;
+    /* The hot loop of `summary`'s categories: written so that the only branches taken
+     * are rare ones (a new run, an annotation to consult). */
+    for (size_t i = 0; i < tr->n; i++) {
+        /* Frees carry the stack of the code that released the tensor, so they say where
+         * a phase ends: the model's forward returning is the last event under a
+         * `forward` frame, before the caller drops or keeps what it returned. Only the
+         * completed free counts (its request comes right before it, with the same
+         * stack). */
+        uint8_t act = action[i];
+        uint32_t sid = stack[i];
+        bool keep = (act == MS_ACT_ALLOC) | (act == MS_ACT_FREE_COMPLETED);
+        bool has = sid < nst;
+        uint8_t ts = stag[has ? sid : nst];
+        allocs += act == MS_ACT_ALLOC;
+        with_stack += (act == MS_ACT_ALLOC) & has;
+        uint8_t tag = ts & 15, src = (uint8_t)(ts >> 4);
+        bool untagged = (tag == TAG_NONE) | (tag == TAG_EMPTY);
+        if (MS_UNLIKELY(keep & untagged & ((nactive != 0) | (next_first <= (int64_t)i)))) {
+            while (next_ar < nar && ar[next_ar].first <= (int64_t)i) {
+                if (!ms__grow((void **)&active, &capactive, nactive + 1, sizeof *active)) {
+                    rc = -1;
+                    break;
+                }
+                active[nactive++] = next_ar++;
+            }
+            next_first = next_ar < nar ? ar[next_ar].first : INT64_MAX;
+            for (size_t k = 0; k < nactive;) {
+                if (ar[active[k]].end <= (int64_t)i) {
+                    active[k] = active[--nactive];
+                    continue;
+                }
+                tag = ar[active[k]].tag;
+                src = MS__SRC_ANN;
+                k++;
+            }
+            if (rc)
+                break;
+        }
+        if (MS_UNLIKELY(keep & (tag != cur))) {
+            if (nruns) {
+                runs[nruns - 1].last = cur_last;
+                runs[nruns - 1].src = cur_src;
+            }
+            if (!ms__grow((void **)&runs, &capruns, nruns + 1, sizeof *runs)) {
+                rc = -1;
+                break;
+            }
+            runs[nruns++] = (run){tag, src, (int64_t)i, (int64_t)i};
+            cur = tag;
+            cur_src = 0;
+        }
+        cur_last = keep ? (int64_t)i : cur_last;
+        cur_src |= keep ? src : 0;
+    }
+    if (nruns && !rc) {
+        runs[nruns - 1].last = cur_last;
+        runs[nruns - 1].src = cur_src;
+    }
+    free(stag);
+    free(active);
+    if (rc) {
+        free(runs);
+        free(ar);
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    /* With stacks='python' the autograd thread has no Python frames: its allocations come
+     * with empty stacks while everything else has one. With C++ frames recorded (or no
+     * stacks at all) an empty stack says nothing. */
+    bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
+    for (size_t k = 0; k < nruns; k++) {
+        if (runs[k].kind == TAG_EMPTY) {
+            runs[k].kind = empty_is_backward ? TAG_BWD : TAG_NONE;
+            runs[k].src = empty_is_backward ? MS__SRC_EMPTY : 0;
+        }
+        runs[k].kind = kind_of_tag(runs[k].kind);
+    }
+    /* Untagged allocations between a forward and a backward are the loss computed outside
+     * the model's forward; between two backward (or optimizer) runs they belong to it
+     * (hooks, Python-side bookkeeping). Between two forwards they stay a gap: that is
+     * where inference loops move the next batch to the GPU. */
+    size_t m = 0;
+    for (size_t k = 0; k < nruns; k++) {
+        run r = runs[k];
+        if (r.kind == MS__PH_GAP && m > 0 && k + 1 < nruns) {
+            uint8_t prev = runs[m - 1].kind, next = runs[k + 1].kind;
+            if ((prev == MS__PH_FWD && next == MS__PH_BWD) ||
+                (prev == next && (prev == MS__PH_BWD || prev == MS__PH_OPT)))
+                r.kind = prev;
+        }
+        if (m && runs[m - 1].kind == r.kind) {
+            runs[m - 1].last = r.last;
+            runs[m - 1].src |= r.src;
+        } else {
+            runs[m++] = r;
+        }
+    }
+    nruns = m;
+
+    /* Segments cover the whole trace: each runs from its first event to the next
+     * segment's first event, so the untagged frees after a phase's last tagged event
+     * still belong to it. A leading gap is the setup. */
+    x->segs = calloc(nruns ? nruns : 1, sizeof *x->segs);
+    if (!x->segs) {
+        free(runs);
+        free(ar);
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    size_t counts[MS__PH_COUNT] = {0};
+    for (size_t k = 0; k < nruns; k++) {
+        ms__cat_seg *g = &x->segs[k];
+        g->kind = (k == 0 && runs[k].kind == MS__PH_GAP) ? MS__PH_SETUP : runs[k].kind;
+        g->src = runs[k].src;
+        g->start = k == 0 ? 0 : runs[k].first;
+        g->last_alloc = runs[k].last;
+        g->end = k + 1 < nruns ? runs[k + 1].first : (int64_t)tr->n;
+        g->close = g->end;
+        g->ordinal = (uint32_t)counts[g->kind]++;
+        if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) {
+            x->have_phases = true;
+            x->last_phase_start = g->start;
+        }
+        x->src_all |= g->src;
+    }
+    x->nsegs = nruns;
+    memcpy(x->counts, counts, sizeof counts);
+    free(runs);
+    /* A phase ends no later than its iteration: what is freed after the loop body
+     * (`del model, outputs` at the end of a script) was not freed by the phase. */
+    for (size_t k = 0; k < x->nsegs; k++) {
+        ms__cat_seg *g = &x->segs[k];
+        if (g->kind != MS__PH_FWD && g->kind != MS__PH_BWD && g->kind != MS__PH_OPT)
+            continue;
+        size_t ik = ms__cat_iter_of(x, g->last_alloc);
+        if (ik != SIZE_MAX && it->items[ik].end_event < g->close)
+            g->close = it->items[ik].end_event;
+    }
+
+    /* An annotation that ends a phase early (the frees after it are the next step's)
+     * moves the boundary back to where the range ended. */
+    for (size_t r = 0; r < nar; r++) {
+        uint8_t kind = kind_of_tag(ar[r].tag);
+        int64_t e = ar[r].end;
+        size_t k = ms__cat_seg_of(x, e - 1);
+        if (k >= x->nsegs || x->segs[k].kind != kind)
+            continue;
+        ms__cat_seg *g = &x->segs[k];
+        g->src |= MS__SRC_ANN;
+        x->src_all |= MS__SRC_ANN;
+        if (e > g->last_alloc && e < g->end && k + 1 < x->nsegs) {
+            g->end = e;
+            x->segs[k + 1].start = e;
+        }
+        if (e > g->last_alloc && e < g->close)
+            g->close = e;
+    }
+    free(ar);
+    return 0;
+}
+
+size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event)
+{
+    const ms_iterations *it = x->it;
+    if (!it || !it->n || event < it->items[0].start_event)
+        return SIZE_MAX;
+    size_t lo = 0, hi = it->n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (it->items[mid].start_event <= event)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return event < it->items[lo].end_event ? lo : SIZE_MAX;
+}
+
+size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event)
+{
+    if (!x->nsegs || event < 0)
+        return x->nsegs ? 0 : SIZE_MAX;
+    size_t lo = 0, hi = x->nsegs;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->segs[mid].start <= event)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool alive_at(const ms_alloc *a, int64_t boundary)
+{
+    /* Alive when the events before `boundary` have happened. */
+    return a->free_event < 0 || a->free_event >= boundary;
+}
+
+ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                             uint8_t *origin)
+{
+    uint8_t sf = a->stack != MS_NO_STACK && a->stack < ms_snapshot_stack_count(x->s)
+                     ? x->stack_flags[a->stack]
+                     : 0;
+    *origin = MS__PH_GAP;
+    if (sf & CS_WS) {
+        *why = MS_CATR_WORKSPACE_FRAMES;
+        return MS_CAT_WORKSPACE;
+    }
+    if (a->alloc_event < 0) {
+        if (x->have_phases && alive_at(a, x->last_phase_start + 1)) {
+            *why = MS_CATR_PRETRACE_KEPT;
+            return MS_CAT_PARAMETER;
+        }
+        *why = MS_CATR_PRETRACE;
+        return MS_CAT_OTHER;
+    }
+    if (!x->have_phases) {
+        *why = MS_CATR_NO_PHASES;
+        return MS_CAT_OTHER;
+    }
+    size_t k = ms__cat_seg_of(x, a->alloc_event);
+    const ms__cat_seg *g = &x->segs[k];
+    const ms__cat_seg *next = k + 1 < x->nsegs ? &x->segs[k + 1] : NULL;
+    *origin = g->kind;
+    switch (g->kind) {
+    case MS__PH_SETUP:
+        if (next && next->kind == MS__PH_FWD && x->iter_start >= 0 &&
+            a->alloc_event >= x->iter_start && !(sf & CS_MODULE) && alive_at(a, g->end)) {
+            *why = MS_CATR_INPUT;
+            return MS_CAT_INPUT;
+        }
+        if (!alive_at(a, g->end)) {
+            *why = MS_CATR_SETUP_FREED;
+            return MS_CAT_TEMPORARY;
+        }
+        *why = (sf & CS_MODULE) ? MS_CATR_SETUP_MODULE : MS_CATR_SETUP_ALIVE;
+        return MS_CAT_PARAMETER;
+    case MS__PH_FWD:
+        if (!alive_at(a, g->close)) {
+            *why = MS_CATR_PHASE_FREED;
+            return MS_CAT_TEMPORARY;
+        }
+        /* Without C++ frames a library workspace looks like an activation of the first
+         * forward that is never freed, while every later forward frees its own. */
+        if (!x->cpp_stacks && g->ordinal == 0 && x->counts[MS__PH_FWD] >= 2 &&
+            a->free_event < 0) {
+            *why = MS_CATR_WORKSPACE_PATTERN;
+            return MS_CAT_WORKSPACE;
+        }
+        *why = MS_CATR_FORWARD_KEPT;
+        return MS_CAT_ACTIVATION;
+    case MS__PH_BWD:
+        if (!alive_at(a, g->close)) {
+            *why = MS_CATR_PHASE_FREED;
+            return MS_CAT_TEMPORARY;
+        }
+        *why = MS_CATR_BACKWARD_KEPT;
+        return MS_CAT_GRADIENT;
+    case MS__PH_OPT:
+        if (!alive_at(a, g->close)) {
+            *why = MS_CATR_PHASE_FREED;
+            return MS_CAT_TEMPORARY;
+        }
+        *why = MS_CATR_OPTIMIZER_KEPT;
+        return MS_CAT_OPTIMIZER_STATE;
+    default: /* a gap between phases */
+        /* The batch for the next forward, when made in that forward's iteration (with
+         * none found, any allocation of the gap alive when it begins); what the gap
+         * makes for the iteration before (outputs post-processed, cached) is not. */
+        if (next && next->kind == MS__PH_FWD && alive_at(a, next->start) &&
+            (!x->it || !x->it->n ||
+             ms__cat_iter_of(x, a->alloc_event) == ms__cat_iter_of(x, next->start))) {
+            *why = MS_CATR_INPUT;
+            return MS_CAT_INPUT;
+        }
+        if (!alive_at(a, next ? next->close : g->end)) {
+            *why = MS_CATR_GAP_FREED;
+            return MS_CAT_TEMPORARY;
+        }
+        *why = MS_CATR_GAP_KEPT;
+        return MS_CAT_OTHER;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why)
+{
+    /* Only stacks='python' needs this: with C++ frames the workspace names itself. The
+     * autograd thread's cuBLAS handle gets its own workspace at the first backward
+     * matmul, made in backward and never freed like a kept .grad; but every .grad has
+     * the size of its parameter, and the workspace has none's. */
+    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
+        return 0;
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++)
+        np += cat[i] == MS_CAT_PARAMETER;
+    if (!np)
+        return 0;
+    uint64_t *sz = malloc(np * sizeof *sz);
+    if (!sz)
+        return MS_ERR_NOMEM;
+    np = 0;
+    for (size_t i = 0; i < n; i++)
+        if (cat[i] == MS_CAT_PARAMETER)
+            sz[np++] = allocs[i].size;
+    qsort(sz, np, sizeof *sz, cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event >= 0)
+            continue;
+        size_t k = ms__cat_seg_of(x, a->alloc_event);
+        if (k >= x->nsegs || x->segs[k].ordinal != 0 ||
+            bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
+            continue;
+        cat[i] = MS_CAT_WORKSPACE;
+        why[i] = MS_CATR_WORKSPACE_PATTERN;
+    }
+    free(sz);
+    return 0;
+}
+
+const char *ms__cat_phase_name(uint8_t kind)
+{
+    switch (kind) {
+    case MS__PH_SETUP:
+        return "setup";
+    case MS__PH_FWD:
+        return "forward";
+    case MS__PH_BWD:
+        return "backward";
+    case MS__PH_OPT:
+        return "optimizer step";
+    default:
+        return "gap";
+    }
+}
+
+int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
+                      const ms_iterations *it, const ms_alloc *allocs, size_t n, ms_error *err)
+{
+    ms_error_clear(err);
+    for (int c = 0; c < MS_CAT_COUNT; c++)
+        bytes[c] = 0;
+    if (!s || !t || t->device < 0 || t->device >= ms_snapshot_device_count(s) ||
+        (n && !allocs))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "categories need a snapshot and timeline");
+    ms_iterations *own = NULL;
+    if (!it) {
+        int rc = ms_iterations_find(&own, s, t->device, t, NULL, err);
+        if (rc)
+            return rc;
+        it = own;
+    }
+    ms__cat_ctx x;
+    int rc = ms__cat_ctx_build(&x, s, t, it, err);
+    uint8_t *cat = NULL, *why = NULL;
+    if (!rc) {
+        cat = malloc(n ? n : 1);
+        why = malloc(n ? n : 1);
+        if (!cat || !why)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    }
+    if (!rc) {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t origin;
+            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin);
+        }
+        if (ms__cat_refine(&x, allocs, n, cat, why))
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        for (size_t i = 0; i < n && !rc; i++)
+            bytes[cat[i]] += (int64_t)allocs[i].size;
+    }
+    free(cat);
+    free(why);
+    if (x.segs || x.stack_flags)
+        ms__cat_ctx_free(&x);
+    ms_iterations_free(own);
+    return rc;
+}

@@ -1,0 +1,405 @@
+/* The categories of every allocation of a device, and the bytes by category at any
+ * event: checkpoints of the running totals every CP_STRIDE events, and an index from
+ * each event to the allocation it starts or ends, so a query replays at most one
+ * stride. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat_internal.h"
+#include "internal.h"
+
+#define CP_STRIDE 4096
+
+struct ms_categories {
+    const ms_snapshot *s;
+    const ms_timeline *t;
+    const ms_iterations *it;
+    ms_timeline *own_t;
+    ms_iterations *own_it;
+    ms__cat_ctx x;
+    size_t n;          /* allocations */
+    uint8_t *cat;      /* per allocation */
+    uint8_t *why;
+    uint8_t *origin;   /* segment kind it was made in */
+    uint32_t *ev_alloc; /* per event: the allocation it starts or ends, UINT32_MAX none */
+    int64_t (*cp)[MS_CAT_COUNT]; /* totals before event k * CP_STRIDE */
+    size_t ncp;
+    ms_category_point peak;
+    ms_category_point *iter_end, *iter_peak;
+};
+
+static inline void apply_event(const ms_categories *c, int64_t e, int64_t *by)
+{
+    uint32_t i = c->ev_alloc[e];
+    if (i == UINT32_MAX)
+        return;
+    const ms_alloc *a = &c->t->allocs[i];
+    if (a->alloc_event == e)
+        by[c->cat[i]] += (int64_t)a->size;
+    else
+        by[c->cat[i]] -= (int64_t)a->size;
+}
+
+static void fill_point(const ms_categories *c, ms_category_point *p, int64_t e, const int64_t *by)
+{
+    p->event = e;
+    p->time_us = e >= 0 ? c->x.tr->time_us[e] : c->t->t_first_us;
+    p->bytes = 0;
+    for (int k = 0; k < MS_CAT_COUNT; k++) {
+        p->by[k] = by[k];
+        p->bytes += by[k];
+    }
+}
+
+void ms_categories_free(ms_categories *c)
+{
+    if (!c)
+        return;
+    ms__cat_ctx_free(&c->x);
+    free(c->cat);
+    free(c->why);
+    free(c->origin);
+    free(c->ev_alloc);
+    free(c->cp);
+    free(c->iter_end);
+    free(c->iter_peak);
+    ms_iterations_free(c->own_it);
+    ms_timeline_free(c->own_t);
+    free(c);
+}
+
+/* One sweep over the trace: checkpoints, the iterations' ends and peaks. */
+static int sweep_build(ms_categories *c, ms_error *err)
+{
+    const ms_timeline *t = c->t;
+    size_t nev = t->n_events;
+    c->ncp = nev / CP_STRIDE + 1;
+    c->cp = calloc(c->ncp, sizeof *c->cp);
+    size_t nit = c->it ? c->it->n : 0;
+    c->iter_end = calloc(nit ? nit : 1, sizeof *c->iter_end);
+    c->iter_peak = calloc(nit ? nit : 1, sizeof *c->iter_peak);
+    if (!c->cp || !c->iter_end || !c->iter_peak)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for category totals");
+    int64_t by[MS_CAT_COUNT] = {0};
+    for (size_t i = 0; i < c->n; i++)
+        if (t->allocs[i].alloc_event < 0)
+            by[c->cat[i]] += (int64_t)t->allocs[i].size;
+    if (t->peak_event < 0)
+        fill_point(c, &c->peak, -1, by);
+    size_t k = 0;
+    int64_t total = 0;
+    for (int q = 0; q < MS_CAT_COUNT; q++)
+        total += by[q];
+    for (size_t e = 0; e < nev; e++) {
+        if (e % CP_STRIDE == 0)
+            memcpy(c->cp[e / CP_STRIDE], by, sizeof by);
+        while (k < nit && (int64_t)e >= c->it->items[k].end_event)
+            k++;
+        if (k < nit && (int64_t)e == c->it->items[k].start_event) {
+            /* The state an iteration starts from counts toward its peak, as in
+             * ms_iterations. */
+            fill_point(c, &c->iter_peak[k], (int64_t)e - 1, by);
+        }
+        uint32_t i = c->ev_alloc[e];
+        if (i != UINT32_MAX) {
+            const ms_alloc *a = &t->allocs[i];
+            int64_t d = a->alloc_event == (int64_t)e ? (int64_t)a->size : -(int64_t)a->size;
+            by[c->cat[i]] += d;
+            total += d;
+        }
+        if ((int64_t)e == t->peak_event)
+            fill_point(c, &c->peak, (int64_t)e, by);
+        if (k < nit && (int64_t)e >= c->it->items[k].start_event) {
+            if (total > c->iter_peak[k].bytes)
+                fill_point(c, &c->iter_peak[k], (int64_t)e, by);
+            if ((int64_t)e == c->it->items[k].end_event - 1)
+                fill_point(c, &c->iter_end[k], (int64_t)e, by);
+        }
+    }
+    return 0;
+}
+
+int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
+                        const ms_timeline *t, const ms_iterations *it, ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    if (t && (t->device != device || !t->allocs))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
+                        "categories need device %d's timeline built with MS_TIMELINE_ALLOCS",
+                        device);
+    if (it && it->device != device)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "iterations are for device %d, not %d",
+                        it->device, device);
+    ms_categories *c = calloc(1, sizeof *c);
+    if (!c)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    c->s = s;
+    int rc = 0;
+    if (!t) {
+        rc = ms_timeline_build(&c->own_t, s, device, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE,
+                               err);
+        t = c->own_t;
+    }
+    c->t = t;
+    if (!rc && !it) {
+        rc = ms_iterations_find(&c->own_it, s, device, t, NULL, err);
+        it = c->own_it;
+    }
+    c->it = it;
+    if (!rc)
+        rc = ms__cat_ctx_build(&c->x, s, t, it, err);
+    if (rc) {
+        ms_categories_free(c);
+        return rc;
+    }
+    c->n = t->n_allocs;
+    if (t->n_allocs >= UINT32_MAX) {
+        ms_categories_free(c);
+        return ms__fail(err, MS_ERR_LIMIT, MS_NO_OFFSET, "too many allocations (%zu)",
+                        t->n_allocs);
+    }
+    size_t nev = t->n_events, bytes;
+    c->cat = malloc(c->n ? c->n : 1);
+    c->why = malloc(c->n ? c->n : 1);
+    c->origin = malloc(c->n ? c->n : 1);
+    c->ev_alloc = ms__mul(nev ? nev : 1, sizeof *c->ev_alloc, &bytes) ? malloc(bytes) : NULL;
+    if (!c->cat || !c->why || !c->origin || !c->ev_alloc) {
+        ms_categories_free(c);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    }
+    memset(c->ev_alloc, 0xff, nev * sizeof *c->ev_alloc);
+    for (size_t i = 0; i < c->n; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        c->cat[i] = (uint8_t)ms__cat_classify(&c->x, a, &c->why[i], &c->origin[i]);
+        if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
+            c->ev_alloc[a->alloc_event] = (uint32_t)i;
+        if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
+            c->ev_alloc[a->free_event] = (uint32_t)i;
+    }
+    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why)) {
+        ms_categories_free(c);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    }
+    rc = sweep_build(c, err);
+    if (rc) {
+        ms_categories_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+const ms_timeline *ms_categories_timeline(const ms_categories *c)
+{
+    return c ? c->t : NULL;
+}
+
+const ms_iterations *ms_categories_iterations(const ms_categories *c)
+{
+    return c ? c->it : NULL;
+}
+
+ms_category ms_categories_of(const ms_categories *c, size_t i)
+{
+    return c && i < c->n ? (ms_category)c->cat[i] : MS_CAT_OTHER;
+}
+
+ms_category_reason ms_categories_reason(const ms_categories *c, size_t i)
+{
+    return c && i < c->n ? (ms_category_reason)c->why[i] : MS_CATR_NO_PHASES;
+}
+
+static double secs(const ms_categories *c, int64_t us)
+{
+    return (double)(us - c->t->t_first_us) / 1e6;
+}
+
+static int64_t ev_time(const ms_categories *c, int64_t e)
+{
+    if (e < 0)
+        return c->t->t_first_us;
+    if ((uint64_t)e >= c->t->n_events)
+        return c->t->t_last_us;
+    return c->x.tr->time_us[e];
+}
+
+static const char *src_text(uint8_t src)
+{
+    if (src & MS__SRC_ANN)
+        return "record_function annotation";
+    if (src & MS__SRC_ENGINE)
+        return "autograd engine frames";
+    if (src & MS__SRC_EMPTY)
+        return "autograd thread: no Python frames";
+    if (src & MS__SRC_PY)
+        return "Python frames";
+    return "between phases";
+}
+
+int ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t cap)
+{
+    if (!c || i >= c->n || !buf || !cap)
+        return MS_ERR_ARG;
+    const ms_alloc *a = &c->t->allocs[i];
+    ms_category_reason r = (ms_category_reason)c->why[i];
+    const char *weak = ms_category_reason_weak(r) ? " (weak evidence)" : "";
+    if (a->alloc_event < 0) {
+        if (a->free_event >= 0)
+            snprintf(buf, cap, "%s; freed at %.3f s%s", ms_category_reason_text(r),
+                     secs(c, ev_time(c, a->free_event)), weak);
+        else
+            snprintf(buf, cap, "%s; still alive at the end%s", ms_category_reason_text(r), weak);
+        return 0;
+    }
+    size_t k = ms__cat_seg_of(&c->x, a->alloc_event);
+    if (k >= c->x.nsegs) {
+        snprintf(buf, cap, "%s%s", ms_category_reason_text(r), weak);
+        return 0;
+    }
+    const ms__cat_seg *g = &c->x.segs[k];
+    char freed[64];
+    if (a->free_event >= 0)
+        snprintf(freed, sizeof freed, "freed at %.3f s", secs(c, ev_time(c, a->free_event)));
+    else
+        snprintf(freed, sizeof freed, "never freed");
+    if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT)
+        snprintf(buf, cap, "made at %.3f s in %s %u (%s; %.3f-%.3f s), %s: %s%s",
+                 secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
+                 g->ordinal + 1, src_text(g->src), secs(c, ev_time(c, g->start)),
+                 secs(c, ev_time(c, g->end - 1)), freed, ms_category_reason_text(r), weak);
+    else
+        snprintf(buf, cap, "made at %.3f s in the %s before %s, %s: %s%s",
+                 secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
+                 k + 1 < c->x.nsegs ? ms__cat_phase_name(c->x.segs[k + 1].kind) : "the end",
+                 freed, ms_category_reason_text(r), weak);
+    return 0;
+}
+
+int ms_categories_at_event(const ms_categories *c, int64_t event, int64_t bytes[MS_CAT_COUNT])
+{
+    if (!c || event < -1 || (event >= 0 && (uint64_t)event >= c->t->n_events))
+        return MS_ERR_ARG;
+    size_t k = (size_t)(event + 1) / CP_STRIDE;
+    memcpy(bytes, c->cp[k], sizeof c->cp[k]);
+    for (int64_t e = (int64_t)(k * CP_STRIDE); e <= event; e++)
+        apply_event(c, e, bytes);
+    return 0;
+}
+
+int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us)
+{
+    if (!c)
+        return -1;
+    const ms_trace *tr = c->x.tr;
+    size_t lo = 0, hi = tr->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tr->time_us[mid] <= time_us)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo - 1;
+}
+
+int ms_categories_at_time(const ms_categories *c, int64_t time_us, int64_t bytes[MS_CAT_COUNT])
+{
+    if (!c)
+        return MS_ERR_ARG;
+    return ms_categories_at_event(c, ms_categories_event_at_time(c, time_us), bytes);
+}
+
+int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
+                        void (*fn)(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT]),
+                        void *ctx)
+{
+    if (!c || !fn || first < 0 || last < first || (uint64_t)last >= c->t->n_events)
+        return MS_ERR_ARG;
+    int64_t by[MS_CAT_COUNT];
+    int rc = ms_categories_at_event(c, first - 1, by);
+    if (rc)
+        return rc;
+    for (int64_t e = first; e <= last; e++) {
+        apply_event(c, e, by);
+        fn(ctx, e, by);
+    }
+    return 0;
+}
+
+const ms_category_point *ms_categories_peak(const ms_categories *c)
+{
+    return c ? &c->peak : NULL;
+}
+
+const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k)
+{
+    return c && c->it && k < c->it->n ? &c->iter_end[k] : NULL;
+}
+
+const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, size_t k)
+{
+    return c && c->it && k < c->it->n ? &c->iter_peak[k] : NULL;
+}
+
+int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out)
+{
+    if (!c || !out || !c->it || k >= c->it->n)
+        return MS_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    out->iteration = k;
+    const ms_iteration *x = &c->it->items[k];
+    int64_t by[MS_CAT_COUNT];
+    int rc = ms_categories_at_event(c, x->start_event - 1, by);
+    if (rc)
+        return rc;
+    /* Optimizer intermediates: temporaries made in an optimizer step, tracked beside the
+     * categories in the same sweep. */
+    int64_t opt_tmp = 0;
+    for (int64_t e = x->start_event - 1; e < x->end_event; e++) {
+        if (e >= x->start_event) {
+            apply_event(c, e, by);
+            uint32_t i = c->ev_alloc[e];
+            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY && c->origin[i] == MS__PH_OPT) {
+                const ms_alloc *a = &c->t->allocs[i];
+                opt_tmp += a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
+            }
+        }
+        int64_t total = 0;
+        for (int q = 0; q < MS_CAT_COUNT; q++)
+            total += by[q];
+        if (total > out->measured_peak)
+            out->measured_peak = total;
+        if (by[MS_CAT_PARAMETER] > out->parameter)
+            out->parameter = by[MS_CAT_PARAMETER];
+        if (by[MS_CAT_OPTIMIZER_STATE] > out->optimizer_state)
+            out->optimizer_state = by[MS_CAT_OPTIMIZER_STATE];
+        if (by[MS_CAT_GRADIENT] > out->gradient)
+            out->gradient = by[MS_CAT_GRADIENT];
+        if (opt_tmp > out->optimizer_temporary)
+            out->optimizer_temporary = opt_tmp;
+        if (by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT] > out->activation)
+            out->activation = by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT];
+    }
+    int64_t a = out->gradient + out->optimizer_temporary;
+    out->estimate =
+        out->parameter + out->optimizer_state + (a > out->activation ? a : out->activation);
+    return 0;
+}
+
+void ms_categories_phases(const ms_categories *c, ms_category_phases *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return;
+    out->forward = c->x.counts[MS__PH_FWD];
+    out->backward = c->x.counts[MS__PH_BWD];
+    out->optimizer = c->x.counts[MS__PH_OPT];
+    out->from_annotations = (c->x.src_all & MS__SRC_ANN) != 0;
+    out->from_python_frames = (c->x.src_all & MS__SRC_PY) != 0;
+    out->from_engine_frames = (c->x.src_all & MS__SRC_ENGINE) != 0;
+    out->from_empty_stacks = (c->x.src_all & MS__SRC_EMPTY) != 0;
+}

@@ -1,0 +1,380 @@
+/* Categories against the truth measured on the GPU (testdata/cat_*.truth.json): at each
+ * instant the script measured, parameters, gradients and optimizer state within 1% of
+ * the bytes of the unique storages of model.parameters()+buffers(), p.grad and opt.state;
+ * activations + input after forward within 5% of what the forward added; nothing
+ * invented for inference; and the bookkeeping (every breakdown sums to the live bytes)
+ * on every snapshot in testdata/. */
+#include "check.h"
+#include "memsnap/categories.h"
+
+static const char *const CAT_FILES[] = {"cat_adamw",     "cat_sgd_frozen",     "cat_accum_amp",
+                                        "cat_prebuilt",  "cat_gpt2_annotated", "cat_infer"};
+
+static double num(const cJSON *o, const char *key, bool *ok)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v)) {
+        *ok = false;
+        return 0;
+    }
+    return v->valuedouble;
+}
+
+/* Within `rel` of the truth; a truth of 0 must be exactly 0. */
+static void near_truth(const char *ctx, const char *what, int64_t got, double truth, double rel)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s %s", ctx, what);
+    if (truth == 0)
+        CHECK_EQ_INT_IN(where, got, 0);
+    else
+        CHECK_NEAR_IN(where, (double)got / truth, 1.0, rel);
+}
+
+static void check_truth_file(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    cJSON *truth = check_truth_load(name);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (!truth || check_open_timeline(path, &s, &device, &t)) {
+        cJSON_Delete(truth);
+        return;
+    }
+    ms_categories *c = NULL;
+    ms_error err;
+    if (ms_categories_build(&c, s, device, t, NULL, &err)) {
+        check_fail("%s: categories: %s", name, err.message);
+        goto done;
+    }
+    check_count++;
+    const cJSON *instants = cJSON_GetObjectItemCaseSensitive(truth, "instants");
+    CHECK_TRUE_IN(name, cJSON_GetArraySize(instants) >= 6);
+    bool inference = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(truth, "inference")) ||
+                     !strcmp(name, "cat_infer");
+    int64_t before_ws = -1;
+    const cJSON *in;
+    cJSON_ArrayForEach(in, instants)
+    {
+        bool ok = true;
+        const char *label = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(in, "label"));
+        int iteration = (int)num(in, "iteration", &ok);
+        bool mb_ok = true;
+        int micro = (int)num(in, "micro_batch", &mb_ok);
+        int64_t time_us = (int64_t)num(in, "time_us", &ok);
+        double requested = num(in, "requested_bytes", &ok);
+        double params = num(in, "parameter_bytes", &ok);
+        double grads = num(in, "gradient_bytes", &ok);
+        double state = num(in, "optimizer_state_bytes", &ok);
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "%s %s it %d mb %d", name, label ? label : "?", iteration,
+                 mb_ok ? micro : 0);
+        CHECK_TRUE_IN(ctx, ok && label);
+        if (!ok || !label)
+            continue;
+        int64_t by[MS_CAT_COUNT];
+        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(c, time_us, by), 0);
+        int64_t total = 0;
+        for (int k = 0; k < MS_CAT_COUNT; k++) {
+            CHECK_TRUE_IN(ctx, by[k] >= 0);
+            total += by[k];
+        }
+        /* The instants sit in quiet gaps, so the trace's live bytes there are the
+         * allocator's counter exactly. */
+        CHECK_EQ_INT_IN(ctx, total, (int64_t)requested);
+        near_truth(ctx, "parameter", by[MS_CAT_PARAMETER], params, 0.01);
+        near_truth(ctx, "gradient", by[MS_CAT_GRADIENT], grads, 0.01);
+        near_truth(ctx, "optimizer_state", by[MS_CAT_OPTIMIZER_STATE], state, 0.01);
+        if (inference) {
+            CHECK_EQ_INT_IN(ctx, by[MS_CAT_GRADIENT], 0);
+            CHECK_EQ_INT_IN(ctx, by[MS_CAT_OPTIMIZER_STATE], 0);
+        }
+        if (!strcmp(label, "before_forward")) {
+            before_ws = by[MS_CAT_WORKSPACE];
+            bool has_input = true;
+            double input = num(in, "input_bytes", &has_input);
+            if (has_input)
+                near_truth(ctx, "input before forward", by[MS_CAT_INPUT], input, 0.01);
+        }
+        if (!strcmp(label, "after_forward")) {
+            bool has = true;
+            double growth = num(in, "forward_growth_bytes", &has);
+            double input = num(in, "input_bytes", &has);
+            CHECK_TRUE_IN(ctx, has && before_ws >= 0);
+            /* The first forward also creates the cuBLAS/cuBLASLt workspaces (C++ frames
+             * setWorkspaceForHandle, or the never-freed pattern): part of the growth, but
+             * not activations; they are told apart and counted as workspace. */
+            int64_t new_ws = before_ws >= 0 ? by[MS_CAT_WORKSPACE] - before_ws : 0;
+            CHECK_TRUE_IN(ctx, new_ws == 0 || iteration == 0);
+            CHECK_TRUE_IN(ctx, new_ws <= 40 * 1024 * 1024);
+            near_truth(ctx, "activation+input after forward",
+                       by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT] + new_ws, growth + input, 0.05);
+            if (iteration > 0)
+                near_truth(ctx, "activation+input after forward (no workspace made)",
+                           by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT], growth + input, 0.05);
+        }
+    }
+    if (inference) {
+        for (size_t i = 0; i < t->n_allocs; i++) {
+            ms_category k = ms_categories_of(c, i);
+            CHECK_TRUE_IN(name, k != MS_CAT_GRADIENT && k != MS_CAT_OPTIMIZER_STATE);
+        }
+    }
+done:
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+    cJSON_Delete(truth);
+}
+
+/* No gradient or optimizer state where there is no backward or optimizer. */
+static void check_inference(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline(path, &s, &device, &t))
+        return;
+    ms_categories *c = NULL;
+    ms_error err;
+    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
+        check_count++;
+        size_t bad = 0, activations = 0;
+        for (size_t i = 0; i < t->n_allocs; i++) {
+            ms_category k = ms_categories_of(c, i);
+            bad += k == MS_CAT_GRADIENT || k == MS_CAT_OPTIMIZER_STATE;
+            activations += k == MS_CAT_ACTIVATION || k == MS_CAT_TEMPORARY;
+        }
+        CHECK_EQ_INT_IN(name, bad, 0);
+        CHECK_TRUE_IN(name, activations > 0);
+        ms_category_phases ph;
+        ms_categories_phases(c, &ph);
+        CHECK_EQ_INT_IN(name, ph.backward, 0);
+        CHECK_EQ_INT_IN(name, ph.optimizer, 0);
+        CHECK_TRUE_IN(name, ph.forward >= 2);
+    } else {
+        check_fail("%s: categories: %s", name, err.message);
+    }
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+/* Bookkeeping on any snapshot: breakdowns sum to the live bytes, checkpoints and sweeps
+ * agree, the summary's path (classifying only the lives alive at the peak) gives the
+ * same peak breakdown as the full build. */
+static void check_consistency(const char *path, const char *name, void *arg)
+{
+    (void)arg;
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline(path, &s, &device, &t))
+        return;
+    ms_categories *c = NULL;
+    ms_error err;
+    if (ms_categories_build(&c, s, device, t, NULL, &err)) {
+        check_fail("%s: categories: %s", name, err.message);
+        goto done;
+    }
+    check_count++;
+    int64_t by[MS_CAT_COUNT];
+    /* Every event of small traces, a stride of big ones. */
+    size_t step = t->n_events > 20000 ? t->n_events / 5000 : 1;
+    for (size_t e = 0; e < t->n_events; e += step) {
+        if (ms_categories_at_event(c, (int64_t)e, by)) {
+            check_fail("%s: at_event %zu failed", name, e);
+            break;
+        }
+        int64_t total = 0;
+        for (int k = 0; k < MS_CAT_COUNT; k++)
+            total += by[k];
+        if (total != t->active[e]) {
+            CHECK_EQ_INT_IN(name, total, t->active[e]);
+            break;
+        }
+    }
+    check_count++;
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(c, -1, by), 0);
+    int64_t start = 0;
+    for (int k = 0; k < MS_CAT_COUNT; k++)
+        start += by[k];
+    CHECK_EQ_INT_IN(name, start, t->active_start);
+    CHECK_TRUE_IN(name, ms_categories_at_event(c, (int64_t)t->n_events, by) != 0);
+    CHECK_TRUE_IN(name, ms_categories_at_event(c, -2, by) != 0);
+
+    const ms_category_point *pk = ms_categories_peak(c);
+    CHECK_EQ_INT_IN(name, pk->bytes, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, pk->event, t->peak_event);
+
+    /* The summary's path. */
+    ms_timeline *tp = NULL;
+    if (ms_timeline_build(&tp, s, device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, &err) == 0) {
+        int64_t sum[MS_CAT_COUNT];
+        if (ms_categories_sum(sum, s, tp, ms_categories_iterations(c), tp->peak_alive,
+                              tp->n_peak_alive, &err) == 0) {
+            for (int k = 0; k < MS_CAT_COUNT; k++) {
+                char ctx[128];
+                snprintf(ctx, sizeof ctx, "%s summary path %s", name,
+                         ms_category_name((ms_category)k));
+                CHECK_EQ_INT_IN(ctx, sum[k], pk->by[k]);
+            }
+        } else {
+            check_fail("%s: categories_sum: %s", name, err.message);
+        }
+        ms_timeline_free(tp);
+    }
+
+    /* Iteration ends and peaks agree with the iteration finder's own figures. */
+    const ms_iterations *it = ms_categories_iterations(c);
+    for (size_t k = 0; it && k < it->n; k++) {
+        CHECK_EQ_INT_IN(name, ms_categories_iteration_end(c, k)->bytes,
+                        it->items[k].live_end_bytes);
+        CHECK_EQ_INT_IN(name, ms_categories_iteration_peak(c, k)->bytes, it->items[k].peak_bytes);
+        ms_category_formula f;
+        CHECK_EQ_INT_IN(name, ms_categories_formula(c, k, &f), 0);
+        CHECK_EQ_INT_IN(name, f.measured_peak, it->items[k].peak_bytes);
+        CHECK_TRUE_IN(name, f.estimate >= f.parameter + f.optimizer_state);
+    }
+    CHECK_TRUE_IN(name, ms_categories_iteration_end(c, it ? it->n : 0) == NULL);
+    /* Explanations exist for everything and never overflow. */
+    char small[24], buf[512];
+    for (size_t i = 0; i < t->n_allocs && i < 2000; i++) {
+        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, small, sizeof small), 0);
+        CHECK_TRUE_IN(name, strlen(small) < sizeof small);
+        ms_categories_explain(c, i, buf, sizeof buf);
+        CHECK_TRUE_IN(name, strlen(buf) > 10);
+    }
+done:
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+typedef struct sweep_ctx {
+    const ms_categories *c;
+    int64_t next;
+    bool ok;
+} sweep_ctx;
+
+static void sweep_fn(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT])
+{
+    sweep_ctx *x = ctx;
+    int64_t by[MS_CAT_COUNT];
+    if (event != x->next++ || ms_categories_at_event(x->c, event, by) ||
+        memcmp(by, bytes, sizeof by))
+        x->ok = false;
+}
+
+static void check_api(void)
+{
+    CHECK_EQ_STR(ms_category_name(MS_CAT_OPTIMIZER_STATE), "optimizer_state");
+    CHECK_EQ_STR(ms_category_name(MS_CAT_COUNT), "unknown");
+    CHECK_EQ_STR(ms_category_reason_key(MS_CATR_BACKWARD_KEPT), "backward-kept");
+    CHECK_TRUE(ms_category_reason_weak(MS_CATR_PRETRACE_KEPT));
+    CHECK_TRUE(!ms_category_reason_weak(MS_CATR_BACKWARD_KEPT));
+    ms_categories_free(NULL);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline("testdata/cat_adamw.pickle", &s, &device, &t))
+        return;
+    ms_error err;
+    ms_categories *c = NULL;
+    CHECK_TRUE(ms_categories_build(&c, s, 5, NULL, NULL, &err) == MS_ERR_ARG);
+    CHECK_TRUE(c == NULL);
+    ms_timeline *noallocs = NULL;
+    if (ms_timeline_build(&noallocs, s, device, MS_TIMELINE_ACTIVE, &err) == 0) {
+        CHECK_TRUE(ms_categories_build(&c, s, device, noallocs, NULL, &err) == MS_ERR_ARG);
+        ms_timeline_free(noallocs);
+    }
+    /* NULL timeline and iterations: built inside, same answer as with the caller's. */
+    ms_categories *own = NULL, *given = NULL;
+    CHECK_EQ_INT(ms_categories_build(&own, s, device, NULL, NULL, &err), 0);
+    CHECK_EQ_INT(ms_categories_build(&given, s, device, t, NULL, &err), 0);
+    if (own && given) {
+        CHECK_EQ_INT(ms_categories_timeline(own)->n_allocs, t->n_allocs);
+        for (size_t i = 0; i < t->n_allocs; i++)
+            if (ms_categories_of(own, i) != ms_categories_of(given, i)) {
+                CHECK_EQ_INT(ms_categories_of(own, i), ms_categories_of(given, i));
+                break;
+            }
+        sweep_ctx x = {given, 10, true};
+        CHECK_EQ_INT(ms_categories_sweep(given, 10, (int64_t)t->n_events - 1, sweep_fn, &x), 0);
+        CHECK_TRUE(x.ok && x.next == (int64_t)t->n_events);
+        CHECK_TRUE(ms_categories_sweep(given, 5, 4, sweep_fn, &x) != 0);
+        ms_category_phases ph;
+        ms_categories_phases(given, &ph);
+        CHECK_EQ_INT(ph.forward, 3);
+        CHECK_EQ_INT(ph.backward, 3);
+        CHECK_EQ_INT(ph.optimizer, 3);
+        CHECK_TRUE(ph.from_engine_frames);
+        /* Times before the trace give the start, after it the end. */
+        int64_t by[MS_CAT_COUNT], total = 0;
+        CHECK_EQ_INT(ms_categories_event_at_time(given, t->t_first_us - 1), -1);
+        CHECK_EQ_INT(ms_categories_at_time(given, INT64_MAX, by), 0);
+        for (int k = 0; k < MS_CAT_COUNT; k++)
+            total += by[k];
+        CHECK_EQ_INT(total, t->live_end_bytes);
+        CHECK_EQ_INT(ms_categories_of(given, t->n_allocs), MS_CAT_OTHER);
+        char buf[8];
+        CHECK_TRUE(ms_categories_explain(given, t->n_allocs, buf, sizeof buf) != 0);
+    }
+    ms_categories_free(own);
+    ms_categories_free(given);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+/* stacks='python': the autograd thread's allocations have no frames; backward still
+ * found, its cuBLAS workspace not taken for a kept gradient. */
+static void check_python_stacks(void)
+{
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline("testdata/cat_sgd_frozen.pickle", &s, &device, &t))
+        return;
+    ms_categories *c = NULL;
+    ms_error err;
+    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
+        ms_category_phases ph;
+        ms_categories_phases(c, &ph);
+        CHECK_TRUE(ph.from_empty_stacks);
+        CHECK_TRUE(!ph.from_engine_frames);
+        CHECK_EQ_INT(ph.backward, 3);
+        size_t pattern = 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < t->n_allocs; i++)
+            if (ms_categories_reason(c, i) == MS_CATR_WORKSPACE_PATTERN) {
+                pattern++;
+                bytes += t->allocs[i].size;
+            }
+        /* The main thread's cuBLAS (32 MiB) and cuBLASLt (1 MiB) workspaces at the first
+         * forward matmul, the autograd thread's cuBLAS workspace at the first backward. */
+        CHECK_EQ_INT(pattern, 3);
+        CHECK_EQ_INT(bytes, 2 * 33554432 + 1048576);
+    } else {
+        check_fail("cat_sgd_frozen: %s", err.message);
+    }
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof CAT_FILES / sizeof CAT_FILES[0]; i++)
+        check_truth_file(CAT_FILES[i]);
+    check_inference("cat_infer");
+    check_inference("linear_infer");
+    check_inference("leak_nograd_infer");
+    check_api();
+    check_python_stacks();
+    CHECK_TRUE(check_each_snapshot(check_consistency, NULL) >= 20);
+    return check_finish("test_categories");
+}
