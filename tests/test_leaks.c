@@ -108,9 +108,68 @@ static void check_iterations_slack(const char *name, fixture *fx, const ms_itera
     CHECK_TRUE_IN(name, it->method != MS_ITER_NONE);
 }
 
-/* Every snapshot whose truth lists injected leaks: exactly those sites are leaks (file,
- * line, function), each with its count, requested bytes each and a growth of count /
- * iterations per iteration; nothing else is a leak or a suspect. */
+/* The leak member (site) at file:line function, or NULL; *finding gets its finding. */
+static const ms_leak_member *leak_member_at(const fixture *fx, const ms_leak_report *r,
+                                            const char *file, long long line, const char *fn,
+                                            const ms_leak **finding)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        if (L->kind != MS_LEAK_LEAK)
+            continue;
+        for (size_t m = 0; m < L->n_members; m++) {
+            const ms_leak_member *M = &r->members[L->first_member + m];
+            if (M->site == UINT32_MAX)
+                continue;
+            const ms_frame *f = ms_snapshot_frame(fx->s, M->site);
+            if (!strcmp(ms_snapshot_string(fx->s, f->filename), file) && f->line == line &&
+                !strcmp(ms_snapshot_string(fx->s, f->name), fn)) {
+                *finding = L;
+                return M;
+            }
+        }
+    }
+    return NULL;
+}
+
+static size_t count_leak_members(const ms_leak_report *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i].kind == MS_LEAK_LEAK)
+            n += r->items[i].n_members;
+    return n;
+}
+
+/* A finding is the sum of its members, and its index range is theirs, in order. */
+static void check_members_sum(const char *name, const ms_leak_report *r)
+{
+    size_t covered = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        uint64_t count = 0, bytes = 0;
+        size_t next = L->first_index;
+        CHECK_TRUE_IN(name, L->n_members >= 1);
+        for (size_t m = 0; m < L->n_members; m++) {
+            const ms_leak_member *M = &r->members[L->first_member + m];
+            count += M->count;
+            bytes += M->bytes;
+            CHECK_EQ_INT_IN(name, M->first_index, next);
+            CHECK_EQ_INT_IN(name, M->n_index, M->count);
+            next += M->n_index;
+        }
+        CHECK_EQ_INT_IN(name, count, L->count);
+        CHECK_EQ_INT_IN(name, bytes, L->bytes);
+        CHECK_EQ_INT_IN(name, next, L->first_index + L->n_index);
+        covered += L->n_members;
+    }
+    CHECK_EQ_INT_IN(name, covered, r->n_members);
+}
+
+/* Every snapshot whose truth lists injected leaks: exactly those sites leak (file, line,
+ * function), each with its count, requested bytes each and a growth of count /
+ * iterations per iteration; nothing else is a leak or a suspect. Sites that leak in the
+ * same pass of the same iterations are members of one finding. */
 static void test_truth_leaks(const char *name, bool check_marks)
 {
     fixture fx;
@@ -121,8 +180,9 @@ static void test_truth_leaks(const char *name, bool check_marks)
         check_iterations(name, &fx, r->iterations);
         cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks");
         long long iters = (long long)cJSON_GetObjectItem(fx.truth, "iterations")->valuedouble;
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), cJSON_GetArraySize(truth));
+        CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
         CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+        check_members_sum(name, r);
         long long leaked_allocs = 0;
         cJSON *tl;
         cJSON_ArrayForEach(tl, truth)
@@ -134,16 +194,8 @@ static void test_truth_leaks(const char *name, bool check_marks)
             long long each =
                 (long long)cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
             leaked_allocs += cnt;
-            const ms_leak *hit = NULL;
-            for (size_t i = 0; i < r->n; i++) {
-                const ms_leak *L = &r->items[i];
-                if (L->kind != MS_LEAK_LEAK || L->site == UINT32_MAX)
-                    continue;
-                const ms_frame *f = ms_snapshot_frame(fx.s, L->site);
-                if (!strcmp(ms_snapshot_string(fx.s, f->filename), file) && f->line == line &&
-                    !strcmp(ms_snapshot_string(fx.s, f->name), fn))
-                    hit = L;
-            }
+            const ms_leak *finding = NULL;
+            const ms_leak_member *hit = leak_member_at(&fx, r, file, line, fn, &finding);
             CHECK_TRUE_IN(name, hit != NULL);
             if (!hit) {
                 fprintf(stderr, "%s: no leak found at %s:%lld %s\n", name, file, line, fn);
