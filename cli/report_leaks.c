@@ -82,7 +82,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                 dr++;
                 continue; /* retained memory is expected; `leaks --all` lists it */
             }
-            cJSON_AddItemToArray(leaks, leaks_finding_json(s, tl, L, d));
+            cJSON_AddItemToArray(leaks, leaks_finding_json(s, tl, r, L, d));
         }
         n_leaks += dl;
         n_suspects += ds;

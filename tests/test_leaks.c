@@ -369,6 +369,11 @@ int main(void)
     test_truth_leaks("leak_backward_hook", true);
     test_truth_leaks("leak_forward_hook", true);
     test_truth_leaks("leak_nograd_infer", true);
+    test_truth_leaks("leak_after_step", true);
+    test_truth_leaks("leak_hook_infer", true);
+    test_truth_leaks("leak_shared_line", true);
+    test_no_leak("noleak_keep_grad", true);
+    test_no_leak("noleak_bounded_cache", true);
     test_no_leak("noleak_layers", true);
     test_no_leak("gpt2_train", true);
     test_no_leak("ddp_rank0", true);

@@ -59,6 +59,8 @@ typedef struct part {
     uint64_t sig;    /* hash of the iterations that made its allocations */
     size_t sig_n;    /* how many iterations that is */
     size_t out;      /* the finding it ends up in */
+    size_t n_joined; /* leaders: how many parts joined it */
+    bool graph;      /* leaders: its pass kept an autograd graph alive */
 } part;
 
 /* The iteration that made an allocation: -1 setup, N after the last iteration's end (the
@@ -239,20 +241,57 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
     }
 }
 
-/* Several sites of one forward pass: the autograd graph kept alive, or one owner of
- * several tensors. A graph keeps what the forward's modules saved for backward, made
- * inside library code (torch's modules and functions); tensors a user keeps on purpose
- * are made by the user's own lines. */
-static ms_leak_pattern forward_pattern(const ms_snapshot *s, const part *parts,
-                                       const size_t *members, size_t n)
+/* Several sites of one forward pass grow together: the autograd graph kept alive, or
+ * one owner of several tensors. A graph keeps what the modules saved for backward, which
+ * a backward pass would have freed (retain_graph aside): so no backward and no optimizer
+ * step in those iterations, and some members made inside torch's own modules and
+ * functions (activations), not only by the user's own lines. */
+static bool is_graph(const ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
+                     const ms__stackinfo *si, const part *parts, size_t np, size_t lead)
 {
-    size_t library = 0;
-    for (size_t m = 0; m < n; m++) {
-        uint32_t layer = parts[members[m]].L.layer;
-        if (layer != UINT32_MAX && ms_frame_kind_of(s, layer) != MS_FRAME_USER)
-            library++;
+    bool library = false;
+    for (size_t i = 0; i < np && !library; i++) {
+        if (parts[i].out != lead)
+            continue;
+        const ms_leak *L = &parts[i].L;
+        for (size_t j = 0; j < L->n_index && !library; j++) {
+            uint32_t st = t->allocs[r->alloc_index[L->first_index + j]].stack;
+            size_t n = 0;
+            const uint32_t *fr = ms_snapshot_stack(s, st, &n);
+            for (size_t k = 0; k < n; k++) {
+                ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+                if (fk == MS_FRAME_NATIVE)
+                    continue;
+                library = fk == MS_FRAME_TORCH; /* the innermost Python frame */
+                break;
+            }
+        }
     }
-    return library * 2 > n ? MS_LEAK_PATTERN_GRAPH : MS_LEAK_PATTERN_FORWARD;
+    if (!library)
+        return false;
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    const ms_iterations *it = r->iterations;
+    const ms_leak *L = &parts[lead].L;
+    int64_t first = INT64_MAX, last = -1;
+    for (size_t j = 0; j < L->n_index; j++) {
+        int64_t k = made_in(it, &t->allocs[r->alloc_index[L->first_index + j]], r->ref_event);
+        if (k < 0 || k >= (int64_t)it->n)
+            continue;
+        first = k < first ? k : first;
+        last = k > last ? k : last;
+    }
+    if (last < 0)
+        return false;
+    for (int64_t e = it->items[first].start_event; e < it->items[last].end_event; e++) {
+        if (tr->action[e] != MS_ACT_ALLOC)
+            continue;
+        uint32_t st = tr->stack[e];
+        if (st == MS_NO_STACK)
+            return false; /* stacks="python" records backward allocations without frames */
+        if ((si[st].flags & MS__ST_OPTIM) || (pass_of(s, si, st) >> 32) == 2)
+            return false;
+    }
+    return true;
 }
 
 static int cmp_leak_bytes(const ms_leak *a, const ms_leak *b)
@@ -334,25 +373,63 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
         part_stats(p, r, s, t, si, regrow);
     }
 
-    /* Findings: a leak joins the first earlier leak of the same pass and iterations. */
-    size_t nout = 0;
+    /* Findings: a leak joins the first earlier leak of the same pass and iterations (its
+     * leader); the rest lead their own. */
     for (size_t i = 0; i < np; i++) {
         part *p = &parts[i];
-        p->out = SIZE_MAX;
-        if (p->L.count == 0)
+        p->out = i;
+        if (p->L.kind != MS_LEAK_LEAK || !p->pass)
             continue;
-        if (p->L.kind == MS_LEAK_LEAK && p->pass)
-            for (size_t j = 0; j < i; j++) {
-                const part *q = &parts[j];
-                if (q->out != SIZE_MAX && q->L.kind == MS_LEAK_LEAK && q->pass == p->pass &&
-                    q->sig == p->sig && q->sig_n == p->sig_n) {
-                    p->out = q->out;
-                    break;
-                }
+        for (size_t j = 0; j < i; j++) {
+            const part *q = &parts[j];
+            if (q->out == j && q->L.kind == MS_LEAK_LEAK && q->pass == p->pass &&
+                q->sig == p->sig && q->sig_n == p->sig_n) {
+                p->out = j;
+                parts[j].n_joined++;
+                break;
             }
-        if (p->out == SIZE_MAX)
-            p->out = nout++;
+        }
     }
+    for (size_t i = 0; i < np; i++)
+        if (parts[i].out == i && parts[i].n_joined && (parts[i].pass >> 32) == 1)
+            parts[i].graph = is_graph(r, s, t, si, parts, np, i);
+    /* A graph keeps its pass's input too (the batch an embedding saved): a leak made in
+     * the loop body that calls the forward, in the same iterations, is part of it. */
+    for (size_t i = 0; i < np; i++) {
+        part *p = &parts[i];
+        if (p->out != i || p->n_joined || p->L.kind != MS_LEAK_LEAK || p->pass ||
+            p->L.site == UINT32_MAX)
+            continue;
+        const ms_frame *site = ms_snapshot_frame(s, p->L.site);
+        for (size_t j = 0; j < np; j++) {
+            const part *q = &parts[j];
+            if (!q->graph || q->sig != p->sig || q->sig_n != p->sig_n)
+                continue;
+            const ms_frame *call = ms_snapshot_frame(s, (uint32_t)(q->pass & 0xffffffffu));
+            if (call->filename == site->filename && call->name == site->name) {
+                p->out = j;
+                break;
+            }
+        }
+    }
+    /* Output findings in part order of their leaders. */
+    size_t nout = 0;
+    size_t *slot = malloc((np ? np : 1) * sizeof *slot);
+    if (!slot) {
+        free(parts);
+        free(tmp);
+        free(once);
+        free(order);
+        free(new_index);
+        free(items);
+        free(members);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    for (size_t i = 0; i < np; i++)
+        slot[i] = parts[i].out == i && parts[i].L.count ? nout++ : SIZE_MAX;
+    for (size_t i = 0; i < np; i++)
+        parts[i].out = parts[i].L.count ? slot[parts[i].out] : SIZE_MAX;
+    free(slot);
     /* Members of each finding together, largest first. */
     size_t *start = calloc(nout + 1, sizeof *start);
     if (!start) {
@@ -417,9 +494,21 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
             if (x->last_alloc_us > L->last_alloc_us)
                 L->last_alloc_us = x->last_alloc_us;
         }
-        if (nm > 1)
-            L->pattern = (big->pass >> 32) == 2 ? MS_LEAK_PATTERN_BACKWARD
-                                                : forward_pattern(s, parts, mem, nm);
+        L->call_site = UINT32_MAX;
+        if (nm > 1) {
+            const part *lead = NULL;
+            for (size_t m = 0; m < nm && !lead; m++)
+                if (parts[mem[m]].n_joined)
+                    lead = &parts[mem[m]];
+            if (!lead)
+                lead = big;
+            if ((lead->pass >> 32) == 2) {
+                L->pattern = MS_LEAK_PATTERN_BACKWARD;
+            } else {
+                L->pattern = lead->graph ? MS_LEAK_PATTERN_GRAPH : MS_LEAK_PATTERN_FORWARD;
+                L->call_site = (uint32_t)(lead->pass & 0xffffffffu);
+            }
+        }
         if (L->kind == MS_LEAK_RETAINED) {
             bool ws = true;
             for (size_t j = 0; j < L->n_index && ws; j++)

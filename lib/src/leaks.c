@@ -340,8 +340,13 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
 {
     if (a->alloc_event >= ref || !alive_at(a, ref))
         return false;
-    if (kind == MS_LEAK_LEAK)
-        return iter_of(it, a->alloc_event) >= 0;
+    if (kind == MS_LEAK_LEAK) {
+        /* What the last iteration made proves nothing until the trace ends: its end is
+         * known less well than the others' (the loop's `del tmp` can follow the boundary
+         * found), so only what is never freed counts there. */
+        int64_t k = iter_of(it, a->alloc_event);
+        return k >= 0 && (k + 1 < (int64_t)it->n || release_event(a) < 0);
+    }
     if (kind == MS_LEAK_SUSPECT && single)
         return a->stack != MS_NO_STACK && si[a->stack].fwd_depth >= 2 &&
                !(si[a->stack].flags & MS__ST_WORKSPACE);

@@ -146,6 +146,9 @@ typedef struct ms_leak {
      * largest first; one member when one site is to blame. */
     size_t first_member;
     size_t n_members;
+    /* For sites of one forward pass (patterns graph and forward): the user's line that
+     * called that forward, e.g. `total = total + model(x).loss`; else UINT32_MAX. */
+    uint32_t call_site;
 } ms_leak;
 
 /* One site (and layer) of a finding. Its allocations are the finding's
