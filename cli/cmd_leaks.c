@@ -216,9 +216,16 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
                cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
-        if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE)
-            printf("  %-8s  %s: %s\n", "", ms_leak_pattern_key(L->pattern),
+        if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
+            char call[160] = "";
+            if (L->call_site != UINT32_MAX) {
+                char cs[140];
+                site_text(s, L->call_site, cs, sizeof cs);
+                snprintf(call, sizeof call, " (forward called at %s)", cs);
+            }
+            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
+        }
         for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {
             const ms_leak_member *M = &r->members[L->first_member + m];
             char msite[150];

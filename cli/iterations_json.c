@@ -232,6 +232,10 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
     cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
     cJSON_AddNumberToObject(e, "last_alloc_s", (double)(L->last_alloc_us - t->t_first_us) / 1e6);
+    if (L->call_site != UINT32_MAX)
+        site_json(cJSON_AddObjectToObject(e, "call_site"), s, L->call_site);
+    else
+        cJSON_AddNullToObject(e, "call_site");
     cJSON *members = cJSON_AddArrayToObject(e, "members");
     for (size_t m = 0; members && m < L->n_members; m++) {
         const ms_leak_member *M = &r->members[L->first_member + m];
