@@ -217,9 +217,9 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                (unsigned long long)L->count, each, alive, growth,
                cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
         if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
-            char call[160] = "";
+            char call[176] = "";
             if (L->call_site != UINT32_MAX) {
-                char cs[140];
+                char cs[128];
                 site_text(s, L->call_site, cs, sizeof cs);
                 snprintf(call, sizeof call, " (forward called at %s)", cs);
             }

@@ -228,6 +228,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
     cJSON_AddNumberToObject(g, "count", L->growth_count);
     cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
+    cJSON_AddNumberToObject(g, "allocated_bytes", L->growth_allocated_bytes);
     leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
     leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
     cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
@@ -250,6 +251,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
         cJSON *mg = cJSON_AddObjectToObject(o, "growth_per_iteration");
         cJSON_AddNumberToObject(mg, "count", M->growth_count);
         cJSON_AddNumberToObject(mg, "bytes", M->growth_bytes);
+        cJSON_AddNumberToObject(mg, "allocated_bytes", M->growth_allocated_bytes);
     }
     cJSON_AddItemToObject(e, "stack", leaks_stack_json(s, L->stack));
     return e;

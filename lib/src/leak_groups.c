@@ -172,10 +172,77 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h;
 }
 
-/* Counts, bytes and times of a part from its allocations; with `regrow` its growth per
- * iteration too: what it made after the first iteration that made any, per iteration. */
+/* Blocks of the final state by address: what the allocator really holds for an
+ * allocation still alive at the end (requests rounded, large blocks left unsplit). */
+typedef struct block_map {
+    uint64_t *addr, *size;
+    size_t n;
+} block_map;
+
+static int cmp_u64_pair(const void *pa, const void *pb)
+{
+    const uint64_t *a = pa, *b = pb;
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+static bool block_map_build(block_map *bm, const ms_snapshot *s, int device)
+{
+    memset(bm, 0, sizeof *bm);
+    size_t nseg = 0, nb = 0, n = 0;
+    const ms_segment *seg = ms_snapshot_segments(s, &nseg);
+    const ms_block *blk = ms_snapshot_blocks(s, &nb);
+    for (size_t i = 0; i < nseg; i++)
+        if (seg[i].device == device)
+            n += seg[i].n_blocks;
+    uint64_t *pairs = malloc((n ? n : 1) * 2 * sizeof *pairs);
+    bm->addr = malloc((n ? n : 1) * sizeof *bm->addr);
+    bm->size = malloc((n ? n : 1) * sizeof *bm->size);
+    if (!pairs || !bm->addr || !bm->size) {
+        free(pairs);
+        free(bm->addr);
+        free(bm->size);
+        return false;
+    }
+    for (size_t i = 0; i < nseg; i++)
+        for (size_t j = 0; seg[i].device == device && j < seg[i].n_blocks; j++) {
+            const ms_block *b = &blk[seg[i].first_block + j];
+            if (seg[i].first_block + j >= nb || b->state != MS_BLOCK_ACTIVE_ALLOCATED)
+                continue;
+            pairs[2 * bm->n] = b->address;
+            pairs[2 * bm->n + 1] = b->size;
+            bm->n++;
+        }
+    qsort(pairs, bm->n, 2 * sizeof *pairs, cmp_u64_pair);
+    for (size_t i = 0; i < bm->n; i++) {
+        bm->addr[i] = pairs[2 * i];
+        bm->size[i] = pairs[2 * i + 1];
+    }
+    free(pairs);
+    return true;
+}
+
+static uint64_t block_bytes(const block_map *bm, const ms_alloc *a)
+{
+    bool alive_at_end = a->free_event < 0 && a->free_requested_event < 0;
+    size_t lo = 0, hi = bm->n;
+    while (alive_at_end && lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bm->addr[mid] < a->addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (alive_at_end && lo < bm->n && bm->addr[lo] == a->addr)
+        return bm->size[lo];
+    return a->size < 512 ? 512 : (a->size + 511) / 512 * 512;
+}
+
+/* Counts, bytes and times of a part from its allocations; its growth per iteration in
+ * block bytes, and with `regrow` in requested bytes too: what it made after the first
+ * iteration that made any, per iteration. */
 static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
-                       const ms_timeline *t, const ms__stackinfo *si, bool regrow)
+                       const ms_timeline *t, const ms__stackinfo *si, const block_map *bm,
+                       bool regrow)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     const ms_iterations *it = r->iterations;
@@ -187,7 +254,7 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
     L->last_alloc_us = INT64_MIN;
     L->stack = L->n_index ? t->allocs[r->alloc_index[L->first_index]].stack : MS_NO_STACK;
     int64_t first_iter = INT64_MAX, prev_iter = INT64_MIN;
-    uint64_t later_count = 0, later_bytes = 0, pass = 0;
+    uint64_t later_count = 0, later_bytes = 0, later_blocks = 0, pass = 0;
     bool same_pass = true, have_pass = false;
     p->sig = 1469598103934665603ull;
     p->sig_n = 0;
@@ -212,6 +279,8 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
         else if (k > first_iter) {
             later_count++;
             later_bytes += a->size;
+            if (L->kind == MS_LEAK_LEAK)
+                later_blocks += block_bytes(bm, a);
         }
         /* Allocations are in event order, so each iteration's run is contiguous. */
         if (k != prev_iter) {
@@ -232,6 +301,9 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
         L->bytes_each_min = 0;
         L->first_alloc_us = L->last_alloc_us = 0;
     }
+    L->growth_allocated_bytes = 0;
+    if (L->kind == MS_LEAK_LEAK && first_iter < N - 1)
+        L->growth_allocated_bytes = (double)later_blocks / (double)(N - 1 - first_iter);
     if (regrow) {
         L->growth_count = L->growth_bytes = 0;
         if (first_iter < N - 1) {
@@ -341,7 +413,17 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
     size_t *new_index = malloc((r->n_alloc_index ? r->n_alloc_index : 1) * sizeof *new_index);
     ms_leak *items = calloc(cap ? cap : 1, sizeof *items);
     ms_leak_member *members = calloc(cap ? cap : 1, sizeof *members);
-    if (!parts || !tmp || !once || !order || !new_index || !items || !members) {
+    size_t *slot = malloc((cap ? cap : 1) * sizeof *slot);
+    size_t *start = calloc(cap + 1, sizeof *start);
+    size_t *cursor = calloc(cap ? cap : 1, sizeof *cursor);
+    block_map bm;
+    bool bm_ok = block_map_build(&bm, s, t->device);
+    if (!bm_ok || !parts || !tmp || !once || !order || !new_index || !items || !members ||
+        !slot || !start || !cursor) {
+        if (bm_ok) {
+            free(bm.addr);
+            free(bm.size);
+        }
         free(parts);
         free(tmp);
         free(once);
@@ -349,6 +431,9 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
         free(new_index);
         free(items);
         free(members);
+        free(slot);
+        free(start);
+        free(cursor);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
     }
     size_t np = 0;
@@ -366,11 +451,11 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
                 q->L.first_index = p->L.first_index + p->L.n_index - n_once;
                 q->L.n_index = n_once;
                 p->L.n_index -= n_once;
-                part_stats(q, r, s, t, si, false);
+                part_stats(q, r, s, t, si, &bm, false);
                 regrow = true;
             }
         }
-        part_stats(p, r, s, t, si, regrow);
+        part_stats(p, r, s, t, si, &bm, regrow);
     }
 
     /* Findings: a leak joins the first earlier leak of the same pass and iterations (its
@@ -414,52 +499,17 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
     }
     /* Output findings in part order of their leaders. */
     size_t nout = 0;
-    size_t *slot = malloc((np ? np : 1) * sizeof *slot);
-    if (!slot) {
-        free(parts);
-        free(tmp);
-        free(once);
-        free(order);
-        free(new_index);
-        free(items);
-        free(members);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
     for (size_t i = 0; i < np; i++)
         slot[i] = parts[i].out == i && parts[i].L.count ? nout++ : SIZE_MAX;
     for (size_t i = 0; i < np; i++)
         parts[i].out = parts[i].L.count ? slot[parts[i].out] : SIZE_MAX;
-    free(slot);
     /* Members of each finding together, largest first. */
-    size_t *start = calloc(nout + 1, sizeof *start);
-    if (!start) {
-        free(parts);
-        free(tmp);
-        free(once);
-        free(order);
-        free(new_index);
-        free(items);
-        free(members);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
     for (size_t i = 0; i < np; i++)
         if (parts[i].out != SIZE_MAX)
             start[parts[i].out + 1]++;
     for (size_t o = 0; o < nout; o++)
         start[o + 1] += start[o];
-    size_t *fill = order; /* reused below: first the members, grouped by finding */
-    size_t *cursor = calloc(nout ? nout : 1, sizeof *cursor);
-    if (!cursor) {
-        free(start);
-        free(parts);
-        free(tmp);
-        free(once);
-        free(order);
-        free(new_index);
-        free(items);
-        free(members);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
+    size_t *fill = order; /* the members, grouped by finding */
     for (size_t i = 0; i < np; i++)
         if (parts[i].out != SIZE_MAX)
             fill[start[parts[i].out] + cursor[parts[i].out]++] = i;
@@ -489,6 +539,7 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
                 L->bytes_each_max = x->bytes_each_max;
             L->growth_count += x->growth_count;
             L->growth_bytes += x->growth_bytes;
+            L->growth_allocated_bytes += x->growth_allocated_bytes;
             if (x->first_alloc_us < L->first_alloc_us)
                 L->first_alloc_us = x->first_alloc_us;
             if (x->last_alloc_us > L->last_alloc_us)
@@ -545,6 +596,7 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
             M->bytes_each_max = p->L.bytes_each_max;
             M->growth_count = p->L.growth_count;
             M->growth_bytes = p->L.growth_bytes;
+            M->growth_allocated_bytes = p->L.growth_allocated_bytes;
             M->stack = p->L.stack;
             M->first_index = ni;
             M->n_index = p->L.n_index;
@@ -554,6 +606,9 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
             L->n_index += p->L.n_index;
         }
     }
+    free(bm.addr);
+    free(bm.size);
+    free(slot);
     free(cursor);
     free(start);
     free(parts);

@@ -149,6 +149,10 @@ typedef struct ms_leak {
     /* For sites of one forward pass (patterns graph and forward): the user's line that
      * called that forward, e.g. `total = total + model(x).loss`; else UINT32_MAX. */
     uint32_t call_site;
+    /* growth_bytes as the allocator counts it (memory_allocated()): block sizes, from the
+     * final state for allocations alive at the end, else the request rounded to 512 B.
+     * Counted over the finding's own allocations made after its first iteration. */
+    double growth_allocated_bytes;
 } ms_leak;
 
 /* One site (and layer) of a finding. Its allocations are the finding's
@@ -165,6 +169,7 @@ typedef struct ms_leak_member {
     uint32_t stack;          /* a representative allocation's stack */
     size_t first_index;
     size_t n_index;
+    double growth_allocated_bytes;
 } ms_leak_member;
 
 typedef struct ms_leak_report {
