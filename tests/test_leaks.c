@@ -358,9 +358,9 @@ static void test_one_time(const char *name)
     if (open_fixture(&fx, name))
         return;
     ms_leak_report *r = find(name, &fx);
-    cJSON *list = cJSON_GetObjectItem(fx.truth, "one_time"), *once;
+    cJSON *list = r ? cJSON_GetObjectItem(fx.truth, "one_time") : NULL, *once;
     CHECK_TRUE_IN(name, cJSON_GetArraySize(list) > 0);
-    cJSON_ArrayForEach(once, r ? list : (cJSON *)NULL)
+    cJSON_ArrayForEach(once, list)
     {
         const char *file = cJSON_GetObjectItem(once, "filename")->valuestring;
         long long line = (long long)cJSON_GetObjectItem(once, "line")->valuedouble;
