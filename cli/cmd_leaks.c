@@ -221,7 +221,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             if (L->call_site != UINT32_MAX) {
                 char cs[128];
                 site_text(s, L->call_site, cs, sizeof cs);
-                snprintf(call, sizeof call, " (forward called at %s)", cs);
+                snprintf(call, sizeof call, " (model called at %s)", cs);
             }
             printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));

@@ -88,7 +88,7 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
                 !strcmp(report_str(first, "pattern"), "graph"))
                 /* A graph's sites are the model's layers: the line that called the forward
                  * and kept its output is the bug. */
-                snprintf(site, sizeof site, "; largest: a graph kept from the forward called at %s:%.0f %s",
+                snprintf(site, sizeof site, "; largest: a graph kept from the model called at %s:%.0f %s",
                          cli_basename(report_str(first, "call_site.filename")),
                          report_num(first, "call_site.line"),
                          report_str(first, "call_site.function"));

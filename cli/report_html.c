@@ -674,7 +674,7 @@ static void leaks_table(FILE *out, const cJSON *file)
             fputs("</b>", out);
             if (*report_str(L, "call_site.filename")) {
                 char cs[600];
-                snprintf(cs, sizeof cs, " (forward called at %s:%.0f %s)",
+                snprintf(cs, sizeof cs, " (model called at %s:%.0f %s)",
                          cli_basename(report_str(L, "call_site.filename")),
                          report_num(L, "call_site.line"), report_str(L, "call_site.function"));
                 esc(out, cs);

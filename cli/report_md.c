@@ -279,7 +279,7 @@ static void file_details(FILE *out, const cJSON *file)
             /* One cause, several sites: the pattern, and for a pass the line calling it. */
             fprintf(out, "%s: %d sites", report_str(L, "pattern"), nm);
             if (*report_str(L, "call_site.filename")) {
-                fputs(", forward called at ", out);
+                fputs(", model called at ", out);
                 md(out, cli_basename(report_str(L, "call_site.filename")));
                 fprintf(out, ":%.0f ", report_num(L, "call_site.line"));
                 md(out, report_str(L, "call_site.function"));

@@ -174,13 +174,13 @@ static void test_graph_leak(void)
     free_out(expect(1,
                     "FAILED --fail-on-leaks: leak_eval_graph.pickle: 15 leaking sites (1 finding) "
                     "hold 566.73 MiB and grow by 70.84 MiB per iteration; largest: a graph kept "
-                    "from the forward called at scenarios_explain.py:355 leak_eval_graph",
+                    "from the model called at scenarios_explain.py:355 leak_eval_graph",
                     args));
     snprintf(path, sizeof path, "%s/index.html", dir);
     size_t len = 0;
     char *html = check_read_text(path, &len);
     CHECK_TRUE(html && strstr(html, "<td class=\"site\">graph: 15 sites</td>"));
-    CHECK_TRUE(html && strstr(html, "<b>graph</b> (forward called at scenarios_explain.py:355"));
+    CHECK_TRUE(html && strstr(html, "<b>graph</b> (model called at scenarios_explain.py:355"));
     CHECK_TRUE(html && strstr(html, "<td class=\"site member\">activations.py:66 forward</td>"));
     CHECK_TRUE(html && strstr(html, "<details class=\"stack\"><summary>stack of one allocation "
                                     "(109 frames, innermost first)</summary>"));
@@ -189,7 +189,7 @@ static void test_graph_leak(void)
     free(html);
     snprintf(path, sizeof path, "%s/summary.md", dir);
     char *md = check_read_text(path, &len);
-    CHECK_TRUE(md && strstr(md, "| leak | graph: 15 sites, forward called at "
+    CHECK_TRUE(md && strstr(md, "| leak | graph: 15 sites, model called at "
                                 "scenarios\\_explain.py:355 leak\\_eval\\_graph | 648 |"));
     free(md);
 }

@@ -68,7 +68,7 @@ contains "one-time workspace retained" "$out" "workspace: a library workspace"
 out=$("$BIN" leaks testdata/leak_eval_graph.pickle --fail --stack); rc=$?
 check "graph --fail exit" 1 $rc
 contains "graph finding" "$out" "graph: 15 sites"
-contains "graph call line" "$out" "graph (forward called at train/scenarios_explain.py:355 leak_eval_graph)"
+contains "graph call line" "$out" "graph (model called at train/scenarios_explain.py:355 leak_eval_graph)"
 contains "graph verdict" "$out" "LEAK: 15 sites (1 finding) hold 566.73 MiB and grow by 70.84 MiB per iteration"
 contains "graph member" "$out" "    transformers/activations.py:66 forward"
 contains "--stack heading" "$out" "stack (innermost first, 109 frames):"
