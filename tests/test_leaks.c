@@ -513,8 +513,55 @@ static void test_warm_cache(void)
     test_trace_only(name, 5);
 }
 
+/* Every snapshot in testdata/, the ones other tests name and any added later: where the
+ * truth injected no leak (no `leaks`, or `leaks: []`), no leak and no suspect; where it
+ * lists sites, exactly that many leaking sites (one finding for a graph), each found. */
+static void each_snapshot(const char *path, const char *name, void *arg)
+{
+    (void)path;
+    size_t *seen = arg;
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_leak_report *r = find(name, &fx);
+    if (r) {
+        (*seen)++;
+        check_members_sum(name, r);
+        cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks"), *tl;
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+        bool graph = false;
+        cJSON_ArrayForEach(tl, truth)
+        {
+            const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(tl, "kind"));
+            graph = graph || (kind && !strcmp(kind, "graph"));
+        }
+        if (graph) {
+            CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 1);
+        } else {
+            CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
+            cJSON_ArrayForEach(tl, truth)
+            {
+                const ms_leak *finding = NULL;
+                const ms_leak_member *M = leak_member_at(
+                    &fx, r, cJSON_GetObjectItem(tl, "filename")->valuestring,
+                    (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
+                    cJSON_GetObjectItem(tl, "name")->valuestring, &finding);
+                CHECK_TRUE_IN(name, M != NULL);
+                if (M)
+                    CHECK_EQ_INT_IN(name, M->count,
+                                    (long long)cJSON_GetObjectItem(tl, "count")->valuedouble);
+            }
+        }
+        ms_leak_report_free(r);
+    }
+    close_fixture(&fx);
+}
+
 int main(void)
 {
+    size_t seen = 0;
+    check_each_snapshot(each_snapshot, &seen);
+    CHECK_TRUE(seen >= 23);
     test_truth_leaks("leak_layers", true);
     test_truth_leaks("leak_backward_hook", true);
     test_truth_leaks("leak_forward_hook", true);

@@ -345,6 +345,10 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
          * known less well than the others' (the loop's `del tmp` can follow the boundary
          * found), so only what is never freed counts there. */
         int64_t k = iter_of(it, a->alloc_event);
+        /* A wrapped trace lost when the oldest copies were made, not that they exist:
+         * alive before the first kept event, of a leaking site, they are its own. */
+        if (a->alloc_event < 0)
+            return true;
         return k >= 0 && (k + 1 < (int64_t)it->n || release_event(a) < 0);
     }
     if (kind == MS_LEAK_SUSPECT && single)
