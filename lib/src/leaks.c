@@ -653,12 +653,16 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
         if (L->site != UINT32_MAX)
             ms_site_format(s, L->site, site, sizeof site);
         if (L->n_members > 1) {
-            /* Several sites, one cause: the label names the pattern, not one member. */
-            char bytes[32];
+            /* Several sites, one cause: the label names the pattern, not one member, and
+             * for a graph the line that called the model. */
+            char bytes[32], where[120];
             ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
-            snprintf(grouped, sizeof grouped, "%s %s: %zu sites, %s (%s)",
+            if (L->pattern != MS_LEAK_PATTERN_GRAPH || L->call_site == UINT32_MAX ||
+                ms_site_format(s, L->call_site, where, sizeof where) != 0)
+                snprintf(where, sizeof where, "%s", site);
+            snprintf(grouped, sizeof grouped, "%s %s, %zu sites, %s: %s",
                      ms_leak_pattern_key(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
-                     bytes, site);
+                     bytes, where);
         }
         for (size_t j = 0; j < L->n_index; j++) {
             size_t ai = r->alloc_index[L->first_index + j];
