@@ -655,7 +655,7 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
         if (L->n_members > 1) {
             /* Several sites, one cause: the label names the pattern, not one member, and
              * for a graph the line that called the model. */
-            char bytes[32], where[120];
+            char bytes[32], where[96];
             ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
             if (L->pattern != MS_LEAK_PATTERN_GRAPH || L->call_site == UINT32_MAX ||
                 ms_site_format(s, L->call_site, where, sizeof where) != 0)
