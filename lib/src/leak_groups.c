@@ -354,16 +354,29 @@ static bool is_graph(const ms_leak_report *r, const ms_snapshot *s, const ms_tim
     }
     if (last < 0)
         return false;
-    for (int64_t e = it->items[first].start_event; e < it->items[last].end_event; e++) {
+    /* Each stack is looked at once: a long run repeats a few hundred stacks. */
+    size_t nst = ms_snapshot_stack_count(s);
+    uint8_t *training = calloc(nst ? nst : 1, 1); /* 0 not seen, 1 no, 2 yes */
+    bool graph = true;
+    for (int64_t e = it->items[first].start_event; e < it->items[last].end_event && graph; e++) {
         if (tr->action[e] != MS_ACT_ALLOC)
             continue;
         uint32_t st = tr->stack[e];
-        if (st == MS_NO_STACK)
-            return false; /* stacks="python" records backward allocations without frames */
-        if ((si[st].flags & MS__ST_OPTIM) || (pass_of(s, si, st) >> 32) == 2)
-            return false;
+        if (st == MS_NO_STACK || st >= nst) {
+            graph = false; /* stacks="python" records backward allocations without frames */
+            break;
+        }
+        if (training && training[st]) {
+            graph = training[st] == 1;
+            continue;
+        }
+        bool yes = (si[st].flags & MS__ST_OPTIM) || (pass_of(s, si, st) >> 32) == 2;
+        if (training)
+            training[st] = yes ? 2 : 1;
+        graph = !yes;
     }
-    return true;
+    free(training);
+    return graph;
 }
 
 static int cmp_leak_bytes(const ms_leak *a, const ms_leak *b)
