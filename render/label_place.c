@@ -9,6 +9,8 @@
 #include "label_place.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define GAP 3.0    /* free pixels kept around every box */
 #define STEP 9.0   /* vertical search step */
@@ -106,4 +108,88 @@ size_t ms_callouts_place(const ms_callout_in *in, size_t n, ms_chart_rect area,
         shown++;
     }
     return shown;
+}
+
+double ms_callout_text_width(const char *text)
+{
+    /* DejaVu Sans Bold at 11 px averages under 7 px a character; count UTF-8 lead bytes. */
+    size_t chars = 0;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        chars += (*c & 0xC0) != 0x80;
+    return 7.0 * (double)chars + 6.0;
+}
+
+int ms_chart_callouts_build(const ms_chart *ch, const size_t *rank, ms_chart_callouts *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t W = ch->n_cols, n_marked = 0;
+    for (size_t g = 0; g < ch->n_groups; g++)
+        n_marked += ch->groups[g].highlight && ch->groups[g].mark[0];
+    if (!n_marked || !W)
+        return 0;
+    ms_callout_in *in = calloc(n_marked, sizeof *in);
+    ms_callout *pl = calloc(n_marked, sizeof *pl);
+    size_t *of = calloc(n_marked, sizeof *of);
+    if (!in || !pl || !of) {
+        free(in);
+        free(pl);
+        free(of);
+        return MS_ERR_NOMEM;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < ch->n_groups; g++)
+        if (ch->groups[g].highlight && ch->groups[g].mark[0])
+            of[k++] = g;
+    /* Most important first: insertion sort by rank (a handful of findings). */
+    for (size_t i = 1; rank && i < k; i++) {
+        size_t x = of[i], j = i;
+        while (j > 0 && rank[of[j - 1]] > rank[x]) {
+            of[j] = of[j - 1];
+            j--;
+        }
+        of[j] = x;
+    }
+    for (size_t i = 0; i < k; i++) {
+        size_t g = of[i];
+        const int64_t *h = ch->heights + g * W;
+        size_t c = 0;
+        while (c < W && h[c] <= 0)
+            c++;
+        in[i].ax = in[i].ay = NAN; /* a band outside the window: no place to point at */
+        in[i].w = ms_callout_text_width(ch->groups[g].mark);
+        in[i].h = 15;
+        if (c == W)
+            continue;
+        int64_t below = 0;
+        for (size_t b = 0; b < g; b++)
+            below += ch->heights[b * W + c];
+        in[i].ax = ch->plot.x + (double)c + 0.5;
+        in[i].ay = ms_chart_py(ch, (double)below + (double)h[c] / 2);
+    }
+    /* The peak's label, where draw.c puts it (12 px bold, right of the dot if it fits). */
+    ms_chart_rect avoid[2];
+    size_t n_avoid = 0;
+    if (ch->has_peak) {
+        double w = 7.6 * (double)strlen(ch->peak_label);
+        bool right = ch->peak_px + 10 + w <= ch->plot.x + ch->plot.w;
+        double ty = ch->peak_py - 8 < ch->plot.y + 12 ? ch->peak_py + 18 : ch->peak_py - 8;
+        avoid[n_avoid++] = (ms_chart_rect){right ? ch->peak_px + 9 : ch->peak_px - 9 - w,
+                                           ty - 13, w, 17};
+        avoid[n_avoid++] = (ms_chart_rect){ch->peak_px - 6, ch->peak_py - 6, 12, 12};
+    }
+    size_t shown = ms_callouts_place(in, k, ch->plot, avoid, n_avoid, MS_CHART_MAX_CALLOUTS, pl);
+    for (size_t i = 0; i < k; i++) {
+        if (!pl[i].shown)
+            continue;
+        ms_chart_callout *o = &out->items[out->n++];
+        o->text = ch->groups[of[i]].mark;
+        o->ax = in[i].ax;
+        o->ay = in[i].ay;
+        o->place = pl[i];
+    }
+    out->hidden = k - shown;
+    free(in);
+    free(pl);
+    free(of);
+    return 0;
 }

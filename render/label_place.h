@@ -33,6 +33,29 @@ size_t ms_callouts_place(const ms_callout_in *in, size_t n, ms_chart_rect area,
                          const ms_chart_rect *avoid, size_t n_avoid, size_t max_shown,
                          ms_callout *out);
 
+/* The callouts of a stacked chart: one per band with a mark (render --leaks labels each
+ * finding once), anchored where the band starts, placed clear of the peak's label. Text
+ * widths are estimated from the label font (11 px bold), a little wide, so boxes that
+ * do not overlap here do not overlap drawn. */
+typedef struct ms_chart_callout {
+    const char *text; /* the group's mark, inside the chart */
+    double ax, ay;    /* where the band starts */
+    ms_callout place;
+} ms_chart_callout;
+
+typedef struct ms_chart_callouts {
+    ms_chart_callout items[MS_CHART_MAX_CALLOUTS];
+    size_t n;      /* shown */
+    size_t hidden; /* marked bands left without a callout: "+N more" */
+} ms_chart_callouts;
+
+/* Marked bands are taken in the order of `rank` (the order their highlights were given,
+ * most important first), or group order when rank is NULL. Fails only on no memory. */
+int ms_chart_callouts_build(const ms_chart *ch, const size_t *rank, ms_chart_callouts *out);
+
+/* Estimated width of a label in the callout font. */
+double ms_callout_text_width(const char *text);
+
 /* Whether two rectangles share any area (touching edges do not). */
 bool ms_chart_rects_overlap(const ms_chart_rect *a, const ms_chart_rect *b);
 
