@@ -15,17 +15,21 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
-            "                    [--step NAME] [--iterations N] [--device N]\n"
+            "                    [--stack] [--step NAME] [--iterations N] [--device N]\n"
             "\n"
             "Finds allocations that outlive the iteration that made them and whose live\n"
             "count grows from one iteration end to the next (leaks). With too few\n"
             "iterations to tell, allocations kept while the rest of their layer call was\n"
-            "freed are reported as suspects.\n"
+            "freed are reported as suspects. Sites that leak together in the same pass (a\n"
+            "graph kept alive by a loss summed as a tensor) are one finding, its sites listed\n"
+            "under it.\n"
             "\n"
             "  --json            print JSON (docs/json.md)\n"
             "  --min-bytes SIZE  hide findings with less memory alive at the end (e.g. 1MiB)\n"
             "  --all             also list retained memory (parameters, optimizer state, caches)\n"
             "  --fail            exit 1 when a leak is found (for CI)\n"
+            "  --stack           print the stack of an allocation of each finding (your\n"
+            "                    frames marked '>', torch's and native frames folded)\n"
             "  --step NAME       annotation (record_function) name that marks one iteration\n"
             "  --iterations N    the number of iterations the trace holds\n"
             "  --device N        only this device (default: every device in use)\n"
@@ -34,7 +38,7 @@ static void usage(FILE *out)
 }
 
 typedef struct opts {
-    bool json, all, fail;
+    bool json, all, fail, stack;
     int device;
     ms_leak_options lo;
 } opts;
@@ -57,16 +61,23 @@ static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t c
         cli_term_into(raw, buf, cap);
 }
 
-static void each_text(const ms_leak *L, char *buf, size_t cap)
+static void each_text(uint64_t min, uint64_t max, char *buf, size_t cap)
 {
     char a[32], b[32];
-    ms_format_bytes((int64_t)L->bytes_each_min, a, sizeof a);
-    if (L->bytes_each_min == L->bytes_each_max) {
+    ms_format_bytes((int64_t)min, a, sizeof a);
+    if (min == max) {
         snprintf(buf, cap, "%s", a);
         return;
     }
-    ms_format_bytes((int64_t)L->bytes_each_max, b, sizeof b);
+    ms_format_bytes((int64_t)max, b, sizeof b);
     snprintf(buf, cap, "%s..%s", a, b);
+}
+
+static void growth_text(double count, double bytes, char *buf, size_t cap)
+{
+    char gb[32];
+    ms_format_bytes((int64_t)(bytes + 0.5), gb, sizeof gb);
+    snprintf(buf, cap, "+%.4g allocs, +%s", count, gb);
 }
 
 static bool shown(const opts *o, const ms_leak *L)
@@ -77,6 +88,7 @@ static bool shown(const opts *o, const ms_leak *L)
 /* Counts of each kind among the shown findings, and the bytes they hold. */
 typedef struct tally {
     size_t leaks, suspects, retained;
+    size_t leak_sites; /* members of the leak findings */
     uint64_t leak_bytes;
     double growth_bytes;
 } tally;
@@ -87,6 +99,7 @@ static void count(tally *t, const ms_leak_report *r)
         const ms_leak *L = &r->items[i];
         if (L->kind == MS_LEAK_LEAK) {
             t->leaks++;
+            t->leak_sites += L->n_members;
             t->leak_bytes += L->bytes;
             t->growth_bytes += L->growth_bytes;
         } else if (L->kind == MS_LEAK_SUSPECT) {
@@ -95,6 +108,60 @@ static void count(tally *t, const ms_leak_report *r)
             t->retained++;
         }
     }
+}
+
+/* A run of frames a user does not read first, as one line. */
+static void print_folded(size_t torch, size_t native, int indent)
+{
+    if (!torch && !native)
+        return;
+    printf("%*s  ... ", indent, "");
+    if (torch)
+        printf("%zu torch frame%s", torch, torch == 1 ? "" : "s");
+    if (torch && native)
+        printf(" and ");
+    if (native)
+        printf("%zu native frame%s", native, native == 1 ? "" : "s");
+    printf("\n");
+}
+
+/* A stack innermost first: the user's frames marked '>', runs of torch's own and native
+ * frames folded. A stack without user frames (a backward node on the autograd thread)
+ * shows torch's Python frames, else the frame it is blamed on. */
+static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
+{
+    size_t n = 0;
+    const uint32_t *fr = ms_snapshot_stack(s, stack, &n);
+    if (!n) {
+        printf("%*sstack: not recorded\n", indent, "");
+        return;
+    }
+    size_t users = 0, torches = 0;
+    for (size_t k = 0; k < n; k++) {
+        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        users += fk == MS_FRAME_USER;
+        torches += fk == MS_FRAME_TORCH;
+    }
+    uint32_t site = ms_stack_site(s, stack);
+    printf("%*sstack (innermost first, %zu frames):\n", indent, "", n);
+    size_t torch = 0, native = 0;
+    for (size_t k = 0; k < n; k++) {
+        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        bool show = fk == MS_FRAME_USER || (!users && fk == MS_FRAME_TORCH) ||
+                    (!users && !torches && fr[k] == site);
+        if (!show) {
+            torch += fk == MS_FRAME_TORCH;
+            native += fk == MS_FRAME_NATIVE;
+            continue;
+        }
+        print_folded(torch, native, indent);
+        torch = native = 0;
+        const ms_frame *f = ms_snapshot_frame(s, fr[k]);
+        printf("%*s%s %s:%lld %s\n", indent, "", fk == MS_FRAME_USER ? ">" : " ",
+               ms_snapshot_string(s, f->filename), (long long)f->line,
+               ms_snapshot_string(s, f->name));
+    }
+    print_folded(torch, native, indent);
 }
 
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
@@ -113,15 +180,20 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     size_t rows = 0;
     int wsite = 4, wlayer = 5;
     for (size_t i = 0; i < r->n; i++) {
-        if (!shown(o, &r->items[i]))
+        const ms_leak *L = &r->items[i];
+        if (!shown(o, L))
             continue;
-        char buf[160];
-        site_text(s, r->items[i].site, buf, sizeof buf);
-        if ((int)strlen(buf) > wsite)
-            wsite = (int)strlen(buf);
-        layer_text(s, r->items[i].layer, buf, sizeof buf);
-        if ((int)strlen(buf) > wlayer)
-            wlayer = (int)strlen(buf);
+        /* Members are rows too, indented under their finding. */
+        for (size_t m = 0; m < (L->n_members > 1 ? L->n_members + 1 : 1); m++) {
+            const ms_leak_member *M = m ? &r->members[L->first_member + m - 1] : NULL;
+            char buf[160];
+            site_text(s, M ? M->site : L->site, buf, sizeof buf);
+            if ((int)strlen(buf) + (M ? 2 : 0) > wsite)
+                wsite = (int)strlen(buf) + (M ? 2 : 0);
+            layer_text(s, M ? M->layer : L->layer, buf, sizeof buf);
+            if ((int)strlen(buf) > wlayer)
+                wlayer = (int)strlen(buf);
+        }
         rows++;
     }
     if (!rows) {
@@ -137,17 +209,46 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         char site[160], layer[160], each[72], alive[32], growth[64] = "-";
         site_text(s, L->site, site, sizeof site);
         layer_text(s, L->layer, layer, sizeof layer);
-        each_text(L, each, sizeof each);
-        ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
-        if (L->kind == MS_LEAK_LEAK) {
-            char gb[32];
-            ms_format_bytes((int64_t)(L->growth_bytes + 0.5), gb, sizeof gb);
-            snprintf(growth, sizeof growth, "+%.4g allocs, +%s", L->growth_count, gb);
+        if (L->n_members > 1) {
+            /* The finding is its pattern; its sites follow. */
+            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_key(L->pattern),
+                     L->n_members);
+            snprintf(layer, sizeof layer, "-");
         }
+        each_text(L->bytes_each_min, L->bytes_each_max, each, sizeof each);
+        ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
+        if (L->kind == MS_LEAK_LEAK)
+            growth_text(L->growth_count, L->growth_bytes, growth, sizeof growth);
         printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %7.3fs  %7.3fs\n",
                ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
                cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
+        if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
+            char call[176] = "";
+            if (L->call_site != UINT32_MAX) {
+                char cs[128];
+                site_text(s, L->call_site, cs, sizeof cs);
+                snprintf(call, sizeof call, " (model called at %s)", cs);
+            }
+            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
+                   ms_leak_pattern_text(L->pattern));
+        }
+        for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {
+            const ms_leak_member *M = &r->members[L->first_member + m];
+            char msite[150];
+            site_text(s, M->site, msite, sizeof msite);
+            snprintf(site, sizeof site, "  %s", msite);
+            layer_text(s, M->layer, layer, sizeof layer);
+            each_text(M->bytes_each_min, M->bytes_each_max, each, sizeof each);
+            ms_format_bytes((int64_t)M->bytes, alive, sizeof alive);
+            snprintf(growth, sizeof growth, "-");
+            if (L->kind == MS_LEAK_LEAK)
+                growth_text(M->growth_count, M->growth_bytes, growth, sizeof growth);
+            printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %s\n", "", wsite, site, wlayer,
+                   layer, (unsigned long long)M->count, each, alive, growth);
+        }
+        if (o->stack)
+            print_stack(s, L->stack, 12);
     }
 }
 
@@ -158,9 +259,13 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
     if (t->leaks) {
         ms_format_bytes((int64_t)t->leak_bytes, bytes, sizeof bytes);
         ms_format_bytes((int64_t)(t->growth_bytes + 0.5), growth, sizeof growth);
-        printf("LEAK: %zu site%s %s %s and grow%s by %s per iteration", t->leaks,
-               t->leaks == 1 ? "" : "s", t->leaks == 1 ? "holds" : "hold", bytes,
-               t->leaks == 1 ? "s" : "", growth);
+        /* Sites first (what the table lists), then the causes when fewer. */
+        size_t n = t->leak_sites;
+        printf("LEAK: %zu site%s", n, n == 1 ? "" : "s");
+        if (t->leaks < n)
+            printf(" (%zu finding%s)", t->leaks, t->leaks == 1 ? "" : "s");
+        printf(" %s %s and grow%s by %s per iteration", n == 1 ? "holds" : "hold", bytes,
+               n == 1 ? "s" : "", growth);
     } else {
         printf("no leak");
         if (iterations == 0)
@@ -218,6 +323,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         tally dt = {0};
         count(&dt, r);
         tl.leaks += dt.leaks;
+        tl.leak_sites += dt.leak_sites;
         tl.suspects += dt.suspects;
         tl.retained += dt.retained;
         tl.leak_bytes += dt.leak_bytes;
@@ -237,11 +343,12 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
                 leaks_json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
             }
             leaks_json_int(dj, "leaks", (int64_t)(dt.leaks));
+            leaks_json_int(dj, "leak_sites", (int64_t)(dt.leak_sites));
             leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
             leaks_json_int(dj, "retained", (int64_t)(dt.retained));
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]))
-                    cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, &r->items[i], d));
+                    cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, r, &r->items[i], d));
         } else {
             print_device(o, s, t, r);
         }
@@ -255,6 +362,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
             cJSON_AddBoolToObject(v, "leak", tl.leaks > 0);
             leaks_json_int(v, "leaks", (int64_t)(tl.leaks));
+            leaks_json_int(v, "leak_sites", (int64_t)(tl.leak_sites));
             leaks_json_int(v, "suspects", (int64_t)(tl.suspects));
             leaks_json_int(v, "leaked_bytes", (int64_t)(tl.leak_bytes));
             cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
@@ -289,6 +397,8 @@ int cmd_leaks(int argc, char **argv)
             o.json = true;
         } else if (!strcmp(a, "--all")) {
             o.all = true;
+        } else if (!strcmp(a, "--stack")) {
+            o.stack = true;
         } else if (!strcmp(a, "--fail")) {
             o.fail = true;
         } else if (!strcmp(a, "--min-bytes") && has_value) {

@@ -254,9 +254,8 @@ static int leak_highlights(const char *path, const ms_snapshot *s, const ms_time
         return 2;
     }
     for (size_t k = 0; k < n; k++) {
-        bool first = true;
-        for (size_t j = 0; j < k && first; j++)
-            first = strcmp((*marks)[j].label, (*marks)[k].label) != 0;
+        /* Marks come grouped by finding: its first one carries the label. */
+        bool first = !k || (*marks)[k].finding != (*marks)[k - 1].finding;
         hl[k].alloc = (*marks)[k].alloc_index;
         hl[k].label = first ? (*marks)[k].label : NULL;
     }

@@ -173,23 +173,55 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
     }
 }
 
-cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L, int device)
+/* {"filename", "line", "function"} of a site frame, empty when unknown. */
+static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
+{
+    if (frame == UINT32_MAX)
+        return;
+    const ms_frame *f = ms_snapshot_frame(s, frame);
+    cJSON_AddStringToObject(o, "filename", ms_snapshot_string(s, f->filename));
+    leaks_json_int(o, "line", f->line);
+    cJSON_AddStringToObject(o, "function", ms_snapshot_string(s, f->name));
+}
+
+static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
+{
+    char buf[160];
+    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) == 0)
+        cJSON_AddStringToObject(o, "layer", buf);
+    else
+        cJSON_AddNullToObject(o, "layer");
+}
+
+static const char *const FRAME_KINDS[] = {"user", "torch", "native"};
+
+cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack)
+{
+    cJSON *a = cJSON_CreateArray();
+    size_t n = 0;
+    const uint32_t *fr = ms_snapshot_stack(s, stack, &n);
+    for (size_t k = 0; a && k < n; k++) {
+        const ms_frame *f = ms_snapshot_frame(s, fr[k]);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(a, e);
+        cJSON_AddStringToObject(e, "filename", ms_snapshot_string(s, f->filename));
+        leaks_json_int(e, "line", f->line);
+        cJSON_AddStringToObject(e, "name", ms_snapshot_string(s, f->name));
+        cJSON_AddStringToObject(e, "kind", FRAME_KINDS[ms_frame_kind_of(s, fr[k])]);
+    }
+    return a;
+}
+
+cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
+                          const ms_leak *L, int device)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
+    cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_key(L->pattern));
+    cJSON_AddStringToObject(e, "pattern_text", ms_leak_pattern_text(L->pattern));
     leaks_json_int(e, "device", device);
-    cJSON *site = cJSON_AddObjectToObject(e, "site");
-    if (L->site != UINT32_MAX) {
-        const ms_frame *f = ms_snapshot_frame(s, L->site);
-        cJSON_AddStringToObject(site, "filename", ms_snapshot_string(s, f->filename));
-        leaks_json_int(site, "line", f->line);
-        cJSON_AddStringToObject(site, "function", ms_snapshot_string(s, f->name));
-    }
-    char buf[160];
-    if (L->layer != UINT32_MAX && ms_layer_format(s, L->layer, buf, sizeof buf) == 0)
-        cJSON_AddStringToObject(e, "layer", buf);
-    else
-        cJSON_AddNullToObject(e, "layer");
+    site_json(cJSON_AddObjectToObject(e, "site"), s, L->site);
+    layer_json(e, s, L->layer);
     leaks_json_int(e, "count", (int64_t)L->count);
     leaks_json_int(e, "bytes", (int64_t)L->bytes);
     leaks_json_int(e, "bytes_each", (int64_t)L->bytes_each_min);
@@ -197,9 +229,31 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
     cJSON_AddNumberToObject(g, "count", L->growth_count);
     cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
+    cJSON_AddNumberToObject(g, "allocated_bytes", L->growth_allocated_bytes);
     leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
     leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
     cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
     cJSON_AddNumberToObject(e, "last_alloc_s", (double)(L->last_alloc_us - t->t_first_us) / 1e6);
+    if (L->call_site != UINT32_MAX)
+        site_json(cJSON_AddObjectToObject(e, "call_site"), s, L->call_site);
+    else
+        cJSON_AddNullToObject(e, "call_site");
+    cJSON *members = cJSON_AddArrayToObject(e, "members");
+    for (size_t m = 0; members && m < L->n_members; m++) {
+        const ms_leak_member *M = &r->members[L->first_member + m];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(members, o);
+        site_json(cJSON_AddObjectToObject(o, "site"), s, M->site);
+        layer_json(o, s, M->layer);
+        leaks_json_int(o, "count", (int64_t)M->count);
+        leaks_json_int(o, "bytes", (int64_t)M->bytes);
+        leaks_json_int(o, "bytes_each", (int64_t)M->bytes_each_min);
+        leaks_json_int(o, "bytes_each_max", (int64_t)M->bytes_each_max);
+        cJSON *mg = cJSON_AddObjectToObject(o, "growth_per_iteration");
+        cJSON_AddNumberToObject(mg, "count", M->growth_count);
+        cJSON_AddNumberToObject(mg, "bytes", M->growth_bytes);
+        cJSON_AddNumberToObject(mg, "allocated_bytes", M->growth_allocated_bytes);
+    }
+    cJSON_AddItemToObject(e, "stack", leaks_stack_json(s, L->stack));
     return e;
 }

@@ -31,9 +31,14 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, i
 /* The same text from the JSON object above (for `summary`, which prints from its JSON). */
 void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent);
 
-/* One finding of `memsnap leaks --json` files[].leaks[] (docs/json.md); `t` is the
- * device's timeline (for times in seconds). Shared by `leaks` and `report`. */
-cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak *L,
-                          int device);
+/* One finding of `memsnap leaks --json` files[].leaks[] (docs/json.md), members and stack
+ * included; `t` is the device's timeline (for times in seconds), `r` the report holding
+ * `L`. Shared by `leaks` and `report`. */
+cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
+                          const ms_leak *L, int device);
+
+/* A stack as [{"filename", "line", "name", "kind"}], innermost first; kind is "user",
+ * "torch" or "native" (ms_frame_kind_of). */
+cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack);
 
 #endif

@@ -115,13 +115,11 @@ int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t
         ms_leak_marks_free(marks);
         return fail(err, MS_ERR_NOMEM, "out of memory");
     }
-    /* One arrow per site: a leak of 24 allocations labelled 24 times hides the chart. */
+    /* One arrow per finding: a leak of 24 allocations labelled 24 times hides the chart,
+     * and so do the 15 sites of one graph. Marks come grouped by finding. */
     for (size_t i = 0; i < n_marks; i++) {
         hl[i].alloc = marks[i].alloc_index;
-        hl[i].label = marks[i].label;
-        for (size_t k = 0; k < i && hl[i].label; k++)
-            if (hl[k].label && !strcmp(hl[k].label, marks[i].label))
-                hl[i].label = NULL;
+        hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
     }
     ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
     ms_chart_spec spec = {0};

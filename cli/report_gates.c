@@ -84,14 +84,30 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
                             sizeof growth);
             /* Findings are listed leaks first, most bytes first: the first names the worst. */
             const cJSON *first = cJSON_GetArrayItem(report_get(file, "leaks.leaks"), 0);
-            if (first && !strcmp(report_str(first, "kind"), "leak"))
+            if (first && !strcmp(report_str(first, "kind"), "leak") &&
+                !strcmp(report_str(first, "pattern"), "graph"))
+                /* A graph's sites are the model's layers: the line that called the forward
+                 * and kept its output is the bug. */
+                snprintf(site, sizeof site, "; largest: a graph kept from the model called at %s:%.0f %s",
+                         cli_basename(report_str(first, "call_site.filename")),
+                         report_num(first, "call_site.line"),
+                         report_str(first, "call_site.function"));
+            else if (first && !strcmp(report_str(first, "kind"), "leak"))
                 snprintf(site, sizeof site, "; largest at %s:%.0f %s",
                          cli_basename(report_str(first, "site.filename")),
                          report_num(first, "site.line"), report_str(first, "site.function"));
+            /* Sites are what the table lists; findings (causes) when fewer. */
+            double sites = report_num(v, "leak_sites");
+            if (sites < n)
+                sites = n;
+            char causes[64] = "";
+            if (n < sites)
+                snprintf(causes, sizeof causes, " (%.0f finding%s)", n, n == 1 ? "" : "s");
             snprintf(msg, sizeof msg,
-                     "--fail-on-leaks: %s: %.0f leaking site%s hold %s and grow by %s per "
+                     "--fail-on-leaks: %s: %.0f leaking site%s%s hold%s %s and grow%s by %s per "
                      "iteration%s",
-                     file_name(file), n, n == 1 ? "" : "s", bytes, growth, site);
+                     file_name(file), sites, sites == 1 ? "" : "s", causes, sites == 1 ? "s" : "",
+                     bytes, sites == 1 ? "s" : "", growth, site);
         }
         add_check(list, "leaks", "--fail-on-leaks", file, -1, n, 0, ok, msg, failed);
     }

@@ -48,7 +48,11 @@ static const char *CSS =
     ".caption{color:var(--muted);font-size:13px;margin:2px 0 12px}\n"
     ".verdict{background:#fff;border-left:4px solid var(--accent);padding:8px 12px;margin:8px 0}\n"
     ".oom{background:#fffaeb;border:1px solid #fedf89;border-radius:6px;padding:8px 12px;margin:8px 0;color:var(--warn)}\n"
-    ".muted{color:var(--muted)}\n";
+    ".muted{color:var(--muted)}\n"
+    "details.stack summary{cursor:pointer;color:var(--accent);font-size:13px}\n"
+    "details.stack pre{margin:4px 0;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}\n"
+    "details.stack b{color:var(--fg)}\n"
+    "td.member{padding-left:28px}\n";
 
 /* ------------------------------------------------------------------ small writers */
 
@@ -523,6 +527,63 @@ static void ooms(FILE *out, const cJSON *dev)
     fputs("</div>\n", out);
 }
 
+/* A finding's stack, collapsed until clicked: the user's frames in bold, runs of torch's
+ * own and native frames folded into one line (`memsnap leaks --stack` prints the same). */
+static void fold_line(FILE *out, int torch, int native)
+{
+    if (!torch && !native)
+        return;
+    fputs("<span class=\"muted\">  ... ", out);
+    if (torch)
+        fprintf(out, "%d torch frame%s", torch, torch == 1 ? "" : "s");
+    if (torch && native)
+        fputs(" and ", out);
+    if (native)
+        fprintf(out, "%d native frame%s", native, native == 1 ? "" : "s");
+    fputs("</span>\n", out);
+}
+
+static void stack_details(FILE *out, const cJSON *stack)
+{
+    int n = cJSON_GetArraySize(stack), users = 0, torches = 0;
+    if (n == 0)
+        return;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, stack)
+    {
+        users += !strcmp(report_str(f, "kind"), "user");
+        torches += !strcmp(report_str(f, "kind"), "torch");
+    }
+    fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frames, "
+                 "innermost first)</summary><pre>",
+            n);
+    int torch = 0, native = 0, shown = 0;
+    cJSON_ArrayForEach(f, stack)
+    {
+        const char *kind = report_str(f, "kind");
+        bool user = !strcmp(kind, "user"), is_torch = !strcmp(kind, "torch");
+        /* Without user frames (a backward node), torch's frames are what there is. */
+        bool show = user || (!users && is_torch) || (!users && !torches && !shown);
+        if (!show) {
+            torch += is_torch;
+            native += !is_torch;
+            continue;
+        }
+        fold_line(out, torch, native);
+        torch = native = 0;
+        shown++;
+        char line[32];
+        snprintf(line, sizeof line, ":%.0f ", report_num(f, "line"));
+        fputs(user ? "<b>&gt; " : "  ", out);
+        esc(out, report_str(f, "filename"));
+        esc(out, line);
+        esc(out, report_str(f, "name"));
+        fputs(user ? "</b>\n" : "\n", out);
+    }
+    fold_line(out, torch, native);
+    fputs("</pre></details>", out);
+}
+
 static void leaks_table(FILE *out, const cJSON *file)
 {
     const cJSON *lk = cJSON_GetObjectItemCaseSensitive(file, "leaks");
@@ -539,8 +600,12 @@ static void leaks_table(FILE *out, const cJSON *file)
         char b[32], g[32];
         ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), b, sizeof b);
         ms_format_bytes((int64_t)(report_num(v, "growth_bytes_per_iteration") + 0.5), g, sizeof g);
-        fprintf(out, "LEAK: %.0f site%s hold %s and grow by %s per iteration.", n_leaks,
-                n_leaks == 1 ? "" : "s", b, g);
+        double sites = report_num(v, "leak_sites") > n_leaks ? report_num(v, "leak_sites") : n_leaks;
+        fprintf(out, "LEAK: %.0f site%s", sites, sites == 1 ? "" : "s");
+        if (n_leaks < sites)
+            fprintf(out, " (%.0f finding%s)", n_leaks, n_leaks == 1 ? "" : "s");
+        fprintf(out, " hold%s %s and grow%s by %s per iteration.", sites == 1 ? "s" : "", b,
+                sites == 1 ? "s" : "", g);
     } else {
         fputs("No leak found.", out);
     }
@@ -582,18 +647,73 @@ static void leaks_table(FILE *out, const cJSON *file)
             snprintf(growth, sizeof growth, "+%.3g allocs, +%s",
                      report_num(L, "growth_per_iteration.count"), gb);
         }
+        const cJSON *members = cJSON_GetObjectItemCaseSensitive(L, "members");
+        int nm = cJSON_GetArraySize(members);
         fprintf(out, "<tr><td class=\"%s\">", !strcmp(kind, "leak") ? "bad" : "");
         esc(out, kind);
         fputs("</td>", out);
-        site_cell(out, site, report_str(L, "site.function"));
-        const char *layer = report_str(L, "layer");
-        site_cell(out, *layer ? layer : "-", NULL);
+        if (nm > 1) {
+            /* One cause, several sites: the pattern is the finding, its sites follow. */
+            snprintf(site, sizeof site, "%s: %d sites", report_str(L, "pattern"), nm);
+            site_cell(out, site, NULL);
+            site_cell(out, "-", NULL);
+        } else {
+            site_cell(out, site, report_str(L, "site.function"));
+            const char *layer = report_str(L, "layer");
+            site_cell(out, *layer ? layer : "-", NULL);
+        }
         fprintf(out, "<td class=\"num\">%.0f</td>", report_num(L, "count"));
         text_cell(out, "num", each);
         size_cell(out, report_num(L, "bytes"));
         text_cell(out, "num", growth);
         fprintf(out, "<td class=\"num\">%.3f s</td><td class=\"num\">%.3f s</td></tr>\n",
                 report_num(L, "first_alloc_s"), report_num(L, "last_alloc_s"));
+        if (nm > 1 || !strcmp(report_str(L, "pattern"), "workspace")) {
+            fputs("<tr><td></td><td colspan=\"8\"><b>", out);
+            esc(out, report_str(L, "pattern"));
+            fputs("</b>", out);
+            if (*report_str(L, "call_site.filename")) {
+                char cs[600];
+                snprintf(cs, sizeof cs, " (model called at %s:%.0f %s)",
+                         cli_basename(report_str(L, "call_site.filename")),
+                         report_num(L, "call_site.line"), report_str(L, "call_site.function"));
+                esc(out, cs);
+            }
+            fputs(": ", out);
+            esc(out, report_str(L, "pattern_text"));
+            fputs("</td></tr>\n", out);
+        }
+        const cJSON *M, *listed = nm > 1 ? members : NULL;
+        cJSON_ArrayForEach(M, listed)
+        {
+            char msite[600], meach[80], ma[32], mb[32];
+            snprintf(msite, sizeof msite, "%s:%.0f", cli_basename(report_str(M, "site.filename")),
+                     report_num(M, "site.line"));
+            if (!*report_str(M, "site.filename"))
+                snprintf(msite, sizeof msite, "(no stack)");
+            ms_format_bytes((int64_t)report_num(M, "bytes_each"), ma, sizeof ma);
+            ms_format_bytes((int64_t)report_num(M, "bytes_each_max"), mb, sizeof mb);
+            if (report_num(M, "bytes_each_max") > report_num(M, "bytes_each"))
+                snprintf(meach, sizeof meach, "%s..%s", ma, mb);
+            else
+                snprintf(meach, sizeof meach, "%s", ma);
+            fputs("<tr><td></td><td class=\"site member\">", out);
+            esc(out, msite);
+            fputc(' ', out);
+            esc(out, report_str(M, "site.function"));
+            fputs("</td>", out);
+            const char *ml = report_str(M, "layer");
+            site_cell(out, *ml ? ml : "-", NULL);
+            fprintf(out, "<td class=\"num\">%.0f</td>", report_num(M, "count"));
+            text_cell(out, "num", meach);
+            size_cell(out, report_num(M, "bytes"));
+            fputs("<td></td><td></td><td></td></tr>\n", out);
+        }
+        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(L, "stack"))) {
+            fputs("<tr><td></td><td colspan=\"8\">", out);
+            stack_details(out, cJSON_GetObjectItemCaseSensitive(L, "stack"));
+            fputs("</td></tr>\n", out);
+        }
     }
     fputs("</table>\n", out);
     if (cJSON_GetArraySize(items) > MAX_LEAK_ROWS)

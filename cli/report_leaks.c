@@ -45,7 +45,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
     cJSON *fo = cJSON_CreateObject();
     cJSON *devs = cJSON_AddArrayToObject(fo, "devices");
     cJSON *leaks = cJSON_AddArrayToObject(fo, "leaks");
-    size_t n_leaks = 0, n_suspects = 0;
+    size_t n_leaks = 0, n_suspects = 0, n_sites = 0;
     uint64_t leaked = 0;
     double growth = 0;
     bool oom = false;
@@ -69,11 +69,12 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
             cJSON_Delete(fo);
             return NULL;
         }
-        size_t dl = 0, ds = 0, dr = 0;
+        size_t dl = 0, ds = 0, dr = 0, dsites = 0;
         for (size_t i = 0; i < r->n; i++) {
             const ms_leak *L = &r->items[i];
             if (L->kind == MS_LEAK_LEAK) {
                 dl++;
+                dsites += L->n_members;
                 leaked += L->bytes;
                 growth += L->growth_bytes;
             } else if (L->kind == MS_LEAK_SUSPECT) {
@@ -82,9 +83,10 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                 dr++;
                 continue; /* retained memory is expected; `leaks --all` lists it */
             }
-            cJSON_AddItemToArray(leaks, leaks_finding_json(s, tl, L, d));
+            cJSON_AddItemToArray(leaks, leaks_finding_json(s, tl, r, L, d));
         }
         n_leaks += dl;
+        n_sites += dsites;
         n_suspects += ds;
         oom = oom || r->oom_count;
         cJSON *dj = cJSON_CreateObject();
@@ -96,6 +98,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
             leaks_json_int(dj, "first_oom_bytes", (int64_t)r->first_oom_bytes);
         }
         leaks_json_int(dj, "leaks", (int64_t)dl);
+        leaks_json_int(dj, "leak_sites", (int64_t)dsites);
         leaks_json_int(dj, "suspects", (int64_t)ds);
         leaks_json_int(dj, "retained", (int64_t)dr);
         cJSON_AddItemToArray(devs, dj);
@@ -105,6 +108,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
     cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
     cJSON_AddBoolToObject(v, "leak", n_leaks > 0);
     leaks_json_int(v, "leaks", (int64_t)n_leaks);
+    leaks_json_int(v, "leak_sites", (int64_t)n_sites);
     leaks_json_int(v, "suspects", (int64_t)n_suspects);
     leaks_json_int(v, "leaked_bytes", (int64_t)leaked);
     cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", growth);

@@ -297,9 +297,21 @@ static void file_details(FILE *out, const cJSON *file)
         fputs("| ", out);
         md(out, kind);
         fputs(" | ", out);
-        md(out, cli_basename(report_str(L, "site.filename")));
-        fprintf(out, ":%.0f ", report_num(L, "site.line"));
-        md(out, report_str(L, "site.function"));
+        int nm = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(L, "members"));
+        if (nm > 1) {
+            /* One cause, several sites: the pattern, and for a pass the line calling it. */
+            fprintf(out, "%s: %d sites", report_str(L, "pattern"), nm);
+            if (*report_str(L, "call_site.filename")) {
+                fputs(", model called at ", out);
+                md(out, cli_basename(report_str(L, "call_site.filename")));
+                fprintf(out, ":%.0f ", report_num(L, "call_site.line"));
+                md(out, report_str(L, "call_site.function"));
+            }
+        } else {
+            md(out, cli_basename(report_str(L, "site.filename")));
+            fprintf(out, ":%.0f ", report_num(L, "site.line"));
+            md(out, report_str(L, "site.function"));
+        }
         fprintf(out, " | %.0f | %s | %s |\n", report_num(L, "count"), b, g);
     }
     if (shown)

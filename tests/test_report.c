@@ -165,6 +165,36 @@ static void test_leaks(void)
     free_out(expect(0, NULL, args));
 }
 
+/* The graph leak in a report: one finding named by its pattern and the line calling the
+ * forward, its sites listed under it, the stack of one allocation behind a click. */
+static void test_graph_leak(void)
+{
+    char args[1024], dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/graph", tmpdir);
+    snprintf(args, sizeof args, "testdata/leak_eval_graph.pickle -o %s --fail-on-leaks", dir);
+    free_out(expect(1,
+                    "FAILED --fail-on-leaks: leak_eval_graph.pickle: 15 leaking sites (1 finding) "
+                    "hold 566.73 MiB and grow by 70.84 MiB per iteration; largest: a graph kept "
+                    "from the model called at scenarios_explain.py:355 leak_eval_graph",
+                    args));
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    size_t len = 0;
+    char *html = check_read_text(path, &len);
+    CHECK_TRUE(html && strstr(html, "<td class=\"site\">graph: 15 sites</td>"));
+    CHECK_TRUE(html && strstr(html, "<b>graph</b> (model called at scenarios_explain.py:355"));
+    CHECK_TRUE(html && strstr(html, "<td class=\"site member\">activations.py:66 forward</td>"));
+    CHECK_TRUE(html && strstr(html, "<details class=\"stack\"><summary>stack of one allocation "
+                                    "(109 frames, innermost first)</summary>"));
+    CHECK_TRUE(html && strstr(html, "<b>&gt; /home/ml/train/scenarios_explain.py:355 "
+                                    "leak_eval_graph</b>"));
+    free(html);
+    snprintf(path, sizeof path, "%s/summary.md", dir);
+    char *md = check_read_text(path, &len);
+    CHECK_TRUE(md && strstr(md, "| leak | graph: 15 sites, model called at "
+                                "scenarios\\_explain.py:355 leak\\_eval\\_graph | 648 |"));
+    free(md);
+}
+
 static void test_growth(void)
 {
     double p0 = truth("ddp_rank0", "requested_bytes.all.peak");
@@ -274,6 +304,7 @@ int main(void)
     test_max_reserved();
     test_growth();
     test_leaks();
+    test_graph_leak();
     check_remove_dir(tmpdir);
     return check_finish("test_report");
 }

@@ -85,6 +85,38 @@ const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" 
  * "MmBackward0" for the autograd node of a backward allocation. */
 int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 
+/* What a finding's allocations have in common: the pattern a user looks for in the code.
+ * One list gives the enum, the key (JSON `pattern`) and one line for people. */
+#define MS_LEAK_PATTERN_LIST(X)                                                        \
+    X(MS_LEAK_PATTERN_SITE, "site",                                                    \
+      "each iteration adds allocations at this site that are never freed: something "  \
+      "keeps a reference to them (a list, a dict, a hook, a global)")                  \
+    X(MS_LEAK_PATTERN_GRAPH, "graph",                                                  \
+      "the activations saved by each iteration's forward stay alive: something keeps " \
+      "a reference to an output that requires grad - a loss summed without .item(), "  \
+      "outputs stored without .detach()")                                              \
+    X(MS_LEAK_PATTERN_FORWARD, "forward",                                              \
+      "allocations of several sites made in each iteration's forward pass stay alive " \
+      "together: one owner keeps them (a module attribute, a hook, a list)")           \
+    X(MS_LEAK_PATTERN_BACKWARD, "backward",                                            \
+      "allocations made in each iteration's backward pass stay alive together: a "     \
+      "gradient hook or a list keeps gradients")                                       \
+    X(MS_LEAK_PATTERN_ONCE, "once",                                                    \
+      "made once and never again: a buffer created lazily on first use")               \
+    X(MS_LEAK_PATTERN_WORKSPACE, "workspace",                                          \
+      "a library workspace (cuBLAS, cuBLASLt, cuDNN) made on first use and kept by "   \
+      "design")
+
+typedef enum ms_leak_pattern {
+#define MS_X_ENUM(name, key, text) name,
+    MS_LEAK_PATTERN_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+        MS_LEAK_PATTERN_COUNT
+} ms_leak_pattern;
+
+const char *ms_leak_pattern_key(ms_leak_pattern p);  /* "graph" */
+const char *ms_leak_pattern_text(ms_leak_pattern p); /* one line for people */
+
 typedef struct ms_leak_options {
     ms_iter_options iter;
     uint64_t min_bytes;  /* drop findings whose bytes alive at the end are below this */
@@ -105,7 +137,40 @@ typedef struct ms_leak {
     /* Indices into the timeline's allocs[] of those alive: alloc_index[first .. first+n). */
     size_t first_index;
     size_t n_index;
+    /* Added with root-cause grouping; every field above keeps its meaning, summed over
+     * the members for a finding of several sites (site and layer are the largest
+     * member's). */
+    ms_leak_pattern pattern;
+    uint32_t stack;          /* full stack of a representative allocation, MS_NO_STACK */
+    /* The sites behind the finding: members[first_member .. first_member + n_members),
+     * largest first; one member when one site is to blame. */
+    size_t first_member;
+    size_t n_members;
+    /* For sites of one forward pass (patterns graph and forward): the user's line that
+     * called that forward, e.g. `total = total + model(x).loss`; else UINT32_MAX. */
+    uint32_t call_site;
+    /* growth_bytes as the allocator counts it (memory_allocated()): block sizes, from the
+     * final state for allocations alive at the end, else the request rounded to 512 B.
+     * Counted over the finding's own allocations made after its first iteration. */
+    double growth_allocated_bytes;
 } ms_leak;
+
+/* One site (and layer) of a finding. Its allocations are the finding's
+ * alloc_index[first_index .. first_index + n_index), a part of the finding's range. */
+typedef struct ms_leak_member {
+    uint32_t site;
+    uint32_t layer;
+    uint64_t count;
+    uint64_t bytes;
+    uint64_t bytes_each_min;
+    uint64_t bytes_each_max;
+    double growth_count;
+    double growth_bytes;
+    uint32_t stack;          /* a representative allocation's stack */
+    size_t first_index;
+    size_t n_index;
+    double growth_allocated_bytes;
+} ms_leak_member;
 
 typedef struct ms_leak_report {
     int device;
@@ -119,6 +184,8 @@ typedef struct ms_leak_report {
     uint64_t oom_count;
     int64_t first_oom_us;         /* 0 when no OOM */
     uint64_t first_oom_bytes;     /* the request that failed */
+    ms_leak_member *members;      /* see ms_leak.first_member */
+    size_t n_members;
 } ms_leak_report;
 
 /* Analyses one device. `t` must be that device's timeline built with
@@ -129,12 +196,22 @@ int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
                   const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
 void ms_leak_report_free(ms_leak_report *r);
 
+/* Whose code a frame is, for printing a stack: the user's Python (what to read first),
+ * torch's own Python package, or native code (C++ frames of stacks="all"). Uses the rule
+ * of ms_stack_site(). */
+typedef enum ms_frame_kind { MS_FRAME_USER = 0, MS_FRAME_TORCH, MS_FRAME_NATIVE } ms_frame_kind;
+ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
+
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
  * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */
 typedef struct ms_leak_mark {
     size_t alloc_index;      /* into t->allocs[] */
     ms_leak_kind kind;
     char label[160];
+    /* Which finding the allocation belongs to (0, 1, ... in the report's order, counting
+     * leaks and suspects only), so a chart labels each finding once; every mark of a
+     * finding has the same label, which names the pattern when several sites share it. */
+    size_t finding;
 } ms_leak_mark;
 
 int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,

@@ -557,6 +557,47 @@ static int64_t lowest_cut(const curve *cv, const ms_trace *tr, int64_t from, int
     return best;
 }
 
+/* The optimizer step ends an iteration's work but not its loop body: what the loop does
+ * after it (keeping a copy of the output, `del` of the batch and loss) comes before the
+ * next batch is made. After the last step the loop body ends too, with nothing after it
+ * but the script's epilogue, so the events that follow the last step and also follow
+ * every earlier step, in the same order, are the end of the loop body: each boundary
+ * moves past as many of them as follow its step (never into the next forward pass), and
+ * the last iteration takes the most any step had (a `del model` epilogue is no part of
+ * them). The first start is aligned again. */
+static void settle_after_step(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                              const ms__stackinfo *si)
+{
+    if (c->n < 2)
+        return;
+    size_t last = c->n - 1;
+    int64_t tail = c->it[last].end, n = (int64_t)tr->n, most = 0;
+    for (size_t k = 0; k < last; k++) {
+        int64_t from = c->it[k].end, limit = c->it[k + 1].end, m = 0;
+        while (from + m < limit && tail + m < n &&
+               !(tr->action[from + m] == MS_ACT_ALLOC && tr->stack[from + m] != MS_NO_STACK &&
+                 si[tr->stack[from + m]].fwd_depth > 0) &&
+               key_eq(key_of(s, tr, from + m), key_of(s, tr, tail + m)))
+            m++;
+        if (!m)
+            continue;
+        c->it[k].end = c->it[k + 1].start = from + m;
+        c->it[k].end_us = c->it[k + 1].start_us = INT64_MIN;
+        if (m > most)
+            most = m;
+    }
+    if (!most)
+        return;
+    c->it[last].end = tail + most;
+    c->it[last].end_us = INT64_MIN;
+    bool partial = false;
+    int64_t first = align_start(s, tr, c->it[0].end, c->it[1].end, &partial);
+    if (c->it[0].start_us == INT64_MIN) {
+        c->it[0].start = first;
+        c->first_partial = partial && !c->complete;
+    }
+}
+
 /* Repeated top-level forward calls: runs of events under the same user call site of the
  * outermost forward; the call site with the most runs is the loop body. */
 static int cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
@@ -1025,10 +1066,14 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
         case 2:
             c->method = MS_ITER_ANNOTATION_OPTIMIZER;
             rc = cand_optimizer_annotations(c, s, tr, err);
+            if (!rc)
+                settle_after_step(c, s, tr, si);
             break;
         case 3:
             c->method = MS_ITER_OPTIMIZER_FRAMES;
             rc = cand_optimizer_frames(c, s, tr, si, err);
+            if (!rc)
+                settle_after_step(c, s, tr, si);
             break;
         case 4:
             c->method = MS_ITER_FORWARD_CALLS;

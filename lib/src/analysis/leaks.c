@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "iter_internal.h"
+#include "leak_internal.h"
 
 const char *ms_leak_kind_name(ms_leak_kind k)
 {
@@ -61,6 +62,7 @@ void ms_leak_report_free(ms_leak_report *r)
     ms_iterations_free(r->iterations);
     free(r->items);
     free(r->alloc_index);
+    free(r->members);
     free(r);
 }
 
@@ -149,6 +151,24 @@ static uint32_t gmap_get(gmap *m, uint32_t site, uint32_t layer)
     return (uint32_t)m->n++;
 }
 
+/* The group of (site, layer) when it exists, else UINT32_MAX. */
+static uint32_t gmap_find(const gmap *m, uint32_t site, uint32_t layer)
+{
+    uint64_t key = ((uint64_t)site << 32 | layer) + 1;
+    if (key == 0)
+        key = 1;
+    if (!m->nslots)
+        return UINT32_MAX;
+    size_t j = hash64(key) & (m->nslots - 1);
+    while (m->keys[j]) {
+        uint32_t v = m->vals[j];
+        if (m->keys[j] == key && m->g[v].site == site && m->g[v].layer == layer)
+            return v;
+        j = (j + 1) & (m->nslots - 1);
+    }
+    return UINT32_MAX;
+}
+
 static void gmap_free(gmap *m)
 {
     for (size_t i = 0; i < m->n; i++) {
@@ -161,21 +181,11 @@ static void gmap_free(gmap *m)
     free(m->vals);
 }
 
-/* The iteration that made an allocation: the last one starting at or before it (events
- * in a gap between annotated ranges belong to the range before), -1 before the first. */
+/* The iteration that made an allocation (events in a gap between annotated ranges belong
+ * to the range before), -1 before the first. */
 static int64_t iter_of(const ms_iterations *it, int64_t ev)
 {
-    if (ev < 0 || !it->n || ev < it->items[0].start_event)
-        return -1;
-    size_t lo = 0, hi = it->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (it->items[mid].start_event <= ev)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (int64_t)lo;
+    return ms__iter_of(it, ev);
 }
 
 /* When the program let go of an allocation: its free_requested when seen. A block freed
@@ -330,8 +340,17 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
 {
     if (a->alloc_event >= ref || !alive_at(a, ref))
         return false;
-    if (kind == MS_LEAK_LEAK)
-        return iter_of(it, a->alloc_event) >= 0;
+    if (kind == MS_LEAK_LEAK) {
+        /* What the last iteration made proves nothing until the trace ends: its end is
+         * known less well than the others' (the loop's `del tmp` can follow the boundary
+         * found), so only what is never freed counts there. */
+        int64_t k = iter_of(it, a->alloc_event);
+        /* A wrapped trace lost when the oldest copies were made, not that they exist:
+         * alive before the first kept event, of a leaking site, they are its own. */
+        if (a->alloc_event < 0)
+            return true;
+        return k >= 0 && (k + 1 < (int64_t)it->n || release_event(a) < 0);
+    }
     if (kind == MS_LEAK_SUSPECT && single)
         return a->stack != MS_NO_STACK && si[a->stack].fwd_depth >= 2 &&
                !(si[a->stack].flags & MS__ST_WORKSPACE);
@@ -463,13 +482,17 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         alloc_group[i] = UINT32_MAX;
-        if (a->alloc_event >= ref || !alive_at(a, ref))
+        /* A leak's copy made after the last boundary (a loop that keeps something after
+         * its optimizer step) is still one of its allocations when it is never freed. */
+        bool tail = a->alloc_event >= ref && release_event(a) < 0;
+        if (!tail && (a->alloc_event >= ref || !alive_at(a, ref)))
             continue;
         uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        uint32_t g = gmap_get(&m, site, stack_layer(si, a->stack));
+        uint32_t g = tail ? gmap_find(&m, site, stack_layer(si, a->stack))
+                          : gmap_get(&m, site, stack_layer(si, a->stack));
         if (g == UINT32_MAX || g >= m.n || gidx[g] == SIZE_MAX)
             continue;
-        if (!counts_for(si, a, it, m.g[g].kind, ref, single))
+        if (tail ? m.g[g].kind != MS_LEAK_LEAK : !counts_for(si, a, it, m.g[g].kind, ref, single))
             continue;
         ms_leak *L = &r->items[gidx[g]];
         L->count++;
@@ -545,6 +568,8 @@ static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeli
     rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
     if (!rc)
         rc = analyse(r, s, t, si, opt, err);
+    if (!rc)
+        rc = ms__leaks_refine(r, s, t, si, opt ? opt->min_bytes : 0, err);
     if (!rc) {
         const ms_trace *tr = ms_snapshot_trace(s, t->device);
         for (size_t i = 0; i < tr->n; i++)
@@ -619,23 +644,40 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
         ms_leak_report_free(r);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak marks");
     }
-    size_t k = 0;
+    size_t k = 0, finding = 0;
     for (size_t f = 0; f < r->n; f++) {
         const ms_leak *L = &r->items[f];
         if (L->kind == MS_LEAK_RETAINED)
             continue;
-        char site[120] = "unknown site";
+        char site[120] = "unknown site", grouped[160] = "";
         if (L->site != UINT32_MAX)
             ms_site_format(s, L->site, site, sizeof site);
+        if (L->n_members > 1) {
+            /* Several sites, one cause: the label names the pattern, not one member, and
+             * for a graph the line that called the model. */
+            char bytes[32], where[96];
+            ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
+            if (L->pattern != MS_LEAK_PATTERN_GRAPH || L->call_site == UINT32_MAX ||
+                ms_site_format(s, L->call_site, where, sizeof where) != 0)
+                snprintf(where, sizeof where, "%s", site);
+            snprintf(grouped, sizeof grouped, "%s %s, %zu sites, %s: %s",
+                     ms_leak_pattern_key(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
+                     bytes, where);
+        }
         for (size_t j = 0; j < L->n_index; j++) {
             size_t ai = r->alloc_index[L->first_index + j];
             char size[32];
             ms_format_bytes((int64_t)t->allocs[ai].size, size, sizeof size);
             mk[k].alloc_index = ai;
             mk[k].kind = L->kind;
-            snprintf(mk[k].label, sizeof mk[k].label, "%s, %s", site, size);
+            mk[k].finding = finding;
+            if (grouped[0])
+                snprintf(mk[k].label, sizeof mk[k].label, "%s", grouped);
+            else
+                snprintf(mk[k].label, sizeof mk[k].label, "%s, %s", site, size);
             k++;
         }
+        finding++;
     }
     ms_leak_report_free(r);
     *out = mk;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "memsnap/leaks.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -211,4 +212,15 @@ int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t ca
     if (cap && n >= 0 && (size_t)n >= cap)
         trim_partial_utf8(buf);
     return n < 0 ? MS_ERR_ARG : 0;
+}
+
+ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id)
+{
+    if (frame_id >= s->n_frames)
+        return MS_FRAME_NATIVE;
+    const char *file = ms_snapshot_string(s, s->frames[frame_id].filename);
+    if (!ends_with(file, ".py"))
+        return MS_FRAME_NATIVE;
+    /* The rule of ms_stack_site, so the frame a stack is blamed on is a user frame. */
+    return in_torch(file) ? MS_FRAME_TORCH : MS_FRAME_USER;
 }

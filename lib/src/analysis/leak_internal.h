@@ -1,0 +1,24 @@
+/* Private helpers of the leak analysis shared by leaks.c and leak_groups.c. */
+#ifndef MEMSNAP_LEAK_INTERNAL_H
+#define MEMSNAP_LEAK_INTERNAL_H
+
+#include <stdint.h>
+
+#include "iter_internal.h"
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+
+/* The iteration that made event `ev`: the last one starting at or before it, -1 before
+ * the first. */
+int64_t ms__iter_of(const ms_iterations *it, int64_t ev);
+
+/* Turns the per-site findings of ms_leaks_find's first stage into findings a user can act
+ * on: allocations of a leaking site that never repeat leave the leak (retained); leaks
+ * made in the same pass of the same iterations become one finding with its sites as
+ * members; every finding gets its members, pattern and a representative stack. Rebuilds
+ * r->items, r->alloc_index and r->members, sorted as documented in leaks.h; findings
+ * that a split leaves below `min_bytes` are dropped. */
+int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
+                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err);
+
+#endif
