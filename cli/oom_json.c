@@ -42,7 +42,10 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     cJSON *adv = cJSON_AddArrayToObject(e, "advice");
     for (size_t i = 0; i < o->n_advice; i++)
         cJSON_AddItemToArray(adv, cJSON_CreateString(o->advice[i]));
-    if (o->have_categories) {
+    cJSON_AddStringToObject(e, "categories_source", o->have_categories        ? "categories"
+                                                     : o->categories_estimated ? "stacks"
+                                                                               : "none");
+    if (o->have_categories || o->categories_estimated) {
         cJSON *cat = cJSON_AddObjectToObject(e, "categories");
         for (int i = 0; i < MS_OOM_CATEGORIES; i++)
             num(cat, CATEGORY_KEYS[i], (double)o->category_bytes[i]);
@@ -153,7 +156,8 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
                 sz(get(e, "largest_usable_block_bytes"), b));
     const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "categories");
     if (cJSON_IsObject(cat)) {
-        fprintf(out, "%*s  categories       ", w, "");
+        fprintf(out, "%*s  categories%s", w, "",
+                strcmp(str(e, "categories_source"), "stacks") ? "       " : " (from stacks)");
         const cJSON *kv;
         cJSON_ArrayForEach(kv, cat)
         {

@@ -93,7 +93,9 @@ typedef struct ms_oom {
     uint64_t largest_alive_bytes;
     uint64_t live_requested_bytes; /* requested bytes alive (the timeline's curve) */
 
-    bool have_categories;
+    bool have_categories;          /* from a categorisation (ms_oom_options.categories_at) */
+    bool categories_estimated;     /* else estimated from the live allocations' stacks:
+                                    * optimizer frames, autograd nodes, forward frames */
     int64_t category_bytes[MS_OOM_CATEGORIES]; /* requested bytes alive, by category */
 
     ms_site_total *top_sites;      /* alive at the failure, largest first */

@@ -164,6 +164,33 @@ static void layer_stats(const ms__stackinfo *si, const ms_alloc *alive, size_t n
     }
 }
 
+/* Without a categorisation, a rough one from what each live allocation's stack says:
+ * optimizer frames hold optimizer state, an autograd node (a backward layer) made a
+ * gradient, a Python forward frame an activation, anything else is `other` (parameters
+ * made at setup land there, which only makes model state look smaller). */
+static void categories_from_stacks(const ms_snapshot *s, const ms__stackinfo *si,
+                                   const ms_alloc *alive, size_t n, int64_t bytes[])
+{
+    for (size_t i = 0; i < n; i++) {
+        int k = C_OTHER;
+        uint32_t st = alive[i].stack;
+        if (st != MS_NO_STACK && st < ms_snapshot_stack_count(s)) {
+            const ms__stackinfo *x = &si[st];
+            if (x->flags & MS__ST_OPTIM) {
+                k = C_OPTIM;
+            } else if (x->flags & MS__ST_WORKSPACE) {
+                k = C_WORK;
+            } else if (x->layer != UINT32_MAX) {
+                const ms_frame *f = ms_snapshot_frame(s, x->layer);
+                const char *file = f ? ms_snapshot_string(s, f->filename) : "";
+                size_t len = strlen(file);
+                k = len >= 3 && !strcmp(file + len - 3, ".py") ? C_ACT : C_GRAD;
+            }
+        }
+        bytes[k] += (int64_t)alive[i].size;
+    }
+}
+
 static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
                          int64_t act_layer_bytes)
 {
@@ -367,6 +394,10 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     if (opt && opt->categories_at &&
         opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0)
         o->have_categories = true;
+    else if (si) {
+        categories_from_stacks(s, si, alive, n_alive, o->category_bytes);
+        o->categories_estimated = true;
+    }
     uint64_t layers = 0;
     int64_t layer_bytes = 0;
     if (si)
@@ -377,7 +408,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 
     ms_oom_facts f = {o->request_block_bytes, o->allocated_bytes, o->usable_free_bytes,
                       o->usable_free_blocks, o->largest_usable_block, o->largest_alive_bytes,
-                      o->have_categories ? o->category_bytes : NULL, o->leak_bytes,
+                      o->have_categories || o->categories_estimated ? o->category_bytes : NULL,
+                      o->leak_bytes,
                       o->leak_growth_bytes};
     o->cause = ms_oom_decide(&f, o->why, sizeof o->why);
     write_advice(o, s, layers, layer_bytes);
