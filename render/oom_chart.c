@@ -145,7 +145,8 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
         const int64_t *v = pass == 0 ? o->window_active : o->window_reserved;
         cairo_new_path(cr);
         for (size_t i = 0; i < o->n_window; i++) {
-            double px = x0 + w * ((double)o->window_time_us[i] - t0) / span;
+            /* by event, not time: a step's allocations come in bursts that time squeezes */
+            double px = x0 + w * (o->n_window > 1 ? (double)i / (double)(o->n_window - 1) : 1.0);
             double py = y0 + h - h * (double)v[i] / (double)top;
             if (i == 0)
                 cairo_move_to(cr, px, py);
@@ -169,7 +170,8 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
     cairo_move_to(cr, x0 + w, y0);
     cairo_line_to(cr, x0 + w, y0 + h);
     cairo_stroke(cr);
-    snprintf(buf, sizeof buf, "%.3f s before the OOM", span / 1e6);
+    snprintf(buf, sizeof buf, "%lld events (%.3f s) before the OOM, evenly spaced by event",
+             (long long)(o->event - o->window_first), span / 1e6);
     text(cr, x0, y0 + h + 16, 10, MUTED, buf);
     text(cr, x0 + w - 34, y0 + h + 16, 10, FAIL, "OOM");
     text(cr, x0, y0 - 8, 12, FG,
@@ -247,6 +249,12 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
             }
             cairo_rectangle(cr, bx, yy, bw, ROW_H);
             cairo_fill(cr);
+            /* a hairline where a block begins, so neighbours of one colour stay apart */
+            if (q > g->first_block && bw >= 3) {
+                cairo_set_source_rgb(cr, 1, 1, 1);
+                cairo_rectangle(cr, bx, yy + 1, 0.8, ROW_H - 2);
+                cairo_fill(cr);
+            }
             if (bl->state == MS_BLOCK_INACTIVE) {
                 ms_format_bytes((int64_t)bl->size, a, sizeof a);
                 if (text_width(cr, 9, a) + 6 < bw)

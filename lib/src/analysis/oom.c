@@ -168,27 +168,42 @@ static void layer_stats(const ms__stackinfo *si, const ms_alloc *alive, size_t n
  * optimizer frames hold optimizer state, an autograd node (a backward layer) made a
  * gradient, a Python forward frame an activation, anything else is `other` (parameters
  * made at setup land there, which only makes model state look smaller). */
+static int kind_of_stack(const ms_snapshot *s, const ms__stackinfo *si, uint32_t st)
+{
+    if (st == MS_NO_STACK || st >= ms_snapshot_stack_count(s))
+        return C_OTHER;
+    const ms__stackinfo *x = &si[st];
+    if (x->flags & MS__ST_OPTIM)
+        return C_OPTIM;
+    if (x->flags & MS__ST_WORKSPACE)
+        return C_WORK;
+    if (x->layer == UINT32_MAX)
+        return C_OTHER;
+    const ms_frame *f = ms_snapshot_frame(s, x->layer);
+    const char *file = f ? ms_snapshot_string(s, f->filename) : "";
+    size_t len = strlen(file);
+    return len >= 3 && !strcmp(file + len - 3, ".py") ? C_ACT : C_GRAD;
+}
+
 static void categories_from_stacks(const ms_snapshot *s, const ms__stackinfo *si,
                                    const ms_alloc *alive, size_t n, int64_t bytes[])
 {
-    for (size_t i = 0; i < n; i++) {
-        int k = C_OTHER;
-        uint32_t st = alive[i].stack;
-        if (st != MS_NO_STACK && st < ms_snapshot_stack_count(s)) {
-            const ms__stackinfo *x = &si[st];
-            if (x->flags & MS__ST_OPTIM) {
-                k = C_OPTIM;
-            } else if (x->flags & MS__ST_WORKSPACE) {
-                k = C_WORK;
-            } else if (x->layer != UINT32_MAX) {
-                const ms_frame *f = ms_snapshot_frame(s, x->layer);
-                const char *file = f ? ms_snapshot_string(s, f->filename) : "";
-                size_t len = strlen(file);
-                k = len >= 3 && !strcmp(file + len - 3, ".py") ? C_ACT : C_GRAD;
-            }
-        }
-        bytes[k] += (int64_t)alive[i].size;
-    }
+    for (size_t i = 0; i < n; i++)
+        bytes[kind_of_stack(s, si, alive[i].stack)] += (int64_t)alive[i].size;
+}
+
+/* Each live block's category for pictures, by the same estimate. */
+static int block_categories(ms_oom *o, const ms_snapshot *s, const ms__stackinfo *si)
+{
+    const ms_heap *h = o->heap;
+    o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
+    if (!o->block_category)
+        return MS_ERR_NOMEM;
+    for (size_t b = 0; b < h->n_blocks; b++)
+        o->block_category[b] = (uint8_t)(h->blocks[b].state == MS_BLOCK_INACTIVE
+                                             ? C_OTHER
+                                             : kind_of_stack(s, si, h->blocks[b].stack));
+    return 0;
 }
 
 static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
@@ -397,6 +412,10 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     else if (si) {
         categories_from_stacks(s, si, alive, n_alive, o->category_bytes);
         o->categories_estimated = true;
+        if (block_categories(o, s, si)) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
     }
     uint64_t layers = 0;
     int64_t layer_bytes = 0;
