@@ -145,10 +145,12 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "limit_refused"))
                 ? " (far more than the request: a limit refused it, not the GPU)"
                 : "");
-    fprintf(out, "%*s  allocated         %s of %s reserved in %.0f segments\n", w, "",
-            sz(get(e, "allocated_bytes"), a), sz(get(e, "reserved_bytes"), b), get(e, "segments"));
-    fprintf(out, "%*s  free in reserved  %s in %.0f blocks, largest %s\n", w, "",
+    fprintf(out, "%*s  allocated         %s of %s reserved in %.0f segment%s\n", w, "",
+            sz(get(e, "allocated_bytes"), a), sz(get(e, "reserved_bytes"), b), get(e, "segments"),
+            get(e, "segments") == 1 ? "" : "s");
+    fprintf(out, "%*s  free in reserved  %s in %.0f block%s, largest %s\n", w, "",
             sz(get(e, "free_in_reserved_bytes"), a), get(e, "free_blocks"),
+            get(e, "free_blocks") == 1 ? "" : "s",
             sz(get(e, "largest_free_block_bytes"), b));
     if (get(e, "usable_free_bytes") != get(e, "free_in_reserved_bytes"))
         fprintf(out, "%*s    usable for it   %s in %.0f blocks, largest %s (same pool and stream)\n",

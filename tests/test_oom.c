@@ -119,6 +119,20 @@ static void one(const char *path, const char *name, void *arg)
             check_state(ctx, o->heap, at);
             CHECK_EQ_STR_IN(ctx, ms_oom_cause_name(o->cause),
                             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(oom, "expected_cause")));
+            /* A leak names the injected site, and what it holds at the failure. */
+            const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(truth, "leaks");
+            if (o->cause == MS_OOM_LEAK && cJSON_GetArraySize(leaks) > 0) {
+                const cJSON *l0 = cJSON_GetArrayItem(leaks, 0);
+                const ms_frame *fr = ms_snapshot_frame(s, o->leak_site);
+                CHECK_TRUE_IN(ctx, fr != NULL);
+                if (fr) {
+                    CHECK_EQ_INT_IN(ctx, fr->line, num(l0, "line"));
+                    CHECK_EQ_STR_IN(ctx, ms_snapshot_string(s, fr->filename),
+                                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l0, "filename")));
+                }
+                CHECK_EQ_INT_IN(ctx, o->leak_bytes,
+                                num(l0, "count") * num(l0, "bytes_each_requested"));
+            }
             /* Every recording ran under a per-process limit with the GPU mostly free. */
             CHECK_TRUE_IN(ctx, o->limit_refused);
             CHECK_TRUE_IN(ctx, o->n_advice >= 2);

@@ -400,7 +400,14 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
             const ms_leak *l = &lr->items[k];
             if (l->kind != MS_LEAK_LEAK)
                 continue;
-            o->leak_bytes += l->bytes;
+            /* What the site holds at the failure, not at the last iteration end. */
+            uint64_t at_failure = l->bytes;
+            for (size_t q = 0; q < n_sites; q++)
+                if (sites[q].site == l->site) {
+                    at_failure = sites[q].bytes;
+                    break;
+                }
+            o->leak_bytes += at_failure;
             o->leak_growth_bytes += l->growth_bytes;
             if (o->leak_site == UINT32_MAX)
                 o->leak_site = l->site;
