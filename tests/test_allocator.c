@@ -150,8 +150,9 @@ static void one(const char *path, const char *name, void *arg)
         check_fail("%s: timeline: %s", path, err.message);
     } else if (t->n_events > 0) {
         check_mid(name, s, t, t->peak_event);
-        check_mid(name, s, t, (int64_t)t->n_events / 2);
         check_mid(name, s, t, -1);
+        for (int k = 1; k <= 12; k++)
+            check_mid(name, s, t, (int64_t)t->n_events * k / 13);
     }
     ms_timeline_free(t);
     ms_snapshot_free(s);

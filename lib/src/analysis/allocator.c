@@ -690,7 +690,8 @@ static int build_start(hsim *x, const ms_trace *tr, int device, amap *first, ms_
             break;
         }
     }
-    qsort(rs.r, rs.n, sizeof *rs.r, by_start);
+    if (rs.n > 1)
+        qsort(rs.r, rs.n, sizeof *rs.r, by_start);
     for (size_t k = 0; k < rs.n && !x->nomem; k++)
         seg_add(x, rs.r[k].start, rs.r[k].end - rs.r[k].start, rs.r[k].stream_raw, rs.r[k].exp);
     free(rs.r);
