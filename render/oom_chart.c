@@ -265,6 +265,19 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         set(cr, FG);
         cairo_rectangle(cr, LEFT + 0.5, yy + 0.5, (double)g->total_size * px_per_byte - 1, ROW_H - 1);
         cairo_stroke(cr);
+        /* blocks a leaking site made: outlined in red */
+        for (size_t q = g->first_block; o->block_leak && q < g->first_block + g->n_blocks; q++) {
+            if (!o->block_leak[q])
+                continue;
+            const ms_heap_block *bl = &hp->blocks[q];
+            double bx = LEFT + (double)(bl->address - g->address) * px_per_byte;
+            double bw = (double)bl->size * px_per_byte;
+            set(cr, FAIL);
+            cairo_set_line_width(cr, 2.5);
+            cairo_rectangle(cr, bx + 1, yy + 1, bw > 2 ? bw - 2 : 0.5, ROW_H - 2);
+            cairo_stroke(cr);
+            cairo_set_line_width(cr, 1);
+        }
     }
     double yy = ytop + (double)n_rows * (ROW_H + ROW_GAP);
     if (hp && hp->n_segments > n_rows) {
@@ -287,6 +300,14 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         cairo_stroke(cr);
         text(cr, lx + 16, yy + 10, 10, FG, name);
         lx += 16 + text_width(cr, 10, name) + 14;
+    }
+    if (o->block_leak) {
+        set(cr, FAIL);
+        cairo_set_line_width(cr, 2);
+        cairo_rectangle(cr, lx + 1, yy + 1, 10, 10);
+        cairo_stroke(cr);
+        cairo_set_line_width(cr, 1);
+        text(cr, lx + 16, yy + 10, 10, FG, "made by a leaking site");
     }
     yy += LEGEND_H + 14;
     draw_curve(cr, LEFT, yy, plot_w, CURVE_H - 30, o);

@@ -122,6 +122,9 @@ typedef struct ms_oom {
     ms_heap *heap;                 /* the state itself, for pictures */
     /* Per heap block: its category (ms_category order), or NULL when unknown. */
     uint8_t *block_category;
+    /* Per heap block: true when a leaking site (memsnap leaks) made it; NULL when no
+     * site leaks. */
+    bool *block_leak;
 
     /* Active (requested) and reserved bytes over the last iterations before the failure,
      * for charts: n_window points from event window_first to the oom event; a longer

@@ -413,6 +413,22 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                 o->leak_site = l->site;
         }
     }
+    if (lr && o->leak_site != UINT32_MAX) {
+        const ms_heap *hp = o->heap;
+        o->block_leak = calloc(hp->n_blocks ? hp->n_blocks : 1, sizeof *o->block_leak);
+        if (!o->block_leak) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+        for (size_t b = 0; b < hp->n_blocks; b++) {
+            if (hp->blocks[b].state == MS_BLOCK_INACTIVE)
+                continue;
+            uint32_t site = ms_stack_site(s, hp->blocks[b].stack);
+            for (size_t k = 0; k < lr->n && site != UINT32_MAX; k++)
+                if (lr->items[k].kind == MS_LEAK_LEAK && lr->items[k].site == site)
+                    o->block_leak[b] = true;
+        }
+    }
     if (opt && opt->categories_at &&
         opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0)
         o->have_categories = true;
@@ -508,6 +524,7 @@ void ms_oom_report_free(ms_oom_report *r)
         ms_heap_free(r->items[i].heap);
         free(r->items[i].top_sites);
         free(r->items[i].block_category);
+        free(r->items[i].block_leak);
         free(r->items[i].window_time_us);
         free(r->items[i].window_active);
         free(r->items[i].window_reserved);
