@@ -48,6 +48,13 @@ done
 check "ring is approximate" True "$(jget "$tmp/oom_leak_ring.json" "d['files'][0]['ooms'][0]['approximate']")"
 check "complete is exact" False "$(jget "$tmp/oom_leak.json" "d['files'][0]['ooms'][0]['approximate']")"
 
+# summary names the cause in its OOM line and JSON.
+out=$("$BIN" summary testdata/oom_fragmentation.pickle); rc=$?
+check "summary exit" 0 $rc
+contains "summary cause" "$out" "(event 37): cause fragmentation"
+"$BIN" summary --json testdata/oom_model_state.pickle > "$tmp/sum.json"
+check "summary json cause" model_state "$(jget "$tmp/sum.json" "d['files'][0]['devices'][0]['ooms'][0]['cause']")"
+
 # No OOM: said, exit 0.
 out=$("$BIN" oom testdata/gpt2_train.pickle); rc=$?
 check "no oom exit" 0 $rc
