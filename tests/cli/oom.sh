@@ -55,6 +55,21 @@ contains "summary cause" "$out" "(event 37): cause fragmentation"
 "$BIN" summary --json testdata/oom_model_state.pickle > "$tmp/sum.json"
 check "summary json cause" model_state "$(jget "$tmp/sum.json" "d['files'][0]['devices'][0]['ooms'][0]['cause']")"
 
+# report: files[].ooms, the picture beside the page, an OOM section, the --fail-on-oom gate.
+"$BIN" report testdata/oom_single_expandable.pickle -o "$tmp/rep" --fail-on-oom > "$tmp/rep.txt"; rc=$?
+check "report --fail-on-oom exit" 1 $rc
+contains "report gate line" "$(cat "$tmp/rep.txt")" "FAILED --fail-on-oom: oom_single_expandable.pickle: 1 OOM event"
+contains "report gate cause" "$(cat "$tmp/rep.txt")" "cause single_allocation"
+check "report json cause" single_allocation "$(jget "$tmp/rep/summary.json" "d['files'][0]['ooms'][0]['cause']")"
+check "report json gate" oom "$(jget "$tmp/rep/summary.json" "d['gates']['checked'][0]['gate']")"
+check "report oom png" "89504e47" "$(head -c 4 "$tmp/rep/oom-oom_single_expandable.png" | od -An -tx1 | tr -d ' \n')"
+contains "report page section" "$(cat "$tmp/rep/index.html")" "Why it ran out of memory"
+contains "report md section" "$(cat "$tmp/rep/summary.md")" "cause **single\_allocation**"
+"$BIN" report testdata/gpt2_train.pickle -o "$tmp/rep2" --fail-on-oom > "$tmp/rep2.txt"; rc=$?
+check "report --fail-on-oom passes without OOM" 0 $rc
+contains "report pass line" "$(cat "$tmp/rep2.txt")" "passed --fail-on-oom: gpt2_train.pickle: no OOM event"
+check "report no oom png" None "$(jget "$tmp/rep2/summary.json" "d['files'][0]['oom_png']")"
+
 # No OOM: said, exit 0.
 out=$("$BIN" oom testdata/gpt2_train.pickle); rc=$?
 check "no oom exit" 0 $rc
