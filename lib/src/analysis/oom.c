@@ -11,6 +11,21 @@
 #include "iter_internal.h"
 #include "memsnap/oom.h"
 
+/* The categories analysis (memsnap/categories.h) is used when the library has it; without
+ * it, live memory is split by what the stacks say (categories_from_stacks). */
+#if defined(__has_include)
+#if __has_include("memsnap/categories.h")
+#include "memsnap/categories.h"
+#define MS_OOM_HAVE_CATEGORIES 1
+_Static_assert(MS_CAT_COUNT == MS_OOM_CATEGORIES, "category order of memsnap/oom.h");
+_Static_assert(MS_CAT_ACTIVATION == 3 && MS_CAT_OTHER == 7, "category order of memsnap/oom.h");
+#endif
+#endif
+#ifndef MS_OOM_HAVE_CATEGORIES
+#define MS_OOM_HAVE_CATEGORIES 0
+typedef struct ms_categories ms_categories;
+#endif
+
 /* Category slots, in the order of ms_category (memsnap/categories.h). */
 enum { C_PARAM, C_GRAD, C_OPTIM, C_ACT, C_TEMP, C_WORK, C_INPUT, C_OTHER };
 
@@ -321,9 +336,52 @@ static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size
     return 0;
 }
 
+#if MS_OOM_HAVE_CATEGORIES
+/* Each live block's category from the categorisation: the block's allocation is found by
+ * its alloc event (trace allocations are in alloc-event order in t->allocs) or, alive
+ * before the trace began, by its address among the rebuilt ones. */
+static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats)
+{
+    const ms_heap *h = o->heap;
+    o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
+    if (!o->block_category)
+        return MS_ERR_NOMEM;
+    size_t n_trace = 0;
+    while (n_trace < t->n_allocs && t->allocs[n_trace].alloc_event >= 0)
+        n_trace++;
+    for (size_t b = 0; b < h->n_blocks; b++) {
+        const ms_heap_block *bl = &h->blocks[b];
+        o->block_category[b] = MS_CAT_OTHER;
+        if (bl->state == MS_BLOCK_INACTIVE)
+            continue;
+        size_t idx = SIZE_MAX;
+        if (bl->alloc_event >= 0) {
+            size_t lo = 0, hi = n_trace;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t->allocs[mid].alloc_event < bl->alloc_event)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < n_trace && t->allocs[lo].alloc_event == bl->alloc_event)
+                idx = lo;
+        } else {
+            for (size_t k = n_trace; k < t->n_allocs && idx == SIZE_MAX; k++)
+                if (t->allocs[k].addr == bl->address &&
+                    (t->allocs[k].free_event < 0 || t->allocs[k].free_event > o->event))
+                    idx = k;
+        }
+        if (idx != SIZE_MAX)
+            o->block_category[b] = (uint8_t)ms_categories_of(cats, idx);
+    }
+    return 0;
+}
+#endif
+
 static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                    const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
-                   size_t event, ms_error *err)
+                   const ms_categories *cats, size_t event, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
@@ -429,9 +487,20 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                     o->block_leak[b] = true;
         }
     }
+    (void)cats;
     if (opt && opt->categories_at &&
-        opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0)
+        opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0) {
         o->have_categories = true;
+    }
+#if MS_OOM_HAVE_CATEGORIES
+    else if (cats && ms_categories_at_event(cats, (int64_t)event, o->category_bytes) == 0) {
+        o->have_categories = true;
+        if (block_categories_from(o, t, cats)) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+    }
+#endif
     else if (si) {
         categories_from_stacks(s, si, alive, n_alive, o->category_bytes);
         o->categories_estimated = true;
@@ -498,12 +567,21 @@ int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;
+    ms_categories *cats = NULL;
+#if MS_OOM_HAVE_CATEGORIES
+    if (!(opt && opt->categories_at) &&
+        ms_categories_build(&cats, s, device, t, lr ? lr->iterations : NULL, &soft))
+        cats = NULL;
+#endif
     for (size_t i = 0; i < tr->n && !rc; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
-        rc = one_oom(&r->items[r->n], s, t, lr, si, opt, i, err);
+        rc = one_oom(&r->items[r->n], s, t, lr, si, opt, cats, i, err);
         r->n++;
     }
+#if MS_OOM_HAVE_CATEGORIES
+    ms_categories_free(cats);
+#endif
 done:
     free(si);
     ms_leak_report_free(lr);
