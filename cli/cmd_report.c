@@ -40,6 +40,7 @@ static void usage(FILE *out)
           "  --max-peak SIZE      peak active memory of every device at most SIZE (e.g. 20GiB)\n"
           "  --max-reserved SIZE  peak reserved memory of every device at most SIZE\n"
           "  --fail-on-leaks      fail when a file has a leak (memsnap leaks)\n"
+          "  --fail-on-oom        fail when a file has an OOM event (memsnap oom)\n"
           "  --baseline OLD       compare with OLD: a snapshot, a `summary --json` file, or\n"
           "                       a report's summary.json or directory\n"
           "  --max-growth PCT     with --baseline: peak at most PCT percent above OLD's\n"
@@ -91,6 +92,8 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
             return 0;
         } else if (!strcmp(a, "--fail-on-leaks")) {
             o->fail_on_leaks = true;
+        } else if (!strcmp(a, "--fail-on-oom")) {
+            o->fail_on_oom = true;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             if (need_value(argc, argv, i))
                 return 2;
@@ -228,6 +231,7 @@ typedef struct file_state {
     char label[256];
     char png[300];
     char *svg;             /* inline chart, prefixed ids */
+    char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
 } file_state;
 
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
@@ -298,6 +302,10 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     } else {
         f->png[0] = '\0';
         cJSON_AddNullToObject(fj, "timeline_png");
+    }
+    if (report_oom_file(fj, s, o, index, &f->oom_svg, &err)) {
+        cli_error(CMD, "%s: oom: %s", f->path, err.message);
+        return 2;
     }
     if (!keep) {
         ms_timeline_free(f->tl);
@@ -540,7 +548,8 @@ int cmd_report(int argc, char **argv)
     cJSON *doc = cJSON_CreateObject();
     char *cmp_svg = NULL;
     const char **svgs = calloc(n, sizeof *svgs);
-    if (!fs || !taken || !doc || !svgs) {
+    const char **oom_svgs = calloc(n, sizeof *oom_svgs);
+    if (!fs || !taken || !doc || !svgs || !oom_svgs) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -554,6 +563,7 @@ int cmd_report(int argc, char **argv)
         rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
         taken[i] = fs[i].png;
         svgs[i] = fs[i].svg;
+        oom_svgs[i] = fs[i].oom_svg;
     }
     if (!rc && n > 1) {
         cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
@@ -592,7 +602,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg};
+        report_svgs sv = {svgs, n, cmp_svg, oom_svgs};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -604,6 +614,10 @@ int cmd_report(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             if (fs[i].png[0])
                 printf(", %s", fs[i].png);
+        const cJSON *fj;
+        cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
+            if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
+                printf(", %s", report_str(fj, "oom_png"));
         if (cmp_svg)
             printf(", ranks.png");
         printf("\n");
@@ -638,10 +652,12 @@ done:
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
         free(fs[i].svg);
+        free(fs[i].oom_svg);
     }
     free(fs);
     free(taken);
     free(svgs);
+    free(oom_svgs);
     free(cmp_svg);
     cJSON_Delete(doc);
     free(o.files);

@@ -87,9 +87,16 @@ static void print_device(const cJSON *dev)
         const cJSON *o;
         cJSON_ArrayForEach(o, ooms)
         {
-            printf("  OOM event       requested %s with %s free on the device (event %.0f)\n",
+            printf("  OOM event       requested %s with %s free on the device (event %.0f)",
                    size_text(get(o, "requested_bytes"), a), size_text(get(o, "device_free_bytes"), b),
                    get(o, "event"));
+            const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "cause"));
+            if (cause)
+                printf(": cause %s%s (details: memsnap oom)", cause,
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "approximate"))
+                           ? ", approximate"
+                           : "");
+            printf("\n");
         }
     }
     printf("  annotations     %.0f\n", get(dev, "annotations"));

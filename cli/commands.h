@@ -11,5 +11,6 @@ int cmd_categories(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_oom(int argc, char **argv);
 
 #endif

@@ -35,6 +35,7 @@ typedef struct report_opts {
     bool has_max_reserved;
     uint64_t max_reserved;
     bool fail_on_leaks;
+    bool fail_on_oom;
     const char *baseline;   /* a pickle, a summary JSON, or a report directory */
     bool has_max_growth;
     double max_growth;      /* percent */
@@ -60,6 +61,7 @@ typedef struct report_svgs {
     const char *const *file_svg;
     size_t n_files;
     const char *compare_svg;
+    const char *const *oom_svg; /* per file, NULL where it has no OOM (NULL: none) */
 } report_svgs;
 
 /* Writes index.html: one page that needs nothing but itself. Returns 0, or -1 when the
@@ -114,5 +116,14 @@ typedef struct report_chart_input {
 /* The comparison chart of several files on shared scales: PNG at `png_path`, SVG out. */
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err);
+
+/* OOMs (memsnap/oom.h, report_oom.c): adds files[].ooms (the `oom --json` objects) and
+ * files[].oom_png to `fj`, writes the picture of the first OOM beside the page and hands
+ * its SVG for the page (*svg_out NULL when the file has no OOM). `fj` must already hold
+ * `path` and `timeline_png`. */
+int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
+                    char **svg_out, ms_error *err);
+void report_html_ooms(FILE *out, const cJSON *file, const char *svg);
+void report_md_ooms(FILE *out, const cJSON *file);
 
 #endif

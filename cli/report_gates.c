@@ -113,6 +113,32 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
     }
 }
 
+/* One check per file: an OOM event fails it, and the message names the cause. */
+static void oom_gate(cJSON *list, const cJSON *files, size_t *failed)
+{
+    const cJSON *file;
+    cJSON_ArrayForEach(file, files)
+    {
+        const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
+        int n = cJSON_GetArraySize(ooms);
+        char msg[768];
+        if (n == 0) {
+            snprintf(msg, sizeof msg, "--fail-on-oom: %s: no OOM event", file_name(file));
+        } else {
+            const cJSON *e = cJSON_GetArrayItem(ooms, 0);
+            char req[32], free_b[32];
+            ms_format_bytes((int64_t)report_num(e, "request_bytes"), req, sizeof req);
+            ms_format_bytes((int64_t)report_num(e, "free_in_reserved_bytes"), free_b, sizeof free_b);
+            snprintf(msg, sizeof msg,
+                     "--fail-on-oom: %s: %d OOM event%s; the first (device %.0f) asked for %s "
+                     "with %s free in reserved segments: cause %s",
+                     file_name(file), n, n == 1 ? "" : "s", report_num(e, "device"), req, free_b,
+                     report_str(e, "cause"));
+        }
+        add_check(list, "oom", "--fail-on-oom", file, -1, n, 0, n == 0, msg, failed);
+    }
+}
+
 static void growth_gate(cJSON *list, const cJSON *doc, double limit, size_t *failed)
 {
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
@@ -167,6 +193,8 @@ cJSON *report_gates(const cJSON *doc, const report_opts *o, size_t *failed)
                   "reserved.peak_bytes", o->max_reserved, failed);
     if (o->fail_on_leaks)
         leak_gate(list, files, failed);
+    if (o->fail_on_oom)
+        oom_gate(list, files, failed);
     if (o->has_max_growth)
         growth_gate(list, doc, o->max_growth, failed);
     cJSON_AddBoolToObject(g, "passed", *failed == 0);

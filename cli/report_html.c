@@ -158,7 +158,7 @@ static void gates_banner(FILE *out, const cJSON *gates)
     if (n == 0) {
         fputs("<div class=\"banner none\">No gates were set (see <code>memsnap report "
               "--help</code>: <code>--max-peak</code>, <code>--max-reserved</code>, "
-              "<code>--fail-on-leaks</code>, <code>--baseline</code> with "
+              "<code>--fail-on-leaks</code>, <code>--fail-on-oom</code>, <code>--baseline</code> with "
               "<code>--max-growth</code>).</div>\n",
               out);
         return;
@@ -941,7 +941,9 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
     cJSON_ArrayForEach(file, files)
     {
         const char *svg = svgs && i < svgs->n_files ? svgs->file_svg[i] : NULL;
-        file_section(out, file, i++, svg);
+        file_section(out, file, i, svg);
+        report_html_ooms(out, file, svgs && svgs->oom_svg && i < svgs->n_files ? svgs->oom_svg[i] : NULL);
+        i++;
     }
     fputs("</main></body></html>\n", out);
     return ferror(out) ? -1 : 0;

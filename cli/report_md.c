@@ -332,7 +332,11 @@ int report_write_markdown(FILE *out, const cJSON *doc)
     baseline(out, doc);
     fputs("### Details\n\n", out);
     const cJSON *file;
-    cJSON_ArrayForEach(file, files) file_details(out, file);
+    cJSON_ArrayForEach(file, files)
+    {
+        file_details(out, file);
+        report_md_ooms(out, file);
+    }
     fputs("Charts and full tables: `index.html` in the report directory; every number: "
           "`summary.json`.\n",
           out);

@@ -7,6 +7,7 @@
 #include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "memsnap/oom.h"
 
 static void set_nomem(ms_error *err)
 {
@@ -49,20 +50,35 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive
     return 0;
 }
 
+/* Each oom event with its cause (memsnap oom explains it in full). */
 static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
 {
     const ms_trace *tr = ms_snapshot_trace(s, device);
     cJSON *arr = cJSON_AddArrayToObject(dev, "ooms");
+    ms_oom_report *r = NULL;
+    ms_error err;
+    size_t k = 0;
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
+        if (!r && k == 0 && ms_oom_analyze(&r, s, device, NULL, NULL, &err))
+            r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
         num(e, "event", (double)i);
         num(e, "time_us", (double)tr->time_us[i]);
         num(e, "requested_bytes", (double)tr->size[i]);
         num(e, "device_free_bytes", (double)tr->addr[i]);
+        if (r && k < r->n && r->items[k].event == (int64_t)i) {
+            const ms_oom *o = &r->items[k];
+            cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
+            num(e, "free_in_reserved_bytes", (double)o->free_in_reserved_bytes);
+            num(e, "largest_free_block_bytes", (double)o->largest_free_block_bytes);
+            cJSON_AddBoolToObject(e, "approximate", o->approximate);
+        }
+        k++;
         cJSON_AddItemToArray(arr, e);
     }
+    ms_oom_report_free(r);
 }
 
 static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error *err)

@@ -1,0 +1,148 @@
+/* memsnap oom: for every `oom` event, the allocator's state at the failure, a cause and
+ * what to change. The text is printed from the same JSON that --json prints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "oom_chart.h"
+#include "oom_json.h"
+
+static const char *CMD = "oom";
+
+static const char *USAGE =
+    "usage: memsnap oom FILE... [--json] [--device N] [--top K] [-o OUT.png|OUT.svg]\n"
+    "\n"
+    "Explains every out-of-memory event: the request and its block size, the free memory\n"
+    "the device reported, allocated and reserved memory, the free memory inside reserved\n"
+    "segments (how many blocks, the largest), the categories of memory at the failure, the\n"
+    "top sites alive, live memory at the iteration ends before it, a cause\n"
+    "(fragmentation, activations, model_state, leak, single_allocation, other) and advice.\n"
+    "\n"
+    "  --json       print JSON (keys documented in docs/json.md)\n"
+    "  --device N   only device N (default: every device with events or segments)\n"
+    "  --top K      number of sites to list (default 10)\n"
+    "  -o OUT       draw the allocator at the first OOM: segments to scale, blocks by\n"
+    "               category, the failed request, and the memory of the iterations before\n"
+    "               (PNG or SVG by the extension; with several files, the first OOM found)\n"
+    "\n"
+    "Exit status: 0 (also when a file has no OOM event), 2 usage or input error.\n";
+
+typedef struct draw_ctx {
+    const char *out;
+    const char *path;
+    const ms_snapshot *s;
+    bool done;
+    int rc;
+} draw_ctx;
+
+
+static void draw_first(void *ctx, const ms_oom_report *r)
+{
+    draw_ctx *d = ctx;
+    if (d->done || !d->out || r->n == 0)
+        return;
+    d->done = true;
+    ms_error err;
+    if (ms_oom_chart_write(d->out, d->s, &r->items[0], d->path, &err)) {
+        cli_error(CMD, "%s: %s", d->out, err.message);
+        d->rc = 2;
+    }
+}
+
+int cmd_oom(int argc, char **argv)
+{
+    bool json = false;
+    long long device = -1, top = 10;
+    const char *out = NULL;
+    int nfiles = 0, rc = 0;
+    char **files = calloc((size_t)argc + 1, sizeof *files);
+    if (!files)
+        return 2;
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            free(files);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "-o")) {
+            if (i + 1 >= argc) {
+                cli_error(CMD, "%s needs a value", a);
+                rc = 2;
+            } else if (!strcmp(a, "--device")) {
+                rc = cli_parse_int(CMD, a, argv[++i], 0, 65535, &device);
+            } else if (!strcmp(a, "--top")) {
+                rc = cli_parse_int(CMD, a, argv[++i], 1, 100000, &top);
+            } else {
+                out = argv[++i];
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_error(CMD, "unknown option '%s' (see memsnap oom --help)", a);
+            rc = 2;
+        } else {
+            files[nfiles++] = argv[i];
+        }
+    }
+    if (!rc && nfiles == 0) {
+        fputs(USAGE, stderr);
+        rc = 2;
+    }
+    if (!rc && out && ms_oom_chart_check_path(out) != 0) {
+        cli_error(CMD, "%s: the picture must be a .png or .svg file", out);
+        rc = 2;
+    }
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "files");
+    draw_ctx dc = {out, NULL, NULL, false, 0};
+    for (int f = 0; f < nfiles && !rc; f++) {
+        ms_snapshot *s = NULL;
+        if ((rc = cli_load(CMD, files[f], &s)))
+            break;
+        if (device >= ms_snapshot_device_count(s)) {
+            cli_error(CMD, "%s: no device %lld (the snapshot has %d)", files[f], device,
+                      ms_snapshot_device_count(s));
+            rc = 2;
+        } else {
+            ms_error err;
+            dc.path = files[f];
+            dc.s = s;
+            cJSON *file = oom_file_json(files[f], s, (int)device, (int)top, draw_first, &dc, &err);
+            if (!file) {
+                cli_error(CMD, "%s: %s", files[f], err.message);
+                rc = 2;
+            } else {
+                cJSON_AddItemToArray(arr, file);
+                rc = dc.rc;
+            }
+        }
+        ms_snapshot_free(s);
+    }
+    if (!rc && out && !dc.done)
+        fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n", out);
+    if (!rc) {
+        if (json) {
+            rc = cli_print_json(doc);
+            doc = NULL;
+        } else {
+            const cJSON *file;
+            int k = 0;
+            cJSON_ArrayForEach(file, arr)
+            {
+                if (k++)
+                    printf("\n");
+                printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
+                const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
+                if (cJSON_GetArraySize(ooms) == 0)
+                    printf("  no OOM events\n");
+                const cJSON *o;
+                cJSON_ArrayForEach(o, ooms) oom_print_json(stdout, o, 2);
+            }
+        }
+    }
+    cJSON_Delete(doc);
+    free(files);
+    return rc;
+}

@@ -1,0 +1,202 @@
+#include "oom_json.h"
+
+#include <string.h>
+
+#include "cli_util.h"
+
+/* The JSON keys of the categories, in the order of ms_category. */
+static const char *const CATEGORY_KEYS[MS_OOM_CATEGORIES] = {
+    "parameter", "gradient", "optimizer_state", "activation",
+    "temporary", "workspace", "input",           "other"};
+
+static void num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddNumberToObject(o, key, v);
+}
+
+cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
+{
+    cJSON *e = cJSON_CreateObject();
+    num(e, "device", o->device);
+    num(e, "event", (double)o->event);
+    num(e, "time_us", (double)o->time_us);
+    num(e, "request_bytes", (double)o->request_bytes);
+    num(e, "request_block_bytes", (double)o->request_block_bytes);
+    num(e, "segment_request_bytes", (double)o->segment_request_bytes);
+    num(e, "device_free_bytes", (double)o->device_free_bytes);
+    num(e, "allocated_bytes", (double)o->allocated_bytes);
+    num(e, "active_bytes", (double)o->active_bytes);
+    num(e, "reserved_bytes", (double)o->reserved_bytes);
+    num(e, "free_in_reserved_bytes", (double)o->free_in_reserved_bytes);
+    num(e, "free_blocks", (double)o->free_blocks);
+    num(e, "largest_free_block_bytes", (double)o->largest_free_block_bytes);
+    num(e, "usable_free_bytes", (double)o->usable_free_bytes);
+    num(e, "usable_free_blocks", (double)o->usable_free_blocks);
+    num(e, "largest_usable_block_bytes", (double)o->largest_usable_block);
+    num(e, "largest_allocation_bytes", (double)o->largest_alive_bytes);
+    num(e, "live_requested_bytes", (double)o->live_requested_bytes);
+    num(e, "segments", (double)(o->heap ? o->heap->n_segments : 0));
+    cJSON_AddBoolToObject(e, "limit_refused", o->limit_refused);
+    cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
+    cJSON_AddStringToObject(e, "why", o->why);
+    cJSON *adv = cJSON_AddArrayToObject(e, "advice");
+    for (size_t i = 0; i < o->n_advice; i++)
+        cJSON_AddItemToArray(adv, cJSON_CreateString(o->advice[i]));
+    cJSON_AddStringToObject(e, "categories_source", o->have_categories        ? "categories"
+                                                     : o->categories_estimated ? "stacks"
+                                                                               : "none");
+    if (o->have_categories || o->categories_estimated) {
+        cJSON *cat = cJSON_AddObjectToObject(e, "categories");
+        for (int i = 0; i < MS_OOM_CATEGORIES; i++)
+            num(cat, CATEGORY_KEYS[i], (double)o->category_bytes[i]);
+    } else {
+        cJSON_AddNullToObject(e, "categories");
+    }
+    cJSON *sites = cJSON_AddArrayToObject(e, "top_sites");
+    for (size_t i = 0; i < o->n_top_sites; i++) {
+        cJSON *st = cJSON_CreateObject();
+        char buf[1024];
+        ms_site_format_location(s, o->top_sites[i].site, buf, sizeof buf);
+        cJSON_AddStringToObject(st, "site", o->top_sites[i].site == UINT32_MAX ? "(no stack)" : buf);
+        ms_site_format_function(s, o->top_sites[i].site, buf, sizeof buf);
+        cJSON_AddStringToObject(st, "function", buf);
+        num(st, "bytes", (double)o->top_sites[i].bytes);
+        num(st, "count", (double)o->top_sites[i].count);
+        cJSON_AddItemToArray(sites, st);
+    }
+    cJSON *its = cJSON_AddArrayToObject(e, "iterations");
+    for (size_t i = 0; i < o->n_iters; i++) {
+        cJSON *it = cJSON_CreateObject();
+        num(it, "index", (double)o->iters[i].index + 1);
+        num(it, "end_event", (double)o->iters[i].end_event);
+        num(it, "live_end_bytes", (double)o->iters[i].live_end_bytes);
+        num(it, "peak_bytes", (double)o->iters[i].peak_bytes);
+        cJSON_AddItemToArray(its, it);
+    }
+    if (o->leak_site != UINT32_MAX || o->leak_bytes) {
+        cJSON *lk = cJSON_AddObjectToObject(e, "leak");
+        char buf[1024];
+        ms_site_format(s, o->leak_site, buf, sizeof buf);
+        cJSON_AddStringToObject(lk, "site", o->leak_site == UINT32_MAX ? "" : buf);
+        num(lk, "bytes", (double)o->leak_bytes);
+        num(lk, "growth_bytes_per_iteration", o->leak_growth_bytes);
+    } else {
+        cJSON_AddNullToObject(e, "leak");
+    }
+    cJSON_AddBoolToObject(e, "approximate", o->approximate);
+    cJSON_AddStringToObject(e, "note", o->note);
+    return e;
+}
+
+cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
+                     void (*keep)(void *ctx, const ms_oom_report *r), void *ctx,
+                     ms_error *err)
+{
+    cJSON *file = cJSON_CreateObject();
+    cJSON_AddStringToObject(file, "path", path);
+    cJSON *arr = cJSON_AddArrayToObject(file, "ooms");
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        if (device >= 0 ? d != device : !cli_device_in_use(s, d))
+            continue;
+        ms_oom_report *r = NULL;
+        ms_oom_options opt = {(size_t)top_k, NULL, NULL};
+        if (ms_oom_analyze(&r, s, d, NULL, &opt, err)) {
+            cJSON_Delete(file);
+            return NULL;
+        }
+        for (size_t i = 0; i < r->n; i++)
+            cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
+        if (keep)
+            keep(ctx, r);
+        ms_oom_report_free(r);
+    }
+    return file;
+}
+
+static double get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+    return v ? v : "";
+}
+
+static const char *sz(double bytes, char *buf)
+{
+    ms_format_bytes((int64_t)bytes, buf, 32);
+    return buf;
+}
+
+void oom_print_json(FILE *out, const cJSON *e, int indent)
+{
+    char a[32], b[32], c[32];
+    int w = indent;
+    fprintf(out, "%*sOOM on device %.0f at event %.0f: cause %s%s\n", w, "", get(e, "device"),
+            get(e, "event"), str(e, "cause"),
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "approximate")) ? " (approximate)" : "");
+    fprintf(out, "%*s  request           %s (block %s; a new segment would be %s)\n", w, "",
+            sz(get(e, "request_bytes"), a), sz(get(e, "request_block_bytes"), b),
+            sz(get(e, "segment_request_bytes"), c));
+    fprintf(out, "%*s  device free       %s%s\n", w, "", sz(get(e, "device_free_bytes"), a),
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "limit_refused"))
+                ? " (far more than the request: a limit refused it, not the GPU)"
+                : "");
+    fprintf(out, "%*s  allocated         %s of %s reserved in %.0f segment%s\n", w, "",
+            sz(get(e, "allocated_bytes"), a), sz(get(e, "reserved_bytes"), b), get(e, "segments"),
+            get(e, "segments") == 1 ? "" : "s");
+    fprintf(out, "%*s  free in reserved  %s in %.0f block%s, largest %s\n", w, "",
+            sz(get(e, "free_in_reserved_bytes"), a), get(e, "free_blocks"),
+            get(e, "free_blocks") == 1 ? "" : "s",
+            sz(get(e, "largest_free_block_bytes"), b));
+    if (get(e, "usable_free_bytes") != get(e, "free_in_reserved_bytes"))
+        fprintf(out, "%*s    usable for it   %s in %.0f blocks, largest %s (same pool and stream)\n",
+                w, "", sz(get(e, "usable_free_bytes"), a), get(e, "usable_free_blocks"),
+                sz(get(e, "largest_usable_block_bytes"), b));
+    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "categories");
+    if (cJSON_IsObject(cat)) {
+        fprintf(out, "%*s  categories%s", w, "",
+                strcmp(str(e, "categories_source"), "stacks") ? "       " : " (from stacks)");
+        const cJSON *kv;
+        cJSON_ArrayForEach(kv, cat)
+        {
+            if (kv->valuedouble > 0)
+                fprintf(out, " %s %s", kv->string, sz(kv->valuedouble, a));
+        }
+        fprintf(out, "\n");
+    } else {
+        fprintf(out, "%*s  categories        not known\n", w, "");
+    }
+    const cJSON *its = cJSON_GetObjectItemCaseSensitive(e, "iterations");
+    if (cJSON_GetArraySize(its) > 0) {
+        fprintf(out, "%*s  live at iteration ends before it:", w, "");
+        const cJSON *it;
+        double prev = -1;
+        cJSON_ArrayForEach(it, its)
+        {
+            double v = get(it, "live_end_bytes");
+            fprintf(out, " #%.0f %s", get(it, "index"), sz(v, a));
+            if (prev >= 0 && v != prev)
+                fprintf(out, " (%s%s)", v > prev ? "+" : "-", sz(v > prev ? v - prev : prev - v, b));
+            prev = v;
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "%*s  why               %s\n", w, "", str(e, "why"));
+    const cJSON *adv;
+    cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
+        fprintf(out, "%*s  advice            %s\n", w, "", cJSON_GetStringValue(adv));
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(e, "top_sites");
+    if (cJSON_GetArraySize(sites) > 0) {
+        fprintf(out, "%*s  top sites alive at the failure:\n", w, "");
+        const cJSON *st;
+        cJSON_ArrayForEach(st, sites)
+            fprintf(out, "%*s  %12s %8.0f  %s %s\n", w, "", sz(get(st, "bytes"), a),
+                    get(st, "count"), str(st, "site"), str(st, "function"));
+    }
+    if (str(e, "note")[0])
+        fprintf(out, "%*s  note              %s\n", w, "", str(e, "note"));
+}

@@ -1,0 +1,214 @@
+/* The report's OOM section: files[].ooms (the `oom --json` objects), the picture of the
+ * allocator at the first OOM of each file (oom-NAME.png, and inline SVG for the page),
+ * and the HTML and Markdown that show them. */
+#include <cairo-svg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "memsnap/oom.h"
+#include "oom_chart.h"
+#include "oom_json.h"
+#include "report.h"
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static cairo_status_t collect(void *closure, const unsigned char *data, unsigned int len)
+{
+    sbuf *b = closure;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + len + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return CAIRO_STATUS_NO_MEMORY;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+    return CAIRO_STATUS_SUCCESS;
+}
+
+static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char *title,
+                   ms_error *err)
+{
+    sbuf b = {0};
+    int w = MS_OOM_CHART_WIDTH, h = ms_oom_chart_height(o);
+    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(collect, &b, w, h);
+    cairo_t *cr = cairo_create(surface);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    int rc = ms_oom_chart_draw(cr, 0, 0, w, h, s, o, title, err);
+    cairo_destroy(cr);
+    cairo_surface_finish(surface);
+    cairo_status_t st = cairo_surface_status(surface);
+    cairo_surface_destroy(surface);
+    if (!rc && (st != CAIRO_STATUS_SUCCESS || !b.p)) {
+        err->code = rc = MS_ERR_NOMEM;
+        err->offset = MS_NO_OFFSET;
+        snprintf(err->message, sizeof err->message, "%s", cairo_status_to_string(st));
+    }
+    if (rc) {
+        free(b.p);
+        return rc;
+    }
+    *out = b.p;
+    return 0;
+}
+
+int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
+                    char **svg_out, ms_error *err)
+{
+    *svg_out = NULL;
+    cJSON *arr = cJSON_AddArrayToObject(fj, "ooms");
+    bool drawn = false;
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
+            continue;
+        if (ms_snapshot_trace(s, d)->n == 0)
+            continue;
+        ms_oom_report *r = NULL;
+        ms_oom_options opt = {(size_t)o->top, NULL, NULL};
+        int rc = ms_oom_analyze(&r, s, d, NULL, &opt, err);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < r->n; i++)
+            cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
+        if (r->n && !drawn) {
+            drawn = true;
+            /* timeline-NAME.png's sibling: oom-NAME.png */
+            const char *tl = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "timeline_png"));
+            char name[320];
+            if (tl && !strncmp(tl, "timeline-", 9))
+                snprintf(name, sizeof name, "oom-%s", tl + 9);
+            else
+                snprintf(name, sizeof name, "oom-%zu.png", index + 1);
+            size_t n = strlen(o->out_dir) + strlen(name) + 2;
+            char *path = malloc(n);
+            if (!path) {
+                ms_oom_report_free(r);
+                return MS_ERR_NOMEM;
+            }
+            snprintf(path, n, "%s/%s", o->out_dir, name);
+            const char *label = cli_basename(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "path")));
+            rc = ms_oom_chart_write(path, s, &r->items[0], label, err);
+            free(path);
+            char *svg = NULL;
+            if (!rc)
+                rc = oom_svg(&svg, s, &r->items[0], label, err);
+            if (!rc) {
+                char prefix[32];
+                snprintf(prefix, sizeof prefix, "o%zu-", index + 1);
+                *svg_out = report_svg_inline(svg, strlen(svg), prefix);
+                free(svg);
+                cJSON_AddStringToObject(fj, "oom_png", name);
+            }
+            if (rc) {
+                ms_oom_report_free(r);
+                return rc;
+            }
+        }
+        ms_oom_report_free(r);
+    }
+    if (!drawn)
+        cJSON_AddNullToObject(fj, "oom_png");
+    return 0;
+}
+
+static const char *sz(double bytes, char *buf)
+{
+    ms_format_bytes((int64_t)bytes, buf, 32);
+    return buf;
+}
+
+void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
+{
+    const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
+    if (cJSON_GetArraySize(ooms) == 0)
+        return;
+    char a[32], b[32], c[32], d[32], e2[32], f[32], g[32];
+    fputs("<h3>Why it ran out of memory</h3>\n", out);
+    const cJSON *e;
+    int shown = 0;
+    cJSON_ArrayForEach(e, ooms)
+    {
+        if (shown++ == 5)
+            break;
+        fprintf(out, "<div class=\"oom\"><b>OOM on device %.0f at event %.0f: cause ",
+                report_num(e, "device"), report_num(e, "event"));
+        report_html_escape(out, report_str(e, "cause"));
+        fprintf(out, "%s</b><br>", cJSON_IsTrue(report_get(e, "approximate")) ? " (approximate)" : "");
+        fprintf(out, "requested %s (block %s); %s free on the device; %s allocated of %s "
+                     "reserved; free inside reserved segments %s in %.0f blocks, the largest %s.<br>",
+                sz(report_num(e, "request_bytes"), a), sz(report_num(e, "request_block_bytes"), b),
+                sz(report_num(e, "device_free_bytes"), c), sz(report_num(e, "allocated_bytes"), d),
+                sz(report_num(e, "reserved_bytes"), e2), sz(report_num(e, "free_in_reserved_bytes"), f),
+                report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), g));
+        report_html_escape(out, report_str(e, "why"));
+        fputs("<ul>", out);
+        const cJSON *adv;
+        cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
+        {
+            fputs("<li>", out);
+            report_html_escape(out, cJSON_GetStringValue(adv));
+            fputs("</li>", out);
+        }
+        fputs("</ul>", out);
+        if (report_str(e, "note")[0]) {
+            fputs("<i>", out);
+            report_html_escape(out, report_str(e, "note"));
+            fputs("</i>", out);
+        }
+        fputs("</div>\n", out);
+    }
+    if (svg) {
+        fputs("<div class=\"chart\">", out);
+        fputs(svg, out);
+        fputs("</div>\n<p class=\"caption\">The allocator at the first OOM: every segment a bar "
+              "to one scale, allocated blocks coloured by category, free blocks white with their "
+              "sizes, the failed request in red; below, active and reserved memory before it",
+              out);
+        const char *png = report_str(file, "oom_png");
+        if (*png) {
+            fputs(" (also <code>", out);
+            report_html_escape(out, png);
+            fputs("</code>)", out);
+        }
+        fputs(".</p>\n", out);
+    }
+}
+
+void report_md_ooms(FILE *out, const cJSON *file)
+{
+    const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
+    if (cJSON_GetArraySize(ooms) == 0)
+        return;
+    char a[32], b[32], c[32], d[32];
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ooms)
+    {
+        fprintf(out, "**OOM** on device %.0f at event %.0f: cause **", report_num(e, "device"),
+                report_num(e, "event"));
+        report_md_escape(out, report_str(e, "cause"));
+        fprintf(out, "**%s: requested %s, free inside reserved segments %s in %.0f blocks "
+                     "(largest %s), %s free on the device.\n",
+                cJSON_IsTrue(report_get(e, "approximate")) ? " (approximate)" : "",
+                sz(report_num(e, "request_bytes"), a), sz(report_num(e, "free_in_reserved_bytes"), b),
+                report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), c),
+                sz(report_num(e, "device_free_bytes"), d));
+        const cJSON *adv;
+        cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
+        {
+            fputs("- ", out);
+            report_md_escape(out, cJSON_GetStringValue(adv));
+            fputc('\n', out);
+        }
+        fputc('\n', out);
+    }
+}

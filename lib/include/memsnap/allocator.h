@@ -1,0 +1,92 @@
+/* memsnap — the caching allocator's state (segments and their blocks) at any event.
+ *
+ * Ownership follows memsnap.h: an ms_heap handed out through `**out` belongs to the
+ * caller and is released with ms_heap_free() (NULL accepted); its arrays live as long
+ * as it does.
+ *
+ * The state is rebuilt by replaying the trace with the allocator's own rules (block
+ * rounding, splitting, merging; docs/architecture.md "Allocator state"), starting from
+ * the segments and allocations that the final `segments` state and the trace show were
+ * there before the first kept event. Where the file does not say enough (a ring-wrapped
+ * trace whose early allocations were freed, addresses that contradict each other) the
+ * result is marked approximate and says why, rather than failing.
+ */
+#ifndef MEMSNAP_ALLOCATOR_H
+#define MEMSNAP_ALLOCATOR_H
+
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The allocator's block size for a request of `size` bytes: at least 512, a multiple of
+ * 512, or the next power-of-two division when `roundup_power2_divisions` in the
+ * snapshot's allocator settings asks for it (s may be NULL: plain 512 rounding). */
+uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size);
+
+/* Requests of up to 1 MiB (block bytes) come from the small pool. */
+#define MS_SMALL_REQUEST_MAX ((uint64_t)1 << 20)
+
+typedef struct ms_heap_block {
+    uint64_t address;
+    uint64_t size;            /* the allocator's block bytes */
+    uint64_t requested_size;  /* 0 for inactive blocks */
+    ms_block_state state;     /* inactive, active_allocated or active_pending_free */
+    int64_t alloc_event;      /* the alloc event that made it; -1 alive before the trace
+                               * began, or inactive */
+    uint32_t stack;           /* MS_NO_STACK when unknown */
+    bool estimated;           /* alive before the trace began and freed later in it: its
+                               * size is the request rounded, the allocator's may be larger */
+} ms_heap_block;
+
+typedef struct ms_heap_segment {
+    uint64_t address;
+    uint64_t total_size;
+    uint64_t stream_raw;      /* as ms_snapshot_stream() gives it */
+    bool is_expandable;       /* a contiguous mapped run of an expandable segment */
+    bool is_small;            /* small pool (requests <= 1 MiB) */
+    int64_t pool_id[2];       /* (0,0) default pool; others CUDA-graph pools (from the
+                               * final state; (0,0) when the segment is gone by then) */
+    size_t first_block;       /* index into blocks[] */
+    size_t n_blocks;
+} ms_heap_segment;
+
+typedef struct ms_heap {
+    int device;
+    int64_t event;            /* the state right after this event; -1 before the first */
+    ms_heap_segment *segments; /* by address */
+    size_t n_segments;
+    ms_heap_block *blocks;    /* segment by segment, by address */
+    size_t n_blocks;
+
+    /* What torch.cuda.memory_snapshot() / memory_stats() would show at that moment. */
+    uint64_t allocated_bytes; /* active_allocated blocks (pending frees excluded) */
+    uint64_t active_bytes;    /* active_allocated + active_pending_free blocks */
+    uint64_t reserved_bytes;  /* segments */
+    uint64_t inactive_bytes;  /* free blocks inside segments */
+    uint64_t inactive_count;
+    uint64_t largest_inactive;
+
+    /* True when the file did not say enough for an exact answer; `note` says why. */
+    bool approximate;
+    uint64_t inconsistencies; /* events whose addresses contradict the rebuilt state */
+    char note[256];
+} ms_heap;
+
+/* The allocator state of `device` right after event `event` (-1: before the first event;
+ * the trace's last event: the end, which equals the file's final `segments` state when
+ * the file is consistent). */
+int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
+                  ms_error *err);
+void ms_heap_free(ms_heap *h);
+
+/* Free blocks a request could use: same stream, same pool (small/large by the request's
+ * block size), default pool. Fills the total, count and largest; returns the count. */
+uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
+                             uint64_t stream_raw, uint64_t *bytes, uint64_t *largest);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

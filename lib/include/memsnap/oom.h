@@ -1,0 +1,163 @@
+/* memsnap — why an allocation failed: the allocator's state at every `oom` event, a
+ * cause and advice with the numbers that justify it.
+ *
+ * Ownership follows memsnap.h: every object handed out through `**out` belongs to the
+ * caller and is released with its own ms_*_free() (NULL accepted); pointers inside it
+ * live as long as it does.
+ */
+#ifndef MEMSNAP_OOM_H
+#define MEMSNAP_OOM_H
+
+#include "memsnap/allocator.h"
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MS_OOM_CAUSE_LIST(X)                                                             \
+    X(MS_OOM_FRAGMENTATION, "fragmentation",                                             \
+      "enough memory is free inside reserved segments, but no free block is large enough") \
+    X(MS_OOM_ACTIVATIONS, "activations",                                                 \
+      "most memory at the failure holds activations of the current iteration")           \
+    X(MS_OOM_MODEL_STATE, "model_state",                                                 \
+      "parameters, gradients and optimizer state take most of the memory")               \
+    X(MS_OOM_LEAK, "leak", "live memory at iteration ends grew before the failure")      \
+    X(MS_OOM_SINGLE_ALLOCATION, "single_allocation",                                     \
+      "one request or allocation is larger than everything else together")              \
+    X(MS_OOM_OTHER, "other", "no single cause dominates")
+
+typedef enum ms_oom_cause {
+#define MS_X_ENUM(name, key, text) name,
+    MS_OOM_CAUSE_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+        MS_OOM_CAUSE_COUNT
+} ms_oom_cause;
+
+const char *ms_oom_cause_name(ms_oom_cause c); /* "fragmentation" */
+const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
+
+/* Byte totals by category, in the order of ms_category (memsnap/categories.h):
+ * parameter, gradient, optimizer_state, activation, temporary, workspace, input, other. */
+#define MS_OOM_CATEGORIES 8
+
+/* What the cause is decided from; a pure function of these, so it can be tested on
+ * constructed cases as well as on recordings. */
+typedef struct ms_oom_facts {
+    uint64_t request_block_bytes;  /* the failed request, rounded to the allocator's block */
+    uint64_t allocated_bytes;      /* allocated block bytes at the failure */
+    uint64_t usable_free_bytes;    /* free blocks the request could use (its pool, stream) */
+    uint64_t usable_free_blocks;
+    uint64_t largest_usable_block;
+    uint64_t largest_alive_bytes;  /* the largest allocated block */
+    const int64_t *category_bytes; /* MS_OOM_CATEGORIES entries, or NULL when unknown */
+    uint64_t leak_bytes;           /* alive at the failure from sites that leak */
+    double leak_growth_bytes;      /* their growth per iteration */
+} ms_oom_facts;
+
+/* Decides the cause; writes one line saying why (with numbers) into why. */
+ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
+
+#define MS_OOM_MAX_ADVICE 6
+#define MS_OOM_MAX_ITERS 8
+
+typedef struct ms_oom_iter {
+    size_t index;            /* 0-based iteration number */
+    int64_t end_event;       /* one past its last event */
+    int64_t live_end_bytes;  /* live requested bytes at its end */
+    int64_t peak_bytes;
+} ms_oom_iter;
+
+typedef struct ms_oom {
+    int device;
+    int64_t event;                 /* the oom event (device trace index) */
+    int64_t time_us;
+    uint64_t request_bytes;        /* as the event records it */
+    uint64_t request_block_bytes;  /* rounded to the allocator's block size */
+    uint64_t segment_request_bytes; /* the cudaMalloc the allocator would have tried */
+    uint64_t device_free_bytes;    /* what the driver reported free */
+    uint64_t stream_raw;
+
+    /* The allocator state right after the event (ms_heap): exactly what
+     * torch.cuda.memory_snapshot() would have shown at that moment. */
+    uint64_t allocated_bytes;
+    uint64_t active_bytes;
+    uint64_t reserved_bytes;
+    uint64_t free_in_reserved_bytes;
+    uint64_t free_blocks;
+    uint64_t largest_free_block_bytes;
+    uint64_t usable_free_bytes;    /* of those, in the request's pool and stream */
+    uint64_t usable_free_blocks;
+    uint64_t largest_usable_block;
+    uint64_t largest_alive_bytes;
+    uint64_t live_requested_bytes; /* requested bytes alive (the timeline's curve) */
+
+    bool have_categories;          /* from a categorisation (ms_oom_options.categories_at) */
+    bool categories_estimated;     /* else estimated from the live allocations' stacks:
+                                    * optimizer frames, autograd nodes, forward frames */
+    int64_t category_bytes[MS_OOM_CATEGORIES]; /* requested bytes alive, by category */
+
+    ms_site_total *top_sites;      /* alive at the failure, largest first */
+    size_t n_top_sites;
+
+    ms_oom_iter iters[MS_OOM_MAX_ITERS]; /* the last complete iterations before it */
+    size_t n_iters;
+    ms_iter_method iter_method;
+
+    /* The largest leak finding alive at the failure (site UINT32_MAX when none). */
+    uint32_t leak_site;
+    uint64_t leak_bytes;
+    double leak_growth_bytes;
+
+    bool limit_refused;            /* the device had far more free than the request */
+    ms_oom_cause cause;
+    char why[320];
+    char advice[MS_OOM_MAX_ADVICE][400];
+    size_t n_advice;
+
+    bool approximate;
+    char note[320];
+
+    ms_heap *heap;                 /* the state itself, for pictures */
+    /* Per heap block: its category (ms_category order), or NULL when unknown. */
+    uint8_t *block_category;
+    /* Per heap block: true when a leaking site (memsnap leaks) made it; NULL when no
+     * site leaks. */
+    bool *block_leak;
+
+    /* Active (requested) and reserved bytes over the last iterations before the failure,
+     * for charts: n_window points from event window_first to the oom event; a longer
+     * stretch keeps each bucket's highest values. */
+    int64_t window_first;
+    int64_t *window_time_us, *window_active, *window_reserved;
+    size_t n_window;
+} ms_oom;
+
+#define MS_OOM_WINDOW_POINTS 2000
+
+typedef struct ms_oom_report {
+    int device;
+    ms_oom *items;
+    size_t n;
+} ms_oom_report;
+
+typedef struct ms_oom_options {
+    size_t top_sites;              /* 0: 10 */
+    /* Category totals at an event, when a categorisation is at hand (memsnap/categories.h
+     * fills this; NULL: causes that need categories fall back to `other`, with a note). */
+    int (*categories_at)(void *ctx, int64_t event, int64_t bytes[MS_OOM_CATEGORIES]);
+    void *categories_ctx;
+} ms_oom_options;
+
+/* Explains every oom event of one device. `t`: that device's timeline built with
+ * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, or NULL to build one. A device without oom
+ * events gives n == 0. `opt` may be NULL. */
+int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
+                   const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
+void ms_oom_report_free(ms_oom_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

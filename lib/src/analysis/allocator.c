@@ -1,0 +1,960 @@
+/* The caching allocator's segments and blocks at any event, rebuilt by replaying the
+ * trace forward with the allocator's own rules (c10/cuda/CUDACachingAllocator.cpp):
+ *
+ *   - a request's block is its size rounded (ms_alloc_block_size);
+ *   - an allocation takes the start of a free block, and the rest of that block becomes
+ *     a free block of its own only when the allocator would split it (small pool or
+ *     expandable segment: 512 B or more left; large pool: more than 1 MiB left and the
+ *     request below max_split_size) — otherwise the block handed out is the whole free
+ *     block, larger than the rounding;
+ *   - a freed block merges with free neighbours in its segment;
+ *   - segments come and go with segment_alloc/segment_free; an expandable segment grows
+ *     and shrinks by segment_map/segment_unmap, and each contiguous mapped run is one
+ *     segment in torch.cuda.memory_snapshot(), so it is one here.
+ *
+ * The trace gives the address of every block, so no placement policy has to be guessed:
+ * replaying forward from the right starting state is exact. The starting state is what
+ * the trace cannot explain: segments the final state holds that the trace did not create
+ * (replayed backward from the final `segments`), and allocations alive before the first
+ * kept event (freed in the trace without an alloc, or active at the end without one). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "memsnap/allocator.h"
+
+#define NIL UINT32_MAX
+#define MIN_BLOCK ((uint64_t)512)
+#define LARGE_SPLIT_MIN ((uint64_t)1 << 20) /* kSmallSize: large remainders above it split */
+
+/* ------------------------------------------------------------------ rounding */
+
+/* roundup_power2_divisions as the settings text gives it: "{1: 0, 2: 4, ...}", one entry
+ * per power-of-two interval starting at 1 MiB. Returns false when it is not that shape. */
+static bool parse_divisions(const char *text, uint64_t div[16])
+{
+    memset(div, 0, 16 * sizeof *div);
+    const char *p = text;
+    int k = 0;
+    while (*p && k < 16) {
+        const char *colon = strchr(p, ':');
+        if (!colon)
+            break;
+        char *end;
+        unsigned long long v = strtoull(colon + 1, &end, 10);
+        if (end == colon + 1)
+            return false;
+        div[k++] = v;
+        p = end;
+    }
+    return k > 0;
+}
+
+static const char *setting(const ms_snapshot *s, const char *key)
+{
+    size_t n;
+    const ms_setting *st = s ? ms_snapshot_settings(s, &n) : NULL;
+    for (size_t i = 0; st && i < n; i++)
+        if (!strcmp(ms_snapshot_string(s, st[i].key), key))
+            return ms_snapshot_string(s, st[i].value);
+    return NULL;
+}
+
+static unsigned log2_floor(uint64_t v)
+{
+    return 63u - (unsigned)__builtin_clzll(v);
+}
+
+static uint64_t round_with(const uint64_t div[16], bool have_div, uint64_t size)
+{
+    if (size < MIN_BLOCK)
+        return MIN_BLOCK;
+    uint64_t d = 0;
+    if (have_div) {
+        unsigned log_size = log2_floor(size), start = 20; /* intervals start at 1 MiB */
+        unsigned idx = log_size > start ? log_size - start : 0;
+        d = div[idx < 16 ? idx : 15];
+    }
+    if (d > 1 && size > MIN_BLOCK * d) {
+        /* roundup_power2_next_division() */
+        if ((size & (size - 1)) == 0)
+            return size;
+        uint64_t floor2 = (uint64_t)1 << log2_floor(size);
+        uint64_t step = floor2 >> log2_floor(d);
+        if (step == 0)
+            return floor2 << 1;
+        uint64_t lo = size & ~(step - 1);
+        return lo == size ? size : lo + step;
+    }
+    return (size + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK;
+}
+
+uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size)
+{
+    uint64_t div[16];
+    const char *t = setting(s, "roundup_power2_divisions");
+    bool have = t && parse_divisions(t, div);
+    return round_with(div, have, size);
+}
+
+/* ------------------------------------------------------------------ address map */
+
+typedef struct amap {
+    uint64_t *keys;
+    uint32_t *vals; /* NIL: empty */
+    size_t mask, count;
+} amap;
+
+static inline size_t aslot(const amap *m, uint64_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & m->mask;
+}
+
+static bool amap_init(amap *m, size_t want)
+{
+    size_t cap = 256;
+    while (cap < want * 2)
+        cap *= 2;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->vals = malloc(cap * sizeof *m->vals);
+    m->mask = cap - 1;
+    m->count = 0;
+    if (!m->keys || !m->vals) {
+        free(m->keys);
+        free(m->vals);
+        m->keys = NULL;
+        m->vals = NULL;
+        return false;
+    }
+    memset(m->vals, 0xff, cap * sizeof *m->vals);
+    return true;
+}
+
+static void amap_free(amap *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
+static uint32_t amap_get(const amap *m, uint64_t key)
+{
+    for (size_t j = aslot(m, key); m->vals[j] != NIL; j = (j + 1) & m->mask)
+        if (m->keys[j] == key)
+            return m->vals[j];
+    return NIL;
+}
+
+static bool amap_put(amap *m, uint64_t key, uint32_t val)
+{
+    if ((m->count + 1) * 2 > m->mask + 1) {
+        amap n;
+        if (!amap_init(&n, m->mask + 1))
+            return false;
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->vals[i] != NIL)
+                amap_put(&n, m->keys[i], m->vals[i]);
+        amap_free(m);
+        *m = n;
+    }
+    size_t j = aslot(m, key);
+    while (m->vals[j] != NIL) {
+        if (m->keys[j] == key) {
+            m->vals[j] = val;
+            return true;
+        }
+        j = (j + 1) & m->mask;
+    }
+    m->keys[j] = key;
+    m->vals[j] = val;
+    m->count++;
+    return true;
+}
+
+static void amap_del(amap *m, uint64_t key)
+{
+    size_t j = aslot(m, key);
+    while (m->vals[j] != NIL && m->keys[j] != key)
+        j = (j + 1) & m->mask;
+    if (m->vals[j] == NIL)
+        return;
+    size_t hole = j, k = (j + 1) & m->mask;
+    while (m->vals[k] != NIL) {
+        size_t home = aslot(m, m->keys[k]);
+        bool stays = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
+        if (!stays) {
+            m->keys[hole] = m->keys[k];
+            m->vals[hole] = m->vals[k];
+            hole = k;
+        }
+        k = (k + 1) & m->mask;
+    }
+    m->vals[hole] = NIL;
+    m->count--;
+}
+
+/* ------------------------------------------------------------------ state */
+
+typedef struct blk {
+    uint64_t addr, size, req;
+    int64_t alloc_event;
+    uint32_t stack;
+    uint32_t prev, next, seg;
+    uint8_t state; /* ms_block_state */
+    bool estimated;
+} blk;
+
+typedef struct seg {
+    uint64_t start, end, stream_raw;
+    uint32_t first, last;
+    bool expandable;
+    int8_t pool; /* 0 unknown, 1 small, 2 large: from the first block handed out */
+} seg;
+
+typedef struct hsim {
+    const ms_snapshot *s;
+    blk *b;
+    size_t nb, capb;
+    uint32_t *freeb;
+    size_t nfreeb, capfreeb;
+    seg *g;
+    size_t ng, capg;
+    uint32_t *ord; /* live segment ids by start address */
+    size_t nord, capord;
+    amap map;      /* block start address -> block */
+    uint64_t div[16];
+    bool have_div, div_used;
+    uint64_t max_split;
+    uint64_t bad;  /* inconsistencies */
+    bool nomem;
+} hsim;
+
+static bool is_free(const blk *b)
+{
+    return b->state == MS_BLOCK_INACTIVE;
+}
+
+static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
+{
+    uint32_t i;
+    if (x->nfreeb) {
+        i = x->freeb[--x->nfreeb];
+    } else {
+        if (x->nb >= NIL - 1 || !ms__grow((void **)&x->b, &x->capb, x->nb + 1, sizeof *x->b)) {
+            x->nomem = true;
+            return NIL;
+        }
+        i = (uint32_t)x->nb++;
+    }
+    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, MS_BLOCK_INACTIVE, false};
+    if (!amap_put(&x->map, addr, i)) {
+        x->nomem = true;
+        return NIL;
+    }
+    return i;
+}
+
+static void del_blk(hsim *x, uint32_t i)
+{
+    if (amap_get(&x->map, x->b[i].addr) == i)
+        amap_del(&x->map, x->b[i].addr);
+    if (!ms__grow((void **)&x->freeb, &x->capfreeb, x->nfreeb + 1, sizeof *x->freeb)) {
+        x->nomem = true;
+        return;
+    }
+    x->freeb[x->nfreeb++] = i;
+}
+
+/* Links block n right after block i in i's segment. */
+static void link_after(hsim *x, uint32_t i, uint32_t n)
+{
+    blk *b = x->b;
+    b[n].prev = i;
+    b[n].next = b[i].next;
+    b[n].seg = b[i].seg;
+    if (b[i].next != NIL)
+        b[b[i].next].prev = n;
+    else
+        x->g[b[i].seg].last = n;
+    b[i].next = n;
+}
+
+static void unlink_blk(hsim *x, uint32_t i)
+{
+    blk *b = x->b;
+    seg *g = &x->g[b[i].seg];
+    if (b[i].prev != NIL)
+        b[b[i].prev].next = b[i].next;
+    else
+        g->first = b[i].next;
+    if (b[i].next != NIL)
+        b[b[i].next].prev = b[i].prev;
+    else
+        g->last = b[i].prev;
+}
+
+/* Frees block i and merges it with free neighbours; returns the merged block. */
+static uint32_t free_and_merge(hsim *x, uint32_t i)
+{
+    blk *b = x->b;
+    b[i].state = MS_BLOCK_INACTIVE;
+    b[i].req = 0;
+    b[i].alloc_event = -1;
+    b[i].stack = MS_NO_STACK;
+    b[i].estimated = false;
+    uint32_t n = b[i].next;
+    if (n != NIL && is_free(&b[n])) {
+        b[i].size += b[n].size;
+        unlink_blk(x, n);
+        del_blk(x, n);
+    }
+    uint32_t p = b[i].prev;
+    if (p != NIL && is_free(&b[p])) {
+        b[p].size += b[i].size;
+        unlink_blk(x, i);
+        del_blk(x, i);
+        return p;
+    }
+    return i;
+}
+
+/* Live segment containing addr, or NIL. */
+static uint32_t seg_find(const hsim *x, uint64_t addr)
+{
+    size_t lo = 0, hi = x->nord;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->g[x->ord[mid]].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NIL;
+    uint32_t id = x->ord[lo - 1];
+    return addr < x->g[id].end ? id : NIL;
+}
+
+/* Whether [a, e) overlaps a live segment. */
+static bool seg_overlaps(const hsim *x, uint64_t a, uint64_t e)
+{
+    for (size_t k = 0; k < x->nord; k++) {
+        const seg *g = &x->g[x->ord[k]];
+        if (g->start < e && a < g->end)
+            return true;
+    }
+    return false;
+}
+
+static void ord_insert(hsim *x, uint32_t id)
+{
+    if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord)) {
+        x->nomem = true;
+        return;
+    }
+    size_t k = x->nord;
+    while (k > 0 && x->g[x->ord[k - 1]].start > x->g[id].start) {
+        x->ord[k] = x->ord[k - 1];
+        k--;
+    }
+    x->ord[k] = id;
+    x->nord++;
+}
+
+static void ord_remove(hsim *x, uint32_t id)
+{
+    for (size_t k = 0; k < x->nord; k++)
+        if (x->ord[k] == id) {
+            memmove(x->ord + k, x->ord + k + 1, (x->nord - k - 1) * sizeof *x->ord);
+            x->nord--;
+            return;
+        }
+}
+
+static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_raw, bool exp)
+{
+    if (x->ng >= NIL - 1 || !ms__grow((void **)&x->g, &x->capg, x->ng + 1, sizeof *x->g)) {
+        x->nomem = true;
+        return NIL;
+    }
+    uint32_t id = (uint32_t)x->ng++;
+    x->g[id] = (seg){start, end, stream_raw, NIL, NIL, exp, 0};
+    uint32_t bi = new_blk(x, start, end - start, id);
+    if (bi == NIL)
+        return NIL;
+    x->g[id].first = x->g[id].last = bi;
+    ord_insert(x, id);
+    return id;
+}
+
+/* Appends segment `r`'s blocks to segment `l` (r starts where l ends) and drops r. */
+static void seg_join(hsim *x, uint32_t l, uint32_t r)
+{
+    seg *L = &x->g[l], *R = &x->g[r];
+    for (uint32_t i = R->first; i != NIL; i = x->b[i].next)
+        x->b[i].seg = l;
+    uint32_t tail = L->last, head = R->first;
+    x->b[tail].next = head;
+    x->b[head].prev = tail;
+    L->last = R->last;
+    L->end = R->end;
+    if (!L->pool)
+        L->pool = R->pool;
+    ord_remove(x, r);
+    if (is_free(&x->b[tail]) && is_free(&x->b[head])) {
+        x->b[tail].size += x->b[head].size;
+        unlink_blk(x, head);
+        del_blk(x, head);
+    }
+}
+
+/* cudaMalloc'd segment, or pages mapped into an expandable segment. */
+static void seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw, bool exp)
+{
+    if (size == 0 || addr + size < addr || seg_overlaps(x, addr, addr + size)) {
+        x->bad++;
+        return;
+    }
+    uint32_t id = new_seg(x, addr, addr + size, stream_raw, exp);
+    if (id == NIL || !exp)
+        return;
+    /* A mapped run continues the run before it and joins the one after it. */
+    uint32_t before = addr ? seg_find(x, addr - 1) : NIL;
+    if (before != NIL && x->g[before].expandable && x->g[before].stream_raw == stream_raw) {
+        seg_join(x, before, id);
+        id = before;
+    }
+    uint32_t after = seg_find(x, addr + size);
+    if (after != NIL && after != id && x->g[after].start == addr + size &&
+        x->g[after].expandable && x->g[after].stream_raw == stream_raw)
+        seg_join(x, id, after);
+}
+
+static void drop_seg(hsim *x, uint32_t id)
+{
+    for (uint32_t i = x->g[id].first, n; i != NIL; i = n) {
+        n = x->b[i].next;
+        del_blk(x, i);
+    }
+    ord_remove(x, id);
+}
+
+/* cudaFree of a whole segment. */
+static void seg_free(hsim *x, uint64_t addr, uint64_t size)
+{
+    uint32_t id = seg_find(x, addr);
+    if (id == NIL || x->g[id].start != addr) {
+        x->bad++;
+        return;
+    }
+    if (x->g[id].end != addr + size || x->g[id].first != x->g[id].last ||
+        !is_free(&x->b[x->g[id].first]))
+        x->bad++; /* a segment is only released when all of it is one free block */
+    drop_seg(x, id);
+}
+
+/* Pages [addr, addr+size) unmapped from an expandable segment: the run splits in two. */
+static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
+{
+    uint32_t id = seg_find(x, addr);
+    if (id == NIL) {
+        x->bad++;
+        return;
+    }
+    seg *g = &x->g[id];
+    uint64_t a = addr, e = addr + size;
+    if (e > g->end || e < a) {
+        x->bad++;
+        e = g->end;
+    }
+    uint32_t lf = NIL, ll = NIL, rf = NIL, rl = NIL;
+#define APPEND(first, last, i)                                                          \
+    do {                                                                                \
+        x->b[i].prev = last;                                                            \
+        x->b[i].next = NIL;                                                             \
+        if (last != NIL)                                                                \
+            x->b[last].next = i;                                                        \
+        else                                                                            \
+            first = i;                                                                  \
+        last = i;                                                                       \
+    } while (0)
+    for (uint32_t i = g->first, n; i != NIL; i = n) {
+        n = x->b[i].next;
+        uint64_t bs = x->b[i].addr, be = bs + x->b[i].size;
+        if (be <= a) {
+            APPEND(lf, ll, i);
+        } else if (bs >= e) {
+            APPEND(rf, rl, i);
+        } else {
+            if (!is_free(&x->b[i]))
+                x->bad++;
+            uint32_t right = NIL;
+            if (be > e) {
+                right = new_blk(x, e, be - e, id);
+                if (right == NIL)
+                    return;
+            }
+            if (bs < a) {
+                x->b[i].size = a - bs;
+                x->b[i].state = MS_BLOCK_INACTIVE;
+                APPEND(lf, ll, i);
+            } else {
+                del_blk(x, i);
+            }
+            if (right != NIL)
+                APPEND(rf, rl, right);
+        }
+    }
+#undef APPEND
+    uint64_t old_end = g->end;
+    uint64_t stream_raw = g->stream_raw;
+    int8_t pool = g->pool;
+    if (lf != NIL) {
+        g->first = lf;
+        g->last = ll;
+        g->end = a;
+    } else {
+        ord_remove(x, id);
+    }
+    if (rf != NIL) {
+        if (x->ng >= NIL - 1 || !ms__grow((void **)&x->g, &x->capg, x->ng + 1, sizeof *x->g)) {
+            x->nomem = true;
+            return;
+        }
+        uint32_t r = (uint32_t)x->ng++;
+        x->g[r] = (seg){e, old_end, stream_raw, rf, rl, true, pool};
+        for (uint32_t i = rf; i != NIL; i = x->b[i].next)
+            x->b[i].seg = r;
+        ord_insert(x, r);
+    }
+}
+
+/* Makes [addr, addr+size) a block of its own inside the free block that holds it;
+ * returns it, or NIL when no free block holds it. */
+static uint32_t carve(hsim *x, uint64_t addr, uint64_t size)
+{
+    uint32_t sid = seg_find(x, addr);
+    if (sid == NIL)
+        return NIL;
+    uint32_t i = x->g[sid].first;
+    while (i != NIL && x->b[i].addr + x->b[i].size <= addr)
+        i = x->b[i].next;
+    if (i == NIL || !is_free(&x->b[i]) || addr + size > x->b[i].addr + x->b[i].size)
+        return NIL;
+    if (x->b[i].addr < addr) {
+        uint64_t end = x->b[i].addr + x->b[i].size;
+        x->b[i].size = addr - x->b[i].addr;
+        uint32_t n = new_blk(x, addr, end - addr, sid);
+        if (n == NIL)
+            return NIL;
+        link_after(x, i, n);
+        i = n;
+    }
+    if (x->b[i].size > size) {
+        uint32_t n = new_blk(x, addr + size, x->b[i].size - size, sid);
+        if (n == NIL)
+            return NIL;
+        x->b[i].size = size;
+        link_after(x, i, n);
+    }
+    return i;
+}
+
+static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32_t stack)
+{
+    uint64_t want = round_with(x->div, x->have_div, req);
+    if (x->have_div && want != (req + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK)
+        x->div_used = true;
+    uint32_t i = amap_get(&x->map, addr);
+    if (i == NIL || !is_free(&x->b[i])) {
+        /* Not the start of a free block: the addresses contradict what came before (or
+         * the block's earlier life ended unseen). Take what holds the address. */
+        x->bad++;
+        if (i != NIL)
+            i = free_and_merge(x, i);
+        i = carve(x, addr, want);
+        if (i == NIL)
+            return;
+    }
+    blk *b = &x->b[i];
+    seg *g = &x->g[b->seg];
+    bool small = want <= MS_SMALL_REQUEST_MAX;
+    if (!g->pool)
+        g->pool = small ? 1 : 2;
+    if (b->size < want) {
+        x->bad++;
+    } else {
+        uint64_t rest = b->size - want;
+        bool split = (small || g->expandable) ? rest >= MIN_BLOCK
+                                              : (want < x->max_split && rest > LARGE_SPLIT_MIN);
+        if (split) {
+            uint32_t n = new_blk(x, addr + want, rest, b->seg);
+            if (n == NIL)
+                return;
+            b = &x->b[i];
+            b->size = want;
+            link_after(x, i, n);
+        }
+    }
+    b->state = MS_BLOCK_ACTIVE_ALLOCATED;
+    b->req = req;
+    b->alloc_event = event;
+    b->stack = stack;
+    b->estimated = false;
+}
+
+static void hsim_release(hsim *x)
+{
+    free(x->b);
+    free(x->freeb);
+    free(x->g);
+    free(x->ord);
+    amap_free(&x->map);
+}
+
+/* ------------------------------------------------------------------ starting state */
+
+typedef struct range {
+    uint64_t start, end, stream_raw;
+    bool exp;
+} range;
+
+typedef struct ranges {
+    range *r;
+    size_t n, cap;
+} ranges;
+
+static bool ranges_add(ranges *rs, range v)
+{
+    if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+        return false;
+    rs->r[rs->n++] = v;
+    return true;
+}
+
+/* Removes [a, e) from the ranges, splitting one that holds it. */
+static bool ranges_cut(ranges *rs, uint64_t a, uint64_t e)
+{
+    for (size_t k = 0; k < rs->n; k++) {
+        range v = rs->r[k];
+        if (v.end <= a || v.start >= e)
+            continue;
+        rs->r[k] = rs->r[--rs->n];
+        k--;
+        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp}))
+            return false;
+        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp}))
+            return false;
+    }
+    return true;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Per address: the first of its alloc / free events in the trace. */
+enum { FIRST_ALLOC = 1, FIRST_FREE_REQ = 2, FIRST_FREE = 3 };
+
+static int build_start(hsim *x, const ms_trace *tr, int device, amap *first, ms_error *err)
+{
+    const ms_snapshot *s = x->s;
+    size_t nseg, nblk;
+    const ms_segment *fs = ms_snapshot_segments(s, &nseg);
+    const ms_block *fb = ms_snapshot_blocks(s, &nblk);
+    ranges rs = {NULL, 0, 0};
+    for (size_t k = 0; k < nseg; k++)
+        if (fs[k].device == device &&
+            !ranges_add(&rs, (range){fs[k].address, fs[k].address + fs[k].total_size,
+                                     fs[k].stream_raw, fs[k].is_expandable}))
+            goto nomem;
+    /* Backward from the end: undo what each segment event did. */
+    for (size_t i = tr->n; i-- > 0;) {
+        uint64_t a = tr->addr[i], e = a + tr->size[i];
+        uint64_t st = ms_snapshot_stream(s, tr->stream[i]);
+        switch (tr->action[i]) {
+        case MS_ACT_SEGMENT_ALLOC:
+        case MS_ACT_SEGMENT_MAP:
+            if (!ranges_cut(&rs, a, e))
+                goto nomem;
+            break;
+        case MS_ACT_SEGMENT_FREE:
+        case MS_ACT_SEGMENT_UNMAP:
+            if (!ranges_cut(&rs, a, e) ||
+                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP}))
+                goto nomem;
+            break;
+        default:
+            break;
+        }
+    }
+    if (rs.n > 1)
+        qsort(rs.r, rs.n, sizeof *rs.r, by_start);
+    for (size_t k = 0; k < rs.n && !x->nomem; k++)
+        seg_add(x, rs.r[k].start, rs.r[k].end - rs.r[k].start, rs.r[k].stream_raw, rs.r[k].exp);
+    free(rs.r);
+    rs.r = NULL;
+    if (x->nomem)
+        goto nomem;
+
+    /* Which addresses the trace first meets as an allocation, which as a free. */
+    for (size_t i = 0; i < tr->n; i++) {
+        unsigned act = tr->action[i];
+        unsigned kind = act == MS_ACT_ALLOC            ? FIRST_ALLOC
+                        : act == MS_ACT_FREE_REQUESTED ? FIRST_FREE_REQ
+                        : act == MS_ACT_FREE_COMPLETED ? FIRST_FREE
+                                                       : 0;
+        if (!kind || amap_get(first, tr->addr[i]) != NIL)
+            continue;
+        if (!amap_put(first, tr->addr[i], kind))
+            goto nomem;
+        if (kind == FIRST_ALLOC)
+            continue;
+        /* Alive before the trace began and freed in it: the block's size is the
+         * request's rounding, unless the allocator did not split the rest (unknowable). */
+        uint64_t size = tr->size[i];
+        uint32_t bi = carve(x, tr->addr[i], round_with(x->div, x->have_div, size));
+        if (x->nomem)
+            goto nomem;
+        if (bi == NIL) {
+            x->bad++;
+            continue;
+        }
+        blk *b = &x->b[bi];
+        b->state = kind == FIRST_FREE ? MS_BLOCK_ACTIVE_PENDING_FREE : MS_BLOCK_ACTIVE_ALLOCATED;
+        b->req = size;
+        b->estimated = true;
+    }
+    /* Active at the end and never allocated or freed in the trace: alive throughout,
+     * with the size the final state gives. */
+    for (size_t k = 0; k < nseg; k++) {
+        if (fs[k].device != device)
+            continue;
+        for (size_t j = fs[k].first_block; j < fs[k].first_block + fs[k].n_blocks && j < nblk; j++) {
+            const ms_block *fbk = &fb[j];
+            if (fbk->state != MS_BLOCK_ACTIVE_ALLOCATED && fbk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
+                continue;
+            if (amap_get(first, fbk->address) != NIL)
+                continue;
+            uint32_t bi = carve(x, fbk->address, fbk->size);
+            if (x->nomem)
+                goto nomem;
+            if (bi == NIL) {
+                x->bad++;
+                continue;
+            }
+            x->b[bi].state = (uint8_t)fbk->state;
+            x->b[bi].req = fbk->requested_size;
+            x->b[bi].stack = fbk->stack;
+        }
+    }
+    return 0;
+nomem:
+    free(rs.r);
+    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
+}
+
+/* ------------------------------------------------------------------ replay */
+
+static void step(hsim *x, const ms_trace *tr, size_t i)
+{
+    uint64_t addr = tr->addr[i], size = tr->size[i];
+    switch (tr->action[i]) {
+    case MS_ACT_ALLOC:
+        do_alloc(x, addr, size, (int64_t)i, tr->stack[i]);
+        break;
+    case MS_ACT_FREE_REQUESTED: {
+        uint32_t b = amap_get(&x->map, addr);
+        if (b != NIL && x->b[b].state == MS_BLOCK_ACTIVE_ALLOCATED)
+            x->b[b].state = MS_BLOCK_ACTIVE_PENDING_FREE;
+        else
+            x->bad++;
+        break;
+    }
+    case MS_ACT_FREE_COMPLETED: {
+        uint32_t b = amap_get(&x->map, addr);
+        if (b == NIL || is_free(&x->b[b]))
+            x->bad++;
+        else
+            free_and_merge(x, b);
+        break;
+    }
+    case MS_ACT_SEGMENT_ALLOC:
+        seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), false);
+        break;
+    case MS_ACT_SEGMENT_MAP:
+        seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), true);
+        break;
+    case MS_ACT_SEGMENT_FREE:
+        seg_free(x, addr, size);
+        break;
+    case MS_ACT_SEGMENT_UNMAP:
+        seg_unmap(x, addr, size);
+        break;
+    default:
+        break;
+    }
+}
+
+static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
+{
+    size_t nseg_f;
+    const ms_segment *fs = ms_snapshot_segments(x->s, &nseg_f);
+    size_t nblocks = 0;
+    for (size_t k = 0; k < x->nord; k++)
+        for (uint32_t i = x->g[x->ord[k]].first; i != NIL; i = x->b[i].next)
+            nblocks++;
+    h->segments = calloc(x->nord ? x->nord : 1, sizeof *h->segments);
+    h->blocks = calloc(nblocks ? nblocks : 1, sizeof *h->blocks);
+    if (!h->segments || !h->blocks)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    uint64_t estimated = 0;
+    size_t nb = 0;
+    for (size_t k = 0; k < x->nord; k++) {
+        const seg *g = &x->g[x->ord[k]];
+        ms_heap_segment *o = &h->segments[k];
+        o->address = g->start;
+        o->total_size = g->end - g->start;
+        o->stream_raw = g->stream_raw;
+        o->is_expandable = g->expandable;
+        o->is_small = g->pool ? g->pool == 1 : (!g->expandable && o->total_size == (2u << 20));
+        for (size_t f = 0; f < nseg_f; f++) {
+            if (fs[f].device != device || fs[f].address != g->start)
+                continue;
+            o->pool_id[0] = fs[f].pool_id[0];
+            o->pool_id[1] = fs[f].pool_id[1];
+            if (fs[f].segment_type != MS_NO_STRING)
+                o->is_small = !strcmp(ms_snapshot_string(x->s, fs[f].segment_type), "small");
+            break;
+        }
+        o->first_block = nb;
+        for (uint32_t i = g->first; i != NIL; i = x->b[i].next) {
+            const blk *b = &x->b[i];
+            ms_heap_block *ob = &h->blocks[nb++];
+            *ob = (ms_heap_block){b->addr, b->size, b->req, (ms_block_state)b->state,
+                                 b->alloc_event, b->stack, b->estimated};
+            if (b->state == MS_BLOCK_ACTIVE_ALLOCATED)
+                h->allocated_bytes += b->size;
+            if (b->state != MS_BLOCK_INACTIVE) {
+                h->active_bytes += b->size;
+                if (b->estimated)
+                    estimated++;
+            } else {
+                h->inactive_bytes += b->size;
+                h->inactive_count++;
+                if (b->size > h->largest_inactive)
+                    h->largest_inactive = b->size;
+            }
+        }
+        o->n_blocks = nb - o->first_block;
+        h->reserved_bytes += o->total_size;
+    }
+    h->n_segments = x->nord;
+    h->n_blocks = nb;
+    h->inconsistencies = x->bad;
+    size_t used = 0;
+    if (estimated)
+        used += (size_t)snprintf(h->note + used, sizeof h->note - used,
+                                 "%s%llu block%s alive from before the trace began: sizes "
+                                 "estimated from the request",
+                                 used ? "; " : "", (unsigned long long)estimated,
+                                 estimated == 1 ? "" : "s");
+    if (x->bad && used < sizeof h->note)
+        used += (size_t)snprintf(h->note + used, sizeof h->note - used,
+                                 "%s%llu event%s contradict the rebuilt addresses",
+                                 used ? "; " : "", (unsigned long long)x->bad,
+                                 x->bad == 1 ? "" : "s");
+    h->approximate = estimated > 0 || x->bad > 0;
+    return 0;
+}
+
+int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
+                  ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    if (event < -1 || (event >= 0 && (uint64_t)event >= tr->n))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
+                        (long long)event);
+    hsim x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    const char *t = setting(s, "roundup_power2_divisions");
+    x.have_div = t && parse_divisions(t, x.div);
+    x.max_split = UINT64_MAX;
+    t = setting(s, "max_split_size");
+    if (t) {
+        char *end;
+        long long v = strtoll(t, &end, 10);
+        if (end != t && v > 0)
+            x.max_split = (uint64_t)v;
+    }
+    amap first;
+    memset(&first, 0, sizeof first);
+    ms_heap *h = calloc(1, sizeof *h);
+    int rc = 0;
+    if (!h || !amap_init(&x.map, 1024) || !amap_init(&first, tr->n / 2 + 16)) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        goto done;
+    }
+    h->device = device;
+    h->event = event;
+    if ((rc = build_start(&x, tr, device, &first, err)))
+        goto done;
+    for (int64_t i = 0; i <= event && !x.nomem; i++)
+        step(&x, tr, (size_t)i);
+    if (x.nomem) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
+        goto done;
+    }
+    rc = emit(&x, h, device, err);
+done:
+    amap_free(&first);
+    hsim_release(&x);
+    if (rc) {
+        ms_heap_free(h);
+        return rc;
+    }
+    *out = h;
+    return 0;
+}
+
+void ms_heap_free(ms_heap *h)
+{
+    if (!h)
+        return;
+    free(h->segments);
+    free(h->blocks);
+    free(h);
+}
+
+uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
+                             uint64_t stream_raw, uint64_t *bytes, uint64_t *largest)
+{
+    bool small = request_block_bytes <= MS_SMALL_REQUEST_MAX;
+    uint64_t n = 0, sum = 0, big = 0;
+    for (size_t k = 0; k < h->n_segments; k++) {
+        const ms_heap_segment *g = &h->segments[k];
+        if (g->stream_raw != stream_raw || g->is_small != small || g->pool_id[0] || g->pool_id[1])
+            continue;
+        for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
+            const ms_heap_block *b = &h->blocks[j];
+            if (b->state != MS_BLOCK_INACTIVE)
+                continue;
+            n++;
+            sum += b->size;
+            if (b->size > big)
+                big = b->size;
+        }
+    }
+    if (bytes)
+        *bytes = sum;
+    if (largest)
+        *largest = big;
+    return n;
+}

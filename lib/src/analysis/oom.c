@@ -1,0 +1,592 @@
+/* Why an allocation failed. For every `oom` event: the allocator state right after it
+ * (ms_heap: the segment_free events of the allocator's retry come before the event, so
+ * this is the state the failure saw), what is alive and where it was made, how live
+ * memory grew over the iterations before, a cause decided from those numbers, and
+ * advice that quotes them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "iter_internal.h"
+#include "memsnap/categories.h"
+#include "memsnap/oom.h"
+
+_Static_assert(MS_CAT_COUNT == MS_OOM_CATEGORIES, "category order of memsnap/oom.h");
+_Static_assert(MS_CAT_ACTIVATION == 3 && MS_CAT_OTHER == 7, "category order of memsnap/oom.h");
+
+/* Category slots, in the order of ms_category (memsnap/categories.h). */
+enum { C_PARAM, C_GRAD, C_OPTIM, C_ACT, C_TEMP, C_WORK, C_INPUT, C_OTHER };
+
+static const char *const CAUSE_NAMES[] = {
+#define MS_X_NAME(name, key, text) key,
+    MS_OOM_CAUSE_LIST(MS_X_NAME)
+#undef MS_X_NAME
+};
+static const char *const CAUSE_TEXTS[] = {
+#define MS_X_TEXT(name, key, text) text,
+    MS_OOM_CAUSE_LIST(MS_X_TEXT)
+#undef MS_X_TEXT
+};
+
+const char *ms_oom_cause_name(ms_oom_cause c)
+{
+    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_NAMES[c] : "unknown";
+}
+
+const char *ms_oom_cause_text(ms_oom_cause c)
+{
+    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_TEXTS[c] : "unknown";
+}
+
+static const char *fmt(int64_t bytes, char *buf)
+{
+    ms_format_bytes(bytes, buf, 32);
+    return buf;
+}
+
+static double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* The order of the tests is the order of certainty: fragmentation and a single huge
+ * allocation are facts about the blocks; a leak is a trend across iterations; the
+ * category split is an inference from phases. */
+ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap)
+{
+    char a[32], b[32], c[32], d[32];
+    const uint64_t req = f->request_block_bytes, total = f->allocated_bytes;
+    if (req > 0 && f->usable_free_bytes >= req && f->largest_usable_block < req) {
+        snprintf(why, cap,
+                 "%s is free inside reserved segments, more than the %s request, but in %llu "
+                 "pieces, the largest %s",
+                 fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)req, b),
+                 (unsigned long long)f->usable_free_blocks, fmt((int64_t)f->largest_usable_block, c));
+        return MS_OOM_FRAGMENTATION;
+    }
+    if (req > total) {
+        snprintf(why, cap, "the %s request is larger than everything allocated together (%s)",
+                 fmt((int64_t)req, a), fmt((int64_t)total, b));
+        return MS_OOM_SINGLE_ALLOCATION;
+    }
+    if (f->largest_alive_bytes > total - f->largest_alive_bytes) {
+        snprintf(why, cap, "one allocation of %s holds more than all the others together (%s)",
+                 fmt((int64_t)f->largest_alive_bytes, a),
+                 fmt((int64_t)(total - f->largest_alive_bytes), b));
+        return MS_OOM_SINGLE_ALLOCATION;
+    }
+    /* A leak matters when what it kept is a real share of memory: at least a tenth of
+     * what is allocated, or as much as the request that failed. */
+    if (f->leak_growth_bytes > 0 &&
+        (f->leak_bytes * 10 >= total || f->leak_bytes >= req)) {
+        snprintf(why, cap, "leaking sites hold %s at the failure and grew %s per iteration",
+                 fmt((int64_t)f->leak_bytes, a), fmt((int64_t)f->leak_growth_bytes, b));
+        return MS_OOM_LEAK;
+    }
+    if (f->category_bytes) {
+        const int64_t *k = f->category_bytes;
+        int64_t sum = 0;
+        for (int i = 0; i < MS_OOM_CATEGORIES; i++)
+            sum += k[i] > 0 ? k[i] : 0;
+        int64_t model = k[C_PARAM] + k[C_GRAD] + k[C_OPTIM];
+        int64_t act = k[C_ACT] + k[C_TEMP] + k[C_INPUT];
+        if (sum > 0 && act > model && act * 2 >= sum) {
+            snprintf(why, cap, "activations and temporaries of the iteration hold %s (%.0f%% of %s alive)",
+                     fmt(act, a), pct((double)act, (double)sum), fmt(sum, b));
+            return MS_OOM_ACTIVATIONS;
+        }
+        if (sum > 0 && model * 2 >= sum) {
+            snprintf(why, cap,
+                     "parameters %s, gradients %s and optimizer state %s hold %.0f%% of %s alive",
+                     fmt(k[C_PARAM], a), fmt(k[C_GRAD], b), fmt(k[C_OPTIM], c),
+                     pct((double)model, (double)sum), fmt(sum, d));
+            return MS_OOM_MODEL_STATE;
+        }
+        snprintf(why, cap, "no kind of memory holds half of the %s alive", fmt(sum, a));
+        return MS_OOM_OTHER;
+    }
+    snprintf(why, cap, "no block-level cause; the categories of memory are not known, so "
+                       "activations and model state could not be told apart");
+    return MS_OOM_OTHER;
+}
+
+/* ------------------------------------------------------------------ analysis */
+
+/* The cudaMalloc size the allocator asks for when no cached block fits. */
+static uint64_t segment_size_for(uint64_t block)
+{
+    const uint64_t mib = 1u << 20;
+    if (block <= mib)
+        return 2 * mib;
+    if (block < 10 * mib)
+        return 20 * mib;
+    return (block + 2 * mib - 1) / (2 * mib) * (2 * mib);
+}
+
+static void add_advice(ms_oom *o, const char *fmtstr, ...) MS_PRINTF(2, 3);
+static void add_advice(ms_oom *o, const char *fmtstr, ...)
+{
+    if (o->n_advice >= MS_OOM_MAX_ADVICE)
+        return;
+    va_list ap;
+    va_start(ap, fmtstr);
+    vsnprintf(o->advice[o->n_advice++], sizeof o->advice[0], fmtstr, ap);
+    va_end(ap);
+}
+
+static void note(ms_oom *o, const char *text)
+{
+    size_t used = strlen(o->note);
+    snprintf(o->note + used, sizeof o->note - used, "%s%s", used ? "; " : "", text);
+    o->approximate = true;
+}
+
+/* Activations of the current iteration by layer: allocations alive at the failure that
+ * were made after the last complete iteration ended, grouped by their layer frame. */
+static void layer_stats(const ms__stackinfo *si, const ms_alloc *alive, size_t n,
+                        int64_t since, uint64_t *layers, int64_t *bytes)
+{
+    *layers = 0;
+    *bytes = 0;
+    uint64_t seen[64];
+    size_t nseen = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (alive[i].alloc_event < since || alive[i].stack == MS_NO_STACK)
+            continue;
+        uint64_t key = si[alive[i].stack].layer_call;
+        if (!key)
+            continue;
+        *bytes += (int64_t)alive[i].size;
+        bool found = false;
+        for (size_t k = 0; k < nseen && !found; k++)
+            found = seen[k] == key;
+        if (!found && nseen < 64)
+            seen[nseen++] = key;
+        if (!found)
+            (*layers)++;
+    }
+}
+
+/* Without a categorisation, a rough one from what each live allocation's stack says:
+ * optimizer frames hold optimizer state, an autograd node (a backward layer) made a
+ * gradient, a Python forward frame an activation, anything else is `other` (parameters
+ * made at setup land there, which only makes model state look smaller). */
+static int kind_of_stack(const ms_snapshot *s, const ms__stackinfo *si, uint32_t st)
+{
+    if (st == MS_NO_STACK || st >= ms_snapshot_stack_count(s))
+        return C_OTHER;
+    const ms__stackinfo *x = &si[st];
+    if (x->flags & MS__ST_OPTIM)
+        return C_OPTIM;
+    if (x->flags & MS__ST_WORKSPACE)
+        return C_WORK;
+    if (x->layer == UINT32_MAX)
+        return C_OTHER;
+    const ms_frame *f = ms_snapshot_frame(s, x->layer);
+    const char *file = f ? ms_snapshot_string(s, f->filename) : "";
+    size_t len = strlen(file);
+    return len >= 3 && !strcmp(file + len - 3, ".py") ? C_ACT : C_GRAD;
+}
+
+static void categories_from_stacks(const ms_snapshot *s, const ms__stackinfo *si,
+                                   const ms_alloc *alive, size_t n, int64_t bytes[])
+{
+    for (size_t i = 0; i < n; i++)
+        bytes[kind_of_stack(s, si, alive[i].stack)] += (int64_t)alive[i].size;
+}
+
+/* Each live block's category for pictures, by the same estimate. */
+static int block_categories(ms_oom *o, const ms_snapshot *s, const ms__stackinfo *si)
+{
+    const ms_heap *h = o->heap;
+    o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
+    if (!o->block_category)
+        return MS_ERR_NOMEM;
+    for (size_t b = 0; b < h->n_blocks; b++)
+        o->block_category[b] = (uint8_t)(h->blocks[b].state == MS_BLOCK_INACTIVE
+                                             ? C_OTHER
+                                             : kind_of_stack(s, si, h->blocks[b].stack));
+    return 0;
+}
+
+static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
+                         int64_t act_layer_bytes)
+{
+    char a[32], b[32], c[32], site[256] = "";
+    if (o->limit_refused)
+        add_advice(o,
+                   "the device still had %s free when the %s request failed: a per-process "
+                   "limit (torch.cuda.set_per_process_memory_fraction) or another allocator "
+                   "setting refused it, not the GPU",
+                   fmt((int64_t)o->device_free_bytes, a), fmt((int64_t)o->request_block_bytes, b));
+    switch (o->cause) {
+    case MS_OOM_FRAGMENTATION:
+        add_advice(o,
+                   "%s sits free inside reserved segments in %llu pieces, the largest %s: set "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free memory can be "
+                   "joined into one range",
+                   fmt((int64_t)o->usable_free_bytes, a), (unsigned long long)o->usable_free_blocks,
+                   fmt((int64_t)o->largest_usable_block, b));
+        break;
+    case MS_OOM_ACTIVATIONS: {
+        int64_t act = o->category_bytes[C_ACT] + o->category_bytes[C_TEMP];
+        if (act_layers > 0)
+            add_advice(o,
+                       "activations hold %s, %s per layer over %llu layer calls of this "
+                       "iteration: use activation checkpointing (torch.utils.checkpoint) or a "
+                       "smaller micro-batch / sequence length",
+                       fmt(act, a), fmt(act_layer_bytes / (int64_t)act_layers, b),
+                       (unsigned long long)act_layers);
+        else
+            add_advice(o,
+                       "activations hold %s: use activation checkpointing "
+                       "(torch.utils.checkpoint) or a smaller micro-batch / sequence length",
+                       fmt(act, a));
+        break;
+    }
+    case MS_OOM_MODEL_STATE:
+        add_advice(o,
+                   "parameters hold %s, gradients %s, optimizer state %s: shard them across "
+                   "ranks (FSDP, ZeRO) or use a lighter optimizer (SGD, 8-bit Adam, Adafactor)",
+                   fmt(o->category_bytes[C_PARAM], a), fmt(o->category_bytes[C_GRAD], b),
+                   fmt(o->category_bytes[C_OPTIM], c));
+        break;
+    case MS_OOM_LEAK:
+        if (o->leak_site != UINT32_MAX)
+            ms_site_format(s, o->leak_site, site, sizeof site);
+        add_advice(o,
+                   "%s keeps %s more every iteration (%s alive at the failure): release what "
+                   "it allocates (see memsnap leaks)",
+                   site[0] ? site : "a leaking site", fmt((int64_t)o->leak_growth_bytes, a),
+                   fmt((int64_t)o->leak_bytes, b));
+        break;
+    case MS_OOM_SINGLE_ALLOCATION:
+        if (o->request_block_bytes > o->allocated_bytes)
+            add_advice(o,
+                       "the request alone (%s) is larger than all memory allocated (%s): "
+                       "split the operation into chunks or reduce the tensor's size",
+                       fmt((int64_t)o->request_block_bytes, a), fmt((int64_t)o->allocated_bytes, b));
+        else
+            add_advice(o,
+                       "one allocation of %s holds more than all others together: check the "
+                       "site that made it (below) and split or shrink that tensor",
+                       fmt((int64_t)o->largest_alive_bytes, a));
+        break;
+    default:
+        break;
+    }
+    if (o->cause != MS_OOM_FRAGMENTATION && o->free_in_reserved_bytes >= o->request_block_bytes &&
+        o->free_blocks > 1)
+        add_advice(o,
+                   "%s is free inside reserved segments in %llu blocks (largest %s); "
+                   "expandable_segments:True would let them be used together",
+                   fmt((int64_t)o->free_in_reserved_bytes, a), (unsigned long long)o->free_blocks,
+                   fmt((int64_t)o->largest_free_block_bytes, b));
+    if (o->n_top_sites > 0 && o->top_sites[0].site != UINT32_MAX && o->cause != MS_OOM_LEAK) {
+        ms_site_format(s, o->top_sites[0].site, site, sizeof site);
+        add_advice(o, "the largest site alive at the failure is %s with %s in %llu allocations",
+                   site, fmt((int64_t)o->top_sites[0].bytes, a),
+                   (unsigned long long)o->top_sites[0].count);
+    }
+}
+
+/* The curve from three iterations before the failure (the whole trace when fewer are
+ * known), bucketed down to MS_OOM_WINDOW_POINTS. */
+static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size_t event)
+{
+    size_t first = 0;
+    if (o->n_iters >= 4)
+        first = (size_t)o->iters[o->n_iters - 4].end_event;
+    if (first > event)
+        first = 0;
+    size_t n = event - first + 1;
+    size_t pts = n < MS_OOM_WINDOW_POINTS ? n : MS_OOM_WINDOW_POINTS;
+    o->window_first = (int64_t)first;
+    o->window_time_us = malloc(pts * sizeof *o->window_time_us);
+    o->window_active = malloc(pts * sizeof *o->window_active);
+    o->window_reserved = malloc(pts * sizeof *o->window_reserved);
+    if (!o->window_time_us || !o->window_active || !o->window_reserved)
+        return MS_ERR_NOMEM;
+    for (size_t p = 0; p < pts; p++) {
+        size_t lo = first + n * p / pts, hi = first + n * (p + 1) / pts;
+        int64_t a = 0, r = 0;
+        for (size_t i = lo; i < hi; i++) {
+            if (t->active[i] > a)
+                a = t->active[i];
+            if (t->reserved[i] > r)
+                r = t->reserved[i];
+        }
+        o->window_time_us[p] = tr->time_us[hi - 1];
+        o->window_active[p] = a;
+        o->window_reserved[p] = r;
+    }
+    o->n_window = pts;
+    return 0;
+}
+
+/* Each live block's category from the categorisation: the block's allocation is found by
+ * its alloc event (trace allocations are in alloc-event order in t->allocs) or, alive
+ * before the trace began, by its address among the rebuilt ones. */
+static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats)
+{
+    const ms_heap *h = o->heap;
+    o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
+    if (!o->block_category)
+        return MS_ERR_NOMEM;
+    size_t n_trace = 0;
+    while (n_trace < t->n_allocs && t->allocs[n_trace].alloc_event >= 0)
+        n_trace++;
+    for (size_t b = 0; b < h->n_blocks; b++) {
+        const ms_heap_block *bl = &h->blocks[b];
+        o->block_category[b] = MS_CAT_OTHER;
+        if (bl->state == MS_BLOCK_INACTIVE)
+            continue;
+        size_t idx = SIZE_MAX;
+        if (bl->alloc_event >= 0) {
+            size_t lo = 0, hi = n_trace;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t->allocs[mid].alloc_event < bl->alloc_event)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < n_trace && t->allocs[lo].alloc_event == bl->alloc_event)
+                idx = lo;
+        } else {
+            for (size_t k = n_trace; k < t->n_allocs && idx == SIZE_MAX; k++)
+                if (t->allocs[k].addr == bl->address &&
+                    (t->allocs[k].free_event < 0 || t->allocs[k].free_event > o->event))
+                    idx = k;
+        }
+        if (idx != SIZE_MAX)
+            o->block_category[b] = (uint8_t)ms_categories_of(cats, idx);
+    }
+    return 0;
+}
+
+static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
+                   const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
+                   const ms_categories *cats, size_t event, ms_error *err)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    o->device = t->device;
+    o->event = (int64_t)event;
+    o->time_us = tr->time_us[event];
+    o->request_bytes = tr->size[event];
+    o->request_block_bytes = ms_alloc_block_size(s, o->request_bytes);
+    o->segment_request_bytes = segment_size_for(o->request_block_bytes);
+    o->device_free_bytes = tr->addr[event];
+    o->stream_raw = ms_snapshot_stream(s, tr->stream[event]);
+    o->leak_site = UINT32_MAX;
+    o->cause = MS_OOM_OTHER;
+    int rc = ms_heap_build(&o->heap, s, t->device, (int64_t)event, err);
+    if (rc)
+        return rc;
+    const ms_heap *h = o->heap;
+    o->allocated_bytes = h->allocated_bytes;
+    o->active_bytes = h->active_bytes;
+    o->reserved_bytes = h->reserved_bytes;
+    o->free_in_reserved_bytes = h->inactive_bytes;
+    o->free_blocks = h->inactive_count;
+    o->largest_free_block_bytes = h->largest_inactive;
+    o->usable_free_blocks = ms_heap_usable_free(h, o->request_block_bytes, o->stream_raw,
+                                                &o->usable_free_bytes, &o->largest_usable_block);
+    for (size_t b = 0; b < h->n_blocks; b++)
+        if (h->blocks[b].state == MS_BLOCK_ACTIVE_ALLOCATED &&
+            h->blocks[b].size > o->largest_alive_bytes)
+            o->largest_alive_bytes = h->blocks[b].size;
+    if (h->approximate)
+        note(o, h->note);
+    if (h->n_segments == 0)
+        note(o, "no segment is known at the failure");
+    if (!t->trace_complete && t->preexisting_count > 0)
+        note(o, "the trace lost its oldest events (ring buffer); what was alive before it is rebuilt");
+    o->live_requested_bytes = t->active ? (uint64_t)t->active[event] : 0;
+    /* The driver could have given the request: something else refused it. */
+    o->limit_refused = o->device_free_bytes >= 2 * o->segment_request_bytes;
+
+    ms_alloc *alive = NULL;
+    size_t n_alive = 0;
+    if ((rc = ms_timeline_alive_at(&alive, &n_alive, s, t, (int64_t)event, err)))
+        return rc;
+    ms_site_total *sites = NULL;
+    size_t n_sites = 0;
+    rc = ms_site_totals(&sites, &n_sites, s, alive, n_alive, err);
+    if (rc) {
+        free(alive);
+        return rc;
+    }
+    size_t top = opt && opt->top_sites ? opt->top_sites : 10;
+    o->top_sites = sites;
+    o->n_top_sites = n_sites < top ? n_sites : top;
+
+    /* Iterations that ended before the failure. */
+    int64_t since = 0;
+    if (lr && lr->iterations) {
+        const ms_iterations *it = lr->iterations;
+        o->iter_method = it->method;
+        size_t last = 0;
+        while (last < it->n && it->items[last].end_event <= (int64_t)event)
+            last++;
+        size_t from = last > MS_OOM_MAX_ITERS ? last - MS_OOM_MAX_ITERS : 0;
+        for (size_t k = from; k < last; k++) {
+            o->iters[o->n_iters++] = (ms_oom_iter){k, it->items[k].end_event,
+                                                   it->items[k].live_end_bytes,
+                                                   it->items[k].peak_bytes};
+        }
+        if (last > 0)
+            since = it->items[last - 1].end_event;
+    }
+    /* Leaks: findings whose allocations are alive at the failure. */
+    if (lr) {
+        for (size_t k = 0; k < lr->n; k++) {
+            const ms_leak *l = &lr->items[k];
+            if (l->kind != MS_LEAK_LEAK)
+                continue;
+            /* What the site holds at the failure, not at the last iteration end. */
+            uint64_t at_failure = l->bytes;
+            for (size_t q = 0; q < n_sites; q++)
+                if (sites[q].site == l->site) {
+                    at_failure = sites[q].bytes;
+                    break;
+                }
+            o->leak_bytes += at_failure;
+            o->leak_growth_bytes += l->growth_bytes;
+            if (o->leak_site == UINT32_MAX)
+                o->leak_site = l->site;
+        }
+    }
+    if (lr && o->leak_site != UINT32_MAX) {
+        const ms_heap *hp = o->heap;
+        o->block_leak = calloc(hp->n_blocks ? hp->n_blocks : 1, sizeof *o->block_leak);
+        if (!o->block_leak) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+        for (size_t b = 0; b < hp->n_blocks; b++) {
+            if (hp->blocks[b].state == MS_BLOCK_INACTIVE)
+                continue;
+            uint32_t site = ms_stack_site(s, hp->blocks[b].stack);
+            for (size_t k = 0; k < lr->n && site != UINT32_MAX; k++)
+                if (lr->items[k].kind == MS_LEAK_LEAK && lr->items[k].site == site)
+                    o->block_leak[b] = true;
+        }
+    }
+    if (opt && opt->categories_at &&
+        opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0) {
+        o->have_categories = true;
+    }
+    else if (cats && ms_categories_at_event(cats, (int64_t)event, o->category_bytes) == 0) {
+        o->have_categories = true;
+        if (block_categories_from(o, t, cats)) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+    }
+    else if (si) {
+        categories_from_stacks(s, si, alive, n_alive, o->category_bytes);
+        o->categories_estimated = true;
+        if (block_categories(o, s, si)) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+    }
+    uint64_t layers = 0;
+    int64_t layer_bytes = 0;
+    if (si)
+        layer_stats(si, alive, n_alive, since, &layers, &layer_bytes);
+    free(alive);
+    if ((rc = fill_window(o, t, tr, event)))
+        return ms__fail(err, rc, MS_NO_OFFSET, "out of memory");
+
+    ms_oom_facts f = {o->request_block_bytes, o->allocated_bytes, o->usable_free_bytes,
+                      o->usable_free_blocks, o->largest_usable_block, o->largest_alive_bytes,
+                      o->have_categories || o->categories_estimated ? o->category_bytes : NULL,
+                      o->leak_bytes,
+                      o->leak_growth_bytes};
+    o->cause = ms_oom_decide(&f, o->why, sizeof o->why);
+    write_advice(o, s, layers, layer_bytes);
+    return 0;
+}
+
+int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
+                   const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    ms_oom_report *r = calloc(1, sizeof *r);
+    if (!r)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    r->device = device;
+    size_t n = 0;
+    for (size_t i = 0; i < tr->n; i++)
+        n += tr->action[i] == MS_ACT_OOM;
+    if (n == 0) {
+        *out = r;
+        return 0;
+    }
+    r->items = calloc(n, sizeof *r->items);
+    ms_timeline *own = NULL;
+    ms_leak_report *lr = NULL;
+    ms__stackinfo *si = NULL;
+    int rc = 0;
+    if (!r->items) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        goto done;
+    }
+    if (!t || !t->allocs || !t->active || !t->reserved) {
+        if ((rc = ms_timeline_build(&own, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err)))
+            goto done;
+        t = own;
+    }
+    /* Iterations and leaks are context: a trace they cannot be found in still gets its
+     * allocator state and cause. */
+    ms_error soft;
+    if (ms_leaks_find(&lr, s, device, t, NULL, &soft))
+        lr = NULL;
+    if (ms__stackinfo_build(&si, s, &soft))
+        si = NULL;
+    ms_categories *cats = NULL;
+    if (!(opt && opt->categories_at) &&
+        ms_categories_build(&cats, s, device, t, lr ? lr->iterations : NULL, &soft))
+        cats = NULL;
+    for (size_t i = 0; i < tr->n && !rc; i++) {
+        if (tr->action[i] != MS_ACT_OOM)
+            continue;
+        rc = one_oom(&r->items[r->n], s, t, lr, si, opt, cats, i, err);
+        r->n++;
+    }
+    ms_categories_free(cats);
+done:
+    free(si);
+    ms_leak_report_free(lr);
+    ms_timeline_free(own);
+    if (rc) {
+        ms_oom_report_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void ms_oom_report_free(ms_oom_report *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        ms_heap_free(r->items[i].heap);
+        free(r->items[i].top_sites);
+        free(r->items[i].block_category);
+        free(r->items[i].block_leak);
+        free(r->items[i].window_time_us);
+        free(r->items[i].window_active);
+        free(r->items[i].window_reserved);
+    }
+    free(r->items);
+    free(r);
+}

@@ -1,0 +1,363 @@
+#include "oom_chart.h"
+
+#include <cairo-svg.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "render_util.h"
+
+#define FONT "DejaVu Sans"
+#define MAX_ROWS 48      /* segments drawn; the rest are summed up in one line */
+#define ROW_H 18.0
+#define ROW_GAP 6.0
+#define TOP 64.0         /* title and request bar */
+#define LEGEND_H 28.0
+#define CURVE_H 220.0
+#define LEFT 150.0
+#define RIGHT 20.0
+
+typedef struct rgb {
+    double r, g, b;
+} rgb;
+
+/* One colour per category (ms_category order), then "allocated, category unknown" and
+ * "pending free". */
+static const rgb CAT_RGB[] = {
+    {0.27, 0.46, 0.71}, /* parameter */
+    {0.55, 0.34, 0.64}, /* gradient */
+    {0.80, 0.47, 0.13}, /* optimizer_state */
+    {0.20, 0.60, 0.33}, /* activation */
+    {0.60, 0.78, 0.45}, /* temporary */
+    {0.55, 0.55, 0.55}, /* workspace */
+    {0.85, 0.70, 0.20}, /* input */
+    {0.45, 0.62, 0.80}, /* other */
+};
+static const char *const CAT_NAMES[] = {"parameter", "gradient", "optimizer state", "activation",
+                                        "temporary", "workspace", "input", "other"};
+static const rgb ALLOCATED = {0.35, 0.55, 0.80};
+static const rgb PENDING = {0.95, 0.65, 0.40};
+static const rgb FAIL = {0.84, 0.15, 0.16};
+static const rgb FG = {0.12, 0.12, 0.14};
+static const rgb MUTED = {0.45, 0.45, 0.50};
+
+static void set(cairo_t *cr, rgb c)
+{
+    cairo_set_source_rgb(cr, c.r, c.g, c.b);
+}
+
+static void text(cairo_t *cr, double x, double y, double size, rgb c, const char *s)
+{
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+    set(cr, c);
+    cairo_move_to(cr, x, y);
+    cairo_show_text(cr, s);
+}
+
+static double text_width(cairo_t *cr, double size, const char *s)
+{
+    cairo_text_extents_t ext;
+    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, size);
+    cairo_text_extents(cr, s, &ext);
+    return ext.x_advance;
+}
+
+static size_t rows_shown(const ms_oom *o)
+{
+    size_t n = o->heap ? o->heap->n_segments : 0;
+    return n < MAX_ROWS ? n : MAX_ROWS;
+}
+
+int ms_oom_chart_height(const ms_oom *o)
+{
+    size_t rows = rows_shown(o);
+    return (int)(TOP + (double)rows * (ROW_H + ROW_GAP) + 24 + LEGEND_H + CURVE_H + 40);
+}
+
+/* Segments drawn: all when they fit, else those with the most free memory (where the
+ * request could have gone), then the largest, shown by address. */
+static void pick_rows(const ms_heap *h, size_t *idx, size_t *n)
+{
+    size_t total = h->n_segments;
+    for (size_t i = 0; i < total; i++)
+        idx[i] = i;
+    if (total <= MAX_ROWS) {
+        *n = total;
+        return;
+    }
+    /* Selection by free bytes then size: a partial selection sort is enough here. */
+    for (size_t k = 0; k < MAX_ROWS; k++) {
+        size_t best = k;
+        for (size_t j = k + 1; j < total; j++) {
+            const ms_heap_segment *a = &h->segments[idx[j]], *b = &h->segments[idx[best]];
+            uint64_t fa = a->total_size, fb = b->total_size;
+            for (size_t q = a->first_block; q < a->first_block + a->n_blocks; q++)
+                if (h->blocks[q].state == MS_BLOCK_INACTIVE)
+                    fa += h->blocks[q].size << 1;
+            for (size_t q = b->first_block; q < b->first_block + b->n_blocks; q++)
+                if (h->blocks[q].state == MS_BLOCK_INACTIVE)
+                    fb += h->blocks[q].size << 1;
+            if (fa > fb)
+                best = j;
+        }
+        size_t t = idx[k];
+        idx[k] = idx[best];
+        idx[best] = t;
+    }
+    *n = MAX_ROWS;
+    /* back to address order */
+    for (size_t i = 1; i < *n; i++)
+        for (size_t j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+}
+
+static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, const ms_oom *o)
+{
+    char buf[64];
+    if (o->n_window == 0)
+        return;
+    int64_t top = 1;
+    for (size_t i = 0; i < o->n_window; i++) {
+        if (o->window_reserved[i] > top)
+            top = o->window_reserved[i];
+        if (o->window_active[i] > top)
+            top = o->window_active[i];
+    }
+    double t0 = (double)o->window_time_us[0], t1 = (double)o->window_time_us[o->n_window - 1];
+    double span = t1 > t0 ? t1 - t0 : 1;
+    cairo_set_line_width(cr, 1);
+    set(cr, (rgb){0.85, 0.85, 0.88});
+    cairo_rectangle(cr, x0, y0, w, h);
+    cairo_stroke(cr);
+    for (int g = 0; g <= 4; g++) {
+        double gy = y0 + h - h * g / 4.0;
+        ms_format_bytes((int64_t)((double)top * g / 4.0), buf, sizeof buf);
+        text(cr, x0 - text_width(cr, 10, buf) - 6, gy + 4, 10, MUTED, buf);
+    }
+    /* reserved as a line, active as a filled area */
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t *v = pass == 0 ? o->window_active : o->window_reserved;
+        cairo_new_path(cr);
+        for (size_t i = 0; i < o->n_window; i++) {
+            /* by event, not time: a step's allocations come in bursts that time squeezes */
+            double px = x0 + w * (o->n_window > 1 ? (double)i / (double)(o->n_window - 1) : 1.0);
+            double py = y0 + h - h * (double)v[i] / (double)top;
+            if (i == 0)
+                cairo_move_to(cr, px, py);
+            else
+                cairo_line_to(cr, px, py);
+        }
+        if (pass == 0) {
+            cairo_line_to(cr, x0 + w, y0 + h);
+            cairo_line_to(cr, x0, y0 + h);
+            cairo_close_path(cr);
+            cairo_set_source_rgba(cr, ALLOCATED.r, ALLOCATED.g, ALLOCATED.b, 0.45);
+            cairo_fill(cr);
+        } else {
+            set(cr, FG);
+            cairo_set_line_width(cr, 1.5);
+            cairo_stroke(cr);
+        }
+    }
+    set(cr, FAIL);
+    cairo_set_line_width(cr, 2);
+    cairo_move_to(cr, x0 + w, y0);
+    cairo_line_to(cr, x0 + w, y0 + h);
+    cairo_stroke(cr);
+    snprintf(buf, sizeof buf, "%lld events (%.3f s) before the OOM, evenly spaced by event",
+             (long long)(o->event - o->window_first), span / 1e6);
+    text(cr, x0, y0 + h + 16, 10, MUTED, buf);
+    text(cr, x0 + w - 34, y0 + h + 16, 10, FAIL, "OOM");
+    text(cr, x0, y0 - 8, 12, FG,
+         "active memory (filled) and reserved memory (line) over the last iterations");
+}
+
+int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
+                      const ms_snapshot *s, const ms_oom *o, const char *title, ms_error *err)
+{
+    (void)s;
+    if (!cr || !o || !(w > 0) || !(h > 0))
+        return ms__render_fail(err, MS_ERR_ARG, "nothing to draw");
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
+        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+    const ms_heap *hp = o->heap;
+    size_t idx_store[4096];
+    size_t n_rows = 0;
+    size_t *idx = idx_store;
+    cairo_save(cr);
+    cairo_translate(cr, x, y);
+    cairo_rectangle(cr, 0, 0, w, h);
+    cairo_clip(cr);
+    char line[512], a[32], b[32], c[32];
+    ms_format_bytes((int64_t)o->request_block_bytes, a, sizeof a);
+    ms_format_bytes((int64_t)o->free_in_reserved_bytes, b, sizeof b);
+    ms_format_bytes((int64_t)o->largest_free_block_bytes, c, sizeof c);
+    snprintf(line, sizeof line, "%s%sOOM at event %lld: cause %s%s", title ? title : "",
+             title ? " - " : "", (long long)o->event, ms_oom_cause_name(o->cause),
+             o->approximate ? " (approximate)" : "");
+    text(cr, 12, 20, 15, FG, line);
+    snprintf(line, sizeof line,
+             "request %s; free inside reserved segments %s in %llu blocks, largest %s", a, b,
+             (unsigned long long)o->free_blocks, c);
+    text(cr, 12, 38, 11, MUTED, line);
+
+    double plot_w = w - LEFT - RIGHT;
+    uint64_t scale_max = o->request_block_bytes;
+    if (hp && hp->n_segments <= 4096) {
+        pick_rows(hp, idx, &n_rows);
+        for (size_t k = 0; k < n_rows; k++)
+            if (hp->segments[idx[k]].total_size > scale_max)
+                scale_max = hp->segments[idx[k]].total_size;
+    }
+    double px_per_byte = scale_max ? plot_w / (double)scale_max : 0;
+    /* the failed request, to the same scale */
+    double ry = TOP - 14;
+    double rw = (double)o->request_block_bytes * px_per_byte;
+    set(cr, FAIL);
+    cairo_rectangle(cr, LEFT, ry, rw > 1 ? rw : 1, ROW_H - 6);
+    cairo_fill(cr);
+    text(cr, 12, ry + 10, 11, FAIL, "failed request");
+    cairo_set_line_width(cr, 1);
+    double ytop = TOP + 10;
+    for (size_t k = 0; k < n_rows; k++) {
+        const ms_heap_segment *g = &hp->segments[idx[k]];
+        double yy = ytop + (double)k * (ROW_H + ROW_GAP);
+        ms_format_bytes((int64_t)g->total_size, a, sizeof a);
+        snprintf(line, sizeof line, "%s %s%s", a, g->is_small ? "small" : "large",
+                 g->is_expandable ? " exp" : "");
+        text(cr, LEFT - text_width(cr, 10, line) - 8, yy + 13, 10, MUTED, line);
+        for (size_t q = g->first_block; q < g->first_block + g->n_blocks; q++) {
+            const ms_heap_block *bl = &hp->blocks[q];
+            double bx = LEFT + (double)(bl->address - g->address) * px_per_byte;
+            double bw = (double)bl->size * px_per_byte;
+            if (bw < 0.5)
+                bw = 0.5;
+            if (bl->state == MS_BLOCK_INACTIVE) {
+                cairo_set_source_rgb(cr, 1, 1, 1);
+            } else if (bl->state == MS_BLOCK_ACTIVE_PENDING_FREE) {
+                set(cr, PENDING);
+            } else if (o->block_category && o->block_category[q] < 8) {
+                set(cr, CAT_RGB[o->block_category[q]]);
+            } else {
+                set(cr, ALLOCATED);
+            }
+            cairo_rectangle(cr, bx, yy, bw, ROW_H);
+            cairo_fill(cr);
+            /* a hairline where a block begins, so neighbours of one colour stay apart */
+            if (q > g->first_block && bw >= 3) {
+                cairo_set_source_rgb(cr, 1, 1, 1);
+                cairo_rectangle(cr, bx, yy + 1, 0.8, ROW_H - 2);
+                cairo_fill(cr);
+            }
+            if (bl->state == MS_BLOCK_INACTIVE) {
+                ms_format_bytes((int64_t)bl->size, a, sizeof a);
+                if (text_width(cr, 9, a) + 6 < bw)
+                    text(cr, bx + 3, yy + 13, 9, FG, a);
+            }
+        }
+        /* outline of the whole segment */
+        set(cr, FG);
+        cairo_rectangle(cr, LEFT + 0.5, yy + 0.5, (double)g->total_size * px_per_byte - 1, ROW_H - 1);
+        cairo_stroke(cr);
+        /* blocks a leaking site made: outlined in red */
+        for (size_t q = g->first_block; o->block_leak && q < g->first_block + g->n_blocks; q++) {
+            if (!o->block_leak[q])
+                continue;
+            const ms_heap_block *bl = &hp->blocks[q];
+            double bx = LEFT + (double)(bl->address - g->address) * px_per_byte;
+            double bw = (double)bl->size * px_per_byte;
+            set(cr, FAIL);
+            cairo_set_line_width(cr, 2.5);
+            cairo_rectangle(cr, bx + 1, yy + 1, bw > 2 ? bw - 2 : 0.5, ROW_H - 2);
+            cairo_stroke(cr);
+            cairo_set_line_width(cr, 1);
+        }
+    }
+    double yy = ytop + (double)n_rows * (ROW_H + ROW_GAP);
+    if (hp && hp->n_segments > n_rows) {
+        snprintf(line, sizeof line, "%zu more segments not drawn", hp->n_segments - n_rows);
+        text(cr, LEFT, yy + 10, 10, MUTED, line);
+    }
+    yy += 20;
+    /* legend */
+    double lx = LEFT;
+    int n_leg = o->block_category ? 8 : 1;
+    for (int i = 0; i < n_leg + 2; i++) {
+        rgb col = i < n_leg ? (o->block_category ? CAT_RGB[i] : ALLOCATED) : i == n_leg ? PENDING : (rgb){1, 1, 1};
+        const char *name = i < n_leg ? (o->block_category ? CAT_NAMES[i] : "allocated")
+                           : i == n_leg ? "pending free" : "free";
+        set(cr, col);
+        cairo_rectangle(cr, lx, yy, 12, 12);
+        cairo_fill(cr);
+        set(cr, FG);
+        cairo_rectangle(cr, lx + 0.5, yy + 0.5, 11, 11);
+        cairo_stroke(cr);
+        text(cr, lx + 16, yy + 10, 10, FG, name);
+        lx += 16 + text_width(cr, 10, name) + 14;
+    }
+    if (o->block_leak) {
+        set(cr, FAIL);
+        cairo_set_line_width(cr, 2);
+        cairo_rectangle(cr, lx + 1, yy + 1, 10, 10);
+        cairo_stroke(cr);
+        cairo_set_line_width(cr, 1);
+        text(cr, lx + 16, yy + 10, 10, FG, "made by a leaking site");
+    }
+    yy += LEGEND_H + 14;
+    draw_curve(cr, LEFT, yy, plot_w, CURVE_H - 30, o);
+    cairo_restore(cr);
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
+        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+int ms_oom_chart_check_path(const char *path)
+{
+    return path && (ends_with(path, ".png") || ends_with(path, ".svg")) ? 0 : MS_ERR_ARG;
+}
+
+int ms_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
+                       const char *title, ms_error *err)
+{
+    if (ms_oom_chart_check_path(path))
+        return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
+    bool svg = ends_with(path, ".svg");
+    int width = MS_OOM_CHART_WIDTH, height = ms_oom_chart_height(o);
+    cairo_surface_t *surface = svg ? cairo_svg_surface_create(path, width, height)
+                                   : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
+    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+                                 cairo_status_to_string(cairo_surface_status(surface)));
+        cairo_surface_destroy(surface);
+        return rc;
+    }
+    cairo_t *cr = cairo_create(surface);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    int rc = ms_oom_chart_draw(cr, 0, 0, width, height, s, o, title, err);
+    cairo_destroy(cr);
+    cairo_surface_flush(surface);
+    if (!rc && !svg) {
+        cairo_status_t st = cairo_surface_write_to_png(surface, path);
+        if (st != CAIRO_STATUS_SUCCESS)
+            rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
+    }
+    cairo_surface_finish(surface);
+    if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
+        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+                             cairo_status_to_string(cairo_surface_status(surface)));
+    cairo_surface_destroy(surface);
+    return rc;
+}
