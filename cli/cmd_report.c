@@ -13,12 +13,12 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
+#include "memsnap/version.h"
 #include "report.h"
 #include "summary_input.h"
 #include "summary_json.h"
 
 #define CMD "report"
-#define MEMSNAP_REPORT_VERSION "0.1.0"
 /* The comparison chart keeps every file's snapshot open; past this many files it is left
  * out and each snapshot is freed as soon as it is summarised. */
 #define MAX_CHART_FILES 16
@@ -499,7 +499,7 @@ int cmd_report(int argc, char **argv)
         goto done;
     }
     cJSON_AddStringToObject(doc, "title", o.title ? o.title : "memsnap report");
-    cJSON_AddStringToObject(doc, "memsnap_version", MEMSNAP_REPORT_VERSION);
+    cJSON_AddStringToObject(doc, "memsnap_version", MS_VERSION_STRING);
     cJSON *files_json = cJSON_AddArrayToObject(doc, "files");
     bool keep = n > 1 && n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && !rc; i++) {

@@ -5,8 +5,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-
-#define MEMSNAP_VERSION "0.1.0"
+#include "memsnap/version.h"
 
 typedef struct command {
     const char *name;
@@ -59,7 +58,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("memsnap %s\n", MEMSNAP_VERSION);
+        printf("memsnap %s\n", MS_VERSION_STRING); /* CMake's project(VERSION) */
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
