@@ -4,10 +4,12 @@
 #ifndef MEMSNAP_EXPORT_H
 #define MEMSNAP_EXPORT_H
 
+#ifndef MS_API /* predefined only by tests/install.sh, to find the marked declarations */
 #if defined(__GNUC__) || defined(__clang__)
 #define MS_API __attribute__((visibility("default")))
 #else
 #define MS_API
+#endif
 #endif
 
 #endif
