@@ -73,6 +73,16 @@ if [ -x "$tmp/peak" ]; then
   [ "$resolved" = "$libdir/$soname" ] && ok "peak runs with the installed $soname" || bad "peak loads libmemsnap from '$resolved'"
 fi
 
+# The README's example program and what it shows it printing.
+awk '/^```c$/{on=1; next} on && /^```$/{exit} on' README.md > "$tmp/readme.c"
+want=$(awk '/^\$ cc peak.c/{on=1; next} on && /^```$/{exit} on' README.md)
+if $cc -std=c11 -Wall -Wextra -Werror $extra "$tmp/readme.c" $(pkgc --cflags --libs) -o "$tmp/readme" 2> "$tmp/err" &&
+   [ -n "$want" ] && [ "$("$tmp/readme" testdata/gpt2_train.pickle)" = "$want" ]; then
+  ok "README's example builds and prints what the README shows"
+else
+  bad "README's example: $(head -c 300 "$tmp/err") got '$("$tmp/readme" testdata/gpt2_train.pickle 2>&1)', README shows '$want'"
+fi
+
 truth() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # peak: one line per device; the busiest one's peak is the allocator's peak counter
 # (exact for every trace that dropped nothing; a wrapped ring buffer can only be lower).
