@@ -73,6 +73,25 @@ if [ -x "$tmp/peak" ]; then
   [ "$resolved" = "$libdir/$soname" ] && ok "peak runs with the installed $soname" || bad "peak loads libmemsnap from '$resolved'"
 fi
 
+# A CMake project: find_package(memsnap) and the target memsnap::memsnap.
+mkdir -p "$tmp/consumer"
+cat > "$tmp/consumer/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(consumer C)
+find_package(memsnap $version REQUIRED)
+add_executable(peak $(pwd)/examples/peak.c)
+target_link_libraries(peak PRIVATE memsnap::memsnap)
+CMAKE
+if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
+     -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
+     > "$tmp/consumer.log" 2>&1 &&
+   cmake --build "$tmp/consumer/build" >> "$tmp/consumer.log" 2>&1 &&
+   [ "$("$tmp/consumer/build/peak" testdata/gpt2_train.pickle)" = "$(LD_LIBRARY_PATH=$libdir "$tmp/peak" testdata/gpt2_train.pickle)" ]; then
+  ok "a CMake project builds examples/peak.c with find_package(memsnap) and memsnap::memsnap"
+else
+  bad "CMake consumer: $(tail -c 600 "$tmp/consumer.log")"
+fi
+
 # The README's example program and what it shows it printing.
 awk '/^```c$/{on=1; next} on && /^```$/{exit} on' README.md > "$tmp/readme.c"
 want=$(awk '/^\$ cc peak.c/{on=1; next} on && /^```$/{exit} on' README.md)
