@@ -781,11 +781,10 @@ int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name
         rc = ms_chart_draw(cr, charts[i], err);
     cairo_destroy(cr);
     cairo_surface_flush(surface);
-    if (!rc && format == MS_RENDER_PNG && ms_png_write(surface, write, closure, &m, -1, err)) {
-        char why[sizeof err->message];
-        snprintf(why, sizeof why, "%s", err->message);
-        rc = ms__render_fail(err, err->code, "%s: %s", name, why);
-    }
+    ms_error png_err;
+    if (!rc && format == MS_RENDER_PNG &&
+        ms_png_write(surface, write, closure, &m, -1, &png_err))
+        rc = ms__render_fail(err, png_err.code, "%s: %s", name, png_err.message);
     cairo_surface_finish(surface); /* an SVG is written out here */
     if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
         rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
