@@ -76,6 +76,15 @@ provenance "SVG metadata" "$tmp/a.svg" "<ms:Software>memsnap $version</ms:Softwa
   "<ms:Source>gpt2_train.pickle</ms:Source>" "<ms:Peak>$peak bytes" "<title>gpt2_train.pickle"
 provenance "panels name both files" "$tmp/f.png" \
   "tEXtSource"="ddp_rank0.pickle, ddp_rank1.pickle"
+# memsnap report's charts are written by the same writer and say the same.
+if "$bin" report testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$tmp/rep" > /dev/null 2>&1; then
+  provenance "report's timeline PNG" "$tmp/rep/timeline-ddp_rank0.png" \
+    "tEXtSoftware=memsnap $version" "tEXtSource=ddp_rank0.pickle" "tEXtPeak=586899464 bytes"
+  provenance "report's ranks PNG" "$tmp/rep/ranks.png" \
+    "tEXtSource=ddp_rank0.pickle, ddp_rank1.pickle"
+else
+  bad "memsnap report failed"
+fi
 
 expect "help" 0 "usage: memsnap render" -- "$bin" render --help
 expect "no output" 2 "no output image" -- "$bin" render testdata/oom.pickle
