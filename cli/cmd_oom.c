@@ -7,6 +7,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "oom_chart.h"
+#include "safe_output.h"
 #include "oom_json.h"
 
 static const char *CMD = "oom";
@@ -45,7 +46,8 @@ static void draw_first(void *ctx, const ms_oom_report *r)
         return;
     d->done = true;
     ms_error err;
-    if (ms_oom_chart_write(d->out, d->s, &r->items[0], d->path, &err)) {
+    if (safe_out_oom_chart(d->out, d->s, &r->items[0], d->path,
+                           &(ms_image_meta){.source = cli_basename(d->path)}, &err)) {
         cli_error(CMD, "%s: %s", d->out, err.message);
         d->rc = 2;
     }

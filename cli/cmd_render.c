@@ -364,8 +364,13 @@ int cmd_render(int argc, char **argv)
             n_charts = i + 1;
         }
     }
+    char sources[1024] = ""; /* the image's Source text: the input files' names */
+    for (size_t i = 0, at = 0; i < n && at < sizeof sources; i++)
+        at += (size_t)snprintf(sources + at, sizeof sources - at, "%s%s", i ? ", " : "",
+                               cli_basename(o.files[i]));
     if (!rc && safe_out_render(o.output, (int)format, (int)o.width, (int)o.height,
-                               (const ms_chart *const *)charts, n_charts, &err)) {
+                               (const ms_chart *const *)charts, n_charts,
+                               &(ms_image_meta){.source = sources}, &err)) {
         cli_error(CMD, "%s", err.message);
         rc = 2;
     }

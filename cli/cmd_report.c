@@ -15,13 +15,13 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
+#include "memsnap/version.h"
 #include "report.h"
 #include "safe_output.h"
 #include "summary_input.h"
 #include "summary_json.h"
 
 #define CMD "report"
-#define MEMSNAP_REPORT_VERSION "0.1.0"
 /* The comparison chart keeps every file's snapshot open; past this many files it is left
  * out and each snapshot is freed as soon as it is summarised. */
 #define MAX_CHART_FILES 16
@@ -555,7 +555,7 @@ int cmd_report(int argc, char **argv)
         goto done;
     }
     cJSON_AddStringToObject(doc, "title", o.title ? o.title : "memsnap report");
-    cJSON_AddStringToObject(doc, "memsnap_version", MEMSNAP_REPORT_VERSION);
+    cJSON_AddStringToObject(doc, "memsnap_version", MS_VERSION_STRING);
     cJSON *files_json = cJSON_AddArrayToObject(doc, "files");
     bool keep = n > 1 && n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -640,6 +640,15 @@ done:
             if (p)
                 unlink(p);
             free(p);
+        }
+        const cJSON *fj;
+        cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
+        {
+            const char *oom = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "oom_png"));
+            char *q = oom ? join(o.out_dir, oom) : NULL;
+            if (q)
+                unlink(q);
+            free(q);
         }
         char *p = join(o.out_dir, "ranks.png");
         if (p)

@@ -8,8 +8,7 @@
 
 #include "commands.h"
 #include "memsnap/memsnap.h"
-
-#define MEMSNAP_VERSION "0.1.0"
+#include "memsnap/version.h"
 
 typedef struct command {
     const char *name;
@@ -66,7 +65,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("memsnap %s\n", MEMSNAP_VERSION);
+        printf("memsnap %s\n", MS_VERSION_STRING); /* CMake's project(VERSION) */
         return 0;
     }
     if (!strcmp(argv[1], "--max-input")) {

@@ -129,7 +129,8 @@ int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t
     rc = ms_chart_build(&png, &src, &spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
     if (!rc)
         rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
-                             (const ms_chart *const *)&png, 1, err);
+                             (const ms_chart *const *)&png, 1,
+                             &(ms_image_meta){.source = label}, err);
     if (!rc)
         rc = ms_chart_build(&svg, &src, &spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
     if (!rc)
@@ -187,9 +188,14 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     if (n == 0 || n > MS_CHART_MAX_SERIES)
         return 0;
     ms_chart_source src[MS_CHART_MAX_SERIES];
-    for (size_t i = 0; i < n; i++)
+    char sources[1024] = "";
+    for (size_t i = 0, o = 0; i < n; i++) {
         src[i] = (ms_chart_source){in[i].snap, ms_snapshot_trace(in[i].snap, in[i].tl->device),
                                    in[i].tl, in[i].label};
+        if (o < sizeof sources) /* the image's Source text */
+            o += (size_t)snprintf(sources + o, sizeof sources - o, "%s%s", i ? ", " : "",
+                                  in[i].label);
+    }
     bool panels = n <= MAX_PANELS;
     int png_h = panels ? PANEL_H_PNG * (int)n : PNG_H;
     int svg_h = panels ? PANEL_H_SVG * (int)n : SVG_H;
@@ -198,7 +204,8 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     int rc = build_compare(charts, &n_charts, src, n, PNG_W, png_h, err);
     if (!rc)
         rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, png_h,
-                             (const ms_chart *const *)charts, n_charts, err);
+                             (const ms_chart *const *)charts, n_charts,
+                             &(ms_image_meta){.source = sources}, err);
     for (size_t i = 0; i < n_charts; i++)
         ms_chart_free(charts[i]);
     n_charts = 0;

@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "memsnap/oom.h"
 #include "oom_chart.h"
+#include "safe_output.h"
 #include "oom_json.h"
 #include "report.h"
 
@@ -97,7 +98,8 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             }
             snprintf(path, n, "%s/%s", o->out_dir, name);
             const char *label = cli_basename(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "path")));
-            rc = ms_oom_chart_write(path, s, &r->items[0], label, err);
+            rc = safe_out_oom_chart(path, s, &r->items[0], label, &(ms_image_meta){.source = label},
+                                    err);
             free(path);
             char *svg = NULL;
             if (!rc)

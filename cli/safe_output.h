@@ -48,10 +48,17 @@ int safe_out_commit(safe_out *o, char *why, size_t cap);
 /* Closes and removes the temporary file; safe to call twice or after a failed open. */
 void safe_out_abort(safe_out *o);
 
-/* ms_render_write through a safe_out (cli/safe_render.c): 0, or an error code with the
- * message (the OS reason for a refused or failed write) in err. */
+/* ms_render_write_meta through a safe_out (cli/safe_render.c): 0, or an error code with
+ * the message (the OS reason for a refused or failed write) in err. */
 struct ms_chart;
+struct ms_image_meta;
 int safe_out_render(const char *path, int format, int width, int height,
-                    const struct ms_chart *const *charts, size_t n_charts, ms_error *err);
+                    const struct ms_chart *const *charts, size_t n_charts,
+                    const struct ms_image_meta *meta, ms_error *err);
+
+/* ms_oom_chart_write_to through a safe_out; the format from the path (.png or .svg). */
+struct ms_oom;
+int safe_out_oom_chart(const char *path, const ms_snapshot *s, const struct ms_oom *oom,
+                       const char *title, const struct ms_image_meta *meta, ms_error *err);
 
 #endif

@@ -3,39 +3,67 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render_stream.h"
+#include "draw.h"
+#include "oom_chart.h"
 #include "safe_output.h"
 
-int safe_out_render(const char *path, int format, int width, int height,
-                    const struct ms_chart *const *charts, size_t n_charts, ms_error *err)
+static int fail_why(ms_error *err, const char *why)
+{
+    err->code = MS_ERR_IO;
+    err->offset = MS_NO_OFFSET;
+    snprintf(err->message, sizeof err->message, "%s", why);
+    return MS_ERR_IO;
+}
+
+/* After an image was written to o: the OS reason of a failed write rather than cairo's
+ * "error while writing to output stream", or the file renamed into place. */
+static int finish(safe_out *o, const char *path, int rc, ms_error *err)
 {
     char why[300];
-    safe_out o;
-    if (safe_out_open(&o, path, why, sizeof why)) {
-        err->code = MS_ERR_IO;
-        err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s", why);
-        return MS_ERR_IO;
-    }
-    int rc = ms_render_write_stream(safe_out_cairo_write, &o, path, (ms_render_format)format,
-                                    width, height, charts, n_charts, err);
-    if (rc && o.write_errno) {
-        /* The OS reason, not cairo's "error while writing to output stream". */
-        safe_out_abort(&o);
+    if (rc && o->write_errno) {
+        safe_out_abort(o);
         err->code = MS_ERR_IO;
         snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
-                 strerror(o.write_errno));
+                 strerror(o->write_errno));
         return MS_ERR_IO;
     }
     if (rc) {
-        safe_out_abort(&o);
+        safe_out_abort(o);
         return rc;
     }
-    if (safe_out_commit(&o, why, sizeof why)) {
-        err->code = MS_ERR_IO;
-        err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s", why);
-        return MS_ERR_IO;
-    }
+    if (safe_out_commit(o, why, sizeof why))
+        return fail_why(err, why);
     return 0;
+}
+
+int safe_out_render(const char *path, int format, int width, int height,
+                    const struct ms_chart *const *charts, size_t n_charts,
+                    const ms_image_meta *meta, ms_error *err)
+{
+    char why[300];
+    safe_out o;
+    if (safe_out_open(&o, path, why, sizeof why))
+        return fail_why(err, why);
+    int rc = ms_render_write_to(safe_out_cairo_write, &o, path, (ms_render_format)format,
+                                width, height, charts, n_charts, meta, err);
+    return finish(&o, path, rc, err);
+}
+
+int safe_out_oom_chart(const char *path, const ms_snapshot *s, const ms_oom *oom,
+                       const char *title, const ms_image_meta *meta, ms_error *err)
+{
+    char why[300];
+    ms_render_format format;
+    if (ms_oom_chart_check_path(path) || ms_render_format_from_path(path, &format, err)) {
+        err->code = MS_ERR_ARG;
+        err->offset = MS_NO_OFFSET;
+        snprintf(err->message, sizeof err->message, "%s: not a .png or .svg path", path);
+        return MS_ERR_ARG;
+    }
+    safe_out o;
+    if (safe_out_open(&o, path, why, sizeof why))
+        return fail_why(err, why);
+    int rc = ms_oom_chart_write_to(safe_out_cairo_write, &o, path, format, s, oom, title,
+                                   meta, err);
+    return finish(&o, path, rc, err);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "chart.h"
+#include "png_write.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -33,6 +34,19 @@ int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error
  * every chart into its own area and writes the file. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
 int ms_render_write(const char *path, ms_render_format format, int width, int height,
                     const ms_chart *const *charts, size_t n_charts, ms_error *err);
+/* As ms_render_write, with the texts written into the file (PNG tEXt chunks, SVG
+ * <metadata>, see png_write.h); a NULL meta or field gets the default: Software "memsnap
+ * VERSION", Title the charts' titles, Peak each chart's peak in bytes, no Source. A failed
+ * write leaves no file. */
+int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
+                         const ms_chart *const *charts, size_t n_charts,
+                         const ms_image_meta *meta, ms_error *err);
+/* The same, written through write(closure, ...) (cairo's callback type) so the caller
+ * decides how the file is opened; `name` is used only in messages. */
+int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
+                       ms_render_format format, int width, int height,
+                       const ms_chart *const *charts, size_t n_charts,
+                       const ms_image_meta *meta, ms_error *err);
 
 #ifdef __cplusplus
 }

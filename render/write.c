@@ -1,11 +1,15 @@
-/* Image files of charts (see draw.h): the PNG or SVG surface a path asks for, painted and
- * written once every chart is drawn on it by draw.c. No printing here. */
+/* Image files of charts (see draw.h): the PNG or SVG surface, painted, every chart drawn on
+ * it by draw.c, and written with its texts (png_write.h) to a path or a caller's stream.
+ * No printing here. */
 #include "draw.h"
 
 #include <cairo-svg.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "memsnap/version.h"
 #include "render_util.h"
 
 int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err)
@@ -33,17 +37,51 @@ int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error
     return ms_render_format_from_name(dot + 1, out, err);
 }
 
-int ms_render_write(const char *path, ms_render_format format, int width, int height,
-                    const ms_chart *const *charts, size_t n_charts, ms_error *err)
+/* Title and peak written into the file when the caller gives none: the panels' titles,
+ * and each panel's (or overlaid file's) peak as an exact byte count. */
+static void default_meta(const ms_chart *const *charts, size_t n, char *title, size_t tcap,
+                         char *peak, size_t pcap)
 {
-    if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
+    size_t t = 0, p = 0;
+    title[0] = peak[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const ms_chart *c = charts[i];
+        if (t < tcap)
+            t += (size_t)snprintf(title + t, tcap - t, "%s%s", i ? " | " : "", c->title);
+        if (c->overlay) {
+            for (size_t k = 0; k < c->n_series && p < pcap; k++)
+                p += (size_t)snprintf(peak + p, pcap - p, "%s%s: %lld bytes", p ? "; " : "",
+                                      c->series[k].label, (long long)c->series[k].peak_bytes);
+        } else if (c->has_peak && p < pcap) {
+            p += (size_t)snprintf(peak + p, pcap - p, "%s%lld bytes (%s)", p ? "; " : "",
+                                  (long long)c->peak_bytes, c->peak_label);
+        }
+    }
+}
+
+int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
+                       ms_render_format format, int width, int height,
+                       const ms_chart *const *charts, size_t n_charts,
+                       const ms_image_meta *meta, ms_error *err)
+{
+    if (!write || width <= 0 || height <= 0 || width > 32767 || height > 32767)
         return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+    char title[1024], peak[1024];
+    default_meta(charts, n_charts, title, sizeof title, peak, sizeof peak);
+    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    if (!m.software)
+        m.software = "memsnap " MS_VERSION_STRING;
+    if (!m.title)
+        m.title = title;
+    if (!m.peak)
+        m.peak = peak;
+    ms_svg_meta svg = {write, closure, &m, 0, 0};
     cairo_surface_t *surface =
         format == MS_RENDER_SVG
-            ? cairo_svg_surface_create(path, width, height)
+            ? cairo_svg_surface_create_for_stream(ms_svg_meta_write, &svg, width, height)
             : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
                                  cairo_status_to_string(cairo_surface_status(surface)));
         cairo_surface_destroy(surface);
         return rc;
@@ -57,15 +95,38 @@ int ms_render_write(const char *path, ms_render_format format, int width, int he
         rc = ms_chart_draw(cr, charts[i], err);
     cairo_destroy(cr);
     cairo_surface_flush(surface);
-    if (!rc && format == MS_RENDER_PNG) {
-        cairo_status_t st = cairo_surface_write_to_png(surface, path);
-        if (st != CAIRO_STATUS_SUCCESS)
-            rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, cairo_status_to_string(st));
-    }
+    ms_error png_err;
+    if (!rc && format == MS_RENDER_PNG &&
+        ms_png_write(surface, write, closure, &m, -1, &png_err))
+        rc = ms__render_fail(err, png_err.code, "%s: %s", name, png_err.message);
     cairo_surface_finish(surface); /* an SVG is written out here */
     if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path,
+        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
                              cairo_status_to_string(cairo_surface_status(surface)));
     cairo_surface_destroy(surface);
     return rc;
+}
+
+int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
+                         const ms_chart *const *charts, size_t n_charts,
+                         const ms_image_meta *meta, ms_error *err)
+{
+    if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
+        return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
+    int rc = ms_render_write_to(ms_png_stdio_write, f, path, format, width, height, charts,
+                                n_charts, meta, err);
+    if (fclose(f) && !rc)
+        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
+    if (rc)
+        remove(path); /* no half-written image left behind */
+    return rc;
+}
+
+int ms_render_write(const char *path, ms_render_format format, int width, int height,
+                    const ms_chart *const *charts, size_t n_charts, ms_error *err)
+{
+    return ms_render_write_meta(path, format, width, height, charts, n_charts, NULL, err);
 }

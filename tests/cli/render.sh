@@ -56,6 +56,36 @@ renders "explicit device" "$tmp/h.png" 1600x800 -- "$bin" render testdata/ddp_ra
 renders "ring buffer wrapped" "$tmp/i.png" 1600x800 -- "$bin" render testdata/ring_wrap.pickle -o "$tmp/i.png"
 renders "gzip input" "$tmp/j.png" 1600x800 -- bash -c "gzip -c testdata/linear_infer.pickle > '$tmp/l.pickle.gz' && '$bin' render '$tmp/l.pickle.gz' -o '$tmp/j.png'"
 
+# Provenance: the PNG's tEXt chunks and the SVG's <metadata> name memsnap and its
+# version, the input file, the title and the exact peak (the allocator's counter).
+version=$("$bin" --version | awk '{print $2}')
+peak=$(python3 -c "import json; print(json.load(open('testdata/gpt2_train.truth.json'))['counters_at_end']['requested_bytes.all.peak'])")
+provenance() { # label file pattern...
+  local label=$1 file=$2; shift 2
+  tr '\0' '=' < "$file" > "$tmp/text" # a chunk's keyword ends with a NUL byte: = here
+  for want in "$@"; do
+    if ! LC_ALL=C grep -aqF -- "$want" "$tmp/text"; then
+      bad "$label: no '$want'"; return; fi
+  done
+  ok "$label"
+}
+provenance "PNG texts" "$tmp/a.png" "tEXtSoftware"="memsnap $version" \
+  "tEXtSource"="gpt2_train.pickle" "tEXtTitle"="gpt2_train.pickle" \
+  "tEXtPeak"="$peak bytes"
+provenance "SVG metadata" "$tmp/a.svg" "<ms:Software>memsnap $version</ms:Software>" \
+  "<ms:Source>gpt2_train.pickle</ms:Source>" "<ms:Peak>$peak bytes" "<title>gpt2_train.pickle"
+provenance "panels name both files" "$tmp/f.png" \
+  "tEXtSource"="ddp_rank0.pickle, ddp_rank1.pickle"
+# memsnap report's charts are written by the same writer and say the same.
+if "$bin" report testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$tmp/rep" > /dev/null 2>&1; then
+  provenance "report's timeline PNG" "$tmp/rep/timeline-ddp_rank0.png" \
+    "tEXtSoftware=memsnap $version" "tEXtSource=ddp_rank0.pickle" "tEXtPeak=586899464 bytes"
+  provenance "report's ranks PNG" "$tmp/rep/ranks.png" \
+    "tEXtSource=ddp_rank0.pickle, ddp_rank1.pickle"
+else
+  bad "memsnap report failed"
+fi
+
 expect "help" 0 "usage: memsnap render" -- "$bin" render --help
 expect "no output" 2 "no output image" -- "$bin" render testdata/oom.pickle
 expect "no input" 2 "no input file" -- "$bin" render -o "$tmp/x.png"
