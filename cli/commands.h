@@ -10,5 +10,6 @@ int cmd_leaks(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

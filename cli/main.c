@@ -21,6 +21,7 @@ static const command COMMANDS[] = {
     {"diff", cmd_diff, "compare two snapshots (ranks, or before/after a change)"},
     {"ranks", cmd_ranks, "compare many rank files and flag outliers"},
     {"report", cmd_report, "write an HTML/Markdown/JSON report with CI gates"},
+    {"view", cmd_view, "write the interactive timeline as one HTML page"},
 };
 
 /* Plain files are read through a memory mapping; if another process truncates the file
