@@ -16,6 +16,7 @@
 #include "report.h"
 #include "summary_input.h"
 #include "summary_json.h"
+#include "view_page.h"
 
 #define CMD "report"
 #define MEMSNAP_REPORT_VERSION "0.1.0"
@@ -198,6 +199,7 @@ typedef struct file_state {
     char label[256];
     char png[300];
     char *svg;             /* inline chart, prefixed ids */
+    char *view;            /* the interactive timeline's data (view_page.h) */
 } file_state;
 
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
@@ -258,6 +260,14 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     } else {
         f->png[0] = '\0';
         cJSON_AddNullToObject(fj, "timeline_png");
+    }
+    if (f->png[0]) {
+        /* The page's timeline is the interactive one; the PNG stays for Markdown. */
+        view_opts vo = {o->step_name, o->iterations, true, 0};
+        if (view_chart_json(&f->view, s, f->tl, cli_basename(f->path), &vo, NULL, NULL, &err)) {
+            cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
+            return 2;
+        }
     }
     if (!keep) {
         ms_timeline_free(f->tl);
@@ -493,7 +503,8 @@ int cmd_report(int argc, char **argv)
     cJSON *doc = cJSON_CreateObject();
     char *cmp_svg = NULL;
     const char **svgs = calloc(n, sizeof *svgs);
-    if (!fs || !taken || !doc || !svgs) {
+    const char **views = calloc(n, sizeof *views);
+    if (!fs || !taken || !doc || !svgs || !views) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -507,6 +518,7 @@ int cmd_report(int argc, char **argv)
         rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
         taken[i] = fs[i].png;
         svgs[i] = fs[i].svg;
+        views[i] = fs[i].view;
     }
     if (!rc && n > 1) {
         cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
@@ -545,7 +557,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg};
+        report_svgs sv = {svgs, n, cmp_svg, views};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -577,8 +589,10 @@ done:
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
         free(fs[i].svg);
+        free(fs[i].view);
     }
     free(fs);
+    free(views);
     free(taken);
     free(svgs);
     free(cmp_svg);

@@ -871,10 +871,16 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t budget, in
             double lo = span * (double)k / (double)tiles;
             double hi = k + 1 == tiles ? span : span * (double)(k + 1) / (double)tiles;
             int64_t e0 = first_event(src, lo, false), e1 = first_event(src, hi, true);
-            double dx = (hi - lo) / floor(area.w); /* about the chart's; only counted */
-            for (int64_t e = e0 + 1; e < e1; e++)
-                crowded += floor((x_of(src, (size_t)e) - lo) / dx) ==
-                           floor((x_of(src, (size_t)e - 1) - lo) / dx);
+            /* Columns as the chart cuts them, near enough for a count. */
+            const int64_t *t_us = src->trace->time_us;
+            double per_us = floor(area.w) / ((hi - lo) * 1e6);
+            int64_t t_lo = t_us[0] + (int64_t)(lo * 1e6);
+            int64_t prev_col = INT64_MIN;
+            for (int64_t e = e0; e < e1; e++) {
+                int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
+                crowded += col == prev_col;
+                prev_col = col;
+            }
             ms_chart_spec spec = {0};
             spec.x_mode = MS_CHART_X_TIME;
             spec.by = by;
@@ -885,7 +891,7 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t budget, in
             ms_chart *ch = NULL;
             const size_t *global = NULL;
             /* Wide windows are cheaper built on the whole trace than copied. */
-            if ((size_t)(e1 - e0) * 8 >= n_ev) {
+            if ((size_t)(e1 - e0) * 4 >= n_ev) {
                 spec.highlights = o->highlights;
                 spec.n_highlights = o->n_highlights;
                 rc = ms_chart_build(&ch, src, &spec, area, err);
