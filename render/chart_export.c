@@ -194,6 +194,7 @@ typedef struct strtab {
     size_t n, cap;
     uint32_t *slot; /* open addressing: index + 1, 0 empty */
     size_t n_slots;
+    size_t bytes;   /* their JSON text, about */
     bool bad;
 } strtab;
 
@@ -251,8 +252,28 @@ static int64_t st_id(strtab *t, const char *s)
         return 0;
     }
     t->s[t->n] = copy;
+    t->bytes += strlen(copy) + 3;
     t->slot[k] = (uint32_t)t->n + 1;
     return (int64_t)t->n++;
+}
+
+/* Forgets the strings added after the first `n` (a level that did not fit). */
+static void st_truncate(strtab *t, size_t n)
+{
+    if (t->bad || n >= t->n)
+        return;
+    for (size_t i = n; i < t->n; i++) {
+        t->bytes -= strlen(t->s[i]) + 3;
+        free(t->s[i]);
+    }
+    t->n = n;
+    memset(t->slot, 0, t->n_slots * sizeof *t->slot);
+    for (size_t i = 0; i < t->n; i++) {
+        size_t k = str_hash(t->s[i]) & (t->n_slots - 1);
+        while (t->slot[k])
+            k = (k + 1) & (t->n_slots - 1);
+        t->slot[k] = (uint32_t)i + 1;
+    }
 }
 
 static void st_free(strtab *t)
@@ -291,6 +312,7 @@ typedef struct exporter {
     uint32_t *frame_of;
     size_t n_frames, cap_frames, n_frame_ids;
     uint32_t *site_stack;   /* site frame id -> the stack of its largest allocation */
+    size_t stack_varints;   /* frame references the stacks table will hold */
     int64_t t0;
     bool bad;
     vbuf v;
@@ -320,6 +342,12 @@ static int64_t frame_ref(exporter *x, uint32_t frame)
             return -1;
         }
         x->frame_local[frame] = (uint32_t)x->n_frames;
+        /* Its texts now, so the size estimate sees them. */
+        const ms_frame *f = ms_snapshot_frame(x->src->snap, frame);
+        if (f) {
+            st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
+            st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
+        }
     }
     return (int64_t)x->frame_local[frame] - 1;
 }
@@ -336,10 +364,22 @@ static int64_t stack_ref(exporter *x, uint32_t stack)
         x->stack_local[stack] = (uint32_t)x->n_stacks;
         size_t n = 0;
         const uint32_t *f = ms_snapshot_stack(x->src->snap, stack, &n);
+        x->stack_varints += n + 1;
         for (size_t i = 0; i < n; i++)
             frame_ref(x, f[i]);
     }
     return (int64_t)x->stack_local[stack] - 1;
+}
+
+/* "file:line function" of an allocation's site, as tooltips name it. */
+static int64_t site_label_id(exporter *x, uint32_t stack)
+{
+    const ms_snapshot *snap = x->src->snap;
+    uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
+    char label[MS_CHART_TEXT];
+    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label))
+        snprintf(label, sizeof label, "(no stack recorded)");
+    return st_id(&x->st, label);
 }
 
 static int64_t alloc_ref(exporter *x, size_t global)
@@ -358,6 +398,7 @@ static int64_t alloc_ref(exporter *x, size_t global)
         x->alloc_of[x->n_alloc_local++] = global;
         x->alloc_local[global] = (uint32_t)x->n_alloc_local;
         stack_ref(x, x->src->tl->allocs[global].stack);
+        site_label_id(x, x->src->tl->allocs[global].stack);
     }
     return (int64_t)x->alloc_local[global] - 1;
 }
@@ -551,25 +592,25 @@ static int slicer_cut(slicer *s, int64_t e0, int64_t e1, const ms_chart_highligh
     memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
     memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
 
-    /* Allocation order as the whole timeline stacks them: those from before the trace,
-     * then the rest by alloc event. In the slice everything made before the window has
-     * alloc event -1 and ties break by index, so the order of this list decides. */
+    /* The slice keeps the whole timeline's order of allocations (those made before the
+     * window, those made in it, those from before the trace), so band choices that tie on
+     * score fall the same way. Those made before the window are made at the stand-in
+     * event, so they stack above those from before the trace, as in the whole trace. */
     size_t na = 0;
     for (int pass = 0; pass < 3; pass++) {
-        size_t from = na;
-        const size_t *list = pass == 0 ? s->pre : pass == 1 ? s->alive : s->order + first;
-        size_t len = pass == 0 ? s->n_pre : pass == 1 ? s->n_alive : last - first;
+        const size_t *list = pass == 0 ? s->alive : pass == 1 ? s->order + first : s->pre;
+        size_t len = pass == 0 ? s->n_alive : pass == 1 ? last - first : s->n_pre;
         for (size_t i = 0; i < len; i++) {
             const ms_alloc *a = &tl->allocs[list[i]];
-            if (pass == 0 && a->free_event >= 0 && a->free_event < e0)
+            if (pass == 2 && a->free_event >= 0 && a->free_event < e0)
                 continue;
             s->global[na++] = list[i];
         }
-        (void)from; /* alive[] is in sweep order, which is alloc-event order already */
     }
     for (size_t i = 0; i < na; i++) {
         ms_alloc a = tl->allocs[s->global[i]];
-        a.alloc_event = renumber(a.alloc_event, e0, e1, shift);
+        bool before = a.alloc_event >= 0 && a.alloc_event < e0;
+        a.alloc_event = before ? 0 : renumber(a.alloc_event, e0, e1, shift);
         a.free_event = renumber(a.free_event, e0, e1, shift);
         a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
         s->allocs[i] = a;
@@ -780,6 +821,56 @@ static void write_tile(exporter *x, sbuf *b, const ms_chart *ch, const size_t *g
     sb_puts(b, "}");
 }
 
+/* Makes a chart built on a slice look like one built on the whole trace. */
+static void unslice(ms_chart *ch, const slicer *sl, int64_t e0)
+{
+    int64_t shift = e0 > 0 ? 1 : 0;
+    for (size_t c = 0; c < ch->n_cols; c++) {
+        int64_t e = ch->col_event[c];
+        if (e == MS_CHART_NO_EVENT || (e < 0 && !shift))
+            continue;
+        ch->col_event[c] = e < 0 ? e : e - shift + e0;
+    }
+    for (size_t g = 0; g < ch->n_groups; g++)
+        if (ch->groups[g].alloc >= 0)
+            ch->groups[g].alloc = (int64_t)sl->global[ch->groups[g].alloc];
+}
+
+int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                          ms_chart_rect area, ms_error *err)
+{
+    if (!out)
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+    *out = NULL;
+    if (!spec || !src || !src->trace || !src->tl || spec->x_mode != MS_CHART_X_TIME ||
+        !spec->has_from || !spec->has_to || !(spec->to > spec->from) ||
+        (src->tl->n_allocs && !src->tl->allocs) || src->tl->n_events != src->trace->n ||
+        (src->tl->n_events && (!src->tl->active || !src->tl->reserved)))
+        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time window and a "
+                                                "timeline with curves and allocations");
+    for (size_t h = 0; h < spec->n_highlights; h++)
+        if (!spec->highlights || spec->highlights[h].alloc >= src->tl->n_allocs)
+            return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
+    slicer sl;
+    int rc = slicer_init(&sl, src, spec->n_highlights, err);
+    int64_t e0 = first_event(src, spec->from, false), e1 = first_event(src, spec->to, true);
+    if (e1 < e0)
+        e1 = e0;
+    size_t nh = 0;
+    if (!rc)
+        rc = slicer_cut(&sl, e0, e1, spec->highlights, spec->n_highlights, &nh, err);
+    if (!rc) {
+        ms_chart_spec s = *spec;
+        s.highlights = sl.hl;
+        s.n_highlights = nh;
+        rc = ms_chart_build(out, &sl.out, &s, area, err);
+    }
+    if (!rc)
+        unslice(*out, &sl, e0);
+    slicer_free(&sl);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ the pyramid */
 
 static void rgb_json(exporter *x, sbuf *b, const char *key, ms_chart_rgb c)
@@ -840,10 +931,51 @@ typedef struct mode_out {
     int levels;
 } mode_out;
 
+/* What the tables will cost once written: measured per entry on real traces (an
+ * allocation is six varints, about 22 base64 characters). */
+static size_t tables_estimate(const exporter *x)
+{
+    return 22 * x->n_alloc_local + 8 * x->n_frames + 3 * x->stack_varints + x->st.bytes + 64;
+}
+
+typedef struct mark {
+    size_t allocs, stacks, frames, strings, out;
+} mark;
+
+static mark mark_now(const exporter *x, const sbuf *b)
+{
+    return (mark){x->n_alloc_local, x->n_stacks, x->n_frames, x->st.n, b->n};
+}
+
+/* Undoes a level that went over the budget: its text and the table entries it added. */
+static void roll_back(exporter *x, sbuf *b, mark m)
+{
+    for (size_t i = m.allocs; i < x->n_alloc_local; i++)
+        x->alloc_local[x->alloc_of[i]] = 0;
+    for (size_t i = m.stacks; i < x->n_stacks; i++) {
+        size_t n = 0;
+        ms_snapshot_stack(x->src->snap, x->stack_of[i], &n);
+        x->stack_varints -= n + 1;
+        x->stack_local[x->stack_of[i]] = 0;
+    }
+    for (size_t i = m.frames; i < x->n_frames; i++)
+        x->frame_local[x->frame_of[i]] = 0;
+    x->n_alloc_local = m.allocs;
+    x->n_stacks = m.stacks;
+    x->n_frames = m.frames;
+    st_truncate(&x->st, m.strings);
+    b->n = m.out;
+    if (b->p)
+        b->p[b->n] = '\0';
+}
+
 /* Builds the levels of one grouping into `m` until the budget or the trace's own detail
  * runs out. The first chart of the first mode also gives the page its frame. */
-static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t budget, int64_t y_fit,
-                      mode_out *m, sbuf *frame, ms_chart_export_stats *stats, ms_error *err)
+/* `limit`: the whole output's size (other modes' text in `base`, the tables estimated)
+ * may not pass it; level 0 is always kept. */
+static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, size_t base,
+                      int64_t y_fit, mode_out *m, sbuf *frame, ms_chart_export_stats *stats,
+                      ms_error *err)
 {
     const ms_chart_source *src = x->src;
     const ms_chart_export_opts *o = x->o;
@@ -856,13 +988,16 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t budget, in
     if (max_levels > MS_CHART_EXPORT_MAX_LEVELS)
         max_levels = MS_CHART_EXPORT_MAX_LEVELS;
     sb_puts(&m->b, "[");
-    size_t used = 0, last_level = 0;
+    size_t last_level = 0, last_tables = 0;
     int rc = 0;
     for (int level = 0; level < max_levels && !rc; level++) {
         size_t tiles = (size_t)1 << level;
         /* Each level costs about twice the one before; stop before the budget breaks. */
-        if (level > 0 && used + 2 * last_level + last_level / 4 > budget)
+        size_t now = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
+        if (level > 0 && now + 2 * last_level + last_tables > limit)
             break;
+        mark before = mark_now(x, &m->b);
+        size_t tables_before = tables_estimate(x);
         size_t start = m->b.n;
         size_t crowded = 0; /* events sharing a column with the one before */
         sb_puts(&m->b, level ? ",[" : "[");
@@ -915,8 +1050,15 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t budget, in
             ms_chart_free(ch);
         }
         sb_puts(&m->b, "]");
+        if (rc)
+            break;
+        size_t after = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
+        if (level > 0 && after > limit) {
+            roll_back(x, &m->b, before);
+            break;
+        }
         last_level = m->b.n - start;
-        used += last_level;
+        last_tables = tables_estimate(x) - tables_before;
         m->levels = level + 1;
         /* Nearly every event has a column of its own: deeper windows show nothing new. */
         if (crowded * 100 <= n_ev)
@@ -958,14 +1100,8 @@ static void write_tables(exporter *x, sbuf *b)
         vb_s(&x->v, stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
     sb_puts(b, ",\"stack\":");
     sb_b64(b, &x->v);
-    for (size_t i = 0; i < x->n_alloc_local; i++) {
-        uint32_t st = tl->allocs[x->alloc_of[i]].stack;
-        uint32_t site = snap && st != MS_NO_STACK ? ms_stack_site(snap, st) : UINT32_MAX;
-        char label[MS_CHART_TEXT];
-        if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label))
-            snprintf(label, sizeof label, "(no stack recorded)");
-        vb_u(&x->v, (uint64_t)st_id(&x->st, label));
-    }
+    for (size_t i = 0; i < x->n_alloc_local; i++)
+        vb_u(&x->v, (uint64_t)site_label_id(x, tl->allocs[x->alloc_of[i]].stack));
     sb_puts(b, ",\"site\":");
     sb_b64(b, &x->v);
     sb_puts(b, "}");
@@ -1091,18 +1227,18 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         need = 256 * 1024;
     if (budget > need)
         budget = need;
-    /* Sites take a fifth: twelve bands whose heights change every column cost more per
-     * window than four hundred allocations that each hold one size. */
-    size_t site_budget = opts->no_site_mode ? 0 : budget / 5;
-    size_t alloc_budget = budget - site_budget;
-    /* The tables grow with the windows; keep a third of each share for them. */
+    /* Sites get a sixth: twelve bands whose heights change every column cost more per
+     * window than four hundred allocations that each hold one size. A few hundred bytes
+     * of keys and brackets are left outside the estimate. */
+    size_t limit = budget > 4096 ? budget - 1024 : budget;
+    size_t site_share = opts->no_site_mode ? 0 : limit / 6;
     if (!rc)
-        rc = build_mode(&x, &sl, MS_CHART_BY_ALLOC, alloc_budget / 3 * 2, y_fit, &modes[0],
+        rc = build_mode(&x, &sl, MS_CHART_BY_ALLOC, limit - site_share, 0, y_fit, &modes[0],
                         &frame, stats, err);
     stats->levels[0] = modes[0].levels;
     if (!rc && !opts->no_site_mode) {
-        rc = build_mode(&x, &sl, MS_CHART_BY_SITE, site_budget / 3 * 2, y_fit, &modes[1], NULL,
-                        stats, err);
+        rc = build_mode(&x, &sl, MS_CHART_BY_SITE, limit, frame.n + modes[0].b.n, y_fit,
+                        &modes[1], NULL, stats, err);
         stats->levels[1] = modes[1].levels;
     }
     if (!rc) {

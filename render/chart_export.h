@@ -54,6 +54,13 @@ typedef struct ms_chart_export_stats {
     size_t allocs, stacks, frames;
 } ms_chart_export_stats;
 
+/* The chart ms_chart_build() makes of the window spec->from .. spec->to (time mode, both
+ * given), built from a slice of the trace: it costs the window's events and allocations,
+ * not the trace's. Its groups' alloc indices refer to the whole timeline, its col_event
+ * to the whole trace's events. The pyramid builds its windows this way. */
+int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                          ms_chart_rect area, ms_error *err);
+
 /* The pyramid of `src` (a stacked time chart; MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS) as
  * JSON text. `stats` may be NULL. */
 int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
