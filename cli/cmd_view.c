@@ -27,7 +27,7 @@ static void usage(FILE *out)
           "  -o, --output PATH    page to write (required)\n"
           "  --device N           device to chart (default: the one with the most events)\n"
           "  --title TEXT         page title (default: memsnap view)\n"
-          "  --budget SIZE        chart data per file, e.g. 4MiB (default 8MiB); fewer levels\n"
+          "  --budget SIZE        chart data per file, e.g. 4MiB (default 9MiB); fewer levels\n"
           "                       of detail fit in less\n"
           "  --no-leaks           do not outline the allocations memsnap leaks blames\n"
           "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"

@@ -1227,18 +1227,21 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         need = 256 * 1024;
     if (budget > need)
         budget = need;
-    /* Sites get a sixth: twelve bands whose heights change every column cost more per
+    /* Sites get an eighth: twelve bands whose heights change every column cost more per
      * window than four hundred allocations that each hold one size. A few hundred bytes
      * of keys and brackets are left outside the estimate. */
     size_t limit = budget > 4096 ? budget - 1024 : budget;
-    size_t site_share = opts->no_site_mode ? 0 : limit / 6;
+    size_t site_share = opts->no_site_mode ? 0 : limit / 8;
     if (!rc)
         rc = build_mode(&x, &sl, MS_CHART_BY_ALLOC, limit - site_share, 0, y_fit, &modes[0],
                         &frame, stats, err);
     stats->levels[0] = modes[0].levels;
     if (!rc && !opts->no_site_mode) {
-        rc = build_mode(&x, &sl, MS_CHART_BY_SITE, limit, frame.n + modes[0].b.n, y_fit,
-                        &modes[1], NULL, stats, err);
+        /* Sites zoom less deep: past a few levels people look at allocations. */
+        size_t used = frame.n + modes[0].b.n;
+        size_t site_limit = used + tables_estimate(&x) + site_share;
+        rc = build_mode(&x, &sl, MS_CHART_BY_SITE, site_limit < limit ? site_limit : limit, used,
+                        y_fit, &modes[1], NULL, stats, err);
         stats->levels[1] = modes[1].levels;
     }
     if (!rc) {

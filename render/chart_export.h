@@ -28,7 +28,7 @@ extern "C" {
 /* Format version of the JSON (docs/view.md); bumped when a key changes meaning. */
 #define MS_CHART_EXPORT_VERSION 1
 #define MS_CHART_EXPORT_MAX_LEVELS 12
-#define MS_CHART_EXPORT_DEFAULT_BUDGET ((size_t)8 * 1024 * 1024)
+#define MS_CHART_EXPORT_DEFAULT_BUDGET ((size_t)9 * 1024 * 1024)
 
 /* One training iteration, for the iteration strip and tooltips (trace times). */
 typedef struct ms_export_iteration {

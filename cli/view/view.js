@@ -227,7 +227,9 @@
     for (var k in this.btn) this.btn[k].setAttribute('aria-pressed', k === m ? 'true' : 'false');
     this.sel = null;
     this.focus = null;
-    this.draw();
+    /* Each grouping has its own depth: keep the view within what this one can show. */
+    if (this.v1 > this.v0) this.zoom(this.v0, this.v1);
+    else this.draw();
   };
 
   View.prototype.zoom = function (a, b) {
@@ -324,11 +326,9 @@
         var e = c;
         while (e + 1 <= c1 && d.a[e + 1] >= 0 && self.pyq(d.a[e + 1]) < self.py(acc[e + 1]) - 0.2) e++;
         var top = [], bot = [];
-        for (var k = c; k <= e; k++) {
-          top.push(X(k) + ' ' + self.pyq(d.a[k]), X(k + 1) + ' ' + self.pyq(d.a[k]));
-          bot.push(X(k + 1) + ' ' + self.py(acc[k]), X(k) + ' ' + self.py(acc[k]));
-        }
-        other.push('M' + top.join('L') + 'L' + bot.reverse().join('L') + 'Z');
+        for (var k = c; k <= e; k++) top.push(X(k) + ' ' + self.pyq(d.a[k]), X(k + 1) + ' ' + self.pyq(d.a[k]));
+        for (k = e; k >= c; k--) bot.push(X(k + 1) + ' ' + self.py(acc[k]), X(k) + ' ' + self.py(acc[k]));
+        other.push('M' + top.join('L') + 'L' + bot.join('L') + 'Z');
         c = e + 1;
       }
       outline.push(curve(d.a, c0, c1, X, self));
@@ -433,9 +433,13 @@
       var e = el('text', { x: P[0] - 7, y: self.py(t[0]) + 4, 'font-size': 11, 'text-anchor': 'end', fill: th.fg }, svg);
       e.textContent = t[1];
     });
+    /* Zoomed past the deepest windows, their ticks may all fall outside the view: then
+     * the view's two ends are labelled instead. */
+    if (xt.length < 2) xt = [[this.v0, fmtS(this.v0)], [this.v1, fmtS(this.v1)]];
     xt.forEach(function (t, i) {
       var x = self.px(t[0]);
-      var e = el('text', { x: x, y: P[1] + P[3] + 18, 'font-size': 11, 'text-anchor': i === 0 && x < P[0] + 20 ? 'start' : 'middle', fill: th.fg }, svg);
+      var anchor = i === 0 && x < P[0] + 20 ? 'start' : x > P[0] + P[2] - 20 ? 'end' : 'middle';
+      var e = el('text', { x: x, y: P[1] + P[3] + 18, 'font-size': 11, 'text-anchor': anchor, fill: th.fg }, svg);
       e.textContent = t[1];
     });
     var xtl = el('text', { x: P[0] + P[2] / 2, y: P[1] + P[3] + 36, 'font-size': 11, 'text-anchor': 'middle', fill: th.muted }, svg);

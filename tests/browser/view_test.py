@@ -243,6 +243,12 @@ def drive(b, url, args, leaks):
             check(hit2 is not None, "zoomed into one iteration, hovering finds a band allocated in it")
             if hit2:
                 print("zoomed tooltip: %s" % hit2[2]["text"])
+            if args.get("shots"):
+                b.mouse("mouseMoved", 5, 5)
+                b.screenshot(args["shots"] + "-iteration.png")
+                colours, ink, w, h = png_look(args["shots"] + "-iteration.png")
+                print("zoomed screenshot: %d colours, %.1f%% ink" % (colours, ink * 100))
+                check(colours >= 64 and ink >= 0.05, "the zoomed screenshot is not blank")
         b.key("Escape")
 
     b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=site]').click()"})
@@ -302,6 +308,7 @@ def main(argv):
         try:
             b.attach()
             print("-- %s" % pg)
+            args["shots"] = os.path.join(tmp, os.path.basename(pg))
             drive(b, "file://" + os.path.abspath(pg), args, leaks)
             shot = os.path.join(tmp, os.path.basename(pg) + ".png")
             b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-chart]').scrollIntoView()"})
