@@ -23,6 +23,7 @@ Prints the page size, the time `memsnap view` took and the load time. Exit 0 pas
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -251,6 +252,16 @@ def drive(b, url, args, leaks):
                 check(colours >= 64 and ink >= 0.05, "the zoomed screenshot is not blank")
         b.key("Escape")
 
+    # The keyboard: focus the chart, walk to a band, pin its stack.
+    b.eval("document.querySelector('[data-memsnap-chart]').focus()")
+    b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-stack]').textContent = ''"})
+    b.key("ArrowUp")
+    t = p.tooltip()
+    check(not t["hidden"] and bool(t["site"]), "ArrowUp on the focused chart shows a band's tooltip (%s)" % t["site"])
+    b.key("Enter")
+    st2 = p.stack()
+    check(len(st2["frames"]) > 0 or "No stack" in st2["text"], "Enter pins that band's stack")
+    b.key("Escape")
     b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=site]').click()"})
     hit3 = p.scan(lambda t: bool(t["site"]) and "held by this site" in t["text"])
     check(hit3 is not None, "by site: hovering a band names a site and its bytes")
@@ -327,6 +338,8 @@ def main(argv):
             check(not errs and not logs, "no script error or blocked content (%s %s)" % (errs[:1], logs[:2]))
         finally:
             b.close()
+    if not args.get("keep"):
+        shutil.rmtree(tmp, ignore_errors=True)
     print("view_test: %s" % ("FAILED: " + "; ".join(FAILS) if FAILS else "passed"))
     return 1 if FAILS else 0
 
