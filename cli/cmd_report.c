@@ -263,7 +263,11 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     if (f->png[0]) {
         /* The page's timeline is the interactive one; the PNG stays for Markdown. */
-        view_opts vo = {o->step_name, o->iterations, true, 0};
+        /* Several files share about one file's budget, so the page stays one download. */
+        size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
+        if (budget && budget < (size_t)1024 * 1024)
+            budget = (size_t)1024 * 1024;
+        view_opts vo = {o->step_name, o->iterations, true, budget};
         if (view_chart_json(&f->view, s, f->tl, cli_basename(f->path), &vo, NULL, NULL, &err)) {
             cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
             return 2;
