@@ -1009,7 +1009,7 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, siz
             /* Columns as the chart cuts them, near enough for a count. */
             const int64_t *t_us = src->trace->time_us;
             double per_us = floor(area.w) / ((hi - lo) * 1e6);
-            int64_t t_lo = t_us[0] + (int64_t)(lo * 1e6);
+            int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(lo * 1e6);
             int64_t prev_col = INT64_MIN;
             for (int64_t e = e0; e < e1; e++) {
                 int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);

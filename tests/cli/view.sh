@@ -63,4 +63,15 @@ grep -q '"hl":\[\[' "$T/leak.html" || bad "no outlined band on a leak snapshot"
 run 0 testdata/leak_layers.pickle -o "$T/noleak.html" --no-leaks
 if grep -q '"hl":\[\[' "$T/noleak.html"; then bad "--no-leaks still outlines"; fi
 
+# Degenerate traces: no event at all, and a single one, still make a page.
+python3 - "$T" <<'PY'
+import pickle, sys
+pickle.dump({"segments": [], "device_traces": [[]]}, open(sys.argv[1] + "/empty.pickle", "wb"))
+pickle.dump({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1024, "size": 512,
+             "stream": 0, "time_us": 5, "frames": []}]]}, open(sys.argv[1] + "/one.pickle", "wb"))
+PY
+run 0 "$T/empty.pickle" "$T/one.pickle" -o "$T/tiny.html"
+[ "$(grep -o 'data-memsnap-view="memsnap-data-[0-9]*"' "$T/tiny.html" | sort -u | wc -l)" -eq 2 ] ||
+  bad "degenerate traces did not give two charts"
+
 exit $fail
