@@ -312,6 +312,9 @@ def main(argv):
         subprocess.run([memsnap, "report", snap, "-o", rdir], stdout=subprocess.DEVNULL)
         pages.append(os.path.join(rdir, "index.html"))
     for pg in pages:
+        if "max_bytes" in args and pg != page:
+            check(os.path.getsize(pg) <= int(args["max_bytes"]),
+                  "%s at most %s bytes (%d)" % (os.path.basename(pg), args["max_bytes"], os.path.getsize(pg)))
         html = open(pg, encoding="utf-8", errors="replace").read()
         bad = offline_html(html)
         check(not bad, "%s names nothing to fetch %s" % (os.path.basename(pg), bad[:3]))
