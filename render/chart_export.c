@@ -1104,6 +1104,17 @@ static void write_tables(exporter *x, sbuf *b)
         vb_u(&x->v, (uint64_t)site_label_id(x, tl->allocs[x->alloc_of[i]].stack));
     sb_puts(b, ",\"site\":");
     sb_b64(b, &x->v);
+    if (x->o->alloc_category) {
+        /* Category names are few; they go in the string table like any text. */
+        for (size_t i = 0; i < x->n_alloc_local; i++) {
+            uint8_t c = x->o->alloc_category[x->alloc_of[i]];
+            vb_s(&x->v, c < x->o->n_category_names
+                            ? st_id(&x->st, x->o->category_names[c])
+                            : -1);
+        }
+        sb_puts(b, ",\"cat\":");
+        sb_b64(b, &x->v);
+    }
     sb_puts(b, "}");
 
     /* Stacks: frame count then local frame ids, innermost first. */

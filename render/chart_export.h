@@ -44,6 +44,11 @@ typedef struct ms_chart_export_opts {
     size_t n_highlights;
     const ms_export_iteration *iterations;
     size_t n_iterations;
+    /* What each allocation is, for tooltips (the categories analysis): per timeline
+     * allocation an index into category_names, or 255 for none. NULL: no categories. */
+    const uint8_t *alloc_category;
+    const char *const *category_names;
+    size_t n_category_names;
 } ms_chart_export_opts;
 
 /* Facts about what was written, for logs and tests. */
