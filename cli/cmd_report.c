@@ -20,6 +20,7 @@
 #include "safe_output.h"
 #include "summary_input.h"
 #include "summary_json.h"
+#include "view_page.h"
 
 #define CMD "report"
 /* The comparison chart keeps every file's snapshot open; past this many files it is left
@@ -232,6 +233,7 @@ typedef struct file_state {
     char png[300];
     char *svg;             /* inline chart, prefixed ids */
     char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
+    char *view;            /* the interactive timeline's data (view_page.h) */
 } file_state;
 
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
@@ -306,6 +308,18 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     if (report_oom_file(fj, s, o, index, &f->oom_svg, &err)) {
         cli_error(CMD, "%s: oom: %s", f->path, err.message);
         return 2;
+    }
+    if (f->png[0]) {
+        /* The page's timeline is the interactive one; the PNG stays for Markdown. */
+        /* Several files share about one file's budget, so the page stays one download. */
+        size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
+        if (budget && budget < (size_t)1024 * 1024)
+            budget = (size_t)1024 * 1024;
+        view_opts vo = {o->step_name, o->iterations, true, budget};
+        if (view_chart_json(&f->view, s, f->tl, cli_basename(f->path), &vo, NULL, NULL, &err)) {
+            cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
+            return 2;
+        }
     }
     if (!keep) {
         ms_timeline_free(f->tl);
@@ -549,7 +563,8 @@ int cmd_report(int argc, char **argv)
     char *cmp_svg = NULL;
     const char **svgs = calloc(n, sizeof *svgs);
     const char **oom_svgs = calloc(n, sizeof *oom_svgs);
-    if (!fs || !taken || !doc || !svgs || !oom_svgs) {
+    const char **views = calloc(n, sizeof *views);
+    if (!fs || !taken || !doc || !svgs || !oom_svgs || !views) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -564,6 +579,7 @@ int cmd_report(int argc, char **argv)
         taken[i] = fs[i].png;
         svgs[i] = fs[i].svg;
         oom_svgs[i] = fs[i].oom_svg;
+        views[i] = fs[i].view;
     }
     if (!rc && n > 1) {
         cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
@@ -602,7 +618,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg, oom_svgs};
+        report_svgs sv = {svgs, n, cmp_svg, oom_svgs, views};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -662,8 +678,10 @@ done:
         ms_profile_free(fs[i].profile);
         free(fs[i].svg);
         free(fs[i].oom_svg);
+        free(fs[i].view);
     }
     free(fs);
+    free(views);
     free(taken);
     free(svgs);
     free(oom_svgs);

@@ -12,5 +12,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_oom(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const command COMMANDS[] = {
     {"ranks", cmd_ranks, "compare many rank files and flag outliers"},
     {"report", cmd_report, "write an HTML/Markdown/JSON report with CI gates"},
     {"oom", cmd_oom, "explain out-of-memory events: allocator state, cause, advice"},
+    {"view", cmd_view, "write the interactive timeline as one HTML page"},
 };
 
 /* Plain files are read through a memory mapping; if another process truncates the file

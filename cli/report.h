@@ -62,6 +62,9 @@ typedef struct report_svgs {
     size_t n_files;
     const char *compare_svg;
     const char *const *oom_svg; /* per file, NULL where it has no OOM (NULL: none) */
+    /* Per file, the interactive timeline's data (cli/view_page.h), drawn in place of
+     * file_svg; NULL where a file has none. */
+    const char *const *file_view;
 } report_svgs;
 
 /* Writes index.html: one page that needs nothing but itself. Returns 0, or -1 when the

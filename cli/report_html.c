@@ -1,5 +1,6 @@
-/* index.html of `memsnap report`: one page that needs nothing but itself. No scripts,
- * no fonts, no images by URL: styles are inline, charts are inline SVG, and every text
+/* index.html of `memsnap report`: one page that needs nothing but itself. No fonts, no
+ * images by URL, no script but the interactive timeline's own (inline, allowed by its hash):
+ * styles are inline, charts are inline SVG or the timeline's embedded data, and every text
  * that came from a snapshot (file names, function names, annotation names) is escaped,
  * since a snapshot is untrusted input and the page may be opened from a CI artifact. */
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "cli_util.h"
 #include "report.h"
 #include "summary_input.h"
+#include "view_page.h"
 
 #define MAX_ITER_ROWS 60
 #define MAX_LEAK_ROWS 40
@@ -838,7 +840,8 @@ static void categories_table(FILE *out, const cJSON *file)
     }
 }
 
-static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg)
+static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg,
+                         const char *view)
 {
     char anchor[32];
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
@@ -876,14 +879,21 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
         top_sites(out, dev);
         fputs("</div></div>\n", out);
         ooms(out, dev);
-        if (svg && d == chart_dev) {
-            fputs("<div class=\"chart\">", out);
-            fputs(svg, out);
-            fputs("</div>\n<p class=\"caption\">Active memory over time on device ", out);
+        if ((svg || view) && d == chart_dev) {
+            if (view) {
+                view_write_chart(out, view, index + 1);
+            } else {
+                fputs("<div class=\"chart\">", out);
+                fputs(svg, out);
+                fputs("</div>\n", out);
+            }
+            fputs("<p class=\"caption\">Active memory over time on device ", out);
             fprintf(out, "%d: each large allocation is a band stacked on those alive below it, "
                          "smaller ones form the grey band on top; leaked allocations are "
-                         "outlined in red",
-                    d);
+                         "outlined in red%s",
+                    d, view ? "; hover a band for its allocation, click it for its stack trace, "
+                              "drag to zoom, double-click to zoom out"
+                            : "");
             const char *png = report_str(file, "timeline_png");
             if (*png) {
                 fputs(" (also <code>", out);
@@ -907,11 +917,15 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           /* Belt and braces: even if some text slipped through unescaped, the browser
            * may load nothing and run nothing. */
-          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n<title>",
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"",
           out);
+    /* The interactive charts' one script is allowed by its hash; nothing else runs. */
+    fputs(view_csp(), out);
+    fputs("\">\n<title>", out);
     esc(out, title);
-    fprintf(out, "</title>\n<style>\n%s</style></head>\n<body><main>\n<h1>", CSS);
+    fprintf(out, "</title>\n<style>\n%s", CSS);
+    view_write_css(out);
+    fputs("</style></head>\n<body><main>\n<h1>", out);
     esc(out, title);
     fprintf(out, "</h1>\n<p class=\"sub\">%d snapshot%s · memsnap %s · <code>summary.json</code> "
                  "and <code>summary.md</code> beside this page hold the same facts</p>\n",
@@ -938,13 +952,20 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
         comparison(out, cmp, svgs ? svgs->compare_svg : NULL);
     baseline_section(out, doc);
     i = 0;
+    bool any_view = false;
     cJSON_ArrayForEach(file, files)
     {
         const char *svg = svgs && i < svgs->n_files ? svgs->file_svg[i] : NULL;
-        file_section(out, file, i, svg);
+        const char *view = svgs && svgs->file_view && i < svgs->n_files ? svgs->file_view[i]
+                                                                          : NULL;
+        any_view = any_view || view;
+        file_section(out, file, i, svg, view);
         report_html_ooms(out, file, svgs && svgs->oom_svg && i < svgs->n_files ? svgs->oom_svg[i] : NULL);
         i++;
     }
-    fputs("</main></body></html>\n", out);
+    fputs("</main>\n", out);
+    if (any_view)
+        view_write_script(out);
+    fputs("</body></html>\n", out);
     return ferror(out) ? -1 : 0;
 }

@@ -1,4 +1,5 @@
 #include "term_text.h"
+#include "utf8.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -6,28 +7,7 @@
 
 size_t cli_term_special(const char *s, unsigned *cp)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    if (p[0] < 0x20 || p[0] == 0x7F) {
-        *cp = p[0];
-        return 1;
-    }
-    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 controls */
-        *cp = p[1];
-        return 2;
-    }
-    if (p[0] == 0xD8 && p[1] == 0x9C) { /* U+061C arabic letter mark */
-        *cp = 0x061C;
-        return 2;
-    }
-    if (p[0] == 0xE2 && p[1] == 0x80 && (p[2] == 0x8E || p[2] == 0x8F || (p[2] >= 0xAA && p[2] <= 0xAE))) {
-        *cp = 0x2000u + (p[2] & 0x3Fu); /* U+200E/F, U+202A..U+202E */
-        return 3;
-    }
-    if (p[0] == 0xE2 && p[1] == 0x81 && p[2] >= 0xA6 && p[2] <= 0xA9) {
-        *cp = 0x2040u + (p[2] & 0x3Fu); /* U+2066..U+2069 */
-        return 3;
-    }
-    return 0;
+    return ms__text_special(s, cp);
 }
 
 void cli_term_into(const char *s, char *buf, size_t cap)

@@ -221,15 +221,19 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     bool unnamed = false;
     for (size_t i = 0; i < n; i++) {
         ms_chart_group *g = &chart->groups[i];
+        /* The shade follows the allocation itself, not its index, so a chart of a window
+         * built from a slice of the trace colours it as the whole trace's chart does. */
+        const ms_alloc *a = &src->tl->allocs[g->alloc];
+        uint64_t key = a->addr ^ (a->size * 0x9e3779b97f4a7c15ULL) ^ a->stream;
         size_t k = 0;
         while (k < n_named && ss[k].site != g->site)
             k++;
         if (k < n_named) {
-            g->fill = ms__shade(ms__palette(k), (uint64_t)g->alloc);
+            g->fill = ms__shade(ms__palette(k), key);
             g->legend = (int)k;
         } else {
             ms_chart_rgb base = ms__mix(ms__palette(ms__hash32(g->site)), chart->theme.other, 0.6);
-            g->fill = ms__shade(base, (uint64_t)g->alloc);
+            g->fill = ms__shade(base, key);
             unnamed = true;
         }
     }

@@ -1,0 +1,181 @@
+/* memsnap view FILE... -o view.html: the report's interactive timeline alone, one chart
+ * per file, in one page that needs nothing but itself. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "view_page.h"
+
+#define CMD "view"
+#define MAX_FILES 64
+
+static void usage(FILE *out)
+{
+    fputs("usage: memsnap view FILE... -o OUT.html [options]\n"
+          "\n"
+          "Writes one self-contained HTML page with the active-memory timeline of each file,\n"
+          "the chart memsnap render draws, made interactive: hover a band for its allocation\n"
+          "(site, size, when it was allocated and freed, its iteration), click it for its\n"
+          "stack trace, drag to zoom (the page holds the chart at several levels of detail,\n"
+          "computed here), double-click to zoom out, click an annotation or iteration to zoom\n"
+          "to it. The page loads nothing from the network and works from a file:// URL.\n"
+          "\n"
+          "options:\n"
+          "  -o, --output PATH    page to write (required)\n"
+          "  --device N           device to chart (default: the one with the most events)\n"
+          "  --title TEXT         page title (default: memsnap view)\n"
+          "  --budget SIZE        chart data per file, e.g. 4MiB (default 9MiB); fewer levels\n"
+          "                       of detail fit in less\n"
+          "  --no-leaks           do not outline the allocations memsnap leaks blames\n"
+          "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"
+          "  --iterations N       the number of iterations the trace holds\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit status: 0 written, 2 usage error or unreadable input.\n",
+          out);
+}
+
+typedef struct opts {
+    const char *files[MAX_FILES];
+    size_t n_files;
+    const char *output, *title;
+    bool has_device;
+    long long device;
+    view_opts v;
+} opts;
+
+static int need(int argc, char **argv, int i)
+{
+    if (i + 1 < argc)
+        return 0;
+    cli_error(CMD, "%s needs a value (see memsnap view --help)", argv[i]);
+    return 2;
+}
+
+static int parse(int argc, char **argv, opts *o, bool *help)
+{
+    memset(o, 0, sizeof *o);
+    o->v.leaks = true;
+    *help = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long long n;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            *help = true;
+            return 0;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (need(argc, argv, i))
+                return 2;
+            o->output = argv[++i];
+        } else if (!strcmp(a, "--title")) {
+            if (need(argc, argv, i))
+                return 2;
+            o->title = argv[++i];
+        } else if (!strcmp(a, "--step")) {
+            if (need(argc, argv, i))
+                return 2;
+            o->v.step_name = argv[++i];
+        } else if (!strcmp(a, "--no-leaks")) {
+            o->v.leaks = false;
+        } else if (!strcmp(a, "--device")) {
+            if (need(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 0, 65535, &o->device))
+                return 2;
+            o->has_device = true;
+        } else if (!strcmp(a, "--iterations")) {
+            if (need(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000000, &n))
+                return 2;
+            o->v.iterations = (uint32_t)n;
+        } else if (!strcmp(a, "--budget")) {
+            uint64_t b;
+            if (need(argc, argv, i) || cli_parse_size(CMD, a, argv[++i], &b))
+                return 2;
+            if (b < 65536 || b > ((uint64_t)1 << 30)) {
+                cli_error(CMD, "--budget must be between 64KiB and 1GiB");
+                return 2;
+            }
+            o->v.budget = (size_t)b;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            cli_error(CMD, "unknown option '%s' (see memsnap view --help)", a);
+            return 2;
+        } else {
+            if (o->n_files >= MAX_FILES) {
+                cli_error(CMD, "at most %d files", MAX_FILES);
+                return 2;
+            }
+            o->files[o->n_files++] = a;
+        }
+    }
+    if (o->n_files == 0) {
+        cli_error(CMD, "no input file (see memsnap view --help)");
+        return 2;
+    }
+    if (!o->output) {
+        cli_error(CMD, "no output page: add -o OUT.html");
+        return 2;
+    }
+    return 0;
+}
+
+/* One file's chart data; the snapshot is freed before the next file is read. */
+static int file_json(const opts *o, const char *path, char **json)
+{
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int rc = cli_load(CMD, path, &s);
+    if (rc)
+        return rc;
+    int device = o->has_device ? (int)o->device : cli_busiest_device(s);
+    ms_error err;
+    ms_error_clear(&err);
+    if (device >= ms_snapshot_device_count(s)) {
+        cli_error(CMD, "%s: no device %d (the file has %d)", path, device,
+                  ms_snapshot_device_count(s));
+        rc = 2;
+    } else if (ms_timeline_build(&t, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
+               view_chart_json(json, s, t, cli_basename(path), &o->v, NULL, NULL, &err)) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        rc = 2;
+    }
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+    return rc;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    opts o;
+    bool help;
+    int rc = parse(argc, argv, &o, &help);
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    char *json[MAX_FILES] = {0};
+    const char *labels[MAX_FILES];
+    for (size_t i = 0; i < o.n_files && !rc; i++) {
+        labels[i] = cli_basename(o.files[i]);
+        rc = file_json(&o, o.files[i], &json[i]);
+    }
+    if (!rc) {
+        FILE *f = fopen(o.output, "w");
+        if (!f) {
+            cli_error(CMD, "%s: cannot write: %s", o.output, strerror(errno));
+            rc = 2;
+        } else {
+            int bad = view_write_page(f, o.title ? o.title : "memsnap view",
+                                      (const char *const *)json, labels, o.n_files);
+            if (fclose(f) != 0 || bad) {
+                cli_error(CMD, "%s: write failed: %s", o.output, strerror(errno));
+                rc = 2;
+            }
+        }
+    }
+    for (size_t i = 0; i < o.n_files; i++)
+        free(json[i]);
+    return rc;
+}

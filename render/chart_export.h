@@ -1,0 +1,77 @@
+/* The chart model as data for the HTML explorer (memsnap view, the report's interactive
+ * timeline): a pyramid of charts built by ms_chart_build() — the whole trace at the page's
+ * width, then 2, 4, 8 ... windows of it, each a chart of its own at the same width — and
+ * written as compact JSON with the tables a tooltip and a stack panel need (allocations,
+ * sites, stacks, frames). The page draws what it is given; it groups nothing and picks no
+ * level of detail of its own (docs/view.md describes the format).
+ *
+ * Windows are built from a slice of the trace (the events inside the window, the state
+ * carried in from before it, the allocations alive in it), so a level costs one pass over
+ * the trace whatever the number of windows, and each window's chart equals the chart
+ * `memsnap render --from A --to B` draws for it. The deepest level is chosen so that the
+ * output stays within `budget` bytes and no window is finer than its events.
+ *
+ * Ownership: ms_chart_export_json() hands out a NUL-terminated heap string the caller
+ * releases with free(); it keeps nothing of its inputs. */
+#ifndef MEMSNAP_RENDER_CHART_EXPORT_H
+#define MEMSNAP_RENDER_CHART_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geometry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Format version of the JSON (docs/view.md); bumped when a key changes meaning. */
+#define MS_CHART_EXPORT_VERSION 1
+#define MS_CHART_EXPORT_MAX_LEVELS 12
+#define MS_CHART_EXPORT_DEFAULT_BUDGET ((size_t)9 * 1024 * 1024)
+
+/* One training iteration, for the iteration strip and tooltips (trace times). */
+typedef struct ms_export_iteration {
+    int64_t start_us, end_us;
+} ms_export_iteration;
+
+typedef struct ms_chart_export_opts {
+    double width, height;     /* the chart's area in CSS pixels (0: 1320 x 560) */
+    size_t budget;            /* bytes of JSON for the whole pyramid (0: the default) */
+    int max_levels;           /* 0: MS_CHART_EXPORT_MAX_LEVELS; 1: the whole trace only */
+    bool no_site_mode;        /* leave out the by-site pyramid */
+    const ms_chart_highlight *highlights; /* outlined as in render --leaks */
+    size_t n_highlights;
+    const ms_export_iteration *iterations;
+    size_t n_iterations;
+    /* What each allocation is, for tooltips (the categories analysis): per timeline
+     * allocation an index into category_names, or 255 for none. NULL: no categories. */
+    const uint8_t *alloc_category;
+    const char *const *category_names;
+    size_t n_category_names;
+} ms_chart_export_opts;
+
+/* Facts about what was written, for logs and tests. */
+typedef struct ms_chart_export_stats {
+    size_t bytes;
+    int levels[2];            /* levels written: [0] by allocation, [1] by site */
+    size_t tiles;             /* charts built */
+    size_t allocs, stacks, frames;
+} ms_chart_export_stats;
+
+/* The chart ms_chart_build() makes of the window spec->from .. spec->to (time mode, both
+ * given), built from a slice of the trace: it costs the window's events and allocations,
+ * not the trace's. Its groups' alloc indices refer to the whole timeline, its col_event
+ * to the whole trace's events. The pyramid builds its windows this way. */
+int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                          ms_chart_rect area, ms_error *err);
+
+/* The pyramid of `src` (a stacked time chart; MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS) as
+ * JSON text. `stats` may be NULL. */
+int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
+                         const ms_chart_export_opts *opts, ms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

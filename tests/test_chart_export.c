@@ -1,0 +1,371 @@
+/* The chart data of the interactive timeline (render/chart_export.c), on every snapshot in
+ * testdata/:
+ *  - a window chart built from a slice of the trace equals ms_chart_build() of the same
+ *    window on the whole trace, column by column and band by band (the pyramid's windows
+ *    are render's charts, not an approximation);
+ *  - the JSON parses, its levels tile the trace (level k: 2^k windows edge to edge), its
+ *    curves decode to the charts' columns, its allocation table holds the timeline's
+ *    sizes and stacks, the leak outlines are there, and it keeps to its budget. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chart_export.h"
+#include "check.h"
+#include "geometry.h"
+#include "memsnap/leaks.h"
+
+static const ms_chart_rect AREA = {0, 0, 1320, 560};
+
+/* ------------------------------------------------------------------ varints */
+
+static size_t b64_decode(const char *s, unsigned char **out)
+{
+    size_t n = strlen(s), k = 0;
+    unsigned char *o = malloc(n / 4 * 3 + 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && s[i] != '='; i++) {
+        const char *A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *p = strchr(A, s[i]);
+        if (!p)
+            break;
+        acc = acc << 6 | (uint32_t)(p - A);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            o[k++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *out = o;
+    return k;
+}
+
+/* All varints of a base64 stream; signed ones unzigzagged. */
+static size_t varints(const char *s, int64_t **out, bool is_signed)
+{
+    unsigned char *b;
+    size_t n = b64_decode(s ? s : "", &b), k = 0;
+    int64_t *v = malloc((n + 1) * sizeof *v);
+    uint64_t x = 0;
+    int shift = 0;
+    for (size_t i = 0; i < n; i++) {
+        x |= (uint64_t)(b[i] & 127) << shift;
+        shift += 7;
+        if (b[i] & 128)
+            continue;
+        v[k++] = is_signed ? (x & 1 ? -(int64_t)(x >> 1) - 1 : (int64_t)(x >> 1)) : (int64_t)x;
+        x = 0;
+        shift = 0;
+    }
+    free(b);
+    *out = v;
+    return k;
+}
+
+/* A curve as chart_export.c writes it: deltas shifted by one, 0 + count for a run. */
+static size_t curve_decode(const char *s, int64_t *out, size_t cap)
+{
+    int64_t *v;
+    size_t n = varints(s, &v, false), k = 0;
+    int64_t cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == 0 && i + 1 < n) {
+            for (int64_t r = 0; r < v[i + 1] && k < cap; r++)
+                out[k++] = cur;
+            i++;
+            continue;
+        }
+        uint64_t z = (uint64_t)v[i] - 1;
+        cur += z & 1 ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+        if (k < cap)
+            out[k++] = cur;
+    }
+    free(v);
+    return k;
+}
+
+/* ------------------------------------------------------------------ windows */
+
+/* Bands with bytes somewhere in the window, in stacking order. A chart of the whole trace
+ * also carries highlighted allocations that live outside the window as empty bands; a
+ * slice leaves them out, and an empty band draws nothing. */
+static size_t visible_groups(const ms_chart *ch, size_t *out)
+{
+    size_t n = 0;
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        bool any = false;
+        for (size_t c = 0; c < ch->n_cols && !any; c++)
+            any = ch->heights[g * ch->n_cols + c] > 0;
+        if (any)
+            out[n++] = g;
+    }
+    return n;
+}
+
+static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bool legends)
+{
+    CHECK_EQ_INT_IN(ctx, a->n_cols, b->n_cols);
+    CHECK_TRUE_IN(ctx, a->y_max == b->y_max);
+    CHECK_EQ_INT_IN(ctx, a->n_xticks, b->n_xticks);
+    if (legends)
+        CHECK_EQ_INT_IN(ctx, a->n_legend, b->n_legend);
+    CHECK_EQ_INT_IN(ctx, a->has_peak, b->has_peak);
+    CHECK_EQ_INT_IN(ctx, a->peak_bytes, b->peak_bytes);
+    CHECK_EQ_INT_IN(ctx, a->n_lanes, b->n_lanes);
+    if (a->n_cols != b->n_cols)
+        return;
+    size_t *va = malloc((a->n_groups + 1) * sizeof *va), *vb = malloc((b->n_groups + 1) * sizeof *vb);
+    size_t na = visible_groups(a, va), nb = visible_groups(b, vb);
+    CHECK_EQ_INT_IN(ctx, na, nb);
+    size_t bad_cols = 0, bad_cells = 0, bad_groups = 0, bad_fill = 0;
+    for (size_t c = 0; c < a->n_cols; c++)
+        bad_cols += a->col_event[c] != b->col_event[c] || a->col_active[c] != b->col_active[c] ||
+                    a->col_reserved[c] != b->col_reserved[c] || a->col_low[c] != b->col_low[c] ||
+                    a->col_other[c] != b->col_other[c];
+    for (size_t k = 0; k < na && k < nb; k++) {
+        const ms_chart_group *x = &a->groups[va[k]], *y = &b->groups[vb[k]];
+        bad_groups += x->alloc != y->alloc || x->site != y->site || x->highlight != y->highlight ||
+                      strcmp(x->label, y->label) != 0 || strcmp(x->mark, y->mark) != 0;
+        bad_fill += x->fill.r != y->fill.r || x->fill.g != y->fill.g || x->fill.b != y->fill.b;
+        for (size_t c = 0; c < a->n_cols; c++)
+            bad_cells += a->heights[va[k] * a->n_cols + c] != b->heights[vb[k] * b->n_cols + c];
+    }
+    CHECK_EQ_INT_IN(ctx, bad_cols, 0);
+    CHECK_EQ_INT_IN(ctx, bad_groups, 0);
+    CHECK_EQ_INT_IN(ctx, bad_fill, 0);
+    CHECK_EQ_INT_IN(ctx, bad_cells, 0);
+    free(va);
+    free(vb);
+    for (size_t i = 0; i < a->n_xticks && i < b->n_xticks; i++)
+        CHECK_EQ_STR_IN(ctx, a->xticks[i].label, b->xticks[i].label);
+    /* Highlights outside the window still name their site in a whole-trace chart's
+     * legend; compare legends where every highlight is in view. */
+    for (size_t i = 0; legends && i < a->n_legend && i < b->n_legend; i++)
+        CHECK_EQ_STR_IN(ctx, a->legend[i].text, b->legend[i].text);
+    for (size_t l = 0; l < a->n_lanes && l < b->n_lanes; l++)
+        CHECK_EQ_INT_IN(ctx, a->n_lane_runs[l], b->n_lane_runs[l]);
+    CHECK_EQ_STR_IN(ctx, a->peak_label, b->peak_label);
+}
+
+static void windows(const char *path, const char *name, const ms_snapshot *s,
+                    const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+{
+    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    if (src.trace->n < 4)
+        return;
+    double span = (double)(src.trace->time_us[src.trace->n - 1] - src.trace->time_us[0]) / 1e6;
+    if (!(span > 0))
+        return;
+    /* Windows at the start, the middle, the end, inside one burst, and off the grid. */
+    static const double W[][2] = {{0, 0.5},     {0.25, 0.5},   {0.5, 1.0}, {0.9, 0.95},
+                                  {0.123, 0.31}, {0.999, 1.0}, {0, 1.0},   {0.47, 0.4701}};
+    for (size_t w = 0; w < sizeof W / sizeof W[0]; w++) {
+        for (int by = 0; by < 4; by++) {
+            char ctx[300];
+            snprintf(ctx, sizeof ctx, "%s window %.4f-%.4f by %s%s", path, W[w][0], W[w][1],
+                     by & 1 ? "site" : "alloc", by & 2 ? " with leaks outlined" : "");
+            ms_chart_spec spec = {0};
+            spec.by = by & 1 ? MS_CHART_BY_SITE : MS_CHART_BY_ALLOC;
+            spec.has_from = spec.has_to = true;
+            spec.from = span * W[w][0];
+            spec.to = span * W[w][1];
+            spec.highlights = by & 2 ? hl : NULL;
+            spec.n_highlights = by & 2 ? n_hl : 0;
+            if ((by & 2) && !n_hl)
+                continue;
+            ms_chart *whole = NULL, *sliced = NULL;
+            ms_error err;
+            int ra = ms_chart_build(&whole, &src, &spec, AREA, &err);
+            int rb = ms_chart_build_window(&sliced, &src, &spec, AREA, &err);
+            CHECK_EQ_INT_IN(ctx, ra, 0);
+            CHECK_EQ_INT_IN(ctx, rb, 0);
+            if (!ra && !rb)
+                same_chart(ctx, whole, sliced, !(by & 2));
+            ms_chart_free(whole);
+            ms_chart_free(sliced);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ the JSON */
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static void json_checks(const char *path, const char *name, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+{
+    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    ms_chart_export_opts o = {0};
+    o.highlights = hl;
+    o.n_highlights = n_hl;
+    char *text = NULL;
+    ms_chart_export_stats st;
+    ms_error err;
+    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    CHECK_EQ_INT_IN(path, rc, 0);
+    if (rc) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        return;
+    }
+    CHECK_EQ_INT_IN(path, st.bytes, strlen(text));
+    /* Safe inside a <script> element: no markup characters outside escapes. */
+    CHECK_TRUE_IN(path, strpbrk(text, "<>&") == NULL);
+    cJSON *doc = cJSON_Parse(text);
+    CHECK_TRUE_IN(path, doc != NULL);
+    if (!doc) {
+        free(text);
+        return;
+    }
+    CHECK_EQ_INT_IN(path, cJSON_GetNumberValue(get(doc, "v")), MS_CHART_EXPORT_VERSION);
+    CHECK_EQ_INT_IN(path, cJSON_GetNumberValue(get(doc, "events")), src.trace->n);
+    double span = cJSON_GetNumberValue(get(doc, "span"));
+    size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
+    const cJSON *levels = get(get(doc, "modes"), "alloc");
+    CHECK_EQ_INT_IN(path, cJSON_GetArraySize(levels), st.levels[0]);
+    CHECK_TRUE_IN(path, st.levels[0] >= 1);
+
+    /* The whole trace at level 0 is ms_chart_build()'s chart with the shared y scale. */
+    ms_chart_spec whole = {0};
+    double xs;
+    int64_t fit = 0;
+    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    whole.y_fit = fit;
+    whole.has_from = whole.has_to = true;
+    whole.from = 0;
+    whole.to = span > 0 ? span : 1e-6;
+    whole.highlights = hl;
+    whole.n_highlights = n_hl;
+    ms_chart *ch = NULL;
+    if (ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+        const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
+        int64_t *col = calloc(cols + 1, sizeof *col);
+        size_t n = curve_decode(cJSON_GetStringValue(get(t0, "a")), col, cols);
+        CHECK_EQ_INT_IN(path, n, ch->n_cols);
+        size_t bad = 0;
+        for (size_t c = 0; c < n && c < ch->n_cols; c++) {
+            int64_t want = ch->col_event[c] == MS_CHART_NO_EVENT
+                               ? -1
+                               : llround((double)ch->col_active[c] / ch->y_max * ch->plot.h * 4);
+            bad += col[c] != want;
+        }
+        CHECK_EQ_INT_IN(path, bad, 0);
+        int64_t *g;
+        size_t ng = varints(cJSON_GetStringValue(get(t0, "g")), &g, true);
+        CHECK_EQ_INT_IN(path, ng, ch->n_groups);
+        size_t n_hl_groups = 0;
+        for (size_t k = 0; k < ch->n_groups; k++)
+            n_hl_groups += ch->groups[k].highlight;
+        CHECK_EQ_INT_IN(path, cJSON_GetArraySize(get(t0, "hl")), n_hl_groups);
+        if (n_hl)
+            CHECK_TRUE_IN(path, n_hl_groups > 0);
+        free(g);
+        free(col);
+        ms_chart_free(ch);
+    } else {
+        check_fail("%s: level-0 chart: %s", path, err.message);
+    }
+
+    /* Level k: 2^k windows, edge to edge from 0 to the span. */
+    for (int k = 0; k < cJSON_GetArraySize(levels); k++) {
+        const cJSON *L = cJSON_GetArrayItem(levels, k);
+        CHECK_EQ_INT_IN(path, cJSON_GetArraySize(L), 1 << k);
+        double edge = 0;
+        size_t events = 0, bad = 0;
+        const cJSON *tile;
+        cJSON_ArrayForEach(tile, L)
+        {
+            bad += fabs(cJSON_GetNumberValue(get(tile, "x0")) - edge) > 1e-9 * (span + 1);
+            edge = cJSON_GetNumberValue(get(tile, "x1"));
+            events += (size_t)cJSON_GetNumberValue(get(tile, "ev"));
+        }
+        CHECK_EQ_INT_IN(path, bad, 0);
+        CHECK_TRUE_IN(path, fabs(edge - span) <= 1e-9 * (span + 1));
+        /* Every event falls in exactly one window. */
+        CHECK_EQ_INT_IN(path, events, src.trace->n);
+    }
+
+    /* The allocation table: the timeline's sizes and stacks, by index. */
+    const cJSON *al = get(doc, "allocs");
+    int64_t *idx, *size, *stack;
+    size_t n = varints(cJSON_GetStringValue(get(al, "idx")), &idx, true);
+    size_t n2 = varints(cJSON_GetStringValue(get(al, "size")), &size, false);
+    size_t n3 = varints(cJSON_GetStringValue(get(al, "stack")), &stack, true);
+    CHECK_EQ_INT_IN(path, n, st.allocs);
+    CHECK_EQ_INT_IN(path, n2, n);
+    CHECK_EQ_INT_IN(path, n3, n);
+    size_t bad = 0, pos = 0, n_stacks = 0, nf;
+    int64_t cur = 0;
+    for (size_t i = 0; i < n && i < n2; i++) {
+        cur += idx[i];
+        bad += cur < 0 || (size_t)cur >= t->n_allocs || t->allocs[cur].size != (uint64_t)size[i];
+    }
+    CHECK_EQ_INT_IN(path, bad, 0);
+    /* Stacks: as many as declared, each its frame count then frames in the table. */
+    int64_t n_frames = (int64_t)cJSON_GetNumberValue(get(get(doc, "frames"), "n"));
+    bad = 0;
+    int64_t *uf;
+    nf = varints(cJSON_GetStringValue(get(get(doc, "stacks"), "f")), &uf, false);
+    for (pos = 0; pos < nf; n_stacks++) {
+        size_t k = (size_t)uf[pos++];
+        for (size_t j = 0; j < k && pos < nf; j++, pos++) {
+            int64_t f = uf[pos] & 1 ? -(uf[pos] >> 1) - 1 : uf[pos] >> 1;
+            bad += f < 0 || f >= n_frames;
+        }
+    }
+    CHECK_EQ_INT_IN(path, bad, 0);
+    CHECK_EQ_INT_IN(path, n_stacks, st.stacks);
+    for (size_t i = 0; i < n3; i++)
+        bad += stack[i] >= (int64_t)n_stacks;
+    CHECK_EQ_INT_IN(path, bad, 0);
+    free(uf);
+    free(idx);
+    free(size);
+    free(stack);
+    cJSON_Delete(doc);
+    free(text);
+
+    /* A budget is kept: the levels stop before the text outgrows it (tables included,
+     * a third is kept for them). */
+    o.budget = 300 * 1024;
+    rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    CHECK_EQ_INT_IN(path, rc, 0);
+    if (!rc)
+        CHECK_EQ_INT_IN(path, st.bytes <= o.budget ? 0 : st.bytes, 0);
+    free(text);
+}
+
+static void one(const char *path, const char *name, void *arg)
+{
+    (void)arg;
+    ms_snapshot *s;
+    ms_timeline *t;
+    int device;
+    if (check_open_timeline(path, &s, &device, &t))
+        return;
+    ms_leak_mark *marks = NULL;
+    size_t n_marks = 0;
+    ms_error err;
+    ms_leaks_marks(&marks, &n_marks, s, t, NULL, &err);
+    ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
+    for (size_t i = 0; i < n_marks; i++)
+        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label};
+    windows(path, name, s, t, hl, n_marks);
+    json_checks(path, name, s, t, hl, n_marks);
+    free(hl);
+    ms_leak_marks_free(marks);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+int main(void)
+{
+    size_t files = check_each_snapshot(one, NULL);
+    CHECK_TRUE(files >= 10);
+    return check_finish("test_chart_export");
+}
