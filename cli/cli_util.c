@@ -137,3 +137,60 @@ double cli_seconds(int64_t from_us, int64_t to_us)
 {
     return (double)(to_us - from_us) / 1e6;
 }
+
+int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
+                  cli_file_fn fn, void *ctx, cJSON **doc_out)
+{
+    *doc_out = NULL;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
+    if (!arr) {
+        cJSON_Delete(doc);
+        cli_error(cmd, "out of memory");
+        return 2;
+    }
+    int rc = 0;
+    for (int f = 0; f < nfiles && !rc; f++) {
+        ms_snapshot *s = NULL;
+        if ((rc = cli_load(cmd, files[f], &s)))
+            break;
+        if (device >= ms_snapshot_device_count(s)) {
+            cli_error(cmd, "%s: no device %lld (the snapshot has %d)", files[f], device,
+                      ms_snapshot_device_count(s));
+            rc = 2;
+        } else {
+            ms_error err;
+            ms_error_clear(&err);
+            cJSON *file = fn(ctx, files[f], s, &err, &rc);
+            if (!file) {
+                cli_error(cmd, "%s: %s", files[f], err.message);
+                rc = 2;
+            } else {
+                cJSON_AddItemToArray(arr, file);
+            }
+        }
+        ms_snapshot_free(s);
+    }
+    if (rc) {
+        cJSON_Delete(doc);
+        return rc;
+    }
+    *doc_out = doc;
+    return 0;
+}
+
+int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file))
+{
+    if (json)
+        return cli_print_json(doc);
+    const cJSON *file;
+    int k = 0;
+    cJSON_ArrayForEach(file, cJSON_GetObjectItemCaseSensitive(doc, "files"))
+    {
+        if (k++)
+            printf("\n");
+        print_file(file);
+    }
+    cJSON_Delete(doc);
+    return 0;
+}

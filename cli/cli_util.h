@@ -41,6 +41,21 @@ char *cli_json_text(cJSON *doc);
  * when printing failed. */
 int cli_print_json(cJSON *doc);
 
+/* The per-file part of the commands that print one JSON object per input (summary,
+ * categories, oom): builds `fn`'s object for each file into a new document's `files[]`.
+ * Each file is loaded, and a `device` (-1: every device) it does not have is an error.
+ * On success *doc_out is the document (caller owns it); on failure it is NULL, the
+ * message is printed and the exit status (2, or fn's) returned. fn returns the file's
+ * object, or NULL with a message in err (exit 2); it may set *rc to a non-zero status
+ * for a failure after its object was made (the object is kept, the loop stops). */
+typedef cJSON *(*cli_file_fn)(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
+                              int *rc);
+int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
+                  cli_file_fn fn, void *ctx, cJSON **doc_out);
+/* Prints such a document: as JSON, or each file with print_file and a blank line between
+ * files. Deletes the document; returns 0, or 2 when printing failed. */
+int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file));
+
 /* The last path component. */
 const char *cli_basename(const char *path);
 

@@ -48,6 +48,18 @@ static int parse_us(const char *text, int64_t *out)
     return 0;
 }
 
+static cJSON *categories_file(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
+                              int *rc)
+{
+    (void)rc;
+    return categories_file_json(path, s, ctx, err);
+}
+
+static void print_file(const cJSON *file)
+{
+    categories_print_file(stdout, file);
+}
+
 int cmd_categories(int argc, char **argv)
 {
     bool json = false;
@@ -101,44 +113,11 @@ int cmd_categories(int argc, char **argv)
     }
     q.device = (int)device;
     q.at = at;
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(doc, "files");
-    for (int f = 0; f < nfiles && !rc; f++) {
-        ms_snapshot *s = NULL;
-        if ((rc = cli_load(CMD, files[f], &s)))
-            break;
-        if (device >= ms_snapshot_device_count(s)) {
-            cli_error(CMD, "%s: no device %lld (the snapshot has %d)", files[f], device,
-                      ms_snapshot_device_count(s));
-            rc = 2;
-        } else {
-            ms_error err;
-            cJSON *file = categories_file_json(files[f], s, &q, &err);
-            if (!file) {
-                cli_error(CMD, "%s: %s", files[f], err.message);
-                rc = 2;
-            } else {
-                cJSON_AddItemToArray(arr, file);
-            }
-        }
-        ms_snapshot_free(s);
-    }
-    if (!rc) {
-        if (json) {
-            rc = cli_print_json(doc);
-            doc = NULL;
-        } else {
-            const cJSON *file;
-            int k = 0;
-            cJSON_ArrayForEach(file, arr)
-            {
-                if (k++)
-                    printf("\n");
-                categories_print_file(stdout, file);
-            }
-        }
-    }
-    cJSON_Delete(doc);
+    cJSON *doc = NULL;
+    if (!rc)
+        rc = cli_each_file(CMD, files, nfiles, device, categories_file, &q, &doc);
+    if (!rc)
+        rc = cli_emit_files(doc, json, print_file);
     free(at);
     free(files);
     return rc;

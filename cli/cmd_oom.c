@@ -53,6 +53,32 @@ static void draw_first(void *ctx, const ms_oom_report *r)
     }
 }
 
+typedef struct oom_ctx {
+    int device, top;
+    draw_ctx draw;
+} oom_ctx;
+
+static cJSON *oom_file(void *ctx, const char *path, const ms_snapshot *s, ms_error *err, int *rc)
+{
+    oom_ctx *q = ctx;
+    q->draw.path = path;
+    q->draw.s = s;
+    cJSON *file = oom_file_json(path, s, q->device, q->top, draw_first, &q->draw, err);
+    if (file)
+        *rc = q->draw.rc; /* the picture could not be written */
+    return file;
+}
+
+static void print_file(const cJSON *file)
+{
+    printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
+    const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
+    if (cJSON_GetArraySize(ooms) == 0)
+        printf("  no OOM events\n");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, ooms) oom_print_json(stdout, o, 2);
+}
+
 int cmd_oom(int argc, char **argv)
 {
     bool json = false;
@@ -96,55 +122,14 @@ int cmd_oom(int argc, char **argv)
         cli_error(CMD, "%s: the picture must be a .png or .svg file", out);
         rc = 2;
     }
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(doc, "files");
-    draw_ctx dc = {out, NULL, NULL, false, 0};
-    for (int f = 0; f < nfiles && !rc; f++) {
-        ms_snapshot *s = NULL;
-        if ((rc = cli_load(CMD, files[f], &s)))
-            break;
-        if (device >= ms_snapshot_device_count(s)) {
-            cli_error(CMD, "%s: no device %lld (the snapshot has %d)", files[f], device,
-                      ms_snapshot_device_count(s));
-            rc = 2;
-        } else {
-            ms_error err;
-            dc.path = files[f];
-            dc.s = s;
-            cJSON *file = oom_file_json(files[f], s, (int)device, (int)top, draw_first, &dc, &err);
-            if (!file) {
-                cli_error(CMD, "%s: %s", files[f], err.message);
-                rc = 2;
-            } else {
-                cJSON_AddItemToArray(arr, file);
-                rc = dc.rc;
-            }
-        }
-        ms_snapshot_free(s);
-    }
-    if (!rc && out && !dc.done)
+    oom_ctx q = {(int)device, (int)top, {out, NULL, NULL, false, 0}};
+    cJSON *doc = NULL;
+    if (!rc)
+        rc = cli_each_file(CMD, files, nfiles, device, oom_file, &q, &doc);
+    if (!rc && out && !q.draw.done)
         fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n", out);
-    if (!rc) {
-        if (json) {
-            rc = cli_print_json(doc);
-            doc = NULL;
-        } else {
-            const cJSON *file;
-            int k = 0;
-            cJSON_ArrayForEach(file, arr)
-            {
-                if (k++)
-                    printf("\n");
-                printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
-                const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
-                if (cJSON_GetArraySize(ooms) == 0)
-                    printf("  no OOM events\n");
-                const cJSON *o;
-                cJSON_ArrayForEach(o, ooms) oom_print_json(stdout, o, 2);
-            }
-        }
-    }
-    cJSON_Delete(doc);
+    if (!rc)
+        rc = cli_emit_files(doc, json, print_file);
     free(files);
     return rc;
 }

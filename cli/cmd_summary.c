@@ -142,6 +142,18 @@ static void print_file(const cJSON *file)
     cJSON_ArrayForEach(dev, devices) print_device(dev);
 }
 
+typedef struct summary_ctx {
+    int device, top;
+} summary_ctx;
+
+static cJSON *summary_file(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
+                           int *rc)
+{
+    (void)rc;
+    const summary_ctx *q = ctx;
+    return summary_file_json(path, s, q->device, q->top, err);
+}
+
 int cmd_summary(int argc, char **argv)
 {
     const char *cmd = "summary";
@@ -180,44 +192,12 @@ int cmd_summary(int argc, char **argv)
         fputs(USAGE, stderr);
         rc = 2;
     }
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *arr = cJSON_AddArrayToObject(doc, "files");
-    for (int f = 0; f < nfiles && !rc; f++) {
-        ms_snapshot *s = NULL;
-        if ((rc = cli_load(cmd, files[f], &s)))
-            break;
-        if (device >= ms_snapshot_device_count(s)) {
-            cli_error(cmd, "%s: no device %lld (the snapshot has %d)", files[f], device,
-                      ms_snapshot_device_count(s));
-            rc = 2;
-        } else {
-            ms_error err;
-            cJSON *file = summary_file_json(files[f], s, (int)device, (int)top, &err);
-            if (!file) {
-                cli_error(cmd, "%s: %s", files[f], err.message);
-                rc = 2;
-            } else {
-                cJSON_AddItemToArray(arr, file);
-            }
-        }
-        ms_snapshot_free(s);
-    }
-    if (!rc) {
-        if (json) {
-            rc = cli_print_json(doc);
-            doc = NULL;
-        } else {
-            const cJSON *file;
-            int k = 0;
-            cJSON_ArrayForEach(file, arr)
-            {
-                if (k++)
-                    printf("\n");
-                print_file(file);
-            }
-        }
-    }
-    cJSON_Delete(doc);
+    cJSON *doc = NULL;
+    summary_ctx ctx = {(int)device, (int)top};
+    if (!rc)
+        rc = cli_each_file(cmd, files, nfiles, device, summary_file, &ctx, &doc);
+    if (!rc)
+        rc = cli_emit_files(doc, json, print_file);
     free(files);
     return rc;
 }

@@ -6,7 +6,9 @@
 #
 # Environment: MEMSNAP (binary; default: a Release build in build-bench/),
 # BENCH_XZ (default ../shared/bench/long_trace.pickle.xz), BENCH_DIR (where the
-# decompressed file is kept; default a temp dir removed at exit).
+# decompressed file is kept; default a temp dir removed at exit), BASELINE (optional: an
+# older memsnap binary whose `summary` runs in the same rounds, so a change's cost is
+# measured against the code before it under the same machine drift).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -42,10 +44,10 @@ run_once() { # KEY CMD...
   echo "  $key: ${t}s, ${m} KiB" >&2
 }
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+has() { "$MEMSNAP" "$1" --help >/dev/null 2>&1; }
 
 echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
-has_render=0
-"$MEMSNAP" render --help >/dev/null 2>&1 && has_render=1
+keys="summary summary_1t summary_json python"
 for round in $(seq "$runs"); do
   echo "round $round" >&2
   run_once summary "$MEMSNAP" summary "$file"
@@ -54,34 +56,68 @@ for round in $(seq "$runs"); do
   # Two threads or one, the report must be the same byte for byte.
   cmp -s "$out/stdout" "$out/summary.txt" || { echo "summary differs with MEMSNAP_THREADS=1" >&2; exit 1; }
   run_once summary_json "$MEMSNAP" summary --json "$file"
+  if [ -n "${BASELINE:-}" ]; then
+    run_once baseline "$BASELINE" summary "$file"
+  fi
   run_once python python3 -c "import pickle,sys; pickle.load(open(sys.argv[1],'rb'))" "$file"
-  if [ "$has_render" = 1 ]; then
+  # The analyses, each a whole command as a user runs it (read + analysis + output).
+  if has leaks; then run_once leaks "$MEMSNAP" leaks "$file"; fi
+  if has categories; then run_once categories "$MEMSNAP" categories "$file"; fi
+  if has render; then
     run_once render_png "$MEMSNAP" render "$file" -o "$out/long.png"
     run_once render_svg "$MEMSNAP" render "$file" -o "$out/long.svg"
+    if "$MEMSNAP" render --help | grep -q 'category'; then
+      run_once render_category "$MEMSNAP" render --by category "$file" -o "$out/long-cat.png"
+    fi
+  fi
+  if has view; then
+    rm -f "$out/view.html"
+    run_once view "$MEMSNAP" view "$file" -o "$out/view.html"
+  fi
+  if has report; then
+    rm -rf "$out/report"
+    run_once report "$MEMSNAP" report "$file" -o "$out/report"
   fi
 done
-ms_t=$(median "${times[summary]}"); ms_rss=${rss[summary]}
-js_t=$(median "${times[summary_json]}"); js_rss=${rss[summary_json]}
-one_t=$(median "${times[summary_1t]}"); one_rss=${rss[summary_1t]}
-py_t=$(median "${times[python]}"); py_rss=${rss[python]}
-render_line=""
-if [ "$has_render" = 1 ]; then
-  render_line="| memsnap render -o long.png | $(median "${times[render_png]}") s | $((rss[render_png] / 1024)) MiB | $(stat -c %s "$out/long.png") bytes PNG |
-| memsnap render -o long.svg | $(median "${times[render_svg]}") s | $((rss[render_svg] / 1024)) MiB | $(stat -c %s "$out/long.svg") bytes SVG |"
-fi
-rm -rf "$out"
+[ -n "${BASELINE:-}" ] && keys="$keys baseline"
+for k in leaks categories render_png render_svg render_category view report; do
+  [ -n "${times[$k]:-}" ] && keys="$keys $k"
+done
+
+ms_t=$(median "${times[summary]}")
+py_t=$(median "${times[python]}")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+note() { # KEY: what the row is measured against
+  case $1 in
+    summary) echo "$(ratio "$py_t" "$ms_t")x faster than pickle.load; RSS $(awk -v r="${rss[summary]}" -v s="$size" 'BEGIN {printf "%.2f", r * 1024 / s}') x file size" ;;
+    summary_1t) echo "one thread: $(ratio "$py_t" "$(median "${times[summary_1t]}")")x; same output as with two" ;;
+    python) echo "RSS $(awk -v r="${rss[python]}" -v s="$size" 'BEGIN {printf "%.1f", r * 1024 / s}') x file size" ;;
+    baseline) echo "summary of the BASELINE binary; this code's summary is $(ratio "$ms_t" "$(median "${times[baseline]}")")x its time" ;;
+    render_png) echo "$(stat -c %s "$out/long.png") bytes PNG" ;;
+    render_svg) echo "$(stat -c %s "$out/long.svg") bytes SVG" ;;
+    render_category) echo "$(stat -c %s "$out/long-cat.png") bytes PNG" ;;
+    view) echo "$(stat -c %s "$out/view.html") bytes HTML; $(ratio "$(median "${times[view]}")" "$ms_t")x summary" ;;
+    report) echo "index.html $(stat -c %s "$out/report/index.html") bytes; $(ratio "$(median "${times[report]}")" "$ms_t")x summary" ;;
+    *) echo "$(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
+  esac
+}
+label() {
+  case $1 in
+    summary) echo "memsnap summary" ;; summary_1t) echo "MEMSNAP_THREADS=1 memsnap summary" ;;
+    summary_json) echo "memsnap summary --json" ;; python) echo "python3 pickle.load" ;;
+    baseline) echo "BASELINE summary" ;; render_png) echo "memsnap render -o long.png" ;;
+    render_svg) echo "memsnap render -o long.svg" ;; render_category) echo "memsnap render --by category -o long-cat.png" ;;
+    view) echo "memsnap view -o view.html" ;; report) echo "memsnap report -o DIR" ;;
+    *) echo "memsnap $1" ;;
+  esac
+}
 
 mib=$((size / 1048576))
-speedup=$(awk -v a="$py_t" -v b="$ms_t" 'BEGIN {printf "%.1f", a / b}')
-speedup_1t=$(awk -v a="$py_t" -v b="$one_t" 'BEGIN {printf "%.1f", a / b}')
-cat <<MD
-Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in rounds), file $size bytes ($mib MiB):
-
-| command | median wall time | peak RSS | note |
-|---|---|---|---|
-| memsnap summary | $ms_t s | $((ms_rss / 1024)) MiB | ${speedup}x faster than pickle.load; RSS $(awk -v r="$ms_rss" -v s="$size" 'BEGIN {printf "%.2f", r * 1024 / s}') x file size |
-| memsnap summary --json | $js_t s | $((js_rss / 1024)) MiB | |
-| MEMSNAP_THREADS=1 memsnap summary | $one_t s | $((one_rss / 1024)) MiB | one thread: ${speedup_1t}x; same output as with two |
-| python3 pickle.load | $py_t s | $((py_rss / 1024)) MiB | RSS $(awk -v r="$py_rss" -v s="$size" 'BEGIN {printf "%.1f", r * 1024 / s}') x file size |
-$render_line
-MD
+echo "Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in rounds), file $size bytes ($mib MiB):"
+echo
+echo "| command | median wall time | peak RSS | note |"
+echo "|---|---|---|---|"
+for k in $keys; do
+  echo "| $(label "$k") | $(median "${times[$k]}") s | $((rss[$k] / 1024)) MiB | $(note "$k") |"
+done
+rm -rf "$out"
