@@ -1,7 +1,10 @@
 /* libFuzzer target: the whole read path (input, VM, model) and the timeline over any
  * bytes, and the read with two threads (split_reader.c), which must come out the same:
- * same error at the same byte, or the same events and tables. Also linked with
- * replay_main.c as a plain test that replays the corpus. */
+ * same error at the same byte, or the same events and tables. Then every analysis a
+ * command runs on a model: sites, iterations and leaks, categories (checkpoints,
+ * formula, explanations), the allocator state at the start, the middle and the end,
+ * and the OOM analysis. Also linked with replay_main.c as a plain test that replays
+ * the corpus. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,8 +13,11 @@
 #include "internal.h"
 #include "read/vm_iface.h"
 
+#include "memsnap/allocator.h"
+#include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/oom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -51,6 +57,52 @@ static void check_split_read(const uint8_t *data, size_t size, const ms_limits *
         abort();
 }
 
+/* The analyses that came after the reader, on one device's timeline. Their answers on
+ * damaged input may be approximate; what is checked here is that they never crash,
+ * hang, leak or overflow (ASan/UBSan), whatever the model holds. */
+static void fuzz_analyses(const ms_snapshot *s, int d, const ms_timeline *t)
+{
+    ms_error err;
+    ms_categories *c = NULL;
+    if (ms_categories_build(&c, s, d, t, NULL, &err) == 0) {
+        int64_t by[MS_CAT_COUNT];
+        const ms_trace *tr = ms_snapshot_trace(s, d);
+        int64_t n = tr ? (int64_t)tr->n : 0;
+        ms_categories_at_event(c, -1, by);
+        ms_categories_at_event(c, n / 2, by);
+        ms_categories_at_event(c, n - 1, by);
+        ms_categories_at_time(c, INT64_MIN, by);
+        ms_categories_at_time(c, INT64_MAX, by);
+        const ms_iterations *it = ms_categories_iterations(c);
+        for (size_t k = 0; it && k < it->n && k < 4; k++) {
+            ms_category_formula f;
+            ms_categories_formula(c, k, &f);
+            ms_categories_iteration_end(c, k);
+            ms_categories_iteration_peak(c, k);
+        }
+        char buf[320];
+        for (size_t i = 0; i < t->n_allocs && i < 16; i++)
+            ms_categories_explain(c, i, buf, sizeof buf);
+        ms_category_phases ph;
+        ms_categories_phases(c, &ph);
+    }
+    ms_categories_free(c);
+    const ms_trace *tr = ms_snapshot_trace(s, d);
+    int64_t last = tr && tr->n ? (int64_t)tr->n - 1 : -1;
+    int64_t at[3] = {-1, last / 2, last};
+    for (int k = 0; k < 3; k++) {
+        ms_heap *h = NULL;
+        if (ms_heap_build(&h, s, d, at[k], &err) == 0) {
+            uint64_t bytes, largest;
+            ms_heap_usable_free(h, 2u << 20, 0, &bytes, &largest);
+        }
+        ms_heap_free(h);
+    }
+    ms_oom_report *o = NULL;
+    if (ms_oom_analyze(&o, s, d, t, NULL, &err) == 0)
+        ms_oom_report_free(o);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ms_snapshot *s = NULL;
@@ -86,6 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ms_leak_report *r = NULL;
             if (ms_leaks_find(&r, s, d, t, NULL, &err) == 0)
                 ms_leak_report_free(r);
+            fuzz_analyses(s, d, t);
         }
         ms_timeline_free(t);
     }
