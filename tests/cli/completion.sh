@@ -2,7 +2,7 @@
 # The bash completion (cli/memsnap.bash-completion) against the tool itself: it offers
 # every command `memsnap --help` lists and every option each `memsnap COMMAND --help`
 # lists, offers no option a command does not know, completes the fixed values of
-# --format, --x and --by, and offers snapshot files.
+# --format, --x and --by, offers snapshot files, and for -o what the command writes.
 set -uo pipefail
 bin=$1
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,13 +47,18 @@ expect_words() { # label expected -- words...
 }
 expect_words "--format values" "png svg " -- memsnap render a.pickle --format ""
 expect_words "--x values" "events time " -- memsnap render a.pickle --x ""
-expect_words "--by values" "alloc phase site " -- memsnap render --by ""
+expect_words "--by values" "alloc category phase site " -- memsnap render --by ""
 expect_words "a prefix" "--leaks " -- memsnap render --le
 expect_words "--top takes a number" "" -- memsnap summary --top ""
+expect_words "--at takes a number" "" -- memsnap categories a.pickle --at ""
+expect_words "--budget takes a size" "" -- memsnap view a.pickle --budget ""
 
 mkdir -p "$tmp/runs/sub"
-touch "$tmp/runs/mem-0.pickle" "$tmp/runs/mem-1.pickle.gz" "$tmp/runs/notes.txt" "$tmp/runs/s.json"
+touch "$tmp/runs/mem-0.pickle" "$tmp/runs/mem-1.pickle.gz" "$tmp/runs/notes.txt" "$tmp/runs/s.json" \
+      "$tmp/runs/chart.png" "$tmp/runs/page.html"
 expect_words "snapshot files" "$tmp/runs/mem-0.pickle $tmp/runs/mem-1.pickle.gz $tmp/runs/s.json $tmp/runs/sub " -- memsnap summary "$tmp/runs/"
 expect_words "report -o wants a directory" "$tmp/runs/sub " -- memsnap report a.pickle -o "$tmp/runs/"
+expect_words "oom -o wants an image" "$tmp/runs/chart.png $tmp/runs/sub " -- memsnap oom a.pickle -o "$tmp/runs/"
+expect_words "view -o wants a page" "$tmp/runs/page.html $tmp/runs/sub " -- memsnap view a.pickle -o "$tmp/runs/"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,6 +14,7 @@
 #ifndef MEMSNAP_ALLOCATOR_H
 #define MEMSNAP_ALLOCATOR_H
 
+#include "memsnap/export.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -23,7 +24,7 @@ extern "C" {
 /* The allocator's block size for a request of `size` bytes: at least 512, a multiple of
  * 512, or the next power-of-two division when `roundup_power2_divisions` in the
  * snapshot's allocator settings asks for it (s may be NULL: plain 512 rounding). */
-uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size);
+MS_API uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size);
 
 /* Requests of up to 1 MiB (block bytes) come from the small pool. */
 #define MS_SMALL_REQUEST_MAX ((uint64_t)1 << 20)
@@ -77,14 +78,14 @@ typedef struct ms_heap {
 /* The allocator state of `device` right after event `event` (-1: before the first event;
  * the trace's last event: the end, which equals the file's final `segments` state when
  * the file is consistent). */
-int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
-                  ms_error *err);
-void ms_heap_free(ms_heap *h);
+MS_API int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
+                         ms_error *err);
+MS_API void ms_heap_free(ms_heap *h);
 
 /* Free blocks a request could use: same stream, same pool (small/large by the request's
  * block size), default pool. Fills the total, count and largest; returns the count. */
-uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
-                             uint64_t stream_raw, uint64_t *bytes, uint64_t *largest);
+MS_API uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
+                                    uint64_t stream_raw, uint64_t *bytes, uint64_t *largest);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #ifndef MEMSNAP_CATEGORIES_H
 #define MEMSNAP_CATEGORIES_H
 
+#include "memsnap/export.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
@@ -38,7 +39,7 @@ typedef enum ms_category {
 } ms_category;
 
 /* "parameter", "gradient", "optimizer_state", ... (the JSON keys); "unknown" otherwise. */
-const char *ms_category_name(ms_category c);
+MS_API const char *ms_category_name(ms_category c);
 
 /* Why an allocation got its category. One list gives the enum, a key and a sentence. */
 #define MS_CAT_REASON_LIST(X)                                                              \
@@ -79,47 +80,51 @@ typedef enum ms_category_reason {
         MS_CATR_COUNT
 } ms_category_reason;
 
-const char *ms_category_reason_key(ms_category_reason r);  /* "backward-kept" */
-const char *ms_category_reason_text(ms_category_reason r); /* one sentence */
+MS_API const char *ms_category_reason_key(ms_category_reason r);  /* "backward-kept" */
+MS_API const char *ms_category_reason_text(ms_category_reason r); /* one sentence */
 /* True where the evidence is a pattern rather than a record (say so to people). */
-bool ms_category_reason_weak(ms_category_reason r);
+MS_API bool ms_category_reason_weak(ms_category_reason r);
 
 typedef struct ms_categories ms_categories;
 
 /* Categorises every allocation of `t->allocs`. `t` is the device's timeline built with
  * MS_TIMELINE_ALLOCS (NULL builds one, owned by the result); `it` its iterations (NULL
  * finds them with default options, owned by the result). */
-int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
-                        const ms_timeline *t, const ms_iterations *it, ms_error *err);
-void ms_categories_free(ms_categories *c);
+MS_API int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
+                               const ms_timeline *t, const ms_iterations *it, ms_error *err);
+MS_API void ms_categories_free(ms_categories *c);
 
 /* The timeline and iterations used (the caller's, or the ones built). */
-const ms_timeline *ms_categories_timeline(const ms_categories *c);
-const ms_iterations *ms_categories_iterations(const ms_categories *c);
+MS_API const ms_timeline *ms_categories_timeline(const ms_categories *c);
+MS_API const ms_iterations *ms_categories_iterations(const ms_categories *c);
 
 /* Per allocation, `alloc_index` into the timeline's allocs[] (MS_CAT_OTHER and
  * MS_CATR_NO_PHASES out of range). */
-ms_category ms_categories_of(const ms_categories *c, size_t alloc_index);
-ms_category_reason ms_categories_reason(const ms_categories *c, size_t alloc_index);
+MS_API ms_category ms_categories_of(const ms_categories *c, size_t alloc_index);
+MS_API ms_category_reason ms_categories_reason(const ms_categories *c, size_t alloc_index);
 /* One line for people: the reason with the phase and times filled in, e.g. "made in
  * backward 2 (autograd engine frames) at 1.131 s, alive after it ended at 1.134 s". */
-int ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf, size_t cap);
+MS_API int ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf,
+                                 size_t cap);
 
 /* Bytes (requested) alive right after `event` (-1: before the first event) by category;
  * they sum to the timeline's active bytes there. Costs at most a few thousand events'
  * replay from the nearest stored checkpoint. */
-int ms_categories_at_event(const ms_categories *c, int64_t event, int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_event(const ms_categories *c, int64_t event,
+                                  int64_t bytes[MS_CAT_COUNT]);
 /* The same right after the last event at or before `time_us` (the trace's clock); before
  * the first event gives the state at the start. */
-int ms_categories_at_time(const ms_categories *c, int64_t time_us, int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_time(const ms_categories *c, int64_t time_us,
+                                 int64_t bytes[MS_CAT_COUNT]);
 /* The event index ms_categories_at_time uses for `time_us` (-1: the start). */
-int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us);
+MS_API int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us);
 
 /* Calls fn after every event in [first, last] with the bytes by category alive then:
  * per-category curves in one pass. */
-int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
-                        void (*fn)(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT]),
-                        void *ctx);
+MS_API int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
+                               void (*fn)(void *ctx, int64_t event,
+                                          const int64_t bytes[MS_CAT_COUNT]),
+                               void *ctx);
 
 /* A point of the timeline with its breakdown. */
 typedef struct ms_category_point {
@@ -130,11 +135,11 @@ typedef struct ms_category_point {
 } ms_category_point;
 
 /* The device's peak (the timeline's peak event). */
-const ms_category_point *ms_categories_peak(const ms_categories *c);
+MS_API const ms_category_point *ms_categories_peak(const ms_categories *c);
 /* Iteration k (of ms_categories_iterations): its end (after its last event) and its
  * peak (first highest point inside it). NULL when k is out of range. */
-const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k);
-const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, size_t k);
+MS_API const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k);
+MS_API const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, size_t k);
 
 /* The Hugging Face guide's training-memory formula for iteration k, with the measured
  * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
@@ -150,7 +155,7 @@ typedef struct ms_category_formula {
     int64_t measured_peak;       /* the iteration's real peak */
 } ms_category_formula;
 
-int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out);
+MS_API int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out);
 
 /* Phases found, for people: counts by kind and where they came from. */
 typedef struct ms_category_phases {
@@ -161,15 +166,15 @@ typedef struct ms_category_phases {
     bool from_empty_stacks;  /* the autograd thread's empty stacks (stacks='python') */
 } ms_category_phases;
 
-void ms_categories_phases(const ms_categories *c, ms_category_phases *out);
+MS_API void ms_categories_phases(const ms_categories *c, ms_category_phases *out);
 
 /* Without building everything: the bytes by category of any allocation lives of the
  * device of `t` (e.g. t->peak_alive of a timeline built without MS_TIMELINE_ALLOCS),
  * classified as ms_categories_build would. `it` as above (NULL finds them). One pass
  * over the trace; what `memsnap summary` uses. */
-int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
-                      const ms_iterations *it, const ms_alloc *allocs, size_t n,
-                      ms_error *err);
+MS_API int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s,
+                             const ms_timeline *t, const ms_iterations *it,
+                             const ms_alloc *allocs, size_t n, ms_error *err);
 
 #ifdef __cplusplus
 }

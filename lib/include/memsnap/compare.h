@@ -15,6 +15,7 @@
 #ifndef MEMSNAP_COMPARE_H
 #define MEMSNAP_COMPARE_H
 
+#include "memsnap/export.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -76,17 +77,18 @@ typedef struct ms_profile {
 /* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
  * and all allocations by site. `device` -1 picks the device with the most events (ties:
  * the lowest id). `name` is copied. */
-int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
-                             int device, ms_error *err);
+MS_API int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
+                                    int device, ms_error *err);
 
 /* An empty profile for callers that fill the numbers themselves (all zero, rank from
  * the name, site sets unknown). */
-int ms_profile_new(ms_profile **out, const char *name, ms_error *err);
+MS_API int ms_profile_new(ms_profile **out, const char *name, ms_error *err);
 /* Appends a site to a set (strings copied) and marks the set known. Keeps the caller's
  * order; call ms_profile_sort_sites() when the source was not sorted. */
-int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
-                        const char *function, uint64_t bytes, uint64_t count, ms_error *err);
-void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
+MS_API int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
+                               const char *function, uint64_t bytes, uint64_t count,
+                               ms_error *err);
+MS_API void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
 
 /* A profile from one file's object of `memsnap summary --json` output: `devices` is that
  * object's "devices" list (a cJSON array; the library links cJSON for this), `path` names
@@ -95,18 +97,18 @@ void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
  * for every byte at the peak. MS_ERR_FORMAT with a message naming the key when the JSON
  * lacks what a profile needs. */
 struct cJSON;
-int ms_profile_from_summary(ms_profile **out, const char *path, const struct cJSON *devices,
-                            int device, ms_error *err);
+MS_API int ms_profile_from_summary(ms_profile **out, const char *path,
+                                   const struct cJSON *devices, int device, ms_error *err);
 /* Hooks for the iterations and leaks analyses (copied). */
-int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
-                                   ms_error *err);
-void ms_profile_set_leaks(ms_profile *p, uint64_t bytes, uint64_t count);
-void ms_profile_free(ms_profile *p);
+MS_API int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
+                                          ms_error *err);
+MS_API void ms_profile_set_leaks(ms_profile *p, uint64_t bytes, uint64_t count);
+MS_API void ms_profile_free(ms_profile *p);
 
 /* The rank written in a file name: "rank3", "ddp_rank1", "rank_12", "mem-3.pickle",
  * "mem_3.pickle.gz" (a number that ends the name after '-', '_' or '.'); -1 when none.
  * Digits inside a word ("gpt2_train") are not a rank. */
-int ms_rank_from_name(const char *path);
+MS_API int ms_rank_from_name(const char *path);
 
 /* Loads pickles in parallel and profiles each one. `threads` 0 uses one per online CPU
  * (never more than the number of files). Every entry of out[] and errs[] is written: a
@@ -117,8 +119,9 @@ int ms_rank_from_name(const char *path);
  * file with the hook's error. */
 typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path,
                                const ms_snapshot *s, const ms_profile *p, ms_error *err);
-int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths, size_t n,
-                     int device, unsigned threads, ms_profile_hook hook, void *ctx);
+MS_API int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths,
+                            size_t n, int device, unsigned threads, ms_profile_hook hook,
+                            void *ctx);
 
 /* ------------------------------------------------------------------ two files */
 
@@ -149,7 +152,8 @@ typedef enum ms_metric {
     MS_M_COUNT
 } ms_metric;
 
-const char *ms_metric_name(ms_metric m); /* "peak_bytes", "peak_time_us", ... (JSON keys) */
+/* "peak_bytes", "peak_time_us", ... (JSON keys) */
+MS_API const char *ms_metric_name(ms_metric m);
 
 typedef struct ms_pair {
     const ms_profile *a, *b;
@@ -178,18 +182,19 @@ typedef struct ms_pair {
     bool match; /* every number and every site equal */
 } ms_pair;
 
-int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_error *err);
-void ms_pair_free(ms_pair *p);
+MS_API int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b,
+                           ms_error *err);
+MS_API void ms_pair_free(ms_pair *p);
 
 /* The plain-words verdict, one paragraph, e.g. "rank1 peaks 51.0% higher than rank0
  * (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at 0.61 s); most of it (+240.0 MiB) is
  * held at the peak by modeling_gpt2.py:123 forward." Names default to "rankN" or the
  * file's base name. Truncates to fit `cap`; returns the length it needed. */
-size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b, char *buf,
-                       size_t cap);
+MS_API size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
+                              char *buf, size_t cap);
 
 /* "rank3" when the name holds a rank, else the file's base name. */
-void ms_profile_label(const ms_profile *p, char *buf, size_t cap);
+MS_API void ms_profile_label(const ms_profile *p, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ many ranks */
 
@@ -221,9 +226,9 @@ typedef struct ms_ranks {
     size_t n_outliers;       /* rows with any outlier bit */
 } ms_ranks;
 
-int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n,
-                     double threshold_pct, ms_error *err);
-void ms_ranks_free(ms_ranks *r);
+MS_API int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n,
+                            double threshold_pct, ms_error *err);
+MS_API void ms_ranks_free(ms_ranks *r);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "memsnap/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,9 +43,9 @@ typedef struct ms_error {
     char message[320];  /* one line, no trailing newline */
 } ms_error;
 
-const char *ms_code_name(int code);     /* "MS_ERR_TRUNCATED" */
-const char *ms_code_message(int code);  /* "input ends early" */
-void ms_error_clear(ms_error *err);
+MS_API const char *ms_code_name(int code);     /* "MS_ERR_TRUNCATED" */
+MS_API const char *ms_code_message(int code);  /* "input ends early" */
+MS_API void ms_error_clear(ms_error *err);
 
 /* ------------------------------------------------------------------ limits */
 
@@ -70,17 +71,17 @@ typedef struct ms_limits {
     uint64_t max_input_bytes;
 } ms_limits;
 
-ms_limits ms_limits_default(void);
+MS_API ms_limits ms_limits_default(void);
 
 /* ------------------------------------------------------------------ helpers */
 
 /* Releases a plain array handed out by the library (ms_alloc[], ms_site_total[]). */
-void ms_free(void *p);
+MS_API void ms_free(void *p);
 
 /* "1.50 GiB", "512 B" */
-void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
+MS_API void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
 /* Parses "20GiB", "512MB", "1.5G", "4096"; returns 0 or MS_ERR_ARG. */
-int ms_parse_size(const char *text, uint64_t *out);
+MS_API int ms_parse_size(const char *text, uint64_t *out);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #ifndef MEMSNAP_LEAKS_H
 #define MEMSNAP_LEAKS_H
 
+#include "memsnap/export.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -35,8 +36,8 @@ typedef enum ms_iter_method {
         MS_ITER_METHOD_COUNT
 } ms_iter_method;
 
-const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
-const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
+MS_API const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
+MS_API const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
 
 typedef struct ms_iter_options {
     const char *step_name; /* annotation name that marks one iteration, or NULL */
@@ -66,10 +67,10 @@ typedef struct ms_iterations {
  * (MS_TIMELINE_CURVES or MS_TIMELINE_ACTIVE) the iterations' peaks come from it, without
  * one from a replay of the trace; NULL builds one internally. `opt` may be NULL. A trace without a
  * repeating structure gives method MS_ITER_NONE and n == 0, not an error. */
-int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
-                       const ms_timeline *t, const ms_iter_options *opt, ms_error *err);
+MS_API int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
+                              const ms_timeline *t, const ms_iter_options *opt, ms_error *err);
 
-void ms_iterations_free(ms_iterations *it);
+MS_API void ms_iterations_free(ms_iterations *it);
 
 /* ------------------------------------------------------------------ leaks */
 
@@ -79,11 +80,11 @@ typedef enum ms_leak_kind {
     MS_LEAK_RETAINED    /* made once and kept: parameters, optimizer state, caches */
 } ms_leak_kind;
 
-const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
+MS_API const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
 
 /* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
  * "MmBackward0" for the autograd node of a backward allocation. */
-int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 
 /* What a finding's allocations have in common: the pattern a user looks for in the code.
  * One list gives the enum, the key (JSON `pattern`) and one line for people. */
@@ -114,8 +115,8 @@ typedef enum ms_leak_pattern {
         MS_LEAK_PATTERN_COUNT
 } ms_leak_pattern;
 
-const char *ms_leak_pattern_key(ms_leak_pattern p);  /* "graph" */
-const char *ms_leak_pattern_text(ms_leak_pattern p); /* one line for people */
+MS_API const char *ms_leak_pattern_key(ms_leak_pattern p);  /* "graph" */
+MS_API const char *ms_leak_pattern_text(ms_leak_pattern p); /* one line for people */
 
 typedef struct ms_leak_options {
     ms_iter_options iter;
@@ -192,15 +193,15 @@ typedef struct ms_leak_report {
  * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS (alloc indices refer to it); NULL builds one
  * internally, and then alloc indices refer to a fresh build of the same timeline
  * (builds are deterministic). Retained findings are always computed; callers filter. */
-int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
-                  const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
-void ms_leak_report_free(ms_leak_report *r);
+MS_API int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
+                         const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+MS_API void ms_leak_report_free(ms_leak_report *r);
 
 /* Whose code a frame is, for printing a stack: the user's Python (what to read first),
  * torch's own Python package, or native code (C++ frames of stacks="all"). Uses the rule
  * of ms_stack_site(). */
 typedef enum ms_frame_kind { MS_FRAME_USER = 0, MS_FRAME_TORCH, MS_FRAME_NATIVE } ms_frame_kind;
-ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
+MS_API ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
 
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
  * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */
@@ -214,9 +215,9 @@ typedef struct ms_leak_mark {
     size_t finding;
 } ms_leak_mark;
 
-int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
-                   const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
-void ms_leak_marks_free(ms_leak_mark *marks);
+MS_API int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                          const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+MS_API void ms_leak_marks_free(ms_leak_mark *marks);
 
 #ifdef __cplusplus
 }

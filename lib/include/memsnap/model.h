@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "memsnap/core.h"
+#include "memsnap/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,7 +30,7 @@ typedef enum ms_action {
     MS_ACT_COUNT
 } ms_action;
 
-const char *ms_action_name(ms_action a); /* "alloc", "free_completed", ... */
+MS_API const char *ms_action_name(ms_action a); /* "alloc", "free_completed", ... */
 
 #define MS_NO_STACK UINT32_MAX
 #define MS_NO_STRING UINT32_MAX
@@ -100,39 +101,40 @@ typedef struct ms_setting {
 
 /* Reading. `path` "-" reads standard input; gzip input is recognised by its magic bytes.
  * `limits` may be NULL for the defaults. */
-int ms_snapshot_read_file(ms_snapshot **out, const char *path, const ms_limits *limits,
-                          ms_error *err);
-int ms_snapshot_read_memory(ms_snapshot **out, const void *data, size_t len,
-                            const ms_limits *limits, ms_error *err);
-void ms_snapshot_free(ms_snapshot *s);
+MS_API int ms_snapshot_read_file(ms_snapshot **out, const char *path, const ms_limits *limits,
+                                 ms_error *err);
+MS_API int ms_snapshot_read_memory(ms_snapshot **out, const void *data, size_t len,
+                                   const ms_limits *limits, ms_error *err);
+MS_API void ms_snapshot_free(ms_snapshot *s);
 
-int ms_snapshot_pickle_protocol(const ms_snapshot *s);
-uint64_t ms_snapshot_input_bytes(const ms_snapshot *s); /* decompressed pickle size */
+MS_API int ms_snapshot_pickle_protocol(const ms_snapshot *s);
+MS_API uint64_t ms_snapshot_input_bytes(const ms_snapshot *s); /* decompressed pickle size */
 
 /* Devices with a trace list entry (possibly empty) or segments: 0 .. count-1. */
-int ms_snapshot_device_count(const ms_snapshot *s);
+MS_API int ms_snapshot_device_count(const ms_snapshot *s);
 /* The device with the most trace events (the lowest id on a tie), 0 when none has any:
  * the one a single-device view shows by default. */
-int ms_snapshot_busiest_device(const ms_snapshot *s);
+MS_API int ms_snapshot_busiest_device(const ms_snapshot *s);
 /* Never NULL for 0 <= device < device_count; an empty trace has n == 0. */
-const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device);
+MS_API const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device);
 
-const char *ms_snapshot_string(const ms_snapshot *s, uint32_t id); /* "" for MS_NO_STRING */
-size_t ms_snapshot_string_count(const ms_snapshot *s);
+/* "" for MS_NO_STRING. */
+MS_API const char *ms_snapshot_string(const ms_snapshot *s, uint32_t id);
+MS_API size_t ms_snapshot_string_count(const ms_snapshot *s);
 
-const ms_frame *ms_snapshot_frame(const ms_snapshot *s, uint32_t frame_id);
-size_t ms_snapshot_frame_count(const ms_snapshot *s);
+MS_API const ms_frame *ms_snapshot_frame(const ms_snapshot *s, uint32_t frame_id);
+MS_API size_t ms_snapshot_frame_count(const ms_snapshot *s);
 /* Frame ids of a stack, innermost first. MS_NO_STACK gives n == 0. */
-const uint32_t *ms_snapshot_stack(const ms_snapshot *s, uint32_t stack_id, size_t *n);
-size_t ms_snapshot_stack_count(const ms_snapshot *s);
+MS_API const uint32_t *ms_snapshot_stack(const ms_snapshot *s, uint32_t stack_id, size_t *n);
+MS_API size_t ms_snapshot_stack_count(const ms_snapshot *s);
 
-uint64_t ms_snapshot_stream(const ms_snapshot *s, uint16_t stream_id);
-size_t ms_snapshot_stream_count(const ms_snapshot *s);
+MS_API uint64_t ms_snapshot_stream(const ms_snapshot *s, uint16_t stream_id);
+MS_API size_t ms_snapshot_stream_count(const ms_snapshot *s);
 
-const ms_segment *ms_snapshot_segments(const ms_snapshot *s, size_t *n);
-const ms_block *ms_snapshot_blocks(const ms_snapshot *s, size_t *n);
-const ms_annotation *ms_snapshot_annotations(const ms_snapshot *s, size_t *n);
-const ms_setting *ms_snapshot_settings(const ms_snapshot *s, size_t *n);
+MS_API const ms_segment *ms_snapshot_segments(const ms_snapshot *s, size_t *n);
+MS_API const ms_block *ms_snapshot_blocks(const ms_snapshot *s, size_t *n);
+MS_API const ms_annotation *ms_snapshot_annotations(const ms_snapshot *s, size_t *n);
+MS_API const ms_setting *ms_snapshot_settings(const ms_snapshot *s, size_t *n);
 
 #ifdef __cplusplus
 }

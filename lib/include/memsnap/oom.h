@@ -9,6 +9,7 @@
 #define MEMSNAP_OOM_H
 
 #include "memsnap/allocator.h"
+#include "memsnap/export.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
@@ -35,8 +36,8 @@ typedef enum ms_oom_cause {
         MS_OOM_CAUSE_COUNT
 } ms_oom_cause;
 
-const char *ms_oom_cause_name(ms_oom_cause c); /* "fragmentation" */
-const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
+MS_API const char *ms_oom_cause_name(ms_oom_cause c); /* "fragmentation" */
+MS_API const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
 
 /* Byte totals by category, in the order of ms_category (memsnap/categories.h):
  * parameter, gradient, optimizer_state, activation, temporary, workspace, input, other. */
@@ -57,7 +58,7 @@ typedef struct ms_oom_facts {
 } ms_oom_facts;
 
 /* Decides the cause; writes one line saying why (with numbers) into why. */
-ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
+MS_API ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
 
 #define MS_OOM_MAX_ADVICE 6
 #define MS_OOM_MAX_ITERS 8
@@ -153,9 +154,9 @@ typedef struct ms_oom_options {
 /* Explains every oom event of one device. `t`: that device's timeline built with
  * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, or NULL to build one. A device without oom
  * events gives n == 0. `opt` may be NULL. */
-int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
-                   const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
-void ms_oom_report_free(ms_oom_report *r);
+MS_API int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
+                          const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
+MS_API void ms_oom_report_free(ms_oom_report *r);
 
 #ifdef __cplusplus
 }

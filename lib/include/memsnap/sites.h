@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "memsnap/export.h"
 #include "memsnap/model.h"
 #include "memsnap/timeline.h"
 
@@ -19,13 +20,15 @@ extern "C" {
 /* The site of a stack: the innermost Python frame (filename ending ".py") outside
  * torch's own package, else the innermost Python frame, else the innermost frame.
  * Returns a frame id, or UINT32_MAX for an empty/unknown stack. Cached per stack. */
-uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
+MS_API uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
 /* Writes "file:line function" (file shortened to its last two path parts). */
-int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+MS_API int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 /* Writes "file:line" only (same shortening); C++ frames give the library's name. */
-int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+MS_API int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf,
+                                   size_t cap);
 /* Writes the function name; C++ names lose their parameter list. */
-int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+MS_API int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf,
+                                   size_t cap);
 
 /* ------------------------------------------------------------------ site totals */
 
@@ -36,8 +39,8 @@ typedef struct ms_site_total {
 } ms_site_total;
 
 /* Groups allocations by ms_stack_site(), largest bytes first. */
-int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
-                   const ms_alloc *allocs, size_t n_allocs, ms_error *err);
+MS_API int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                          const ms_alloc *allocs, size_t n_allocs, ms_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "memsnap/export.h"
 #include "memsnap/model.h"
 
 #ifdef __cplusplus
@@ -72,14 +73,14 @@ typedef struct ms_timeline {
     size_t n_allocs;
 } ms_timeline;
 
-int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,
-                      ms_error *err);
-void ms_timeline_free(ms_timeline *t);
+MS_API int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device,
+                             unsigned flags, ms_error *err);
+MS_API void ms_timeline_free(ms_timeline *t);
 
 /* Allocations alive right after event `event` (-1: at the start), in no fixed order;
  * replays the trace without materialising every allocation. */
-int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
-                         const ms_timeline *t, int64_t event, ms_error *err);
+MS_API int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
+                                const ms_timeline *t, int64_t event, ms_error *err);
 
 #ifdef __cplusplus
 }
