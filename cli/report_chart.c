@@ -121,7 +121,8 @@ int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t
         hl[i].alloc = marks[i].alloc_index;
         hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
     }
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = label};
     ms_chart_spec spec = {0};
     spec.highlights = hl;
     spec.n_highlights = n_marks;
@@ -190,8 +191,9 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     ms_chart_source src[MS_CHART_MAX_SERIES];
     char sources[1024] = "";
     for (size_t i = 0, o = 0; i < n; i++) {
-        src[i] = (ms_chart_source){in[i].snap, ms_snapshot_trace(in[i].snap, in[i].tl->device),
-                                   in[i].tl, in[i].label};
+        src[i] = (ms_chart_source){.snap = in[i].snap,
+                                   .trace = ms_snapshot_trace(in[i].snap, in[i].tl->device),
+                                   .tl = in[i].tl, .label = in[i].label};
         if (o < sizeof sources) /* the image's Source text */
             o += (size_t)snprintf(sources + o, sizeof sources - o, "%s%s", i ? ", " : "",
                                   in[i].label);

@@ -54,7 +54,8 @@ int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, cons
         snprintf(err->message, sizeof err->message, "out of memory");
     }
     if (!rc) {
-        ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
+        ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                               .label = label};
         ms_chart_export_opts eo = {0};
         eo.budget = o->budget;
         eo.highlights = hl;

@@ -654,7 +654,8 @@ static int slicer_cut(slicer *s, int64_t e0, int64_t e1, const ms_chart_highligh
     s->tl.n_allocs = na;
     s->tl.peak_alive = NULL;
     s->tl.n_peak_alive = 0;
-    s->out = (ms_chart_source){s->src->snap, &s->trace, &s->tl, s->src->label};
+    s->out = (ms_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
+                               .label = s->src->label};
     return 0;
 }
 

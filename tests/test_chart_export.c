@@ -153,7 +153,8 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
 static void windows(const char *path, const char *name, const ms_snapshot *s,
                     const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
 {
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name};
     if (src.trace->n < 4)
         return;
     double span = (double)(src.trace->time_us[src.trace->n - 1] - src.trace->time_us[0]) / 1e6;
@@ -200,7 +201,8 @@ static const cJSON *get(const cJSON *o, const char *k)
 static void json_checks(const char *path, const char *name, const ms_snapshot *s,
                         const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
 {
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name};
     ms_chart_export_opts o = {0};
     o.highlights = hl;
     o.n_highlights = n_hl;

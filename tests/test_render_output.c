@@ -128,7 +128,8 @@ static int load(const char *path, loaded *out)
     if (check_open_timeline(path, &out->s, &dev, &out->tl))
         return -1;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    out->src = (ms_chart_source){out->s, ms_snapshot_trace(out->s, dev), out->tl, base};
+    out->src = (ms_chart_source){.snap = out->s, .trace = ms_snapshot_trace(out->s, dev),
+                                 .tl = out->tl, .label = base};
     return 0;
 }
 
