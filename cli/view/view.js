@@ -152,7 +152,7 @@
     var self = this, D = this.D, root = this.root;
     var bar = html('div', 'msv-bar', null, root);
     this.btn = {};
-    [['alloc', 'by allocation'], ['site', 'by site']].forEach(function (m) {
+    [['alloc', 'by allocation'], ['site', 'by site'], ['category', 'by category']].forEach(function (m) {
       if (!D.modes[m[0]]) return;
       var b = html('button', null, m[1], bar);
       b.type = 'button';
@@ -453,7 +453,7 @@
     if (LR[2] > 0 && this.shown.length) {
       var leg = this.shown[0].T.leg, g = el('g', {}, svg);
       var head = el('text', { x: LR[0], y: LR[1] + 11, 'font-size': 11, 'font-weight': 'bold', fill: th.fg }, g);
-      head.textContent = this.mode === 'site' ? 'bands: allocation sites' : 'largest allocations, by site';
+      head.textContent = D.legtitle ? D.legtitle[this.mode] || '' : this.mode === 'site' ? 'bands: allocation sites' : 'largest allocations, by site';
       var rows = Math.max(0, Math.floor((LR[3] - 22) / D.legrow));
       leg.slice(0, rows).forEach(function (e, i) {
         var y = LR[1] + 22 + i * D.legrow, col = D.strings[e[1]];
@@ -585,6 +585,19 @@
       var it = ta >= 0 ? this.iterAt(ta / 1e6) : -1;
       if (D.it.length) out.lines.push(it >= 0 ? 'iteration ' + (it + 1) + ' of ' + D.it.length : 'outside the iterations');
       out.key = 'a' + a;
+    } else if (this.mode === 'category') {
+      /* A category band: what it holds at the hovered column, and its share of it. */
+      out.title = D.strings[-1 - g.ref];
+      out.category = out.title;
+      out.size = hit.h;
+      out.stack = -1;
+      var total = hit.s.acc ? hit.s.acc[hit.c] : 0;
+      out.lines.push(fmtBytes(hit.h) + ' held as ' + out.title + ' here' +
+                     (total > 0 ? ' (' + (100 * hit.h / total).toFixed(1) + '% of ' + fmtBytes(total) + ')' : ''));
+      var it3 = this.iterAt(hit.x);
+      out.lines.push('at ' + fmtS(hit.x) + (D.it.length && it3 >= 0 ? ' · iteration ' + (it3 + 1) + ' of ' + D.it.length : ''));
+      out.note = 'A category holds many allocations: switch to by allocation for their stacks.';
+      out.key = 's' + g.ref;
     } else {
       out.title = D.strings[-1 - g.ref];
       out.size = hit.h;
@@ -597,6 +610,15 @@
     }
     return out;
   };
+
+  /* What the grey band on top is in each grouping (render's legend says the same). */
+  var REMAINDER = { alloc: 'smaller allocations', site: 'other sites', category: 'no allocation recorded' };
+
+  /* The tooltip's heading: a band's site, or its category (test hooks: docs/view.md). */
+  function tipTitle(t, info) {
+    var b = html('b', null, info.title, t);
+    b.setAttribute(info.category ? 'data-memsnap-category' : 'data-memsnap-site', info.title);
+  }
 
   View.prototype.tipAt = function (p, ev, content) {
     var tip = this.tip;
@@ -639,17 +661,16 @@
     if (!hit || hit.g === -2) { this.hideTip(); return; }
     if (hit.g === -1) {
       this.tipAt(p, ev, function (t) {
-        html('b', null, D.modes[self.mode] && self.mode === 'site' ? 'other sites' : 'smaller allocations', t);
+        html('b', null, REMAINDER[self.mode] || 'other', t);
         html('div', null, '≈ ' + fmtBytes(hit.h) + ' at ' + fmtS(hit.x), t);
       });
       return;
     }
     var info = this.describe(hit);
     this.tipAt(p, ev, function (t) {
-      var b = html('b', null, info.title, t);
-      b.setAttribute('data-memsnap-site', info.title);
+      tipTitle(t, info);
       info.lines.forEach(function (l) { html('div', null, l, t); });
-      html('div', 'msv-dim', 'click for the stack trace', t);
+      html('div', 'msv-dim', info.category ? 'click to pin these numbers' : 'click for the stack trace', t);
     });
   };
 
@@ -704,6 +725,7 @@
     });
     html('h4', null, info.title, box);
     info.lines.forEach(function (l) { html('p', 'msv-meta', l, box); });
+    if (info.note) { html('p', 'msv-meta', info.note, box); return; }
     if (!frames.length) { html('p', 'msv-meta', 'No stack was recorded for this allocation.', box); return; }
     var ol = html('ol', null, null, box), i = 0;
     while (i < frames.length) {
@@ -766,9 +788,9 @@
     this.sel = { key: info.key };
     this.drawSel();
     this.tipAt(p, null, function (t) {
-      html('b', null, info.title, t).setAttribute('data-memsnap-site', info.title);
+      tipTitle(t, info);
       info.lines.forEach(function (l) { html('div', null, l, t); });
-      html('div', 'msv-dim', 'Enter: pin the stack trace', t);
+      html('div', 'msv-dim', info.category ? 'Enter: pin these numbers' : 'Enter: pin the stack trace', t);
     });
   };
 
