@@ -15,7 +15,7 @@
 
 /* ------------------------------------------------------------------ export state */
 
-static int64_t colour_id(ms__strtab *t, ms_chart_rgb c)
+static int64_t colour_id(ms__str_table *t, ms_chart_rgb c)
 {
     char hex[8];
     int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
@@ -28,7 +28,7 @@ static int64_t colour_id(ms__strtab *t, ms_chart_rgb c)
 typedef struct exporter {
     const ms_chart_source *src;
     const ms_chart_export_opts *o;
-    ms__strtab st;
+    ms__str_table st;
     /* Allocations that some band shows: global allocs[] index -> local id + 1. */
     uint32_t *alloc_local;
     size_t *alloc_of;       /* local id -> global index */

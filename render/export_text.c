@@ -185,7 +185,7 @@ static uint64_t str_hash(const char *s)
     return h;
 }
 
-int64_t ms__st_id(ms__strtab *t, const char *s)
+int64_t ms__st_id(ms__str_table *t, const char *s)
 {
     if (t->bad)
         return 0;
@@ -237,7 +237,7 @@ int64_t ms__st_id(ms__strtab *t, const char *s)
 }
 
 /* Forgets the strings added after the first `n` (a level that did not fit). */
-void ms__st_truncate(ms__strtab *t, size_t n)
+void ms__st_truncate(ms__str_table *t, size_t n)
 {
     if (t->bad || n >= t->n)
         return;
@@ -255,7 +255,7 @@ void ms__st_truncate(ms__strtab *t, size_t n)
     }
 }
 
-void ms__st_free(ms__strtab *t)
+void ms__st_free(ms__str_table *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->s[i]);

@@ -50,19 +50,19 @@ void ms__sb_b64(ms__sbuf *b, ms__vbuf *v);
 
 /* Site labels, frame names, file names, legend texts and colours repeat across windows;
  * each is written once and referred to by index. */
-typedef struct ms__strtab {
+typedef struct ms__str_table {
     char **s;
     size_t n, cap;
     uint32_t *slot; /* open addressing: index + 1, 0 empty */
     size_t n_slots;
     size_t bytes;   /* their JSON text, about */
     bool bad;
-} ms__strtab;
+} ms__str_table;
 
 /* The index of `s` (NULL: ""), added when new. */
-int64_t ms__st_id(ms__strtab *t, const char *s);
+int64_t ms__st_id(ms__str_table *t, const char *s);
 /* Forgets the strings added after the first `n` (a level that did not fit). */
-void ms__st_truncate(ms__strtab *t, size_t n);
-void ms__st_free(ms__strtab *t);
+void ms__st_truncate(ms__str_table *t, size_t n);
+void ms__st_free(ms__str_table *t);
 
 #endif
