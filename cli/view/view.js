@@ -307,12 +307,12 @@
     var bands = el('g', { 'shape-rendering': 'crispEdges' }, plot);
     var outline = [], reserved = [], low = [], other = [], pale = [];
     this.shown.forEach(function (s) {
-      var d = s.d, C = D.cols, acc = new Float64Array(C);
+      var d = s.d, C = D.cols, acc = new Float64Array(C), drawn = new Float64Array(C);
       var c0 = Math.max(0, Math.floor((self.v0 - s.T.x0) / d.dx)), c1 = Math.min(C - 1, Math.floor((self.v1 - s.T.x0) / d.dx));
       s.c0 = c0; s.c1 = c1; s.paths = [];
       var X = function (c) { return self.px(s.T.x0 + c * d.dx); };
       d.groups.forEach(function (g, gi) {
-        var path = bandPath(g.runs, acc, c0, c1, X, self);
+        var path = bandPath(g.runs, acc, c0, c1, X, self, drawn);
         s.paths.push(path);
         if (path) el('path', { d: path, fill: g.fill }, bands);
         for (var k = 0; k < g.runs.length; k += 3)
@@ -328,7 +328,7 @@
         while (e + 1 <= c1 && d.a[e + 1] >= 0 && self.pyq(d.a[e + 1]) < self.py(acc[e + 1]) - 0.2) e++;
         var top = [], bot = [];
         for (var k = c; k <= e; k++) top.push(X(k) + ' ' + self.pyq(d.a[k]), X(k + 1) + ' ' + self.pyq(d.a[k]));
-        for (k = e; k >= c; k--) bot.push(X(k + 1) + ' ' + self.py(acc[k]), X(k) + ' ' + self.py(acc[k]));
+        for (k = e; k >= c; k--) bot.push(X(k + 1) + ' ' + self.py(drawn[k]), X(k) + ' ' + self.py(drawn[k]));
         other.push('M' + top.join('L') + 'L' + bot.join('L') + 'Z');
         c = e + 1;
       }
@@ -493,8 +493,9 @@
 
   /* A band's runs as closed step polygons over the columns c0..c1 (acc: the bytes below
    * it per column), as draw.c's band_path draws them. Bands thinner than a fifth of a
-   * pixel are left out as draw.c leaves them out. */
-  function bandPath(runs, acc, c0, c1, X, v) {
+   * pixel are left out as draw.c leaves them out; as there, a run reaches down to `drawn`
+   * (the top of the bands drawn so far) and raises it, so a band left out leaves no gap. */
+  function bandPath(runs, acc, c0, c1, X, v, drawn) {
     var out = '';
     for (var k = 0; k < runs.length; k += 3) {
       var a = Math.max(runs[k], c0), b = Math.min(runs[k] + runs[k + 1] - 1, c1), h = runs[k + 2];
@@ -508,7 +509,8 @@
       top.push(X(b + 1) + ' ' + prev);
       prev = null;
       for (c = b; c >= a; c--) {
-        var yb = v.py(acc[c]);
+        var yb = v.py(drawn[c]);
+        drawn[c] = acc[c] + h;
         if (yb !== prev) { if (prev !== null) bot.push(X(c + 1) + ' ' + prev); bot.push(X(c + 1) + ' ' + yb); prev = yb; }
       }
       bot.push(X(a) + ' ' + prev);
