@@ -99,6 +99,14 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     ms_categories *c = NULL;
     if (ms_categories_build(&c, s, device, tl, NULL, err))
         return NULL;
+    cJSON *dev = categories_json_of(s, device, c, q);
+    ms_categories_free(c);
+    return dev;
+}
+
+cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
+                          const cat_query *q)
+{
     const ms_timeline *t = ms_categories_timeline(c);
     const ms_iterations *it = ms_categories_iterations(c);
     int64_t t0 = t->t_first_us;
@@ -176,7 +184,6 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     }
     if (q->explain)
         cJSON_AddItemToObject(dev, "explain", explain_json(s, c, q->explain_top));
-    ms_categories_free(c);
     return dev;
 }
 

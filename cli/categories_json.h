@@ -36,6 +36,10 @@ cJSON *categories_file_json(const char *path, const ms_snapshot *s, const cat_qu
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err);
 
+/* The same from a categorisation the caller built (and frees) for other uses too. */
+cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
+                          const cat_query *q);
+
 /* {"parameter": n, ...} with all eight keys. */
 cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT]);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 #include "commands.h"
 #include "draw.h"
@@ -52,8 +53,11 @@ static void usage(FILE *out)
             "  --device N           device to draw (default: the one with the most events)\n"
             "  --x time|events      x axis: seconds since the first event (default) or event index\n"
             "  --from X, --to X     draw only this window (seconds, or event index with --x events)\n"
-            "  --by alloc|site|phase  bands per allocation (default), per allocation site, or\n"
-            "                       per top-level annotation (record_function) phase\n"
+            "  --by alloc|site|phase|category\n"
+            "                       bands per allocation (default), per allocation site, per\n"
+            "                       top-level annotation (record_function) phase, or per\n"
+            "                       category: parameter, optimizer state, gradient, input,\n"
+            "                       activation, temporary, workspace, other (memsnap categories)\n"
             "  --top N              bands: the N largest allocations by bytes x lifetime\n"
             "                       (default 400), or the N largest sites/phases (default 12)\n"
             "  --overlay            several files: their curves on one chart instead of panels\n"
@@ -190,8 +194,10 @@ static int parse(int argc, char **argv, opts *o, bool *help)
                 o->spec.by = MS_CHART_BY_SITE;
             else if (v && !strcmp(v, "phase"))
                 o->spec.by = MS_CHART_BY_PHASE;
+            else if (v && !strcmp(v, "category"))
+                o->spec.by = MS_CHART_BY_CATEGORY;
             else {
-                cli_error(CMD, "--by takes 'alloc', 'site' or 'phase'");
+                cli_error(CMD, "--by takes 'alloc', 'site', 'phase' or 'category'");
                 return 2;
             }
         } else if ((v = value_of(argc, argv, &i, "--title", &m), m)) {
@@ -288,6 +294,7 @@ int cmd_render(int argc, char **argv)
     size_t n = o.n_files;
     ms_snapshot *snaps[MAX_FILES] = {0};
     ms_timeline *tls[MAX_FILES] = {0};
+    ms_categories *cats[MAX_FILES] = {0};
     ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
     unsigned flags = MS_TIMELINE_CURVES | (o.overlay ? 0u : MS_TIMELINE_ALLOCS);
@@ -308,8 +315,17 @@ int cmd_render(int argc, char **argv)
             rc = 2;
             break;
         }
-        srcs[i] = (ms_chart_source){snaps[i], ms_snapshot_trace(snaps[i], device), tls[i],
-                                    cli_basename(o.files[i])};
+        srcs[i] = (ms_chart_source){.snap = snaps[i], .trace = ms_snapshot_trace(snaps[i], device),
+                                    .tl = tls[i], .label = cli_basename(o.files[i])};
+        /* A pass over the trace that only this grouping needs (an overlay has no bands). */
+        if (o.spec.by == MS_CHART_BY_CATEGORY && !o.overlay) {
+            if (ms_categories_build(&cats[i], snaps[i], device, tls[i], NULL, &err)) {
+                cli_error(CMD, "%s: %s", o.files[i], err.message);
+                rc = 2;
+                break;
+            }
+            srcs[i].categories = cats[i];
+        }
     }
 
     /* Panels share both scales so that a taller hill means more memory. */
@@ -376,6 +392,7 @@ int cmd_render(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++) {
         ms_chart_free(charts[i]);
+        ms_categories_free(cats[i]);
         ms_timeline_free(tls[i]);
         ms_snapshot_free(snaps[i]);
     }

@@ -34,8 +34,9 @@ static void usage(FILE *out)
           "Writes DIR/index.html (one self-contained page: summary, active-memory chart with\n"
           "leaks marked, top sites at the peak, leaks, iterations, OOMs, and for several\n"
           "files the rank comparison), DIR/summary.md (Markdown for a CI job summary),\n"
-          "DIR/summary.json (every number; docs/json.md), DIR/timeline-NAME.png per file\n"
-          "and DIR/ranks.png for several files. DIR is created when missing.\n"
+          "DIR/summary.json (every number; docs/json.md), DIR/timeline-NAME.png and\n"
+          "DIR/categories-NAME.png (the memory by category) per file, and DIR/ranks.png for\n"
+          "several files. DIR is created when missing.\n"
           "\n"
           "gates (exit 1 when one fails; the report is written either way):\n"
           "  --max-peak SIZE      peak active memory of every device at most SIZE (e.g. 20GiB)\n"
@@ -229,12 +230,49 @@ typedef struct file_state {
     ms_snapshot *snap;     /* kept open only for the comparison chart */
     ms_timeline *tl;
     ms_profile *profile;
+    ms_categories *cats;   /* what each allocation of `tl` is */
     char label[256];
     char png[300];
+    char cat_png[320];     /* the chart by category beside png, or "" */
     char *svg;             /* inline chart, prefixed ids */
+    char *cat_svg;         /* the chart by category, prefixed ids, or NULL */
     char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
     char *view;            /* the interactive timeline's data (view_page.h) */
 } file_state;
+
+/* The chart by category, categories-NAME.png beside timeline-NAME.png, and its SVG for
+ * the page under the categories table. */
+static int category_chart(const report_opts *o, size_t index, file_state *f, cJSON *fj)
+{
+    if (!f->png[0] || strncmp(f->png, "timeline-", 9) != 0) {
+        cJSON_AddNullToObject(fj, "categories_png");
+        return 0;
+    }
+    snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + 9);
+    char *png_path = join(o->out_dir, f->cat_png);
+    char *svg = NULL;
+    ms_error err;
+    ms_error_clear(&err);
+    int rc = png_path ? report_chart_categories(&svg, f->snap, f->tl, f->cats,
+                                                cli_basename(f->path), png_path, &err)
+                      : MS_ERR_NOMEM;
+    free(png_path);
+    if (rc) {
+        cli_error(CMD, "%s: chart by category: %s", f->path, err.message);
+        return 2;
+    }
+    if (!svg) {
+        f->cat_png[0] = '\0';
+        cJSON_AddNullToObject(fj, "categories_png");
+        return 0;
+    }
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "c%zu-", index + 1);
+    f->cat_svg = report_svg_inline(svg, strlen(svg), prefix);
+    free(svg);
+    cJSON_AddStringToObject(fj, "categories_png", f->cat_png);
+    return 0;
+}
 
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
                         const char *const *taken, bool keep)
@@ -275,15 +313,15 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         return 2;
     }
 
-    /* What the memory is, on the charted device (docs/json.md, report: categories). */
+    /* What the memory is, on the charted device (docs/json.md, report: categories); the
+     * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
     ms_error_clear(&err);
-    cJSON *cats = categories_device_json(s, device, f->tl, &cq, &err);
-    if (!cats) {
+    if (ms_categories_build(&f->cats, s, device, f->tl, NULL, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
-    cJSON_AddItemToObject(fj, "categories", cats);
+    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, &cq));
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     char *png_path = join(o->out_dir, f->png);
@@ -305,6 +343,8 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         f->png[0] = '\0';
         cJSON_AddNullToObject(fj, "timeline_png");
     }
+    if ((rc = category_chart(o, index, f, fj)))
+        return rc;
     if (report_oom_file(fj, s, o, index, &f->oom_svg, &err)) {
         cli_error(CMD, "%s: oom: %s", f->path, err.message);
         return 2;
@@ -315,13 +355,15 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
         if (budget && budget < (size_t)1024 * 1024)
             budget = (size_t)1024 * 1024;
-        view_opts vo = {o->step_name, o->iterations, true, budget};
+        view_opts vo = {o->step_name, o->iterations, true, budget, f->cats};
         if (view_chart_json(&f->view, s, f->tl, cli_basename(f->path), &vo, NULL, NULL, &err)) {
             cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
             return 2;
         }
     }
     if (!keep) {
+        ms_categories_free(f->cats); /* before the timeline it describes */
+        f->cats = NULL;
         ms_timeline_free(f->tl);
         f->tl = NULL;
         ms_snapshot_free(f->snap);
@@ -564,7 +606,8 @@ int cmd_report(int argc, char **argv)
     const char **svgs = calloc(n, sizeof *svgs);
     const char **oom_svgs = calloc(n, sizeof *oom_svgs);
     const char **views = calloc(n, sizeof *views);
-    if (!fs || !taken || !doc || !svgs || !oom_svgs || !views) {
+    const char **cat_svgs = calloc(n, sizeof *cat_svgs);
+    if (!fs || !taken || !doc || !svgs || !oom_svgs || !views || !cat_svgs) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -580,6 +623,7 @@ int cmd_report(int argc, char **argv)
         svgs[i] = fs[i].svg;
         oom_svgs[i] = fs[i].oom_svg;
         views[i] = fs[i].view;
+        cat_svgs[i] = fs[i].cat_svg;
     }
     if (!rc && n > 1) {
         cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
@@ -618,7 +662,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg, oom_svgs, views};
+        report_svgs sv = {svgs, n, cmp_svg, oom_svgs, views, cat_svgs};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -627,9 +671,12 @@ int cmd_report(int argc, char **argv)
     }
     if (!rc) {
         printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o.out_dir);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             if (fs[i].png[0])
                 printf(", %s", fs[i].png);
+            if (fs[i].cat_png[0])
+                printf(", %s", fs[i].cat_png);
+        }
         const cJSON *fj;
         cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
             if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
@@ -652,10 +699,13 @@ done:
     if (rc == 2 && made) {
         /* The directory is ours: take back the charts written before the failure. */
         for (size_t i = 0; fs && i < n; i++) {
-            char *p = fs[i].png[0] ? join(o.out_dir, fs[i].png) : NULL;
-            if (p)
-                unlink(p);
-            free(p);
+            const char *names[] = {fs[i].png, fs[i].cat_png};
+            for (size_t k = 0; k < 2; k++) {
+                char *p = names[k][0] ? join(o.out_dir, names[k]) : NULL;
+                if (p)
+                    unlink(p);
+                free(p);
+            }
         }
         const cJSON *fj;
         cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
@@ -673,15 +723,18 @@ done:
         unmake_dir(o.out_dir, made);
     }
     for (size_t i = 0; fs && i < n; i++) {
+        ms_categories_free(fs[i].cats);
         ms_timeline_free(fs[i].tl);
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
         free(fs[i].svg);
+        free(fs[i].cat_svg);
         free(fs[i].oom_svg);
         free(fs[i].view);
     }
     free(fs);
     free(views);
+    free(cat_svgs);
     free(taken);
     free(svgs);
     free(oom_svgs);

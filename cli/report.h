@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "memsnap/categories.h"
 #include "memsnap/compare.h"
 #include "memsnap/memsnap.h"
 
@@ -65,6 +66,7 @@ typedef struct report_svgs {
     /* Per file, the interactive timeline's data (cli/view_page.h), drawn in place of
      * file_svg; NULL where a file has none. */
     const char *const *file_view;
+    const char *const *category_svg; /* per file, its chart by category (NULL: none) */
 } report_svgs;
 
 /* Writes index.html: one page that needs nothing but itself. Returns 0, or -1 when the
@@ -108,6 +110,12 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
 int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
                       const char *label, const report_opts *o, const char *png_path,
                       ms_error *err);
+
+/* The same timeline by category (render --by category) from the file's categorisation
+ * `c` of `t`: PNG at `png_path`, SVG out (*svg_out NULL when the build has no charts). */
+int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                            const ms_categories *c, const char *label, const char *png_path,
+                            ms_error *err);
 
 /* One file of the comparison chart. */
 typedef struct report_chart_input {

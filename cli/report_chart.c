@@ -1,6 +1,7 @@
 /* Charts of `memsnap report`, drawn by render/: each file's active-memory chart with its
- * leaked allocations outlined and labelled (as `memsnap render` draws it), and one chart
- * of all files on shared scales. Each is drawn twice from one drawing path: as a PNG file
+ * leaked allocations outlined and labelled (as `memsnap render` draws it), the same
+ * memory by category (as `memsnap render --by category`), and one chart of all files on
+ * shared scales. Each is drawn twice from one drawing path: as a PNG file
  * in DIR, and as SVG text kept in memory for the page, since a page that must not fetch
  * anything cannot point at the PNG. */
 /* Built against render/ when it is in the tree (CMake adds its include directory only
@@ -97,6 +98,25 @@ static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, siz
     return 0;
 }
 
+/* One chart twice: a PNG at `png_path` and the page's SVG, each built for its size. */
+static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_chart_spec *spec,
+                       const char *png_path, ms_error *err)
+{
+    ms_chart *png = NULL, *svg = NULL;
+    int rc = ms_chart_build(&png, src, spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
+    if (!rc)
+        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
+                             (const ms_chart *const *)&png, 1,
+                             &(ms_image_meta){.source = src->label}, err);
+    if (!rc)
+        rc = ms_chart_build(&svg, src, spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
+    if (!rc)
+        rc = draw_svg(svg_out, SVG_W, SVG_H, (const ms_chart *const *)&svg, 1, err);
+    ms_chart_free(png);
+    ms_chart_free(svg);
+    return rc;
+}
+
 int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
                       const char *label, const report_opts *o, const char *png_path,
                       ms_error *err)
@@ -121,25 +141,27 @@ int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t
         hl[i].alloc = marks[i].alloc_index;
         hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
     }
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = label};
     ms_chart_spec spec = {0};
     spec.highlights = hl;
     spec.n_highlights = n_marks;
-    ms_chart *png = NULL, *svg = NULL;
-    rc = ms_chart_build(&png, &src, &spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
-    if (!rc)
-        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
-                             (const ms_chart *const *)&png, 1,
-                             &(ms_image_meta){.source = label}, err);
-    if (!rc)
-        rc = ms_chart_build(&svg, &src, &spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
-    if (!rc)
-        rc = draw_svg(svg_out, SVG_W, SVG_H, (const ms_chart *const *)&svg, 1, err);
-    ms_chart_free(png);
-    ms_chart_free(svg);
+    rc = png_and_svg(svg_out, &src, &spec, png_path, err);
     free(hl);
     ms_leak_marks_free(marks);
     return rc;
+}
+
+int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                            const ms_categories *c, const char *label, const char *png_path,
+                            ms_error *err)
+{
+    *svg_out = NULL;
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = label, .categories = c};
+    ms_chart_spec spec = {0};
+    spec.by = MS_CHART_BY_CATEGORY;
+    return png_and_svg(svg_out, &src, &spec, png_path, err);
 }
 
 /* Builds the comparison charts of `n` files into a w x h image: stacked panels on shared
@@ -190,8 +212,9 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     ms_chart_source src[MS_CHART_MAX_SERIES];
     char sources[1024] = "";
     for (size_t i = 0, o = 0; i < n; i++) {
-        src[i] = (ms_chart_source){in[i].snap, ms_snapshot_trace(in[i].snap, in[i].tl->device),
-                                   in[i].tl, in[i].label};
+        src[i] = (ms_chart_source){.snap = in[i].snap,
+                                   .trace = ms_snapshot_trace(in[i].snap, in[i].tl->device),
+                                   .tl = in[i].tl, .label = in[i].label};
         if (o < sizeof sources) /* the image's Source text */
             o += (size_t)snprintf(sources + o, sizeof sources - o, "%s%s", i ? ", " : "",
                                   in[i].label);
@@ -234,6 +257,15 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err)
 {
     (void)in, (void)n, (void)png_path, (void)err;
+    *svg_out = NULL;
+    return 0;
+}
+
+int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
+                            const ms_categories *c, const char *label, const char *png_path,
+                            ms_error *err)
+{
+    (void)s, (void)t, (void)c, (void)label, (void)png_path, (void)err;
     *svg_out = NULL;
     return 0;
 }

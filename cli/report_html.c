@@ -840,8 +840,28 @@ static void categories_table(FILE *out, const cJSON *file)
     }
 }
 
+/* The chart by category under the table: the same timeline, each band one category. */
+static void category_chart(FILE *out, const cJSON *file, const char *svg)
+{
+    if (!svg || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(file, "categories")))
+        return;
+    fputs("<div class=\"chart\">", out);
+    fputs(svg, out);
+    fputs("</div>\n<p class=\"caption\">Active memory over time by category: parameters at "
+          "the bottom, then optimizer state, gradients, the input batch, activations, "
+          "temporaries and workspaces, each band the bytes its category holds",
+          out);
+    const char *png = report_str(file, "categories_png");
+    if (*png) {
+        fputs(" (also <code>", out);
+        esc(out, png);
+        fputs("</code>)", out);
+    }
+    fputs(".</p>\n", out);
+}
+
 static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg,
-                         const char *view)
+                         const char *view, const char *cat_svg)
 {
     char anchor[32];
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
@@ -904,6 +924,7 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
         }
     }
     categories_table(out, file);
+    category_chart(out, file, cat_svg);
     leaks_table(out, file);
     iterations_table(out, file);
 }
@@ -958,8 +979,11 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
         const char *svg = svgs && i < svgs->n_files ? svgs->file_svg[i] : NULL;
         const char *view = svgs && svgs->file_view && i < svgs->n_files ? svgs->file_view[i]
                                                                           : NULL;
+        const char *cat_svg = svgs && svgs->category_svg && i < svgs->n_files
+                                  ? svgs->category_svg[i]
+                                  : NULL;
         any_view = any_view || view;
-        file_section(out, file, i, svg, view);
+        file_section(out, file, i, svg, view, cat_svg);
         report_html_ooms(out, file, svgs && svgs->oom_svg && i < svgs->n_files ? svgs->oom_svg[i] : NULL);
         i++;
     }

@@ -229,6 +229,12 @@ static void categories(FILE *out, const cJSON *file)
         fprintf(out, "| %s | %s | %.1f%% |\n", names[k], b, peak > 0 ? 100.0 * v / peak : 0.0);
     }
     fputc('\n', out);
+    /* The chart sits beside summary.md in the report directory. Its name is made of
+     * [A-Za-z0-9._-] (report_png_name), which a link target takes as it is. */
+    const char *png = report_str(file, "categories_png");
+    if (*png && strspn(png, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                    strlen(png))
+        fprintf(out, "![memory by category](%s)\n\n", png);
 }
 
 static void file_details(FILE *out, const cJSON *file)

@@ -16,6 +16,37 @@ extern const unsigned long view_css_len;
 
 /* ------------------------------------------------------------------ chart data */
 
+/* Per allocation its category as an index into ms_category_name()'s names, for the
+ * tooltips; the by-category grouping reads the categorisation itself. */
+static uint8_t *alloc_categories(const ms_categories *c, size_t n)
+{
+    uint8_t *out = malloc(n ? n : 1);
+    for (size_t i = 0; out && i < n; i++)
+        out[i] = (uint8_t)ms_categories_of(c, i);
+    return out;
+}
+
+/* The allocations memsnap leaks blames, outlined, with one label per site as render
+ * --leaks draws them. */
+static int leak_highlights(const ms_snapshot *s, const ms_timeline *t, const ms_leak_options *lo,
+                           ms_leak_mark **marks, size_t *n_marks, ms_chart_highlight **out,
+                           ms_error *err)
+{
+    int rc = ms_leaks_marks(marks, n_marks, s, t, lo, err);
+    ms_chart_highlight *hl = NULL;
+    if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
+        rc = MS_ERR_NOMEM;
+    for (size_t i = 0; !rc && i < *n_marks; i++) {
+        hl[i].alloc = (*marks)[i].alloc_index;
+        hl[i].label = (*marks)[i].label;
+        for (size_t k = 0; k < i && hl[i].label; k++)
+            if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
+                hl[i].label = NULL;
+    }
+    *out = hl;
+    return rc;
+}
+
 int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, const char *label,
                     const view_opts *o, size_t *bytes, int *levels, ms_error *err)
 {
@@ -25,37 +56,41 @@ int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, cons
     ms_chart_highlight *hl = NULL;
     ms_iterations *it = NULL;
     ms_export_iteration *iters = NULL;
+    ms_categories *own = NULL;
+    const ms_categories *cats = o->categories;
+    uint8_t *alloc_cat = NULL;
+    const char *cat_names[MS_CAT_COUNT];
+    for (int k = 0; k < MS_CAT_COUNT; k++)
+        cat_names[k] = ms_category_name((ms_category)k);
     int rc = 0;
     ms_leak_options lo = {0};
     lo.iter.step_name = o->step_name;
     lo.iter.expected = o->iterations;
-    if (o->leaks) {
-        rc = ms_leaks_marks(&marks, &n_marks, s, t, &lo, err);
-        if (!rc && n_marks && !(hl = calloc(n_marks, sizeof *hl)))
-            rc = MS_ERR_NOMEM;
-        /* One label per site, as render --leaks draws them. */
-        for (size_t i = 0; !rc && i < n_marks; i++) {
-            hl[i].alloc = marks[i].alloc_index;
-            hl[i].label = marks[i].label;
-            for (size_t k = 0; k < i && hl[i].label; k++)
-                if (hl[k].label && !strcmp(hl[k].label, marks[i].label))
-                    hl[i].label = NULL;
-        }
-    }
+    if (o->leaks)
+        rc = leak_highlights(s, t, &lo, &marks, &n_marks, &hl, err);
     if (!rc)
         rc = ms_iterations_find(&it, s, t->device, t, &lo.iter, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
         iters[i] = (ms_export_iteration){it->items[i].start_us, it->items[i].end_us};
+    /* The iterations the strip shows are the ones the categories are cut by. */
+    if (!rc && !cats && !(rc = ms_categories_build(&own, s, t->device, t, it, err)))
+        cats = own;
+    if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
+        rc = MS_ERR_NOMEM;
     if (rc == MS_ERR_NOMEM && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
         snprintf(err->message, sizeof err->message, "out of memory");
     }
     if (!rc) {
-        ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, label};
+        ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                               .label = label, .categories = cats};
         ms_chart_export_opts eo = {0};
+        eo.alloc_category = alloc_cat;
+        eo.category_names = cat_names;
+        eo.n_category_names = MS_CAT_COUNT;
         eo.budget = o->budget;
         eo.highlights = hl;
         eo.n_highlights = n_marks;
@@ -68,6 +103,8 @@ int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, cons
         if (!rc && levels)
             *levels = st.levels[0];
     }
+    free(alloc_cat);
+    ms_categories_free(own); /* before the iterations it was cut by */
     free(iters);
     ms_iterations_free(it);
     free(hl);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "memsnap/categories.h"
 #include "memsnap/memsnap.h"
 
 /* Per-file choices the chart data depends on. */
@@ -24,6 +25,9 @@ typedef struct view_opts {
     uint32_t iterations;    /* --iterations N, 0 to detect */
     bool leaks;             /* outline the allocations memsnap leaks blames */
     size_t budget;          /* bytes of chart data per file, 0: the default */
+    /* What each allocation is (the by-category grouping and the tooltips), when the caller
+     * has it for this timeline; NULL: built here. */
+    const ms_categories *categories;
 } view_opts;
 
 /* The chart data of one device's timeline (built with MS_TIMELINE_CURVES |

@@ -46,7 +46,7 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
     if (spec->x_mode != MS_CHART_X_TIME && spec->x_mode != MS_CHART_X_EVENTS)
         return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
     if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
-        spec->by != MS_CHART_BY_PHASE)
+        spec->by != MS_CHART_BY_PHASE && spec->by != MS_CHART_BY_CATEGORY)
         return ms__render_fail(err, MS_ERR_ARG, "unknown band grouping");
     if (spec->n_highlights && !spec->highlights)
         return ms__render_fail(err, MS_ERR_ARG, "highlight count without highlights");
@@ -54,6 +54,25 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
 }
 
 /* ------------------------------------------------------------------ stacked */
+
+/* By category the source must carry the categories, and they must describe its
+ * allocations: the same timeline, or a slice of it with every index mapped. */
+static int check_categories(const ms_chart_source *src, ms_error *err)
+{
+    if (!src->categories)
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "a chart by category needs the categories analysis "
+                               "(ms_chart_source.categories); none was given");
+    const ms_timeline *ct = ms_categories_timeline(src->categories);
+    size_t n = ct ? ct->n_allocs : 0;
+    if (!src->category_alloc && ct != src->tl && n != src->tl->n_allocs)
+        return ms__render_fail(err, MS_ERR_ARG, "the categories were built for another timeline");
+    for (size_t i = 0; src->category_alloc && i < src->tl->n_allocs; i++)
+        if (src->category_alloc[i] >= n)
+            return ms__render_fail(err, MS_ERR_ARG,
+                                   "allocation %zu maps outside the categories' timeline", i);
+    return 0;
+}
 
 /* Layout (which depends on how many annotation lanes there are), the x window and the
  * per-column arrays; MS_ERR_ARG for --by phase without annotations. */
@@ -118,6 +137,8 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
     ms__mark_highlights(chart, spec, gr);
     ms__find_peak(chart, src);
     chart->show_low = ms__show_low(chart);
+    if (spec->by == MS_CHART_BY_CATEGORY)
+        ms__legend_categories(chart);
     ms__legend_finish_stacked(chart, spec);
     ms__title_stacked(chart, src, spec);
     return 0;
@@ -127,6 +148,8 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
                          ms_chart_rect area, ms_error *err)
 {
     int rc = ms__check_source(src, true, err);
+    if (!rc && spec->by == MS_CHART_BY_CATEGORY)
+        rc = check_categories(src, err);
     if (rc)
         return rc;
     for (size_t h = 0; h < spec->n_highlights; h++)

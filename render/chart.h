@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memsnap/categories.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -74,7 +75,9 @@ typedef enum ms_chart_x {
 typedef enum ms_chart_by {
     MS_CHART_BY_ALLOC = 0, /* one band per large allocation, stacked as PyTorch's viewer */
     MS_CHART_BY_SITE,      /* one band per allocation site */
-    MS_CHART_BY_PHASE      /* one band per top-level annotation name */
+    MS_CHART_BY_PHASE,     /* one band per top-level annotation name */
+    MS_CHART_BY_CATEGORY   /* one band per category (memsnap/categories.h), fixed order
+                              and colours; needs ms_chart_source.categories */
 } ms_chart_by;
 
 /* An allocation to draw with a band of its own, outlined in red, and with a label, an
@@ -107,12 +110,20 @@ typedef struct ms_chart_source {
     const ms_trace *trace;   /* the timeline's device trace (times, actions) */
     const ms_timeline *tl;
     const char *label;       /* usually the file's base name */
+    /* What each allocation is, for MS_CHART_BY_CATEGORY (NULL: not available; only that
+     * grouping needs it, and building it costs a pass over the trace). */
+    const ms_categories *categories;
+    /* Per allocation of `tl`, its index in the timeline the categories were built from;
+     * NULL when `tl` is that timeline. A chart of a slice of the trace (chart_export.c)
+     * sets it. */
+    const size_t *category_alloc;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {
     MS_CHART_GROUP_ALLOC = 0, /* one allocation */
     MS_CHART_GROUP_SITE,
-    MS_CHART_GROUP_PHASE
+    MS_CHART_GROUP_PHASE,
+    MS_CHART_GROUP_CATEGORY
 } ms_chart_group_kind;
 
 /* A band: stacked in array order, bottom first, with "other" on top of them all. */
@@ -120,13 +131,15 @@ typedef struct ms_chart_group {
     ms_chart_group_kind kind;
     int64_t alloc;           /* allocs[] index for MS_CHART_GROUP_ALLOC, else -1 */
     uint32_t site;           /* frame id of its site, UINT32_MAX when unknown */
+    ms_category category;    /* MS_CHART_GROUP_CATEGORY: which one (else meaningless) */
     int legend;              /* legend entry that names its colour, -1 for none */
     bool highlight;          /* outline it */
     char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */
     ms_chart_rgb fill;
-    double score;            /* bytes x lifetime in the window, what ranked it */
+    double score;            /* bytes x lifetime in the window, what ranked it (0 for
+                                category bands: their order is fixed) */
     char label[MS_CHART_TEXT];
 } ms_chart_group;
 

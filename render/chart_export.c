@@ -1,315 +1,34 @@
 /* The chart model as JSON for the HTML explorer (see chart_export.h, docs/view.md).
  * Every number written here is read from an ms_chart that ms_chart_build() made; this file
- * chooses windows, slices the trace for them and encodes. No cairo, no printing. */
+ * chooses windows, has the trace sliced for them (chart_slice.c) and encodes. No cairo,
+ * no printing. */
 #include "chart_export.h"
-#include "utf8.h"
+#include "chart_slice.h"
+#include "export_text.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render_util.h"
 
-/* ------------------------------------------------------------------ growable text */
+/* ------------------------------------------------------------------ export state */
 
-/* Every buffer here has a ceiling: a page the browser can open is far below it. */
-#define MAX_OUT ((size_t)1 << 30)
-
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    bool bad; /* out of memory or over MAX_OUT; checked once at the end */
-} sbuf;
-
-static void sb_grow(sbuf *b, size_t more)
-{
-    if (b->bad)
-        return;
-    if (more > MAX_OUT - b->n - 1) {
-        b->bad = true;
-        return;
-    }
-    size_t need = b->n + more + 1;
-    if (need <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->bad = true;
-        return;
-    }
-    b->p = p;
-    b->cap = cap;
-}
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    sb_grow(b, n);
-    if (b->bad)
-        return;
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_puts(sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->bad = true;
-        return;
-    }
-    sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* A number JSON can hold: finite, shortest text that reads back the same. */
-static void sb_num(sbuf *b, double v)
-{
-    if (!isfinite(v))
-        v = 0;
-    char tmp[40];
-    snprintf(tmp, sizeof tmp, "%.15g", v);
-    if (strtod(tmp, NULL) != v)
-        snprintf(tmp, sizeof tmp, "%.17g", v);
-    sb_puts(b, tmp);
-}
-
-/* A JSON string that is also safe inside <script type="application/json">: '<', '>' and
- * '&' are escaped, so no snapshot text can close the element or start markup; bidi and
- * C1 controls become the visible text \u{XXXX} (docs/security.md). */
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            sb_put(b, esc, 2);
-        } else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            sb_put(b, esc, 6);
-        } else if (*p >= 0x80 && ms__text_special((const char *)p, &(unsigned){0})) {
-            /* A bidi or C1 control is shown, not obeyed, as in the rest of the report. */
-            unsigned cp;
-            size_t n = ms__text_special((const char *)p, &cp);
-            char shown[24];
-            int k = snprintf(shown, sizeof shown, "\\\\u{%04X}", cp);
-            sb_put(b, shown, (size_t)k);
-            p += n - 1;
-        } else {
-            sb_put(b, (const char *)p, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
-
-/* ------------------------------------------------------------------ integer streams */
-
-/* Integer arrays travel as base64 of LEB128 varints (signed ones zigzagged): a column of
- * byte counts costs 2-5 characters instead of 8-12 as decimal text. */
-typedef struct vbuf {
-    uint8_t *p;
-    size_t n, cap;
-    bool bad;
-} vbuf;
-
-static void vb_byte(vbuf *v, uint8_t c)
-{
-    if (v->bad)
-        return;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        uint8_t *p = cap <= MAX_OUT ? realloc(v->p, cap) : NULL;
-        if (!p) {
-            v->bad = true;
-            return;
-        }
-        v->p = p;
-        v->cap = cap;
-    }
-    v->p[v->n++] = c;
-}
-
-static void vb_u(vbuf *v, uint64_t x)
-{
-    while (x >= 0x80) {
-        vb_byte(v, (uint8_t)(x | 0x80));
-        x >>= 7;
-    }
-    vb_byte(v, (uint8_t)x);
-}
-
-static void vb_s(vbuf *v, int64_t x)
-{
-    uint64_t z = x < 0 ? ((uint64_t)(-(x + 1)) << 1) | 1 : (uint64_t)x << 1;
-    vb_u(v, z);
-}
-
-static void sb_b64(sbuf *b, vbuf *v)
-{
-    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (v->bad) {
-        b->bad = true;
-        return;
-    }
-    sb_grow(b, (v->n + 2) / 3 * 4 + 2);
-    if (b->bad)
-        return;
-    char *o = b->p + b->n;
-    *o++ = '"';
-    size_t i = 0;
-    for (; i + 2 < v->n; i += 3) {
-        uint32_t w = (uint32_t)v->p[i] << 16 | (uint32_t)v->p[i + 1] << 8 | v->p[i + 2];
-        *o++ = A[w >> 18];
-        *o++ = A[(w >> 12) & 63];
-        *o++ = A[(w >> 6) & 63];
-        *o++ = A[w & 63];
-    }
-    if (i < v->n) {
-        uint32_t w = (uint32_t)v->p[i] << 16 | (i + 1 < v->n ? (uint32_t)v->p[i + 1] << 8 : 0);
-        *o++ = A[w >> 18];
-        *o++ = A[(w >> 12) & 63];
-        *o++ = i + 1 < v->n ? A[(w >> 6) & 63] : '=';
-        *o++ = '=';
-    }
-    *o++ = '"';
-    b->n = (size_t)(o - b->p);
-    b->p[b->n] = '\0';
-    v->n = 0;
-}
-
-/* ------------------------------------------------------------------ string table */
-
-/* Site labels, frame names, file names, legend texts and colours repeat across windows;
- * each is written once and referred to by index. */
-typedef struct strtab {
-    char **s;
-    size_t n, cap;
-    uint32_t *slot; /* open addressing: index + 1, 0 empty */
-    size_t n_slots;
-    size_t bytes;   /* their JSON text, about */
-    bool bad;
-} strtab;
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int64_t st_id(strtab *t, const char *s)
-{
-    if (t->bad)
-        return 0;
-    if (!s)
-        s = "";
-    if (t->n * 2 >= t->n_slots) {
-        size_t ns = t->n_slots ? t->n_slots * 2 : 1024;
-        uint32_t *slot = calloc(ns, sizeof *slot);
-        if (!slot || t->n >= UINT32_MAX - 1) {
-            free(slot);
-            t->bad = true;
-            return 0;
-        }
-        for (size_t i = 0; i < t->n; i++) {
-            size_t k = str_hash(t->s[i]) & (ns - 1);
-            while (slot[k])
-                k = (k + 1) & (ns - 1);
-            slot[k] = (uint32_t)i + 1;
-        }
-        free(t->slot);
-        t->slot = slot;
-        t->n_slots = ns;
-    }
-    size_t k = str_hash(s) & (t->n_slots - 1);
-    while (t->slot[k]) {
-        if (!strcmp(t->s[t->slot[k] - 1], s))
-            return t->slot[k] - 1;
-        k = (k + 1) & (t->n_slots - 1);
-    }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        char **p = realloc(t->s, cap * sizeof *p);
-        if (!p) {
-            t->bad = true;
-            return 0;
-        }
-        t->s = p;
-        t->cap = cap;
-    }
-    char *copy = strdup(s);
-    if (!copy) {
-        t->bad = true;
-        return 0;
-    }
-    t->s[t->n] = copy;
-    t->bytes += strlen(copy) + 3;
-    t->slot[k] = (uint32_t)t->n + 1;
-    return (int64_t)t->n++;
-}
-
-/* Forgets the strings added after the first `n` (a level that did not fit). */
-static void st_truncate(strtab *t, size_t n)
-{
-    if (t->bad || n >= t->n)
-        return;
-    for (size_t i = n; i < t->n; i++) {
-        t->bytes -= strlen(t->s[i]) + 3;
-        free(t->s[i]);
-    }
-    t->n = n;
-    memset(t->slot, 0, t->n_slots * sizeof *t->slot);
-    for (size_t i = 0; i < t->n; i++) {
-        size_t k = str_hash(t->s[i]) & (t->n_slots - 1);
-        while (t->slot[k])
-            k = (k + 1) & (t->n_slots - 1);
-        t->slot[k] = (uint32_t)i + 1;
-    }
-}
-
-static void st_free(strtab *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->s[i]);
-    free(t->s);
-    free(t->slot);
-}
-
-static int64_t colour_id(strtab *t, ms_chart_rgb c)
+static int64_t colour_id(ms__str_table *t, ms_chart_rgb c)
 {
     char hex[8];
     int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
     int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
     int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
     snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
-    return st_id(t, hex);
+    return ms__st_id(t, hex);
 }
-
-/* ------------------------------------------------------------------ export state */
 
 typedef struct exporter {
     const ms_chart_source *src;
     const ms_chart_export_opts *o;
-    strtab st;
+    ms__str_table st;
     /* Allocations that some band shows: global allocs[] index -> local id + 1. */
     uint32_t *alloc_local;
     size_t *alloc_of;       /* local id -> global index */
@@ -325,7 +44,7 @@ typedef struct exporter {
     size_t stack_varints;   /* frame references the stacks table will hold */
     int64_t t0;
     bool bad;
-    vbuf v;
+    ms__vbuf v;
 } exporter;
 
 static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
@@ -355,8 +74,8 @@ static int64_t frame_ref(exporter *x, uint32_t frame)
         /* Its texts now, so the size estimate sees them. */
         const ms_frame *f = ms_snapshot_frame(x->src->snap, frame);
         if (f) {
-            st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
-            st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
+            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
+            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
         }
     }
     return (int64_t)x->frame_local[frame] - 1;
@@ -389,7 +108,7 @@ static int64_t site_label_id(exporter *x, uint32_t stack)
     char label[MS_CHART_TEXT];
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label))
         snprintf(label, sizeof label, "(no stack recorded)");
-    return st_id(&x->st, label);
+    return ms__st_id(&x->st, label);
 }
 
 static int64_t alloc_ref(exporter *x, size_t global)
@@ -413,273 +132,7 @@ static int64_t alloc_ref(exporter *x, size_t global)
     return (int64_t)x->alloc_local[global] - 1;
 }
 
-/* ------------------------------------------------------------------ slices */
-
-/* A window's events as a trace of their own: a stand-in event at the trace's first time
- * holding the state carried into the window (so x values stay those of the whole trace),
- * then the window's events; its allocations are those alive in it, with their events
- * renumbered. Charts built on it equal charts of the whole trace with the same window. */
-typedef struct slicer {
-    const ms_chart_source *src;
-    size_t *order;      /* trace allocations by alloc event */
-    size_t n_order;
-    size_t *pre;        /* allocations alive before the trace */
-    size_t n_pre;
-    size_t next;        /* sweep position in order[] */
-    size_t *alive;      /* allocated before the current window start, maybe still alive */
-    size_t n_alive, cap_alive;
-    /* The slice. */
-    ms_trace trace;
-    ms_timeline tl;
-    uint8_t *action;
-    uint64_t *addr, *size;
-    int64_t *time_us, *active, *reserved;
-    size_t cap_events;
-    ms_alloc *allocs;
-    size_t *global;     /* slice alloc -> global index */
-    size_t cap_allocs;
-    int32_t *slice_of;  /* global -> slice index, -1 */
-    ms_chart_highlight *hl;
-    ms_chart_source out;
-} slicer;
-
-static int cmp_size_t(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static const ms_alloc *slicer_allocs;
-
-static int cmp_alloc_event(const void *a, const void *b)
-{
-    const ms_alloc *x = &slicer_allocs[*(const size_t *)a], *y = &slicer_allocs[*(const size_t *)b];
-    if (x->alloc_event != y->alloc_event)
-        return x->alloc_event < y->alloc_event ? -1 : 1;
-    return cmp_size_t(a, b);
-}
-
-static int slicer_init(slicer *s, const ms_chart_source *src, size_t n_highlights, ms_error *err)
-{
-    memset(s, 0, sizeof *s);
-    s->src = src;
-    const ms_timeline *tl = src->tl;
-    size_t n = tl->n_allocs;
-    s->order = calloc(n ? n : 1, sizeof *s->order);
-    s->pre = calloc(n ? n : 1, sizeof *s->pre);
-    s->slice_of = calloc(n ? n : 1, sizeof *s->slice_of);
-    s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
-    if (!s->order || !s->pre || !s->slice_of || !s->hl)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        s->slice_of[i] = -1;
-        if (tl->allocs[i].alloc_event < 0) {
-            s->pre[s->n_pre++] = i;
-            continue;
-        }
-        if (s->n_order && tl->allocs[s->order[s->n_order - 1]].alloc_event >
-                              tl->allocs[i].alloc_event)
-            sorted = false;
-        s->order[s->n_order++] = i;
-    }
-    if (!sorted) { /* the timeline keeps them in order; this only guards the sweep */
-        slicer_allocs = tl->allocs;
-        qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
-    }
-    return 0;
-}
-
-static void slicer_free(slicer *s)
-{
-    free(s->order);
-    free(s->pre);
-    free(s->alive);
-    free(s->action);
-    free(s->addr);
-    free(s->size);
-    free(s->time_us);
-    free(s->active);
-    free(s->reserved);
-    free(s->allocs);
-    free(s->global);
-    free(s->slice_of);
-    free(s->hl);
-}
-
-static void slicer_restart(slicer *s)
-{
-    s->next = 0;
-    s->n_alive = 0;
-}
-
-static bool slicer_add_alive(slicer *s, size_t i)
-{
-    if (s->n_alive == s->cap_alive) {
-        size_t c = s->cap_alive ? s->cap_alive * 2 : 1024;
-        size_t *p = realloc(s->alive, c * sizeof *p);
-        if (!p)
-            return false;
-        s->alive = p;
-        s->cap_alive = c;
-    }
-    s->alive[s->n_alive++] = i;
-    return true;
-}
-
-static bool slicer_room(slicer *s, size_t events, size_t allocs)
-{
-    if (events > s->cap_events) {
-        size_t c = events;
-#define GROW(p) do { void *q = realloc(p, c * sizeof *(p)); if (!q) return false; p = q; } while (0)
-        GROW(s->action);
-        GROW(s->addr);
-        GROW(s->size);
-        GROW(s->time_us);
-        GROW(s->active);
-        GROW(s->reserved);
-        s->cap_events = c;
-    }
-    if (allocs > s->cap_allocs) {
-        size_t c = allocs;
-        GROW(s->allocs);
-        GROW(s->global);
-        s->cap_allocs = c;
-#undef GROW
-    }
-    return true;
-}
-
-static int64_t renumber(int64_t e, int64_t e0, int64_t e1, int64_t shift)
-{
-    if (e < 0)
-        return -1;
-    if (e < e0)
-        return -1;
-    if (e >= e1)
-        return -1;
-    return e - e0 + shift;
-}
-
-/* The slice of events [e0, e1) (e0 > 0: with the stand-in event first). Windows must come
- * in increasing order between slicer_restart() calls. */
-static int slicer_cut(slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
-                      size_t n_hl, size_t *n_hl_out, ms_error *err)
-{
-    const ms_timeline *tl = s->src->tl;
-    const ms_trace *tr = s->src->trace;
-    /* Allocations made before the window join the alive list; the dead leave it. */
-    while (s->next < s->n_order && tl->allocs[s->order[s->next]].alloc_event < e0)
-        if (!slicer_add_alive(s, s->order[s->next++]))
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    size_t k = 0;
-    for (size_t i = 0; i < s->n_alive; i++) {
-        const ms_alloc *a = &tl->allocs[s->alive[i]];
-        if (a->free_event < 0 || a->free_event >= e0)
-            s->alive[k++] = s->alive[i];
-    }
-    s->n_alive = k;
-    size_t first = s->next, last = s->next;
-    while (last < s->n_order && tl->allocs[s->order[last]].alloc_event < e1)
-        last++;
-    int64_t shift = e0 > 0 ? 1 : 0;
-    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift;
-    size_t n_al = s->n_alive + (last - first) + s->n_pre;
-    if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    if (shift) {
-        s->action[0] = MS_ACT_OTHER;
-        s->addr[0] = s->size[0] = 0;
-        s->time_us[0] = tr->time_us[0];
-        s->active[0] = tl->active[e0 - 1];
-        s->reserved[0] = tl->reserved[e0 - 1];
-    }
-    size_t m = (size_t)(e1 - e0);
-    memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
-    memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
-    memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
-    memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
-    memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
-    memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
-
-    /* The slice keeps the whole timeline's order of allocations (those made before the
-     * window, those made in it, those from before the trace), so band choices that tie on
-     * score fall the same way. Those made before the window are made at the stand-in
-     * event, so they stack above those from before the trace, as in the whole trace. */
-    size_t na = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        const size_t *list = pass == 0 ? s->alive : pass == 1 ? s->order + first : s->pre;
-        size_t len = pass == 0 ? s->n_alive : pass == 1 ? last - first : s->n_pre;
-        for (size_t i = 0; i < len; i++) {
-            const ms_alloc *a = &tl->allocs[list[i]];
-            if (pass == 2 && a->free_event >= 0 && a->free_event < e0)
-                continue;
-            s->global[na++] = list[i];
-        }
-    }
-    for (size_t i = 0; i < na; i++) {
-        ms_alloc a = tl->allocs[s->global[i]];
-        bool before = a.alloc_event >= 0 && a.alloc_event < e0;
-        a.alloc_event = before ? 0 : renumber(a.alloc_event, e0, e1, shift);
-        a.free_event = renumber(a.free_event, e0, e1, shift);
-        a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
-        s->allocs[i] = a;
-        s->slice_of[s->global[i]] = (int32_t)i;
-    }
-    size_t nh = 0;
-    for (size_t h = 0; h < n_hl; h++) {
-        int32_t i = s->slice_of[hl[h].alloc];
-        if (i >= 0)
-            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label};
-    }
-    *n_hl_out = nh;
-    for (size_t i = 0; i < na; i++)
-        s->slice_of[s->global[i]] = -1;
-
-    s->trace = *tr;
-    s->trace.n = n_ev;
-    s->trace.action = s->action;
-    s->trace.addr = s->addr;
-    s->trace.size = s->size;
-    s->trace.time_us = s->time_us;
-    s->trace.stack = NULL;
-    s->trace.stream = NULL;
-    s->tl = *tl;
-    s->tl.n_events = n_ev;
-    s->tl.active = s->active;
-    s->tl.reserved = s->reserved;
-    s->tl.active_start = shift ? tl->active[e0 - 1] : tl->active_start;
-    s->tl.reserved_start = shift ? tl->reserved[e0 - 1] : tl->reserved_start;
-    s->tl.allocs = s->allocs;
-    s->tl.n_allocs = na;
-    s->tl.peak_alive = NULL;
-    s->tl.n_peak_alive = 0;
-    s->out = (ms_chart_source){s->src->snap, &s->trace, &s->tl, s->src->label};
-    return 0;
-}
-
 /* ------------------------------------------------------------------ one window */
-
-static double x_of(const ms_chart_source *src, size_t e)
-{
-    return (double)(src->trace->time_us[e] - src->trace->time_us[0]) / 1e6;
-}
-
-/* First event whose x is at least (strict: above) `x`; the comparison is the one the
- * chart's column test makes, so a slice holds exactly the events its columns see. */
-static int64_t first_event(const ms_chart_source *src, double x, bool strict)
-{
-    size_t lo = 0, hi = src->trace->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        double v = x_of(src, mid);
-        if (strict ? v <= x : v < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (int64_t)lo;
-}
 
 static int64_t quarter_px(const ms_chart *ch, int64_t bytes)
 {
@@ -688,14 +141,14 @@ static int64_t quarter_px(const ms_chart *ch, int64_t bytes)
 
 /* A curve per column in quarter pixels (what draw.c rounds to), as deltas; a run of
  * unchanged columns — a window where nothing happens — is a 0 and its length. */
-static void curve(exporter *x, sbuf *b, const char *key, const ms_chart *ch, const int64_t *v)
+static void curve(exporter *x, ms__sbuf *b, const char *key, const ms_chart *ch, const int64_t *v)
 {
     int64_t prev = 0;
     for (size_t c = 0; c < ch->n_cols;) {
         int64_t q = ch->col_event[c] == MS_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
         if (q != prev) {
             int64_t d = q - prev;
-            vb_u(&x->v, (d < 0 ? ((uint64_t)(-(d + 1)) << 1) | 1 : (uint64_t)d << 1) + 1);
+            ms__vb_u(&x->v, (d < 0 ? ((uint64_t)(-(d + 1)) << 1) | 1 : (uint64_t)d << 1) + 1);
             prev = q;
             c++;
             continue;
@@ -706,31 +159,31 @@ static void curve(exporter *x, sbuf *b, const char *key, const ms_chart *ch, con
             run++;
             c++;
         }
-        vb_u(&x->v, 0);
-        vb_u(&x->v, run);
+        ms__vb_u(&x->v, 0);
+        ms__vb_u(&x->v, run);
     }
-    sb_printf(b, ",\"%s\":", key);
-    sb_b64(b, &x->v);
+    ms__sb_printf(b, ",\"%s\":", key);
+    ms__sb_b64(b, &x->v);
 }
 
 /* One window's chart: its x range, curves, bands, lanes and markers. `global` maps the
  * chart's allocation indices to the whole timeline's (NULL: they are the same). */
-static void write_tile(exporter *x, sbuf *b, const ms_chart *ch, const size_t *global,
+static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_t *global,
                        size_t n_events)
 {
-    sb_puts(b, "{\"x0\":");
-    sb_num(b, ch->x_lo);
-    sb_puts(b, ",\"x1\":");
-    sb_num(b, ch->x_hi);
-    sb_printf(b, ",\"ev\":%zu,\"xt\":[", n_events);
+    ms__sb_puts(b, "{\"x0\":");
+    ms__sb_num(b, ch->x_lo);
+    ms__sb_puts(b, ",\"x1\":");
+    ms__sb_num(b, ch->x_hi);
+    ms__sb_printf(b, ",\"ev\":%zu,\"xt\":[", n_events);
     for (size_t i = 0; i < ch->n_xticks; i++) {
-        sb_puts(b, i ? ",[" : "[");
-        sb_num(b, ch->xticks[i].value);
-        sb_puts(b, ",");
-        sb_str(b, ch->xticks[i].label);
-        sb_puts(b, "]");
+        ms__sb_puts(b, i ? ",[" : "[");
+        ms__sb_num(b, ch->xticks[i].value);
+        ms__sb_puts(b, ",");
+        ms__sb_str(b, ch->xticks[i].label);
+        ms__sb_puts(b, "]");
     }
-    sb_puts(b, "]");
+    ms__sb_puts(b, "]");
     curve(x, b, "a", ch, ch->col_active);
     if (ch->col_reserved)
         curve(x, b, "r", ch, ch->col_reserved);
@@ -743,31 +196,31 @@ static void write_tile(exporter *x, sbuf *b, const ms_chart *ch, const size_t *g
         const ms_chart_group *gr = &ch->groups[g];
         if (gr->kind == MS_CHART_GROUP_ALLOC && gr->alloc >= 0) {
             size_t gi = global ? global[gr->alloc] : (size_t)gr->alloc;
-            vb_s(&x->v, alloc_ref(x, gi));
+            ms__vb_s(&x->v, alloc_ref(x, gi));
         } else {
-            vb_s(&x->v, -1 - st_id(&x->st, gr->label));
+            ms__vb_s(&x->v, -1 - ms__st_id(&x->st, gr->label));
         }
     }
-    sb_puts(b, ",\"g\":");
-    sb_b64(b, &x->v);
+    ms__sb_puts(b, ",\"g\":");
+    ms__sb_b64(b, &x->v);
     for (size_t g = 0; g < ch->n_groups; g++) {
         const ms_chart_group *gr = &ch->groups[g];
         int64_t stack = -1;
         if (gr->kind != MS_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
             gr->site < x->n_frame_ids && x->site_stack[gr->site] != MS_NO_STACK)
             stack = stack_ref(x, x->site_stack[gr->site]);
-        vb_u(&x->v, (uint64_t)colour_id(&x->st, gr->fill));
-        vb_s(&x->v, gr->legend);
-        vb_s(&x->v, stack);
+        ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, gr->fill));
+        ms__vb_s(&x->v, gr->legend);
+        ms__vb_s(&x->v, stack);
     }
-    sb_puts(b, ",\"gf\":");
-    sb_b64(b, &x->v);
+    ms__sb_puts(b, ",\"gf\":");
+    ms__sb_b64(b, &x->v);
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * ch->n_cols;
         size_t runs = 0;
         for (size_t c = 0; c < ch->n_cols; c++)
             runs += h[c] > 0 && (c == 0 || h[c - 1] != h[c]);
-        vb_u(&x->v, runs);
+        ms__vb_u(&x->v, runs);
         size_t end = 0;
         for (size_t c = 0; c < ch->n_cols;) {
             if (h[c] <= 0) {
@@ -777,168 +230,127 @@ static void write_tile(exporter *x, sbuf *b, const ms_chart *ch, const size_t *g
             size_t c1 = c;
             while (c1 + 1 < ch->n_cols && h[c1 + 1] == h[c])
                 c1++;
-            vb_u(&x->v, c - end);
-            vb_u(&x->v, c1 - c + 1);
-            vb_u(&x->v, (uint64_t)h[c]);
+            ms__vb_u(&x->v, c - end);
+            ms__vb_u(&x->v, c1 - c + 1);
+            ms__vb_u(&x->v, (uint64_t)h[c]);
             end = c1 + 1;
             c = c1 + 1;
         }
     }
-    sb_puts(b, ",\"h\":");
-    sb_b64(b, &x->v);
-    sb_puts(b, ",\"hl\":[");
+    ms__sb_puts(b, ",\"h\":");
+    ms__sb_b64(b, &x->v);
+    ms__sb_puts(b, ",\"hl\":[");
     bool first = true;
     for (size_t g = 0; g < ch->n_groups; g++) {
         if (!ch->groups[g].highlight)
             continue;
-        sb_printf(b, "%s[%zu,%lld]", first ? "" : ",", g,
-                  ch->groups[g].mark[0] ? (long long)st_id(&x->st, ch->groups[g].mark) : -1LL);
+        ms__sb_printf(b, "%s[%zu,%lld]", first ? "" : ",", g,
+                  ch->groups[g].mark[0] ? (long long)ms__st_id(&x->st, ch->groups[g].mark) : -1LL);
         first = false;
     }
-    sb_puts(b, "],\"leg\":[");
+    ms__sb_puts(b, "],\"leg\":[");
     for (size_t i = 0; i < ch->n_legend; i++)
-        sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
+        ms__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
                   (long long)colour_id(&x->st, ch->legend[i].rgb),
-                  (long long)st_id(&x->st, ch->legend[i].text));
-    sb_puts(b, "],\"ln\":[");
+                  (long long)ms__st_id(&x->st, ch->legend[i].text));
+    ms__sb_puts(b, "],\"ln\":[");
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
         for (size_t i = 0; i < ch->n_lane_runs[lane]; i++) {
             const ms_chart_lane_run *r = &ch->lane_runs[lane][i];
-            vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
-            vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
-            vb_u(&x->v, (uint64_t)st_id(&x->st, ch->names[r->name]));
-            vb_u(&x->v, (uint64_t)colour_id(&x->st, ch->name_rgb[r->name]));
+            ms__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
+            ms__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
+            ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, ch->names[r->name]));
+            ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, ch->name_rgb[r->name]));
         }
         if (lane)
-            sb_puts(b, ",");
-        sb_b64(b, &x->v);
+            ms__sb_puts(b, ",");
+        ms__sb_b64(b, &x->v);
     }
-    sb_puts(b, "]");
+    ms__sb_puts(b, "]");
     if (ch->has_peak) {
-        sb_printf(b, ",\"pk\":[%lld,", (long long)ch->peak_bytes);
-        sb_num(b, ch->peak_x);
-        sb_puts(b, ",");
-        sb_str(b, ch->peak_label);
-        sb_puts(b, "]");
+        ms__sb_printf(b, ",\"pk\":[%lld,", (long long)ch->peak_bytes);
+        ms__sb_num(b, ch->peak_x);
+        ms__sb_puts(b, ",");
+        ms__sb_str(b, ch->peak_label);
+        ms__sb_puts(b, "]");
     }
     if (ch->n_oom_px) {
-        sb_puts(b, ",\"oom\":[");
+        ms__sb_puts(b, ",\"oom\":[");
         for (size_t i = 0; i < ch->n_oom_px; i++)
-            sb_printf(b, "%s%lld", i ? "," : "", (long long)floor(ch->oom_px[i] - ch->plot.x));
-        sb_printf(b, "],\"oomn\":%llu,\"ooml\":", (unsigned long long)ch->n_ooms);
-        sb_str(b, ch->oom_label);
+            ms__sb_printf(b, "%s%lld", i ? "," : "", (long long)floor(ch->oom_px[i] - ch->plot.x));
+        ms__sb_printf(b, "],\"oomn\":%llu,\"ooml\":", (unsigned long long)ch->n_ooms);
+        ms__sb_str(b, ch->oom_label);
     }
-    sb_puts(b, "}");
-}
-
-/* Makes a chart built on a slice look like one built on the whole trace. */
-static void unslice(ms_chart *ch, const slicer *sl, int64_t e0)
-{
-    int64_t shift = e0 > 0 ? 1 : 0;
-    for (size_t c = 0; c < ch->n_cols; c++) {
-        int64_t e = ch->col_event[c];
-        if (e == MS_CHART_NO_EVENT || (e < 0 && !shift))
-            continue;
-        ch->col_event[c] = e < 0 ? e : e - shift + e0;
-    }
-    for (size_t g = 0; g < ch->n_groups; g++)
-        if (ch->groups[g].alloc >= 0)
-            ch->groups[g].alloc = (int64_t)sl->global[ch->groups[g].alloc];
-}
-
-int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
-                          ms_chart_rect area, ms_error *err)
-{
-    if (!out)
-        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
-    *out = NULL;
-    if (!spec || !src || !src->trace || !src->tl || spec->x_mode != MS_CHART_X_TIME ||
-        !spec->has_from || !spec->has_to || !(spec->to > spec->from) ||
-        (src->tl->n_allocs && !src->tl->allocs) || src->tl->n_events != src->trace->n ||
-        (src->tl->n_events && (!src->tl->active || !src->tl->reserved)))
-        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time window and a "
-                                                "timeline with curves and allocations");
-    for (size_t h = 0; h < spec->n_highlights; h++)
-        if (!spec->highlights || spec->highlights[h].alloc >= src->tl->n_allocs)
-            return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
-    slicer sl;
-    int rc = slicer_init(&sl, src, spec->n_highlights, err);
-    int64_t e0 = first_event(src, spec->from, false), e1 = first_event(src, spec->to, true);
-    if (e1 < e0)
-        e1 = e0;
-    size_t nh = 0;
-    if (!rc)
-        rc = slicer_cut(&sl, e0, e1, spec->highlights, spec->n_highlights, &nh, err);
-    if (!rc) {
-        ms_chart_spec s = *spec;
-        s.highlights = sl.hl;
-        s.n_highlights = nh;
-        rc = ms_chart_build(out, &sl.out, &s, area, err);
-    }
-    if (!rc)
-        unslice(*out, &sl, e0);
-    slicer_free(&sl);
-    return rc;
+    ms__sb_puts(b, "}");
 }
 
 /* ------------------------------------------------------------------ the pyramid */
 
-static void rgb_json(exporter *x, sbuf *b, const char *key, ms_chart_rgb c)
+static void rgb_json(exporter *x, ms__sbuf *b, const char *key, ms_chart_rgb c)
 {
-    sb_printf(b, "\"%s\":", key);
+    ms__sb_printf(b, "\"%s\":", key);
     int64_t id = colour_id(&x->st, c); /* may grow the table: index after */
-    sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
+    ms__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
 }
 
 /* The static parts of the first chart: layout, y scale, theme, title. */
-static void write_frame(exporter *x, sbuf *b, const ms_chart *ch)
+static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
 {
-    sb_printf(b, "\"area\":[%g,%g],\"plot\":[%g,%g,%g,%g],\"cols\":%zu,\"ymax\":", ch->area.w,
+    ms__sb_printf(b, "\"area\":[%g,%g],\"plot\":[%g,%g,%g,%g],\"cols\":%zu,\"ymax\":", ch->area.w,
               ch->area.h, ch->plot.x, ch->plot.y, ch->plot.w, ch->plot.h, ch->n_cols);
-    sb_num(b, ch->y_max);
-    sb_puts(b, ",\"yt\":[");
+    ms__sb_num(b, ch->y_max);
+    ms__sb_puts(b, ",\"yt\":[");
     for (size_t i = 0; i < ch->n_yticks; i++) {
-        sb_puts(b, i ? ",[" : "[");
-        sb_num(b, ch->yticks[i].value);
-        sb_puts(b, ",");
-        sb_str(b, ch->yticks[i].label);
-        sb_puts(b, "]");
+        ms__sb_puts(b, i ? ",[" : "[");
+        ms__sb_num(b, ch->yticks[i].value);
+        ms__sb_puts(b, ",");
+        ms__sb_str(b, ch->yticks[i].label);
+        ms__sb_puts(b, "]");
     }
-    sb_puts(b, "],\"title\":");
-    sb_str(b, ch->title);
-    sb_puts(b, ",\"xtitle\":");
-    sb_str(b, ch->x_title);
-    sb_printf(b, ",\"lanes\":%zu,\"lanerect\":[", ch->n_lanes);
+    ms__sb_puts(b, "],\"title\":");
+    ms__sb_str(b, ch->title);
+    ms__sb_puts(b, ",\"xtitle\":");
+    ms__sb_str(b, ch->x_title);
+    ms__sb_printf(b, ",\"lanes\":%zu,\"lanerect\":[", ch->n_lanes);
     for (size_t i = 0; i < ch->n_lanes; i++)
-        sb_printf(b, "%s[%g,%g]", i ? "," : "", ch->lane_rect[i].y, ch->lane_rect[i].h);
-    sb_printf(b, "],\"legrect\":[%g,%g,%g,%g],\"legrow\":%g,\"theme\":{", ch->legend_rect.x,
+        ms__sb_printf(b, "%s[%g,%g]", i ? "," : "", ch->lane_rect[i].y, ch->lane_rect[i].h);
+    ms__sb_printf(b, "],\"legrect\":[%g,%g,%g,%g],\"legrow\":%g,\"theme\":{", ch->legend_rect.x,
               ch->legend_rect.y, ch->legend_rect.w, ch->legend_rect.h, ch->legend_row);
     const ms_chart_theme *t = &ch->theme;
     rgb_json(x, b, "bg", t->bg);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "fg", t->fg);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "muted", t->muted);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "grid", t->grid);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "other", t->other);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "reserved", t->reserved);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "peak", t->peak);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "oom", t->oom);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "highlight", t->highlight);
-    sb_puts(b, ",");
+    ms__sb_puts(b, ",");
     rgb_json(x, b, "outline", t->outline);
-    sb_puts(b, "}");
+    ms__sb_puts(b, "}");
 }
 
+/* The groupings the page switches between, in the order they are built: the first also
+ * gives the page its frame and takes what the others leave of the budget. */
+enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, N_MODES };
+static const char *const MODE_KEY[N_MODES] = {"alloc", "site", "category"};
+static const ms_chart_by MODE_BY[N_MODES] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE,
+                                             MS_CHART_BY_CATEGORY};
+
 typedef struct mode_out {
-    sbuf b;
+    bool on;
+    ms__sbuf b;
     int levels;
+    char legend_title[64]; /* the charts' legend heading in this grouping */
 } mode_out;
 
 /* What the tables will cost once written: measured per entry on real traces (an
@@ -952,13 +364,13 @@ typedef struct mark {
     size_t allocs, stacks, frames, strings, out;
 } mark;
 
-static mark mark_now(const exporter *x, const sbuf *b)
+static mark mark_now(const exporter *x, const ms__sbuf *b)
 {
     return (mark){x->n_alloc_local, x->n_stacks, x->n_frames, x->st.n, b->n};
 }
 
 /* Undoes a level that went over the budget: its text and the table entries it added. */
-static void roll_back(exporter *x, sbuf *b, mark m)
+static void roll_back(exporter *x, ms__sbuf *b, mark m)
 {
     for (size_t i = m.allocs; i < x->n_alloc_local; i++)
         x->alloc_local[x->alloc_of[i]] = 0;
@@ -973,7 +385,7 @@ static void roll_back(exporter *x, sbuf *b, mark m)
     x->n_alloc_local = m.allocs;
     x->n_stacks = m.stacks;
     x->n_frames = m.frames;
-    st_truncate(&x->st, m.strings);
+    ms__st_truncate(&x->st, m.strings);
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
@@ -983,21 +395,21 @@ static void roll_back(exporter *x, sbuf *b, mark m)
  * runs out. The first chart of the first mode also gives the page its frame. */
 /* `limit`: the whole output's size (other modes' text in `base`, the tables estimated)
  * may not pass it; level 0 is always kept. */
-static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, size_t base,
-                      int64_t y_fit, mode_out *m, sbuf *frame, ms_chart_export_stats *stats,
+static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit, size_t base,
+                      int64_t y_fit, mode_out *m, ms__sbuf *frame, ms_chart_export_stats *stats,
                       ms_error *err)
 {
     const ms_chart_source *src = x->src;
     const ms_chart_export_opts *o = x->o;
     ms_chart_rect area = {0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
     size_t n_ev = src->trace->n;
-    double span = n_ev > 1 ? x_of(src, n_ev - 1) : 0;
+    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
     if (!(span > 0))
         span = 1e-6;
     int max_levels = o->max_levels > 0 ? o->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
     if (max_levels > MS_CHART_EXPORT_MAX_LEVELS)
         max_levels = MS_CHART_EXPORT_MAX_LEVELS;
-    sb_puts(&m->b, "[");
+    ms__sb_puts(&m->b, "[");
     size_t last_level = 0, last_tables = 0;
     int rc = 0;
     for (int level = 0; level < max_levels && !rc; level++) {
@@ -1010,12 +422,13 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, siz
         size_t tables_before = tables_estimate(x);
         size_t start = m->b.n;
         size_t crowded = 0; /* events sharing a column with the one before */
-        sb_puts(&m->b, level ? ",[" : "[");
-        slicer_restart(sl);
+        ms__sb_puts(&m->b, level ? ",[" : "[");
+        ms__slicer_restart(sl);
         for (size_t k = 0; k < tiles && !rc; k++) {
             double lo = span * (double)k / (double)tiles;
             double hi = k + 1 == tiles ? span : span * (double)(k + 1) / (double)tiles;
-            int64_t e0 = first_event(src, lo, false), e1 = first_event(src, hi, true);
+            int64_t e0 = ms__slice_first_event(src, lo, false);
+            int64_t e1 = ms__slice_first_event(src, hi, true);
             /* Columns as the chart cuts them, near enough for a count. */
             const int64_t *t_us = src->trace->time_us;
             double per_us = floor(area.w) / ((hi - lo) * 1e6);
@@ -1042,7 +455,7 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, siz
                 rc = ms_chart_build(&ch, src, &spec, area, err);
             } else {
                 size_t nh = 0;
-                rc = slicer_cut(sl, e0, e1, o->highlights, o->n_highlights, &nh, err);
+                rc = ms__slicer_cut(sl, e0, e1, o->highlights, o->n_highlights, &nh, err);
                 spec.highlights = sl->hl;
                 spec.n_highlights = nh;
                 if (!rc)
@@ -1052,14 +465,16 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, siz
             if (!rc) {
                 if (frame && level == 0)
                     write_frame(x, frame, ch);
+                if (level == 0)
+                    memcpy(m->legend_title, ch->legend_title, sizeof m->legend_title);
                 if (k)
-                    sb_puts(&m->b, ",");
+                    ms__sb_puts(&m->b, ",");
                 write_tile(x, &m->b, ch, global, (size_t)(e1 - e0));
                 stats->tiles++;
             }
             ms_chart_free(ch);
         }
-        sb_puts(&m->b, "]");
+        ms__sb_puts(&m->b, "]");
         if (rc)
             break;
         size_t after = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
@@ -1074,92 +489,92 @@ static int build_mode(exporter *x, slicer *sl, ms_chart_by by, size_t limit, siz
         if (crowded * 100 <= n_ev)
             break;
     }
-    sb_puts(&m->b, "]");
+    ms__sb_puts(&m->b, "]");
     return rc;
 }
 
 /* The tables the bands refer to: allocations, stacks, frames, strings. */
-static void write_tables(exporter *x, sbuf *b)
+static void write_tables(exporter *x, ms__sbuf *b)
 {
     const ms_timeline *tl = x->src->tl;
     const ms_trace *tr = x->src->trace;
     const ms_snapshot *snap = x->src->snap;
-    sb_printf(b, ",\"allocs\":{\"n\":%zu", x->n_alloc_local);
+    ms__sb_printf(b, ",\"allocs\":{\"n\":%zu", x->n_alloc_local);
     /* Columns of the table, each its own stream: index, size, times, stack, site. */
     int64_t prev = 0;
     for (size_t i = 0; i < x->n_alloc_local; i++) {
-        vb_s(&x->v, (int64_t)x->alloc_of[i] - prev);
+        ms__vb_s(&x->v, (int64_t)x->alloc_of[i] - prev);
         prev = (int64_t)x->alloc_of[i];
     }
-    sb_puts(b, ",\"idx\":");
-    sb_b64(b, &x->v);
+    ms__sb_puts(b, ",\"idx\":");
+    ms__sb_b64(b, &x->v);
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        vb_u(&x->v, tl->allocs[x->alloc_of[i]].size);
-    sb_puts(b, ",\"size\":");
-    sb_b64(b, &x->v);
+        ms__vb_u(&x->v, tl->allocs[x->alloc_of[i]].size);
+    ms__sb_puts(b, ",\"size\":");
+    ms__sb_b64(b, &x->v);
     for (int which = 0; which < 2; which++) {
         for (size_t i = 0; i < x->n_alloc_local; i++) {
             const ms_alloc *a = &tl->allocs[x->alloc_of[i]];
             int64_t e = which ? a->free_event : a->alloc_event;
-            vb_s(&x->v, e >= 0 && (size_t)e < tr->n ? tr->time_us[e] - x->t0 : -1);
+            ms__vb_s(&x->v, e >= 0 && (size_t)e < tr->n ? tr->time_us[e] - x->t0 : -1);
         }
-        sb_puts(b, which ? ",\"tfree\":" : ",\"talloc\":");
-        sb_b64(b, &x->v);
+        ms__sb_puts(b, which ? ",\"tfree\":" : ",\"talloc\":");
+        ms__sb_b64(b, &x->v);
     }
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        vb_s(&x->v, stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
-    sb_puts(b, ",\"stack\":");
-    sb_b64(b, &x->v);
+        ms__vb_s(&x->v, stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
+    ms__sb_puts(b, ",\"stack\":");
+    ms__sb_b64(b, &x->v);
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        vb_u(&x->v, (uint64_t)site_label_id(x, tl->allocs[x->alloc_of[i]].stack));
-    sb_puts(b, ",\"site\":");
-    sb_b64(b, &x->v);
+        ms__vb_u(&x->v, (uint64_t)site_label_id(x, tl->allocs[x->alloc_of[i]].stack));
+    ms__sb_puts(b, ",\"site\":");
+    ms__sb_b64(b, &x->v);
     if (x->o->alloc_category) {
         /* Category names are few; they go in the string table like any text. */
         for (size_t i = 0; i < x->n_alloc_local; i++) {
             uint8_t c = x->o->alloc_category[x->alloc_of[i]];
-            vb_s(&x->v, c < x->o->n_category_names
-                            ? st_id(&x->st, x->o->category_names[c])
+            ms__vb_s(&x->v, c < x->o->n_category_names
+                            ? ms__st_id(&x->st, x->o->category_names[c])
                             : -1);
         }
-        sb_puts(b, ",\"cat\":");
-        sb_b64(b, &x->v);
+        ms__sb_puts(b, ",\"cat\":");
+        ms__sb_b64(b, &x->v);
     }
-    sb_puts(b, "}");
+    ms__sb_puts(b, "}");
 
     /* Stacks: frame count then local frame ids, innermost first. */
     for (size_t i = 0; i < x->n_stacks; i++) {
         size_t n = 0;
         const uint32_t *f = ms_snapshot_stack(snap, x->stack_of[i], &n);
-        vb_u(&x->v, n);
+        ms__vb_u(&x->v, n);
         for (size_t k = 0; k < n; k++)
-            vb_s(&x->v, frame_ref(x, f[k]));
+            ms__vb_s(&x->v, frame_ref(x, f[k]));
     }
-    sb_printf(b, ",\"stacks\":{\"n\":%zu,\"f\":", x->n_stacks);
-    sb_b64(b, &x->v);
-    sb_puts(b, "}");
+    ms__sb_printf(b, ",\"stacks\":{\"n\":%zu,\"f\":", x->n_stacks);
+    ms__sb_b64(b, &x->v);
+    ms__sb_puts(b, "}");
     for (size_t i = 0; i < x->n_frames; i++) {
         const ms_frame *f = ms_snapshot_frame(snap, x->frame_of[i]);
-        vb_u(&x->v, f ? (uint64_t)st_id(&x->st, ms_snapshot_string(snap, f->filename)) : 0);
-        vb_s(&x->v, f ? f->line : 0);
-        vb_u(&x->v, f ? (uint64_t)st_id(&x->st, ms_snapshot_string(snap, f->name)) : 0);
+        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->filename)) : 0);
+        ms__vb_s(&x->v, f ? f->line : 0);
+        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->name)) : 0);
     }
-    sb_printf(b, ",\"frames\":{\"n\":%zu,\"f\":", x->n_frames);
-    sb_b64(b, &x->v);
-    sb_puts(b, "}");
-    sb_puts(b, ",\"iters\":");
+    ms__sb_printf(b, ",\"frames\":{\"n\":%zu,\"f\":", x->n_frames);
+    ms__sb_b64(b, &x->v);
+    ms__sb_puts(b, "}");
+    ms__sb_puts(b, ",\"iters\":");
     for (size_t i = 0; i < x->o->n_iterations; i++) {
-        vb_s(&x->v, x->o->iterations[i].start_us - x->t0);
-        vb_s(&x->v, x->o->iterations[i].end_us - x->o->iterations[i].start_us);
+        ms__vb_s(&x->v, x->o->iterations[i].start_us - x->t0);
+        ms__vb_s(&x->v, x->o->iterations[i].end_us - x->o->iterations[i].start_us);
     }
-    sb_b64(b, &x->v);
-    sb_puts(b, ",\"strings\":[");
+    ms__sb_b64(b, &x->v);
+    ms__sb_puts(b, ",\"strings\":[");
     for (size_t i = 0; i < x->st.n; i++) {
         if (i)
-            sb_puts(b, ",");
-        sb_str(b, x->st.s[i]);
+            ms__sb_puts(b, ",");
+        ms__sb_str(b, x->st.s[i]);
     }
-    sb_puts(b, "]");
+    ms__sb_puts(b, "]");
 }
 
 /* For a site band's stack panel: each site's largest allocation speaks for it. */
@@ -1189,6 +604,62 @@ static int site_stacks(exporter *x, ms_error *err)
     }
     free(best);
     return 0;
+}
+
+/* Every grouping's levels within `limit` bytes in all. Sites get an eighth and categories
+ * a sixteenth: twelve (or eight) bands whose heights change every column cost more per
+ * window than four hundred allocations that each hold one size, and past a few levels
+ * people look at allocations; they zoom less deep. */
+static int build_modes(exporter *x, ms__slicer *sl, size_t limit, int64_t y_fit, mode_out *m,
+                       ms__sbuf *frame, ms_chart_export_stats *stats, ms_error *err)
+{
+    size_t share[N_MODES] = {0};
+    share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
+    share[MODE_CATEGORY] = m[MODE_CATEGORY].on ? limit / 16 : 0;
+    int rc = build_mode(x, sl, MS_CHART_BY_ALLOC, limit - share[MODE_SITE] - share[MODE_CATEGORY],
+                        0, y_fit, &m[MODE_ALLOC], frame, stats, err);
+    stats->levels[MODE_ALLOC] = m[MODE_ALLOC].levels;
+    size_t used = frame->n + m[MODE_ALLOC].b.n;
+    for (int k = MODE_ALLOC + 1; k < N_MODES && !rc; k++) {
+        if (!m[k].on)
+            continue;
+        size_t mode_limit = used + tables_estimate(x) + share[k];
+        rc = build_mode(x, sl, MODE_BY[k], mode_limit < limit ? mode_limit : limit, used, y_fit,
+                        &m[k], NULL, stats, err);
+        stats->levels[k] = m[k].levels;
+        used += m[k].b.n;
+    }
+    return rc;
+}
+
+/* The document: the file's facts, the frame, the groupings' levels and the tables. */
+static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const mode_out *m)
+{
+    const ms_chart_source *src = x->src;
+    ms__sb_printf(doc, "{\"v\":%d,\"label\":", MS_CHART_EXPORT_VERSION);
+    ms__sb_str(doc, src->label ? src->label : "snapshot");
+    ms__sb_printf(doc, ",\"device\":%d,\"t0\":%lld,\"span\":", src->tl->device, (long long)x->t0);
+    size_t n_ev = src->trace->n;
+    ms__sb_num(doc, n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0);
+    ms__sb_printf(doc, ",\"events\":%zu,", n_ev);
+    ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
+    for (int pass = 0; pass < 2; pass++) {
+        ms__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");
+        bool first = true;
+        for (int k = 0; k < N_MODES; k++) {
+            if (!m[k].on)
+                continue;
+            ms__sb_printf(doc, "%s\"%s\":", first ? "" : ",", MODE_KEY[k]);
+            if (pass)
+                ms__sb_str(doc, m[k].legend_title);
+            else
+                ms__sb_put(doc, m[k].b.p ? m[k].b.p : "[]", m[k].b.p ? m[k].b.n : 2);
+            first = false;
+        }
+        ms__sb_puts(doc, "}");
+    }
+    write_tables(x, doc);
+    ms__sb_puts(doc, "}");
 }
 
 int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
@@ -1224,11 +695,14 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     x.alloc_local = calloc(na ? na : 1, sizeof *x.alloc_local);
     x.stack_local = calloc(x.n_stack_ids ? x.n_stack_ids : 1, sizeof *x.stack_local);
     x.frame_local = calloc(x.n_frame_ids ? x.n_frame_ids : 1, sizeof *x.frame_local);
-    slicer sl;
-    mode_out modes[2];
+    ms__slicer sl;
+    mode_out modes[N_MODES];
     memset(modes, 0, sizeof modes);
-    sbuf frame = {0}, doc = {0};
-    int rc = slicer_init(&sl, src, opts->n_highlights, err);
+    modes[MODE_ALLOC].on = true;
+    modes[MODE_SITE].on = !opts->no_site_mode;
+    modes[MODE_CATEGORY].on = src->categories != NULL;
+    ms__sbuf frame = {0}, doc = {0};
+    int rc = ms__slicer_init(&sl, src, opts->n_highlights, err);
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
@@ -1248,43 +722,16 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         need = 256 * 1024;
     if (budget > need)
         budget = need;
-    /* Sites get an eighth: twelve bands whose heights change every column cost more per
-     * window than four hundred allocations that each hold one size. A few hundred bytes
-     * of keys and brackets are left outside the estimate. */
+    /* A few hundred bytes of keys and brackets are left outside the estimate. */
     size_t limit = budget > 4096 ? budget - 1024 : budget;
-    size_t site_share = opts->no_site_mode ? 0 : limit / 8;
     if (!rc)
-        rc = build_mode(&x, &sl, MS_CHART_BY_ALLOC, limit - site_share, 0, y_fit, &modes[0],
-                        &frame, stats, err);
-    stats->levels[0] = modes[0].levels;
-    if (!rc && !opts->no_site_mode) {
-        /* Sites zoom less deep: past a few levels people look at allocations. */
-        size_t used = frame.n + modes[0].b.n;
-        size_t site_limit = used + tables_estimate(&x) + site_share;
-        rc = build_mode(&x, &sl, MS_CHART_BY_SITE, site_limit < limit ? site_limit : limit, used,
-                        y_fit, &modes[1], NULL, stats, err);
-        stats->levels[1] = modes[1].levels;
-    }
+        rc = build_modes(&x, &sl, limit, y_fit, modes, &frame, stats, err);
     if (!rc) {
-        sb_printf(&doc, "{\"v\":%d,\"label\":", MS_CHART_EXPORT_VERSION);
-        sb_str(&doc, src->label ? src->label : "snapshot");
-        sb_printf(&doc, ",\"device\":%d,\"t0\":%lld,\"span\":", src->tl->device,
-                  (long long)x.t0);
-        size_t n_ev = src->trace->n;
-        sb_num(&doc, n_ev > 1 ? x_of(src, n_ev - 1) : 0);
-        sb_printf(&doc, ",\"events\":%zu,", n_ev);
-        sb_put(&doc, frame.p ? frame.p : "", frame.n);
-        sb_puts(&doc, ",\"modes\":{\"alloc\":");
-        sb_put(&doc, modes[0].b.p ? modes[0].b.p : "[]", modes[0].b.p ? modes[0].b.n : 2);
-        if (!opts->no_site_mode) {
-            sb_puts(&doc, ",\"site\":");
-            sb_put(&doc, modes[1].b.p ? modes[1].b.p : "[]", modes[1].b.p ? modes[1].b.n : 2);
-        }
-        sb_puts(&doc, "}");
-        write_tables(&x, &doc);
-        sb_puts(&doc, "}");
-        if (doc.bad || frame.bad || modes[0].b.bad || modes[1].b.bad || x.bad || x.st.bad ||
-            x.v.bad)
+        write_doc(&x, &doc, &frame, modes);
+        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad;
+        for (int k = 0; k < N_MODES; k++)
+            bad = bad || modes[k].b.bad;
+        if (bad)
             rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart data");
     }
     stats->allocs = x.n_alloc_local;
@@ -1297,10 +744,10 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     }
     free(doc.p);
     free(frame.p);
-    free(modes[0].b.p);
-    free(modes[1].b.p);
-    slicer_free(&sl);
-    st_free(&x.st);
+    for (int k = 0; k < N_MODES; k++)
+        free(modes[k].b.p);
+    ms__slicer_free(&sl);
+    ms__st_free(&x.st);
     free(x.alloc_local);
     free(x.alloc_of);
     free(x.stack_local);

@@ -54,7 +54,8 @@ typedef struct ms_chart_export_opts {
 /* Facts about what was written, for logs and tests. */
 typedef struct ms_chart_export_stats {
     size_t bytes;
-    int levels[2];            /* levels written: [0] by allocation, [1] by site */
+    int levels[3];            /* levels written: [0] by allocation, [1] by site, [2] by
+                                 category */
     size_t tiles;             /* charts built */
     size_t allocs, stacks, frames;
 } ms_chart_export_stats;
@@ -67,7 +68,8 @@ int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_c
                           ms_chart_rect area, ms_error *err);
 
 /* The pyramid of `src` (a stacked time chart; MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS) as
- * JSON text. `stats` may be NULL. */
+ * JSON text: by allocation, by site (unless opts->no_site_mode) and, when src->categories
+ * is given, by category. `stats` may be NULL. */
 int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
                          const ms_chart_export_opts *opts, ms_error *err);
 

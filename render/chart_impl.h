@@ -3,7 +3,8 @@
  * callers outside render/ see only chart.h.
  *
  * Who does what, in the order chart.c calls them:
- *   theme.c        colours: the two themes, the band palette, shades of a hue
+ *   theme.c        colours: the two themes, the band palette, shades of a hue, the
+ *                  categories' colours
  *   layout.c       the panel's rectangles (title, lanes, plot, legend), legend entries, titles
  *   scale.c        x positions of events, the x window, y and x scales, ticks, labels
  *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
@@ -68,6 +69,8 @@ ms_chart_theme ms__theme(bool dark);
 uint32_t ms__hash32(uint64_t v);
 /* The colour of an annotation name: the same name gets the same hue in every chart. */
 ms_chart_rgb ms__name_rgb(const char *name);
+/* The fixed colour of a category's band (both themes). */
+ms_chart_rgb ms__category_rgb(ms_category c);
 
 /* ------------------------------------------------------------------ scale.c */
 
@@ -165,10 +168,14 @@ int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap);
 void ms__site_cache_free(ms__site_cache *sc);
 /* The bands of a stacked chart (chart->groups) by spec->by, their colours and legend
  * entries, and which band each allocation belongs to (gr->of_alloc, filled with -1 by the
- * caller). */
+ * caller). By category, src->categories must be there (ms__check_categories). */
 int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                      ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
                      ms_error *err);
+
+/* A legend entry for each category band that holds bytes somewhere in the window, in
+ * stacking order (after ms__sweep_heights: a category with no bytes is not named). */
+void ms__legend_categories(ms_chart *chart);
 
 /* ------------------------------------------------------------------ stack.c */
 

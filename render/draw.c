@@ -18,12 +18,15 @@ static double y_at(const ms_chart *chart, int64_t bytes)
 }
 
 /* One closed step polygon per run of columns where the band has bytes: its top edge left
- * to right, its bottom edge back. Vertices only where a height changes, so a band that
- * keeps its place for a thousand columns costs four points. */
-static void band_path(pen *p, const int64_t *bottom, const int64_t *height, size_t c0, size_t c1)
+ * to right, its bottom edge back (at `drawn` rather than `bottom` where given). Vertices
+ * only where a height changes, so a band that keeps its place for a thousand columns
+ * costs four points. */
+static void band_path(pen *p, const int64_t *bottom, const int64_t *height,
+                      const int64_t *drawn, size_t c0, size_t c1)
 {
     const ms_chart *ch = p->chart;
     double x0 = ch->plot.x;
+    const int64_t *low = drawn ? drawn : bottom;
     double prev = y_at(ch, bottom[c0] + height[c0]);
     move_to(p, x0 + (double)c0, prev);
     for (size_t c = c0 + 1; c <= c1; c++) {
@@ -35,10 +38,10 @@ static void band_path(pen *p, const int64_t *bottom, const int64_t *height, size
         }
     }
     line_to(p, x0 + (double)c1 + 1, prev);
-    prev = y_at(ch, bottom[c1]);
+    prev = y_at(ch, low[c1]);
     line_to(p, x0 + (double)c1 + 1, prev);
     for (size_t c = c1; c-- > c0;) {
-        double y = y_at(ch, bottom[c]);
+        double y = y_at(ch, low[c]);
         if (y != prev) {
             line_to(p, x0 + (double)c + 1, prev);
             line_to(p, x0 + (double)c + 1, y);
@@ -49,8 +52,11 @@ static void band_path(pen *p, const int64_t *bottom, const int64_t *height, size
     cairo_close_path(p->cr);
 }
 
-/* Adds every visible run of a band to the current path; returns the number of runs. */
-static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height)
+/* Adds every visible run of a band to the current path; returns the number of runs.
+ * With `drawn` (the top of the bands drawn so far, per column) a run reaches down to it
+ * and raises it: a band left out below as too thin then leaves no hairline gap for pixel
+ * centres to fall into, the band above covers its fraction of a pixel. */
+static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height, int64_t *drawn)
 {
     const ms_chart *ch = p->chart;
     size_t runs = 0;
@@ -72,7 +78,9 @@ static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height)
         /* Thinner than a fifth of a pixel everywhere: invisible, and skipping it keeps
          * SVGs of traces with thousands of bands small. */
         if (tallest >= 0.2) {
-            band_path(p, bottom, height, c, c1);
+            band_path(p, bottom, height, drawn, c, c1);
+            for (size_t k = c; drawn && k <= c1; k++)
+                drawn[k] = bottom[k] + height[k];
             runs++;
         }
         c = c1 + 1;
@@ -80,12 +88,13 @@ static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height)
     return runs;
 }
 
-static void draw_bands(pen *p, int64_t *acc)
+static void draw_bands(pen *p, int64_t *acc, int64_t *drawn)
 {
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
     memset(acc, 0, W * sizeof *acc);
+    memset(drawn, 0, W * sizeof *drawn);
     cairo_save(cr);
     /* Neighbouring bands share exact edges; without antialiasing they tile the area with
      * no hairline seams in raster output. */
@@ -94,7 +103,7 @@ static void draw_bands(pen *p, int64_t *acc)
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * W;
         cairo_new_path(cr);
-        if (band_runs(p, acc, h)) {
+        if (band_runs(p, acc, h, drawn)) {
             rgb(p, ch->groups[g].fill);
             cairo_fill(cr);
         }
@@ -102,7 +111,7 @@ static void draw_bands(pen *p, int64_t *acc)
             acc[c] += h[c];
     }
     cairo_new_path(cr);
-    if (band_runs(p, acc, ch->col_other)) {
+    if (band_runs(p, acc, ch->col_other, drawn)) {
         rgb(p, ch->theme.other);
         cairo_fill(cr);
     }
@@ -213,7 +222,7 @@ static void draw_highlights(pen *p, int64_t *acc)
         const int64_t *h = ch->heights + g * W;
         if (ch->groups[g].highlight) {
             cairo_new_path(cr);
-            band_runs(p, acc, h);
+            band_runs(p, acc, h, NULL);
             rgb(p, ch->theme.highlight);
             cairo_set_line_width(cr, 2.0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
@@ -465,11 +474,11 @@ static void draw_legend(pen *p)
 
 /* ------------------------------------------------------------------ panel */
 
-static void draw_stacked(pen *p, int64_t *acc)
+static void draw_stacked(pen *p, int64_t *acc, int64_t *drawn)
 {
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
-    draw_bands(p, acc);
+    draw_bands(p, acc, drawn);
     cairo_save(cr);
     /* The outline makes the active curve readable where bands are pale. */
     cairo_new_path(cr);
@@ -483,7 +492,7 @@ static void draw_stacked(pen *p, int64_t *acc)
         for (size_t c = 0; c < ch->n_cols; c++)
             acc[c] = ch->col_active[c] - ch->col_low[c];
         cairo_new_path(cr);
-        if (band_runs(p, ch->col_low, acc)) {
+        if (band_runs(p, ch->col_low, acc, NULL)) {
             rgba(p, ch->theme.bg, 0.5);
             cairo_fill(cr);
         }
@@ -539,8 +548,12 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
         !isfinite(chart->dx))
         return ms__render_fail(err, MS_ERR_ARG, "chart has no usable scale");
     int64_t *acc = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *acc);
-    if (!acc)
+    int64_t *drawn = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *drawn);
+    if (!acc || !drawn) {
+        free(acc);
+        free(drawn);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
+    }
     pen p = {cr, chart, false};
     cairo_save(cr);
     rgb(&p, chart->theme.bg);
@@ -555,7 +568,7 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
     if (chart->overlay)
         draw_overlay(&p);
     else
-        draw_stacked(&p, acc);
+        draw_stacked(&p, acc, drawn);
     draw_ooms(&p);
     draw_peak(&p);
     cairo_restore(cr);
@@ -563,6 +576,7 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
     draw_legend(&p);
     cairo_restore(cr);
     free(acc);
+    free(drawn);
     if (p.bad)
         return ms__render_fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)

@@ -1,7 +1,8 @@
 /* Grouping of the chart model (see chart_impl.h): which allocations get a band of their
- * own or share one (by allocation, by site, by phase), in what stacking order, in which
- * colour and under which legend entry. Everything else falls into the "other" band.
- * Bands are ranked by bytes x lifetime inside the window. */
+ * own or share one (by allocation, by site, by phase, by category), in what stacking
+ * order, in which colour and under which legend entry. Everything else falls into the
+ * "other" band. Bands are ranked by bytes x lifetime inside the window, except the
+ * categories, whose order is fixed. */
 #include "chart_impl.h"
 
 #include <string.h>
@@ -288,6 +289,32 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
 
 /* ------------------------------------------------------------------ by site or phase */
 
+/* Highlighted allocations get bands of their own on top of the `n_shared` bands that
+ * group many allocations, so a leak stays outlined whatever it is grouped with. */
+static int highlight_bands(ms_chart *chart, const ms_chart_source *src,
+                           const ms_chart_spec *spec, ms__site_cache *sc, size_t n_shared,
+                           size_t cap, ms__grouping *gr, ms_error *err)
+{
+    for (size_t h = 0; h < spec->n_highlights; h++) {
+        size_t i = spec->highlights[h].alloc;
+        if (gr->of_alloc[i] >= (int32_t)n_shared)
+            continue; /* listed twice: it has its band */
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = MS_CHART_GROUP_ALLOC;
+        g.alloc = (int64_t)i;
+        g.site = site_of(sc, src->tl->allocs[i].stack);
+        g.legend = -1;
+        g.fill = ms__mix(chart->theme.highlight, chart->theme.bg, 0.45);
+        site_label(src->snap, g.site, g.label, sizeof g.label);
+        gr->of_alloc[i] = (int32_t)chart->n_groups;
+        int rc = add_group(chart, cap, g, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Per allocation its key (*out, caller frees): the site's frame id, or for phases the
  * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
  * "none". */
@@ -392,7 +419,6 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
                          ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
                          ms_error *err)
 {
-    const ms_timeline *tl = src->tl;
     bool by_phase = spec->by == MS_CHART_BY_PHASE;
     size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_GROUPS;
     size_t cap = ms__legend_capacity(chart);
@@ -437,24 +463,84 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         rc = add_group(chart, cap_groups, g, err);
     }
     free(ss);
-    /* Highlighted allocations get bands of their own on top of the groups. */
-    for (size_t h = 0; h < spec->n_highlights && !rc; h++) {
-        size_t i = spec->highlights[h].alloc;
-        if (gr->of_alloc[i] >= (int32_t)n_keys)
-            continue;
-        ms_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.kind = MS_CHART_GROUP_ALLOC;
-        g.alloc = (int64_t)i;
-        g.site = site_of(sc, tl->allocs[i].stack);
-        g.legend = -1;
-        g.fill = ms__mix(chart->theme.highlight, chart->theme.bg, 0.45);
-        site_label(src->snap, g.site, g.label, sizeof g.label);
-        gr->of_alloc[i] = (int32_t)chart->n_groups;
-        rc = add_group(chart, cap_groups, g, err);
-    }
+    if (!rc)
+        rc = highlight_bands(chart, src, spec, sc, n_keys, cap_groups, gr, err);
     gr->n_groups = chart->n_groups;
     return rc;
+}
+
+/* ------------------------------------------------------------------ by category */
+
+/* Stacking order, bottom first, as the Hugging Face training-memory picture stacks it:
+ * what lives through the whole run (weights, then the optimizer's state) at the bottom,
+ * then what each step builds up and drops (gradients; the batch and the activations made
+ * from it), then short-lived memory on top, where its spikes read as spikes. */
+static const ms_category CATEGORY_ORDER[MS_CAT_COUNT] = {
+    MS_CAT_PARAMETER, MS_CAT_OPTIMIZER_STATE, MS_CAT_GRADIENT,  MS_CAT_INPUT,
+    MS_CAT_ACTIVATION, MS_CAT_TEMPORARY,      MS_CAT_WORKSPACE, MS_CAT_OTHER,
+};
+
+/* "optimizer state": the category's key as people read it. */
+static void category_label(ms_category c, char *buf, size_t cap)
+{
+    ms__copy_text(buf, cap, ms_category_name(c));
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = ' ';
+}
+
+/* --by category: one band per category, always all eight in CATEGORY_ORDER so a band's
+ * place and colour never depend on the data. Every allocation belongs to one, so the
+ * "other" remainder is only what the timeline's curve holds beyond its allocations. */
+static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
+                              const ms_chart_spec *spec, ms__site_cache *sc, ms__grouping *gr,
+                              ms_error *err)
+{
+    const ms_timeline *tl = src->tl;
+    size_t cap = MS_CAT_COUNT + spec->n_highlights;
+    chart->groups = ms__alloc_n(cap, sizeof *chart->groups);
+    if (!chart->groups)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+    int32_t band_of[MS_CAT_COUNT];
+    for (size_t k = 0; k < MS_CAT_COUNT; k++) {
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = MS_CHART_GROUP_CATEGORY;
+        g.alloc = -1;
+        g.site = UINT32_MAX;
+        g.category = CATEGORY_ORDER[k];
+        g.legend = -1; /* named once the heights show it holds bytes in the window */
+        g.fill = ms__category_rgb(g.category);
+        category_label(g.category, g.label, sizeof g.label);
+        band_of[g.category] = (int32_t)k;
+        chart->groups[chart->n_groups++] = g;
+    }
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        size_t at = src->category_alloc ? src->category_alloc[i] : i;
+        ms_category c = ms_categories_of(src->categories, at);
+        gr->of_alloc[i] = band_of[(unsigned)c < MS_CAT_COUNT ? c : MS_CAT_OTHER];
+    }
+    int rc = highlight_bands(chart, src, spec, sc, MS_CAT_COUNT, cap, gr, err);
+    gr->n_groups = chart->n_groups;
+    return rc;
+}
+
+void ms__legend_categories(ms_chart *chart)
+{
+    size_t W = chart->n_cols;
+    for (size_t g = 0; g < chart->n_groups; g++) {
+        ms_chart_group *gp = &chart->groups[g];
+        if (gp->kind != MS_CHART_GROUP_CATEGORY)
+            continue;
+        const int64_t *h = chart->heights + g * W;
+        size_t c = 0;
+        while (c < W && h[c] <= 0)
+            c++;
+        if (c == W)
+            continue;
+        gp->legend = (int)chart->n_legend;
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, gp->fill, gp->label);
+    }
 }
 
 int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
@@ -463,5 +549,7 @@ int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart
 {
     if (spec->by == MS_CHART_BY_ALLOC)
         return groups_by_alloc(chart, src, spec, sc, gr, err);
+    if (spec->by == MS_CHART_BY_CATEGORY)
+        return groups_by_category(chart, src, spec, sc, gr, err);
     return groups_by_key(chart, src, spec, sc, r, n_r, gr, err);
 }

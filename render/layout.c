@@ -66,13 +66,25 @@ void ms__legend_add(ms_chart *chart, ms_chart_key key, ms_chart_rgb rgb, const c
     ms__copy_text(e->text, sizeof e->text, text);
 }
 
+/* By category every allocation has a band, so the grey remainder is memory the curve
+ * holds and no allocation of the timeline accounts for; named only when it shows. */
+static bool remainder_shows(const ms_chart *chart)
+{
+    for (size_t c = 0; c < chart->n_cols; c++)
+        if (chart->col_other[c] > 0)
+            return true;
+    return false;
+}
+
 void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
 {
     /* Fixed legend lines after the named bands. */
-    ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
-                   spec->by == MS_CHART_BY_ALLOC   ? "smaller allocations"
-                   : spec->by == MS_CHART_BY_PHASE ? "outside annotated phases"
-                                                   : "other sites");
+    if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
+                       spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
+                       : spec->by == MS_CHART_BY_PHASE    ? "outside annotated phases"
+                       : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
+                                                          : "other sites");
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
     if (chart->show_low)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
@@ -83,9 +95,10 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (chart->n_ooms)
         ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
     ms__copy_text(chart->legend_title, sizeof chart->legend_title,
-                  chart->by == MS_CHART_BY_SITE    ? "bands: allocation sites"
-                  : chart->by == MS_CHART_BY_PHASE ? "bands: annotated phases"
-                                                   : "largest allocations, by site");
+                  chart->by == MS_CHART_BY_SITE       ? "bands: allocation sites"
+                  : chart->by == MS_CHART_BY_PHASE    ? "bands: annotated phases"
+                  : chart->by == MS_CHART_BY_CATEGORY ? "bands: what the memory is"
+                                                      : "largest allocations, by site");
     ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");
 }
 

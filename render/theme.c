@@ -38,6 +38,26 @@ ms_chart_rgb ms__name_rgb(const char *name)
     return PALETTE[hash_text(name) % MS__PALETTE_N];
 }
 
+/* One colour per category, the same in both themes so a chart reads the same light or
+ * dark: mid-tone hues that keep their contrast against white and near-black. None is red,
+ * which marks leaks (the highlight outline and its pale fill), and "other" is a slate
+ * that stays apart from the neutral grey of memory no allocation accounts for. */
+static const ms_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
+    [MS_CAT_PARAMETER] = {0.26, 0.47, 0.75},       /* blue */
+    [MS_CAT_GRADIENT] = {0.95, 0.60, 0.15},        /* orange */
+    [MS_CAT_OPTIMIZER_STATE] = {0.55, 0.40, 0.75}, /* purple */
+    [MS_CAT_ACTIVATION] = {0.32, 0.66, 0.36},      /* green */
+    [MS_CAT_TEMPORARY] = {0.36, 0.76, 0.82},       /* cyan */
+    [MS_CAT_WORKSPACE] = {0.62, 0.46, 0.36},       /* brown */
+    [MS_CAT_INPUT] = {0.78, 0.80, 0.28},           /* olive */
+    [MS_CAT_OTHER] = {0.50, 0.56, 0.64},           /* slate */
+};
+
+ms_chart_rgb ms__category_rgb(ms_category c)
+{
+    return (unsigned)c < MS_CAT_COUNT ? CATEGORY_RGB[c] : CATEGORY_RGB[MS_CAT_OTHER];
+}
+
 ms_chart_rgb ms__mix(ms_chart_rgb a, ms_chart_rgb b, double t)
 {
     ms_chart_rgb r = {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};

@@ -5,7 +5,9 @@
  *    are render's charts, not an approximation);
  *  - the JSON parses, its levels tile the trace (level k: 2^k windows edge to edge), its
  *    curves decode to the charts' columns, its allocation table holds the timeline's
- *    sizes and stacks, the leak outlines are there, and it keeps to its budget. */
+ *    sizes and stacks, the leak outlines are there, and it keeps to its budget;
+ *  - with the categories given, a by-category grouping whose whole-trace window is the
+ *    chart by category, band heights included. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include "chart_export.h"
 #include "check.h"
 #include "geometry.h"
+#include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 
 static const ms_chart_rect AREA = {0, 0, 1320, 560};
@@ -127,6 +130,7 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
                     a->col_other[c] != b->col_other[c];
     for (size_t k = 0; k < na && k < nb; k++) {
         const ms_chart_group *x = &a->groups[va[k]], *y = &b->groups[vb[k]];
+        bad_groups += x->kind != y->kind || x->category != y->category;
         bad_groups += x->alloc != y->alloc || x->site != y->site || x->highlight != y->highlight ||
                       strcmp(x->label, y->label) != 0 || strcmp(x->mark, y->mark) != 0;
         bad_fill += x->fill.r != y->fill.r || x->fill.g != y->fill.g || x->fill.b != y->fill.b;
@@ -150,10 +154,14 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
     CHECK_EQ_STR_IN(ctx, a->peak_label, b->peak_label);
 }
 
+static const char *const BY_NAME[] = {"alloc", "site", "phase", "category"};
+
 static void windows(const char *path, const char *name, const ms_snapshot *s,
-                    const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+                    const ms_timeline *t, const ms_categories *cats,
+                    const ms_chart_highlight *hl, size_t n_hl)
 {
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name, .categories = cats};
     if (src.trace->n < 4)
         return;
     double span = (double)(src.trace->time_us[src.trace->n - 1] - src.trace->time_us[0]) / 1e6;
@@ -163,18 +171,23 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
     static const double W[][2] = {{0, 0.5},     {0.25, 0.5},   {0.5, 1.0}, {0.9, 0.95},
                                   {0.123, 0.31}, {0.999, 1.0}, {0, 1.0},   {0.47, 0.4701}};
     for (size_t w = 0; w < sizeof W / sizeof W[0]; w++) {
-        for (int by = 0; by < 4; by++) {
+        for (int by = 0; by < 6; by++) {
+            /* By allocation, site and category (a slice maps its allocations to the
+             * categories' timeline), each without and with leak outlines. */
+            ms_chart_by grouping = by / 2 == 0   ? MS_CHART_BY_ALLOC
+                                   : by / 2 == 1 ? MS_CHART_BY_SITE
+                                                 : MS_CHART_BY_CATEGORY;
             char ctx[300];
             snprintf(ctx, sizeof ctx, "%s window %.4f-%.4f by %s%s", path, W[w][0], W[w][1],
-                     by & 1 ? "site" : "alloc", by & 2 ? " with leaks outlined" : "");
+                     BY_NAME[grouping], by & 1 ? " with leaks outlined" : "");
             ms_chart_spec spec = {0};
-            spec.by = by & 1 ? MS_CHART_BY_SITE : MS_CHART_BY_ALLOC;
+            spec.by = grouping;
             spec.has_from = spec.has_to = true;
             spec.from = span * W[w][0];
             spec.to = span * W[w][1];
-            spec.highlights = by & 2 ? hl : NULL;
-            spec.n_highlights = by & 2 ? n_hl : 0;
-            if ((by & 2) && !n_hl)
+            spec.highlights = by & 1 ? hl : NULL;
+            spec.n_highlights = by & 1 ? n_hl : 0;
+            if ((by & 1) && !n_hl)
                 continue;
             ms_chart *whole = NULL, *sliced = NULL;
             ms_error err;
@@ -183,7 +196,7 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
             CHECK_EQ_INT_IN(ctx, ra, 0);
             CHECK_EQ_INT_IN(ctx, rb, 0);
             if (!ra && !rb)
-                same_chart(ctx, whole, sliced, !(by & 2));
+                same_chart(ctx, whole, sliced, !(by & 1));
             ms_chart_free(whole);
             ms_chart_free(sliced);
         }
@@ -200,7 +213,8 @@ static const cJSON *get(const cJSON *o, const char *k)
 static void json_checks(const char *path, const char *name, const ms_snapshot *s,
                         const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
 {
-    ms_chart_source src = {s, ms_snapshot_trace(s, t->device), t, name};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name};
     ms_chart_export_opts o = {0};
     o.highlights = hl;
     o.n_highlights = n_hl;
@@ -228,6 +242,11 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
     const cJSON *levels = get(get(doc, "modes"), "alloc");
     CHECK_EQ_INT_IN(path, cJSON_GetArraySize(levels), st.levels[0]);
+    /* No categories given, no category mode. */
+    CHECK_TRUE_IN(path, get(get(doc, "modes"), "category") == NULL);
+    CHECK_EQ_INT_IN(path, st.levels[2], 0);
+    CHECK_EQ_STR_IN(path, cJSON_GetStringValue(get(get(doc, "legtitle"), "site")),
+                    "bands: allocation sites");
     CHECK_TRUE_IN(path, st.levels[0] >= 1);
 
     /* The whole trace at level 0 is ms_chart_build()'s chart with the shared y scale. */
@@ -340,6 +359,112 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     free(text);
 }
 
+/* Band heights as chart_export.c writes them: per band its run count, then per run the
+ * columns skipped, the run's length and its bytes. Fills heights[g * cols + c]. */
+static bool heights_decode(const char *s, int64_t *heights, size_t n_groups, size_t cols)
+{
+    int64_t *v;
+    size_t n = varints(s, &v, false), p = 0;
+    bool ok = true;
+    for (size_t g = 0; g < n_groups && ok; g++) {
+        ok = p < n;
+        int64_t runs = ok ? v[p++] : 0, c = 0;
+        for (int64_t r = 0; r < runs && ok; r++) {
+            ok = p + 3 <= n;
+            if (!ok)
+                break;
+            c += v[p];
+            int64_t len = v[p + 1], bytes = v[p + 2];
+            p += 3;
+            for (int64_t k = 0; k < len && ok; k++, c++) {
+                ok = c >= 0 && (size_t)c < cols;
+                if (ok)
+                    heights[g * cols + (size_t)c] = bytes;
+            }
+        }
+    }
+    free(v);
+    return ok && p == n;
+}
+
+/* With the categories given, the page gets a third grouping: its whole-trace window is
+ * ms_chart_build()'s chart by category, band for band and column for column; the
+ * budget still holds with three groupings. */
+static void category_json(const char *path, const char *name, const ms_snapshot *s,
+                          const ms_timeline *t, const ms_categories *cats,
+                          const ms_chart_highlight *hl, size_t n_hl)
+{
+    char ctx[300];
+    snprintf(ctx, sizeof ctx, "%s category mode", path);
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name, .categories = cats};
+    ms_chart_export_opts o = {0};
+    o.highlights = hl;
+    o.n_highlights = n_hl;
+    char *text = NULL;
+    ms_chart_export_stats st;
+    ms_error err;
+    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    cJSON *doc = rc ? NULL : cJSON_Parse(text);
+    CHECK_TRUE_IN(ctx, doc != NULL);
+    const cJSON *levels = get(get(doc, "modes"), "category");
+    CHECK_TRUE_IN(ctx, cJSON_IsArray(levels));
+    CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(levels), st.levels[2]);
+    CHECK_TRUE_IN(ctx, st.levels[2] >= 1);
+    CHECK_EQ_STR_IN(ctx, cJSON_GetStringValue(get(get(doc, "legtitle"), "category")),
+                    "bands: what the memory is");
+    const cJSON *strings = get(doc, "strings");
+    double span = cJSON_GetNumberValue(get(doc, "span"));
+    size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
+    ms_chart_spec whole = {0};
+    double xs;
+    int64_t fit = 0;
+    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    whole.by = MS_CHART_BY_CATEGORY;
+    whole.y_fit = fit;
+    whole.has_from = whole.has_to = true;
+    whole.to = span > 0 ? span : 1e-6;
+    whole.highlights = hl;
+    whole.n_highlights = n_hl;
+    ms_chart *ch = NULL;
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
+    if (doc && t0 && ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+        int64_t *g;
+        size_t ng = varints(cJSON_GetStringValue(get(t0, "g")), &g, true);
+        CHECK_EQ_INT_IN(ctx, ng, ch->n_groups);
+        size_t bad_label = 0;
+        for (size_t k = 0; k < ng && k < MS_CAT_COUNT; k++) {
+            const char *label = cJSON_GetStringValue(cJSON_GetArrayItem(strings, (int)(-1 - g[k])));
+            bad_label += g[k] >= 0 || !label || strcmp(label, ch->groups[k].label) != 0;
+        }
+        CHECK_EQ_INT_IN(ctx, bad_label, 0);
+        int64_t *h = calloc(ch->n_groups * cols + 1, sizeof *h);
+        CHECK_TRUE_IN(ctx, heights_decode(cJSON_GetStringValue(get(t0, "h")), h, ch->n_groups,
+                                          cols));
+        size_t bad = 0;
+        for (size_t k = 0; k < ch->n_groups * ch->n_cols && cols == ch->n_cols; k++)
+            bad += h[k] != ch->heights[k];
+        CHECK_EQ_INT_IN(ctx, cols, ch->n_cols);
+        CHECK_EQ_INT_IN(ctx, bad, 0);
+        CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(get(t0, "leg")), ch->n_legend);
+        free(h);
+        free(g);
+    } else {
+        check_fail("%s: level-0 chart: %s", ctx, err.message);
+    }
+    ms_chart_free(ch);
+    cJSON_Delete(doc);
+    free(text);
+
+    o.budget = 300 * 1024;
+    rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    if (!rc)
+        CHECK_EQ_INT_IN(ctx, st.bytes <= o.budget ? 0 : st.bytes, 0);
+    free(text);
+}
+
 static void one(const char *path, const char *name, void *arg)
 {
     (void)arg;
@@ -355,8 +480,14 @@ static void one(const char *path, const char *name, void *arg)
     ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
     for (size_t i = 0; i < n_marks; i++)
         hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label};
-    windows(path, name, s, t, hl, n_marks);
+    ms_categories *cats = NULL;
+    if (ms_categories_build(&cats, s, device, t, NULL, &err))
+        check_fail("%s: categories: %s", path, err.message);
+    windows(path, name, s, t, cats, hl, n_marks);
     json_checks(path, name, s, t, hl, n_marks);
+    if (cats)
+        category_json(path, name, s, t, cats, hl, n_marks);
+    ms_categories_free(cats);
     free(hl);
     ms_leak_marks_free(marks);
     ms_timeline_free(t);

@@ -150,7 +150,8 @@ static void test_chart_roundtrip(void)
     int device;
     if (check_open_timeline("testdata/gpt2_train.pickle", &s, &device, &t))
         return;
-    ms_chart_source src = {s, ms_snapshot_trace(s, device), t, "gpt2_train.pickle"};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, device), .tl = t,
+                           .label = "gpt2_train.pickle"};
     ms_chart_spec spec = {0};
     ms_chart *chart = NULL;
     ms_error err;

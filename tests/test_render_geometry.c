@@ -194,7 +194,7 @@ static void check_file(const char *path, const char *name, void *arg)
     if (check_open_timeline(path, &s, &dev, &tl))
         return;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    ms_chart_source src = {s, ms_snapshot_trace(s, dev), tl, base};
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl, .label = base};
 
     /* Default chart: time axis, one band per large allocation. */
     ms_chart_spec spec;
@@ -383,7 +383,7 @@ static void check_synthetic(void)
     tl.trace_complete = true;
     tl.allocs = allocs;
     tl.n_allocs = 3;
-    ms_chart_source src = {NULL, &tr, &tl, "synthetic"};
+    ms_chart_source src = {.snap = NULL, .trace = &tr, .tl = &tl, .label = "synthetic"};
     ms_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.no_legend = true;

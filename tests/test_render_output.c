@@ -1,6 +1,7 @@
 /* Rendered files: every testdata snapshot drawn to PNG and SVG. PNGs decode at the size
  * asked for and show the chart (not a blank page), SVGs are well-formed XML and small,
- * panels and overlays draw, and errors come back as codes instead of broken files. */
+ * panels and overlays draw, bands too thin to draw leave no gap in the stack, and errors
+ * come back as codes instead of broken files. */
 #include <cairo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,7 +129,8 @@ static int load(const char *path, loaded *out)
     if (check_open_timeline(path, &out->s, &dev, &out->tl))
         return -1;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    out->src = (ms_chart_source){out->s, ms_snapshot_trace(out->s, dev), out->tl, base};
+    out->src = (ms_chart_source){.snap = out->s, .trace = ms_snapshot_trace(out->s, dev),
+                                 .tl = out->tl, .label = base};
     return 0;
 }
 
@@ -405,6 +407,80 @@ static void render_highlights(void)
     unload(&l);
 }
 
+/* Bands too thin to draw (ten allocations of a fifth of a pixel each) between two thick
+ * ones, all made in the first microseconds and alive to the end (one more small one ends
+ * the trace ten seconds later): the band above reaches down over the thin ones, so no
+ * background shows through inside the stack, in any column. */
+static void render_no_gaps(void)
+{
+    const char *ctx = "thin bands leave no gap";
+    enum { N = 13 };
+    uint8_t action[N];
+    uint64_t addr[N], size[N];
+    int64_t time_us[N], active[N], reserved[N];
+    uint32_t stack[N];
+    uint16_t stream[N];
+    ms_alloc allocs[N];
+    int64_t sum = 0;
+    for (size_t i = 0; i < N; i++) {
+        action[i] = MS_ACT_ALLOC;
+        addr[i] = 0x1000 * (i + 1);
+        size[i] = i == 0 || i == N - 2 ? 1000 : 2; /* 2 bytes: about 0.17 px here */
+        time_us[i] = i == N - 1 ? 10000000 : (int64_t)i + 1;
+        sum += (int64_t)size[i];
+        active[i] = reserved[i] = sum;
+        stack[i] = MS_NO_STACK;
+        stream[i] = 0;
+        allocs[i] = (ms_alloc){addr[i], size[i], (int64_t)i, -1, -1, MS_NO_STACK, 0};
+    }
+    ms_trace tr = {0, N, action, addr, size, time_us, stack, stream};
+    ms_timeline tl;
+    memset(&tl, 0, sizeof tl);
+    tl.n_events = N;
+    tl.t_first_us = time_us[0];
+    tl.t_last_us = time_us[N - 1];
+    tl.active = active;
+    tl.reserved = reserved;
+    tl.peak_bytes = sum;
+    tl.peak_event = N - 1;
+    tl.reserved_peak_bytes = sum;
+    tl.trace_complete = true;
+    tl.allocs = allocs;
+    tl.n_allocs = N;
+    ms_chart_source src = {.trace = &tr, .tl = &tl, .label = "thin"};
+    ms_chart_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.no_legend = true;
+    ms_chart *ch = NULL;
+    ms_error err;
+    int W = 498, H = 300;
+    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, W, H}, &err), 0);
+    if (!ch)
+        return;
+    double px_per_byte = ch->plot.h / ch->y_max;
+    CHECK_TRUE_IN(ctx, 2 * px_per_byte < 0.2 && 20 * px_per_byte > 1.0);
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
+    cairo_t *cr = cairo_create(img);
+    CHECK_EQ_INT_IN(ctx, ms_chart_draw(cr, ch, &err), 0);
+    cairo_surface_flush(img);
+    const unsigned char *data = cairo_image_surface_get_data(img);
+    int stride = cairo_image_surface_get_stride(img);
+    size_t holes = 0;
+    /* From the plot's bottom to a pixel under the top, right of the first column. */
+    for (size_t c = 1; c < ch->n_cols; c++) {
+        int x = (int)ch->plot.x + (int)c;
+        int top = (int)ms_chart_py(ch, (double)ch->col_active[c]) + 2;
+        for (int y = top; y < (int)(ch->plot.y + ch->plot.h) - 1; y++) {
+            uint32_t px = *(const uint32_t *)(data + (size_t)y * (size_t)stride + 4 * (size_t)x);
+            holes += (px & 0xffffff) == 0xffffff;
+        }
+    }
+    CHECK_EQ_INT_IN(ctx, holes, 0);
+    cairo_destroy(cr);
+    cairo_surface_destroy(img);
+    ms_chart_free(ch);
+}
+
 static void check_errors(void)
 {
     const char *ctx = "errors";
@@ -461,6 +537,7 @@ int main(void)
     size_t files = check_each_snapshot(render_one, NULL);
     render_multi();
     render_highlights();
+    render_no_gaps();
     if (files < 10)
         check_fail("expected the testdata snapshots (10 or more), found %zu", files);
     printf("render output: %zu snapshots drawn to PNG and SVG\n", files);

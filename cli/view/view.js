@@ -152,7 +152,7 @@
     var self = this, D = this.D, root = this.root;
     var bar = html('div', 'msv-bar', null, root);
     this.btn = {};
-    [['alloc', 'by allocation'], ['site', 'by site']].forEach(function (m) {
+    [['alloc', 'by allocation'], ['site', 'by site'], ['category', 'by category']].forEach(function (m) {
       if (!D.modes[m[0]]) return;
       var b = html('button', null, m[1], bar);
       b.type = 'button';
@@ -307,12 +307,12 @@
     var bands = el('g', { 'shape-rendering': 'crispEdges' }, plot);
     var outline = [], reserved = [], low = [], other = [], pale = [];
     this.shown.forEach(function (s) {
-      var d = s.d, C = D.cols, acc = new Float64Array(C);
+      var d = s.d, C = D.cols, acc = new Float64Array(C), drawn = new Float64Array(C);
       var c0 = Math.max(0, Math.floor((self.v0 - s.T.x0) / d.dx)), c1 = Math.min(C - 1, Math.floor((self.v1 - s.T.x0) / d.dx));
       s.c0 = c0; s.c1 = c1; s.paths = [];
       var X = function (c) { return self.px(s.T.x0 + c * d.dx); };
       d.groups.forEach(function (g, gi) {
-        var path = bandPath(g.runs, acc, c0, c1, X, self);
+        var path = bandPath(g.runs, acc, c0, c1, X, self, drawn);
         s.paths.push(path);
         if (path) el('path', { d: path, fill: g.fill }, bands);
         for (var k = 0; k < g.runs.length; k += 3)
@@ -328,7 +328,7 @@
         while (e + 1 <= c1 && d.a[e + 1] >= 0 && self.pyq(d.a[e + 1]) < self.py(acc[e + 1]) - 0.2) e++;
         var top = [], bot = [];
         for (var k = c; k <= e; k++) top.push(X(k) + ' ' + self.pyq(d.a[k]), X(k + 1) + ' ' + self.pyq(d.a[k]));
-        for (k = e; k >= c; k--) bot.push(X(k + 1) + ' ' + self.py(acc[k]), X(k) + ' ' + self.py(acc[k]));
+        for (k = e; k >= c; k--) bot.push(X(k + 1) + ' ' + self.py(drawn[k]), X(k) + ' ' + self.py(drawn[k]));
         other.push('M' + top.join('L') + 'L' + bot.join('L') + 'Z');
         c = e + 1;
       }
@@ -453,7 +453,7 @@
     if (LR[2] > 0 && this.shown.length) {
       var leg = this.shown[0].T.leg, g = el('g', {}, svg);
       var head = el('text', { x: LR[0], y: LR[1] + 11, 'font-size': 11, 'font-weight': 'bold', fill: th.fg }, g);
-      head.textContent = this.mode === 'site' ? 'bands: allocation sites' : 'largest allocations, by site';
+      head.textContent = D.legtitle ? D.legtitle[this.mode] || '' : this.mode === 'site' ? 'bands: allocation sites' : 'largest allocations, by site';
       var rows = Math.max(0, Math.floor((LR[3] - 22) / D.legrow));
       leg.slice(0, rows).forEach(function (e, i) {
         var y = LR[1] + 22 + i * D.legrow, col = D.strings[e[1]];
@@ -493,8 +493,9 @@
 
   /* A band's runs as closed step polygons over the columns c0..c1 (acc: the bytes below
    * it per column), as draw.c's band_path draws them. Bands thinner than a fifth of a
-   * pixel are left out as draw.c leaves them out. */
-  function bandPath(runs, acc, c0, c1, X, v) {
+   * pixel are left out as draw.c leaves them out; as there, a run reaches down to `drawn`
+   * (the top of the bands drawn so far) and raises it, so a band left out leaves no gap. */
+  function bandPath(runs, acc, c0, c1, X, v, drawn) {
     var out = '';
     for (var k = 0; k < runs.length; k += 3) {
       var a = Math.max(runs[k], c0), b = Math.min(runs[k] + runs[k + 1] - 1, c1), h = runs[k + 2];
@@ -508,7 +509,8 @@
       top.push(X(b + 1) + ' ' + prev);
       prev = null;
       for (c = b; c >= a; c--) {
-        var yb = v.py(acc[c]);
+        var yb = v.py(drawn[c]);
+        drawn[c] = acc[c] + h;
         if (yb !== prev) { if (prev !== null) bot.push(X(c + 1) + ' ' + prev); bot.push(X(c + 1) + ' ' + yb); prev = yb; }
       }
       bot.push(X(a) + ' ' + prev);
@@ -585,6 +587,19 @@
       var it = ta >= 0 ? this.iterAt(ta / 1e6) : -1;
       if (D.it.length) out.lines.push(it >= 0 ? 'iteration ' + (it + 1) + ' of ' + D.it.length : 'outside the iterations');
       out.key = 'a' + a;
+    } else if (this.mode === 'category') {
+      /* A category band: what it holds at the hovered column, and its share of it. */
+      out.title = D.strings[-1 - g.ref];
+      out.category = out.title;
+      out.size = hit.h;
+      out.stack = -1;
+      var total = hit.s.acc ? hit.s.acc[hit.c] : 0;
+      out.lines.push(fmtBytes(hit.h) + ' held as ' + out.title + ' here' +
+                     (total > 0 ? ' (' + (100 * hit.h / total).toFixed(1) + '% of ' + fmtBytes(total) + ')' : ''));
+      var it3 = this.iterAt(hit.x);
+      out.lines.push('at ' + fmtS(hit.x) + (D.it.length && it3 >= 0 ? ' · iteration ' + (it3 + 1) + ' of ' + D.it.length : ''));
+      out.note = 'A category holds many allocations: switch to by allocation for their stacks.';
+      out.key = 's' + g.ref;
     } else {
       out.title = D.strings[-1 - g.ref];
       out.size = hit.h;
@@ -597,6 +612,15 @@
     }
     return out;
   };
+
+  /* What the grey band on top is in each grouping (render's legend says the same). */
+  var REMAINDER = { alloc: 'smaller allocations', site: 'other sites', category: 'no allocation recorded' };
+
+  /* The tooltip's heading: a band's site, or its category (test hooks: docs/view.md). */
+  function tipTitle(t, info) {
+    var b = html('b', null, info.title, t);
+    b.setAttribute(info.category ? 'data-memsnap-category' : 'data-memsnap-site', info.title);
+  }
 
   View.prototype.tipAt = function (p, ev, content) {
     var tip = this.tip;
@@ -639,17 +663,16 @@
     if (!hit || hit.g === -2) { this.hideTip(); return; }
     if (hit.g === -1) {
       this.tipAt(p, ev, function (t) {
-        html('b', null, D.modes[self.mode] && self.mode === 'site' ? 'other sites' : 'smaller allocations', t);
+        html('b', null, REMAINDER[self.mode] || 'other', t);
         html('div', null, '≈ ' + fmtBytes(hit.h) + ' at ' + fmtS(hit.x), t);
       });
       return;
     }
     var info = this.describe(hit);
     this.tipAt(p, ev, function (t) {
-      var b = html('b', null, info.title, t);
-      b.setAttribute('data-memsnap-site', info.title);
+      tipTitle(t, info);
       info.lines.forEach(function (l) { html('div', null, l, t); });
-      html('div', 'msv-dim', 'click for the stack trace', t);
+      html('div', 'msv-dim', info.category ? 'click to pin these numbers' : 'click for the stack trace', t);
     });
   };
 
@@ -704,6 +727,7 @@
     });
     html('h4', null, info.title, box);
     info.lines.forEach(function (l) { html('p', 'msv-meta', l, box); });
+    if (info.note) { html('p', 'msv-meta', info.note, box); return; }
     if (!frames.length) { html('p', 'msv-meta', 'No stack was recorded for this allocation.', box); return; }
     var ol = html('ol', null, null, box), i = 0;
     while (i < frames.length) {
@@ -766,9 +790,9 @@
     this.sel = { key: info.key };
     this.drawSel();
     this.tipAt(p, null, function (t) {
-      html('b', null, info.title, t).setAttribute('data-memsnap-site', info.title);
+      tipTitle(t, info);
       info.lines.forEach(function (l) { html('div', null, l, t); });
-      html('div', 'msv-dim', 'Enter: pin the stack trace', t);
+      html('div', 'msv-dim', info.category ? 'Enter: pin these numbers' : 'Enter: pin the stack trace', t);
     });
   };
 

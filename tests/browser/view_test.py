@@ -15,6 +15,8 @@ loads it from a file:// URL and checks, with real values:
     site where this build's leaks JSON has no stacks); otherwise the stack must hold the
     site the tooltip named;
   * dragging zooms in (a deeper level), double-click zooms out, the by-site switch works;
+  * the by-category switch: a band's tooltip names its category and its bytes at the
+    hovered column, the legend names the categories, the keyboard walks them;
     with --zoom-iteration a click on the iteration strip zooms to one iteration and the
     bands then are that iteration's own allocations;
   * a screenshot is not blank (many colours, ink over a real part of the page).
@@ -123,8 +125,9 @@ class Page:
     def tooltip(self):
         return self.b.eval("""(function(){
           var t = document.querySelector('[data-memsnap-tooltip]');
-          var s = t.querySelector('[data-memsnap-site]');
-          return {hidden: t.hidden, text: t.textContent, site: s ? s.getAttribute('data-memsnap-site') : null};
+          var s = t.querySelector('[data-memsnap-site]'), c = t.querySelector('[data-memsnap-category]');
+          return {hidden: t.hidden, text: t.textContent, site: s ? s.getAttribute('data-memsnap-site') : null,
+                  category: c ? c.getAttribute('data-memsnap-category') : null};
         })()""")
 
     def stack(self):
@@ -265,6 +268,42 @@ def drive(b, url, args, leaks):
     b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=site]').click()"})
     hit3 = p.scan(lambda t: bool(t["site"]) and "held by this site" in t["text"])
     check(hit3 is not None, "by site: hovering a band names a site and its bytes")
+    by_category(b, p)
+
+
+CATEGORIES = ("parameter", "optimizer state", "gradient", "input", "activation", "temporary",
+              "workspace", "other")
+
+
+def by_category(b, p):
+    """The by-category switch: its button, a band's tooltip naming a category with its
+    bytes at the hovered column, the legend of the categories, the keyboard."""
+    has = b.eval("!!document.querySelector('[data-memsnap-mode=category]')")
+    if not check(has, "the page offers by category"):
+        return
+    b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=category]').click()"})
+    check(b.eval("document.querySelector('[data-memsnap-mode=category]').getAttribute('aria-pressed')") == "true",
+          "the by-category button is pressed")
+    # Above the parameters, so the hovered band is one that changes over the steps.
+    hit = p.scan(lambda t: t["category"] in CATEGORIES and t["category"] != "parameter"
+                 and re.search(r"\d+(\.\d+)? (B|KiB|MiB|GiB) held as " + re.escape(t["category"]), t["text"]))
+    check(hit is not None, "by category: hovering a band names its category and its bytes there")
+    if hit:
+        print("category tooltip: %s" % hit[2]["text"])
+    legend = b.eval("""Array.prototype.map.call(document.querySelectorAll('[data-memsnap-chart] svg text'),
+                        function (e) { return e.textContent; })""")
+    check("bands: what the memory is" in legend and "parameter" in legend,
+          "the legend names the categories under its heading")
+    b.mouse("mouseMoved", 5, 5)
+    b.eval("document.querySelector('[data-memsnap-chart]').focus()")
+    b.key("ArrowUp")
+    t = p.tooltip()
+    check(not t["hidden"] and t["category"] in CATEGORIES,
+          "by category: ArrowUp shows a category band's tooltip (%s)" % t["category"])
+    b.key("Enter")
+    st = p.stack()
+    check(t["category"] is not None and t["category"] in st["text"], "Enter pins that category's numbers")
+    b.key("Escape")
 
 
 def main(argv):

@@ -49,12 +49,21 @@ renders "--format overrides the extension" "$tmp/a.img" 1600x800 -- "$bin" rende
 renders "size, events axis, window, dark" "$tmp/b.png" 900x500 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/b.png" --width 900 --height 500 --x events --from 1000 --to 2000 --dark
 renders "--by site --top 5" "$tmp/c.png" 1600x800 -- "$bin" render testdata/leak_layers.pickle -o "$tmp/c.png" --by site --top 5
 renders "--by phase" "$tmp/d.png" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/d.png" --by phase
+renders "--by category" "$tmp/k.png" 1600x800 -- "$bin" render testdata/cat_adamw.pickle -o "$tmp/k.png" --by category
+renders "--by category svg, dark, leaks" "$tmp/k.svg" 1600x800 -- "$bin" render testdata/leak_layers.pickle -o "$tmp/k.svg" --by category --dark --leaks
+renders "--by category panels" "$tmp/k2.png" 1600x1000 -- "$bin" render testdata/cat_adamw.pickle testdata/cat_infer.pickle -o "$tmp/k2.png" --by category
+renders "--by category overlay" "$tmp/k3.png" 1600x800 -- "$bin" render testdata/cat_adamw.pickle testdata/cat_infer.pickle -o "$tmp/k3.png" --by category --overlay
 renders "--title, --no-legend, --output=" "$tmp/e.png" 1200x600 -- "$bin" render testdata/streams.pickle --output="$tmp/e.png" --width=1200 --height=600 --title "streams" --no-legend
 renders "two files as panels" "$tmp/f.png" 1600x1000 -- "$bin" render testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$tmp/f.png"
 renders "two files overlaid" "$tmp/g.svg" 1600x800 -- "$bin" render testdata/noleak_layers.pickle testdata/leak_layers.pickle --overlay -o "$tmp/g.svg"
 renders "explicit device" "$tmp/h.png" 1600x800 -- "$bin" render testdata/ddp_rank1.pickle --device 1 -o "$tmp/h.png"
 renders "ring buffer wrapped" "$tmp/i.png" 1600x800 -- "$bin" render testdata/ring_wrap.pickle -o "$tmp/i.png"
 renders "gzip input" "$tmp/j.png" 1600x800 -- bash -c "gzip -c testdata/linear_infer.pickle > '$tmp/l.pickle.gz' && '$bin' render '$tmp/l.pickle.gz' -o '$tmp/j.png'"
+
+# By category is its own picture, not the default one under another name.
+if [ -s "$tmp/k.png" ] && "$bin" render testdata/cat_adamw.pickle -o "$tmp/k0.png" 2> /dev/null &&
+   ! cmp -s "$tmp/k.png" "$tmp/k0.png"; then ok "--by category differs from --by alloc"
+else bad "--by category drew the same image as --by alloc"; fi
 
 # Provenance: the PNG's tEXt chunks and the SVG's <metadata> name memsnap and its
 # version, the input file, the title and the exact peak (the allocator's counter).
@@ -96,7 +105,8 @@ expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus te
 expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
 expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
 expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
-expect "bad --by" 2 "--by takes" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase' or 'category'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "--by category help" 0 "alloc\|site\|phase\|category" -- "$bin" render --help
 expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
 expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100
 expect "empty window" 2 "--to must be after --from" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 2 --to 1

@@ -28,6 +28,22 @@ charts=0
 if grep -Eq '"timeline_png":[[:space:]]*"timeline-gpt2_train.png"' "$T/a/b/c/summary.json"; then
   charts=1
   [ -s "$T/a/b/c/timeline-gpt2_train.png" ] || bad "timeline-gpt2_train.png missing"
+  # The memory by category beside it: a PNG, named in the JSON, shown on the page under
+  # the categories table (inline SVG with its caption) and in summary.md.
+  c=categories-gpt2_train.png
+  [ "$(head -c 8 "$T/a/b/c/$c" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || bad "$c is not a PNG"
+  grep -Eq "\"categories_png\":[[:space:]]*\"$c\"" "$T/a/b/c/summary.json" || bad "categories_png not in summary.json"
+  grep -q "^!\[memory by category\]($c)\$" "$T/a/b/c/summary.md" || bad "$c not shown in summary.md"
+  python3 - "$T/a/b/c/index.html" "$c" <<'PY' || bad "the chart by category is not under the categories table"
+import re, sys
+h = open(sys.argv[1], encoding="utf-8").read()
+table = h.index("What the memory is")
+cap = h.index("Active memory over time by category")
+svg = h.rindex("<svg", 0, cap)
+assert table < svg < cap, (table, svg, cap)
+assert "<code>%s</code>" % sys.argv[2] in h[cap:cap + 400]
+PY
+  grep -q "$c" "$T/out" || bad "$c not in the 'wrote' line"
 fi
 
 # A file name with markup must reach the page and the Markdown as text, never as markup.
@@ -51,6 +67,7 @@ cp testdata/ddp_rank1.pickle "$T/run2/mem.pickle"
 run 0 "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same"
 if [ "$charts" = 1 ]; then
   [ -s "$T/same/timeline-mem.png" ] && [ -s "$T/same/timeline-mem-2.png" ] && [ -s "$T/same/ranks.png" ] \
+    && [ -s "$T/same/categories-mem.png" ] && [ -s "$T/same/categories-mem-2.png" ] \
     || { bad "colliding names not kept apart"; ls "$T/same"; }
 fi
 grep -Eq '"pair":[[:space:]]*\{' "$T/same/summary.json" || bad "two files give no pair comparison"

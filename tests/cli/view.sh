@@ -57,6 +57,34 @@ s=$(stat -c %s "$T/small.html"); b=$(stat -c %s "$T/big.html")
 [ "$s" -le $((200 * 1024 + 60000)) ] || bad "--budget 200KiB gave a $s-byte page"
 [ "$b" -gt "$s" ] || bad "a larger budget did not buy more detail ($b <= $s)"
 
+# The third grouping, by category: its levels, its legend heading, and per allocation
+# its category for the tooltips; the first window's bands are the eight categories in
+# the fixed order, bottom first.
+run 0 testdata/cat_adamw.pickle -o "$T/cat.html"
+python3 - "$T/cat.html" <<'PY' || bad "no usable by-category grouping in the page's data"
+import base64, json, re, sys
+h = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'<script type="application/json" id="memsnap-data-1">(.*?)</script>', h, re.S).group(1))
+assert sorted(d["modes"]) == ["alloc", "category", "site"], d["modes"].keys()
+assert len(d["modes"]["category"]) >= 1
+assert d["legtitle"]["category"] == "bands: what the memory is", d["legtitle"]
+assert "cat" in d["allocs"]
+def varints(s):
+    out, v, shift = [], 0, 0
+    for c in base64.b64decode(s):
+        v |= (c & 127) << shift
+        shift += 7
+        if not c & 128:
+            out.append(-(v >> 1) - 1 if v & 1 else v >> 1)
+            v, shift = 0, 0
+    return out
+g = varints(d["modes"]["category"][0][0]["g"])
+names = [d["strings"][-1 - x] for x in g[:8]]
+assert names == ["parameter", "optimizer state", "gradient", "input", "activation",
+                 "temporary", "workspace", "other"], names
+PY
+grep -q 'data-memsnap-mode' "$T/cat.html" || bad "no grouping buttons in the script"
+
 # Leaks are outlined unless asked not to.
 run 0 testdata/leak_layers.pickle -o "$T/leak.html"
 grep -q '"hl":\[\[' "$T/leak.html" || bad "no outlined band on a leak snapshot"

@@ -1,0 +1,314 @@
+/* Slices of a trace (see chart_slice.h) and the window charts built on them. A slice
+ * keeps the whole timeline's order of allocations and x values, so a chart of it equals
+ * ms_chart_build() of the same window on the whole trace (tests/test_chart_export.c). */
+#include "chart_slice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chart_export.h"
+#include "render_util.h"
+
+/* ------------------------------------------------------------------ slices */
+
+static int cmp_size_t(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const ms_alloc *slicer_allocs;
+
+static int cmp_alloc_event(const void *a, const void *b)
+{
+    const ms_alloc *x = &slicer_allocs[*(const size_t *)a];
+    const ms_alloc *y = &slicer_allocs[*(const size_t *)b];
+    if (x->alloc_event != y->alloc_event)
+        return x->alloc_event < y->alloc_event ? -1 : 1;
+    return cmp_size_t(a, b);
+}
+
+int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highlights,
+                    ms_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->src = src;
+    const ms_timeline *tl = src->tl;
+    size_t n = tl->n_allocs;
+    s->order = calloc(n ? n : 1, sizeof *s->order);
+    s->pre = calloc(n ? n : 1, sizeof *s->pre);
+    s->slice_of = calloc(n ? n : 1, sizeof *s->slice_of);
+    s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
+    if (!s->order || !s->pre || !s->slice_of || !s->hl)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    bool sorted = true;
+    for (size_t i = 0; i < n; i++) {
+        s->slice_of[i] = -1;
+        if (tl->allocs[i].alloc_event < 0) {
+            s->pre[s->n_pre++] = i;
+            continue;
+        }
+        if (s->n_order && tl->allocs[s->order[s->n_order - 1]].alloc_event >
+                              tl->allocs[i].alloc_event)
+            sorted = false;
+        s->order[s->n_order++] = i;
+    }
+    if (!sorted) { /* the timeline keeps them in order; this only guards the sweep */
+        slicer_allocs = tl->allocs;
+        qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
+    }
+    return 0;
+}
+
+void ms__slicer_free(ms__slicer *s)
+{
+    free(s->order);
+    free(s->pre);
+    free(s->alive);
+    free(s->action);
+    free(s->addr);
+    free(s->size);
+    free(s->time_us);
+    free(s->active);
+    free(s->reserved);
+    free(s->allocs);
+    free(s->global);
+    free(s->cat_of);
+    free(s->slice_of);
+    free(s->hl);
+}
+
+void ms__slicer_restart(ms__slicer *s)
+{
+    s->next = 0;
+    s->n_alive = 0;
+}
+
+static bool slicer_add_alive(ms__slicer *s, size_t i)
+{
+    if (s->n_alive == s->cap_alive) {
+        size_t c = s->cap_alive ? s->cap_alive * 2 : 1024;
+        size_t *p = realloc(s->alive, c * sizeof *p);
+        if (!p)
+            return false;
+        s->alive = p;
+        s->cap_alive = c;
+    }
+    s->alive[s->n_alive++] = i;
+    return true;
+}
+
+static bool slicer_room(ms__slicer *s, size_t events, size_t allocs)
+{
+    if (events > s->cap_events) {
+        size_t c = events;
+#define GROW(p) do { void *q = realloc(p, c * sizeof *(p)); if (!q) return false; p = q; } while (0)
+        GROW(s->action);
+        GROW(s->addr);
+        GROW(s->size);
+        GROW(s->time_us);
+        GROW(s->active);
+        GROW(s->reserved);
+        s->cap_events = c;
+    }
+    if (allocs > s->cap_allocs) {
+        size_t c = allocs;
+        GROW(s->allocs);
+        GROW(s->global);
+        GROW(s->cat_of);
+        s->cap_allocs = c;
+#undef GROW
+    }
+    return true;
+}
+
+static int64_t renumber(int64_t e, int64_t e0, int64_t e1, int64_t shift)
+{
+    if (e < 0)
+        return -1;
+    if (e < e0)
+        return -1;
+    if (e >= e1)
+        return -1;
+    return e - e0 + shift;
+}
+
+/* The slice of events [e0, e1) (e0 > 0: with the stand-in event first). Windows must come
+ * in increasing order between ms__slicer_restart() calls. */
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
+                   size_t n_hl, size_t *n_hl_out, ms_error *err)
+{
+    const ms_timeline *tl = s->src->tl;
+    const ms_trace *tr = s->src->trace;
+    /* Allocations made before the window join the alive list; the dead leave it. */
+    while (s->next < s->n_order && tl->allocs[s->order[s->next]].alloc_event < e0)
+        if (!slicer_add_alive(s, s->order[s->next++]))
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    size_t k = 0;
+    for (size_t i = 0; i < s->n_alive; i++) {
+        const ms_alloc *a = &tl->allocs[s->alive[i]];
+        if (a->free_event < 0 || a->free_event >= e0)
+            s->alive[k++] = s->alive[i];
+    }
+    s->n_alive = k;
+    size_t first = s->next, last = s->next;
+    while (last < s->n_order && tl->allocs[s->order[last]].alloc_event < e1)
+        last++;
+    int64_t shift = e0 > 0 ? 1 : 0;
+    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift;
+    size_t n_al = s->n_alive + (last - first) + s->n_pre;
+    if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    if (shift) {
+        s->action[0] = MS_ACT_OTHER;
+        s->addr[0] = s->size[0] = 0;
+        s->time_us[0] = tr->time_us[0];
+        s->active[0] = tl->active[e0 - 1];
+        s->reserved[0] = tl->reserved[e0 - 1];
+    }
+    size_t m = (size_t)(e1 - e0);
+    memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
+    memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
+    memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
+    memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
+    memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
+    memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+
+    /* The slice keeps the whole timeline's order of allocations (those made before the
+     * window, those made in it, those from before the trace), so band choices that tie on
+     * score fall the same way. Those made before the window are made at the stand-in
+     * event, so they stack above those from before the trace, as in the whole trace. */
+    size_t na = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        const size_t *list = pass == 0 ? s->alive : pass == 1 ? s->order + first : s->pre;
+        size_t len = pass == 0 ? s->n_alive : pass == 1 ? last - first : s->n_pre;
+        for (size_t i = 0; i < len; i++) {
+            const ms_alloc *a = &tl->allocs[list[i]];
+            if (pass == 2 && a->free_event >= 0 && a->free_event < e0)
+                continue;
+            s->global[na++] = list[i];
+        }
+    }
+    for (size_t i = 0; i < na; i++) {
+        ms_alloc a = tl->allocs[s->global[i]];
+        bool before = a.alloc_event >= 0 && a.alloc_event < e0;
+        a.alloc_event = before ? 0 : renumber(a.alloc_event, e0, e1, shift);
+        a.free_event = renumber(a.free_event, e0, e1, shift);
+        a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
+        s->allocs[i] = a;
+        s->slice_of[s->global[i]] = (int32_t)i;
+    }
+    size_t nh = 0;
+    for (size_t h = 0; h < n_hl; h++) {
+        int32_t i = s->slice_of[hl[h].alloc];
+        if (i >= 0)
+            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label};
+    }
+    *n_hl_out = nh;
+    for (size_t i = 0; i < na; i++)
+        s->slice_of[s->global[i]] = -1;
+
+    s->trace = *tr;
+    s->trace.n = n_ev;
+    s->trace.action = s->action;
+    s->trace.addr = s->addr;
+    s->trace.size = s->size;
+    s->trace.time_us = s->time_us;
+    s->trace.stack = NULL;
+    s->trace.stream = NULL;
+    s->tl = *tl;
+    s->tl.n_events = n_ev;
+    s->tl.active = s->active;
+    s->tl.reserved = s->reserved;
+    s->tl.active_start = shift ? tl->active[e0 - 1] : tl->active_start;
+    s->tl.reserved_start = shift ? tl->reserved[e0 - 1] : tl->reserved_start;
+    s->tl.allocs = s->allocs;
+    s->tl.n_allocs = na;
+    s->tl.peak_alive = NULL;
+    s->tl.n_peak_alive = 0;
+    /* The categories know the whole timeline's allocations: the slice says which. */
+    const size_t *cat = s->global;
+    if (s->src->category_alloc) {
+        for (size_t i = 0; i < na; i++)
+            s->cat_of[i] = s->src->category_alloc[s->global[i]];
+        cat = s->cat_of;
+    }
+    s->out = (ms_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
+                               .label = s->src->label, .categories = s->src->categories,
+                               .category_alloc = cat};
+    return 0;
+}
+
+/* ------------------------------------------------------------------ windows */
+
+double ms__slice_x(const ms_chart_source *src, size_t e)
+{
+    return (double)(src->trace->time_us[e] - src->trace->time_us[0]) / 1e6;
+}
+
+/* First event whose x is at least (strict: above) `x`; the comparison is the one the
+ * chart's column test makes, so a slice holds exactly the events its columns see. */
+int64_t ms__slice_first_event(const ms_chart_source *src, double x, bool strict)
+{
+    size_t lo = 0, hi = src->trace->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double v = ms__slice_x(src, mid);
+        if (strict ? v <= x : v < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo;
+}
+
+/* Makes a chart built on a slice look like one built on the whole trace. */
+static void unslice(ms_chart *ch, const ms__slicer *sl, int64_t e0)
+{
+    int64_t shift = e0 > 0 ? 1 : 0;
+    for (size_t c = 0; c < ch->n_cols; c++) {
+        int64_t e = ch->col_event[c];
+        if (e == MS_CHART_NO_EVENT || (e < 0 && !shift))
+            continue;
+        ch->col_event[c] = e < 0 ? e : e - shift + e0;
+    }
+    for (size_t g = 0; g < ch->n_groups; g++)
+        if (ch->groups[g].alloc >= 0)
+            ch->groups[g].alloc = (int64_t)sl->global[ch->groups[g].alloc];
+}
+
+int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+                          ms_chart_rect area, ms_error *err)
+{
+    if (!out)
+        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+    *out = NULL;
+    if (!spec || !src || !src->trace || !src->tl || spec->x_mode != MS_CHART_X_TIME ||
+        !spec->has_from || !spec->has_to || !(spec->to > spec->from) ||
+        (src->tl->n_allocs && !src->tl->allocs) || src->tl->n_events != src->trace->n ||
+        (src->tl->n_events && (!src->tl->active || !src->tl->reserved)))
+        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time window and a "
+                                                "timeline with curves and allocations");
+    for (size_t h = 0; h < spec->n_highlights; h++)
+        if (!spec->highlights || spec->highlights[h].alloc >= src->tl->n_allocs)
+            return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
+    ms__slicer sl;
+    int rc = ms__slicer_init(&sl, src, spec->n_highlights, err);
+    int64_t e0 = ms__slice_first_event(src, spec->from, false);
+    int64_t e1 = ms__slice_first_event(src, spec->to, true);
+    if (e1 < e0)
+        e1 = e0;
+    size_t nh = 0;
+    if (!rc)
+        rc = ms__slicer_cut(&sl, e0, e1, spec->highlights, spec->n_highlights, &nh, err);
+    if (!rc) {
+        ms_chart_spec s = *spec;
+        s.highlights = sl.hl;
+        s.n_highlights = nh;
+        rc = ms_chart_build(out, &sl.out, &s, area, err);
+    }
+    if (!rc)
+        unslice(*out, &sl, e0);
+    ms__slicer_free(&sl);
+    return rc;
+}

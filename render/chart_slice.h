@@ -1,0 +1,60 @@
+/* Slices of a trace for the chart pyramid (chart_export.c): the events of one x window as
+ * a trace of their own, so charting a window costs its events and allocations, not the
+ * whole trace's. Private to render/; the public entry is ms_chart_build_window()
+ * (chart_export.h). */
+#ifndef MEMSNAP_RENDER_CHART_SLICE_H
+#define MEMSNAP_RENDER_CHART_SLICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chart.h"
+
+/* A window's events as a trace of their own: a stand-in event at the trace's first time
+ * holding the state carried into the window (so x values stay those of the whole trace),
+ * then the window's events; its allocations are those alive in it, with their events
+ * renumbered. Charts built on it equal charts of the whole trace with the same window. */
+typedef struct ms__slicer {
+    const ms_chart_source *src;
+    size_t *order;      /* trace allocations by alloc event */
+    size_t n_order;
+    size_t *pre;        /* allocations alive before the trace */
+    size_t n_pre;
+    size_t next;        /* sweep position in order[] */
+    size_t *alive;      /* allocated before the current window start, maybe still alive */
+    size_t n_alive, cap_alive;
+    /* The slice. */
+    ms_trace trace;
+    ms_timeline tl;
+    uint8_t *action;
+    uint64_t *addr, *size;
+    int64_t *time_us, *active, *reserved;
+    size_t cap_events;
+    ms_alloc *allocs;
+    size_t *global;     /* slice alloc -> global index */
+    size_t *cat_of;     /* slice alloc -> index in the categories' timeline, when the
+                           source maps its own allocations (else `global` is that) */
+    size_t cap_allocs;
+    int32_t *slice_of;  /* global -> slice index, -1 */
+    ms_chart_highlight *hl;
+    ms_chart_source out;
+} ms__slicer;
+
+int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highlights,
+                    ms_error *err);
+void ms__slicer_free(ms__slicer *s);
+/* Back to the trace's start: the next cut may be any window. */
+void ms__slicer_restart(ms__slicer *s);
+/* The slice of events [e0, e1) in s->out (e0 > 0: with the stand-in event first), and
+ * the highlights that fall in it (s->hl, *n_hl_out of them). Windows must come in
+ * increasing order between ms__slicer_restart() calls. */
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
+                   size_t n_hl, size_t *n_hl_out, ms_error *err);
+
+/* x (seconds since the first event) of event e of a source with events. */
+double ms__slice_x(const ms_chart_source *src, size_t e);
+/* First event whose x is at least (strict: above) `x`. */
+int64_t ms__slice_first_event(const ms_chart_source *src, double x, bool strict);
+
+#endif

@@ -1,0 +1,68 @@
+/* The encodings of the chart export (chart_export.c, docs/view.md): growable JSON text,
+ * integer streams written as base64 of LEB128 varints, and a string table that writes
+ * each repeated text once. Private to render/.
+ *
+ * Errors are sticky: a buffer that runs out of memory or past its ceiling (1 GiB) sets
+ * `bad` and ignores what follows, so a writer checks once at the end. */
+#ifndef MEMSNAP_RENDER_EXPORT_TEXT_H
+#define MEMSNAP_RENDER_EXPORT_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ growable text */
+
+typedef struct ms__sbuf {
+    char *p; /* NUL-terminated once anything was written; the owner frees it */
+    size_t n, cap;
+    bool bad;
+} ms__sbuf;
+
+void ms__sb_put(ms__sbuf *b, const char *s, size_t n);
+void ms__sb_puts(ms__sbuf *b, const char *s);
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void ms__sb_printf(ms__sbuf *b, const char *fmt, ...);
+/* A number JSON can hold: finite, shortest text that reads back the same. */
+void ms__sb_num(ms__sbuf *b, double v);
+/* A JSON string that is also safe inside <script type="application/json">: '<', '>' and
+ * '&' are escaped, bidi and C1 controls become the visible text \u{XXXX}. */
+void ms__sb_str(ms__sbuf *b, const char *s);
+
+/* ------------------------------------------------------------------ integer streams */
+
+/* Integer arrays travel as base64 of LEB128 varints (signed ones zigzagged): a column of
+ * byte counts costs 2-5 characters instead of 8-12 as decimal text. */
+typedef struct ms__vbuf {
+    uint8_t *p;
+    size_t n, cap;
+    bool bad;
+} ms__vbuf;
+
+void ms__vb_u(ms__vbuf *v, uint64_t x);
+void ms__vb_s(ms__vbuf *v, int64_t x);
+/* The stream as a quoted base64 string; empties the stream for the next one. */
+void ms__sb_b64(ms__sbuf *b, ms__vbuf *v);
+
+/* ------------------------------------------------------------------ string table */
+
+/* Site labels, frame names, file names, legend texts and colours repeat across windows;
+ * each is written once and referred to by index. */
+typedef struct ms__str_table {
+    char **s;
+    size_t n, cap;
+    uint32_t *slot; /* open addressing: index + 1, 0 empty */
+    size_t n_slots;
+    size_t bytes;   /* their JSON text, about */
+    bool bad;
+} ms__str_table;
+
+/* The index of `s` (NULL: ""), added when new. */
+int64_t ms__st_id(ms__str_table *t, const char *s);
+/* Forgets the strings added after the first `n` (a level that did not fit). */
+void ms__st_truncate(ms__str_table *t, size_t n);
+void ms__st_free(ms__str_table *t);
+
+#endif
