@@ -306,46 +306,21 @@ void ms__cat_ctx_free(ms__cat_ctx *x)
     memset(x, 0, sizeof *x);
 }
 
-int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
-                      const ms_iterations *it, ms_error *err)
+/* Whether the trace's own allocations have stacks with C++ frames. */
+static bool trace_has_cpp(const ms__cat_ctx *x)
 {
-    memset(x, 0, sizeof *x);
-    x->s = s;
-    x->t = t;
-    x->tr = ms_snapshot_trace(s, t->device);
     const ms_trace *tr = x->tr;
-    x->iter_start = it && it->n ? it->items[0].start_event : -1;
-    x->it = it;
-    bool snapshot_cpp = false;
-    int rc = ms__cat_stacks_build(&x->stack_flags, &snapshot_cpp, s, err);
-    if (rc)
-        return rc;
-    /* C++ frames in the final segments' blocks say nothing about how the trace was
-     * recorded; only the trace's own allocations do. */
-    bool any_cpp = false;
-    if (snapshot_cpp)
-        for (size_t i = 0; i < tr->n && !any_cpp; i++)
-            if (tr->action[i] == MS_ACT_ALLOC && tr->stack[i] != MS_NO_STACK &&
-                tr->stack[i] < ms_snapshot_stack_count(s) &&
-                (x->stack_flags[tr->stack[i]] & CS_CPP))
-                any_cpp = true;
-    x->cpp_stacks = any_cpp;
+    for (size_t i = 0; i < tr->n; i++)
+        if (tr->action[i] == MS_ACT_ALLOC && tr->stack[i] != MS_NO_STACK &&
+            tr->stack[i] < ms_snapshot_stack_count(x->s) &&
+            (x->stack_flags[tr->stack[i]] & CS_CPP))
+            return true;
+    return false;
+}
 
-    ann_range *ar = NULL;
-    size_t nar = 0;
-    rc = annotation_ranges(&ar, &nar, s, tr, err);
-    if (rc) {
-        ms__cat_ctx_free(x);
-        return rc;
-    }
-
-    /* One pass: each allocation's tag from its stack, grouped into runs of one tag. The
-     * annotations are consulted through a cursor over the ranges sorted by start; few
-     * ranges overlap, so the active set stays tiny. */
-    run *runs = NULL;
-    size_t nruns = 0, capruns = 0;
-    uint64_t with_stack = 0, allocs = 0;
-    /* Ranges sorted by first event (insertion sort: they come nearly in order). */
+/* Ranges by first event (insertion sort: they come nearly in order). */
+static void sort_ranges(ann_range *ar, size_t nar)
+{
     for (size_t i = 1; i < nar; i++) {
         ann_range v = ar[i];
         size_t j = i;
@@ -355,14 +330,15 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         }
         ar[j] = v;
     }
-    /* Each stack's tag and source, one byte, looked up per event. */
-    size_t nst = ms_snapshot_stack_count(s);
+}
+
+/* Each stack's tag and source, one byte (tag | src << 4), looked up per event; entry
+ * `nst` is for events without a stack. NULL when out of memory. */
+static uint8_t *stack_tags(const ms__cat_ctx *x, size_t nst)
+{
     uint8_t *stag = malloc(nst + 1);
-    if (!stag) {
-        free(ar);
-        ms__cat_ctx_free(x);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
-    }
+    if (!stag)
+        return NULL;
     for (size_t k = 0; k < nst; k++) {
         uint8_t f = x->stack_flags[k];
         uint8_t tag = TAG_NONE, src = 0;
@@ -379,6 +355,21 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         stag[k] = (uint8_t)(tag | src << 4);
     }
     stag[nst] = TAG_EMPTY;
+    return stag;
+}
+
+/* One pass: each allocation's tag from its stack, grouped into runs of one tag. The
+ * annotations are consulted through a cursor over the ranges sorted by start; few
+ * ranges overlap, so the active set stays tiny. Also counts the allocations, and those
+ * with a stack. 0, or -1 when out of memory (nothing is returned then). */
+static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
+                    uint64_t *allocs_out, const ms_trace *tr, const uint8_t *stag, size_t nst,
+                    const ann_range *ar, size_t nar)
+{
+    run *runs = NULL;
+    size_t nruns = 0, capruns = 0;
+    uint64_t with_stack = 0, allocs = 0;
+    int rc = 0;
     size_t next_ar = 0;
     size_t *active = NULL, nactive = 0, capactive = 0;
     int64_t next_first = nar ? ar[0].first : INT64_MAX;
@@ -440,22 +431,26 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         cur_last = keep ? (int64_t)i : cur_last;
         cur_src |= keep ? src : 0;
     }
-    if (nruns && !rc) {
-        runs[nruns - 1].last = cur_last;
-        runs[nruns - 1].src = cur_src;
-    }
-    free(stag);
     free(active);
     if (rc) {
         free(runs);
-        free(ar);
-        ms__cat_ctx_free(x);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+        return rc;
     }
-    /* With stacks='python' the autograd thread has no Python frames: its allocations come
-     * with empty stacks while everything else has one. With C++ frames recorded (or no
-     * stacks at all) an empty stack says nothing. */
-    bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
+    if (nruns) {
+        runs[nruns - 1].last = cur_last;
+        runs[nruns - 1].src = cur_src;
+    }
+    *runs_out = runs;
+    *nruns_out = nruns;
+    *with_stack_out = with_stack;
+    *allocs_out = allocs;
+    return 0;
+}
+
+/* Runs of tags into runs of phase kinds, gaps between runs of one phase joined; returns
+ * how many are left. */
+static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward)
+{
     for (size_t k = 0; k < nruns; k++) {
         if (runs[k].kind == TAG_EMPTY) {
             runs[k].kind = empty_is_backward ? TAG_BWD : TAG_NONE;
@@ -483,18 +478,17 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
             runs[m++] = r;
         }
     }
-    nruns = m;
+    return m;
+}
 
-    /* Segments cover the whole trace: each runs from its first event to the next
-     * segment's first event, so the untagged frees after a phase's last tagged event
-     * still belong to it. A leading gap is the setup. */
+/* Segments cover the whole trace: each runs from its first event to the next
+ * segment's first event, so the untagged frees after a phase's last tagged event
+ * still belong to it. A leading gap is the setup. False when out of memory. */
+static bool segments_from_runs(ms__cat_ctx *x, const run *runs, size_t nruns)
+{
     x->segs = calloc(nruns ? nruns : 1, sizeof *x->segs);
-    if (!x->segs) {
-        free(runs);
-        free(ar);
-        ms__cat_ctx_free(x);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
-    }
+    if (!x->segs)
+        return false;
     size_t counts[MS__PH_COUNT] = {0};
     for (size_t k = 0; k < nruns; k++) {
         ms__cat_seg *g = &x->segs[k];
@@ -502,7 +496,7 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         g->src = runs[k].src;
         g->start = k == 0 ? 0 : runs[k].first;
         g->last_alloc = runs[k].last;
-        g->end = k + 1 < nruns ? runs[k + 1].first : (int64_t)tr->n;
+        g->end = k + 1 < nruns ? runs[k + 1].first : (int64_t)x->tr->n;
         g->close = g->end;
         g->ordinal = (uint32_t)counts[g->kind]++;
         if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) {
@@ -513,20 +507,27 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     }
     x->nsegs = nruns;
     memcpy(x->counts, counts, sizeof counts);
-    free(runs);
-    /* A phase ends no later than its iteration: what is freed after the loop body
-     * (`del model, outputs` at the end of a script) was not freed by the phase. */
+    return true;
+}
+
+/* A phase ends no later than its iteration: what is freed after the loop body
+ * (`del model, outputs` at the end of a script) was not freed by the phase. */
+static void close_at_iterations(ms__cat_ctx *x)
+{
     for (size_t k = 0; k < x->nsegs; k++) {
         ms__cat_seg *g = &x->segs[k];
         if (g->kind != MS__PH_FWD && g->kind != MS__PH_BWD && g->kind != MS__PH_OPT)
             continue;
         size_t ik = ms__cat_iter_of(x, g->last_alloc);
-        if (ik != SIZE_MAX && it->items[ik].end_event < g->close)
-            g->close = it->items[ik].end_event;
+        if (ik != SIZE_MAX && x->it->items[ik].end_event < g->close)
+            g->close = x->it->items[ik].end_event;
     }
+}
 
-    /* An annotation that ends a phase early (the frees after it are the next step's)
-     * moves the boundary back to where the range ended. */
+/* An annotation that ends a phase early (the frees after it are the next step's)
+ * moves the boundary back to where the range ended. */
+static void close_at_annotations(ms__cat_ctx *x, const ann_range *ar, size_t nar)
+{
     for (size_t r = 0; r < nar; r++) {
         uint8_t kind = kind_of_tag(ar[r].tag);
         int64_t e = ar[r].end;
@@ -543,6 +544,58 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         if (e > g->last_alloc && e < g->close)
             g->close = e;
     }
+}
+
+int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
+                      const ms_iterations *it, ms_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->t = t;
+    x->tr = ms_snapshot_trace(s, t->device);
+    const ms_trace *tr = x->tr;
+    x->iter_start = it && it->n ? it->items[0].start_event : -1;
+    x->it = it;
+    bool snapshot_cpp = false;
+    int rc = ms__cat_stacks_build(&x->stack_flags, &snapshot_cpp, s, err);
+    if (rc)
+        return rc;
+    /* C++ frames in the final segments' blocks say nothing about how the trace was
+     * recorded; only the trace's own allocations do. */
+    bool any_cpp = snapshot_cpp && trace_has_cpp(x);
+    x->cpp_stacks = any_cpp;
+
+    ann_range *ar = NULL;
+    size_t nar = 0;
+    rc = annotation_ranges(&ar, &nar, s, tr, err);
+    if (rc) {
+        ms__cat_ctx_free(x);
+        return rc;
+    }
+    sort_ranges(ar, nar);
+    size_t nst = ms_snapshot_stack_count(s);
+    uint8_t *stag = stack_tags(x, nst);
+    run *runs = NULL;
+    size_t nruns = 0;
+    uint64_t with_stack = 0, allocs = 0;
+    bool ok = stag && tag_runs(&runs, &nruns, &with_stack, &allocs, tr, stag, nst, ar, nar) == 0;
+    free(stag);
+    if (ok) {
+        /* With stacks='python' the autograd thread has no Python frames: its allocations
+         * come with empty stacks while everything else has one. With C++ frames recorded
+         * (or no stacks at all) an empty stack says nothing. */
+        bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
+        nruns = merge_runs(runs, nruns, empty_is_backward);
+        ok = segments_from_runs(x, runs, nruns);
+    }
+    free(runs);
+    if (!ok) {
+        free(ar);
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    close_at_iterations(x);
+    close_at_annotations(x, ar, nar);
     free(ar);
     return 0;
 }

@@ -1,5 +1,6 @@
-/* Private helpers shared by iterations.c and leaks.c: what each stack says about the
- * program structure (optimizer step, layer, top-level forward call). */
+/* Private helpers shared by the iteration finder (iterations.c, iter_*.c) and leaks.c:
+ * what each stack says about the program structure (optimizer step, layer, top-level
+ * forward call). */
 #ifndef MEMSNAP_ITER_INTERNAL_H
 #define MEMSNAP_ITER_INTERNAL_H
 

@@ -408,8 +408,43 @@ static void sort_members(size_t *m, size_t n, const part *parts)
     }
 }
 
-int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err)
+/* What refining works in, allocated once for the most parts there can be. */
+typedef struct refine {
+    part *parts;
+    size_t np;
+    sized *tmp;
+    bool *once;
+    size_t *fill;      /* the members, grouped by finding */
+    size_t *new_index; /* the allocation index in its final order */
+    ms_leak *items;
+    ms_leak_member *members;
+    size_t *slot;
+    size_t *start;     /* finding o's members are fill[start[o] .. start[o + 1]) */
+    size_t *cursor;
+    block_map bm;
+    bool bm_ok;
+} refine;
+
+static void refine_free(refine *w)
+{
+    if (w->bm_ok) {
+        free(w->bm.addr);
+        free(w->bm.size);
+    }
+    free(w->parts);
+    free(w->tmp);
+    free(w->once);
+    free(w->fill);
+    free(w->new_index);
+    free(w->items);
+    free(w->members);
+    free(w->slot);
+    free(w->start);
+    free(w->cursor);
+}
+
+static bool refine_alloc(refine *w, const ms_leak_report *r, const ms_snapshot *s,
+                         const ms_timeline *t)
 {
     size_t n_leak = 0, max_n = 1;
     for (size_t f = 0; f < r->n; f++) {
@@ -419,60 +454,56 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
     }
     /* Each leak can give one retained part. */
     size_t cap = r->n + n_leak;
-    part *parts = calloc(cap ? cap : 1, sizeof *parts);
-    sized *tmp = malloc(max_n * sizeof *tmp);
-    bool *once = malloc(max_n * sizeof *once);
-    size_t *order = malloc((cap ? cap : 1) * sizeof *order);
-    size_t *new_index = malloc((r->n_alloc_index ? r->n_alloc_index : 1) * sizeof *new_index);
-    ms_leak *items = calloc(cap ? cap : 1, sizeof *items);
-    ms_leak_member *members = calloc(cap ? cap : 1, sizeof *members);
-    size_t *slot = malloc((cap ? cap : 1) * sizeof *slot);
-    size_t *start = calloc(cap + 1, sizeof *start);
-    size_t *cursor = calloc(cap ? cap : 1, sizeof *cursor);
-    block_map bm;
-    bool bm_ok = block_map_build(&bm, s, t->device);
-    if (!bm_ok || !parts || !tmp || !once || !order || !new_index || !items || !members ||
-        !slot || !start || !cursor) {
-        if (bm_ok) {
-            free(bm.addr);
-            free(bm.size);
-        }
-        free(parts);
-        free(tmp);
-        free(once);
-        free(order);
-        free(new_index);
-        free(items);
-        free(members);
-        free(slot);
-        free(start);
-        free(cursor);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
+    memset(w, 0, sizeof *w);
+    w->parts = calloc(cap ? cap : 1, sizeof *w->parts);
+    w->tmp = malloc(max_n * sizeof *w->tmp);
+    w->once = malloc(max_n * sizeof *w->once);
+    w->fill = malloc((cap ? cap : 1) * sizeof *w->fill);
+    w->new_index = malloc((r->n_alloc_index ? r->n_alloc_index : 1) * sizeof *w->new_index);
+    w->items = calloc(cap ? cap : 1, sizeof *w->items);
+    w->members = calloc(cap ? cap : 1, sizeof *w->members);
+    w->slot = malloc((cap ? cap : 1) * sizeof *w->slot);
+    w->start = calloc(cap + 1, sizeof *w->start);
+    w->cursor = calloc(cap ? cap : 1, sizeof *w->cursor);
+    w->bm_ok = block_map_build(&w->bm, s, t->device);
+    return w->bm_ok && w->parts && w->tmp && w->once && w->fill && w->new_index && w->items &&
+           w->members && w->slot && w->start && w->cursor;
+}
+
+/* The first stage's findings as parts, each leak's allocations that never repeat split
+ * off as a retained part of their own. */
+static void split_parts(refine *w, ms_leak_report *r, const ms_snapshot *s,
+                        const ms_timeline *t, const ms__stackinfo *si)
+{
     size_t np = 0;
     for (size_t f = 0; f < r->n; f++) {
-        part *p = &parts[np++];
+        part *p = &w->parts[np++];
         p->L = r->items[f];
         bool regrow = false;
         if (p->L.kind == MS_LEAK_LEAK) {
-            size_t n_once = split_once(r, t, p, tmp, once);
+            size_t n_once = split_once(r, t, p, w->tmp, w->once);
             if (n_once) {
-                part *q = &parts[np++];
+                part *q = &w->parts[np++];
                 q->L = p->L;
                 q->L.kind = MS_LEAK_RETAINED;
                 q->L.growth_count = q->L.growth_bytes = 0;
                 q->L.first_index = p->L.first_index + p->L.n_index - n_once;
                 q->L.n_index = n_once;
                 p->L.n_index -= n_once;
-                part_stats(q, r, s, t, si, &bm, false);
+                part_stats(q, r, s, t, si, &w->bm, false);
                 regrow = true;
             }
         }
-        part_stats(p, r, s, t, si, &bm, regrow);
+        part_stats(p, r, s, t, si, &w->bm, regrow);
     }
+    w->np = np;
+}
 
-    /* Findings: a leak joins the first earlier leak of the same pass and iterations (its
-     * leader); the rest lead their own. */
+/* Findings: a leak joins the first earlier leak of the same pass and iterations (its
+ * leader); the rest lead their own. Sets each part's `out` to its leader. */
+static void join_parts(part *parts, size_t np, const ms_leak_report *r, const ms_snapshot *s,
+                       const ms_timeline *t, const ms__stackinfo *si)
+{
     for (size_t i = 0; i < np; i++) {
         part *p = &parts[i];
         p->out = i;
@@ -510,97 +541,105 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
             }
         }
     }
-    /* Output findings in part order of their leaders. */
-    size_t nout = 0;
-    for (size_t i = 0; i < np; i++)
-        slot[i] = parts[i].out == i && parts[i].L.count ? nout++ : SIZE_MAX;
-    for (size_t i = 0; i < np; i++)
-        parts[i].out = parts[i].L.count ? slot[parts[i].out] : SIZE_MAX;
-    /* Members of each finding together, largest first. */
-    for (size_t i = 0; i < np; i++)
-        if (parts[i].out != SIZE_MAX)
-            start[parts[i].out + 1]++;
-    for (size_t o = 0; o < nout; o++)
-        start[o + 1] += start[o];
-    size_t *fill = order; /* the members, grouped by finding */
-    for (size_t i = 0; i < np; i++)
-        if (parts[i].out != SIZE_MAX)
-            fill[start[parts[i].out] + cursor[parts[i].out]++] = i;
-    for (size_t o = 0; o < nout; o++)
-        sort_members(fill + start[o], start[o + 1] - start[o], parts);
+}
 
-    /* Each finding: the sum of its members, named by its largest. */
-    for (size_t o = 0; o < nout; o++) {
-        const size_t *mem = fill + start[o];
-        size_t nm = start[o + 1] - start[o];
-        const part *big = &parts[mem[0]];
-        ms_leak *L = &items[o];
-        *L = big->L;
-        L->first_member = start[o];
-        L->n_members = nm;
-        if (L->kind == MS_LEAK_RETAINED)
-            L->pattern = MS_LEAK_PATTERN_ONCE;
-        else
-            L->pattern = MS_LEAK_PATTERN_SITE;
-        for (size_t m = 1; m < nm; m++) {
-            const ms_leak *x = &parts[mem[m]].L;
-            L->count += x->count;
-            L->bytes += x->bytes;
-            if (x->bytes_each_min < L->bytes_each_min)
-                L->bytes_each_min = x->bytes_each_min;
-            if (x->bytes_each_max > L->bytes_each_max)
-                L->bytes_each_max = x->bytes_each_max;
-            L->growth_count += x->growth_count;
-            L->growth_bytes += x->growth_bytes;
-            L->growth_allocated_bytes += x->growth_allocated_bytes;
-            if (x->first_alloc_us < L->first_alloc_us)
-                L->first_alloc_us = x->first_alloc_us;
-            if (x->last_alloc_us > L->last_alloc_us)
-                L->last_alloc_us = x->last_alloc_us;
-        }
-        L->call_site = UINT32_MAX;
-        if (nm > 1) {
-            const part *lead = NULL;
-            for (size_t m = 0; m < nm && !lead; m++)
-                if (parts[mem[m]].n_joined)
-                    lead = &parts[mem[m]];
-            if (!lead)
-                lead = big;
-            if ((lead->pass >> 32) == 2) {
-                L->pattern = MS_LEAK_PATTERN_BACKWARD;
-            } else {
-                L->pattern = lead->graph ? MS_LEAK_PATTERN_GRAPH : MS_LEAK_PATTERN_FORWARD;
-                L->call_site = (uint32_t)(lead->pass & 0xffffffffu);
-            }
-        }
-        if (L->kind == MS_LEAK_RETAINED) {
-            bool ws = true;
-            for (size_t j = 0; j < L->n_index && ws; j++)
-                ws = stack_is_workspace(s, si, t->allocs[r->alloc_index[L->first_index + j]].stack);
-            if (ws)
-                L->pattern = MS_LEAK_PATTERN_WORKSPACE;
-        }
-        /* Temporarily: which finding this was, to find its members after sorting. */
-        L->first_index = o;
+/* Numbers the findings in part order of their leaders (parts' `out` become finding
+ * numbers, SIZE_MAX for empty parts) and groups each finding's members, largest first;
+ * returns how many findings. */
+static size_t group_members(refine *w)
+{
+    part *parts = w->parts;
+    size_t np = w->np, nout = 0;
+    for (size_t i = 0; i < np; i++)
+        w->slot[i] = parts[i].out == i && parts[i].L.count ? nout++ : SIZE_MAX;
+    for (size_t i = 0; i < np; i++)
+        parts[i].out = parts[i].L.count ? w->slot[parts[i].out] : SIZE_MAX;
+    for (size_t i = 0; i < np; i++)
+        if (parts[i].out != SIZE_MAX)
+            w->start[parts[i].out + 1]++;
+    for (size_t o = 0; o < nout; o++)
+        w->start[o + 1] += w->start[o];
+    for (size_t i = 0; i < np; i++)
+        if (parts[i].out != SIZE_MAX)
+            w->fill[w->start[parts[i].out] + w->cursor[parts[i].out]++] = i;
+    for (size_t o = 0; o < nout; o++)
+        sort_members(w->fill + w->start[o], w->start[o + 1] - w->start[o], parts);
+    return nout;
+}
+
+/* Finding o: the sum of its members, named by its largest, with its pattern. Its
+ * first_index holds o until the findings are laid out (lay_out). */
+static void sum_finding(ms_leak *L, const refine *w, size_t o, const ms_leak_report *r,
+                        const ms_snapshot *s, const ms_timeline *t, const ms__stackinfo *si)
+{
+    const part *parts = w->parts;
+    const size_t *mem = w->fill + w->start[o];
+    size_t nm = w->start[o + 1] - w->start[o];
+    const part *big = &parts[mem[0]];
+    *L = big->L;
+    L->first_member = w->start[o];
+    L->n_members = nm;
+    if (L->kind == MS_LEAK_RETAINED)
+        L->pattern = MS_LEAK_PATTERN_ONCE;
+    else
+        L->pattern = MS_LEAK_PATTERN_SITE;
+    for (size_t m = 1; m < nm; m++) {
+        const ms_leak *x = &parts[mem[m]].L;
+        L->count += x->count;
+        L->bytes += x->bytes;
+        if (x->bytes_each_min < L->bytes_each_min)
+            L->bytes_each_min = x->bytes_each_min;
+        if (x->bytes_each_max > L->bytes_each_max)
+            L->bytes_each_max = x->bytes_each_max;
+        L->growth_count += x->growth_count;
+        L->growth_bytes += x->growth_bytes;
+        L->growth_allocated_bytes += x->growth_allocated_bytes;
+        if (x->first_alloc_us < L->first_alloc_us)
+            L->first_alloc_us = x->first_alloc_us;
+        if (x->last_alloc_us > L->last_alloc_us)
+            L->last_alloc_us = x->last_alloc_us;
     }
-    /* A split can leave a part below --min-bytes; drop such findings now. */
-    size_t keep = 0;
-    for (size_t o = 0; o < nout; o++)
-        if (items[o].bytes >= min_bytes)
-            items[keep++] = items[o];
-    qsort(items, keep, sizeof *items, cmp_leak);
+    L->call_site = UINT32_MAX;
+    if (nm > 1) {
+        const part *lead = NULL;
+        for (size_t m = 0; m < nm && !lead; m++)
+            if (parts[mem[m]].n_joined)
+                lead = &parts[mem[m]];
+        if (!lead)
+            lead = big;
+        if ((lead->pass >> 32) == 2) {
+            L->pattern = MS_LEAK_PATTERN_BACKWARD;
+        } else {
+            L->pattern = lead->graph ? MS_LEAK_PATTERN_GRAPH : MS_LEAK_PATTERN_FORWARD;
+            L->call_site = (uint32_t)(lead->pass & 0xffffffffu);
+        }
+    }
+    if (L->kind == MS_LEAK_RETAINED) {
+        bool ws = true;
+        for (size_t j = 0; j < L->n_index && ws; j++)
+            ws = stack_is_workspace(s, si, t->allocs[r->alloc_index[L->first_index + j]].stack);
+        if (ws)
+            L->pattern = MS_LEAK_PATTERN_WORKSPACE;
+    }
+    /* Temporarily: which finding this was, to find its members after sorting. */
+    L->first_index = o;
+}
 
-    /* Lay out members and allocation indices in the final order. */
+/* Lays out members and allocation indices of the first `keep` findings in their final
+ * order; *nmem and *ni: how many of each. */
+static void lay_out(refine *w, size_t keep, const ms_leak_report *r, size_t *nmem_out,
+                    size_t *ni_out)
+{
     size_t nmem = 0, ni = 0;
     for (size_t f = 0; f < keep; f++) {
-        ms_leak *L = &items[f];
+        ms_leak *L = &w->items[f];
         size_t o = L->first_index;
         L->first_member = nmem;
         L->first_index = ni;
         L->n_index = 0;
-        for (size_t m = start[o]; m < start[o + 1]; m++) {
-            const part *p = &parts[fill[m]];
-            ms_leak_member *M = &members[nmem++];
+        for (size_t m = w->start[o]; m < w->start[o + 1]; m++) {
+            const part *p = &w->parts[w->fill[m]];
+            ms_leak_member *M = &w->members[nmem++];
             M->site = p->L.site;
             M->layer = p->L.layer;
             M->count = p->L.count;
@@ -613,29 +652,50 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
             M->stack = p->L.stack;
             M->first_index = ni;
             M->n_index = p->L.n_index;
-            memcpy(new_index + ni, r->alloc_index + p->L.first_index,
-                   p->L.n_index * sizeof *new_index);
+            memcpy(w->new_index + ni, r->alloc_index + p->L.first_index,
+                   p->L.n_index * sizeof *w->new_index);
             ni += p->L.n_index;
             L->n_index += p->L.n_index;
         }
     }
-    free(bm.addr);
-    free(bm.size);
-    free(slot);
-    free(cursor);
-    free(start);
-    free(parts);
-    free(tmp);
-    free(once);
-    free(order);
+    *nmem_out = nmem;
+    *ni_out = ni;
+}
+
+int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
+                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err)
+{
+    refine w;
+    if (!refine_alloc(&w, r, s, t)) {
+        refine_free(&w);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+    }
+    split_parts(&w, r, s, t, si);
+    join_parts(w.parts, w.np, r, s, t, si);
+    size_t nout = group_members(&w);
+    for (size_t o = 0; o < nout; o++)
+        sum_finding(&w.items[o], &w, o, r, s, t, si);
+    /* A split can leave a part below --min-bytes; drop such findings now. */
+    size_t keep = 0;
+    for (size_t o = 0; o < nout; o++)
+        if (w.items[o].bytes >= min_bytes)
+            w.items[keep++] = w.items[o];
+    qsort(w.items, keep, sizeof *w.items, cmp_leak);
+    size_t nmem, ni;
+    lay_out(&w, keep, r, &nmem, &ni);
+
     free(r->items);
     free(r->alloc_index);
     free(r->members);
-    r->items = items;
+    r->items = w.items;
     r->n = keep;
-    r->alloc_index = new_index;
+    r->alloc_index = w.new_index;
     r->n_alloc_index = ni;
-    r->members = members;
+    r->members = w.members;
     r->n_members = nmem;
+    w.items = NULL;
+    w.new_index = NULL;
+    w.members = NULL;
+    refine_free(&w);
     return 0;
 }

@@ -373,30 +373,28 @@ static int cmp_leak(const void *pa, const void *pb)
     return a->layer < b->layer ? -1 : a->layer > b->layer;
 }
 
-static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                   const ms__stackinfo *si, const ms_leak_options *opt, ms_error *err)
+static int fail_findings(ms_error *err)
 {
-    const ms_trace *tr = ms_snapshot_trace(s, t->device);
-    const ms_iterations *it = r->iterations;
-    size_t N = it->n;
-    int64_t ref = N ? it->items[N - 1].end_event : (int64_t)tr->n;
-    r->ref_event = ref;
-    bool single = N <= 1;
+    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+}
 
-    gmap m;
-    memset(&m, 0, sizeof m);
-    int rc = 0;
-    for (size_t i = 0; i < t->n_allocs && !rc; i++) {
+/* First pass: every allocation made before the reference point goes to its (site, layer)
+ * group; those that outlived their own iteration are counted at each iteration end they
+ * lived through. */
+static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
+                           const ms__stackinfo *si, const ms_iterations *it, int64_t ref,
+                           ms_error *err)
+{
+    size_t N = it->n;
+    for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         if (a->alloc_event >= ref)
             continue;
         uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        uint32_t g = gmap_get(&m, site, stack_layer(si, a->stack));
-        if (g == UINT32_MAX) {
-            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
-            break;
-        }
-        group *gr = &m.g[g];
+        uint32_t g = gmap_get(m, site, stack_layer(si, a->stack));
+        if (g == UINT32_MAX)
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
+        group *gr = &m->g[g];
         int64_t k = iter_of(it, a->alloc_event);
         if (k < 0) {
             if (alive_at(a, ref))
@@ -409,10 +407,8 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
             gr->live_diff = calloc(N + 1, sizeof *gr->live_diff);
             gr->live_bdiff = calloc(N + 1, sizeof *gr->live_bdiff);
             gr->surv = calloc(N, sizeof *gr->surv);
-            if (!gr->live_diff || !gr->live_bdiff || !gr->surv) {
-                rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
-                break;
-            }
+            if (!gr->live_diff || !gr->live_bdiff || !gr->surv)
+                return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
         }
         /* Alive at the ends of iterations k .. last, where last is the final end not
          * after the free. */
@@ -428,57 +424,66 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         if (alive_at(a, ref))
             gr->surv[k]++;
     }
-    if (!rc && single)
-        rc = mark_suspects(&m, s, t, si, ref, err);
-    if (rc) {
-        gmap_free(&m);
-        return rc;
-    }
+    return 0;
+}
 
+/* A finding, still empty, for every group that classifies as one: (*gidx)[g] is group
+ * g's finding (SIZE_MAX none); *counts has room for one count per group. */
+static int open_findings(ms_leak_report *r, gmap *m, size_t **gidx_out, size_t **counts_out,
+                         ms_error *err)
+{
     size_t nfound = 0;
-    for (size_t g = 0; g < m.n; g++) {
-        classify(&m.g[g], N);
-        if (m.g[g].kind >= 0)
+    for (size_t g = 0; g < m->n; g++) {
+        classify(&m->g[g], r->iterations->n);
+        if (m->g[g].kind >= 0)
             nfound++;
     }
     r->items = calloc(nfound ? nfound : 1, sizeof *r->items);
-    if (!r->items) {
-        gmap_free(&m);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
-    /* Second pass: the allocations behind each finding, grouped by finding. */
-    size_t *gidx = malloc((m.n ? m.n : 1) * sizeof *gidx);
-    size_t *counts = calloc(m.n ? m.n : 1, sizeof *counts);
+    if (!r->items)
+        return fail_findings(err);
+    size_t *gidx = malloc((m->n ? m->n : 1) * sizeof *gidx);
+    size_t *counts = calloc(m->n ? m->n : 1, sizeof *counts);
     if (!gidx || !counts) {
         free(gidx);
         free(counts);
-        gmap_free(&m);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
+        return fail_findings(err);
     }
-    for (size_t g = 0; g < m.n; g++) {
+    for (size_t g = 0; g < m->n; g++) {
         gidx[g] = SIZE_MAX;
-        if (m.g[g].kind < 0)
+        if (m->g[g].kind < 0)
             continue;
         ms_leak *L = &r->items[r->n];
         memset(L, 0, sizeof *L);
-        L->kind = (ms_leak_kind)m.g[g].kind;
-        L->site = m.g[g].site;
-        L->layer = m.g[g].layer;
-        L->growth_count = m.g[g].growth_count;
-        L->growth_bytes = m.g[g].growth_bytes;
+        L->kind = (ms_leak_kind)m->g[g].kind;
+        L->site = m->g[g].site;
+        L->layer = m->g[g].layer;
+        L->growth_count = m->g[g].growth_count;
+        L->growth_bytes = m->g[g].growth_bytes;
         L->bytes_each_min = UINT64_MAX;
         L->first_alloc_us = INT64_MAX;
         L->last_alloc_us = INT64_MIN;
         gidx[g] = r->n++;
     }
+    *gidx_out = gidx;
+    *counts_out = counts;
+    return 0;
+}
+
+/* Second pass: the allocations behind each finding, added to its totals; (*alloc_group)[i]
+ * is allocation i's finding (UINT32_MAX none), *total how many have one. */
+static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
+                               const ms_timeline *t, const ms__stackinfo *si,
+                               const size_t *gidx, size_t *counts, uint32_t **alloc_group_out,
+                               size_t *total_out, ms_error *err)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    const ms_iterations *it = r->iterations;
+    int64_t ref = r->ref_event;
+    bool single = it->n <= 1;
     size_t total = 0;
     uint32_t *alloc_group = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *alloc_group);
-    if (!alloc_group) {
-        free(gidx);
-        free(counts);
-        gmap_free(&m);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
+    if (!alloc_group)
+        return fail_findings(err);
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         alloc_group[i] = UINT32_MAX;
@@ -488,11 +493,11 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         if (!tail && (a->alloc_event >= ref || !alive_at(a, ref)))
             continue;
         uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        uint32_t g = tail ? gmap_find(&m, site, stack_layer(si, a->stack))
-                          : gmap_get(&m, site, stack_layer(si, a->stack));
-        if (g == UINT32_MAX || g >= m.n || gidx[g] == SIZE_MAX)
+        uint32_t g = tail ? gmap_find(m, site, stack_layer(si, a->stack))
+                          : gmap_get(m, site, stack_layer(si, a->stack));
+        if (g == UINT32_MAX || g >= m->n || gidx[g] == SIZE_MAX)
             continue;
-        if (tail ? m.g[g].kind != MS_LEAK_LEAK : !counts_for(si, a, it, m.g[g].kind, ref, single))
+        if (tail ? m->g[g].kind != MS_LEAK_LEAK : !counts_for(si, a, it, m->g[g].kind, ref, single))
             continue;
         ms_leak *L = &r->items[gidx[g]];
         L->count++;
@@ -510,7 +515,18 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         counts[gidx[g]]++;
         total++;
     }
-    /* Drop empty and small findings, then lay out the index ranges. */
+    *alloc_group_out = alloc_group;
+    *total_out = total;
+    return 0;
+}
+
+/* Drops empty and small findings, lays out their allocation index ranges and sorts them
+ * (whole findings move; their index ranges move with them). gidx and counts are reused:
+ * per finding, its new place and its allocation count. */
+static int lay_out_index(ms_leak_report *r, const ms_timeline *t, const ms_leak_options *opt,
+                         size_t *gidx, size_t *counts, const uint32_t *alloc_group, size_t total,
+                         ms_error *err)
+{
     size_t keep = 0;
     for (size_t f = 0; f < r->n; f++) {
         ms_leak *L = &r->items[f];
@@ -523,13 +539,8 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     }
     r->n = keep;
     r->alloc_index = malloc((total ? total : 1) * sizeof *r->alloc_index);
-    if (!r->alloc_index) {
-        free(alloc_group);
-        free(gidx);
-        free(counts);
-        gmap_free(&m);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for findings");
-    }
+    if (!r->alloc_index)
+        return fail_findings(err);
     size_t pos = 0;
     for (size_t f = 0; f < r->n; f++) {
         r->items[f].first_index = pos;
@@ -543,13 +554,37 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         r->alloc_index[L->first_index + L->n_index++] = i;
     }
     r->n_alloc_index = pos;
-    /* Sorting moves whole findings; their index ranges move with them. */
     qsort(r->items, r->n, sizeof *r->items, cmp_leak);
+    return 0;
+}
+
+static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
+                   const ms__stackinfo *si, const ms_leak_options *opt, ms_error *err)
+{
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    const ms_iterations *it = r->iterations;
+    size_t N = it->n;
+    int64_t ref = N ? it->items[N - 1].end_event : (int64_t)tr->n;
+    r->ref_event = ref;
+
+    gmap m;
+    memset(&m, 0, sizeof m);
+    size_t *gidx = NULL, *counts = NULL, total = 0;
+    uint32_t *alloc_group = NULL;
+    int rc = count_survivors(&m, s, t, si, it, ref, err);
+    if (!rc && N <= 1)
+        rc = mark_suspects(&m, s, t, si, ref, err);
+    if (!rc)
+        rc = open_findings(r, &m, &gidx, &counts, err);
+    if (!rc)
+        rc = collect_allocations(r, &m, s, t, si, gidx, counts, &alloc_group, &total, err);
+    if (!rc)
+        rc = lay_out_index(r, t, opt, gidx, counts, alloc_group, total, err);
     free(alloc_group);
     free(gidx);
     free(counts);
     gmap_free(&m);
-    return 0;
+    return rc;
 }
 
 static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,

@@ -200,7 +200,136 @@ static void sim_release(sim *x)
     map_free(&x->live);
 }
 
-/* Runs the whole trace, filling t's statistics (and curves when given). */
+/* Where the replay of the events ended, relative to the start (whose own values only the
+ * final state tells). */
+typedef struct sim_end {
+    int64_t rel, rel_max, rel_max_event; /* active bytes: at the end, highest, where */
+    int64_t res, res_max;                /* reserved bytes: at the end, highest */
+} sim_end;
+
+static int fail_nomem(ms_error *err)
+{
+    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory while replaying the trace");
+}
+
+static int fail_state_too_big(const sim *x, ms_error *err)
+{
+    return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
+                    "device %d: the final state in 'segments' and the memory alive before the "
+                    "trace add up to more than 2^56 bytes (64 PiB, beyond any GPU)", x->device);
+}
+
+/* Blocks active at the end that no kept alloc explains were alive all along: each is a
+ * life from the start, counted as memory that existed before the trace. Also gives the
+ * final segments' total (*final_reserved) and how many blocks that was. */
+static int explain_final_blocks(sim *x, ms_timeline *t, const sim_end *e,
+                                int64_t *final_reserved, uint64_t *unexplained_count,
+                                ms_error *err)
+{
+    size_t nseg, nblk;
+    const ms_segment *segs = ms_snapshot_segments(x->s, &nseg);
+    const ms_block *blocks = ms_snapshot_blocks(x->s, &nblk);
+    int64_t reserved = 0, unexplained = 0;
+    uint64_t count = 0;
+    for (size_t g = 0; g < nseg; g++) {
+        if (segs[g].device != x->device)
+            continue;
+        reserved += (int64_t)segs[g].total_size;
+        if (!ms__size_ok((uint64_t)reserved))
+            return fail_state_too_big(x, err);
+        for (size_t b = segs[g].first_block; b < segs[g].first_block + segs[g].n_blocks; b++) {
+            const ms_block *blk = &blocks[b];
+            if (blk->state != MS_BLOCK_ACTIVE_ALLOCATED && blk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
+                continue;
+            if (map_find(&x->live, blk->address) != SIZE_MAX)
+                continue;
+            ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
+            unexplained += (int64_t)blk->requested_size;
+            if (!ms__size_ok((uint64_t)unexplained))
+                return fail_state_too_big(x, err);
+            count++;
+            if (note_end(x, &a, e->rel_max_event) || add_pre(x, &a))
+                return fail_nomem(err);
+        }
+    }
+    t->preexisting_bytes += unexplained;
+    t->preexisting_count += count;
+    if (!ms__size_ok((uint64_t)t->preexisting_bytes) ||
+        !ms__size_ok((uint64_t)(t->preexisting_bytes + e->rel_max)))
+        return fail_state_too_big(x, err);
+    *final_reserved = reserved;
+    *unexplained_count = count;
+    return 0;
+}
+
+/* MS_TIMELINE_PEAK_ALIVE: the lives that ended after the peak but were alive at it, and
+ * those still alive at the end that were allocated by then, handed to t. */
+static bool collect_peak_alive(sim *x, ms_timeline *t, int64_t rel_max_event)
+{
+    /* Still alive at the end and allocated by the peak: alive at the peak too. */
+    for (size_t j = 0; j <= x->live.mask; j++) {
+        if (x->live.vals[j] == UINT32_MAX)
+            continue;
+        const ms_alloc *r = &x->recs[x->live.vals[j]];
+        if (r->alloc_event <= rel_max_event) {
+            if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
+                return false;
+            x->since[x->nsince++] = *r;
+        }
+    }
+    t->peak_alive = x->since;
+    t->n_peak_alive = x->nsince;
+    x->since = NULL;
+    x->nsince = x->cap_since = 0;
+    return true;
+}
+
+/* After the last event: the start's values from the final state, then every statistic
+ * and curve made absolute, and the lives still open handed out. */
+static int settle_end(sim *x, ms_timeline *t, const sim_end *e, int64_t *active,
+                      int64_t *reserved, ms_error *err)
+{
+    const size_t n = x->tr->n;
+    int64_t final_reserved = 0;
+    uint64_t unexplained_count = 0;
+    int rc = explain_final_blocks(x, t, e, &final_reserved, &unexplained_count, err);
+    if (rc)
+        return rc;
+
+    t->active_start = t->preexisting_bytes;
+    t->peak_bytes = t->active_start + e->rel_max;
+    t->peak_event = e->rel_max_event;
+    t->live_end_bytes = t->active_start + e->rel;
+    t->live_end_count = x->live.count + unexplained_count;
+
+    /* Reserved memory before the first event is whatever the final segments hold beyond
+     * the trace's own net change. */
+    int64_t res_start = final_reserved - e->res;
+    if (res_start < 0)
+        res_start = 0; /* the trace freed more than it had: the file contradicts itself */
+    t->reserved_start = res_start;
+    t->reserved_peak_bytes = res_start + e->res_max;
+    t->reserved_end_bytes = res_start + e->res;
+    t->preexisting_segment_bytes = res_start;
+    t->trace_complete = t->preexisting_count == 0 && res_start == 0;
+
+    for (size_t i = 0; active && i < n; i++)
+        active[i] += t->active_start;
+    for (size_t i = 0; reserved && i < n; i++)
+        reserved[i] += res_start;
+    if (x->track_peak && !collect_peak_alive(x, t, e->rel_max_event))
+        return fail_nomem(err);
+    /* Allocations still alive at the end have no free event. */
+    if (!x->keep_all && x->emit) {
+        for (size_t j = 0; j <= x->live.mask; j++)
+            if (x->live.vals[j] != UINT32_MAX)
+                x->emit(x->ctx, &x->recs[x->live.vals[j]]);
+    }
+    return 0;
+}
+
+/* Runs the whole trace, filling t's statistics (and curves when given). The loop is the
+ * one pass over millions of events: only what follows it (settle_end) is apart. */
 static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, ms_error *err)
 {
     const ms_trace *tr = x->tr;
@@ -308,94 +437,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             x->on_event(x->event_ctx, i, rel);
     }
 
-    /* Blocks active at the end that no kept alloc explains were alive all along. */
-    size_t nseg, nblk;
-    const ms_segment *segs = ms_snapshot_segments(x->s, &nseg);
-    const ms_block *blocks = ms_snapshot_blocks(x->s, &nblk);
-    int64_t final_reserved = 0, unexplained = 0;
-    uint64_t unexplained_count = 0;
-    for (size_t g = 0; g < nseg; g++) {
-        if (segs[g].device != x->device)
-            continue;
-        final_reserved += (int64_t)segs[g].total_size;
-        if (!ms__size_ok((uint64_t)final_reserved))
-            goto too_big_state;
-        for (size_t b = segs[g].first_block; b < segs[g].first_block + segs[g].n_blocks; b++) {
-            const ms_block *blk = &blocks[b];
-            if (blk->state != MS_BLOCK_ACTIVE_ALLOCATED && blk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
-                continue;
-            if (map_find(&x->live, blk->address) != SIZE_MAX)
-                continue;
-            ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
-            unexplained += (int64_t)blk->requested_size;
-            if (!ms__size_ok((uint64_t)unexplained))
-                goto too_big_state;
-            unexplained_count++;
-            if (note_end(x, &a, rel_max_event) || add_pre(x, &a))
-                goto nomem;
-        }
-    }
-    t->preexisting_bytes += unexplained;
-    t->preexisting_count += unexplained_count;
-    if (!ms__size_ok((uint64_t)t->preexisting_bytes) ||
-        !ms__size_ok((uint64_t)(t->preexisting_bytes + rel_max)))
-        goto too_big_state;
-
-    t->active_start = t->preexisting_bytes;
-    t->peak_bytes = t->active_start + rel_max;
-    t->peak_event = rel_max_event;
-    t->live_end_bytes = t->active_start + rel;
-    t->live_end_count = x->live.count + unexplained_count;
-
-    /* Reserved memory before the first event is whatever the final segments hold beyond
-     * the trace's own net change. */
-    int64_t res_start = final_reserved - res;
-    if (res_start < 0)
-        res_start = 0; /* the trace freed more than it had: the file contradicts itself */
-    t->reserved_start = res_start;
-    t->reserved_peak_bytes = res_start + res_max;
-    t->reserved_end_bytes = res_start + res;
-    t->preexisting_segment_bytes = res_start;
-    t->trace_complete = t->preexisting_count == 0 && res_start == 0;
-
-    for (size_t i = 0; active && i < n; i++)
-        active[i] += t->active_start;
-    for (size_t i = 0; reserved && i < n; i++)
-        reserved[i] += res_start;
-    if (x->track_peak) {
-        /* Still alive at the end and allocated by the peak: alive at the peak too. */
-        for (size_t j = 0; j <= x->live.mask; j++) {
-            if (x->live.vals[j] == UINT32_MAX)
-                continue;
-            const ms_alloc *r = &x->recs[x->live.vals[j]];
-            if (r->alloc_event <= rel_max_event) {
-                if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
-                    goto nomem;
-                x->since[x->nsince++] = *r;
-            }
-        }
-        t->peak_alive = x->since;
-        t->n_peak_alive = x->nsince;
-        x->since = NULL;
-        x->nsince = x->cap_since = 0;
-    }
-    /* Allocations still alive at the end have no free event. */
-    if (!x->keep_all && x->emit) {
-        for (size_t j = 0; j <= x->live.mask; j++)
-            if (x->live.vals[j] != UINT32_MAX)
-                x->emit(x->ctx, &x->recs[x->live.vals[j]]);
-    }
-    return 0;
+    sim_end e = {rel, rel_max, rel_max_event, res, res_max};
+    return settle_end(x, t, &e, active, reserved, err);
 nomem:
-    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory while replaying the trace");
+    return fail_nomem(err);
 too_big:
     return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
                     "device %d: the sizes up to trace entry %zu add up to more than 2^56 bytes "
                     "(64 PiB, beyond any GPU)", x->device, bad_event);
-too_big_state:
-    return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
-                    "device %d: the final state in 'segments' and the memory alive before the "
-                    "trace add up to more than 2^56 bytes (64 PiB, beyond any GPU)", x->device);
 }
 
 int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,

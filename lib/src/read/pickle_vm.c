@@ -1,80 +1,19 @@
 /* A safe pickle VM: data-only opcodes of protocols 0-5, memo by reference, every length
- * checked before use, and nothing ever executed. See pickle_vm.h for the value model. */
-#include "pickle_vm.h"
+ * checked before use, and nothing ever executed. See pickle_vm.h for the value model.
+ *
+ * This file is the VM's hot path, and stays one translation unit over the house's
+ * thousand lines on purpose: the opcode loop, the stack and memo, interning frames and
+ * stacks, and the fast trace-entry readers call each other millions of times on a large
+ * snapshot, and their static and inline helpers inline only within one unit. What is off
+ * that path sits beside it (pickle_vm_impl.h lists the files). */
+#include "pickle_vm_impl.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Python's pickler never leaves more than a few thousand items on the stack (it batches
- * containers by 1000); this bound only stops hostile input from exhausting memory. */
-#define MAX_STACK MS_VM_MAX_STACK
+/* Container items in all: like the stack's, a bound only against hostile input. */
 #define MAX_ITEMS ((uint64_t)1 << 27)
-#define MAX_TEXT_LINE ((size_t)1 << 16)
-#define MEMO_PAYLOAD_LIMIT MS_VM_MEMO_PAYLOAD_LIMIT
-
-#define FAIL(code, off, ...) ms__fail(vm->err, (code), (off), __VA_ARGS__)
-
-/* ------------------------------------------------------------------ opcode names */
-
-static const char *opcode_name(unsigned op)
-{
-    switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 0x82: return "EXT1";
-    case 0x83: return "EXT2";
-    case 0x84: return "EXT4";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x97: return "NEXT_BUFFER";
-    case 0x98: return "READONLY_BUFFER";
-    }
-    return "?";
-}
-
-/* ------------------------------------------------------------------ stack */
-
-static inline int push(ms_vm *vm, ms_val v, int64_t off)
-{
-    if (MS_UNLIKELY(vm->sp == vm->stack_cap)) {
-        if (vm->sp >= MAX_STACK)
-            return FAIL(MS_ERR_LIMIT, off, "more than %zu values on the pickle stack", MAX_STACK);
-        if (!ms__grow((void **)&vm->stack, &vm->stack_cap, vm->sp + 1, sizeof *vm->stack))
-            return FAIL(MS_ERR_NOMEM, off, "out of memory");
-    }
-    vm->stack[vm->sp++] = v;
-    return 0;
-}
-
-/* Bottom of the current mark frame: values below it belong to an outer container. */
-static inline size_t frame_floor(const ms_vm *vm)
-{
-    return vm->nmarks ? vm->marks[vm->nmarks - 1] : 0;
-}
-
-static inline int pop(ms_vm *vm, ms_val *out, int64_t off, const char *what)
-{
-    if (MS_UNLIKELY(vm->sp <= frame_floor(vm)))
-        return FAIL(MS_ERR_CORRUPT, off, "%s needs a value but the stack is empty", what);
-    *out = vm->stack[--vm->sp];
-    return 0;
-}
-
-static inline int pop_mark(ms_vm *vm, size_t *mark, int64_t off, const char *what)
-{
-    if (MS_UNLIKELY(vm->nmarks == 0))
-        return FAIL(MS_ERR_CORRUPT, off, "%s without a MARK", what);
-    *mark = vm->marks[--vm->nmarks];
-    return 0;
-}
 
 /* ------------------------------------------------------------------ objects */
 
@@ -132,73 +71,6 @@ static inline int make_int(ms_vm *vm, int64_t i, ms_val *out, int64_t off)
         return 0;
     }
     return box_num(vm, N_INT, i, 0, out, off);
-}
-
-bool ms__vm_int(const ms_vm *vm, ms_val v, int64_t *out)
-{
-    if (VTAG(v) == T_INT) {
-        *out = vint(v);
-        return true;
-    }
-    if (VTAG(v) == T_NUM && vm->nums[VPAY(v)].kind == N_INT) {
-        *out = vm->nums[VPAY(v)].i;
-        return true;
-    }
-    if (VTAG(v) == T_SPC && (VPAY(v) == SPC_TRUE || VPAY(v) == SPC_FALSE)) {
-        *out = VPAY(v) == SPC_TRUE; /* bool is an int in Python */
-        return true;
-    }
-    return false;
-}
-
-bool ms__vm_dict_get(const ms_obj *dict, uint32_t key, ms_val *out)
-{
-    ms_val k = VMAKE(T_STR, key);
-    for (size_t i = dict->len; i >= 2; i -= 2) {
-        if (dict->items[i - 2] == k) {
-            *out = dict->items[i - 1];
-            return true;
-        }
-    }
-    return false;
-}
-
-const char *ms__vm_type_name(const ms_vm *vm, ms_val v)
-{
-    switch (VTAG(v)) {
-    case T_INT: return "int";
-    case T_STR: return "str";
-    case T_CONV: return (VPAY(v) & 1) ? "stack" : "frame";
-    case T_NUM:
-        switch (vm->nums[VPAY(v)].kind) {
-        case N_FLOAT: return "float";
-        case N_BYTES: return "bytes";
-        default: return "int beyond 64 bits";
-        }
-    case T_SPC:
-        switch (VPAY(v)) {
-        case SPC_NONE: return "None";
-        case SPC_CONSUMED: return "trace entry";
-        case SPC_BUILDING: return "object under construction";
-        default: return "bool";
-        }
-    case T_PEND:
-        switch (VPAY(v) & 3) {
-        case PEND_FRAMES: return "list";
-        case PEND_FRAME: return "dict";
-        default: return "trace entry";
-        }
-    case T_EVT: return "trace entry";
-    case T_OBJ:
-        switch (vm->objs[VPAY(v)].type) {
-        case O_LIST: return "list";
-        case O_DICT: return "dict";
-        case O_TUPLE: return "tuple";
-        case O_SET: return "set";
-        default: return "frozenset";
-        }
-    }
-    return "?";
 }
 
 /* ------------------------------------------------------------------ memo */
@@ -458,65 +330,67 @@ static int intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out,
     return 0;
 }
 
-static int frame_str(ms_vm *vm, ms_val v, const char *key, uint32_t *out, int64_t off)
+int ms__vm_stack_of(ms_vm *vm, ms_val frames, uint32_t *out, int64_t off)
 {
-    if (VTAG(v) == T_STR) {
-        *out = (uint32_t)VPAY(v);
-        return 0;
-    }
-    if (VTAG(v) == T_SPC && VPAY(v) == SPC_NONE)
-        return 0;
-    return FAIL(MS_ERR_FORMAT, off, "frame '%s' is a %s, expected a str", key, ms__vm_type_name(vm, v));
-}
-
-/* A frame from its key/value pairs: name, filename, line. */
-static int convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t *out, int64_t off)
-{
-    ms_frame f = {MS_NO_STRING, MS_NO_STRING, 0};
     int rc;
-    for (size_t i = 0; i < npairs; i++) {
-        ms_val k = pairs[2 * i], v = pairs[2 * i + 1];
-        if (k == VMAKE(T_STR, S_NAME)) {
-            if ((rc = frame_str(vm, v, "name", &f.name, off)))
-                return rc;
-        } else if (k == VMAKE(T_STR, S_FILENAME)) {
-            if ((rc = frame_str(vm, v, "filename", &f.filename, off)))
-                return rc;
-        } else if (k == VMAKE(T_STR, S_LINE)) {
-            if (!ms__vm_int(vm, v, &f.line) && !(VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
-                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int of 64 bits",
-                            ms__vm_type_name(vm, v));
-        }
-    }
-    return intern_frame(vm, &f, out, off);
-}
-
-/* Frame id of one element of a frames list. */
-static int frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
-{
-    if (VTAG(v) == T_CONV && !(VPAY(v) & 1)) {
-        *out = (uint32_t)(VPAY(v) >> 1);
+    switch (VTAG(frames)) {
+    case T_SPC:
+        if (VPAY(frames) != SPC_NONE)
+            break;
+        *out = MS_NO_STACK;
         return 0;
+    case T_CONV:
+        if (!(VPAY(frames) & 1))
+            break;
+        *out = (uint32_t)(VPAY(frames) >> 1);
+        return 0;
+    case T_PEND: {
+        ms_pending *p = (VPAY(frames) & 3) == PEND_FRAMES ? pending_of(vm, frames) : NULL;
+        if (!p)
+            break;
+        if ((rc = intern_stack(vm, p->ids, p->n, out, off)))
+            return rc;
+        return finish_pending(vm, p, *out == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
+                                                         : VMAKE(T_CONV, (uint64_t)*out << 1 | 1),
+                              off);
     }
-    ms_obj *d = ms__vm_obj(vm, v, O_DICT);
-    if (!d) {
-        if (strcmp(ms__vm_type_name(vm, v), "dict") == 0) /* not "a dict, expected a dict" */
-            return FAIL(MS_ERR_FORMAT, off,
-                        "stack frame is a dict without 'name', 'filename' and 'line'");
-        return FAIL(MS_ERR_FORMAT, off, "stack frame is a %s, expected a dict", ms__vm_type_name(vm, v));
-    }
-    if (d->aux == 0) {
-        uint32_t id = 0;
-        int rc = convert_frame(vm, d->items, d->len / 2, &id, off);
+    case T_OBJ: {
+        ms_obj *o = &vm->objs[VPAY(frames)];
+        if (o->type != O_LIST && o->type != O_TUPLE)
+            break;
+        if (o->role == R_FROZEN) {
+            *out = o->aux ? o->aux - 1 : MS_NO_STACK;
+            return 0;
+        }
+        uint32_t small[64] = {0};
+        uint32_t *ids = o->len <= 64 ? small : malloc(o->len * sizeof *ids);
+        if (!ids)
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        rc = 0;
+        for (uint32_t i = 0; i < o->len && !rc; i++)
+            rc = ms__vm_frame_of(vm, o->items[i], &ids[i], off);
+        if (!rc)
+            rc = intern_stack(vm, ids, o->len, out, off);
+        if (ids != small)
+            free(ids);
         if (rc)
             return rc;
-        d->aux = id + 1;
+        o = &vm->objs[VPAY(frames)];
+        o->role = R_FROZEN;
+        o->aux = *out == MS_NO_STACK ? 0 : *out + 1;
+        return 0;
     }
-    *out = d->aux - 1;
-    return 0;
+    default:
+        break;
+    }
+    return FAIL(MS_ERR_FORMAT, off, "'frames' is a %s, expected a list", ms__vm_type_name(vm, frames));
 }
 
-/* ------------------------------------------------------------------ events */
+/* ------------------------------------------------------------------ events
+ * A trace entry's fields checked and its row written into the device's event arrays.
+ * These stay in this unit on purpose: the fast reader and the trace lists' APPENDS pass
+ * them their locals, and only within one unit can the compiler see that no pointer to
+ * those is kept. Moved out, each cost an instruction per entry (4M on the benchmark). */
 
 static int trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off)
 {
@@ -558,62 +432,6 @@ static int intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off)
     }
     *out = (uint16_t)found;
     return 0;
-}
-
-int ms__vm_stack_of(ms_vm *vm, ms_val frames, uint32_t *out, int64_t off)
-{
-    int rc;
-    switch (VTAG(frames)) {
-    case T_SPC:
-        if (VPAY(frames) != SPC_NONE)
-            break;
-        *out = MS_NO_STACK;
-        return 0;
-    case T_CONV:
-        if (!(VPAY(frames) & 1))
-            break;
-        *out = (uint32_t)(VPAY(frames) >> 1);
-        return 0;
-    case T_PEND: {
-        ms_pending *p = (VPAY(frames) & 3) == PEND_FRAMES ? pending_of(vm, frames) : NULL;
-        if (!p)
-            break;
-        if ((rc = intern_stack(vm, p->ids, p->n, out, off)))
-            return rc;
-        return finish_pending(vm, p, *out == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
-                                                         : VMAKE(T_CONV, (uint64_t)*out << 1 | 1),
-                              off);
-    }
-    case T_OBJ: {
-        ms_obj *o = &vm->objs[VPAY(frames)];
-        if (o->type != O_LIST && o->type != O_TUPLE)
-            break;
-        if (o->role == R_FROZEN) {
-            *out = o->aux ? o->aux - 1 : MS_NO_STACK;
-            return 0;
-        }
-        uint32_t small[64] = {0};
-        uint32_t *ids = o->len <= 64 ? small : malloc(o->len * sizeof *ids);
-        if (!ids)
-            return FAIL(MS_ERR_NOMEM, off, "out of memory");
-        rc = 0;
-        for (uint32_t i = 0; i < o->len && !rc; i++)
-            rc = frame_of(vm, o->items[i], &ids[i], off);
-        if (!rc)
-            rc = intern_stack(vm, ids, o->len, out, off);
-        if (ids != small)
-            free(ids);
-        if (rc)
-            return rc;
-        o = &vm->objs[VPAY(frames)];
-        o->role = R_FROZEN;
-        o->aux = *out == MS_NO_STACK ? 0 : *out + 1;
-        return 0;
-    }
-    default:
-        break;
-    }
-    return FAIL(MS_ERR_FORMAT, off, "'frames' is a %s, expected a list", ms__vm_type_name(vm, frames));
 }
 
 static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_t off)
@@ -865,7 +683,7 @@ static int append_frames(ms_vm *vm, ms_val target, const ms_val *items, size_t n
     p->cap = (uint32_t)cap;
     for (size_t i = 0; i < n; i++) {
         uint32_t id = 0;
-        int rc = frame_of(vm, items[i], &id, off);
+        int rc = ms__vm_frame_of(vm, items[i], &id, off);
         if (rc)
             return rc;
         p->ids[p->n++] = id;
@@ -910,7 +728,7 @@ static int do_setitems(ms_vm *vm, ms_val *slot, const ms_val *pairs, size_t npai
         int rc;
         if (!p)
             return FAIL(MS_ERR_FORMAT, off, "frame changed after it was complete");
-        if ((rc = convert_frame(vm, pairs, npairs, &id, off)))
+        if ((rc = ms__vm_convert_frame(vm, pairs, npairs, &id, off)))
             return rc;
         *slot = VMAKE(T_CONV, (uint64_t)id << 1);
         return finish_pending(vm, p, *slot, off);
@@ -940,46 +758,6 @@ static int build_from(ms_vm *vm, int type, size_t from, int64_t off)
 }
 
 /* ------------------------------------------------------------------ strings */
-
-/* Python decodes pickled str as UTF-8 with surrogates allowed; anything else is an error
- * there, so it is one here too (and keeps JSON output valid). */
-bool ms__utf8_valid(const uint8_t *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint8_t c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        uint32_t cp;
-        if ((c & 0xe0) == 0xc0) {
-            len = 2;
-            cp = c & 0x1f;
-        } else if ((c & 0xf0) == 0xe0) {
-            len = 3;
-            cp = c & 0x0f;
-        } else if ((c & 0xf8) == 0xf0) {
-            len = 4;
-            cp = c & 0x07;
-        } else {
-            return false;
-        }
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (p[i + k] & 0x3f);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10ffff)
-            return false;
-        i += len;
-    }
-    return true;
-}
 
 static int push_string(ms_vm *vm, const uint8_t *p, size_t n, int tag, int64_t off)
 {
@@ -1020,153 +798,7 @@ static int read_counted(ms_vm *vm, size_t lenbytes, bool is_signed, int tag, int
     return push_string(vm, p, (size_t)len, tag, off);
 }
 
-/* Text opcodes (protocol 0/1) carry their argument up to a newline. */
-static int read_line(ms_vm *vm, size_t limit, const uint8_t **line, size_t *len, int64_t off)
-{
-    ms_input *in = &vm->in;
-    size_t want = 64;
-    for (;;) {
-        size_t have = (size_t)(in->end - in->pos);
-        const uint8_t *nl = have > 1 ? memchr(in->pos + 1, '\n', have - 1) : NULL;
-        if (nl) {
-            *line = in->pos + 1;
-            *len = (size_t)(nl - (in->pos + 1));
-            if (*len > limit)
-                return FAIL(MS_ERR_LIMIT, off, "text argument longer than %zu bytes", limit);
-            in->pos = nl + 1;
-            return 0;
-        }
-        if (have > limit)
-            return FAIL(MS_ERR_LIMIT, off, "text argument longer than %zu bytes", limit);
-        want = have + 1 > want ? have + 1 : want;
-        int rc = ms__input_need(in, want, vm->err);
-        if (rc)
-            return rc == MS_ERR_TRUNCATED ? FAIL(rc, off, "text argument has no newline") : rc;
-        want *= 2;
-    }
-}
-
-static int parse_text_int(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
-{
-    if (n > 0 && p[n - 1] == 'L')
-        n--; /* LONG's trailing L */
-    if (n == 2 && p[0] == '0' && (p[1] == '0' || p[1] == '1'))
-        return push(vm, VMAKE(T_SPC, p[1] == '1' ? SPC_TRUE : SPC_FALSE), off);
-    size_t i = 0;
-    bool neg = false;
-    if (i < n && (p[i] == '-' || p[i] == '+'))
-        neg = p[i++] == '-';
-    if (i == n)
-        return FAIL(MS_ERR_CORRUPT, off, "INT argument is not a number");
-    uint64_t v = 0;
-    bool huge = false;
-    for (; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return FAIL(MS_ERR_CORRUPT, off, "INT argument is not a number");
-        if (v > (UINT64_MAX - 9) / 10)
-            huge = true;
-        else
-            v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (huge || v > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
-        ms_val out = 0;
-        int rc = box_num(vm, N_HUGE, 0, 0, &out, off);
-        return rc ? rc : push(vm, out, off);
-    }
-    int64_t iv = neg ? (int64_t)(0 - v) : (int64_t)v;
-    ms_val out = 0;
-    int rc = make_int(vm, iv, &out, off);
-    return rc ? rc : push(vm, out, off);
-}
-
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static size_t put_utf8(uint8_t *o, uint32_t cp)
-{
-    if (cp < 0x80) { o[0] = (uint8_t)cp; return 1; }
-    if (cp < 0x800) { o[0] = (uint8_t)(0xc0 | (cp >> 6)); o[1] = (uint8_t)(0x80 | (cp & 0x3f)); return 2; }
-    if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xe0 | (cp >> 12)); o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (uint8_t)(0x80 | (cp & 0x3f)); return 3;
-    }
-    o[0] = (uint8_t)(0xf0 | (cp >> 18)); o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f)); o[3] = (uint8_t)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* STRING (a quoted repr) and UNICODE (raw-unicode-escape) text arguments. */
-static int decode_text_string(ms_vm *vm, const uint8_t *p, size_t n, bool quoted, int64_t off)
-{
-    if (quoted) {
-        if (n < 2 || (p[0] != '\'' && p[0] != '"') || p[n - 1] != p[0])
-            return FAIL(MS_ERR_CORRUPT, off, "STRING argument is not quoted");
-        p++;
-        n -= 2;
-    }
-    uint8_t *buf = malloc(n * 4 + 1);
-    if (!buf)
-        return FAIL(MS_ERR_NOMEM, off, "out of memory");
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] != '\\' || i + 1 == n) {
-            if (quoted || p[i] < 0x80)
-                buf[o++] = p[i];
-            else
-                o += put_utf8(buf + o, p[i]); /* raw-unicode-escape bytes are Latin-1 */
-            continue;
-        }
-        uint8_t e = p[++i];
-        int digits = quoted ? (e == 'x' ? 2 : 0) : (e == 'u' ? 4 : e == 'U' ? 8 : 0);
-        if (digits) {
-            uint32_t cp = 0;
-            if (n - i - 1 < (size_t)digits) {
-                free(buf);
-                return FAIL(MS_ERR_CORRUPT, off, "truncated escape in text string");
-            }
-            for (int k = 0; k < digits; k++) {
-                int h = hexval(p[i + 1 + (size_t)k]);
-                if (h < 0) {
-                    free(buf);
-                    return FAIL(MS_ERR_CORRUPT, off, "bad escape in text string");
-                }
-                cp = cp * 16 + (uint32_t)h;
-            }
-            i += (size_t)digits;
-            if (cp > 0x10ffff) {
-                free(buf);
-                return FAIL(MS_ERR_CORRUPT, off, "bad escape in text string");
-            }
-            if (quoted)
-                buf[o++] = (uint8_t)cp;
-            else
-                o += put_utf8(buf + o, cp);
-        } else if (quoted) {
-            switch (e) {
-            case 'n': buf[o++] = '\n'; break;
-            case 't': buf[o++] = '\t'; break;
-            case 'r': buf[o++] = '\r'; break;
-            case '\\': buf[o++] = '\\'; break;
-            case '\'': buf[o++] = '\''; break;
-            case '"': buf[o++] = '"'; break;
-            default: buf[o++] = '\\'; buf[o++] = e; break;
-            }
-        } else {
-            buf[o++] = '\\';
-            o += put_utf8(buf + o, e);
-        }
-    }
-    int rc = push_string(vm, buf, o, quoted ? T_NUM : T_STR, off);
-    free(buf);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ the loop */
+/* ------------------------------------------------------------------ numbers */
 
 static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
 {
@@ -1335,7 +967,7 @@ static int fast_frame(ms_vm *vm, fast_reader *r, uint32_t *id, int *err_rc)
             return FAST_BAIL;
         if (!(VTAG(v) == T_CONV && !(VPAY(v) & 1)) && !ms__vm_obj(vm, v, O_DICT))
             return FAST_BAIL;
-        if ((*err_rc = frame_of(vm, v, id, MS_NO_OFFSET)))
+        if ((*err_rc = ms__vm_frame_of(vm, v, id, MS_NO_OFFSET)))
             return FAST_BAIL;
         return FAST_OK;
     }
@@ -1355,7 +987,7 @@ static int fast_frame(ms_vm *vm, fast_reader *r, uint32_t *id, int *err_rc)
     if (r->p >= r->end || n % 2)
         return FAST_BAIL;
     r->p++;
-    if ((*err_rc = convert_frame(vm, pairs, n / 2, id, MS_NO_OFFSET)))
+    if ((*err_rc = ms__vm_convert_frame(vm, pairs, n / 2, id, MS_NO_OFFSET)))
         return FAST_BAIL;
     r->memo[slot] = VMAKE(T_CONV, (uint64_t)*id << 1);
     r->building[slot] = false;
@@ -1772,23 +1404,12 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
     return 0;
 }
 
-#define NEED(n)                                                  \
-    do {                                                         \
-        if (MS_UNLIKELY((size_t)(in->end - in->pos) < (n))) {    \
-            rc = ms__input_need(in, (n), vm->err);               \
-            if (rc)                                              \
-                return rc;                                       \
-        }                                                        \
-    } while (0)
-#define CHECK(expr)        \
-    do {                   \
-        if ((rc = (expr))) \
-            return rc;     \
-    } while (0)
+/* ------------------------------------------------------------------ the loop */
 
 /* ms__vm_run below is split by opcode family: the stack, memo, integer and string
  * opcodes stay in its loop, the families below are one function each (the hot ones,
- * containers and building, forced inline so the loop runs as before). */
+ * containers and building, forced inline so the loop runs as before), and the text
+ * and refused opcodes are in files of their own. */
 #if defined(__GNUC__)
 #define VM_HOT static inline __attribute__((always_inline))
 #else
@@ -1973,99 +1594,6 @@ static int op_number(ms_vm *vm, unsigned op, int64_t off)
     return 0;
 }
 
-/* Protocol 0's text opcodes: INT, LONG, FLOAT, PUT, GET, STRING, UNICODE. */
-static int op_text(ms_vm *vm, unsigned op, int64_t off)
-{
-    ms_input *in = &vm->in;
-    int rc;
-    (void)in;
-    (void)rc;
-    switch (op) {
-    case 'I': /* INT */
-    case 'L': { /* LONG */
-        const uint8_t *p;
-        size_t n;
-        CHECK(read_line(vm, 4096, &p, &n, off));
-        CHECK(parse_text_int(vm, p, n, off));
-        break;
-    }
-    case 'F': { /* FLOAT */
-        const uint8_t *p;
-        size_t n;
-        CHECK(read_line(vm, 256, &p, &n, off));
-        char buf[257];
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        char *end;
-        double d = strtod(buf, &end);
-        if (end == buf || *end)
-            return FAIL(MS_ERR_CORRUPT, off, "FLOAT argument is not a number");
-        ms_val v = 0;
-        CHECK(box_num(vm, N_FLOAT, 0, d, &v, off));
-        CHECK(push(vm, v, off));
-        break;
-    }
-    case 'p': /* PUT */
-    case 'g': { /* GET */
-        const uint8_t *p;
-        size_t n;
-        CHECK(read_line(vm, 32, &p, &n, off));
-        uint64_t idx = 0;
-        if (n == 0 || n > 19)
-            return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
-        for (size_t i = 0; i < n; i++) {
-            if (p[i] < '0' || p[i] > '9')
-                return FAIL(MS_ERR_CORRUPT, off, "memo index is not a number");
-            idx = idx * 10 + (uint64_t)(p[i] - '0');
-        }
-        if (op == 'p') {
-            if (vm->sp <= frame_floor(vm))
-                return FAIL(MS_ERR_CORRUPT, off, "PUT on an empty stack");
-            CHECK(memo_put(vm, idx, vm->stack[vm->sp - 1], off));
-        } else {
-            ms_val v = 0;
-            CHECK(memo_get(vm, idx, &v, off));
-            CHECK(push(vm, v, off));
-        }
-        break;
-    }
-    case 'S': /* STRING */
-    case 'V': { /* UNICODE */
-        const uint8_t *p;
-        size_t n;
-        size_t limit = vm->lim.max_string < MAX_TEXT_LINE * 1024 ? (size_t)vm->lim.max_string
-                                                                 : MAX_TEXT_LINE * 1024;
-        CHECK(read_line(vm, limit, &p, &n, off));
-        CHECK(decode_text_string(vm, p, n, op == 'S', off));
-        break;
-    }
-    }
-    return 0;
-}
-
-/* Opcodes memsnap never runs, and unknown ones: always an error. */
-static int op_refused(ms_vm *vm, unsigned op, int64_t off)
-{
-    ms_input *in = &vm->in;
-    int rc;
-    (void)in;
-    (void)rc;
-    switch (op) {
-    case 'c': case 0x93: case 'R': case 'b': case 'i': case 'o': case 0x81: case 0x92:
-    case 0x82: case 0x83: case 0x84: case 'P': case 'Q':
-        return FAIL(MS_ERR_REFUSED_OPCODE, off,
-                    "opcode %s (0x%02x) would run code; memsnap never executes pickles",
-                    opcode_name(op), op);
-    case 0x97:
-    case 0x98:
-        return FAIL(MS_ERR_CORRUPT, off,
-                    "opcode %s (0x%02x) needs out-of-band buffers, which snapshots never use",
-                    opcode_name(op), op);
-    default:
-        return FAIL(MS_ERR_UNKNOWN_OPCODE, off, "unknown pickle opcode 0x%02x", op);
-    }
-}
-
 /* MEMOIZE, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET: the binary memo opcodes. */
 VM_HOT int op_memo(ms_vm *vm, unsigned op, int64_t off)
 {
@@ -2237,10 +1765,10 @@ int ms__vm_run(ms_vm *vm)
             CHECK(op_build(vm, op, off));
             break;
         case 'I': case 'L': case 'F': case 'p': case 'g': case 'S': case 'V': /* text */
-            CHECK(op_text(vm, op, off));
+            CHECK(ms__vm_op_text(vm, op, off));
             break;
         default:
-            return op_refused(vm, op, off);
+            return ms__vm_op_refused(vm, op, off);
         }
     }
 }
@@ -2287,9 +1815,18 @@ void ms__vm_release(ms_vm *vm)
     vm->nobjs = 0;
 }
 
+/* ------------------------------------------------------------------ for the other files
+ * Static functions above that the VM's other files and the split reader call too
+ * (pickle_vm_impl.h, vm_iface.h); this file calls them directly. */
+
 int ms__vm_intern_stack(ms_vm *vm, const uint32_t *ids, size_t n, uint32_t *out, int64_t off)
 {
     return intern_stack(vm, ids, n, out, off);
+}
+
+int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
+{
+    return intern_frame(vm, f, out, off);
 }
 
 int ms__vm_intern_stream(ms_vm *vm, uint64_t raw, uint16_t *out, int64_t off)
@@ -2302,100 +1839,27 @@ int ms__vm_trace_for(ms_vm *vm, int device, ms_trace_build **out, int64_t off)
     return trace_for(vm, device, out, off);
 }
 
-int ms__vm_frame_of(ms_vm *vm, ms_val v, uint32_t *out, int64_t off)
+int ms__vm_box_num(ms_vm *vm, int kind, int64_t i, double f, ms_val *out, int64_t off)
 {
-    return frame_of(vm, v, out, off);
+    return box_num(vm, kind, i, f, out, off);
 }
 
-int ms__vm_intern_frame(ms_vm *vm, const ms_frame *f, uint32_t *out, int64_t off)
+int ms__vm_make_int(ms_vm *vm, int64_t i, ms_val *out, int64_t off)
 {
-    return intern_frame(vm, f, out, off);
+    return make_int(vm, i, out, off);
 }
 
-/* ------------------------------------------------------------------ split reader's view
- * The rest of the interface in vm_iface.h: what the split reader may see and change of
- * the VM, at the start of a part and at its hand-over (never while the VM runs). */
-
-ms_input *ms__vm_input(ms_vm *vm)
+int ms__vm_memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
 {
-    return &vm->in;
+    return memo_put(vm, idx, v, off);
 }
 
-const entry_shape *ms__vm_shape(const ms_vm *vm)
+int ms__vm_memo_get(ms_vm *vm, uint64_t idx, ms_val *out, int64_t off)
 {
-    return vm->shape;
+    return memo_get(vm, idx, out, off);
 }
 
-const ms_limits *ms__vm_limits(const ms_vm *vm)
+int ms__vm_push_string(ms_vm *vm, const uint8_t *p, size_t n, int tag, int64_t off)
 {
-    return &vm->lim;
-}
-
-ms_error *ms__vm_error(ms_vm *vm)
-{
-    return vm->err;
-}
-
-const uint32_t *ms__vm_memo(const ms_vm *vm, size_t *len, uint64_t *gen, size_t *sparse)
-{
-    if (len)
-        *len = vm->memo_len;
-    if (gen)
-        *gen = vm->memo_gen;
-    if (sparse)
-        *sparse = vm->sparse_len;
-    return vm->memo;
-}
-
-bool ms__vm_trace_on_top(const ms_vm *vm, int *device)
-{
-    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
-        return false;
-    const ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
-    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
-        vm->snap->traces[list->device].view.n != list->appended)
-        return false;
-    *device = list->device;
-    return true;
-}
-
-bool ms__vm_has_room(const ms_vm *vm, size_t stack_items, uint64_t memo_entries,
-                     uint64_t events, size_t strings, uint32_t string_limit, size_t streams)
-{
-    return vm->nmarks < vm->lim.max_depth && vm->sp + stack_items <= MS_VM_MAX_STACK &&
-           vm->memo_len + memo_entries <= vm->lim.max_memo &&
-           vm->events_total + events <= vm->lim.max_events &&
-           vm->snap->strings.count + strings < string_limit &&
-           vm->snap->n_streams + streams < UINT16_MAX;
-}
-
-uint32_t ms__vm_intern_string(ms_vm *vm, const char *data, size_t len)
-{
-    return ms__strtab_intern(&vm->snap->strings, data, len);
-}
-
-int ms__vm_stack_of_list(ms_vm *vm, uint32_t enc, uint32_t *out, int64_t off)
-{
-    if (!ms__vm_obj(vm, enc, O_LIST))
-        return -1;
-    return ms__vm_stack_of(vm, enc, out, off);
-}
-
-uint32_t *ms__vm_memo_room(ms_vm *vm, size_t n)
-{
-    size_t need;
-    if (!ms__add(vm->memo_len, n, &need) ||
-        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo))
-        return NULL;
-    return vm->memo + vm->memo_len;
-}
-
-void ms__vm_took(ms_vm *vm, uint64_t events, size_t memo_entries, const uint8_t *pos)
-{
-    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
-    list->appended += events;
-    vm->memo_len += memo_entries;
-    vm->events_total += events;
-    vm->snap->split_events += events;
-    vm->in.pos = pos;
+    return push_string(vm, p, n, tag, off);
 }

@@ -1,5 +1,5 @@
-/* The pickle VM's values and objects, shared by the VM (pickle_vm.c) and the model
- * builder (model_build.c).
+/* The pickle VM's values and objects, shared by the VM (pickle_vm.c and the files beside
+ * it, see pickle_vm_impl.h) and the model builder (model_build.c).
  *
  * A value is one 64-bit word: a 3-bit tag and a payload. Small integers are stored
  * inline; strings are interned ids; containers are ids into the object table. Trace

@@ -1,9 +1,10 @@
 /* The pickle VM's interface to the split reader: everything the two share, and
- * nothing else. The VM (pickle_vm.c, private header pickle_vm.h) implements the ms__vm_*
- * calls below; the split reader (split_reader.c) implements the ms__split_* calls.
- * Neither includes the other's private header: the split reader sees the VM as an
- * opaque ms_vm, and the VM sees a part read by the second thread as an opaque
- * ms_split.
+ * nothing else. The VM (pickle_vm.c and the files beside it, private headers pickle_vm.h
+ * and pickle_vm_impl.h) implements the ms__vm_* calls below; the split reader
+ * (split_reader.c, split_handover.c, private header split_internal.h) implements the
+ * ms__split_* calls. Neither includes the other's private headers: the split reader
+ * sees the VM as an opaque ms_vm, and the VM sees a part read by the second thread as an
+ * opaque ms_split.
  *
  * What is here:
  *  - the value encoding: a VM value is one 64-bit word, a 3-bit tag and a payload;

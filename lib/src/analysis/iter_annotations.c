@@ -1,0 +1,212 @@
+/* Iterations from record_function annotations: ranges named by the user (--step) or by
+ * the profiler (ProfilerStep#N), and the optimizer's own step and zero_grad ranges.
+ * Ranges that cover only part of each iteration are used as markers between them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "iter_cand.h"
+
+/* First event whose time is at or after t (strictly after when `after`). */
+static int64_t event_at_time(const ms_trace *tr, int64_t t, bool after)
+{
+    size_t lo = 0, hi = tr->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (int64_t)lo;
+}
+
+static bool name_matches(const char *name, ann_kind kind, const char *want)
+{
+    switch (kind) {
+    case ANN_NAMED: {
+        /* "--step ProfilerStep" also takes the numbered "ProfilerStep#3". */
+        size_t lw = strlen(want);
+        return !strncmp(name, want, lw) && (name[lw] == 0 || name[lw] == '#');
+    }
+    case ANN_PROFILER:
+        return !strncmp(name, "ProfilerStep#", 13);
+    case ANN_OPT_STEP:
+        return !strncmp(name, "Optimizer.step#", 15);
+    case ANN_OPT_ZERO:
+        return !strncmp(name, "Optimizer.zero_grad#", 20);
+    }
+    return false;
+}
+
+typedef struct range {
+    int64_t start_us, end_us;
+} range;
+
+/* START/END pairs of matching annotations of a device, in start order. Unclosed STARTs
+ * are dropped (the dump happened inside the range); an END without START (its START was
+ * dropped from a wrapped buffer) opens at the earliest time. */
+static int ranges_of(range **out, size_t *n_out, const ms_snapshot *s, int device, ann_kind kind,
+                     const char *want, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    size_t na = 0;
+    const ms_annotation *a = ms_snapshot_annotations(s, &na);
+    range *r = NULL;
+    size_t n = 0, cap = 0;
+    int64_t *open = NULL; /* stack of start times: ranges of one name may nest */
+    size_t nopen = 0, capopen = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].device != device && a[i].device >= 0)
+            continue;
+        if (!name_matches(ms_snapshot_string(s, a[i].name), kind, want))
+            continue;
+        if (a[i].is_start) {
+            if (!ms__grow((void **)&open, &capopen, nopen + 1, sizeof *open))
+                goto nomem;
+            open[nopen++] = a[i].time_us;
+        } else {
+            if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r))
+                goto nomem;
+            r[n].start_us = nopen ? open[--nopen] : INT64_MIN;
+            r[n].end_us = a[i].time_us;
+            n++;
+        }
+    }
+    free(open);
+    /* Nested ranges close inner-first; order by start for the caller. */
+    for (size_t i = 1; i < n; i++) {
+        range x = r[i];
+        size_t j = i;
+        while (j > 0 && r[j - 1].start_us > x.start_us) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = x;
+    }
+    *out = r;
+    *n_out = n;
+    return 0;
+nomem:
+    free(open);
+    free(r);
+    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
+}
+
+/* Whole ranges (ProfilerStep#N, --step NAME): each range with events is one iteration. */
+int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr, ann_kind kind,
+                         const char *want, ms_error *err)
+{
+    range *r;
+    size_t n;
+    int rc = ranges_of(&r, &n, s, tr->device, kind, want, err);
+    if (rc)
+        return rc;
+    int64_t prev_end = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t st = r[i].start_us == INT64_MIN ? 0 : event_at_time(tr, r[i].start_us, false);
+        int64_t en = event_at_time(tr, r[i].end_us, true);
+        if (st < prev_end) /* top-level ranges only: skip nested repeats */
+            continue;
+        if (en <= st)
+            continue;
+        bool partial = r[i].start_us == INT64_MIN || (tr->n && r[i].start_us < tr->time_us[0]);
+        if (c->n == 0)
+            c->first_partial = partial;
+        if (!ms__iter_cand_push(c, st, en,
+                                r[i].start_us == INT64_MIN ? INT64_MIN : r[i].start_us,
+                                r[i].end_us)) {
+            free(r);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+        }
+        prev_end = en;
+    }
+    free(r);
+    return 0;
+}
+
+/* Optimizer.step ranges end iterations; a zero_grad range right after joins the step. */
+int ms__iter_cand_optimizer_annotations(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                                        ms_error *err)
+{
+    range *st = NULL, *zg = NULL;
+    size_t nst = 0, nzg = 0;
+    int rc = ranges_of(&st, &nst, s, tr->device, ANN_OPT_STEP, NULL, err);
+    if (!rc)
+        rc = ranges_of(&zg, &nzg, s, tr->device, ANN_OPT_ZERO, NULL, err);
+    int64_t *ends = NULL, *ends_us = NULL;
+    size_t n = 0;
+    if (!rc && nst) {
+        ends = malloc(nst * sizeof *ends);
+        ends_us = malloc(nst * sizeof *ends_us);
+        if (!ends || !ends_us)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    }
+    for (size_t i = 0; !rc && i < nst; i++) {
+        int64_t end_us = st[i].end_us;
+        int64_t next_us = i + 1 < nst ? st[i + 1].start_us : INT64_MAX;
+        for (size_t z = 0; z < nzg; z++)
+            if (zg[z].start_us >= end_us && zg[z].end_us < next_us) {
+                end_us = zg[z].end_us;
+                break;
+            }
+        int64_t e = event_at_time(tr, end_us, true);
+        /* Steps that ended before the first kept event leave no iteration here. */
+        if (e <= 0 || (n && e <= ends[n - 1]))
+            continue;
+        ends[n] = e;
+        ends_us[n] = end_us;
+        n++;
+    }
+    if (!rc && !ms__iter_cand_from_ends(c, s, tr, ends, ends_us, n))
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    free(ends);
+    free(ends_us);
+    free(st);
+    free(zg);
+    return rc;
+}
+
+/* Named ranges that cover only part of each iteration ("## forward ##", the optimizer
+ * step) leave most events between them. Then they mark iterations rather than span them:
+ * cut between consecutive ranges where memory is lowest, as for forward calls. */
+int ms__iter_ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                               const curve *cv, ms_error *err)
+{
+    if (c->n < 2)
+        return 0;
+    size_t n = c->n;
+    int64_t gaps = 0, total = c->it[n - 1].end - c->it[0].start;
+    for (size_t k = 1; k < n; k++)
+        gaps += c->it[k].start - c->it[k - 1].end;
+    if (gaps * 10 <= total)
+        return 0;
+    int64_t *cuts = malloc(n * sizeof *cuts), *lo = malloc(n * sizeof *lo);
+    int64_t *hi = malloc(n * sizeof *hi);
+    if (!cuts || !lo || !hi) {
+        free(cuts);
+        free(lo);
+        free(hi);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    }
+    for (size_t k = 0; k + 1 < n; k++) {
+        lo[k] = c->it[k].end;
+        hi[k] = c->it[k + 1].start + 1;
+        cuts[k] = ms__iter_lowest_cut(cv, tr, lo[k], c->it[k + 1].start);
+    }
+    ms__iter_refine_cuts(s, tr, cuts, n - 1, lo, hi);
+    c->n = 0;
+    bool ok = ms__iter_cand_from_cuts(c, s, tr, cuts, n - 1);
+    free(cuts);
+    free(lo);
+    free(hi);
+    if (!ok)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    size_t len = strlen(c->detail);
+    snprintf(c->detail + len, sizeof c->detail - len, "%sranges used as markers",
+             len ? ", " : "");
+    return 0;
+}

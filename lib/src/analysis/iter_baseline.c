@@ -1,0 +1,329 @@
+/* Iterations from live memory alone: the program's live curve, its lowest points between
+ * markers found elsewhere, and its valleys where memory returns to a baseline. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "iter_cand.h"
+
+/* Addresses seen so far, each with the size alive there (0 once freed). The allocator
+ * reuses a modest set of addresses, so the table grows with distinct addresses, not
+ * with events; a freed address keeps its slot for the next alloc there. */
+typedef struct addr_table {
+    uint64_t *keys; /* addr + 1, 0 empty */
+    uint64_t *sizes;
+    size_t mask, used;
+} addr_table;
+
+static size_t addr_slot(const addr_table *t, uint64_t key)
+{
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & t->mask;
+    while (t->keys[j] && t->keys[j] != key)
+        j = (j + 1) & t->mask;
+    return j;
+}
+
+static bool addr_grow(addr_table *t)
+{
+    size_t n = t->mask ? (t->mask + 1) * 2 : 4096;
+    addr_table g = {calloc(n, sizeof *g.keys), calloc(n, sizeof *g.sizes), n - 1, t->used};
+    if (!g.keys || !g.sizes) {
+        free(g.keys);
+        free(g.sizes);
+        return false;
+    }
+    for (size_t i = 0; t->keys && i <= t->mask; i++) {
+        if (!t->keys[i])
+            continue;
+        size_t j = addr_slot(&g, t->keys[i]);
+        g.keys[j] = t->keys[i];
+        g.sizes[j] = t->sizes[i];
+    }
+    free(t->keys);
+    free(t->sizes);
+    *t = g;
+    return true;
+}
+
+int ms__iter_program_curve(curve *cv, const ms_trace *tr, ms_error *err)
+{
+    memset(cv, 0, sizeof *cv);
+    size_t n = tr->n;
+    addr_table tab = {NULL, NULL, 0, 0};
+    cv->v = malloc((n ? n : 1) * sizeof *cv->v);
+    if (!cv->v || !addr_grow(&tab)) {
+        free(cv->v);
+        cv->v = NULL;
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");
+    }
+    int64_t cur = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t a = tr->action[i];
+        if (a == MS_ACT_ALLOC || a == MS_ACT_FREE_REQUESTED || a == MS_ACT_FREE_COMPLETED) {
+            uint64_t key = tr->addr[i] + 1;
+            size_t j = addr_slot(&tab, key);
+            if (a == MS_ACT_ALLOC) {
+                if (!tab.keys[j]) {
+                    if ((tab.used + 1) * 2 > tab.mask + 1) {
+                        if (!addr_grow(&tab)) {
+                            free(tab.keys);
+                            free(tab.sizes);
+                            free(cv->v);
+                            cv->v = NULL;
+                            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
+                                            "no memory for the live curve");
+                        }
+                        j = addr_slot(&tab, key);
+                    }
+                    tab.keys[j] = key;
+                    tab.used++;
+                }
+                cur += (int64_t)tr->size[i] - (int64_t)tab.sizes[j];
+                tab.sizes[j] = tr->size[i];
+            } else if (tab.keys[j] && tab.sizes[j]) {
+                cur -= (int64_t)tab.sizes[j];
+                tab.sizes[j] = 0;
+            }
+        }
+        cv->v[i] = cur;
+    }
+    cv->n = n;
+    free(tab.keys);
+    free(tab.sizes);
+    return 0;
+}
+
+/* The earliest lowest point of live memory in events [from, to): where the loop has
+ * released the previous iteration's temporaries and not yet started the next. Returns
+ * the index of the first event after that point. */
+int64_t ms__iter_lowest_cut(const curve *cv, const ms_trace *tr, int64_t from, int64_t to)
+{
+    int64_t best = from;
+    int64_t best_v = from > 0 ? cv->v[from - 1] : cv->start;
+    for (int64_t i = from; i < to; i++)
+        if (cv->v[i] < best_v) {
+            best_v = cv->v[i];
+            best = i + 1;
+        }
+    /* Events that leave the curve flat (the free_completed after its free_requested,
+     * segment bookkeeping) still close the iteration; the next one starts at the rise. */
+    while (best < to && cv->v[best] == best_v && !seg_acquire(tr->action[best]))
+        best++;
+    return best;
+}
+
+/* Valleys of the live-memory curve by hysteresis: a valley is kept when memory fell at
+ * least `p` to reach it and rises at least `p` after it. For each: the index after its
+ * (earliest) lowest point, its value, and the highest point between it and the previous
+ * valley; *tail gets the highest point after the last valley. */
+typedef struct valley {
+    int64_t cut, value, peak_before, prominence;
+} valley;
+
+static size_t zigzag(const curve *cv, int64_t p, valley *out, size_t cap, int64_t *tail)
+{
+    size_t n = cv->n, m = 0;
+    int trend = 0;
+    int64_t hi = cv->start, lo = cv->start, last_peak = cv->start;
+    size_t lo_i = 0;
+    bool have_peak = false;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = cv->v[i];
+        if (trend >= 0) {
+            if (v > hi)
+                hi = v;
+            if (hi - v >= p) {
+                last_peak = hi;
+                have_peak = true;
+                trend = -1;
+                lo = v;
+                lo_i = i;
+                continue;
+            }
+            if (trend == 0 && v < lo) {
+                lo = v;
+                lo_i = i;
+            }
+            if (trend == 0 && v - lo >= p)
+                trend = 1;
+        } else {
+            if (v < lo) {
+                lo = v;
+                lo_i = i;
+            }
+            if (v - lo >= p) {
+                if (have_peak && m < cap)
+                    out[m++] = (valley){(int64_t)lo_i + 1, lo, last_peak, 0};
+                trend = 1;
+                hi = v;
+            }
+        }
+    }
+    *tail = trend >= 0 ? hi : last_peak;
+    return m;
+}
+
+/* Topographic prominence of each valley: how far memory must rise, on the lower of its
+ * two sides, before reaching a deeper valley (or the trace edge). Dips inside an
+ * iteration (between layers of the backward pass, before the optimizer's temporaries)
+ * are bounded by a small local peak; iteration boundaries by the iteration's peak. A
+ * monotonic stack keeps this linear in the number of valleys. */
+static bool prominence(valley *v, size_t m, int64_t tail)
+{
+    size_t *stack = malloc((m ? m : 1) * sizeof *stack);
+    int64_t *smax = malloc((m ? m : 1) * sizeof *smax);
+    int64_t *left = malloc((m ? m : 1) * sizeof *left);
+    if (!stack || !smax || !left) {
+        free(stack);
+        free(smax);
+        free(left);
+        return false;
+    }
+    /* Left to right: the highest peak since the previous strictly deeper valley. */
+    size_t top = 0;
+    int64_t gmax = INT64_MIN;
+    for (size_t k = 0; k < m; k++) {
+        int64_t cur = v[k].peak_before;
+        if (cur > gmax)
+            gmax = cur;
+        while (top && v[stack[top - 1]].value >= v[k].value) {
+            if (smax[top - 1] > cur)
+                cur = smax[top - 1];
+            top--;
+        }
+        if (top) {
+            left[k] = smax[top - 1] > cur ? smax[top - 1] : cur;
+            if (cur > smax[top - 1])
+                smax[top - 1] = cur;
+        } else {
+            left[k] = gmax;
+        }
+        stack[top] = k;
+        smax[top] = INT64_MIN;
+        top++;
+    }
+    /* Right to left, the same with the peak after each valley. */
+    top = 0;
+    gmax = INT64_MIN;
+    for (size_t kk = m; kk-- > 0;) {
+        int64_t cur = kk + 1 < m ? v[kk + 1].peak_before : tail;
+        if (cur > gmax)
+            gmax = cur;
+        while (top && v[stack[top - 1]].value >= v[kk].value) {
+            if (smax[top - 1] > cur)
+                cur = smax[top - 1];
+            top--;
+        }
+        int64_t right;
+        if (top) {
+            right = smax[top - 1] > cur ? smax[top - 1] : cur;
+            if (cur > smax[top - 1])
+                smax[top - 1] = cur;
+        } else {
+            right = gmax;
+        }
+        stack[top] = kk;
+        smax[top] = INT64_MIN;
+        top++;
+        int64_t side = left[kk] < right ? left[kk] : right;
+        v[kk].prominence = side - v[kk].value;
+    }
+    free(stack);
+    free(smax);
+    free(left);
+    return true;
+}
+
+static int cmp_prominence_desc(const void *a, const void *b)
+{
+    int64_t x = ((const valley *)a)->prominence, y = ((const valley *)b)->prominence;
+    return (x < y) - (x > y);
+}
+
+static int cmp_cut(const void *a, const void *b)
+{
+    int64_t x = ((const valley *)a)->cut, y = ((const valley *)b)->cut;
+    return (x > y) - (x < y);
+}
+
+/* Memory returning to a baseline. Without a stated count the valleys at least half as
+ * prominent as the most prominent are cuts; with one, the `expected - 1` most prominent. */
+int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                           const curve *cv, uint32_t expected, ms_error *err)
+{
+    size_t n = cv->n;
+    if (n < 4)
+        return 0;
+    int64_t lo = cv->start, hi = cv->start;
+    for (size_t i = 0; i < n; i++) {
+        if (cv->v[i] < lo)
+            lo = cv->v[i];
+        if (cv->v[i] > hi)
+            hi = cv->v[i];
+    }
+    if (hi - lo <= 0)
+        return 0;
+    size_t cap = n / 2 + 1;
+    valley *v = malloc(cap * sizeof *v);
+    int64_t *cut = malloc(cap * sizeof *cut);
+    if (!v || !cut) {
+        free(v);
+        free(cut);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
+    }
+    int64_t tail = 0;
+    int64_t p0 = (hi - lo) / 50 > 0 ? (hi - lo) / 50 : 1;
+    size_t m = zigzag(cv, p0, v, cap, &tail);
+    size_t keep = 0;
+    if (!prominence(v, m, tail)) {
+        free(v);
+        free(cut);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
+    }
+    if (expected >= 2 && m >= expected - 1) {
+        qsort(v, m, sizeof *v, cmp_prominence_desc);
+        keep = expected - 1;
+        qsort(v, keep, sizeof *v, cmp_cut);
+        for (size_t k = 0; k < keep; k++)
+            cut[k] = v[k].cut;
+    } else {
+        int64_t pmax = 0;
+        for (size_t k = 0; k < m; k++)
+            if (v[k].prominence > pmax)
+                pmax = v[k].prominence;
+        for (size_t k = 0; k < m; k++)
+            if (pmax > 0 && v[k].prominence * 2 >= pmax)
+                cut[keep++] = v[k].cut;
+        /* One valley is a single drop, not a loop; demand a repeat. */
+        if (keep < 2)
+            keep = 0;
+    }
+    /* As in ms__iter_lowest_cut: flat events after the lowest point close the iteration. */
+    for (size_t k = 0; k < keep; k++) {
+        int64_t base = cut[k] > 0 ? cv->v[cut[k] - 1] : cv->start;
+        while (cut[k] < (int64_t)n && cv->v[cut[k]] == base && !seg_acquire(tr->action[cut[k]]))
+            cut[k]++;
+    }
+    /* Windows halfway to the neighbouring cuts. */
+    int64_t *wlo = malloc((keep ? keep : 1) * sizeof *wlo);
+    int64_t *whi = malloc((keep ? keep : 1) * sizeof *whi);
+    if (!wlo || !whi) {
+        free(wlo);
+        free(whi);
+        free(v);
+        free(cut);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for valleys");
+    }
+    for (size_t k = 0; k < keep; k++) {
+        int64_t prev = k ? cut[k - 1] : 0, next = k + 1 < keep ? cut[k + 1] : (int64_t)n;
+        wlo[k] = cut[k] - (cut[k] - prev) / 2;
+        whi[k] = cut[k] + (next - cut[k]) / 2;
+    }
+    ms__iter_refine_cuts(s, tr, cut, keep, wlo, whi);
+    free(wlo);
+    free(whi);
+    bool ok = ms__iter_cand_from_cuts(c, s, tr, cut, keep);
+    free(v);
+    free(cut);
+    return ok ? 0 : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+}

@@ -1,0 +1,89 @@
+/* The VM's side of vm_iface.h beyond reading: what the split reader may see and change of
+ * the VM, at the start of a part and at its hand-over (never while the VM runs). The
+ * interning calls stay with the tables they fill (pickle_vm.c), ms__vm_frame_of with the
+ * frame checks (pickle_values.c). */
+#include "pickle_vm.h"
+
+ms_input *ms__vm_input(ms_vm *vm)
+{
+    return &vm->in;
+}
+
+const entry_shape *ms__vm_shape(const ms_vm *vm)
+{
+    return vm->shape;
+}
+
+const ms_limits *ms__vm_limits(const ms_vm *vm)
+{
+    return &vm->lim;
+}
+
+ms_error *ms__vm_error(ms_vm *vm)
+{
+    return vm->err;
+}
+
+const uint32_t *ms__vm_memo(const ms_vm *vm, size_t *len, uint64_t *gen, size_t *sparse)
+{
+    if (len)
+        *len = vm->memo_len;
+    if (gen)
+        *gen = vm->memo_gen;
+    if (sparse)
+        *sparse = vm->sparse_len;
+    return vm->memo;
+}
+
+bool ms__vm_trace_on_top(const ms_vm *vm, int *device)
+{
+    if (vm->sp < 1 || VTAG(vm->stack[vm->sp - 1]) != T_OBJ)
+        return false;
+    const ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    if (list->type != O_LIST || list->role != R_TRACE || list->device >= vm->snap->n_devices ||
+        vm->snap->traces[list->device].view.n != list->appended)
+        return false;
+    *device = list->device;
+    return true;
+}
+
+bool ms__vm_has_room(const ms_vm *vm, size_t stack_items, uint64_t memo_entries,
+                     uint64_t events, size_t strings, uint32_t string_limit, size_t streams)
+{
+    return vm->nmarks < vm->lim.max_depth && vm->sp + stack_items <= MS_VM_MAX_STACK &&
+           vm->memo_len + memo_entries <= vm->lim.max_memo &&
+           vm->events_total + events <= vm->lim.max_events &&
+           vm->snap->strings.count + strings < string_limit &&
+           vm->snap->n_streams + streams < UINT16_MAX;
+}
+
+uint32_t ms__vm_intern_string(ms_vm *vm, const char *data, size_t len)
+{
+    return ms__strtab_intern(&vm->snap->strings, data, len);
+}
+
+int ms__vm_stack_of_list(ms_vm *vm, uint32_t enc, uint32_t *out, int64_t off)
+{
+    if (!ms__vm_obj(vm, enc, O_LIST))
+        return -1;
+    return ms__vm_stack_of(vm, enc, out, off);
+}
+
+uint32_t *ms__vm_memo_room(ms_vm *vm, size_t n)
+{
+    size_t need;
+    if (!ms__add(vm->memo_len, n, &need) ||
+        !ms__grow((void **)&vm->memo, &vm->memo_cap, need, sizeof *vm->memo))
+        return NULL;
+    return vm->memo + vm->memo_len;
+}
+
+void ms__vm_took(ms_vm *vm, uint64_t events, size_t memo_entries, const uint8_t *pos)
+{
+    ms_obj *list = &vm->objs[VPAY(vm->stack[vm->sp - 1])];
+    list->appended += events;
+    vm->memo_len += memo_entries;
+    vm->events_total += events;
+    vm->snap->split_events += events;
+    vm->in.pos = pos;
+}
