@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "chart_impl.h"
 #include "draw.h"
 #include "memsnap/version.h"
 #include "render_util.h"
@@ -25,22 +26,17 @@ typedef struct rgb {
     double r, g, b;
 } rgb;
 
-/* One colour per category (ms_category order), then "allocated, category unknown" and
- * "pending free". */
-static const rgb CAT_RGB[] = {
-    {0.27, 0.46, 0.71}, /* parameter */
-    {0.55, 0.34, 0.64}, /* gradient */
-    {0.80, 0.47, 0.13}, /* optimizer_state */
-    {0.20, 0.60, 0.33}, /* activation */
-    {0.60, 0.78, 0.45}, /* temporary */
-    {0.55, 0.55, 0.55}, /* workspace */
-    {0.85, 0.70, 0.20}, /* input */
-    {0.45, 0.62, 0.80}, /* other */
-};
-static const char *const CAT_NAMES[] = {"parameter", "gradient", "optimizer state", "activation",
-                                        "temporary", "workspace", "input", "other"};
+/* Blocks of a category take the colour that category has in every chart (theme.c), so
+ * the OOM picture and `render --by category` read alike. Without categories, one colour
+ * for allocated blocks; pending frees in a pink no category uses. */
+static rgb cat_rgb(int c)
+{
+    ms_chart_rgb k = ms__category_rgb((ms_category)c);
+    return (rgb){k.r, k.g, k.b};
+}
+
 static const rgb ALLOCATED = {0.35, 0.55, 0.80};
-static const rgb PENDING = {0.95, 0.65, 0.40};
+static const rgb PENDING = {0.90, 0.55, 0.75};
 static const rgb FAIL = {0.84, 0.15, 0.16};
 static const rgb FG = {0.12, 0.12, 0.14};
 static const rgb MUTED = {0.45, 0.45, 0.50};
@@ -245,8 +241,8 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                 cairo_set_source_rgb(cr, 1, 1, 1);
             } else if (bl->state == MS_BLOCK_ACTIVE_PENDING_FREE) {
                 set(cr, PENDING);
-            } else if (o->block_category && o->block_category[q] < 8) {
-                set(cr, CAT_RGB[o->block_category[q]]);
+            } else if (o->block_category && o->block_category[q] < MS_CAT_COUNT) {
+                set(cr, cat_rgb(o->block_category[q]));
             } else {
                 set(cr, ALLOCATED);
             }
@@ -290,10 +286,14 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     yy += 20;
     /* legend */
     double lx = LEFT;
-    int n_leg = o->block_category ? 8 : 1;
+    int n_leg = o->block_category ? MS_CAT_COUNT : 1;
     for (int i = 0; i < n_leg + 2; i++) {
-        rgb col = i < n_leg ? (o->block_category ? CAT_RGB[i] : ALLOCATED) : i == n_leg ? PENDING : (rgb){1, 1, 1};
-        const char *name = i < n_leg ? (o->block_category ? CAT_NAMES[i] : "allocated")
+        rgb col = i < n_leg ? (o->block_category ? cat_rgb(i) : ALLOCATED) : i == n_leg ? PENDING : (rgb){1, 1, 1};
+        char cat_name[32];
+        ms__copy_text(cat_name, sizeof cat_name, ms_category_name((ms_category)i));
+        for (char *u = strchr(cat_name, '_'); u; u = strchr(u, '_'))
+            *u = ' ';
+        const char *name = i < n_leg ? (o->block_category ? cat_name : "allocated")
                            : i == n_leg ? "pending free" : "free";
         set(cr, col);
         cairo_rectangle(cr, lx, yy, 12, 12);
