@@ -164,7 +164,10 @@ static void draw_pin(pen *p, const pin *pn, ms_chart_rect *placed, size_t *n_pla
     cairo_t *cr = p->cr;
     font(p, 11, true);
     char label[MS_CHART_TEXT];
-    fit_text(p, pn->text, 320, label, sizeof label);
+    /* Wide enough for a finding's label whole ("forward leak, 2 sites, 90.09 MiB:
+     * train/scenarios.py:159 layers_run"): its end names the line to read. */
+    double cap = ch->plot.w * 0.45 > 320 ? ch->plot.w * 0.45 : 320;
+    fit_text(p, pn->text, cap, label, sizeof label);
     double w = text_width(p, label);
     bool right = pn->x + 46 + w < ch->plot.x + ch->plot.w;
     double tx = right ? pn->x + 46 : pn->x - 46;
