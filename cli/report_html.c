@@ -848,8 +848,8 @@ static void category_chart(FILE *out, const cJSON *file, const char *svg)
     fputs("<div class=\"chart\">", out);
     fputs(svg, out);
     fputs("</div>\n<p class=\"caption\">Active memory over time by category: parameters at "
-          "the bottom, then optimizer state, gradients, the input batch, activations, "
-          "temporaries and workspaces, each band the bytes its category holds",
+          "the bottom, then optimizer state, workspaces, gradients, the input batch, "
+          "activations and temporaries, each band the bytes its category holds",
           out);
     const char *png = report_str(file, "categories_png");
     if (*png) {

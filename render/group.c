@@ -472,12 +472,14 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
 /* ------------------------------------------------------------------ by category */
 
 /* Stacking order, bottom first, as the Hugging Face training-memory picture stacks it:
- * what lives through the whole run (weights, then the optimizer's state) at the bottom,
- * then what each step builds up and drops (gradients; the batch and the activations made
- * from it), then short-lived memory on top, where its spikes read as spikes. */
+ * what lives through the whole run (weights, the optimizer's state, and the library
+ * workspaces made once at first use) at the bottom, so those bands stay flat; then what
+ * each step builds up and drops (gradients; the batch and the activations made from it),
+ * then short-lived memory on top, where its spikes read as spikes. (Workspace on top
+ * drew a constant 65 MiB that traced every spike of the outline and read as churn.) */
 static const ms_category CATEGORY_ORDER[MS_CAT_COUNT] = {
-    MS_CAT_PARAMETER, MS_CAT_OPTIMIZER_STATE, MS_CAT_GRADIENT,  MS_CAT_INPUT,
-    MS_CAT_ACTIVATION, MS_CAT_TEMPORARY,      MS_CAT_WORKSPACE, MS_CAT_OTHER,
+    MS_CAT_PARAMETER,  MS_CAT_OPTIMIZER_STATE, MS_CAT_WORKSPACE, MS_CAT_GRADIENT,
+    MS_CAT_INPUT,      MS_CAT_ACTIVATION,      MS_CAT_TEMPORARY, MS_CAT_OTHER,
 };
 
 /* "optimizer state": the category's key as people read it. */

@@ -23,8 +23,8 @@ static const ms_chart_rect AREA = {0, 0, 1600, 800};
 
 /* The Hugging Face picture's order, bottom first (render/group.c). */
 static const ms_category ORDER[MS_CAT_COUNT] = {
-    MS_CAT_PARAMETER, MS_CAT_OPTIMIZER_STATE, MS_CAT_GRADIENT,  MS_CAT_INPUT,
-    MS_CAT_ACTIVATION, MS_CAT_TEMPORARY,      MS_CAT_WORKSPACE, MS_CAT_OTHER,
+    MS_CAT_PARAMETER,  MS_CAT_OPTIMIZER_STATE, MS_CAT_WORKSPACE, MS_CAT_GRADIENT,
+    MS_CAT_INPUT,      MS_CAT_ACTIVATION,      MS_CAT_TEMPORARY, MS_CAT_OTHER,
 };
 
 /* The colour each category got in the first chart built: every later chart must agree. */

@@ -271,8 +271,8 @@ def drive(b, url, args, leaks):
     by_category(b, p)
 
 
-CATEGORIES = ("parameter", "optimizer state", "gradient", "input", "activation", "temporary",
-              "workspace", "other")
+CATEGORIES = ("parameter", "optimizer state", "workspace", "gradient", "input", "activation",
+              "temporary", "other")
 
 
 def by_category(b, p):

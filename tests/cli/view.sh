@@ -80,8 +80,8 @@ def varints(s):
     return out
 g = varints(d["modes"]["category"][0][0]["g"])
 names = [d["strings"][-1 - x] for x in g[:8]]
-assert names == ["parameter", "optimizer state", "gradient", "input", "activation",
-                 "temporary", "workspace", "other"], names
+assert names == ["parameter", "optimizer state", "workspace", "gradient", "input",
+                 "activation", "temporary", "other"], names
 PY
 grep -q 'data-memsnap-mode' "$T/cat.html" || bad "no grouping buttons in the script"
 
