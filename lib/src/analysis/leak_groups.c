@@ -52,6 +52,22 @@ int64_t ms__iter_of(const ms_iterations *it, int64_t ev)
     return (int64_t)lo;
 }
 
+int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint)
+{
+    size_t h = *hint;
+    if (ev >= 0 && h < it->n && it->items[h].start_event <= ev) {
+        for (size_t k = h; k < it->n && k <= h + 1; k++)
+            if (k + 1 == it->n || ev < it->items[k + 1].start_event) {
+                *hint = k;
+                return (int64_t)k;
+            }
+    }
+    int64_t k = ms__iter_of(it, ev);
+    if (k >= 0)
+        *hint = (size_t)k;
+    return k;
+}
+
 /* A finding of the first stage, or the part of one that a split moved out. */
 typedef struct part {
     ms_leak L;       /* L.first_index and L.n_index address r->alloc_index */

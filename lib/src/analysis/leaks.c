@@ -385,7 +385,7 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
                            const ms__stackinfo *si, const ms_iterations *it, int64_t ref,
                            ms_error *err)
 {
-    size_t N = it->n;
+    size_t N = it->n, hint = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
         if (a->alloc_event >= ref)
@@ -395,7 +395,7 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
         if (g == UINT32_MAX)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
         group *gr = &m->g[g];
-        int64_t k = iter_of(it, a->alloc_event);
+        int64_t k = ms__iter_of_near(it, a->alloc_event, &hint);
         if (k < 0) {
             if (alive_at(a, ref))
                 gr->setup_alive++;
@@ -411,12 +411,22 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
                 return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
         }
         /* Alive at the ends of iterations k .. last, where last is the final end not
-         * after the free. */
+         * after the free (ends only grow with k, so a binary search finds it: a walk
+         * down from the trace's last iteration cost thousands of steps per allocation
+         * freed early in a long trace). */
         size_t last = N - 1;
         int64_t rel = release_event(a);
-        if (rel >= 0)
-            while (last > (size_t)k && iter_end(it, last) > rel)
-                last--;
+        if (rel >= 0 && iter_end(it, last) > rel) {
+            size_t lo = (size_t)k, hi = last; /* iter_end(lo) <= rel or lo == k; iter_end(hi) > rel */
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (iter_end(it, mid) > rel)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            last = lo;
+        }
         gr->live_diff[k]++;
         gr->live_diff[last + 1]--;
         gr->live_bdiff[k] += (int64_t)a->size;
