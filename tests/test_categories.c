@@ -4,6 +4,7 @@
  * activations + input after forward within 5% of what the forward added; nothing
  * invented for inference; and the bookkeeping (every breakdown sums to the live bytes)
  * on every snapshot in testdata/. */
+#include "analysis/cat_internal.h"
 #include "check.h"
 #include "memsnap/categories.h"
 
@@ -366,6 +367,60 @@ static void check_python_stacks(void)
     ms_snapshot_free(s);
 }
 
+/* The phases found with the trace tagged by two threads (each half, the run across the
+ * middle joined) equal the one-thread result, segment for segment; testdata traces are
+ * below the size that starts a second thread, so the threshold is lowered here. */
+static void check_two_threads(const char *path, const char *name, void *arg)
+{
+    (void)arg;
+    ms_snapshot *s = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err) != 0) {
+        CHECK_TRUE_IN(name, false);
+        return;
+    }
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        ms_timeline *t = NULL;
+        ms_iterations *it = NULL;
+        if (ms_timeline_build(&t, s, d, MS_TIMELINE_ALLOCS, &err) != 0 ||
+            ms_iterations_find(&it, s, d, t, NULL, &err) != 0) {
+            CHECK_TRUE_IN(name, false);
+            ms_timeline_free(t);
+            continue;
+        }
+        ms__cat_ctx one, two;
+        size_t saved = ms__cat_parallel_min;
+        ms__cat_parallel_min = SIZE_MAX;
+        int r1 = ms__cat_ctx_build(&one, s, t, it, &err);
+        ms__cat_parallel_min = 1;
+        int r2 = ms__cat_ctx_build(&two, s, t, it, &err);
+        ms__cat_parallel_min = saved;
+        CHECK_EQ_INT_IN(name, r1, 0);
+        CHECK_EQ_INT_IN(name, r2, 0);
+        if (r1 == 0 && r2 == 0) {
+            CHECK_EQ_INT_IN(name, (int64_t)two.nsegs, (int64_t)one.nsegs);
+            bool same = one.nsegs == two.nsegs;
+            for (size_t k = 0; same && k < one.nsegs; k++) {
+                const ms__cat_seg *a = &one.segs[k], *b = &two.segs[k];
+                same = a->start == b->start && a->end == b->end && a->last_alloc == b->last_alloc &&
+                       a->close == b->close && a->ordinal == b->ordinal && a->kind == b->kind &&
+                       a->src == b->src;
+            }
+            same = same && memcmp(one.counts, two.counts, sizeof one.counts) == 0 &&
+                        one.have_phases == two.have_phases && one.src_all == two.src_all &&
+                        one.last_phase_start == two.last_phase_start;
+            CHECK_TRUE_IN(name, same);
+        }
+        if (r1 == 0)
+            ms__cat_ctx_free(&one);
+        if (r2 == 0)
+            ms__cat_ctx_free(&two);
+        ms_iterations_free(it);
+        ms_timeline_free(t);
+    }
+    ms_snapshot_free(s);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof CAT_FILES / sizeof CAT_FILES[0]; i++)
@@ -376,5 +431,6 @@ int main(void)
     check_api();
     check_python_stacks();
     CHECK_TRUE(check_each_snapshot(check_consistency, NULL) >= 20);
+    CHECK_TRUE(check_each_snapshot(check_two_threads, NULL) >= 20);
     return check_finish("test_categories");
 }

@@ -52,6 +52,10 @@ typedef struct ms__cat_ctx {
     uint8_t src_all;
 } ms__cat_ctx;
 
+/* Traces of at least this many events are tagged by two threads (categories.c); tests
+ * lower it to compare the two ways on small traces. */
+extern size_t ms__cat_parallel_min;
+
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err);
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
                       const ms_iterations *it, ms_error *err);

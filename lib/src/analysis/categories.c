@@ -6,6 +6,7 @@
  * so cutting the trace into phases is one linear pass over the events. Annotations
  * (record_function ranges) fill in allocations whose stack says nothing and give exact
  * phase ends where they exist. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,14 +359,34 @@ static uint8_t *stack_tags(const ms__cat_ctx *x, size_t nst)
     return stag;
 }
 
+/* The tagging of events [from, to): its runs and counts. */
+typedef struct tag_job {
+    const ms_trace *tr;
+    const uint8_t *stag;
+    size_t nst;
+    const ann_range *ar;
+    size_t nar;
+    size_t from, to;
+    run *runs;
+    size_t nruns;
+    uint64_t with_stack, allocs;
+    int rc; /* -1 when out of memory (no runs then) */
+} tag_job;
+
 /* One pass: each allocation's tag from its stack, grouped into runs of one tag. The
  * annotations are consulted through a cursor over the ranges sorted by start; few
  * ranges overlap, so the active set stays tiny. Also counts the allocations, and those
- * with a stack. 0, or -1 when out of memory (nothing is returned then). */
-static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
-                    uint64_t *allocs_out, const ms_trace *tr, const uint8_t *stag, size_t nst,
-                    const ann_range *ar, size_t nar)
+ * with a stack. What it finds depends only on the events of the job and the ranges, so
+ * two jobs over the halves of a trace give the runs of one job over all of it, once the
+ * run that crosses the middle is joined (tag_runs). */
+static void *tag_range(void *arg)
 {
+    tag_job *job = arg;
+    const ms_trace *tr = job->tr;
+    const uint8_t *stag = job->stag;
+    size_t nst = job->nst;
+    const ann_range *ar = job->ar;
+    size_t nar = job->nar;
     run *runs = NULL;
     size_t nruns = 0, capruns = 0;
     uint64_t with_stack = 0, allocs = 0;
@@ -379,7 +400,7 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
     const uint32_t *stack = tr->stack;
     /* The hot loop of `summary`'s categories: written so that the only branches taken
      * are rare ones (a new run, an annotation to consult). */
-    for (size_t i = 0; i < tr->n; i++) {
+    for (size_t i = job->from; i < job->to; i++) {
         /* Frees carry the stack of the code that released the tensor, so they say where
          * a phase ends: the model's forward returning is the last event under a
          * `forward` frame, before the caller drops or keeps what it returned. Only the
@@ -403,14 +424,21 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
                 active[nactive++] = next_ar++;
             }
             next_first = next_ar < nar ? ar[next_ar].first : INT64_MAX;
+            /* Of nested ranges the innermost (the one that began last) names the phase;
+             * a rule of the ranges alone, so a reader starting mid-trace agrees. */
+            size_t inner = SIZE_MAX;
             for (size_t k = 0; k < nactive;) {
                 if (ar[active[k]].end <= (int64_t)i) {
                     active[k] = active[--nactive];
                     continue;
                 }
-                tag = ar[active[k]].tag;
-                src = MS__SRC_ANN;
+                if (inner == SIZE_MAX || active[k] > inner)
+                    inner = active[k];
                 k++;
+            }
+            if (inner != SIZE_MAX) {
+                tag = ar[inner].tag;
+                src = MS__SRC_ANN;
             }
             if (rc)
                 break;
@@ -434,16 +462,79 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
     free(active);
     if (rc) {
         free(runs);
-        return rc;
+        job->rc = rc;
+        return NULL;
     }
     if (nruns) {
         runs[nruns - 1].last = cur_last;
         runs[nruns - 1].src = cur_src;
     }
+    job->runs = runs;
+    job->nruns = nruns;
+    job->with_stack = with_stack;
+    job->allocs = allocs;
+    job->rc = 0;
+    return NULL;
+}
+
+/* Below this many events one thread tags the trace: starting a second costs more than
+ * it saves. */
+size_t ms__cat_parallel_min = (size_t)1 << 20;
+
+/* The runs of the whole trace (*runs_out, caller frees) and its counts. A long trace is
+ * tagged by two threads, one per half (the second core sits idle after the reading),
+ * and the run that crosses the middle joined: the result is the one-thread result, run
+ * for run. 0, or -1 when out of memory. */
+static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
+                    uint64_t *allocs_out, const ms_trace *tr, const uint8_t *stag, size_t nst,
+                    const ann_range *ar, size_t nar)
+{
+    tag_job job[2];
+    for (int k = 0; k < 2; k++)
+        job[k] = (tag_job){tr, stag, nst, ar, nar, 0, tr->n, NULL, 0, 0, 0, 0};
+    pthread_t helper;
+    bool two = tr->n >= ms__cat_parallel_min && tr->n >= 2 && ms__threads_allowed();
+    if (two) {
+        job[0].to = job[1].from = tr->n / 2;
+        two = pthread_create(&helper, NULL, tag_range, &job[1]) == 0;
+        if (!two)
+            job[0].to = tr->n;
+    }
+    tag_range(&job[0]);
+    if (two)
+        pthread_join(helper, NULL);
+    run *runs = job[0].runs;
+    size_t nruns = job[0].nruns;
+    int rc = job[0].rc;
+    if (two) {
+        rc |= job[1].rc;
+        size_t skip = 0;
+        if (!rc && nruns && job[1].nruns && runs[nruns - 1].kind == job[1].runs[0].kind) {
+            runs[nruns - 1].last = job[1].runs[0].last;
+            runs[nruns - 1].src |= job[1].runs[0].src;
+            skip = 1;
+        }
+        size_t n = nruns + job[1].nruns - skip;
+        if (!rc && job[1].nruns > skip) {
+            run *all = realloc(runs, n * sizeof *runs);
+            if (!all) {
+                rc = -1;
+            } else {
+                memcpy(all + nruns, job[1].runs + skip, (job[1].nruns - skip) * sizeof *runs);
+                runs = all;
+                nruns = n;
+            }
+        }
+        free(job[1].runs);
+    }
+    if (rc) {
+        free(runs);
+        return -1;
+    }
     *runs_out = runs;
     *nruns_out = nruns;
-    *with_stack_out = with_stack;
-    *allocs_out = allocs;
+    *with_stack_out = job[0].with_stack + job[1].with_stack;
+    *allocs_out = job[0].allocs + job[1].allocs;
     return 0;
 }
 

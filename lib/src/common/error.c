@@ -71,6 +71,12 @@ bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+bool ms__threads_allowed(void)
+{
+    const char *threads = getenv("MEMSNAP_THREADS");
+    return !(threads && strcmp(threads, "1") == 0);
+}
+
 ms_limits ms_limits_default(void)
 {
     ms_limits l;
@@ -79,8 +85,7 @@ ms_limits ms_limits_default(void)
     l.max_objects = (uint64_t)1 << 27;
     l.max_string = (uint64_t)1 << 28;
     l.max_events = (uint64_t)1 << 31;
-    const char *threads = getenv("MEMSNAP_THREADS");
-    l.parallel_min_bytes = threads && strcmp(threads, "1") == 0 ? 0 : (uint64_t)8 << 20;
+    l.parallel_min_bytes = ms__threads_allowed() ? (uint64_t)8 << 20 : 0;
     l.max_expansion = 64;
     l.max_input_bytes = (uint64_t)64 << 30;
     const char *max_input = getenv("MEMSNAP_MAX_INPUT");

@@ -36,6 +36,10 @@ static inline bool ms__add(size_t a, size_t b, size_t *out)
  * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
 bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
 
+/* False when MEMSNAP_THREADS=1 asks for one thread: every part of the library that
+ * starts a second thread (the split reader, the phase tagging of categories) asks. */
+bool ms__threads_allowed(void);
+
 /* ---------------------------------------------------------------- strings */
 
 /* Interned strings: one copy of each distinct byte string, NUL-terminated, addressed
