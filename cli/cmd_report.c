@@ -582,6 +582,66 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
     return bad ? 2 : 0;
 }
 
+/* What the report wrote and how each gate went, for the CI log; 1 when a gate failed. */
+static int print_written(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
+                         bool ranks_png, const cJSON *gates, size_t failed)
+{
+    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o->out_dir);
+    for (size_t i = 0; i < n; i++) {
+        if (fs[i].png[0])
+            printf(", %s", fs[i].png);
+        if (fs[i].cat_png[0])
+            printf(", %s", fs[i].cat_png);
+    }
+    const cJSON *fj;
+    cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
+            printf(", %s", report_str(fj, "oom_png"));
+    if (ranks_png)
+        printf(", ranks.png");
+    printf("\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
+    {
+        bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+        printf("%s %s\n", ok ? "passed" : "FAILED", report_str(c, "message"));
+    }
+    if (!failed)
+        return 0;
+    printf("memsnap report: %zu gate check%s failed\n", failed, failed == 1 ? "" : "s");
+    return 1;
+}
+
+/* After a failure in a directory the report made itself: take back the charts written
+ * before it and the directories, so bad input leaves nothing behind. */
+static void take_back(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
+                      size_t made)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *names[] = {fs[i].png, fs[i].cat_png};
+        for (size_t k = 0; k < 2; k++) {
+            char *p = names[k][0] ? join(o->out_dir, names[k]) : NULL;
+            if (p)
+                unlink(p);
+            free(p);
+        }
+    }
+    const cJSON *fj;
+    cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
+    {
+        const char *oom = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "oom_png"));
+        char *q = oom ? join(o->out_dir, oom) : NULL;
+        if (q)
+            unlink(q);
+        free(q);
+    }
+    char *p = join(o->out_dir, "ranks.png");
+    if (p)
+        unlink(p);
+    free(p);
+    unmake_dir(o->out_dir, made);
+}
+
 int cmd_report(int argc, char **argv)
 {
     report_opts o;
@@ -669,59 +729,11 @@ int cmd_report(int argc, char **argv)
         if (!rc)
             rc = write_file(o.out_dir, "index.html", write_html, doc, &sv);
     }
-    if (!rc) {
-        printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o.out_dir);
-        for (size_t i = 0; i < n; i++) {
-            if (fs[i].png[0])
-                printf(", %s", fs[i].png);
-            if (fs[i].cat_png[0])
-                printf(", %s", fs[i].cat_png);
-        }
-        const cJSON *fj;
-        cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
-            if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
-                printf(", %s", report_str(fj, "oom_png"));
-        if (cmp_svg)
-            printf(", ranks.png");
-        printf("\n");
-        const cJSON *c;
-        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
-        {
-            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-            printf("%s %s\n", ok ? "passed" : "FAILED", report_str(c, "message"));
-        }
-        if (failed) {
-            printf("memsnap report: %zu gate check%s failed\n", failed, failed == 1 ? "" : "s");
-            rc = 1;
-        }
-    }
+    if (!rc)
+        rc = print_written(&o, fs, n, doc, cmp_svg != NULL, gates, failed);
 done:
-    if (rc == 2 && made) {
-        /* The directory is ours: take back the charts written before the failure. */
-        for (size_t i = 0; fs && i < n; i++) {
-            const char *names[] = {fs[i].png, fs[i].cat_png};
-            for (size_t k = 0; k < 2; k++) {
-                char *p = names[k][0] ? join(o.out_dir, names[k]) : NULL;
-                if (p)
-                    unlink(p);
-                free(p);
-            }
-        }
-        const cJSON *fj;
-        cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
-        {
-            const char *oom = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "oom_png"));
-            char *q = oom ? join(o.out_dir, oom) : NULL;
-            if (q)
-                unlink(q);
-            free(q);
-        }
-        char *p = join(o.out_dir, "ranks.png");
-        if (p)
-            unlink(p);
-        free(p);
-        unmake_dir(o.out_dir, made);
-    }
+    if (rc == 2 && made && fs)
+        take_back(&o, fs, n, doc, made);
     for (size_t i = 0; fs && i < n; i++) {
         ms_categories_free(fs[i].cats);
         ms_timeline_free(fs[i].tl);

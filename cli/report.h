@@ -9,6 +9,7 @@
 #ifndef MEMSNAP_CLI_REPORT_H
 #define MEMSNAP_CLI_REPORT_H
 
+#include <cairo.h>
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -136,5 +137,13 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
                     char **svg_out, ms_error *err);
 void report_html_ooms(FILE *out, const cJSON *file, const char *svg);
 void report_md_ooms(FILE *out, const cJSON *file);
+
+/* Where cairo's SVG surfaces write the report's inline charts: the text grows in p,
+ * NUL-terminated (cairo_svg_surface_create_for_stream(report_buf_write, &buf, ...)). */
+typedef struct report_buf {
+    char *p;
+    size_t n, cap;
+} report_buf;
+cairo_status_t report_buf_write(void *closure, const unsigned char *data, unsigned int len);
 
 #endif

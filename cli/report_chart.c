@@ -36,33 +36,6 @@
  * one chart of overlaid curves, which stays readable however many ranks there are. */
 #define MAX_PANELS 3
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static cairo_status_t collect(void *closure, const unsigned char *data, unsigned int len)
-{
-    sbuf *b = closure;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->n + len + 1) {
-            if (cap > SIZE_MAX / 2)
-                return CAIRO_STATUS_NO_MEMORY;
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return CAIRO_STATUS_NO_MEMORY;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-    return CAIRO_STATUS_SUCCESS;
-}
-
 static int fail(ms_error *err, int code, const char *what)
 {
     err->code = code;
@@ -75,8 +48,8 @@ static int fail(ms_error *err, int code, const char *what)
 static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, size_t n,
                     ms_error *err)
 {
-    sbuf b = {0};
-    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(collect, &b, w, h);
+    report_buf b = {0};
+    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(report_buf_write, &b, w, h);
     cairo_t *cr = cairo_create(surface);
     ms_chart_rgb bg = n ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
     cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);

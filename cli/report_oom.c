@@ -12,36 +12,12 @@
 #include "oom_json.h"
 #include "report.h"
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static cairo_status_t collect(void *closure, const unsigned char *data, unsigned int len)
-{
-    sbuf *b = closure;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->n + len + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return CAIRO_STATUS_NO_MEMORY;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-    return CAIRO_STATUS_SUCCESS;
-}
-
 static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char *title,
                    ms_error *err)
 {
-    sbuf b = {0};
+    report_buf b = {0};
     int w = MS_OOM_CHART_WIDTH, h = ms_oom_chart_height(o);
-    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(collect, &b, w, h);
+    cairo_surface_t *surface = cairo_svg_surface_create_for_stream(report_buf_write, &b, w, h);
     cairo_t *cr = cairo_create(surface);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);

@@ -205,3 +205,25 @@ char *report_svg_inline(const char *svg, size_t len, const char *prefix)
     }
     return b.p;
 }
+
+cairo_status_t report_buf_write(void *closure, const unsigned char *data, unsigned int len)
+{
+    report_buf *b = closure;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 65536;
+        while (cap < b->n + len + 1) {
+            if (cap > SIZE_MAX / 2)
+                return CAIRO_STATUS_NO_MEMORY;
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return CAIRO_STATUS_NO_MEMORY;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+    return CAIRO_STATUS_SUCCESS;
+}

@@ -141,6 +141,20 @@ static int64_t quarter_px(const ms_chart *ch, int64_t bytes)
 
 /* A curve per column in quarter pixels (what draw.c rounds to), as deltas; a run of
  * unchanged columns — a window where nothing happens — is a 0 and its length. */
+/* Ticks as [[value, label], ...]. */
+static void write_ticks(ms__sbuf *b, const ms_chart_tick *t, size_t n)
+{
+    ms__sb_puts(b, "[");
+    for (size_t i = 0; i < n; i++) {
+        ms__sb_puts(b, i ? ",[" : "[");
+        ms__sb_num(b, t[i].value);
+        ms__sb_puts(b, ",");
+        ms__sb_str(b, t[i].label);
+        ms__sb_puts(b, "]");
+    }
+    ms__sb_puts(b, "]");
+}
+
 static void curve(exporter *x, ms__sbuf *b, const char *key, const ms_chart *ch, const int64_t *v)
 {
     int64_t prev = 0;
@@ -175,15 +189,8 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_num(b, ch->x_lo);
     ms__sb_puts(b, ",\"x1\":");
     ms__sb_num(b, ch->x_hi);
-    ms__sb_printf(b, ",\"ev\":%zu,\"xt\":[", n_events);
-    for (size_t i = 0; i < ch->n_xticks; i++) {
-        ms__sb_puts(b, i ? ",[" : "[");
-        ms__sb_num(b, ch->xticks[i].value);
-        ms__sb_puts(b, ",");
-        ms__sb_str(b, ch->xticks[i].label);
-        ms__sb_puts(b, "]");
-    }
-    ms__sb_puts(b, "]");
+    ms__sb_printf(b, ",\"ev\":%zu,\"xt\":", n_events);
+    write_ticks(b, ch->xticks, ch->n_xticks);
     curve(x, b, "a", ch, ch->col_active);
     if (ch->col_reserved)
         curve(x, b, "r", ch, ch->col_reserved);
@@ -299,15 +306,9 @@ static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
     ms__sb_printf(b, "\"area\":[%g,%g],\"plot\":[%g,%g,%g,%g],\"cols\":%zu,\"ymax\":", ch->area.w,
               ch->area.h, ch->plot.x, ch->plot.y, ch->plot.w, ch->plot.h, ch->n_cols);
     ms__sb_num(b, ch->y_max);
-    ms__sb_puts(b, ",\"yt\":[");
-    for (size_t i = 0; i < ch->n_yticks; i++) {
-        ms__sb_puts(b, i ? ",[" : "[");
-        ms__sb_num(b, ch->yticks[i].value);
-        ms__sb_puts(b, ",");
-        ms__sb_str(b, ch->yticks[i].label);
-        ms__sb_puts(b, "]");
-    }
-    ms__sb_puts(b, "],\"title\":");
+    ms__sb_puts(b, ",\"yt\":");
+    write_ticks(b, ch->yticks, ch->n_yticks);
+    ms__sb_puts(b, ",\"title\":");
     ms__sb_str(b, ch->title);
     ms__sb_puts(b, ",\"xtitle\":");
     ms__sb_str(b, ch->x_title);

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "cat_internal.h"
+#include "timeline_internal.h"
 #include "internal.h"
 
 static const char *const CAT_NAMES[MS_CAT_COUNT] = {
@@ -165,37 +166,6 @@ static uint8_t kind_of_tag(uint8_t tag)
                                                         : MS__PH_GAP;
 }
 
-/* First event whose time is at or after t (strictly after when `after`). Annotations
- * come in time order, so the search gallops forward from the previous answer (*hint):
- * thousands of binary searches over a 4M-event time array would each miss the cache
- * some twenty times. */
-static int64_t event_at(const ms_trace *tr, int64_t t, bool after, size_t *hint)
-{
-    size_t lo = 0, hi = tr->n;
-    size_t h = *hint < tr->n ? *hint : tr->n;
-    if (h > 0 && (after ? tr->time_us[h - 1] <= t : tr->time_us[h - 1] < t)) {
-        /* The answer is at or after h: double a step until it overshoots. */
-        lo = h;
-        size_t step = 1;
-        while (lo + step < tr->n &&
-               (after ? tr->time_us[lo + step - 1] <= t : tr->time_us[lo + step - 1] < t)) {
-            lo += step;
-            step *= 2;
-        }
-        hi = lo + step < tr->n ? lo + step : tr->n;
-    }
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *hint = lo;
-    return (int64_t)lo;
-}
-
 /* The phase an annotation's name announces; 0 when none or ambiguous. Names are the
  * user's (record_function("## forward ##")) or torch's own ("Optimizer.step#AdamW.step",
  * "DistributedDataParallel.forward"); collectives ("nccl:all_reduce") say nothing. */
@@ -278,8 +248,8 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *
             break;
         }
         size_t h0 = hint;
-        r[n].first = st == INT64_MIN ? 0 : event_at(tr, st, false, &h0);
-        r[n].end = event_at(tr, a[i].time_us, true, &hint);
+        r[n].first = st == INT64_MIN ? 0 : ms__event_at_time(tr, st, false, &h0);
+        r[n].end = ms__event_at_time(tr, a[i].time_us, true, &hint);
         r[n].tag = tag;
         if (r[n].end > r[n].first)
             n++;

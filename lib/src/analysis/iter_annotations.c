@@ -6,21 +6,14 @@
 #include <string.h>
 
 #include "internal.h"
+#include "timeline_internal.h"
 #include "iter_cand.h"
 
 /* First event whose time is at or after t (strictly after when `after`). */
 static int64_t event_at_time(const ms_trace *tr, int64_t t, bool after)
 {
-    size_t lo = 0, hi = tr->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (int64_t)lo;
+    size_t from_start = 0;
+    return ms__event_at_time(tr, t, after, &from_start);
 }
 
 static bool name_matches(const char *name, ann_kind kind, const char *want)

@@ -636,3 +636,34 @@ int ms__timeline_replay(const ms_snapshot *s, const ms_timeline *t,
     sim_release(&x);
     return rc;
 }
+
+/* First event whose time is at or after t (strictly after when `after`). Annotations
+ * come in time order, so the search gallops forward from the previous answer (*hint):
+ * thousands of binary searches over a 4M-event time array would each miss the cache
+ * some twenty times. */
+int64_t ms__event_at_time(const ms_trace *tr, int64_t t, bool after, size_t *hint)
+{
+    size_t lo = 0, hi = tr->n;
+    size_t h = *hint < tr->n ? *hint : tr->n;
+    if (h > 0 && (after ? tr->time_us[h - 1] <= t : tr->time_us[h - 1] < t)) {
+        /* The answer is at or after h: double a step until it overshoots. */
+        lo = h;
+        size_t step = 1;
+        while (lo + step < tr->n &&
+               (after ? tr->time_us[lo + step - 1] <= t : tr->time_us[lo + step - 1] < t)) {
+            lo += step;
+            step *= 2;
+        }
+        hi = lo + step < tr->n ? lo + step : tr->n;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        bool before = after ? tr->time_us[mid] <= t : tr->time_us[mid] < t;
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *hint = lo;
+    return (int64_t)lo;
+}

@@ -21,4 +21,9 @@ typedef struct ms__alive_ctx {
 } ms__alive_ctx;
 void ms__alive_collect(void *ctx, const ms_alloc *a);
 
+/* First event whose time is at or after t (strictly after when `after`), found by binary
+ * search; with *hint from an earlier call for an earlier time it gallops forward from
+ * there (start *hint at 0). */
+int64_t ms__event_at_time(const ms_trace *tr, int64_t t, bool after, size_t *hint);
+
 #endif
