@@ -71,6 +71,8 @@ uint32_t ms__hash32(uint64_t v);
 ms_chart_rgb ms__name_rgb(const char *name);
 /* The fixed colour of a category's band (both themes). */
 ms_chart_rgb ms__category_rgb(ms_category c);
+/* "optimizer state": a category's key as people read it, for legends. */
+void ms__category_label(ms_category c, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ scale.c */
 

@@ -482,15 +482,6 @@ static const ms_category CATEGORY_ORDER[MS_CAT_COUNT] = {
     MS_CAT_INPUT,      MS_CAT_ACTIVATION,      MS_CAT_TEMPORARY, MS_CAT_OTHER,
 };
 
-/* "optimizer state": the category's key as people read it. */
-static void category_label(ms_category c, char *buf, size_t cap)
-{
-    ms__copy_text(buf, cap, ms_category_name(c));
-    for (char *p = buf; *p; p++)
-        if (*p == '_')
-            *p = ' ';
-}
-
 /* --by category: one band per category, always all eight in CATEGORY_ORDER so a band's
  * place and colour never depend on the data. Every allocation belongs to one, so the
  * "other" remainder is only what the timeline's curve holds beyond its allocations. */
@@ -513,7 +504,7 @@ static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
         g.category = CATEGORY_ORDER[k];
         g.legend = -1; /* named once the heights show it holds bytes in the window */
         g.fill = ms__category_rgb(g.category);
-        category_label(g.category, g.label, sizeof g.label);
+        ms__category_label(g.category, g.label, sizeof g.label);
         band_of[g.category] = (int32_t)k;
         chart->groups[chart->n_groups++] = g;
     }

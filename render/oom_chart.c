@@ -290,9 +290,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     for (int i = 0; i < n_leg + 2; i++) {
         rgb col = i < n_leg ? (o->block_category ? cat_rgb(i) : ALLOCATED) : i == n_leg ? PENDING : (rgb){1, 1, 1};
         char cat_name[32];
-        ms__copy_text(cat_name, sizeof cat_name, ms_category_name((ms_category)i));
-        for (char *u = strchr(cat_name, '_'); u; u = strchr(u, '_'))
-            *u = ' ';
+        ms__category_label((ms_category)i, cat_name, sizeof cat_name);
         const char *name = i < n_leg ? (o->block_category ? cat_name : "allocated")
                            : i == n_leg ? "pending free" : "free";
         set(cr, col);

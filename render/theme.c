@@ -58,6 +58,14 @@ ms_chart_rgb ms__category_rgb(ms_category c)
     return (unsigned)c < MS_CAT_COUNT ? CATEGORY_RGB[c] : CATEGORY_RGB[MS_CAT_OTHER];
 }
 
+void ms__category_label(ms_category c, char *buf, size_t cap)
+{
+    ms__copy_text(buf, cap, ms_category_name(c));
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = ' ';
+}
+
 ms_chart_rgb ms__mix(ms_chart_rgb a, ms_chart_rgb b, double t)
 {
     ms_chart_rgb r = {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
