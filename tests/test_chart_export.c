@@ -156,6 +156,21 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
 
 static const char *const BY_NAME[] = {"alloc", "site", "phase", "category"};
 
+/* A budget is kept: the levels stop before the text outgrows it (tables included, a
+ * third is kept for them). */
+static void within_budget(const char *ctx, const ms_chart_source *src, ms_chart_export_opts o)
+{
+    ms_error err;
+    ms_chart_export_stats st;
+    char *text = NULL;
+    o.budget = 300 * 1024;
+    int rc = ms_chart_export_json(&text, &st, src, &o, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    if (!rc)
+        CHECK_EQ_INT_IN(ctx, st.bytes <= o.budget ? 0 : st.bytes, 0);
+    free(text);
+}
+
 static void windows(const char *path, const char *name, const ms_snapshot *s,
                     const ms_timeline *t, const ms_categories *cats,
                     const ms_chart_highlight *hl, size_t n_hl)
@@ -349,14 +364,7 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     cJSON_Delete(doc);
     free(text);
 
-    /* A budget is kept: the levels stop before the text outgrows it (tables included,
-     * a third is kept for them). */
-    o.budget = 300 * 1024;
-    rc = ms_chart_export_json(&text, &st, &src, &o, &err);
-    CHECK_EQ_INT_IN(path, rc, 0);
-    if (!rc)
-        CHECK_EQ_INT_IN(path, st.bytes <= o.budget ? 0 : st.bytes, 0);
-    free(text);
+    within_budget(path, &src, o);
 }
 
 /* Band heights as chart_export.c writes them: per band its run count, then per run the
@@ -457,12 +465,7 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     cJSON_Delete(doc);
     free(text);
 
-    o.budget = 300 * 1024;
-    rc = ms_chart_export_json(&text, &st, &src, &o, &err);
-    CHECK_EQ_INT_IN(ctx, rc, 0);
-    if (!rc)
-        CHECK_EQ_INT_IN(ctx, st.bytes <= o.budget ? 0 : st.bytes, 0);
-    free(text);
+    within_budget(ctx, &src, o);
 }
 
 static void one(const char *path, const char *name, void *arg)
