@@ -15,7 +15,32 @@ for f in testdata/*.pickle; do
   "$bin" leaks --json "$f" > "$out/$n.leaks.json" 2>&1; echo "rc=$?" >> "$out/$n.leaks.json"
   "$bin" render "$f" -o "$out/$n.png" > /dev/null 2>&1
   "$bin" render "$f" -o "$out/$n.svg" > /dev/null 2>&1
+  if [ "${ARCH_COMPARE_ALL:-0}" = 1 ]; then
+    # Every command and grouping, for refactors across the views (slower: ~1 min).
+    for c in "leaks --stack" "categories" "categories --json --explain" "oom" "oom --json"; do
+      k=$(echo "$c" | tr -d ' -')
+      $bin $c "$f" > "$out/$n.$k.txt" 2>&1; echo "rc=$?" >> "$out/$n.$k.txt"
+    done
+    for by in site phase category; do
+      "$bin" render --by $by "$f" -o "$out/$n.$by.svg" > "$out/$n.$by.log" 2>&1; echo "rc=$?" >> "$out/$n.$by.log"
+    done
+    "$bin" render --leaks --x events "$f" -o "$out/$n.leaks.svg" > /dev/null 2>&1
+    "$bin" view "$f" -o "$out/$n.view.html" > "$out/$n.view.log" 2>&1; echo "rc=$?" >> "$out/$n.view.log"
+  fi
 done
+if [ "${ARCH_COMPARE_ALL:-0}" = 1 ]; then
+  for f in testdata/bad/*.pickle; do
+    n=bad.$(basename "$f" .pickle)
+    for c in summary leaks categories oom; do
+      "$bin" $c "$f" > "$out/$n.$c.txt" 2>&1; echo "rc=$?" >> "$out/$n.$c.txt"
+    done
+  done
+  : > "$out/fuzz.summary.txt"
+  for f in tests/fuzz/corpus/*; do
+    echo "== $(basename "$f")" >> "$out/fuzz.summary.txt"
+    "$bin" summary --json "$f" >> "$out/fuzz.summary.txt" 2>&1; echo "rc=$?" >> "$out/fuzz.summary.txt"
+  done
+fi
 pair() { "$bin" diff --json "testdata/$1.pickle" "testdata/$2.pickle" > "$out/diff.$1.$2.json" 2>&1; echo "rc=$?" >> "$out/diff.$1.$2.json"; }
 pair ddp_rank0 ddp_rank1; pair leak_layers noleak_layers; pair noleak_layers leak_layers
 pair gpt2_train linear_infer; pair noleak_grad_accum leak_backward_hook
