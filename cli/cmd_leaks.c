@@ -157,9 +157,11 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
         print_folded(torch, native, indent);
         torch = native = 0;
         const ms_frame *f = ms_snapshot_frame(s, fr[k]);
-        printf("%*s%s %s:%lld %s\n", indent, "", fk == MS_FRAME_USER ? ">" : " ",
-               ms_snapshot_string(s, f->filename), (long long)f->line,
-               ms_snapshot_string(s, f->name));
+        char line[24] = "?";
+        if (f->line != MS_LINE_UNKNOWN)
+            snprintf(line, sizeof line, "%lld", (long long)f->line);
+        printf("%*s%s %s:%s %s\n", indent, "", fk == MS_FRAME_USER ? ">" : " ",
+               ms_snapshot_string(s, f->filename), line, ms_snapshot_string(s, f->name));
     }
     print_folded(torch, native, indent);
 }

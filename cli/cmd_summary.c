@@ -49,8 +49,15 @@ static const char *size_text(double bytes, char *buf)
 static void print_device(const cJSON *dev)
 {
     char a[32], b[32];
-    printf("device %d: %.0f events over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
-           get(dev, "time.seconds"));
+    bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(dev, "has_times"));
+    if (get(dev, "events") == 0)
+        printf("device %d: no events recorded\n", (int)get(dev, "device"));
+    else if (!times)
+        printf("device %d: %.0f events (this PyTorch recorded no times: event indexes stand "
+               "for them)\n", (int)get(dev, "device"), get(dev, "events"));
+    else
+        printf("device %d: %.0f events over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
+               get(dev, "time.seconds"));
     const cJSON *act;
     printf("  actions         ");
     int first = 1;
@@ -60,8 +67,15 @@ static void print_device(const cJSON *dev)
         first = 0;
     }
     printf("%s\n", first ? "none" : "");
-    printf("  peak            %s at %.3f s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
-           get(dev, "peak.seconds"), get(dev, "peak.event"));
+    if (get(dev, "peak.event") < 0)
+        printf("  peak            %s before the first recorded event\n",
+               size_text(get(dev, "peak.bytes"), a));
+    else if (!times)
+        printf("  peak            %s at event %.0f\n", size_text(get(dev, "peak.bytes"), a),
+               get(dev, "peak.event"));
+    else
+        printf("  peak            %s at %.3f s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
+               get(dev, "peak.seconds"), get(dev, "peak.event"));
     const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(dev, "peak"), "categories");
     if (cats) {
@@ -74,11 +88,23 @@ static void print_device(const cJSON *dev)
     printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),
            size_text(get(dev, "reserved.end_bytes"), b));
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
-    printf("  trace           %s", complete ? "complete" : "incomplete");
-    if (!complete)
-        printf(" (reconstructed: %s in %.0f allocations alive before the first event, %s reserved)",
-               size_text(get(dev, "preexisting.bytes"), a), get(dev, "preexisting.count"),
-               size_text(get(dev, "reserved.start_bytes"), b));
+    const char *wrap =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "ring_buffer_wrapped"));
+    printf("  trace           %s", complete ? "complete" : "incomplete: ");
+    if (!complete) {
+        double n = get(dev, "preexisting.count");
+        printf("%s in %.0f allocation%s (%s reserved) %s alive before the first recorded event ",
+               size_text(get(dev, "preexisting.bytes"), a), n, n == 1 ? "" : "s",
+               size_text(get(dev, "reserved.start_bytes"), b), n == 1 ? "was" : "were");
+        if (wrap && !strcmp(wrap, "annotations_before_first_event"))
+            printf("(the ring buffer dropped older events: record_function ranges ended before "
+                   "the first kept event)");
+        else if (wrap)
+            printf("(the ring buffer probably dropped older events: the trace holds a round "
+                   "%.0f entries, as a full max_entries buffer does)", get(dev, "events"));
+        else
+            printf("(the recording started after them, or the ring buffer dropped older events)");
+    }
     printf("\n");
     const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(dev, "ooms");
     if (cJSON_GetArraySize(ooms) == 0) {
@@ -99,7 +125,11 @@ static void print_device(const cJSON *dev)
             printf("\n");
         }
     }
-    printf("  annotations     %.0f\n", get(dev, "annotations"));
+    if (get(dev, "annotations_unplaced") > 0)
+        printf("  annotations     %.0f (%.0f left out: the trace has no times to place them)\n",
+               get(dev, "annotations"), get(dev, "annotations_unplaced"));
+    else
+        printf("  annotations     %.0f\n", get(dev, "annotations"));
     leaks_iterations_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "iterations"), 2);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
     if (cJSON_GetArraySize(sites) > 0) {

@@ -173,6 +173,15 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
     }
 }
 
+/* "line": the frame's line, null when the file gave none (MS_LINE_UNKNOWN). */
+static void frame_line_json(cJSON *o, const ms_frame *f)
+{
+    if (f->line == MS_LINE_UNKNOWN)
+        cJSON_AddNullToObject(o, "line");
+    else
+        leaks_json_int(o, "line", f->line);
+}
+
 /* {"filename", "line", "function"} of a site frame, empty when unknown. */
 static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
 {
@@ -180,7 +189,7 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
         return;
     const ms_frame *f = ms_snapshot_frame(s, frame);
     cJSON_AddStringToObject(o, "filename", ms_snapshot_string(s, f->filename));
-    leaks_json_int(o, "line", f->line);
+    frame_line_json(o, f);
     cJSON_AddStringToObject(o, "function", ms_snapshot_string(s, f->name));
 }
 
@@ -205,7 +214,7 @@ cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddItemToArray(a, e);
         cJSON_AddStringToObject(e, "filename", ms_snapshot_string(s, f->filename));
-        leaks_json_int(e, "line", f->line);
+        frame_line_json(e, f);
         cJSON_AddStringToObject(e, "name", ms_snapshot_string(s, f->name));
         cJSON_AddStringToObject(e, "kind", FRAME_KINDS[ms_frame_kind_of(s, fr[k])]);
     }

@@ -574,8 +574,9 @@ static void stack_details(FILE *out, const cJSON *stack)
         fold_line(out, torch, native);
         torch = native = 0;
         shown++;
-        char line[32];
-        snprintf(line, sizeof line, ":%.0f ", report_num(f, "line"));
+        char line[32] = ":? "; /* a null line: the snapshot gave none */
+        if (cJSON_IsNumber(report_get(f, "line")))
+            snprintf(line, sizeof line, ":%.0f ", report_num(f, "line"));
         fputs(user ? "<b>&gt; " : "  ", out);
         esc(out, report_str(f, "filename"));
         esc(out, line);

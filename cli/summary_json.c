@@ -22,6 +22,15 @@ static cJSON *num(cJSON *obj, const char *key, double v)
 }
 
 /* Top sites among the allocations alive right after the peak event. */
+/* A time on the trace's clock, or null where the trace has none. */
+static void time_json(cJSON *obj, const char *key, bool has_times, int64_t us)
+{
+    if (has_times)
+        num(obj, key, (double)us);
+    else
+        cJSON_AddNullToObject(obj, key);
+}
+
 static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive,
                          size_t n_alive, int top_k, ms_error *err)
 {
@@ -41,7 +50,10 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive
         ms_site_format_function(s, tot[i].site, function, sizeof function);
         cJSON_AddStringToObject(e, "function", function);
         cJSON_AddStringToObject(e, "filename", f ? ms_snapshot_string(s, f->filename) : "");
-        num(e, "line", f ? (double)f->line : 0);
+        if (f && f->line == MS_LINE_UNKNOWN)
+            cJSON_AddNullToObject(e, "line");
+        else
+            num(e, "line", f ? (double)f->line : 0);
         num(e, "bytes", (double)tot[i].bytes);
         num(e, "count", (double)tot[i].count);
         cJSON_AddItemToArray(arr, e);
@@ -65,7 +77,7 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
             r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
         num(e, "event", (double)i);
-        num(e, "time_us", (double)tr->time_us[i]);
+        time_json(e, "time_us", tr->has_times, tr->time_us[i]);
         num(e, "requested_bytes", (double)tr->size[i]);
         num(e, "device_free_bytes", (double)tr->addr[i]);
         if (r && k < r->n && r->items[k].event == (int64_t)i) {
@@ -96,14 +108,23 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     for (int a = 0; a < MS_ACT_COUNT; a++)
         if (t->action_counts[a])
             num(actions, ms_action_name((ms_action)a), (double)t->action_counts[a]);
+    /* A trace without times (docs/json.md "has_times") gives null times, never a made-up
+     * 0 s: the event indexes beside them are the axis. */
+    cJSON_AddBoolToObject(dev, "has_times", t->has_times);
     cJSON *span = cJSON_AddObjectToObject(dev, "time");
-    num(span, "first_us", (double)t->t_first_us);
-    num(span, "last_us", (double)t->t_last_us);
-    num(span, "seconds", cli_seconds(t->t_first_us, t->t_last_us));
+    time_json(span, "first_us", t->has_times, t->t_first_us);
+    time_json(span, "last_us", t->has_times, t->t_last_us);
+    if (t->has_times)
+        num(span, "seconds", cli_seconds(t->t_first_us, t->t_last_us));
+    else
+        cJSON_AddNullToObject(span, "seconds");
     cJSON *peak = cJSON_AddObjectToObject(dev, "peak");
     num(peak, "bytes", (double)t->peak_bytes);
-    num(peak, "time_us", (double)t->peak_time_us);
-    num(peak, "seconds", cli_seconds(t->t_first_us, t->peak_time_us));
+    time_json(peak, "time_us", t->has_times, t->peak_time_us);
+    if (t->has_times)
+        num(peak, "seconds", cli_seconds(t->t_first_us, t->peak_time_us));
+    else
+        cJSON_AddNullToObject(peak, "seconds");
     num(peak, "event", (double)t->peak_event);
     cJSON *live = cJSON_AddObjectToObject(dev, "live_end");
     num(live, "bytes", (double)t->live_end_bytes);
@@ -116,6 +137,11 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     num(pre, "bytes", (double)t->preexisting_bytes);
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
+    const char *wrap = ms_wrap_evidence_key(t->wrap_evidence);
+    if (wrap)
+        cJSON_AddStringToObject(dev, "ring_buffer_wrapped", wrap);
+    else
+        cJSON_AddNullToObject(dev, "ring_buffer_wrapped");
     add_ooms(dev, s, device);
     ms_iterations *it = NULL;
     cJSON *iters = NULL;
@@ -145,6 +171,8 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
     for (size_t i = 0; i < n_ann; i++)
         n_dev_ann += ann[i].device == device;
     num(dev, "annotations", (double)n_dev_ann);
+    if (!t->has_times)
+        num(dev, "annotations_unplaced", (double)ms_snapshot_annotations_unplaced(s));
     int sites_rc = add_top_sites(dev, s, t->peak_alive, t->n_peak_alive, top_k, err);
     if (sites_rc) {
         cJSON_Delete(dev);

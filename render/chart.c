@@ -186,15 +186,28 @@ done:
     return rc;
 }
 
-int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
+/* A trace without times (PyTorch before about 2.1) has no time axis to draw: its events
+ * are the axis, whatever was asked, never a span of made-up seconds. */
+static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *srcs, size_t n)
+{
+    ms_chart_spec s = *spec;
+    for (size_t i = 0; i < n; i++)
+        if (srcs[i].trace && !srcs[i].trace->has_times)
+            s.x_mode = MS_CHART_X_EVENTS;
+    return s;
+}
+
+int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec_in,
                    ms_chart_rect area, ms_error *err)
 {
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
-    int rc = check_spec(spec, err);
+    int rc = check_spec(spec_in, err);
     if (rc)
         return rc;
+    ms_chart_spec adj = spec_for(spec_in, src, src ? 1 : 0);
+    const ms_chart_spec *spec = &adj;
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
@@ -255,14 +268,16 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
 }
 
 int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n_srcs,
-                           const ms_chart_spec *spec, ms_chart_rect area, ms_error *err)
+                           const ms_chart_spec *spec_in, ms_chart_rect area, ms_error *err)
 {
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
-    int rc = check_spec(spec, err);
+    int rc = check_spec(spec_in, err);
     if (rc)
         return rc;
+    ms_chart_spec adj = spec_for(spec_in, srcs, n_srcs <= MS_CHART_MAX_SERIES ? n_srcs : 0);
+    const ms_chart_spec *spec = &adj;
     if (n_srcs == 0 || n_srcs > MS_CHART_MAX_SERIES)
         return ms__render_fail(err, MS_ERR_ARG, "an overlay takes 1 to %d files (got %zu)",
                                MS_CHART_MAX_SERIES, n_srcs);

@@ -133,7 +133,7 @@ void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_cha
              "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
              src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
              src->tl->n_events == 0 ? "  ·  no events in the trace"
-             : src->tl->trace_complete ? "" : "  ·  trace incomplete (ring buffer wrapped)");
+             : src->tl->trace_complete ? "" : "  ·  memory from before the first recorded event");
 }
 
 void ms__title_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_srcs,

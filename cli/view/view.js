@@ -714,7 +714,7 @@
     while (box.firstChild) box.removeChild(box.firstChild);
     var frames = info.stack >= 0 && D.st[info.stack] ? D.st[info.stack] : [];
     var text = [info.title, fmtBytes(info.size)].concat(frames.map(function (f) {
-      var fr = D.fr[f]; return fr ? D.strings[fr[0]] + ':' + fr[1] + ' ' + D.strings[fr[2]] : '?';
+      var fr = D.fr[f]; return fr ? D.strings[fr[0]] + ':' + lineText(fr[1]) + ' ' + D.strings[fr[2]] : '?';
     }));
     var copy = html('button', null, 'copy', box);
     copy.type = 'button';
@@ -746,9 +746,12 @@
   function frameItem(ol, D, fr) {
     var li = html('li', null, null, ol);
     li.setAttribute('data-memsnap-frame', '');
-    html('span', null, D.strings[fr[0]] + ':' + fr[1] + ' ', li);
+    html('span', null, D.strings[fr[0]] + ':' + lineText(fr[1]) + ' ', li);
     html('span', 'fn', D.strings[fr[2]], li);
   }
+
+  /* memsnap writes -1 for a frame whose line the snapshot did not give. */
+  function lineText(n) { return n < 0 ? '?' : String(n); }
 
   function fallback(s) {
     var ta = document.createElement('textarea');

@@ -48,12 +48,20 @@ typedef struct ms_trace {
     const int64_t *time_us;  /* microseconds since the epoch */
     const uint32_t *stack;   /* stack id or MS_NO_STACK */
     const uint16_t *stream;  /* stream id: ms_snapshot_stream() gives the raw value */
+    /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none):
+     * time_us[i] is then the event index i, so durations count events, and a view shows
+     * event indexes wherever it would show a time. */
+    bool has_times;
 } ms_trace;
+
+/* A frame's line is MS_LINE_UNKNOWN when the file gave none: no 'line' key, None, or the
+ * unsigned -1 (2^64 - 1) that C++ writes for "no line" (torch.compile runs). */
+#define MS_LINE_UNKNOWN (-1)
 
 typedef struct ms_frame {
     uint32_t name;      /* string ids */
     uint32_t filename;
-    int64_t line;
+    int64_t line;       /* >= 0, or MS_LINE_UNKNOWN */
 } ms_frame;
 
 typedef enum ms_block_state {
@@ -134,6 +142,9 @@ MS_API size_t ms_snapshot_stream_count(const ms_snapshot *s);
 MS_API const ms_segment *ms_snapshot_segments(const ms_snapshot *s, size_t *n);
 MS_API const ms_block *ms_snapshot_blocks(const ms_snapshot *s, size_t *n);
 MS_API const ms_annotation *ms_snapshot_annotations(const ms_snapshot *s, size_t *n);
+/* Annotations left out of ms_snapshot_annotations: their device's trace has no times, so
+ * nothing places them among its events. */
+MS_API size_t ms_snapshot_annotations_unplaced(const ms_snapshot *s);
 MS_API const ms_setting *ms_snapshot_settings(const ms_snapshot *s, size_t *n);
 
 #ifdef __cplusplus

@@ -34,10 +34,22 @@ enum {
     MS_TIMELINE_PEAK_ALIVE = 1u << 3  /* fill peak_alive[] in the same pass */
 };
 
+typedef enum ms_wrap_evidence {
+    MS_WRAP_NONE = 0,      /* nothing in the file shows a wrapped ring buffer */
+    MS_WRAP_ANNOTATIONS,   /* a record_function range ended before the first kept event:
+                              the recording was on, and the events before were dropped */
+    MS_WRAP_ROUND_COUNT    /* the trace holds a round number of entries (a multiple of
+                              1,000), as a ring buffer of max_entries that filled does */
+} ms_wrap_evidence;
+
+/* "annotations_before_first_event", "entry_count_round"; NULL for MS_WRAP_NONE. */
+MS_API const char *ms_wrap_evidence_key(ms_wrap_evidence e);
+
 typedef struct ms_timeline {
     int device;
     size_t n_events;
     int64_t t_first_us, t_last_us; /* times of the first and last event (0 if none) */
+    bool has_times;                /* the trace's has_times: false, the times are event indexes */
 
     /* Before the first kept event (reconstructed from the final state). */
     int64_t active_start;
@@ -58,6 +70,10 @@ typedef struct ms_timeline {
     uint64_t preexisting_count;
     int64_t preexisting_segment_bytes;
     bool trace_complete;       /* nothing had to be reconstructed */
+    /* What shows that a max_entries ring buffer dropped older events, if anything does.
+     * Memory alive before the first event alone does not: a recording started after the
+     * model was built looks the same. */
+    ms_wrap_evidence wrap_evidence;
 
     uint64_t action_counts[MS_ACT_COUNT];
     uint64_t oom_count;

@@ -402,7 +402,11 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     if (h->n_segments == 0)
         note(o, "no segment is known at the failure");
     if (!t->trace_complete && t->preexisting_count > 0)
-        note(o, "the trace lost its oldest events (ring buffer); what was alive before it is rebuilt");
+        note(o, t->wrap_evidence == MS_WRAP_ANNOTATIONS
+                    ? "the ring buffer dropped the oldest events; what was alive before the first "
+                      "recorded event is rebuilt"
+                    : "memory was alive before the first recorded event (the recording started "
+                      "after it, or the ring buffer dropped older events); it is rebuilt");
     o->live_requested_bytes = t->active ? (uint64_t)t->active[event] : 0;
     /* The driver could have given the request: something else refused it. */
     o->limit_refused = o->device_free_bytes >= 2 * o->segment_request_bytes;

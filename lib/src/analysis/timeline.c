@@ -447,6 +447,20 @@ too_big:
                     "(64 PiB, beyond any GPU)", x->device, bad_event);
 }
 
+/* Only for a trace that needed reconstructing: the evidence that events were dropped
+ * rather than never recorded (see ms_wrap_evidence). */
+static ms_wrap_evidence wrap_evidence(const ms_snapshot *s, const ms_timeline *t, const ms_trace *tr)
+{
+    if (t->trace_complete || tr->n == 0)
+        return MS_WRAP_NONE;
+    size_t n_ann = 0;
+    const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
+    for (size_t i = 0; i < n_ann; i++)
+        if (!ann[i].is_start && ann[i].device == tr->device && ann[i].time_us < tr->time_us[0])
+            return MS_WRAP_ANNOTATIONS;
+    return tr->n % 1000 == 0 ? MS_WRAP_ROUND_COUNT : MS_WRAP_NONE;
+}
+
 int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsigned flags,
                       ms_error *err)
 {
@@ -460,6 +474,7 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
     const ms_trace *tr = ms_snapshot_trace(s, device);
     t->device = device;
     t->n_events = tr->n;
+    t->has_times = tr->has_times;
     if (tr->n) {
         t->t_first_us = tr->time_us[0];
         t->t_last_us = tr->time_us[tr->n - 1];
@@ -501,8 +516,18 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
         return rc;
     }
     t->peak_time_us = t->peak_event >= 0 ? tr->time_us[t->peak_event] : t->t_first_us;
+    t->wrap_evidence = wrap_evidence(s, t, tr);
     *out = t;
     return 0;
+}
+
+const char *ms_wrap_evidence_key(ms_wrap_evidence e)
+{
+    switch (e) {
+    case MS_WRAP_ANNOTATIONS: return "annotations_before_first_event";
+    case MS_WRAP_ROUND_COUNT: return "entry_count_round";
+    default: return NULL;
+    }
 }
 
 void ms_timeline_free(ms_timeline *t)

@@ -111,6 +111,7 @@ struct ms_snapshot {
     size_t n_blocks;
     ms_annotation *annotations;
     size_t n_annotations;
+    size_t n_annotations_unplaced; /* dropped: on a device whose trace has no times */
     ms_setting *settings;
     size_t n_settings;
 };

@@ -401,7 +401,32 @@ static void trim_traces(ms_snapshot *s)
         t->view.time_us = t->time_us;
         t->view.stack = t->stack;
         t->view.stream = t->stream;
+        /* A missing time_us reads as 0: a trace whose every time is 0 has no clock (no
+         * epoch-microsecond time is 0). The event index then stands in for the time, so
+         * that every analysis orders and spans events as it would by time. */
+        t->view.has_times = false;
+        for (size_t i = 0; i < n && !t->view.has_times; i++)
+            t->view.has_times = t->time_us[i] != 0;
+        for (size_t i = 0; i < n && !t->view.has_times; i++)
+            t->time_us[i] = (int64_t)i;
     }
+}
+
+/* An annotation's time_us cannot be placed among the events of a trace that has no
+ * times: it is left out (and counted), rather than put at a made-up instant. */
+static void drop_unplaced_annotations(ms_snapshot *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_annotations; i++) {
+        int d = s->annotations[i].device;
+        bool timeless = d >= 0 && d < s->n_devices ? !s->traces[d].view.has_times
+                                                   : s->n_devices > 0 && !s->traces[0].view.has_times;
+        if (timeless)
+            s->n_annotations_unplaced++;
+        else
+            s->annotations[kept++] = s->annotations[i];
+    }
+    s->n_annotations = kept;
 }
 
 int ms__model_build(ms_vm *vm)
@@ -424,5 +449,6 @@ int ms__model_build(ms_vm *vm)
         vm->snap->n_devices = 1;
     }
     trim_traces(vm->snap);
+    drop_unplaced_annotations(vm->snap);
     return 0;
 }

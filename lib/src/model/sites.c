@@ -181,7 +181,9 @@ int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, 
         n = snprintf(buf, cap, "(no stack)");
     } else {
         const char *file = ms_snapshot_string(s, f->filename);
-        if (ends_with(file, ".py"))
+        if (ends_with(file, ".py") && f->line == MS_LINE_UNKNOWN)
+            n = snprintf(buf, cap, "%s:?", short_path(file));
+        else if (ends_with(file, ".py"))
             n = snprintf(buf, cap, "%s:%lld", short_path(file), (long long)f->line);
         else
             n = snprintf(buf, cap, "%s", (strrchr(file, '/') ? strrchr(file, '/') + 1 : file));

@@ -143,7 +143,7 @@ int ms_snapshot_busiest_device(const ms_snapshot *s)
 
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
-    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true};
     if (device < 0 || device >= s->n_devices)
         return &empty;
     return &s->traces[device].view;
@@ -226,4 +226,9 @@ const char *ms_action_name(ms_action a)
         "alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
         "segment_map", "segment_unmap", "oom", "snapshot", "other"};
     return (unsigned)a < MS_ACT_COUNT ? names[a] : "other";
+}
+
+size_t ms_snapshot_annotations_unplaced(const ms_snapshot *s)
+{
+    return s->n_annotations_unplaced;
 }

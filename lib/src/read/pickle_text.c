@@ -99,7 +99,8 @@ static int parse_text_int(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
     }
     if (huge || v > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) {
         ms_val out = 0;
-        int rc = ms__vm_box_num(vm, N_HUGE, 0, 0, &out, off);
+        int kind = !huge && !neg ? N_U64 : N_HUGE; /* 2^63 .. 2^64 - 1 keeps its bits */
+        int rc = ms__vm_box_num(vm, kind, (int64_t)v, 0, &out, off);
         return rc ? rc : push(vm, out, off);
     }
     int64_t iv = neg ? (int64_t)(0 - v) : (int64_t)v;

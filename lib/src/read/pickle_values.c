@@ -26,6 +26,11 @@ bool ms__vm_int(const ms_vm *vm, ms_val v, int64_t *out)
     return false;
 }
 
+bool ms__vm_beyond_int64(const ms_vm *vm, ms_val v)
+{
+    return VTAG(v) == T_NUM && (vm->nums[VPAY(v)].kind == N_U64 || vm->nums[VPAY(v)].kind == N_HUGE);
+}
+
 bool ms__vm_dict_get(const ms_obj *dict, uint32_t key, ms_val *out)
 {
     ms_val k = VMAKE(T_STR, key);
@@ -48,6 +53,7 @@ const char *ms__vm_type_name(const ms_vm *vm, ms_val v)
         switch (vm->nums[VPAY(v)].kind) {
         case N_FLOAT: return "float";
         case N_BYTES: return "bytes";
+        case N_U64: return "int beyond int64 (2^63 or more)";
         default: return "int beyond 64 bits";
         }
     case T_SPC:
@@ -92,7 +98,7 @@ static int frame_str(ms_vm *vm, ms_val v, const char *key, uint32_t *out, int64_
 /* A frame from its key/value pairs: name, filename, line. */
 int ms__vm_convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t *out, int64_t off)
 {
-    ms_frame f = {MS_NO_STRING, MS_NO_STRING, 0};
+    ms_frame f = {MS_NO_STRING, MS_NO_STRING, MS_LINE_UNKNOWN};
     int rc;
     for (size_t i = 0; i < npairs; i++) {
         ms_val k = pairs[2 * i], v = pairs[2 * i + 1];
@@ -103,9 +109,17 @@ int ms__vm_convert_frame(ms_vm *vm, const ms_val *pairs, size_t npairs, uint32_t
             if ((rc = frame_str(vm, v, "filename", &f.filename, off)))
                 return rc;
         } else if (k == VMAKE(T_STR, S_LINE)) {
-            if (!ms__vm_int(vm, v, &f.line) && !(VTAG(v) == T_SPC && VPAY(v) == SPC_NONE))
-                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int of 64 bits",
+            /* None, a negative line, or C++'s size_t(-1) (torch.compile's fake-tensor
+             * frames write 2^64 - 1) and anything beyond int64: no line known. */
+            if (ms__vm_int(vm, v, &f.line)) {
+                if (f.line < 0)
+                    f.line = MS_LINE_UNKNOWN;
+            } else if ((VTAG(v) == T_SPC && VPAY(v) == SPC_NONE) || ms__vm_beyond_int64(vm, v)) {
+                f.line = MS_LINE_UNKNOWN;
+            } else {
+                return FAIL(MS_ERR_FORMAT, off, "frame 'line' is a %s, expected an int",
                             ms__vm_type_name(vm, v));
+            }
         }
     }
     return ms__vm_intern_frame(vm, &f, out, off);

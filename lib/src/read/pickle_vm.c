@@ -816,7 +816,14 @@ static int read_long_bytes(ms_vm *vm, const uint8_t *p, size_t n, int64_t off)
     if (n > 8 && ((p[7] & 0x80) != 0) != neg)
         fits = false;
     if (!fits) {
-        rc = box_num(vm, N_HUGE, 0, 0, &v, off);
+        /* Non-negative and within 64 bits unsigned: 2^63 .. 2^64 - 1. */
+        bool u64 = !neg && n >= 9 && (p[7] & 0x80);
+        for (size_t i = 8; u64 && i < n; i++)
+            u64 = p[i] == 0;
+        uint64_t u = 0;
+        for (size_t i = 0; u64 && i < 8; i++)
+            u |= (uint64_t)p[i] << (8 * i);
+        rc = box_num(vm, u64 ? N_U64 : N_HUGE, (int64_t)u, 0, &v, off);
         return rc ? rc : push(vm, v, off);
     }
     uint64_t u = 0;

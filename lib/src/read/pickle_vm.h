@@ -42,7 +42,10 @@ typedef struct ms_obj {
     int64_t offset;    /* where the object was created, for error messages */
 } ms_obj;
 
-enum { N_INT = 0, N_FLOAT, N_HUGE, N_BYTES /* i: string id of the raw bytes */ };
+/* N_U64: an int in [2^63, 2^64), kept as its 64-bit pattern in i. C++ writes size_t(-1)
+ * (2^64 - 1) for "unknown" in some fields; each field decides what such a value means
+ * (docs/architecture.md, "Unsigned -1"). N_HUGE: beyond 64 bits, no value kept. */
+enum { N_INT = 0, N_FLOAT, N_HUGE, N_BYTES /* i: string id of the raw bytes */, N_U64 };
 typedef struct ms_num {
     int kind;
     int64_t i;
@@ -122,6 +125,8 @@ static inline ms_obj *ms__vm_obj(ms_vm *vm, ms_val v, int type)
 bool ms__vm_dict_get(const ms_obj *dict, uint32_t key, ms_val *out);
 /* Integer value of v (inline or boxed); false when v is no integer or too large. */
 bool ms__vm_int(const ms_vm *vm, ms_val v, int64_t *out);
+/* An int that ms__vm_int cannot give: 2^63 or more, or beyond 64 bits. */
+bool ms__vm_beyond_int64(const ms_vm *vm, ms_val v);
 /* Stack id for a frames value: a list of frames (object or pending), an already converted
  * stack, or None (MS_NO_STACK). Interns by content. */
 int ms__vm_stack_of(ms_vm *vm, ms_val frames, uint32_t *out, int64_t offset);

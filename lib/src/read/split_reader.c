@@ -348,7 +348,7 @@ static bool frame_dict(split_worker *w, const uint8_t **pp, const uint8_t *end, 
     if (end - p < 3 || p[1] != 0x94 || p[2] != '(' || !add_def(w, 0, &slot))
         return false;
     p += 3;
-    local_frame f = {MS_NO_STRING, MS_NO_STRING, 0};
+    local_frame f = {MS_NO_STRING, MS_NO_STRING, MS_LINE_UNKNOWN};
     for (int pairs = 0; p < end && p[0] != 'u'; pairs++) {
         uint64_t idx;
         size_t used;
@@ -364,12 +364,12 @@ static bool frame_dict(split_worker *w, const uint8_t **pp, const uint8_t *end, 
                 return false;
         } else if (key == S_LINE) {
             if (p[0] == 'N') {
-                f.line = 0; /* None: no line, as the VM reads it */
+                f.line = MS_LINE_UNKNOWN; /* None: no line, as the VM reads it */
                 used = 1;
             } else if (!(used = fast_int(p, &line)) || p[0] == 0x88 || p[0] == 0x89) {
                 return false;
             } else {
-                f.line = line;
+                f.line = line < 0 ? MS_LINE_UNKNOWN : line;
             }
             if (p[used] == 0x94)
                 return false;
