@@ -65,6 +65,12 @@ static void check_snapshot(const char *path, const char *name, void *arg)
         CHECK_TRUE_IN(name, wrap != NULL || start_live > 0 || start_reserved > 0);
         CHECK_TRUE_IN(name, t->preexisting_count > 0 || t->reserved_start > 0);
     }
+    /* A wrapped ring buffer is claimed only on evidence, and never for a recording that
+     * merely started late (cat_prebuilt, old20_cat_prebuilt). */
+    if (wrap)
+        CHECK_TRUE_IN(name, t->wrap_evidence != MS_WRAP_NONE);
+    else
+        CHECK_EQ_INT_IN(name, t->wrap_evidence, MS_WRAP_NONE);
     if (wrap) {
         /* Dropped events: the reconstruction can only make the peak lower, never higher. */
         CHECK_TRUE_IN(name, t->peak_bytes <=

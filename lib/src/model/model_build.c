@@ -167,6 +167,8 @@ static int block_state(ms_val v)
     return MS_BLOCK_OTHER;
 }
 
+static int block_history(ms_vm *vm, const ms_obj *bd, ms_block *blk);
+
 static int convert_segments(ms_vm *vm, const ms_obj *root)
 {
     ms_snapshot *s = vm->snap;
@@ -237,6 +239,8 @@ static int convert_segments(ms_vm *vm, const ms_obj *root)
                     (rc = get_size(vm, bd, S_REQUESTED_SIZE, "block", &blk->requested_size)) ||
                     (rc = get_stack(vm, bd, &blk->stack)))
                     return rc;
+                if ((rc = block_history(vm, bd, blk)))
+                    return rc;
                 ms_val st;
                 blk->state = ms__vm_dict_get(bd, S_STATE, &st) ? (ms_block_state)block_state(st)
                                                                : MS_BLOCK_OTHER;
@@ -255,6 +259,27 @@ static int convert_segments(ms_vm *vm, const ms_obj *root)
         }
     }
     return 0;
+}
+
+/* PyTorch 2.0 gave a block no requested_size and no frames of its own, but a 'history'
+ * list of its allocations, newest last, each {addr, real_size, frames}: the last one is
+ * the allocation that holds the block now. */
+static int block_history(ms_vm *vm, const ms_obj *bd, ms_block *blk)
+{
+    ms_val v = 0, h = 0;
+    if (ms__vm_dict_get(bd, S_REQUESTED_SIZE, &v) || !ms__vm_dict_get(bd, S_HISTORY, &h))
+        return 0;
+    ms_obj *list = ms__vm_obj(vm, h, 0);
+    if (!list || list->type != O_LIST || list->len == 0)
+        return 0;
+    ms_obj *last = ms__vm_obj(vm, list->items[list->len - 1], O_DICT);
+    if (!last)
+        return FAIL(MS_ERR_FORMAT, list->offset, "a block's 'history' entry is a %s, expected a dict",
+                    ms__vm_type_name(vm, list->items[list->len - 1]));
+    int rc = get_size(vm, last, S_REAL_SIZE, "block history", &blk->requested_size);
+    if (!rc && blk->stack == MS_NO_STACK)
+        rc = get_stack(vm, last, &blk->stack);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ annotations */

@@ -85,7 +85,8 @@ static inline int64_t vint(ms_val v)
     X(S_INACTIVE, "inactive") X(S_ACT_ALLOC, "alloc") X(S_ACT_FREE_REQUESTED, "free_requested") \
     X(S_ACT_FREE_COMPLETED, "free_completed") X(S_ACT_SEGMENT_ALLOC, "segment_alloc")         \
     X(S_ACT_SEGMENT_FREE, "segment_free") X(S_ACT_SEGMENT_MAP, "segment_map")                 \
-    X(S_ACT_SEGMENT_UNMAP, "segment_unmap") X(S_ACT_OOM, "oom") X(S_ACT_SNAPSHOT, "snapshot")
+    X(S_ACT_SEGMENT_UNMAP, "segment_unmap") X(S_ACT_OOM, "oom") X(S_ACT_SNAPSHOT, "snapshot") \
+    X(S_HISTORY, "history") X(S_REAL_SIZE, "real_size")
 
 enum {
 #define MS_X_KNOWN(id, text) id,
