@@ -93,7 +93,7 @@ def scan(path, top=40):
     }
 
 
-def alloc_frames(path, addrs, limit=16):
+def alloc_frames(path, addrs, limit=40):
     """For each address, the last `alloc` at it in the dumped trace: size, time and Python frames."""
     with open(path, "rb") as f:
         snap = pickle.load(f)
