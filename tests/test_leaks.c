@@ -528,6 +528,19 @@ static void each_snapshot(const char *path, const char *name, void *arg)
         (*seen)++;
         check_members_sum(name, r);
         cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks"), *tl;
+        /* Leaks whose sites cannot be named (a context=None rewrite), or whose naming is
+         * issue 22's (made inside a library): found, at least; their sites are checked
+         * where the site rule is. */
+        if (!truth && (cJSON_GetObjectItem(fx.truth, "leaks_without_sites") ||
+                       cJSON_GetObjectItem(fx.truth, "verdicts_for_issue_22"))) {
+            bool leaks = cJSON_GetObjectItem(fx.truth, "leaks_without_sites") ||
+                         cJSON_GetArraySize(cJSON_GetObjectItem(
+                             cJSON_GetObjectItem(fx.truth, "verdicts_for_issue_22"), "leaks")) > 0;
+            CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK) > 0, leaks);
+            ms_leak_report_free(r);
+            close_fixture(&fx);
+            return;
+        }
         CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
         bool graph = false;
         cJSON_ArrayForEach(tl, truth)

@@ -117,8 +117,11 @@ static void one(const char *path, const char *name, void *arg)
             if (cJSON_IsNumber(req))
                 CHECK_EQ_INT_IN(ctx, o->request_bytes, req->valuedouble);
             check_state(ctx, o->heap, at);
-            CHECK_EQ_STR_IN(ctx, ms_oom_cause_name(o->cause),
-                            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(oom, "expected_cause")));
+            /* oom_act_trap's cause is issue 22's rule (verdicts_for_issue_22); its blocks are
+             * checked above like every other. */
+            if (cJSON_GetObjectItemCaseSensitive(oom, "expected_cause"))
+                CHECK_EQ_STR_IN(ctx, ms_oom_cause_name(o->cause),
+                                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(oom, "expected_cause")));
             /* A leak names the injected site, and what it holds at the failure. */
             const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(truth, "leaks");
             if (o->cause == MS_OOM_LEAK && cJSON_GetArraySize(leaks) > 0) {

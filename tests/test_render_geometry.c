@@ -240,7 +240,8 @@ static void check_file(const char *path, const char *name, void *arg)
     int64_t top = tallest > tl->reserved_peak_bytes ? tallest : tl->reserved_peak_bytes;
     CHECK_TRUE_IN(ctx, ch->y_max <= (double)top * 2.5 + 4096);
     CHECK_EQ_INT_IN(ctx, ch->n_ooms, tl->action_counts[MS_ACT_OOM]);
-    if (strstr(path, "gpt2_train")) {
+    /* The recording itself (its torch 2.0 rewrites have no annotations and no frames). */
+    if (strstr(path, "/gpt2_train")) {
         CHECK_TRUE_IN(ctx, ch->n_lanes >= 1);
         bool forward = false;
         for (size_t i = 0; i < ch->n_names; i++)

@@ -60,6 +60,9 @@ def main():
                 pickle.dump(rewrite(d, frames), f, protocol=2)
             t = dict(truth)
             t["derived_from"] = name
+            if not frames and t.get("leaks"):
+                # Without frames no site can be named: the leaks stay, their sites do not.
+                t["leaks_without_sites"] = t.pop("leaks")
             t["older_format"] = {"old20_": "torch 2.0 layout, no times", "oldctx_": "torch 2.0 layout, context=None"}[prefix]
             with open(os.path.join(here, out + ".truth.json"), "w") as f:
                 json.dump(t, f, indent=1, sort_keys=True)
