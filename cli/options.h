@@ -62,10 +62,12 @@ typedef struct cli_option {
 #define CLI_FLAG(n, p) .name = (n), .kind = CLI_OPT_FLAG, .to.flag = (p)
 #define CLI_UNSET(n, p) .name = (n), .kind = CLI_OPT_UNSET, .to.flag = (p)
 #define CLI_STRING(n, p) .name = (n), .kind = CLI_OPT_STRING, .to.text = (p)
-#define CLI_INT(n, p, l, h) .name = (n), .kind = CLI_OPT_INT, .to.integer = (p), .lo = (l), .hi = (h)
+#define CLI_INT(n, p, l, h) \
+    .name = (n), .kind = CLI_OPT_INT, .to.integer = (p), .lo = (l), .hi = (h)
 #define CLI_SIZE(n, p) .name = (n), .kind = CLI_OPT_SIZE, .to.size = (p)
 #define CLI_NUMBER(n, p) .name = (n), .kind = CLI_OPT_NUMBER, .to.number = (p)
-#define CLI_CHOICE(n, p, list) .name = (n), .kind = CLI_OPT_CHOICE, .to.choice = (p), .choices = (list)
+#define CLI_CHOICE(n, p, list) \
+    .name = (n), .kind = CLI_OPT_CHOICE, .to.choice = (p), .choices = (list)
 #define CLI_CALLBACK(n, f, c) .name = (n), .kind = CLI_OPT_CALLBACK, .fn = (f), .to.ctx = (c)
 
 /* The options several commands share, with one set of bounds. */
