@@ -16,10 +16,30 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The tool's one setting for the whole run, like git's global options; the library
+ * itself keeps none. */
+static ms_limits g_limits;
+static bool g_limits_set;
+
+void cli_set_limits(const ms_limits *lim)
+{
+    g_limits = *lim;
+    g_limits_set = true;
+}
+
+const ms_limits *cli_limits(void)
+{
+    if (!g_limits_set) {
+        g_limits = ms_limits_default();
+        g_limits_set = true;
+    }
+    return &g_limits;
+}
+
 int cli_load(const char *cmd, const char *path, ms_snapshot **out)
 {
     ms_error err;
-    if (ms_snapshot_read_file(out, path, NULL, &err) == 0)
+    if (ms_snapshot_read_file(out, path, cli_limits(), &err) == 0)
         return 0;
     if (err.offset >= 0)
         cli_error(cmd, "%s: byte %lld: %s", path, (long long)err.offset, err.message);

@@ -16,7 +16,13 @@ void cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Reads a snapshot; on failure prints "memsnap CMD: PATH: byte N: what" and returns 2. */
+/* The limits every input is read with: main() sets them once, from the environment and
+ * --max-input (options.h); until then, ms_limits_default(). */
+void cli_set_limits(const ms_limits *lim);
+const ms_limits *cli_limits(void);
+
+/* Reads a snapshot with cli_limits(); on failure prints "memsnap CMD: PATH: byte N: what"
+ * and returns 2. */
 int cli_load(const char *cmd, const char *path, ms_snapshot **out);
 
 /* The device with the most events (ties: the lowest id), or 0 when none has events. */

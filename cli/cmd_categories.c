@@ -8,6 +8,7 @@
 #include "categories_json.h"
 #include "cli_util.h"
 #include "commands.h"
+#include "options.h"
 
 static const char *const CMD = "categories";
 
@@ -48,6 +49,23 @@ static int parse_us(const char *text, int64_t *out)
     return 0;
 }
 
+/* --at and --at-us collect: each one adds an instant (room for argc of them). */
+typedef struct instants {
+    cat_instant *v;
+    size_t n;
+} instants;
+
+static int add_instant(void *ctx, const char *cmd, const char *name, const char *value)
+{
+    instants *list = ctx;
+    cat_instant *x = &list->v[list->n++];
+    x->text = value;
+    if (!strcmp(name, "--at"))
+        return cli_parse_double(cmd, name, value, &x->seconds);
+    x->is_us = true;
+    return parse_us(value, &x->time_us);
+}
+
 static cJSON *categories_file(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
                               int *rc)
 {
@@ -72,40 +90,21 @@ int cmd_categories(int argc, char **argv)
         free(files);
         return 2;
     }
-    int nfiles = 0, rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(USAGE, stdout);
-            free(at);
-            free(files);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--explain")) {
-            q.explain = true;
-        } else if (!strcmp(a, "--device") || !strcmp(a, "--at") || !strcmp(a, "--at-us")) {
-            if (i + 1 >= argc) {
-                cli_error(CMD, "%s needs a value", a);
-                rc = 2;
-            } else if (!strcmp(a, "--device")) {
-                rc = cli_parse_int(CMD, a, argv[++i], 0, 65535, &device);
-            } else if (!strcmp(a, "--at")) {
-                cat_instant *x = &at[q.n_at++];
-                x->text = argv[++i];
-                rc = cli_parse_double(CMD, a, x->text, &x->seconds);
-            } else {
-                cat_instant *x = &at[q.n_at++];
-                x->is_us = true;
-                x->text = argv[++i];
-                rc = parse_us(x->text, &x->time_us);
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_error(CMD, "unknown option '%s' (see memsnap categories --help)", a);
-            rc = 2;
-        } else {
-            files[nfiles++] = argv[i];
-        }
+    instants list = {at, 0};
+    size_t nfiles = 0;
+    const cli_option table[] = {
+        {CLI_FLAG("--json", &json)},
+        {CLI_FLAG("--explain", &q.explain)},
+        {CLI_DEVICE(&device)},
+        {CLI_CALLBACK("--at", add_instant, &list)},
+        {CLI_CALLBACK("--at-us", add_instant, &list)},
+    };
+    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
+    if (rc == CLI_HELP) {
+        fputs(USAGE, stdout);
+        free(at);
+        free(files);
+        return 0;
     }
     if (!rc && nfiles == 0) {
         fputs(USAGE, stderr);
@@ -113,9 +112,10 @@ int cmd_categories(int argc, char **argv)
     }
     q.device = (int)device;
     q.at = at;
+    q.n_at = list.n;
     cJSON *doc = NULL;
     if (!rc)
-        rc = cli_each_file(CMD, files, nfiles, device, categories_file, &q, &doc);
+        rc = cli_each_file(CMD, files, (int)nfiles, device, categories_file, &q, &doc);
     if (!rc)
         rc = cli_emit_files(doc, json, print_file);
     free(at);

@@ -30,24 +30,6 @@ static void usage(FILE *out)
           out);
 }
 
-/* Files given before any value, so `diff A B C` can go to ranks before anything loads. */
-static size_t count_files(int argc, char **argv)
-{
-    size_t n = 0;
-    bool only_files = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_files || a[0] != '-' || !strcmp(a, "-"))
-            n++;
-        else if (!strcmp(a, "--"))
-            only_files = true;
-        else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "--threads") ||
-                 !strcmp(a, "--threshold"))
-            i++;
-    }
-    return n;
-}
-
 static const char *const ROW_NAMES[MS_M_COUNT] = {
     "peak",           "time of peak",     "reserved peak", "reserved at end",
     "live at end",    "live allocations", "allocations",   "OOMs",
@@ -168,11 +150,13 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
 int cmd_diff(int argc, char **argv)
 {
     const char *cmd = argv[0];
-    if (count_files(argc, argv) >= 3)
-        return cmd_ranks(argc, argv);
-
     compare_opts o;
     int rc = compare_opts_parse(cmd, argc, argv, &o);
+    /* Three files or more are the ranks table, parsed by the same rules. */
+    if (!rc && !o.help && o.n_files >= 3) {
+        compare_opts_free(&o);
+        return cmd_ranks(argc, argv);
+    }
     if (rc || o.help) {
         if (o.help)
             usage(stdout);

@@ -7,6 +7,7 @@
 #include "term_text.h"
 #include "commands.h"
 #include "iterations_json.h"
+#include "options.h"
 #include "memsnap/leaks.h"
 
 static const char *const CMD = "leaks";
@@ -382,46 +383,31 @@ int cmd_leaks(int argc, char **argv)
     opts o;
     memset(&o, 0, sizeof o);
     o.device = -1;
-    const char **files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *files);
+    char **files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *files);
     if (!files) {
         cli_error(CMD, "out of memory");
         return 2;
     }
-    int nfiles = 0, rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            free(files);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            o.json = true;
-        } else if (!strcmp(a, "--all")) {
-            o.all = true;
-        } else if (!strcmp(a, "--stack")) {
-            o.stack = true;
-        } else if (!strcmp(a, "--fail")) {
-            o.fail = true;
-        } else if (!strcmp(a, "--min-bytes") && has_value) {
-            rc = cli_parse_size(CMD, a, argv[++i], &o.lo.min_bytes);
-        } else if (!strcmp(a, "--step") && has_value) {
-            o.lo.iter.step_name = argv[++i];
-        } else if (!strcmp(a, "--iterations") && has_value) {
-            long long v;
-            rc = cli_parse_int(CMD, a, argv[++i], 1, 1000000, &v);
-            o.lo.iter.expected = (uint32_t)v;
-        } else if (!strcmp(a, "--device") && has_value) {
-            long long v;
-            rc = cli_parse_int(CMD, a, argv[++i], 0, 1023, &v);
-            o.device = (int)v;
-        } else if (a[0] == '-' && a[1] == '-') {
-            cli_error(CMD, "unknown option or missing value: %s (see --help)", a);
-            rc = 2;
-        } else {
-            files[nfiles++] = a;
-        }
+    long long device = -1, iterations = 0;
+    size_t nfiles = 0;
+    const cli_option table[] = {
+        {CLI_FLAG("--json", &o.json)},
+        {CLI_FLAG("--all", &o.all)},
+        {CLI_FLAG("--stack", &o.stack)},
+        {CLI_FLAG("--fail", &o.fail)},
+        {CLI_SIZE("--min-bytes", &o.lo.min_bytes)},
+        {CLI_STRING("--step", &o.lo.iter.step_name)},
+        {CLI_ITERATIONS(&iterations)},
+        {CLI_DEVICE(&device)},
+    };
+    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
+    if (rc == CLI_HELP) {
+        usage(stdout);
+        free(files);
+        return 0;
     }
+    o.device = (int)device;
+    o.lo.iter.expected = (uint32_t)iterations;
     if (!rc && !nfiles) {
         cli_error(CMD, "no FILE given (see --help)");
         rc = 2;
@@ -436,7 +422,7 @@ int cmd_leaks(int argc, char **argv)
         }
     }
     bool leak = false;
-    for (int f = 0; f < nfiles && !rc; f++) {
+    for (size_t f = 0; f < nfiles && !rc; f++) {
         if (f && !o.json)
             printf("\n");
         rc = run_file(&o, files[f], farr, &leak);

@@ -7,6 +7,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "oom_chart.h"
+#include "options.h"
 #include "safe_output.h"
 #include "oom_json.h"
 
@@ -84,35 +85,21 @@ int cmd_oom(int argc, char **argv)
     bool json = false;
     long long device = -1, top = 10;
     const char *out = NULL;
-    int nfiles = 0, rc = 0;
+    size_t nfiles = 0;
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files)
         return 2;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(USAGE, stdout);
-            free(files);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "-o")) {
-            if (i + 1 >= argc) {
-                cli_error(CMD, "%s needs a value", a);
-                rc = 2;
-            } else if (!strcmp(a, "--device")) {
-                rc = cli_parse_int(CMD, a, argv[++i], 0, 65535, &device);
-            } else if (!strcmp(a, "--top")) {
-                rc = cli_parse_int(CMD, a, argv[++i], 1, 100000, &top);
-            } else {
-                out = argv[++i];
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_error(CMD, "unknown option '%s' (see memsnap oom --help)", a);
-            rc = 2;
-        } else {
-            files[nfiles++] = argv[i];
-        }
+    const cli_option table[] = {
+        {CLI_FLAG("--json", &json)},
+        {CLI_DEVICE(&device)},
+        {CLI_INT("--top", &top, 1, 100000)},
+        {CLI_STRING("-o", &out)},
+    };
+    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
+    if (rc == CLI_HELP) {
+        fputs(USAGE, stdout);
+        free(files);
+        return 0;
     }
     if (!rc && nfiles == 0) {
         fputs(USAGE, stderr);
@@ -125,7 +112,7 @@ int cmd_oom(int argc, char **argv)
     oom_ctx q = {(int)device, (int)top, {out, NULL, NULL, false, 0}};
     cJSON *doc = NULL;
     if (!rc)
-        rc = cli_each_file(CMD, files, nfiles, device, oom_file, &q, &doc);
+        rc = cli_each_file(CMD, files, (int)nfiles, device, oom_file, &q, &doc);
     if (!rc && out && !q.draw.done)
         fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n", out);
     if (!rc)

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "draw.h"
 #include "geometry.h"
+#include "options.h"
 #include "safe_output.h"
 
 #define CMD "render"
@@ -81,25 +82,11 @@ typedef struct opts {
     ms_chart_spec spec;
 } opts;
 
-/* "--name value" or "--name=value"; advances *i past the value. NULL when absent. */
-static const char *value_of(int argc, char **argv, int *i, const char *name, bool *matched)
-{
-    size_t len = strlen(name);
-    const char *a = argv[*i];
-    *matched = false;
-    if (strncmp(a, name, len) != 0)
-        return NULL;
-    if (a[len] == '=') {
-        *matched = true;
-        return a + len + 1;
-    }
-    if (a[len] != '\0')
-        return NULL;
-    *matched = true;
-    if (*i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
+static const char *const X_MODES[] = {"time", "events", NULL};
+static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_TIME, MS_CHART_X_EVENTS};
+static const char *const GROUPINGS[] = {"alloc", "site", "phase", "category", NULL};
+static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE, MS_CHART_BY_PHASE,
+                                          MS_CHART_BY_CATEGORY};
 
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
@@ -107,116 +94,51 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     o->width = 1600;
     o->height = 800;
     *help = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v;
-        bool m;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            *help = true;
-            return 0;
-        }
-        if (!strcmp(a, "--dark")) {
-            o->spec.dark = true;
-            continue;
-        }
-        if (!strcmp(a, "--overlay")) {
-            o->overlay = true;
-            continue;
-        }
-        if (!strcmp(a, "--leaks")) {
-            o->leaks = true;
-            continue;
-        }
-        if (!strcmp(a, "--no-legend")) {
-            o->spec.no_legend = true;
-            continue;
-        }
-        if (!strcmp(a, "-o")) {
-            if (i + 1 >= argc) {
-                cli_error(CMD, "-o needs a path");
-                return 2;
-            }
-            o->output = argv[++i];
-            continue;
-        }
-        long long n;
-        double d;
-        if ((v = value_of(argc, argv, &i, "--output", &m), m)) {
-            if (!v) {
-                cli_error(CMD, "--output needs a path");
-                return 2;
-            }
-            o->output = v;
-        } else if ((v = value_of(argc, argv, &i, "--format", &m), m)) {
-            if (!v) {
-                cli_error(CMD, "--format needs png or svg");
-                return 2;
-            }
-            o->format = v;
-        } else if ((v = value_of(argc, argv, &i, "--width", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--width", v, MIN_WIDTH, MAX_SIDE, &o->width))
-                return v ? 2 : (cli_error(CMD, "--width needs a number"), 2);
-        } else if ((v = value_of(argc, argv, &i, "--height", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--height", v, MIN_HEIGHT, MAX_SIDE, &o->height))
-                return v ? 2 : (cli_error(CMD, "--height needs a number"), 2);
-            o->has_height = true;
-        } else if ((v = value_of(argc, argv, &i, "--device", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--device", v, 0, 1 << 20, &o->device))
-                return v ? 2 : (cli_error(CMD, "--device needs a number"), 2);
-            o->has_device = true;
-        } else if ((v = value_of(argc, argv, &i, "--top", &m), m)) {
-            if (!v || cli_parse_int(CMD, "--top", v, 1, MS_CHART_MAX_GROUPS, &n))
-                return v ? 2 : (cli_error(CMD, "--top needs a number"), 2);
-            o->spec.top = (size_t)n;
-        } else if ((v = value_of(argc, argv, &i, "--from", &m), m)) {
-            if (!v || cli_parse_double(CMD, "--from", v, &d))
-                return v ? 2 : (cli_error(CMD, "--from needs a number"), 2);
-            o->spec.has_from = true;
-            o->spec.from = d;
-        } else if ((v = value_of(argc, argv, &i, "--to", &m), m)) {
-            if (!v || cli_parse_double(CMD, "--to", v, &d))
-                return v ? 2 : (cli_error(CMD, "--to needs a number"), 2);
-            o->spec.has_to = true;
-            o->spec.to = d;
-        } else if ((v = value_of(argc, argv, &i, "--x", &m), m)) {
-            if (v && !strcmp(v, "time"))
-                o->spec.x_mode = MS_CHART_X_TIME;
-            else if (v && !strcmp(v, "events"))
-                o->spec.x_mode = MS_CHART_X_EVENTS;
-            else {
-                cli_error(CMD, "--x takes 'time' or 'events'");
-                return 2;
-            }
-        } else if ((v = value_of(argc, argv, &i, "--by", &m), m)) {
-            if (v && !strcmp(v, "alloc"))
-                o->spec.by = MS_CHART_BY_ALLOC;
-            else if (v && !strcmp(v, "site"))
-                o->spec.by = MS_CHART_BY_SITE;
-            else if (v && !strcmp(v, "phase"))
-                o->spec.by = MS_CHART_BY_PHASE;
-            else if (v && !strcmp(v, "category"))
-                o->spec.by = MS_CHART_BY_CATEGORY;
-            else {
-                cli_error(CMD, "--by takes 'alloc', 'site', 'phase' or 'category'");
-                return 2;
-            }
-        } else if ((v = value_of(argc, argv, &i, "--title", &m), m)) {
-            if (!v) {
-                cli_error(CMD, "--title needs a text");
-                return 2;
-            }
-            o->spec.title = v;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_error(CMD, "unknown option '%s' (see memsnap render --help)", a);
-            return 2;
-        } else {
-            if (o->n_files >= MAX_FILES) {
-                cli_error(CMD, "at most %d files", MAX_FILES);
-                return 2;
-            }
-            o->files[o->n_files++] = a;
-        }
+    long long top = 0;
+    int x = -1, by = -1;
+    bool has_top = false;
+    const cli_option table[] = {
+        {CLI_OUTPUT(&o->output)},
+        {CLI_STRING("--format", &o->format)},
+        {CLI_INT("--width", &o->width, MIN_WIDTH, MAX_SIDE)},
+        {CLI_INT("--height", &o->height, MIN_HEIGHT, MAX_SIDE), .seen = &o->has_height},
+        {CLI_DEVICE(&o->device), .seen = &o->has_device},
+        {CLI_INT("--top", &top, 1, MS_CHART_MAX_GROUPS), .seen = &has_top},
+        {CLI_NUMBER("--from", &o->spec.from), .seen = &o->spec.has_from},
+        {CLI_NUMBER("--to", &o->spec.to), .seen = &o->spec.has_to},
+        {CLI_CHOICE("--x", &x, X_MODES)},
+        {CLI_CHOICE("--by", &by, GROUPINGS)},
+        {CLI_STRING("--title", &o->spec.title)},
+        {CLI_FLAG("--dark", &o->spec.dark)},
+        {CLI_FLAG("--overlay", &o->overlay)},
+        {CLI_FLAG("--leaks", &o->leaks)},
+        {CLI_FLAG("--no-legend", &o->spec.no_legend)},
+    };
+    char **files = calloc((size_t)argc + 1, sizeof *files);
+    if (!files) {
+        cli_error(CMD, "out of memory");
+        return 2;
     }
+    int rc = CLI_PARSE(CMD, argc, argv, table, files, &o->n_files);
+    if (rc == 0 && o->n_files > MAX_FILES) {
+        cli_error(CMD, "at most %d files", MAX_FILES);
+        rc = 2;
+    }
+    for (size_t i = 0; rc == 0 && i < o->n_files; i++)
+        o->files[i] = files[i];
+    free(files);
+    if (rc == CLI_HELP) {
+        *help = true;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    if (has_top)
+        o->spec.top = (size_t)top;
+    if (x >= 0)
+        o->spec.x_mode = X_MODE_OF[x];
+    if (by >= 0)
+        o->spec.by = GROUPING_OF[by];
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap render --help)");
         return 2;

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "compare_json.h"
 #include "memsnap/version.h"
+#include "options.h"
 #include "report.h"
 #include "safe_output.h"
 #include "summary_input.h"
@@ -62,87 +63,40 @@ static void usage(FILE *out)
           out);
 }
 
-static int need_value(int argc, char **argv, int i)
-{
-    if (i + 1 < argc)
-        return 0;
-    cli_error(CMD, "%s needs a value (see memsnap report --help)", argv[i]);
-    return 2;
-}
-
 static int parse(int argc, char **argv, report_opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
-    o->device = -1;
-    o->top = 10;
     *help = false;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files) {
         cli_error(CMD, "out of memory");
         return 2;
     }
-    bool only_files = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long long v;
-        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-            o->files[o->n_files++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_files = true;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            *help = true;
-            return 0;
-        } else if (!strcmp(a, "--fail-on-leaks")) {
-            o->fail_on_leaks = true;
-        } else if (!strcmp(a, "--fail-on-oom")) {
-            o->fail_on_oom = true;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (need_value(argc, argv, i))
-                return 2;
-            o->out_dir = argv[++i];
-        } else if (!strcmp(a, "--title")) {
-            if (need_value(argc, argv, i))
-                return 2;
-            o->title = argv[++i];
-        } else if (!strcmp(a, "--step")) {
-            if (need_value(argc, argv, i))
-                return 2;
-            o->step_name = argv[++i];
-        } else if (!strcmp(a, "--baseline")) {
-            if (need_value(argc, argv, i))
-                return 2;
-            o->baseline = argv[++i];
-        } else if (!strcmp(a, "--max-peak")) {
-            if (need_value(argc, argv, i) || cli_parse_size(CMD, a, argv[++i], &o->max_peak))
-                return 2;
-            o->has_max_peak = true;
-        } else if (!strcmp(a, "--max-reserved")) {
-            if (need_value(argc, argv, i) ||
-                cli_parse_size(CMD, a, argv[++i], &o->max_reserved))
-                return 2;
-            o->has_max_reserved = true;
-        } else if (!strcmp(a, "--max-growth")) {
-            if (need_value(argc, argv, i) ||
-                cli_parse_double(CMD, a, argv[++i], &o->max_growth))
-                return 2;
-            o->has_max_growth = true;
-        } else if (!strcmp(a, "--device")) {
-            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 0, 65535, &v))
-                return 2;
-            o->device = (int)v;
-        } else if (!strcmp(a, "--top")) {
-            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000, &v))
-                return 2;
-            o->top = (int)v;
-        } else if (!strcmp(a, "--iterations")) {
-            if (need_value(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000000, &v))
-                return 2;
-            o->iterations = (uint32_t)v;
-        } else {
-            cli_error(CMD, "unknown option '%s' (see memsnap report --help)", a);
-            return 2;
-        }
+    long long device = -1, top = 10, iterations = 0;
+    const cli_option table[] = {
+        {CLI_FLAG("--fail-on-leaks", &o->fail_on_leaks)},
+        {CLI_FLAG("--fail-on-oom", &o->fail_on_oom)},
+        {CLI_OUTPUT(&o->out_dir)},
+        {CLI_STRING("--title", &o->title)},
+        {CLI_STRING("--step", &o->step_name)},
+        {CLI_STRING("--baseline", &o->baseline)},
+        {CLI_SIZE("--max-peak", &o->max_peak), .seen = &o->has_max_peak},
+        {CLI_SIZE("--max-reserved", &o->max_reserved), .seen = &o->has_max_reserved},
+        {CLI_NUMBER("--max-growth", &o->max_growth), .seen = &o->has_max_growth},
+        {CLI_DEVICE(&device)},
+        {CLI_INT("--top", &top, 1, 1000)},
+        {CLI_ITERATIONS(&iterations)},
+    };
+    int rc = CLI_PARSE(CMD, argc, argv, table, o->files, &o->n_files);
+    if (rc == CLI_HELP) {
+        *help = true;
+        return 0;
     }
+    if (rc)
+        return rc;
+    o->device = (int)device;
+    o->top = (int)top;
+    o->iterations = (uint32_t)iterations;
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap report --help)");
         return 2;

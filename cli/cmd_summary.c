@@ -9,6 +9,7 @@
 #include "term_text.h"
 #include "commands.h"
 #include "iterations_json.h"
+#include "options.h"
 #include "summary_json.h"
 
 static const char *USAGE =
@@ -189,34 +190,20 @@ int cmd_summary(int argc, char **argv)
     const char *cmd = "summary";
     bool json = false;
     long long device = -1, top = 10;
-    int nfiles = 0;
+    size_t nfiles = 0;
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files)
         return 2;
-    int rc = 0;
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(USAGE, stdout);
-            free(files);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--device") || !strcmp(a, "--top")) {
-            if (i + 1 >= argc) {
-                cli_error(cmd, "%s needs a value", a);
-                rc = 2;
-            } else if (!strcmp(a, "--device")) {
-                rc = cli_parse_int(cmd, a, argv[++i], 0, 65535, &device);
-            } else {
-                rc = cli_parse_int(cmd, a, argv[++i], 0, 100000, &top);
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_error(cmd, "unknown option '%s' (see memsnap summary --help)", a);
-            rc = 2;
-        } else {
-            files[nfiles++] = argv[i];
-        }
+    const cli_option table[] = {
+        {CLI_FLAG("--json", &json)},
+        {CLI_DEVICE(&device)},
+        {CLI_INT("--top", &top, 0, 100000)},
+    };
+    int rc = CLI_PARSE(cmd, argc, argv, table, files, &nfiles);
+    if (rc == CLI_HELP) {
+        fputs(USAGE, stdout);
+        free(files);
+        return 0;
     }
     if (!rc && nfiles == 0) {
         fputs(USAGE, stderr);
@@ -225,7 +212,7 @@ int cmd_summary(int argc, char **argv)
     cJSON *doc = NULL;
     summary_ctx ctx = {(int)device, (int)top};
     if (!rc)
-        rc = cli_each_file(cmd, files, nfiles, device, summary_file, &ctx, &doc);
+        rc = cli_each_file(cmd, files, (int)nfiles, device, summary_file, &ctx, &doc);
     if (!rc)
         rc = cli_emit_files(doc, json, print_file);
     free(files);

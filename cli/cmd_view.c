@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "options.h"
 #include "view_page.h"
 
 #define CMD "view"
@@ -49,67 +50,48 @@ typedef struct opts {
     view_opts v;
 } opts;
 
-static int need(int argc, char **argv, int i)
-{
-    if (i + 1 < argc)
-        return 0;
-    cli_error(CMD, "%s needs a value (see memsnap view --help)", argv[i]);
-    return 2;
-}
-
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
     o->v.leaks = true;
     *help = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long long n;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            *help = true;
-            return 0;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            if (need(argc, argv, i))
-                return 2;
-            o->output = argv[++i];
-        } else if (!strcmp(a, "--title")) {
-            if (need(argc, argv, i))
-                return 2;
-            o->title = argv[++i];
-        } else if (!strcmp(a, "--step")) {
-            if (need(argc, argv, i))
-                return 2;
-            o->v.step_name = argv[++i];
-        } else if (!strcmp(a, "--no-leaks")) {
-            o->v.leaks = false;
-        } else if (!strcmp(a, "--device")) {
-            if (need(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 0, 65535, &o->device))
-                return 2;
-            o->has_device = true;
-        } else if (!strcmp(a, "--iterations")) {
-            if (need(argc, argv, i) || cli_parse_int(CMD, a, argv[++i], 1, 1000000, &n))
-                return 2;
-            o->v.iterations = (uint32_t)n;
-        } else if (!strcmp(a, "--budget")) {
-            uint64_t b;
-            if (need(argc, argv, i) || cli_parse_size(CMD, a, argv[++i], &b))
-                return 2;
-            if (b < 65536 || b > ((uint64_t)1 << 30)) {
-                cli_error(CMD, "--budget must be between 64KiB and 1GiB");
-                return 2;
-            }
-            o->v.budget = (size_t)b;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            cli_error(CMD, "unknown option '%s' (see memsnap view --help)", a);
-            return 2;
-        } else {
-            if (o->n_files >= MAX_FILES) {
-                cli_error(CMD, "at most %d files", MAX_FILES);
-                return 2;
-            }
-            o->files[o->n_files++] = a;
-        }
+    long long iterations = 0;
+    uint64_t budget = 0;
+    bool has_budget = false;
+    const cli_option table[] = {
+        {CLI_OUTPUT(&o->output)},
+        {CLI_STRING("--title", &o->title)},
+        {CLI_STRING("--step", &o->v.step_name)},
+        {CLI_UNSET("--no-leaks", &o->v.leaks)},
+        {CLI_DEVICE(&o->device), .seen = &o->has_device},
+        {CLI_ITERATIONS(&iterations)},
+        {CLI_SIZE("--budget", &budget), .seen = &has_budget},
+    };
+    char **files = calloc((size_t)argc + 1, sizeof *files);
+    if (!files) {
+        cli_error(CMD, "out of memory");
+        return 2;
     }
+    int rc = CLI_PARSE(CMD, argc, argv, table, files, &o->n_files);
+    if (rc == 0 && has_budget && (budget < 65536 || budget > ((uint64_t)1 << 30))) {
+        cli_error(CMD, "--budget must be between 64KiB and 1GiB");
+        rc = 2;
+    }
+    if (rc == 0 && o->n_files > MAX_FILES) {
+        cli_error(CMD, "at most %d files", MAX_FILES);
+        rc = 2;
+    }
+    for (size_t i = 0; rc == 0 && i < o->n_files; i++)
+        o->files[i] = files[i];
+    free(files);
+    if (rc == CLI_HELP) {
+        *help = true;
+        return 0;
+    }
+    if (rc)
+        return rc;
+    o->v.iterations = (uint32_t)iterations;
+    o->v.budget = (size_t)budget;
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap view --help)");
         return 2;

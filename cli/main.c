@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "options.h"
 #include "memsnap/memsnap.h"
 #include "memsnap/version.h"
 
@@ -69,18 +71,25 @@ int main(int argc, char **argv)
         printf("memsnap %s\n", MS_VERSION_STRING); /* CMake's project(VERSION) */
         return 0;
     }
-    if (!strcmp(argv[1], "--max-input")) {
-        /* Before the command, for every input it reads: the library reads it from the
-         * environment (ms_limits_default), so every reader applies it alike. */
+    /* The limits every input is read with, for the whole run: the library reads no
+     * environment, so the settings memsnap takes from it are read here. */
+    ms_limits lim = ms_limits_default();
+    cli_limits_from_env(&lim);
+    int at = 1;
+    const char *max_input = NULL;
+    if (cli_option_value(argc, argv, &at, "--max-input", &max_input)) {
+        /* Before the command, for every input it reads. */
         uint64_t v;
-        if (argc < 4 || ms_parse_size(argv[2], &v) != 0 || v == 0) {
+        if (!max_input || at + 1 >= argc || ms_parse_size(max_input, &v) != 0 || v == 0) {
             fprintf(stderr, "memsnap: --max-input needs a size (e.g. 200GiB) and a command\n");
             return 2;
         }
-        setenv("MEMSNAP_MAX_INPUT", argv[2], 1);
-        argc -= 2;
-        argv += 2;
+        lim.max_input_bytes = v;
+        lim.max_expansion = 0;
+        argc -= at;
+        argv += at;
     }
+    cli_set_limits(&lim);
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(argv[1], COMMANDS[i].name))
             return COMMANDS[i].run(argc - 1, argv + 1);

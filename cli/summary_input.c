@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "options.h"
 #include "summary_json.h"
 
 /* A summary holds a few KiB per file; anything this large is not one. */
@@ -287,7 +288,8 @@ int compare_inputs_load(const char *cmd, char **paths, size_t n, int device, boo
 
     if (n_pickles) {
         hook_ctx ctx = {slots, device, want_json, top_k};
-        ms_profiles_load(profs, errs, pickles, n_pickles, device, threads, keep_summary, &ctx);
+        ms_profiles_load(profs, errs, pickles, n_pickles, device, threads, cli_limits(),
+                         keep_summary, &ctx);
         for (size_t i = 0; i < n_pickles; i++) {
             slots[i].profile = profs[i];
             if (!profs[i] && !rc) { /* report the first failure in command-line order */
@@ -353,51 +355,24 @@ int compare_opts_parse(const char *cmd, int argc, char **argv, compare_opts *o)
         cli_error(cmd, "out of memory");
         return 2;
     }
-    bool only_files = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long long v = 0;
-        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-            o->files[o->n_files++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_files = true;
-        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            o->help = true;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--fail")) {
-            o->fail = true;
-        } else if (!strcmp(a, "--device") || !strcmp(a, "--top") || !strcmp(a, "--threads") ||
-                   !strcmp(a, "--threshold")) {
-            if (i + 1 >= argc) {
-                cli_error(cmd, "%s needs a value", a);
-                return 2;
-            }
-            const char *val = argv[++i];
-            if (!strcmp(a, "--threshold")) {
-                if (cli_parse_double(cmd, a, val, &o->threshold))
-                    return 2;
-            } else if (!strcmp(a, "--device")) {
-                if (cli_parse_int(cmd, a, val, 0, 65535, &v))
-                    return 2;
-                o->device = (int)v;
-            } else if (!strcmp(a, "--top")) {
-                if (cli_parse_int(cmd, a, val, 0, 100000, &v))
-                    return 2;
-                o->top = (int)v;
-            } else {
-                if (cli_parse_int(cmd, a, val, 0, 1024, &v))
-                    return 2;
-                o->threads = (unsigned)v;
-            }
-        } else {
-            cli_error(cmd, "unknown option '%s' (see --help)", a);
-            return 2;
-        }
+    long long device = -1, top = 10, threads = 0;
+    const cli_option table[] = {
+        {CLI_FLAG("--json", &o->json)},
+        {CLI_FLAG("--fail", &o->fail)},
+        {CLI_DEVICE(&device)},
+        {CLI_INT("--top", &top, 0, 100000)},
+        {CLI_INT("--threads", &threads, 0, 1024)},
+        {CLI_NUMBER("--threshold", &o->threshold)},
+    };
+    int rc = CLI_PARSE(cmd, argc, argv, table, o->files, &o->n_files);
+    if (rc == CLI_HELP) {
+        o->help = true;
+        return 0;
     }
-    return 0;
+    o->device = (int)device;
+    o->top = (int)top;
+    o->threads = (unsigned)threads;
+    return rc;
 }
 
 void compare_opts_free(compare_opts *o)

@@ -111,7 +111,8 @@ MS_API void ms_profile_free(ms_profile *p);
 MS_API int ms_rank_from_name(const char *path);
 
 /* Loads pickles in parallel and profiles each one. `threads` 0 uses one per online CPU
- * (never more than the number of files). Every entry of out[] and errs[] is written: a
+ * (never more than the number of files). Each file is read with `limits` (NULL:
+ * ms_limits_default()). Every entry of out[] and errs[] is written: a
  * file that failed has out[i] NULL and errs[i] filled; the return value is 0 when all
  * loaded, else the code of the first failure in path order.
  * `hook`, when not NULL, runs on the worker thread for each file that loaded, with the
@@ -120,8 +121,8 @@ MS_API int ms_rank_from_name(const char *path);
 typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path,
                                const ms_snapshot *s, const ms_profile *p, ms_error *err);
 MS_API int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths,
-                            size_t n, int device, unsigned threads, ms_profile_hook hook,
-                            void *ctx);
+                            size_t n, int device, unsigned threads,
+                            const ms_limits *limits, ms_profile_hook hook, void *ctx);
 
 /* ------------------------------------------------------------------ two files */
 

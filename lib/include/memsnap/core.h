@@ -49,8 +49,15 @@ MS_API void ms_error_clear(ms_error *err);
 
 /* ------------------------------------------------------------------ limits */
 
+/* The highest device id a snapshot can hold (the model refuses more devices): what
+ * every `--device N` of the command line accepts. */
+#define MS_DEVICE_MAX 65535
+
 /* Bounds applied to untrusted input; ms_limits_default() gives generous values that
- * every real snapshot fits (a 4M-event trace uses a fraction of each). */
+ * every real snapshot fits (a 4M-event trace uses a fraction of each). The library reads
+ * no environment: these are the only settings, and a program that wants a setting from
+ * its environment reads it and fills them in (memsnap does, for MEMSNAP_MAX_INPUT and
+ * MEMSNAP_THREADS), so a host program's environment never loosens a bound. */
 typedef struct ms_limits {
     uint32_t max_depth;        /* nesting of marks and containers */
     uint64_t max_memo;         /* memo entries */
@@ -59,16 +66,20 @@ typedef struct ms_limits {
     uint64_t max_events;       /* trace entries over all devices */
     /* Not a bound but a choice: an input held whole in memory (a plain file or a buffer)
      * with at least this many bytes of trace left is read by two threads, the second
-     * taking the back half (the result is identical). 0: one thread. The default is
-     * 8 MiB, or 0 when the environment sets MEMSNAP_THREADS=1. */
+     * taking the back half (the result is identical). 0: one thread. Default 8 MiB. */
     uint64_t parallel_min_bytes;
     /* The work a compressed or streamed input can cause (docs/security.md): a gzip input
      * may expand to at most max_expansion times the compressed bytes read (plus 64 MiB),
      * and a gzip or standard input to at most max_input_bytes in all; 0: no bound.
-     * Defaults 64 and 64 GiB; MEMSNAP_MAX_INPUT=SIZE in the environment (memsnap
-     * --max-input SIZE) sets max_input_bytes and lifts the ratio. */
+     * Defaults 64 and 64 GiB (memsnap --max-input SIZE sets max_input_bytes and lifts
+     * the ratio). */
     uint64_t max_expansion;
     uint64_t max_input_bytes;
+    /* The most threads the library runs at once for a snapshot read with these limits:
+     * the read (see parallel_min_bytes) and the analyses of that snapshot (the phase
+     * tagging of categories). Below 2: none besides the caller's. Default 2, the most
+     * any step uses; the results are the same either way. */
+    uint32_t threads;
 } ms_limits;
 
 MS_API ms_limits ms_limits_default(void);

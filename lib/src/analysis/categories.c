@@ -454,16 +454,17 @@ size_t ms__cat_parallel_min = (size_t)1 << 20;
 /* The runs of the whole trace (*runs_out, caller frees) and its counts. A long trace is
  * tagged by two threads, one per half (the second core sits idle after the reading),
  * and the run that crosses the middle joined: the result is the one-thread result, run
- * for run. 0, or -1 when out of memory. */
+ * for run; one thread when `may_split` is false (the snapshot's ms_limits.threads).
+ * 0, or -1 when out of memory. */
 static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
                     uint64_t *allocs_out, const ms_trace *tr, const uint8_t *stag, size_t nst,
-                    const ann_range *ar, size_t nar)
+                    const ann_range *ar, size_t nar, bool may_split)
 {
     tag_job job[2];
     for (int k = 0; k < 2; k++)
         job[k] = (tag_job){tr, stag, nst, ar, nar, 0, tr->n, NULL, 0, 0, 0, 0};
     pthread_t helper;
-    bool two = tr->n >= ms__cat_parallel_min && tr->n >= 2 && ms__threads_allowed();
+    bool two = tr->n >= ms__cat_parallel_min && tr->n >= 2 && may_split;
     if (two) {
         job[0].to = job[1].from = tr->n / 2;
         two = pthread_create(&helper, NULL, tag_range, &job[1]) == 0;
@@ -639,7 +640,8 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     run *runs = NULL;
     size_t nruns = 0;
     uint64_t with_stack = 0, allocs = 0;
-    bool ok = stag && tag_runs(&runs, &nruns, &with_stack, &allocs, tr, stag, nst, ar, nar) == 0;
+    bool ok = stag && tag_runs(&runs, &nruns, &with_stack, &allocs, tr, stag, nst, ar, nar,
+                                  s->threads >= 2) == 0;
     free(stag);
     if (ok) {
         /* With stacks='python' the autograd thread has no Python frames: its allocations

@@ -1,6 +1,5 @@
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -71,12 +70,8 @@ bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-bool ms__threads_allowed(void)
-{
-    const char *threads = getenv("MEMSNAP_THREADS");
-    return !(threads && strcmp(threads, "1") == 0);
-}
-
+/* The safe values, whatever the environment says: reading MEMSNAP_MAX_INPUT or
+ * MEMSNAP_THREADS is the program's business (cli/options.c), not the library's. */
 ms_limits ms_limits_default(void)
 {
     ms_limits l;
@@ -85,15 +80,10 @@ ms_limits ms_limits_default(void)
     l.max_objects = (uint64_t)1 << 27;
     l.max_string = (uint64_t)1 << 28;
     l.max_events = (uint64_t)1 << 31;
-    l.parallel_min_bytes = ms__threads_allowed() ? (uint64_t)8 << 20 : 0;
+    l.parallel_min_bytes = (uint64_t)8 << 20;
     l.max_expansion = 64;
     l.max_input_bytes = (uint64_t)64 << 30;
-    const char *max_input = getenv("MEMSNAP_MAX_INPUT");
-    uint64_t v;
-    if (max_input && *max_input && ms_parse_size(max_input, &v) == 0) {
-        l.max_input_bytes = v;
-        l.max_expansion = 0;
-    }
+    l.threads = 2;
     return l;
 }
 

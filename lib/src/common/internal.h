@@ -36,10 +36,6 @@ static inline bool ms__add(size_t a, size_t b, size_t *out)
  * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
 bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
 
-/* False when MEMSNAP_THREADS=1 asks for one thread: every part of the library that
- * starts a second thread (the split reader, the phase tagging of categories) asks. */
-bool ms__threads_allowed(void);
-
 /* ---------------------------------------------------------------- strings */
 
 /* Interned strings: one copy of each distinct byte string, NUL-terminated, addressed
@@ -86,6 +82,7 @@ struct ms_snapshot {
     int protocol;
     uint64_t input_bytes;
     uint64_t split_events; /* trace entries read by the second thread (split_reader.c) */
+    uint32_t threads;      /* ms_limits.threads it was read with: what its analyses may use */
     ms_strtab strings;
 
     ms_frame *frames;

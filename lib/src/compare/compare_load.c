@@ -14,6 +14,7 @@ typedef struct load_job {
     const char *const *paths;
     size_t n;
     int device;
+    const ms_limits *limits;
     ms_profile_hook hook;
     void *ctx;
     atomic_size_t next; /* the next file to take: workers share the list, no fixed split */
@@ -25,7 +26,7 @@ static void load_one(load_job *job, size_t i)
     ms_error_clear(err);
     job->out[i] = NULL;
     ms_snapshot *s = NULL;
-    if (ms_snapshot_read_file(&s, job->paths[i], NULL, err) != 0)
+    if (ms_snapshot_read_file(&s, job->paths[i], job->limits, err) != 0)
         return;
     ms_profile *p = NULL;
     if (ms_profile_from_snapshot(&p, s, job->paths[i], job->device, err) == 0) {
@@ -54,9 +55,10 @@ static void *worker(void *arg)
 }
 
 int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths, size_t n,
-                     int device, unsigned threads, ms_profile_hook hook, void *ctx)
+                     int device, unsigned threads, const ms_limits *limits,
+                     ms_profile_hook hook, void *ctx)
 {
-    load_job job = {out, errs, paths, n, device, hook, ctx, 0};
+    load_job job = {out, errs, paths, n, device, limits, hook, ctx, 0};
     atomic_init(&job.next, 0);
     if (threads == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -40,6 +40,7 @@ static int start(ms_vm *vm, const ms_limits *limits, ms_error *err)
     if (!vm->snap)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     vm->snap->protocol = -1;
+    vm->snap->threads = vm->lim.threads;
     ms__strtab_init(&vm->snap->strings);
     return 0;
 }

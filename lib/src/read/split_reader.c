@@ -868,8 +868,9 @@ ms_split *ms__split_start(ms_vm *vm, const uint8_t **at_out)
     size_t sparse;
     ms__vm_memo(vm, NULL, NULL, &sparse);
     *at_out = NULL;
-    if (lim->parallel_min_bytes == 0 || in->window || !in->source_eof || sparse || !shape ||
-        shape->n == 0 || (uint64_t)(in->end - in->pos) < lim->parallel_min_bytes)
+    if (lim->threads < 2 || lim->parallel_min_bytes == 0 || in->window || !in->source_eof ||
+        sparse || !shape || shape->n == 0 ||
+        (uint64_t)(in->end - in->pos) < lim->parallel_min_bytes)
         return NULL;
     /* The VM reads the first half while this thread reads the second. */
     const uint8_t *at =
