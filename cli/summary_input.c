@@ -219,7 +219,7 @@ static int keep_summary(void *vctx, size_t index, const char *path, const ms_sna
     if (!ctx->want_json)
         return 0;
     ctx->slots[index].file_json =
-        summary_file_json_known(path, s, ctx->device, ctx->top_k, p, err);
+        summary_file_json_ex(path, s, ctx->device, ctx->top_k, true, p, err);
     return ctx->slots[index].file_json ? 0 : (err->code ? err->code : MS_ERR_NOMEM);
 }
 

@@ -110,16 +110,19 @@ static cJSON *device_leaks(const ms_snapshot *s, int device, const ms_timeline *
     return summary_leaks_json(&lt);
 }
 
-static cJSON *device_json(const ms_snapshot *s, int device, int top_k, const ms_profile *known,
-                          ms_error *err)
+static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leaks,
+                          const ms_profile *known, ms_error *err)
 {
     ms_timeline *t = NULL;
     /* The active curve alone (8 bytes per event, less than the parser's memo freed just
      * before) gives the iterations their peaks, and the allocations alive at the peak
      * are collected while the timeline is built: one pass over the trace in all. The
-     * allocations list is what the leak analysis needs besides the curve. */
-    if (ms_timeline_build(&t, s, device,
-                          MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE | MS_TIMELINE_ALLOCS, err))
+     * allocations list is what the leak analysis needs besides the curve; without leaks
+     * it is not built (it would double the memory of a summary of a long trace). */
+    unsigned flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
+    if (leaks && !(known && known->device == device && known->leaks_known))
+        flags |= MS_TIMELINE_ALLOCS;
+    if (ms_timeline_build(&t, s, device, flags, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
     num(dev, "device", device);
@@ -172,9 +175,9 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, const ms_
         return NULL;
     }
     cJSON_AddItemToObject(dev, "iterations", iters);
-    cJSON *leaks = device_leaks(s, device, t, known);
-    if (leaks)
-        cJSON_AddItemToObject(dev, "leaks", leaks);
+    cJSON *lk = leaks ? device_leaks(s, device, t, known) : NULL;
+    if (lk)
+        cJSON_AddItemToObject(dev, "leaks", lk);
     size_t n_ann, n_dev_ann = 0;
     const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
     for (size_t i = 0; i < n_ann; i++)
@@ -192,11 +195,11 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, const ms_
 cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
                          ms_error *err)
 {
-    return summary_file_json_known(path, s, device, top_k, NULL, err);
+    return summary_file_json_ex(path, s, device, top_k, true, NULL, err);
 }
 
-cJSON *summary_file_json_known(const char *path, const ms_snapshot *s, int device, int top_k,
-                               const ms_profile *known, ms_error *err)
+cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
+                            bool leaks, const ms_profile *known, ms_error *err)
 {
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
@@ -212,7 +215,7 @@ cJSON *summary_file_json_known(const char *path, const ms_snapshot *s, int devic
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
-        cJSON *dev = device_json(s, d, top_k, known, err);
+        cJSON *dev = device_json(s, d, top_k, leaks, known, err);
         if (!dev) {
             cJSON_Delete(file);
             return NULL;

@@ -6,6 +6,7 @@
 #define MEMSNAP_CLI_SUMMARY_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "memsnap/compare.h"
 #include "memsnap/memsnap.h"
@@ -15,10 +16,12 @@
  * Returns NULL and fills err on failure. */
 cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
                          ms_error *err);
-/* The same, taking the leak totals of `known`'s device from that profile (made from the
- * same snapshot) instead of running the leak analysis again. */
-cJSON *summary_file_json_known(const char *path, const ms_snapshot *s, int device, int top_k,
-                               const ms_profile *known, ms_error *err);
+/* The same with choices: `leaks` false leaves out devices[].leaks (for `summary`'s text,
+ * which does not show them: the leak analysis costs as much again); `known`, when not
+ * NULL, gives its device's leak totals from that profile (made from the same snapshot)
+ * instead of running the leak analysis again. */
+cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
+                            bool leaks, const ms_profile *known, ms_error *err);
 
 /* {"findings", "bytes", "growth_per_iteration_bytes"}: the leak totals `memsnap leaks`
  * prints in its verdict (ms_leak_report_totals), as summaries, diff and ranks write them. */
