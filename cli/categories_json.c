@@ -132,6 +132,18 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     if (ph.from_empty_stacks)
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-thread-empty-stacks"));
     cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0));
+    /* What is left at the end and how much of it leaks hold; null when the leak analysis
+     * cannot read this trace. */
+    ms_category_end last;
+    ms_error eerr;
+    if (ms_categories_end(c, NULL, &last, &eerr) == 0) {
+        cJSON *o = point_json(&last.at, t0);
+        num(o, "held_by_leaks_bytes", last.held_by_leaks_bytes);
+        num(o, "leak_findings", (int64_t)last.leak_findings);
+        cJSON_AddItemToObject(dev, "end", o);
+    } else {
+        cJSON_AddNullToObject(dev, "end");
+    }
 
     cJSON *at = cJSON_AddArrayToObject(dev, "at");
     for (size_t i = 0; i < q->n_at; i++) {
@@ -313,6 +325,18 @@ static void print_device(FILE *out, const cJSON *dev)
     print_table(out, col, ncol);
     if (nit > 3)
         fprintf(out, "  (the ends of iterations 3..%d are in --json)\n", nit - 1);
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(dev, "end");
+    if (cJSON_IsObject(end)) {
+        /* Leaked tensors sit in whatever category their phase gave them; this line says
+         * how much of the end they are. */
+        char held[32];
+        size_text(get(end, "held_by_leaks_bytes"), held, sizeof held);
+        double nf = get(end, "leak_findings");
+        fprintf(out, "  at end: ");
+        categories_print_line(out, cJSON_GetObjectItemCaseSensitive(end, "categories"),
+                              get(end, "bytes"));
+        fprintf(out, "; held by leaks: %s (%.0f finding%s)\n", held, nf, nf == 1 ? "" : "s");
+    }
 
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(dev, "formula");
     if (cJSON_IsObject(f)) {

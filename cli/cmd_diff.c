@@ -98,6 +98,38 @@ static void print_only(const char *label, const ms_site_delta *d, size_t n, bool
     }
 }
 
+/* The leak totals of `memsnap leaks` as three rows; a side read from a summary without
+ * them shows "unknown" rather than a made-up zero. */
+static void print_leaks(const ms_pair *p)
+{
+    const ms_profile *side[2] = {p->a, p->b};
+    if (!side[0]->leaks_known && !side[1]->leaks_known)
+        return;
+    static const char *const names[3] = {"leak findings", "leaked", "leak growth/iter"};
+    const ms_delta *deltas[3] = {&p->leak_findings, &p->leak_bytes, &p->leak_growth};
+    for (int r = 0; r < 3; r++) {
+        char v[2][48], d[48] = "", pc[32] = "";
+        for (int k = 0; k < 2; k++) {
+            const ms_profile *x = side[k];
+            if (!x->leaks_known)
+                snprintf(v[k], sizeof v[k], "unknown");
+            else if (r == 0)
+                snprintf(v[k], sizeof v[k], "%llu", (unsigned long long)x->leaks.findings);
+            else
+                ms_format_bytes(k ? deltas[r]->b : deltas[r]->a, v[k], sizeof v[k]);
+        }
+        if (p->leaks_known) {
+            if (r == 0)
+                snprintf(d, sizeof d, deltas[r]->delta ? "%+lld" : "%lld",
+                         (long long)deltas[r]->delta);
+            else
+                signed_size_text(deltas[r]->delta, d, sizeof d);
+            pct_text(deltas[r], pc, sizeof pc);
+        }
+        printf("%-18s %14s %14s %14s %8s\n", names[r], v[0], v[1], d, pc);
+    }
+}
+
 static void print_text(const ms_pair *p, const char *la, const char *lb, const char *verdict,
                        int top)
 {
@@ -127,14 +159,7 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
         pct_text(&p->iteration_peaks[i], pc, sizeof pc);
         printf("%-18s %14s %14s %14s %8s\n", name, a, b, d, pc);
     }
-    if (p->leaks_known) {
-        char a[48], b[48], d[48], pc[32];
-        ms_format_bytes(p->leak_bytes.a, a, sizeof a);
-        ms_format_bytes(p->leak_bytes.b, b, sizeof b);
-        signed_size_text(p->leak_bytes.delta, d, sizeof d);
-        pct_text(&p->leak_bytes, pc, sizeof pc);
-        printf("%-18s %14s %14s %14s %8s\n", "leaked", a, b, d, pc);
-    }
+    print_leaks(p);
 
     print_sites("Sites by change in bytes held at the peak", p->sites[MS_SITES_AT_PEAK],
                 p->n_sites[MS_SITES_AT_PEAK], p->sites_known[MS_SITES_AT_PEAK],

@@ -46,6 +46,23 @@ static void value_cell(const ms_delta *d, bool flagged, char *buf, size_t cap)
     snprintf(buf, cap, "%12s %8s%s", v, pc, flagged ? "*" : " ");
 }
 
+/* "90.09 MiB in 1" (bytes held by how many leak findings), "none", or "unknown" for a
+ * summary written before summaries carried leaks. */
+static void leaks_cell(const ms_profile *p, char *buf, size_t cap)
+{
+    if (!p->leaks_known) {
+        snprintf(buf, cap, "unknown");
+        return;
+    }
+    if (!p->leaks.findings) {
+        snprintf(buf, cap, "none");
+        return;
+    }
+    char b[48];
+    ms_format_bytes(p->leaks.bytes > INT64_MAX ? INT64_MAX : (int64_t)p->leaks.bytes, b, sizeof b);
+    snprintf(buf, cap, "%s in %llu", b, (unsigned long long)p->leaks.findings);
+}
+
 static void print_text(const ms_ranks *r, const char *const *labels, int top)
 {
     size_t w = 4;
@@ -56,12 +73,12 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
     if (w > 40)
         w = 40;
     int wi = (int)w;
-    printf("%-*s %5s %4s %22s %22s %22s %9s  %s\n", wi, "file", "rank", "dev", "peak",
-           "reserved peak", "live at end", "peak at", "top site at peak");
+    printf("%-*s %5s %4s %22s %22s %22s %9s %18s  %s\n", wi, "file", "rank", "dev", "peak",
+           "reserved peak", "live at end", "peak at", "leaks", "top site at peak");
     for (size_t i = 0; i < r->n; i++) {
         const ms_rank_row *row = &r->rows[i];
         const ms_profile *p = row->p;
-        char rank[16], c1[128], c2[128], c3[128], t[32], site[600] = "-";
+        char rank[16], c1[128], c2[128], c3[128], t[32], lk[64], site[600] = "-";
         if (p->rank >= 0)
             snprintf(rank, sizeof rank, "%d", p->rank);
         else
@@ -70,14 +87,15 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         value_cell(&row->reserved_peak, row->outlier & MS_OUT_RESERVED, c2, sizeof c2);
         value_cell(&row->live_end, row->outlier & MS_OUT_LIVE_END, c3, sizeof c3);
         snprintf(t, sizeof t, "%.2f s", peak_seconds(p));
+        leaks_cell(p, lk, sizeof lk);
         if (p->n_sites[MS_SITES_AT_PEAK]) {
             char b[48];
             const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
             ms_format_bytes((int64_t)s->bytes, b, sizeof b);
             snprintf(site, sizeof site, "%s %s (%s)", cli_term(s->site), cli_term(s->function), b);
         }
-        printf("%-*.*s %5s %4d %22s %22s %22s %9s  %s\n", wi, wi, labels[i], rank, p->device,
-               c1, c2, c3, t, site);
+        printf("%-*.*s %5s %4d %22s %22s %22s %9s %18s  %s\n", wi, wi, labels[i], rank,
+               p->device, c1, c2, c3, t, lk, site);
     }
     char m1[48], m2[48], m3[48];
     ms_format_bytes(r->median_peak, m1, sizeof m1);

@@ -175,6 +175,7 @@ static void print_file(const cJSON *file)
 
 typedef struct summary_ctx {
     int device, top;
+    bool json; /* the leak totals are in the JSON only: the text does not show them */
 } summary_ctx;
 
 static cJSON *summary_file(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
@@ -182,7 +183,7 @@ static cJSON *summary_file(void *ctx, const char *path, const ms_snapshot *s, ms
 {
     (void)rc;
     const summary_ctx *q = ctx;
-    return summary_file_json(path, s, q->device, q->top, err);
+    return summary_file_json_ex(path, s, q->device, q->top, q->json, NULL, err);
 }
 
 int cmd_summary(int argc, char **argv)
@@ -210,7 +211,7 @@ int cmd_summary(int argc, char **argv)
         rc = 2;
     }
     cJSON *doc = NULL;
-    summary_ctx ctx = {(int)device, (int)top};
+    summary_ctx ctx = {(int)device, (int)top, json};
     if (!rc)
         rc = cli_each_file(cmd, files, (int)nfiles, device, summary_file, &ctx, &doc);
     if (!rc)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "summary_input.h"
+#include "summary_json.h"
 
 void compare_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap, const char *same_a,
                          const char *same_b)
@@ -85,9 +86,14 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
                               delta_list(p->iteration_peaks, p->n_iterations));
     if (p->leaks_known) {
         cJSON *d = cJSON_CreateObject();
+        cJSON_AddNumberToObject(d, "a_findings", (double)p->leak_findings.a);
+        cJSON_AddNumberToObject(d, "b_findings", (double)p->leak_findings.b);
+        cJSON_AddNumberToObject(d, "delta_findings", (double)p->leak_findings.delta);
         cJSON_AddNumberToObject(d, "a_bytes", (double)p->leak_bytes.a);
         cJSON_AddNumberToObject(d, "b_bytes", (double)p->leak_bytes.b);
         cJSON_AddNumberToObject(d, "delta_bytes", (double)p->leak_bytes.delta);
+        cJSON_AddNumberToObject(d, "a_growth_per_iteration_bytes", p->a->leaks.growth_bytes);
+        cJSON_AddNumberToObject(d, "b_growth_per_iteration_bytes", p->b->leaks.growth_bytes);
         cJSON_AddItemToObject(o, "leaks", d);
     }
     cJSON_AddBoolToObject(o, "match", p->match);
@@ -133,6 +139,11 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
         cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
         cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
         cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
+        /* null: read from a summary written before summaries carried leaks. */
+        if (p->leaks_known)
+            cJSON_AddItemToObject(o, "leaks", summary_leaks_json(&p->leaks));
+        else
+            cJSON_AddNullToObject(o, "leaks");
         if (p->n_sites[MS_SITES_AT_PEAK]) {
             const ms_profile_site *s = &p->sites[MS_SITES_AT_PEAK][0];
             cJSON *ts = cJSON_AddObjectToObject(o, "top_site");

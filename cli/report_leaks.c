@@ -13,13 +13,8 @@
 static int feed_profile(ms_profile *p, const ms_leak_report *r, ms_error *err)
 {
     const ms_iterations *it = r->iterations;
-    uint64_t bytes = 0, count = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (r->items[i].kind == MS_LEAK_LEAK) {
-            bytes += r->items[i].bytes;
-            count += r->items[i].count;
-        }
-    ms_profile_set_leaks(p, bytes, count);
+    ms_leak_totals lt = ms_leak_report_totals(r);
+    ms_profile_set_leaks(p, &lt);
     if (!it->n)
         return 0;
     int64_t *peaks = malloc(it->n * sizeof *peaks);

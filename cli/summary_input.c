@@ -84,7 +84,7 @@ static int parse_file_object(const char *cmd, const char *name, const cJSON *fil
         return 2;
     }
     ms_error err;
-    if (ms_profile_from_summary(&out->profile, path, devices, device, &err)) {
+    if (summary_profile_read(&out->profile, path, devices, device, &err)) {
         cli_error(cmd, "%s: %s", name, err.message);
         return 2;
     }
@@ -216,11 +216,11 @@ typedef struct hook_ctx {
 static int keep_summary(void *vctx, size_t index, const char *path, const ms_snapshot *s,
                         const ms_profile *p, ms_error *err)
 {
-    (void)p;
     hook_ctx *ctx = vctx;
     if (!ctx->want_json)
         return 0;
-    ctx->slots[index].file_json = summary_file_json(path, s, ctx->device, ctx->top_k, err);
+    ctx->slots[index].file_json =
+        summary_file_json_ex(path, s, ctx->device, ctx->top_k, true, p, err);
     return ctx->slots[index].file_json ? 0 : (err->code ? err->code : MS_ERR_NOMEM);
 }
 

@@ -1,5 +1,9 @@
+/* The `summary --json` object of one file: written here from a snapshot, and read back
+ * here into a comparison profile (for `diff`, `ranks` and `report --baseline`), so a key
+ * added to one side is added to the other in the same place. */
 #include "summary_json.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,13 +97,44 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
     ms_oom_report_free(r);
 }
 
-static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error *err)
+cJSON *summary_leaks_json(const ms_leak_totals *lt)
+{
+    cJSON *o = cJSON_CreateObject();
+    num(o, "findings", (double)lt->findings);
+    num(o, "bytes", (double)lt->bytes);
+    num(o, "growth_per_iteration_bytes", lt->growth_bytes);
+    return o;
+}
+
+/* The device's leak totals, or NULL when the leak analysis cannot read this trace: the
+ * rest of the summary still stands, and a reader takes a missing object as unknown. */
+static cJSON *device_leaks(const ms_snapshot *s, int device, const ms_timeline *t,
+                           const ms_profile *known)
+{
+    if (known && known->device == device && known->leaks_known)
+        return summary_leaks_json(&known->leaks); /* the same analysis, already run */
+    ms_leak_report *r = NULL;
+    ms_error lerr;
+    if (ms_leaks_find(&r, s, device, t, NULL, &lerr))
+        return NULL;
+    ms_leak_totals lt = ms_leak_report_totals(r);
+    ms_leak_report_free(r);
+    return summary_leaks_json(&lt);
+}
+
+static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leaks,
+                          const ms_profile *known, ms_error *err)
 {
     ms_timeline *t = NULL;
     /* The active curve alone (8 bytes per event, less than the parser's memo freed just
      * before) gives the iterations their peaks, and the allocations alive at the peak
-     * are collected while the timeline is built: one pass over the trace in all. */
-    if (ms_timeline_build(&t, s, device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, err))
+     * are collected while the timeline is built: one pass over the trace in all. The
+     * allocations list is what the leak analysis needs besides the curve; without leaks
+     * it is not built (it would double the memory of a summary of a long trace). */
+    unsigned flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
+    if (leaks && !(known && known->device == device && known->leaks_known))
+        flags |= MS_TIMELINE_ALLOCS;
+    if (ms_timeline_build(&t, s, device, flags, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
     num(dev, "device", device);
@@ -166,6 +201,9 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
         return NULL;
     }
     cJSON_AddItemToObject(dev, "iterations", iters);
+    cJSON *lk = leaks ? device_leaks(s, device, t, known) : NULL;
+    if (lk)
+        cJSON_AddItemToObject(dev, "leaks", lk);
     size_t n_ann, n_dev_ann = 0;
     const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
     for (size_t i = 0; i < n_ann; i++)
@@ -185,6 +223,12 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, ms_error 
 cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
                          ms_error *err)
 {
+    return summary_file_json_ex(path, s, device, top_k, true, NULL, err);
+}
+
+cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
+                            bool leaks, const ms_profile *known, ms_error *err)
+{
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
     num(file, "pickle_protocol", ms_snapshot_pickle_protocol(s));
@@ -199,7 +243,7 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
-        cJSON *dev = device_json(s, d, top_k, err);
+        cJSON *dev = device_json(s, d, top_k, leaks, known, err);
         if (!dev) {
             cJSON_Delete(file);
             return NULL;
@@ -207,4 +251,209 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
         cJSON_AddItemToArray(devices, dev);
     }
     return file;
+}
+
+/* ------------------------------------------------------------------ reading it back */
+
+/* cJSON numbers are doubles: integers beyond 2^53 would come back rounded. */
+#define MAX_EXACT 9007199254740992.0
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int fail(ms_error *err, const char *fmt, ...)
+{
+    err->code = MS_ERR_FORMAT;
+    err->offset = MS_NO_OFFSET;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return MS_ERR_FORMAT;
+}
+
+/* Reads an exact integer; a missing key is an error only when `required`. */
+static int get_int(ms_error *err, const cJSON *obj, const char *key, bool required,
+                   int64_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v)
+        return required ? fail(err, "summary JSON lacks \"%s\"", key) : 0;
+    double d = cJSON_GetNumberValue(v);
+    if (!cJSON_IsNumber(v) || !(d >= -MAX_EXACT && d <= MAX_EXACT) || d != (double)(int64_t)d)
+        return fail(err, "summary JSON \"%s\" is not an integer", key);
+    *out = (int64_t)d;
+    return 0;
+}
+
+static int get_uint(ms_error *err, const cJSON *obj, const char *key, bool required,
+                    uint64_t *out)
+{
+    int64_t v = 0;
+    int rc = get_int(err, obj, key, required, &v);
+    if (rc)
+        return rc;
+    if (v < 0)
+        return fail(err, "summary JSON \"%s\" is negative", key);
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        *out = (uint64_t)v;
+    return 0;
+}
+
+static const cJSON *get_obj(ms_error *err, const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsObject(v)) {
+        fail(err, "summary JSON lacks the object \"%s\"", key);
+        return NULL;
+    }
+    return v;
+}
+
+/* The device to compare: the one asked for, else the one with the most events (ties: the
+ * lowest id), the same rule the pickle path applies. */
+static const cJSON *pick_device(ms_error *err, const cJSON *devices, int want)
+{
+    const cJSON *best = NULL;
+    int64_t best_events = -1, best_id = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devices)
+    {
+        int64_t id = 0, events = 0;
+        if (get_int(err, d, "device", true, &id) || get_int(err, d, "events", true, &events))
+            return NULL;
+        if (want >= 0) {
+            if (id == want)
+                return d;
+            continue;
+        }
+        if (events > best_events || (events == best_events && id < best_id)) {
+            best = d;
+            best_events = events;
+            best_id = id;
+        }
+    }
+    if (!best) {
+        if (want >= 0)
+            fail(err, "summary has no device %d", want);
+        else
+            fail(err, "summary lists no device");
+    }
+    return best;
+}
+
+/* The leak totals, when the summary has them: one written before summaries carried
+ * leaks leaves them unknown, which is not the same as no leak. */
+static int read_leaks(ms_error *err, const cJSON *dev, ms_profile *p)
+{
+    const cJSON *lk = cJSON_GetObjectItemCaseSensitive(dev, "leaks");
+    if (!lk || cJSON_IsNull(lk))
+        return 0;
+    if (!cJSON_IsObject(lk))
+        return fail(err, "summary JSON \"leaks\" is not an object");
+    ms_leak_totals lt = {0, 0, 0.0};
+    if (get_uint(err, lk, "findings", true, &lt.findings) ||
+        get_uint(err, lk, "bytes", true, &lt.bytes))
+        return MS_ERR_FORMAT;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(lk, "growth_per_iteration_bytes");
+    double gv = cJSON_GetNumberValue(g);
+    if (!cJSON_IsNumber(g) || !(gv >= 0 && gv <= MAX_EXACT))
+        return fail(err, "summary JSON \"growth_per_iteration_bytes\" is not a byte count");
+    lt.growth_bytes = gv;
+    ms_profile_set_leaks(p, &lt);
+    return 0;
+}
+
+static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
+{
+    int64_t v = 0;
+    if (get_int(err, dev, "device", true, &v))
+        return MS_ERR_FORMAT;
+    p->device = (int)v;
+    if (get_uint(err, dev, "events", true, &p->events))
+        return MS_ERR_FORMAT;
+
+    const cJSON *peak = get_obj(err, dev, "peak");
+    const cJSON *live = peak ? get_obj(err, dev, "live_end") : NULL;
+    const cJSON *res = live ? get_obj(err, dev, "reserved") : NULL;
+    if (!res)
+        return MS_ERR_FORMAT;
+    if (get_int(err, peak, "bytes", true, &p->peak_bytes) ||
+        get_int(err, peak, "time_us", true, &p->peak_time_us) ||
+        get_int(err, peak, "event", true, &p->peak_event) ||
+        get_int(err, live, "bytes", true, &p->live_end_bytes) ||
+        get_uint(err, live, "count", true, &p->live_end_count) ||
+        get_int(err, res, "peak_bytes", true, &p->reserved_peak_bytes) ||
+        get_int(err, res, "end_bytes", true, &p->reserved_end_bytes))
+        return MS_ERR_FORMAT;
+
+    /* Peak times are compared as time into the trace, so the trace start is needed. */
+    const cJSON *span = cJSON_GetObjectItemCaseSensitive(dev, "time");
+    if (cJSON_IsObject(span)) {
+        if (get_int(err, span, "first_us", true, &p->t_first_us))
+            return MS_ERR_FORMAT;
+    } else if (get_int(err, dev, "t_first_us", false, &p->t_first_us)) {
+        return MS_ERR_FORMAT;
+    }
+
+    const cJSON *actions = cJSON_GetObjectItemCaseSensitive(dev, "actions");
+    if (actions && !cJSON_IsObject(actions))
+        return fail(err, "summary JSON \"actions\" is not an object");
+    if (get_uint(err, actions, "alloc", false, &p->alloc_count) ||
+        get_uint(err, actions, "oom", false, &p->oom_count))
+        return MS_ERR_FORMAT;
+    const cJSON *tc = cJSON_GetObjectItemCaseSensitive(dev, "trace_complete");
+    p->trace_complete = cJSON_IsTrue(tc);
+    if (read_leaks(err, dev, p))
+        return MS_ERR_FORMAT;
+
+    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
+    if (sites && !cJSON_IsArray(sites))
+        return fail(err, "summary JSON \"top_sites\" is not a list");
+    if (sites) {
+        uint64_t sum = 0;
+        const cJSON *st;
+        cJSON_ArrayForEach(st, sites)
+        {
+            const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"));
+            const char *fn =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"));
+            uint64_t bytes = 0, count = 0;
+            if (!site)
+                return fail(err, "summary JSON top site without \"site\"");
+            if (get_uint(err, st, "bytes", true, &bytes) ||
+                get_uint(err, st, "count", true, &count))
+                return MS_ERR_FORMAT;
+            int rc = ms_profile_add_site(p, MS_SITES_AT_PEAK, site, fn ? fn : "", bytes, count,
+                                         err);
+            if (rc)
+                return rc;
+            sum += bytes;
+        }
+        p->sites_known[MS_SITES_AT_PEAK] = true;
+        /* The list is the whole story exactly when it accounts for every byte at the
+         * peak; otherwise `summary --top K` cut it. */
+        p->sites_complete[MS_SITES_AT_PEAK] = p->peak_bytes >= 0 && sum == (uint64_t)p->peak_bytes;
+        ms_profile_sort_sites(p, MS_SITES_AT_PEAK);
+    }
+    return 0;
+}
+
+int summary_profile_read(ms_profile **out, const char *path, const cJSON *devices, int device,
+                         ms_error *err)
+{
+    *out = NULL;
+    const cJSON *dev = pick_device(err, devices, device);
+    if (!dev)
+        return MS_ERR_FORMAT;
+    ms_profile *p = NULL;
+    int rc = ms_profile_new(&p, path, err);
+    if (rc)
+        return rc;
+    if ((rc = fill_profile(err, dev, p)) != 0) {
+        ms_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
 }

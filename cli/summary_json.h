@@ -1,16 +1,39 @@
 /* The `summary --json` object of one file, shared by summary, diff, ranks and report so
- * every command that shows a file's summary shows the same fields (docs/json.md). */
+ * every command that shows a file's summary shows the same fields (docs/json.md), and
+ * read back into a comparison profile by diff, ranks and report --baseline. Writer and
+ * reader live together (summary_json.c): the format is the tool's. */
 #ifndef MEMSNAP_CLI_SUMMARY_JSON_H
 #define MEMSNAP_CLI_SUMMARY_JSON_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
+#include "memsnap/compare.h"
 #include "memsnap/memsnap.h"
 
 /* Builds {"path", "pickle_protocol", "devices": [...]} for one file. `device` -1 lists
  * every device in use; `top_k` is the number of top sites at the peak per device.
  * Returns NULL and fills err on failure. */
 cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
+                         ms_error *err);
+/* The same with choices: `leaks` false leaves out devices[].leaks (for `summary`'s text,
+ * which does not show them: the leak analysis costs as much again); `known`, when not
+ * NULL, gives its device's leak totals from that profile (made from the same snapshot)
+ * instead of running the leak analysis again. */
+cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
+                            bool leaks, const ms_profile *known, ms_error *err);
+
+/* {"findings", "bytes", "growth_per_iteration_bytes"}: the leak totals `memsnap leaks`
+ * prints in its verdict (ms_leak_report_totals), as summaries, diff and ranks write them. */
+cJSON *summary_leaks_json(const ms_leak_totals *lt);
+
+/* A profile from one file's object of that JSON: `devices` is the object's "devices"
+ * list, `path` names the profile. `device` -1 takes the device with the most events
+ * (ties: the lowest id), as for a snapshot. The sites at the peak come from "top_sites",
+ * complete when they account for every byte at the peak; the leak totals from "leaks",
+ * unknown when the summary has none. MS_ERR_FORMAT with a message naming the key when
+ * the JSON lacks what a profile needs. */
+int summary_profile_read(ms_profile **out, const char *path, const cJSON *devices, int device,
                          ms_error *err);
 
 #endif

@@ -364,18 +364,42 @@ static void test_made(void)
     int64_t it_a[] = {10, 20, 30}, it_b[] = {10, 25};
     ms_profile_set_iteration_peaks(a, it_a, 3, &err);
     ms_profile_set_iteration_peaks(b, it_b, 2, &err);
-    ms_profile_set_leaks(a, 0, 0);
-    ms_profile_set_leaks(b, 4096, 2);
+    /* Leaks known on one side only say nothing about the pair... */
+    ms_leak_totals none = {0, 0, 0.0}, some = {2, 4096, 1024.4};
+    ms_profile_set_leaks(b, &some);
+    CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
+    if (p) {
+        CHECK_TRUE(!p->leaks_known);
+        char v[1024];
+        ms_pair_verdict(p, "A", "B", v, sizeof v);
+        CHECK_TRUE(strstr(v, " B leaks 2 findings, 4.00 KiB, +1.00 KiB per iteration; whether "
+                             "A leaks is unknown") != NULL);
+        ms_pair_free(p);
+    }
+    /* ...and with both known, the pair carries the three differences. */
+    ms_profile_set_leaks(a, &none);
     CHECK_EQ_INT(ms_pair_compare(&p, a, b, &err), 0);
     if (p) {
         CHECK_EQ_INT(p->n_iterations, 2);
         CHECK_EQ_INT(p->iteration_peaks[1].delta, 5);
         CHECK_TRUE(p->leaks_known);
+        CHECK_EQ_INT(p->leak_findings.delta, 2);
         CHECK_EQ_INT(p->leak_bytes.delta, 4096);
+        CHECK_EQ_INT(p->leak_growth.delta, 1024); /* rounded to whole bytes */
         char v[1024];
-        ms_pair_verdict(p, NULL, NULL, v, sizeof v);
-        CHECK_TRUE(strstr(v, "Leaked memory differs by +4.00 KiB") != NULL ||
-                   strstr(v, "Leaked memory differs by +4") != NULL);
+        ms_pair_verdict(p, "A", "B", v, sizeof v);
+        CHECK_TRUE(strstr(v, " B leaks 2 findings, 4.00 KiB, +1.00 KiB per iteration; A does "
+                             "not.") != NULL);
+        ms_pair_free(p);
+    }
+    /* A file against itself matches, and still says that it leaks. */
+    CHECK_EQ_INT(ms_pair_compare(&p, b, b, &err), 0);
+    if (p) {
+        CHECK_TRUE(p->match);
+        char v[1024];
+        ms_pair_verdict(p, "A", "B", v, sizeof v);
+        CHECK_TRUE(strstr(v, "A leaks 2 findings, 4.00 KiB, +1.00 KiB per iteration; B leaks 2 "
+                             "findings, 4.00 KiB, +1.00 KiB per iteration.") != NULL);
         ms_pair_free(p);
     }
 

@@ -251,6 +251,172 @@ static void test_ranks(void)
     cJSON_Delete(doc);
 }
 
+/* ------------------------------------------------------------------ leaks */
+
+/* The leak totals the truth implies: every injected leak is `count` tensors of
+ * `bytes_each_requested`, made evenly over the iterations, and the injection groups
+ * them into one finding (the sites leak together in the same forward pass). */
+typedef struct truth_leaks {
+    double findings, bytes, growth;
+} truth_leaks;
+
+static truth_leaks truth_leaks_of(const char *name)
+{
+    truth_leaks t = {0, 0, 0};
+    cJSON *truth = check_truth_load(name);
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(truth, "leaks"))
+        t.bytes += num(l, "count") * num(l, "bytes_each_requested");
+    double iters = num(truth, "iterations");
+    t.growth = iters > 0 ? t.bytes / iters : 0;
+    t.findings = t.bytes > 0 ? 1 : 0;
+    cJSON_Delete(truth);
+    return t;
+}
+
+/* What `memsnap leaks --json` says for the same file (one device in use). */
+static truth_leaks leaks_cmd(const char *name)
+{
+    char args[512];
+    snprintf(args, sizeof args, "leaks testdata/%s.pickle --json", name);
+    cJSON *doc = run_json(args, 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"), 0), "verdict");
+    truth_leaks t = {num(v, "leaks"), num(v, "leaked_bytes"), num(v, "growth_bytes_per_iteration")};
+    cJSON_Delete(doc);
+    return t;
+}
+
+static void check_leaks_obj(const char *ctx, const cJSON *o, truth_leaks want)
+{
+    CHECK_TRUE_IN(ctx, cJSON_IsObject(o));
+    CHECK_EQ_INT_IN(ctx, num(o, "findings"), want.findings);
+    CHECK_EQ_INT_IN(ctx, num(o, "bytes"), want.bytes);
+    CHECK_EQ_INT_IN(ctx, num(o, "growth_per_iteration_bytes"), want.growth);
+}
+
+static const cJSON *file_leaks(const cJSON *doc, int file)
+{
+    const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"), file);
+    const cJSON *d = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "devices"), 0);
+    return cJSON_GetObjectItemCaseSensitive(d, "leaks");
+}
+
+static void test_leaks(void)
+{
+    truth_leaks leak = truth_leaks_of("leak_layers"), none = truth_leaks_of("noleak_layers");
+    /* 24 x 768 KiB + 24 x 3 MiB over 3 iterations: the truth, written out once. */
+    CHECK_EQ_INT(leak.bytes, 94470144);
+    CHECK_EQ_INT(leak.growth, 31490048);
+    CHECK_EQ_INT(none.bytes, 0);
+    truth_leaks by_cmd = leaks_cmd("leak_layers");
+    CHECK_EQ_INT(by_cmd.findings, leak.findings);
+    CHECK_EQ_INT(by_cmd.bytes, leak.bytes);
+    CHECK_EQ_INT(by_cmd.growth, leak.growth);
+    truth_leaks none_cmd = leaks_cmd("noleak_layers");
+    CHECK_EQ_INT(none_cmd.findings, 0);
+
+    /* diff: each file's leaks, the pair's, and a verdict naming the one that leaks. */
+    cJSON *doc = run_json("diff testdata/noleak_layers.pickle testdata/leak_layers.pickle --json",
+                          0);
+    check_leaks_obj("diff A", file_leaks(doc, 0), none);
+    check_leaks_obj("diff B", file_leaks(doc, 1), leak);
+    const cJSON *p = pair0(doc);
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(p, "leaks");
+    CHECK_EQ_INT(num(pl, "a_findings"), 0);
+    CHECK_EQ_INT(num(pl, "b_findings"), 1);
+    CHECK_EQ_INT(num(pl, "delta_bytes"), leak.bytes);
+    CHECK_EQ_INT(num(pl, "b_growth_per_iteration_bytes"), leak.growth);
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "verdict"));
+    CHECK_TRUE(v && strstr(v, " leak_layers.pickle leaks 1 finding, 90.09 MiB, +30.03 MiB per "
+                              "iteration; noleak_layers.pickle does not."));
+    CHECK_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(p, "match")));
+    cJSON_Delete(doc);
+
+    /* The same from the summaries: the leak figures survive the round trip. */
+    char args[1024];
+    snprintf(args, sizeof args, "diff %s/noleak_layers.json %s/leak_layers.json --json", tmpdir,
+             tmpdir);
+    doc = run_json(args, 0);
+    check_leaks_obj("summary diff A", file_leaks(doc, 0), none);
+    check_leaks_obj("summary diff B", file_leaks(doc, 1), leak);
+    pl = cJSON_GetObjectItemCaseSensitive(pair0(doc), "leaks");
+    CHECK_EQ_INT(num(pl, "delta_findings"), 1);
+    CHECK_EQ_INT(num(pl, "delta_bytes"), leak.bytes);
+    v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pair0(doc), "verdict"));
+    CHECK_TRUE(v && strstr(v, "leak_layers.pickle leaks 1 finding, 90.09 MiB"));
+    cJSON_Delete(doc);
+
+    /* ranks: per file, the DDP ranks leak nothing (as `leaks` says), leak_layers does. */
+    doc = run_json("ranks testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle "
+                   "testdata/leak_layers.pickle --json",
+                   0);
+    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
+    const char *names[3] = {"ddp_rank0", "ddp_rank1", "leak_layers"};
+    for (int i = 0; i < 3; i++) {
+        truth_leaks want = i < 2 ? truth_leaks_of(names[i]) : leak;
+        truth_leaks cmd = leaks_cmd(names[i]);
+        CHECK_EQ_INT_IN(names[i], cmd.bytes, want.bytes);
+        CHECK_EQ_INT_IN(names[i], cmd.findings, want.findings);
+        check_leaks_obj(names[i],
+                        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ranks, i), "leaks"),
+                        want);
+        check_leaks_obj(names[i], file_leaks(doc, i), want);
+    }
+    cJSON_Delete(doc);
+
+    /* A summary written before summaries carried leaks: unknown, never 0. */
+    char old[512];
+    snprintf(old, sizeof old, "%s/old.json", tmpdir);
+    cJSON *sum = NULL;
+    {
+        char path[512];
+        snprintf(path, sizeof path, "%s/leak_layers.json", tmpdir);
+        size_t len = 0;
+        char *text = check_read_text(path, &len);
+        sum = text ? cJSON_Parse(text) : NULL;
+        free(text);
+    }
+    CHECK_TRUE(sum != NULL);
+    if (sum) {
+        const cJSON *f;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(sum, "files"))
+        {
+            cJSON *d;
+            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(f, "devices"))
+                cJSON_DeleteItemFromObjectCaseSensitive(d, "leaks");
+        }
+        char *text = cJSON_Print(sum);
+        FILE *out = fopen(old, "w");
+        CHECK_TRUE(out && text);
+        if (out && text)
+            fputs(text, out);
+        if (out)
+            fclose(out);
+        free(text);
+        cJSON_Delete(sum);
+    }
+    snprintf(args, sizeof args, "ranks %s testdata/leak_layers.pickle --json", old);
+    doc = run_json(args, 0);
+    ranks = cJSON_GetObjectItemCaseSensitive(doc, "ranks");
+    CHECK_TRUE(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ranks, 0), "leaks")));
+    check_leaks_obj("ranks pickle beside old summary",
+                    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ranks, 1), "leaks"), leak);
+    cJSON_Delete(doc);
+    snprintf(args, sizeof args, "diff testdata/noleak_layers.pickle %s --json", old);
+    doc = run_json(args, 0);
+    p = pair0(doc);
+    CHECK_TRUE(cJSON_GetObjectItemCaseSensitive(p, "leaks") == NULL);
+    v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "verdict"));
+    CHECK_TRUE(v && !strstr(v, "leaks"));
+    cJSON_Delete(doc);
+    snprintf(args, sizeof args, "diff %s testdata/leak_layers.pickle --json", old);
+    doc = run_json(args, 0);
+    v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pair0(doc), "verdict"));
+    CHECK_TRUE(v && strstr(v, "; whether A leaks is unknown"));
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     if (check_cli_setup(&bin, tmpdir))
@@ -259,6 +425,7 @@ int main(void)
     test_ddp_pair();
     test_self();
     test_ranks();
+    test_leaks();
     check_remove_dir(tmpdir);
     return check_finish("test_compare_cli");
 }

@@ -97,6 +97,37 @@ assert s["categories"] == c["categories"], (s["categories"], c["categories"])
 PY
 then echo "ok summary peak.categories"; pass=$((pass+1)); else echo "FAIL summary peak.categories"; fail=$((fail+1)); fi
 
+# The end: the state after the last event by category (it sums to the live memory at the
+# end that summary reports) and the bytes the leak findings hold there: the truth's
+# injected leaks (all alive at the end in these files), the same as `leaks --json` says,
+# and nothing on a file without leaks.
+for f in leak_layers noleak_layers leak_after_step; do
+  "$bin" categories --json "testdata/$f.pickle" > "$tmp/$f.c.json"
+  "$bin" summary --json "testdata/$f.pickle" > "$tmp/$f.s.json"
+  "$bin" leaks --json "testdata/$f.pickle" > "$tmp/$f.l.json"
+  if python3 - "$tmp/$f.c.json" "$tmp/$f.s.json" "$tmp/$f.l.json" "testdata/$f.truth.json" "$f" <<'PY'
+import json, sys
+end = json.load(open(sys.argv[1]))["files"][0]["devices"][0]["end"]
+s = json.load(open(sys.argv[2]))["files"][0]["devices"][0]
+v = json.load(open(sys.argv[3]))["files"][0]["verdict"]
+truth = json.load(open(sys.argv[4]))
+leaked = sum(l["count"] * l["bytes_each_requested"] for l in truth.get("leaks", []))
+bad = []
+if sum(end["categories"].values()) != end["bytes"]: bad.append("end sum")
+if end["bytes"] != s["live_end"]["bytes"]: bad.append(f"end bytes {end['bytes']} vs live_end {s['live_end']['bytes']}")
+if end["event"] != s["events"] - 1: bad.append("end event")
+if sys.argv[5] == "leak_layers" and leaked != 94470144: bad.append(f"truth leaked {leaked}")
+if end["held_by_leaks_bytes"] != leaked: bad.append(f"held {end['held_by_leaks_bytes']} vs truth {leaked}")
+if end["held_by_leaks_bytes"] != v["leaked_bytes"]: bad.append("held vs leaks --json")
+if end["leak_findings"] != v["leaks"]: bad.append(f"findings {end['leak_findings']} vs {v['leaks']}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+  then echo "ok $f end"; pass=$((pass+1)); else echo "FAIL $f end"; fail=$((fail+1)); fi
+done
+expect "end line, leaks" 0 "^  at end: .*; held by leaks: 90\.09 MiB \(1 finding\)$" -- "$bin" categories testdata/leak_layers.pickle
+expect "end line, no leaks" 0 "^  at end: .*; held by leaks: 0 B \(0 findings\)$" -- "$bin" categories testdata/noleak_layers.pickle
+
 # report: the table in summary.md and index.html, the object in summary.json.
 "$bin" report testdata/cat_gpt2_annotated.pickle -o "$tmp/rep" > /dev/null
 expect "report markdown table" 0 "\| optimizer_state \| 35\.87 MiB \|" -- cat "$tmp/rep/summary.md"

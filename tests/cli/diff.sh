@@ -74,6 +74,29 @@ expect 2 "unknown option '--bogus'" -- diff $R0 $R1 --bogus
 expect 2 '--threshold: .x. is not a non-negative number' -- ranks $R0 --threshold x
 expect 2 '--top needs a value' -- diff $R0 $R1 --top
 
+# Leaks: the rows of the table, the verdict naming the file that leaks, the ranks column,
+# and "unknown" for a summary written before summaries carried leaks.
+L=testdata/leak_layers.pickle
+N=testdata/noleak_layers.pickle
+expect 0 '^leak findings +0 +1 +\+1 +new$' -- diff $N $L
+expect 0 '^leaked +0 B +90\.09 MiB +\+90\.09 MiB +new$' -- diff $N $L
+expect 0 '^leak growth/iter +0 B +30\.03 MiB +\+30\.03 MiB +new$' -- diff $N $L
+expect 0 'leak_layers\.pickle leaks 1 finding, 90\.09 MiB, \+30\.03 MiB per iteration; noleak_layers\.pickle does not\.$' -- diff $N $L
+expect 0 '^leaked +0 B +0 B +0 B +0%$' -- diff $R0 $R1
+expect 0 '^leak_layers\.pickle .* 90\.09 MiB in 1  train/' -- ranks $R0 $R1 $L
+expect 0 '^ddp_rank0\.pickle .*  none  transformers/' -- ranks $R0 $R1 $L
+"$BIN" summary --json $L | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for f in d["files"]:
+    for x in f["devices"]: del x["leaks"]
+print(json.dumps(d))' > "$T/old-leak.json"
+expect 0 '^leaked +unknown +0 B *$' -- diff "$T/old-leak.json" $N
+expect 0 ' A leaks 1 finding, 90\.09 MiB, \+30\.03 MiB per iteration; whether B leaks is unknown \(its summary has no leak figures\)\.' -- diff $L "$T/old-leak.json"
+expect 0 '^leak_layers\.pickle .* unknown  train/' -- ranks "$T/old-leak.json" $N
+printf '{"files": [{"path": "x", "devices": [{"device": 0, "events": 1, "peak": {"bytes": 0, "time_us": 0, "event": 0}, "live_end": {"bytes": 0, "count": 0}, "reserved": {"peak_bytes": 0, "end_bytes": 0}, "leaks": {"findings": -1, "bytes": 0, "growth_per_iteration_bytes": 0}}]}]}' > "$T/badleaks.json"
+expect 2 'badleaks.json: summary JSON "findings" is negative' -- diff $R0 "$T/badleaks.json"
+
 # Bad input: exit 2 with the file named, never a crash.
 head -c 5000 /dev/urandom > "$T/random.bin"
 printf '\x01\x02' >> "$T/random.bin"

@@ -141,6 +141,23 @@ MS_API const ms_category_point *ms_categories_peak(const ms_categories *c);
 MS_API const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k);
 MS_API const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, size_t k);
 
+/* The state after the trace's last event, by category, and how much of it the leak
+ * findings hold. A leaked tensor keeps the category of the phase that made it (often
+ * activation or other), so by category alone a leak hides; held_by_leaks_bytes says how
+ * much of the end is what `memsnap leaks` reports as leaks (findings of kind
+ * MS_LEAK_LEAK, their allocations still alive after the last event). `r` is a leak
+ * report of the device whose alloc indices refer to this categorisation's timeline
+ * (ms_leaks_find given that timeline, or given NULL: builds are deterministic); NULL
+ * runs ms_leaks_find with default options, as `memsnap leaks` does. */
+typedef struct ms_category_end {
+    ms_category_point at;        /* after the last event (-1: an empty trace's start) */
+    int64_t held_by_leaks_bytes; /* part of at.bytes */
+    uint64_t leak_findings;      /* leak findings holding any of it */
+} ms_category_end;
+
+MS_API int ms_categories_end(const ms_categories *c, const ms_leak_report *r,
+                             ms_category_end *out, ms_error *err);
+
 /* The Hugging Face guide's training-memory formula for iteration k, with the measured
  * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
  * activations). Each term is its highest value inside the iteration. */

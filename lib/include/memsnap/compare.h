@@ -3,9 +3,10 @@
  *
  * Comparisons work on profiles, not snapshots: a profile is the handful of numbers and
  * site lists of one device of one file. A profile is built from a snapshot by the
- * library, or filled by the caller from another source (the tool reads back the JSON of
- * `memsnap summary --json`), so hundreds of ranks can be summarised where they were
- * written and compared anywhere.
+ * library, or filled by the caller from another source through ms_profile_new() and the
+ * setters (the tool reads back the JSON of `memsnap summary --json`, which it also
+ * writes: that format is the tool's, and it lives with the tool), so hundreds of ranks
+ * can be summarised where they were written and compared anywhere.
  *
  * Ownership follows memsnap.h: every `**out` object belongs to the caller and is
  * released with its own *_free(), which accepts NULL; strings and arrays reached through
@@ -16,11 +17,25 @@
 #define MEMSNAP_COMPARE_H
 
 #include "memsnap/export.h"
+#include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------ leak totals */
+
+/* What a device's leak findings add up to: the figures `memsnap leaks` prints in its
+ * verdict, and the ones every comparison and summary carries, so all of them read the
+ * same analysis. Only findings of kind MS_LEAK_LEAK count (not suspects or retained). */
+typedef struct ms_leak_totals {
+    uint64_t findings;   /* leak findings (a finding may group several sites) */
+    uint64_t bytes;      /* requested bytes their allocations hold (ms_leak.bytes) */
+    double growth_bytes; /* growth per iteration, summed (ms_leak.growth_bytes) */
+} ms_leak_totals;
+
+MS_API ms_leak_totals ms_leak_report_totals(const ms_leak_report *r);
 
 /* ------------------------------------------------------------------ profiles */
 
@@ -62,21 +77,23 @@ typedef struct ms_profile {
     bool sites_known[MS_SITE_SETS];
     bool sites_complete[MS_SITE_SETS];
 
-    /* Extension points for analyses that live in other modules (iterations, leaks):
-     * they stay empty/false until such a module fills them through the setters below;
+    /* Iteration peaks: empty until the caller sets them (ms_profile_set_iteration_peaks);
      * comparisons then report their differences too. */
     int64_t *iteration_peaks; /* peak active bytes of each iteration, in order */
     size_t n_iterations;
+    /* The leak findings of the device (ms_leak_totals): filled by
+     * ms_profile_from_snapshot, or by the caller through ms_profile_set_leaks. False
+     * means unknown (a summary written before summaries carried leaks), not "no leak". */
     bool leaks_known;
-    uint64_t leak_bytes;
-    uint64_t leak_count;
+    ms_leak_totals leaks;
 
     void *priv_; /* owned strings; not for callers */
 } ms_profile;
 
 /* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
- * and all allocations by site. `device` -1 picks the device with the most events (ties:
- * the lowest id). `name` is copied. */
+ * all allocations by site, and the leak totals (ms_leaks_find with default options; when
+ * that analysis fails the leaks stay unknown rather than failing the profile). `device`
+ * -1 picks the device with the most events (ties: the lowest id). `name` is copied. */
 MS_API int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
                                     int device, ms_error *err);
 
@@ -90,19 +107,12 @@ MS_API int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
                                ms_error *err);
 MS_API void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
 
-/* A profile from one file's object of `memsnap summary --json` output: `devices` is that
- * object's "devices" list (a cJSON array; the library links cJSON for this), `path` names
- * the profile. `device` -1 takes the device with the most events (ties: the lowest id), as
- * for a snapshot. The sites at the peak come from "top_sites", complete when they account
- * for every byte at the peak. MS_ERR_FORMAT with a message naming the key when the JSON
- * lacks what a profile needs. */
-struct cJSON;
-MS_API int ms_profile_from_summary(ms_profile **out, const char *path,
-                                   const struct cJSON *devices, int device, ms_error *err);
-/* Hooks for the iterations and leaks analyses (copied). */
+/* Setters for callers that analysed more themselves (copied): iteration peaks, and leak
+ * totals (from ms_leak_report_totals, e.g. with the caller's own leak options, or read
+ * back from a summary); setting leaks marks them known. */
 MS_API int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
                                           ms_error *err);
-MS_API void ms_profile_set_leaks(ms_profile *p, uint64_t bytes, uint64_t count);
+MS_API void ms_profile_set_leaks(ms_profile *p, const ms_leak_totals *leaks);
 MS_API void ms_profile_free(ms_profile *p);
 
 /* The rank written in a file name: "rank3", "ddp_rank1", "rank_12", "mem-3.pickle",
@@ -174,11 +184,13 @@ typedef struct ms_pair {
     ms_site_delta *only_a, *only_b;
     size_t n_only_a, n_only_b;
 
-    /* Filled when both profiles carry them (see the hooks above). */
+    /* Filled when both profiles carry them (see the setters above). */
     ms_delta *iteration_peaks;
     size_t n_iterations;
-    bool leaks_known;
+    bool leaks_known;        /* both profiles' leaks are known */
+    ms_delta leak_findings;  /* ms_leak_totals of a and b */
     ms_delta leak_bytes;
+    ms_delta leak_growth;    /* growth per iteration, rounded to whole bytes */
 
     bool match; /* every number and every site equal */
 } ms_pair;
@@ -189,8 +201,10 @@ MS_API void ms_pair_free(ms_pair *p);
 
 /* The plain-words verdict, one paragraph, e.g. "rank1 peaks 51.0% higher than rank0
  * (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at 0.61 s); most of it (+240.0 MiB) is
- * held at the peak by modeling_gpt2.py:123 forward." Names default to "rankN" or the
- * file's base name. Truncates to fit `cap`; returns the length it needed. */
+ * held at the peak by modeling_gpt2.py:123 forward." When either file leaks it says so:
+ * "A leaks 1 finding, 90.09 MiB, +30.03 MiB per iteration; B does not." Names default
+ * to "rankN" or the file's base name. Truncates to fit `cap`; returns the length it
+ * needed. */
 MS_API size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
                               char *buf, size_t cap);
 

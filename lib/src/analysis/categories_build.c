@@ -335,6 +335,57 @@ const ms_category_point *ms_categories_peak(const ms_categories *c)
     return c ? &c->peak : NULL;
 }
 
+/* Sums what the report's leak findings still hold after the last event. */
+static void held_by_leaks(const ms_categories *c, const ms_leak_report *r, ms_category_end *out)
+{
+    for (size_t f = 0; f < r->n; f++) {
+        const ms_leak *L = &r->items[f];
+        if (L->kind != MS_LEAK_LEAK)
+            continue;
+        int64_t held = 0;
+        for (size_t k = L->first_index; k < L->first_index + L->n_index && k < r->n_alloc_index;
+             k++) {
+            size_t i = r->alloc_index[k];
+            if (i < c->n && c->t->allocs[i].free_event < 0)
+                held += (int64_t)c->t->allocs[i].size;
+        }
+        out->held_by_leaks_bytes += held;
+        out->leak_findings += held > 0;
+    }
+}
+
+int ms_categories_end(const ms_categories *c, const ms_leak_report *r, ms_category_end *out,
+                      ms_error *err)
+{
+    if (!c || !out)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_categories_end: bad argument");
+    memset(out, 0, sizeof *out);
+    int64_t last = c->t->n_events ? (int64_t)c->t->n_events - 1 : -1;
+    int64_t by[MS_CAT_COUNT];
+    int rc = ms_categories_at_event(c, last, by);
+    if (rc)
+        return ms__fail(err, rc, MS_NO_OFFSET, "no state after event %lld", (long long)last);
+    fill_point(c, &out->at, last, by);
+    if (r) {
+        if (r->device != c->t->device)
+            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
+                            "the leak report is for device %d, not %d", r->device,
+                            c->t->device);
+        held_by_leaks(c, r, out);
+        return 0;
+    }
+    ms_leak_report *own = NULL;
+    /* The categories' own timeline has the active curve the leak analysis needs; a
+     * caller's may not, and a fresh build gives the same alloc indices. */
+    const ms_timeline *lt = c->t->active ? c->t : NULL;
+    rc = ms_leaks_find(&own, c->s, c->t->device, lt, NULL, err);
+    if (rc)
+        return rc;
+    held_by_leaks(c, own, out);
+    ms_leak_report_free(own);
+    return 0;
+}
+
 const ms_category_point *ms_categories_iteration_end(const ms_categories *c, size_t k)
 {
     return c && c->it && k < c->it->n ? &c->iter_end[k] : NULL;

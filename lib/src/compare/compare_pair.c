@@ -157,6 +157,17 @@ static int one_sided_sites(ms_pair *p, ms_error *err)
 
 /* ------------------------------------------------------------------ the pair */
 
+/* Growth per iteration is an average; a comparison speaks in whole bytes (and a hostile
+ * summary's value is clamped, not converted out of range). */
+static int64_t whole_bytes(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 9.2e18)
+        return INT64_MAX;
+    return (int64_t)(v + 0.5);
+}
+
 int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_error *err)
 {
     *out = NULL;
@@ -199,7 +210,10 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
     }
     if (!rc && a->leaks_known && b->leaks_known) {
         p->leaks_known = true;
-        p->leak_bytes = cmp_delta((int64_t)a->leak_bytes, (int64_t)b->leak_bytes);
+        p->leak_findings = cmp_delta((int64_t)a->leaks.findings, (int64_t)b->leaks.findings);
+        p->leak_bytes = cmp_delta((int64_t)a->leaks.bytes, (int64_t)b->leaks.bytes);
+        p->leak_growth = cmp_delta(whole_bytes(a->leaks.growth_bytes),
+                                   whole_bytes(b->leaks.growth_bytes));
     }
     if (rc) {
         ms_pair_free(p);
@@ -214,7 +228,8 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
     for (size_t i = 0; i < p->n_iterations; i++)
         same = same && p->iteration_peaks[i].delta == 0;
     same = same && p->n_only_a == 0 && p->n_only_b == 0;
-    same = same && (!p->leaks_known || p->leak_bytes.delta == 0);
+    same = same && (!p->leaks_known || (p->leak_findings.delta == 0 &&
+                                        p->leak_bytes.delta == 0 && p->leak_growth.delta == 0));
     p->match = same;
     *out = p;
     return 0;
@@ -321,6 +336,42 @@ static void explain(text *t, const ms_site_delta *sites, size_t n, int64_t total
     }
 }
 
+/* "1 finding, 90.09 MiB, +30.03 MiB per iteration" */
+static void leak_figures(text *t, const ms_profile *p)
+{
+    char b[48], g[48];
+    ms_format_bytes(p->leaks.bytes > INT64_MAX ? INT64_MAX : (int64_t)p->leaks.bytes, b,
+                    sizeof b);
+    ms_format_bytes(whole_bytes(p->leaks.growth_bytes), g, sizeof g);
+    put(t, "%llu finding%s, %s, +%s per iteration", (unsigned long long)p->leaks.findings,
+        p->leaks.findings == 1 ? "" : "s", b, g);
+}
+
+/* Says which file leaks, from the same totals `memsnap leaks` prints: a leak on one side
+ * is what a before/after comparison is usually run to find. Silent when neither leaks
+ * (or neither side knows). */
+static void leak_words(text *t, const ms_pair *p, const char *name_a, const char *name_b)
+{
+    const ms_profile *a = p->a, *b = p->b;
+    bool la = a->leaks_known && a->leaks.findings > 0;
+    bool lb = b->leaks_known && b->leaks.findings > 0;
+    if (!la && !lb)
+        return;
+    const ms_profile *first = la ? a : b, *other = la ? b : a;
+    const char *fname = la ? name_a : name_b, *oname = la ? name_b : name_a;
+    put(t, " %s leaks ", fname);
+    leak_figures(t, first);
+    if (la && lb) {
+        put(t, "; %s leaks ", oname);
+        leak_figures(t, other);
+        put(t, ".");
+    } else if (other->leaks_known) {
+        put(t, "; %s does not.", oname);
+    } else {
+        put(t, "; whether %s leaks is unknown (its summary has no leak figures).", oname);
+    }
+}
+
 size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b, char *buf,
                        size_t cap)
 {
@@ -351,6 +402,7 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
             name_a, name_b, b1, ta, b2, b3, (long long)p->m[MS_M_ALLOCS].a,
             p->m[MS_M_ALLOCS].a == 1 ? "" : "s", (long long)p->m[MS_M_OOMS].a,
             p->m[MS_M_OOMS].a == 1 ? "" : "s");
+        leak_words(&t, p, name_a, name_b);
         return t.len;
     }
 
@@ -395,10 +447,7 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
         put(&t, " %s hit %lld OOM%s, %s %lld.", name_b, (long long)oo->b, oo->b == 1 ? "" : "s",
             name_a, (long long)oo->a);
 
-    if (p->leaks_known && p->leak_bytes.delta != 0) {
-        signed_bytes(p->leak_bytes.delta, b1, sizeof b1);
-        put(&t, " Leaked memory differs by %s.", b1);
-    }
+    leak_words(&t, p, name_a, name_b);
 
     if (pk->delta == 0 && rp->delta == 0 && le->delta == 0 && oo->delta == 0)
         put(&t, " The peaks agree; the files differ only in allocation counts or in which "
