@@ -144,6 +144,14 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
         cell(m, p->m[m].a, false, a, sizeof a);
         cell(m, p->m[m].b, false, b, sizeof b);
         cell(m, p->m[m].delta, true, d, sizeof d);
+        if (m == MS_M_PEAK_TIME && !(p->a->has_times && p->b->has_times)) {
+            /* A trace without times has no time of the peak. */
+            if (!p->a->has_times)
+                snprintf(a, sizeof a, "no times");
+            if (!p->b->has_times)
+                snprintf(b, sizeof b, "no times");
+            snprintf(d, sizeof d, "unknown");
+        }
         if (m == MS_M_PEAK_TIME)
             pc[0] = '\0'; /* a percent of a point in time means nothing */
         else

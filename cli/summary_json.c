@@ -378,8 +378,10 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
     const cJSON *res = live ? get_obj(err, dev, "reserved") : NULL;
     if (!res)
         return MS_ERR_FORMAT;
+    /* A trace without times has null times (has_times false): the event stands in. */
+    p->has_times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(dev, "has_times"));
     if (get_int(err, peak, "bytes", true, &p->peak_bytes) ||
-        get_int(err, peak, "time_us", true, &p->peak_time_us) ||
+        (p->has_times && get_int(err, peak, "time_us", true, &p->peak_time_us)) ||
         get_int(err, peak, "event", true, &p->peak_event) ||
         get_int(err, live, "bytes", true, &p->live_end_bytes) ||
         get_uint(err, live, "count", true, &p->live_end_count) ||
@@ -389,7 +391,10 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 
     /* Peak times are compared as time into the trace, so the trace start is needed. */
     const cJSON *span = cJSON_GetObjectItemCaseSensitive(dev, "time");
-    if (cJSON_IsObject(span)) {
+    if (!p->has_times) {
+        p->peak_time_us = p->peak_event;
+        p->t_first_us = 0;
+    } else if (cJSON_IsObject(span)) {
         if (get_int(err, span, "first_us", true, &p->t_first_us))
             return MS_ERR_FORMAT;
     } else if (get_int(err, dev, "t_first_us", false, &p->t_first_us)) {

@@ -69,6 +69,9 @@ typedef struct ms_profile {
     uint64_t alloc_count;
     uint64_t oom_count;
     bool trace_complete;
+    /* false for a trace without times: peak_time_us is then the peak's event index and
+     * t_first_us 0, and the time of the peak is no measure to compare. */
+    bool has_times;
 
     /* Sites largest bytes first. A set is `known` when the source had it at all and
      * `complete` when it lists every site (a summary lists only its top sites). */

@@ -180,8 +180,10 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
     p->b = b;
     p->m[MS_M_PEAK] = cmp_delta(a->peak_bytes, b->peak_bytes);
     /* Epoch times of two runs never line up; the time into each trace does. */
-    p->m[MS_M_PEAK_TIME] = cmp_delta(a->peak_time_us - a->t_first_us,
-                                     b->peak_time_us - b->t_first_us);
+    /* Without a clock on either side there is no time of the peak to compare. */
+    bool times = a->has_times && b->has_times;
+    p->m[MS_M_PEAK_TIME] = cmp_delta(times ? a->peak_time_us - a->t_first_us : 0,
+                                     times ? b->peak_time_us - b->t_first_us : 0);
     p->m[MS_M_RESERVED_PEAK] = cmp_delta(a->reserved_peak_bytes, b->reserved_peak_bytes);
     p->m[MS_M_RESERVED_END] = cmp_delta(a->reserved_end_bytes, b->reserved_end_bytes);
     p->m[MS_M_LIVE_END] = cmp_delta(a->live_end_bytes, b->live_end_bytes);

@@ -377,6 +377,7 @@ int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char 
     p->t_first_us = t->t_first_us;
     p->peak_bytes = t->peak_bytes;
     p->peak_time_us = t->peak_time_us;
+    p->has_times = t->has_times;
     p->peak_event = t->peak_event;
     p->reserved_peak_bytes = t->reserved_peak_bytes;
     p->reserved_end_bytes = t->reserved_end_bytes;
