@@ -321,7 +321,7 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
     return single || iter_of(it, a->alloc_event) + 1 < (int64_t)it->n;
 }
 
-static int cmp_leak(const void *pa, const void *pb)
+int ms__leak_cmp(const void *pa, const void *pb)
 {
     const ms_leak *a = pa, *b = pb;
     if (a->kind != b->kind)
@@ -524,7 +524,7 @@ static int lay_out_index(ms_leak_report *r, const ms_timeline *t, const ms_leak_
         r->alloc_index[L->first_index + L->n_index++] = i;
     }
     r->n_alloc_index = pos;
-    qsort(r->items, r->n, sizeof *r->items, cmp_leak);
+    qsort(r->items, r->n, sizeof *r->items, ms__leak_cmp);
     return 0;
 }
 
