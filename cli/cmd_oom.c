@@ -49,7 +49,7 @@ static void draw_first(void *ctx, const ms_oom_report *r)
     ms_error err;
     if (safe_out_oom_chart(d->out, d->s, &r->items[0], d->path,
                            &(ms_image_meta){.source = cli_basename(d->path)}, &err)) {
-        cli_error(CMD, "%s: %s", d->out, err.message);
+        cli_error(CMD, "%s", err.message); /* names the file itself, as for render */
         d->rc = 2;
     }
 }
@@ -105,7 +105,8 @@ int cmd_oom(int argc, char **argv)
         fputs(USAGE, stderr);
         rc = 2;
     }
-    if (!rc && out && ms_oom_chart_check_path(out) != 0) {
+    ms_render_format format;
+    if (!rc && out && ms_render_format_from_path(out, &format, NULL) != 0) {
         cli_error(CMD, "%s: the picture must be a .png or .svg file", out);
         rc = 2;
     }

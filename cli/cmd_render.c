@@ -10,7 +10,7 @@
 #include "memsnap/leaks.h"
 #include "commands.h"
 #include "draw.h"
-#include "geometry.h"
+#include "chart.h"
 #include "options.h"
 #include "safe_output.h"
 

@@ -20,7 +20,7 @@
 #include <cairo-svg.h>
 
 #include "draw.h"
-#include "geometry.h"
+#include "chart.h"
 #include "safe_output.h"
 #include "memsnap/leaks.h"
 

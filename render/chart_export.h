@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "chart.h"
 
 #ifdef __cplusplus
 extern "C" {

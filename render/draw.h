@@ -48,6 +48,24 @@ int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name
                        const ms_chart *const *charts, size_t n_charts,
                        const ms_image_meta *meta, ms_error *err);
 
+/* Draws one image onto cr, a width x height surface already filled with its background;
+ * ctx is the caller's. Returns 0 or an error code with err filled. */
+typedef int (*ms_render_paint_fn)(const void *ctx, cairo_t *cr, int width, int height,
+                                  ms_error *err);
+
+/* The one writer of image files, charts and the OOM picture alike: a width x height PNG
+ * or SVG filled with bg, painted by paint(ctx, ...), written with meta's texts (a NULL
+ * Software gets "memsnap VERSION") through write(closure, ...); `name` is used only in
+ * messages. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
+int ms_render_image_to(cairo_write_func_t write, void *closure, const char *name,
+                       ms_render_format format, int width, int height, ms_chart_rgb bg,
+                       const ms_image_meta *meta, ms_render_paint_fn paint, const void *ctx,
+                       ms_error *err);
+/* The same to a file at path (a plain fopen; a failed write leaves no file). */
+int ms_render_image_file(const char *path, ms_render_format format, int width, int height,
+                         ms_chart_rgb bg, const ms_image_meta *meta, ms_render_paint_fn paint,
+                         const void *ctx, ms_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "geometry.h"
+#include "chart.h"
 
 /* The most callouts a chart shows; the rest are counted in the legend. */
 #define MS_CHART_MAX_CALLOUTS 8

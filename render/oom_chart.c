@@ -1,15 +1,11 @@
 #include "oom_chart.h"
 
-#include <cairo-svg.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "chart_impl.h"
 #include "draw.h"
-#include "memsnap/version.h"
 #include "render_util.h"
 
 #define FONT "DejaVu Sans"
@@ -318,72 +314,52 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     return 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+typedef struct oom_job {
+    const ms_snapshot *s;
+    const ms_oom *o;
+    const char *title;
+} oom_job;
+
+static int paint_oom(const void *ctx, cairo_t *cr, int width, int height, ms_error *err)
 {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+    const oom_job *job = ctx;
+    return ms_oom_chart_draw(cr, 0, 0, width, height, job->s, job->o, job->title, err);
 }
 
-int ms_oom_chart_check_path(const char *path)
+/* The picture's texts: the caller's, else the title and the failed request (in req). */
+static ms_image_meta oom_meta(const ms_oom *o, const char *title, const ms_image_meta *meta,
+                              char *req, size_t cap)
 {
-    return path && (ends_with(path, ".png") || ends_with(path, ".svg")) ? 0 : MS_ERR_ARG;
+    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    snprintf(req, cap, "OOM: request of %lld bytes", (long long)o->request_bytes);
+    if (!m.title)
+        m.title = title ? title : req;
+    if (!m.peak)
+        m.peak = req;
+    return m;
 }
 
 int ms_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
                           ms_render_format format, const ms_snapshot *s, const ms_oom *o,
                           const char *title, const ms_image_meta *meta, ms_error *err)
 {
-    int width = MS_OOM_CHART_WIDTH, height = ms_oom_chart_height(o);
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
     char req[96];
-    snprintf(req, sizeof req, "OOM: request of %lld bytes", (long long)o->request_bytes);
-    if (!m.software)
-        m.software = "memsnap " MS_VERSION_STRING;
-    if (!m.title)
-        m.title = title ? title : req;
-    if (!m.peak)
-        m.peak = req;
-    ms_svg_meta svg = {write, closure, &m, 0, 0};
-    cairo_surface_t *surface =
-        format == MS_RENDER_SVG
-            ? cairo_svg_surface_create_for_stream(ms_svg_meta_write, &svg, width, height)
-            : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
-    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
-                                 cairo_status_to_string(cairo_surface_status(surface)));
-        cairo_surface_destroy(surface);
-        return rc;
-    }
-    cairo_t *cr = cairo_create(surface);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
-    int rc = ms_oom_chart_draw(cr, 0, 0, width, height, s, o, title, err);
-    cairo_destroy(cr);
-    cairo_surface_flush(surface);
-    ms_error png_err;
-    if (!rc && format == MS_RENDER_PNG && ms_png_write(surface, write, closure, &m, -1, &png_err))
-        rc = ms__render_fail(err, png_err.code, "%s: %s", name, png_err.message);
-    cairo_surface_finish(surface); /* an SVG is written out here */
-    if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
-                             cairo_status_to_string(cairo_surface_status(surface)));
-    cairo_surface_destroy(surface);
-    return rc;
+    ms_image_meta m = oom_meta(o, title, meta, req, sizeof req);
+    oom_job job = {s, o, title};
+    return ms_render_image_to(write, closure, name, format, MS_OOM_CHART_WIDTH,
+                              ms_oom_chart_height(o), (ms_chart_rgb){1, 1, 1}, &m, paint_oom,
+                              &job, err);
 }
 
 int ms_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
                        const char *title, ms_error *err)
 {
     ms_render_format format;
-    if (ms_oom_chart_check_path(path) || ms_render_format_from_path(path, &format, err))
+    if (ms_render_format_from_path(path, &format, err))
         return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
-    int rc = ms_oom_chart_write_to(ms_png_stdio_write, f, path, format, s, o, title, NULL, err);
-    if (fclose(f) && !rc)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
-    if (rc)
-        remove(path); /* no half-written image left behind */
-    return rc;
+    char req[96];
+    ms_image_meta m = oom_meta(o, title, NULL, req, sizeof req);
+    oom_job job = {s, o, title};
+    return ms_render_image_file(path, format, MS_OOM_CHART_WIDTH, ms_oom_chart_height(o),
+                                (ms_chart_rgb){1, 1, 1}, &m, paint_oom, &job, err);
 }

@@ -24,11 +24,9 @@ int ms_oom_chart_height(const ms_oom *o);
 int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                       const ms_snapshot *s, const ms_oom *o, const char *title, ms_error *err);
 
-/* 0 when the path ends in .png or .svg (any case), else MS_ERR_ARG. */
-int ms_oom_chart_check_path(const char *path);
-
 /* Writes the chart with its texts (png_write.h; by default Software, the title, and the
- * failed request as Peak) through write(closure, ...); `name` is used only in messages. */
+ * failed request as Peak) through write(closure, ...), by the one image writer of
+ * draw.h (ms_render_image_to); `name` is used only in messages. */
 int ms_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
                           ms_render_format format, const ms_snapshot *s, const ms_oom *o,
                           const char *title, const ms_image_meta *meta, ms_error *err);

@@ -1,6 +1,7 @@
 /* Image files of charts (see draw.h): the PNG or SVG surface, painted, every chart drawn on
  * it by draw.c, and written with its texts (png_write.h) to a path or a caller's stream.
- * No printing here. */
+ * Every image file memsnap makes, the OOM picture (oom_chart.c) included, is written by
+ * ms_render_image_to. No printing here. */
 #include "draw.h"
 
 #include <cairo-svg.h>
@@ -59,22 +60,18 @@ static void default_meta(const ms_chart *const *charts, size_t n, char *title, s
     }
 }
 
-int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
-                       ms_render_format format, int width, int height,
-                       const ms_chart *const *charts, size_t n_charts,
-                       const ms_image_meta *meta, ms_error *err)
+/* ------------------------------------------------------------------ any image */
+
+int ms_render_image_to(cairo_write_func_t write, void *closure, const char *name,
+                       ms_render_format format, int width, int height, ms_chart_rgb bg,
+                       const ms_image_meta *meta, ms_render_paint_fn paint, const void *ctx,
+                       ms_error *err)
 {
     if (!write || width <= 0 || height <= 0 || width > 32767 || height > 32767)
         return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
-    char title[1024], peak[1024];
-    default_meta(charts, n_charts, title, sizeof title, peak, sizeof peak);
     ms_image_meta m = meta ? *meta : (ms_image_meta){0};
     if (!m.software)
         m.software = "memsnap " MS_VERSION_STRING;
-    if (!m.title)
-        m.title = title;
-    if (!m.peak)
-        m.peak = peak;
     ms_svg_meta svg = {write, closure, &m, 0, 0};
     cairo_surface_t *surface =
         format == MS_RENDER_SVG
@@ -87,12 +84,9 @@ int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name
         return rc;
     }
     cairo_t *cr = cairo_create(surface);
-    int rc = 0;
-    ms_chart_rgb bg = n_charts ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
     cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);
     cairo_paint(cr);
-    for (size_t i = 0; i < n_charts && !rc; i++)
-        rc = ms_chart_draw(cr, charts[i], err);
+    int rc = paint(ctx, cr, width, height, err);
     cairo_destroy(cr);
     cairo_surface_flush(surface);
     ms_error png_err;
@@ -107,22 +101,81 @@ int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name
     return rc;
 }
 
-int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
-                         const ms_chart *const *charts, size_t n_charts,
-                         const ms_image_meta *meta, ms_error *err)
+int ms_render_image_file(const char *path, ms_render_format format, int width, int height,
+                         ms_chart_rgb bg, const ms_image_meta *meta, ms_render_paint_fn paint,
+                         const void *ctx, ms_error *err)
 {
     if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
         return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
     FILE *f = fopen(path, "wb");
     if (!f)
         return ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
-    int rc = ms_render_write_to(ms_png_stdio_write, f, path, format, width, height, charts,
-                                n_charts, meta, err);
+    int rc = ms_render_image_to(ms_png_stdio_write, f, path, format, width, height, bg, meta,
+                                paint, ctx, err);
     if (fclose(f) && !rc)
         rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
     if (rc)
         remove(path); /* no half-written image left behind */
     return rc;
+}
+
+/* ------------------------------------------------------------------ charts */
+
+typedef struct chart_job {
+    const ms_chart *const *charts;
+    size_t n;
+} chart_job;
+
+static int paint_charts(const void *ctx, cairo_t *cr, int width, int height, ms_error *err)
+{
+    (void)width;
+    (void)height;
+    const chart_job *job = ctx;
+    int rc = 0;
+    for (size_t i = 0; i < job->n && !rc; i++)
+        rc = ms_chart_draw(cr, job->charts[i], err);
+    return rc;
+}
+
+/* The texts of a chart image: the caller's, else the defaults (default_meta). */
+static ms_image_meta chart_meta(const ms_chart *const *charts, size_t n, const ms_image_meta *meta,
+                                char *title, char *peak, size_t cap)
+{
+    default_meta(charts, n, title, cap, peak, cap);
+    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    if (!m.title)
+        m.title = title;
+    if (!m.peak)
+        m.peak = peak;
+    return m;
+}
+
+static ms_chart_rgb chart_bg(const ms_chart *const *charts, size_t n)
+{
+    return n ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
+}
+
+int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
+                       ms_render_format format, int width, int height,
+                       const ms_chart *const *charts, size_t n_charts,
+                       const ms_image_meta *meta, ms_error *err)
+{
+    char title[1024], peak[1024];
+    ms_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
+    chart_job job = {charts, n_charts};
+    return ms_render_image_to(write, closure, name, format, width, height,
+                              chart_bg(charts, n_charts), &m, paint_charts, &job, err);
+}
+
+int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
+                         const ms_chart *const *charts, size_t n_charts,
+                         const ms_image_meta *meta, ms_error *err)
+{
+    char title[1024], peak[1024];
+    ms_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
+    chart_job job = {charts, n_charts};
+    return ms_render_image_file(path, format, width, height, chart_bg(charts, n_charts), &m,
+                                paint_charts, &job, err);
 }
 
 int ms_render_write(const char *path, ms_render_format format, int width, int height,

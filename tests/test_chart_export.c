@@ -16,7 +16,7 @@
 
 #include "chart_export.h"
 #include "check.h"
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 

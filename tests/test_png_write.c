@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "draw.h"
-#include "geometry.h"
+#include "chart.h"
 #include "memsnap/memsnap.h"
 #include "memsnap/version.h"
 #include "png_write.h"

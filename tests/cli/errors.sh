@@ -59,6 +59,10 @@ expect "report -o through a symlink" 2 "summary.md: is a symbolic link; refusing
 ln -s "$tmp/victim.txt" "$tmp/out.png"
 expect "render -o through a symlink" 2 "out.png: is a symbolic link; refusing" -- \
   "$bin" render testdata/oom.pickle -o "$tmp/out.png"
+# The OOM picture goes through the same writer, and its message names the file once.
+ln -s "$tmp/victim.txt" "$tmp/link3.png"
+expect "oom -o through a symlink" 2 "^memsnap oom: [^ ]*/link3\.png: is a symbolic link; refusing to write through it$" -- \
+  "$bin" oom testdata/oom.pickle -o "$tmp/link3.png"
 mkdir -p "$tmp/dir.png"
 expect "render -o onto a directory" 2 "dir.png: exists and is not a regular file" -- \
   "$bin" render testdata/oom.pickle -o "$tmp/dir.png"

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "internal.h"
 #include "memsnap/allocator.h"
 
@@ -98,101 +99,6 @@ uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size)
     return round_with(div, have, size);
 }
 
-/* ------------------------------------------------------------------ address map */
-
-typedef struct amap {
-    uint64_t *keys;
-    uint32_t *vals; /* NIL: empty */
-    size_t mask, count;
-} amap;
-
-static inline size_t aslot(const amap *m, uint64_t key)
-{
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 24) & m->mask;
-}
-
-static bool amap_init(amap *m, size_t want)
-{
-    size_t cap = 256;
-    while (cap < want * 2)
-        cap *= 2;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = malloc(cap * sizeof *m->vals);
-    m->mask = cap - 1;
-    m->count = 0;
-    if (!m->keys || !m->vals) {
-        free(m->keys);
-        free(m->vals);
-        m->keys = NULL;
-        m->vals = NULL;
-        return false;
-    }
-    memset(m->vals, 0xff, cap * sizeof *m->vals);
-    return true;
-}
-
-static void amap_free(amap *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
-static uint32_t amap_get(const amap *m, uint64_t key)
-{
-    for (size_t j = aslot(m, key); m->vals[j] != NIL; j = (j + 1) & m->mask)
-        if (m->keys[j] == key)
-            return m->vals[j];
-    return NIL;
-}
-
-static bool amap_put(amap *m, uint64_t key, uint32_t val)
-{
-    if ((m->count + 1) * 2 > m->mask + 1) {
-        amap n;
-        if (!amap_init(&n, m->mask + 1))
-            return false;
-        for (size_t i = 0; i <= m->mask; i++)
-            if (m->vals[i] != NIL)
-                amap_put(&n, m->keys[i], m->vals[i]);
-        amap_free(m);
-        *m = n;
-    }
-    size_t j = aslot(m, key);
-    while (m->vals[j] != NIL) {
-        if (m->keys[j] == key) {
-            m->vals[j] = val;
-            return true;
-        }
-        j = (j + 1) & m->mask;
-    }
-    m->keys[j] = key;
-    m->vals[j] = val;
-    m->count++;
-    return true;
-}
-
-static void amap_del(amap *m, uint64_t key)
-{
-    size_t j = aslot(m, key);
-    while (m->vals[j] != NIL && m->keys[j] != key)
-        j = (j + 1) & m->mask;
-    if (m->vals[j] == NIL)
-        return;
-    size_t hole = j, k = (j + 1) & m->mask;
-    while (m->vals[k] != NIL) {
-        size_t home = aslot(m, m->keys[k]);
-        bool stays = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
-        if (!stays) {
-            m->keys[hole] = m->keys[k];
-            m->vals[hole] = m->vals[k];
-            hole = k;
-        }
-        k = (k + 1) & m->mask;
-    }
-    m->vals[hole] = NIL;
-    m->count--;
-}
-
 /* ------------------------------------------------------------------ state */
 
 typedef struct blk {
@@ -221,7 +127,7 @@ typedef struct hsim {
     size_t ng, capg;
     uint32_t *ord; /* live segment ids by start address */
     size_t nord, capord;
-    amap map;      /* block start address -> block */
+    ms_addrmap map; /* block start address -> block */
     uint64_t div[16];
     bool have_div, div_used;
     uint64_t max_split;
@@ -247,7 +153,7 @@ static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
         i = (uint32_t)x->nb++;
     }
     x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, MS_BLOCK_INACTIVE, false};
-    if (!amap_put(&x->map, addr, i)) {
+    if (!ms__addrmap_put(&x->map, addr, i)) {
         x->nomem = true;
         return NIL;
     }
@@ -256,8 +162,9 @@ static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
 
 static void del_blk(hsim *x, uint32_t i)
 {
-    if (amap_get(&x->map, x->b[i].addr) == i)
-        amap_del(&x->map, x->b[i].addr);
+    size_t j = ms__addrmap_find(&x->map, x->b[i].addr);
+    if (j != SIZE_MAX && x->map.vals[j] == i)
+        ms__addrmap_remove_at(&x->map, j);
     if (!ms__grow((void **)&x->freeb, &x->capfreeb, x->nfreeb + 1, sizeof *x->freeb)) {
         x->nomem = true;
         return;
@@ -565,7 +472,7 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
     uint64_t want = round_with(x->div, x->have_div, req);
     if (x->have_div && want != (req + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK)
         x->div_used = true;
-    uint32_t i = amap_get(&x->map, addr);
+    uint32_t i = ms__addrmap_get(&x->map, addr);
     if (i == NIL || !is_free(&x->b[i])) {
         /* Not the start of a free block: the addresses contradict what came before (or
          * the block's earlier life ended unseen). Take what holds the address. */
@@ -609,7 +516,7 @@ static void hsim_release(hsim *x)
     free(x->freeb);
     free(x->g);
     free(x->ord);
-    amap_free(&x->map);
+    ms__addrmap_free(&x->map);
 }
 
 /* ------------------------------------------------------------------ starting state */
@@ -658,7 +565,7 @@ static int by_start(const void *a, const void *b)
 /* Per address: the first of its alloc / free events in the trace. */
 enum { FIRST_ALLOC = 1, FIRST_FREE_REQ = 2, FIRST_FREE = 3 };
 
-static int build_start(hsim *x, const ms_trace *tr, int device, amap *first, ms_error *err)
+static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first, ms_error *err)
 {
     const ms_snapshot *s = x->s;
     size_t nseg, nblk;
@@ -706,9 +613,9 @@ static int build_start(hsim *x, const ms_trace *tr, int device, amap *first, ms_
                         : act == MS_ACT_FREE_REQUESTED ? FIRST_FREE_REQ
                         : act == MS_ACT_FREE_COMPLETED ? FIRST_FREE
                                                        : 0;
-        if (!kind || amap_get(first, tr->addr[i]) != NIL)
+        if (!kind || ms__addrmap_get(first, tr->addr[i]) != NIL)
             continue;
-        if (!amap_put(first, tr->addr[i], kind))
+        if (!ms__addrmap_put(first, tr->addr[i], kind))
             goto nomem;
         if (kind == FIRST_ALLOC)
             continue;
@@ -736,7 +643,7 @@ static int build_start(hsim *x, const ms_trace *tr, int device, amap *first, ms_
             const ms_block *fbk = &fb[j];
             if (fbk->state != MS_BLOCK_ACTIVE_ALLOCATED && fbk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
                 continue;
-            if (amap_get(first, fbk->address) != NIL)
+            if (ms__addrmap_get(first, fbk->address) != NIL)
                 continue;
             uint32_t bi = carve(x, fbk->address, fbk->size);
             if (x->nomem)
@@ -766,7 +673,7 @@ static void step(hsim *x, const ms_trace *tr, size_t i)
         do_alloc(x, addr, size, (int64_t)i, tr->stack[i]);
         break;
     case MS_ACT_FREE_REQUESTED: {
-        uint32_t b = amap_get(&x->map, addr);
+        uint32_t b = ms__addrmap_get(&x->map, addr);
         if (b != NIL && x->b[b].state == MS_BLOCK_ACTIVE_ALLOCATED)
             x->b[b].state = MS_BLOCK_ACTIVE_PENDING_FREE;
         else
@@ -774,7 +681,7 @@ static void step(hsim *x, const ms_trace *tr, size_t i)
         break;
     }
     case MS_ACT_FREE_COMPLETED: {
-        uint32_t b = amap_get(&x->map, addr);
+        uint32_t b = ms__addrmap_get(&x->map, addr);
         if (b == NIL || is_free(&x->b[b]))
             x->bad++;
         else
@@ -894,11 +801,11 @@ int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event
         if (end != t && v > 0)
             x.max_split = (uint64_t)v;
     }
-    amap first;
+    ms_addrmap first;
     memset(&first, 0, sizeof first);
     ms_heap *h = calloc(1, sizeof *h);
     int rc = 0;
-    if (!h || !amap_init(&x.map, 1024) || !amap_init(&first, tr->n / 2 + 16)) {
+    if (!h || !ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         goto done;
     }
@@ -914,7 +821,7 @@ int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event
     }
     rc = emit(&x, h, device, err);
 done:
-    amap_free(&first);
+    ms__addrmap_free(&first);
     hsim_release(&x);
     if (rc) {
         ms_heap_free(h);

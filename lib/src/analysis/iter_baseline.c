@@ -3,55 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "internal.h"
 #include "iter_cand.h"
-
-/* Addresses seen so far, each with the size alive there (0 once freed). The allocator
- * reuses a modest set of addresses, so the table grows with distinct addresses, not
- * with events; a freed address keeps its slot for the next alloc there. */
-typedef struct addr_table {
-    uint64_t *keys; /* addr + 1, 0 empty */
-    uint64_t *sizes;
-    size_t mask, used;
-} addr_table;
-
-static size_t addr_slot(const addr_table *t, uint64_t key)
-{
-    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & t->mask;
-    while (t->keys[j] && t->keys[j] != key)
-        j = (j + 1) & t->mask;
-    return j;
-}
-
-static bool addr_grow(addr_table *t)
-{
-    size_t n = t->mask ? (t->mask + 1) * 2 : 4096;
-    addr_table g = {calloc(n, sizeof *g.keys), calloc(n, sizeof *g.sizes), n - 1, t->used};
-    if (!g.keys || !g.sizes) {
-        free(g.keys);
-        free(g.sizes);
-        return false;
-    }
-    for (size_t i = 0; t->keys && i <= t->mask; i++) {
-        if (!t->keys[i])
-            continue;
-        size_t j = addr_slot(&g, t->keys[i]);
-        g.keys[j] = t->keys[i];
-        g.sizes[j] = t->sizes[i];
-    }
-    free(t->keys);
-    free(t->sizes);
-    *t = g;
-    return true;
-}
 
 int ms__iter_program_curve(curve *cv, const ms_trace *tr, ms_error *err)
 {
     memset(cv, 0, sizeof *cv);
     size_t n = tr->n;
-    addr_table tab = {NULL, NULL, 0, 0};
-    cv->v = malloc((n ? n : 1) * sizeof *cv->v);
-    if (!cv->v || !addr_grow(&tab)) {
+    /* Addresses alive, each with the event that allocated it (its size is that event's);
+     * events are counted in 32 bits, as the timeline counts its records. */
+    ms_addrmap live;
+    cv->v = n < UINT32_MAX ? malloc((n ? n : 1) * sizeof *cv->v) : NULL;
+    if (!cv->v || !ms__addrmap_init(&live, 4096)) {
         free(cv->v);
         cv->v = NULL;
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");
@@ -60,36 +24,25 @@ int ms__iter_program_curve(curve *cv, const ms_trace *tr, ms_error *err)
     for (size_t i = 0; i < n; i++) {
         uint8_t a = tr->action[i];
         if (a == MS_ACT_ALLOC || a == MS_ACT_FREE_REQUESTED || a == MS_ACT_FREE_COMPLETED) {
-            uint64_t key = tr->addr[i] + 1;
-            size_t j = addr_slot(&tab, key);
+            size_t j = ms__addrmap_find(&live, tr->addr[i]);
+            if (j != SIZE_MAX) {
+                cur -= (int64_t)tr->size[live.vals[j]];
+                ms__addrmap_remove_at(&live, j);
+            }
             if (a == MS_ACT_ALLOC) {
-                if (!tab.keys[j]) {
-                    if ((tab.used + 1) * 2 > tab.mask + 1) {
-                        if (!addr_grow(&tab)) {
-                            free(tab.keys);
-                            free(tab.sizes);
-                            free(cv->v);
-                            cv->v = NULL;
-                            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
-                                            "no memory for the live curve");
-                        }
-                        j = addr_slot(&tab, key);
-                    }
-                    tab.keys[j] = key;
-                    tab.used++;
+                if (!ms__addrmap_put(&live, tr->addr[i], (uint32_t)i)) {
+                    ms__addrmap_free(&live);
+                    free(cv->v);
+                    cv->v = NULL;
+                    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");
                 }
-                cur += (int64_t)tr->size[i] - (int64_t)tab.sizes[j];
-                tab.sizes[j] = tr->size[i];
-            } else if (tab.keys[j] && tab.sizes[j]) {
-                cur -= (int64_t)tab.sizes[j];
-                tab.sizes[j] = 0;
+                cur += (int64_t)tr->size[i];
             }
         }
         cv->v[i] = cur;
     }
     cv->n = n;
-    free(tab.keys);
-    free(tab.sizes);
+    ms__addrmap_free(&live);
     return 0;
 }
 

@@ -395,28 +395,12 @@ static bool is_graph(const ms_leak_report *r, const ms_snapshot *s, const ms_tim
     return graph;
 }
 
-static int cmp_leak_bytes(const ms_leak *a, const ms_leak *b)
-{
-    if (a->kind != b->kind)
-        return (int)a->kind - (int)b->kind;
-    if (a->bytes != b->bytes)
-        return a->bytes < b->bytes ? 1 : -1;
-    if (a->site != b->site)
-        return a->site < b->site ? -1 : 1;
-    return a->layer < b->layer ? -1 : a->layer > b->layer;
-}
-
-static int cmp_leak(const void *pa, const void *pb)
-{
-    return cmp_leak_bytes(pa, pb);
-}
-
 /* Members of one finding, largest first; findings have few members. */
 static void sort_members(size_t *m, size_t n, const part *parts)
 {
     for (size_t i = 1; i < n; i++) {
         size_t x = m[i], j = i;
-        while (j > 0 && cmp_leak_bytes(&parts[x].L, &parts[m[j - 1]].L) < 0) {
+        while (j > 0 && ms__leak_cmp(&parts[x].L, &parts[m[j - 1]].L) < 0) {
             m[j] = m[j - 1];
             j--;
         }
@@ -696,7 +680,7 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
     for (size_t o = 0; o < nout; o++)
         if (w.items[o].bytes >= min_bytes)
             w.items[keep++] = w.items[o];
-    qsort(w.items, keep, sizeof *w.items, cmp_leak);
+    qsort(w.items, keep, sizeof *w.items, ms__leak_cmp);
     size_t nmem, ni;
     lay_out(&w, keep, r, &nmem, &ni);
 

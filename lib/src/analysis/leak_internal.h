@@ -17,6 +17,10 @@ int64_t ms__iter_of(const ms_iterations *it, int64_t ev);
  * the rest of a leak pass. *hint (start it at 0) is updated. */
 int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint);
 
+/* The order of findings (leaks.h): by kind, then largest first, then by site and layer
+ * so that equal sizes always come out the same way. A qsort comparator of ms_leak. */
+int ms__leak_cmp(const void *a, const void *b);
+
 /* Turns the per-site findings of ms_leaks_find's first stage into findings a user can act
  * on: allocations of a leaking site that never repeat leave the leak (retained); leaks
  * made in the same pass of the same iterations become one finding with its sites as

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "internal.h"
 #include "iter_internal.h"
 #include "leak_internal.h"
@@ -86,15 +87,17 @@ typedef struct group {
 } group;
 
 typedef struct gmap {
-    uint64_t *keys; /* key + 1, 0 empty */
-    uint32_t *vals;
-    size_t nslots;
+    ms_addrmap index; /* gkey(site, layer) -> group */
     group *g;
     size_t n, cap;
 } gmap;
 
-static uint64_t hash64(uint64_t x)
+/* The map key of (site, layer): the pair through fmix64, a bijection, so no two pairs
+ * share a key, and mixed, so the sites of one layer (or the layers of one site) spread
+ * over the map instead of crowding its slots. */
+static uint64_t gkey(uint32_t site, uint32_t layer)
 {
+    uint64_t x = (uint64_t)site << 32 | layer;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
@@ -106,67 +109,25 @@ static uint64_t hash64(uint64_t x)
 /* Index of the group of (site, layer), created when new; UINT32_MAX on no memory. */
 static uint32_t gmap_get(gmap *m, uint32_t site, uint32_t layer)
 {
-    uint64_t key = ((uint64_t)site << 32 | layer) + 1;
-    if (key == 0)
-        key = 1; /* (UINT32_MAX, UINT32_MAX) + 1 wraps; shares a slot key with (0, 0) */
-    if ((m->n + 1) * 2 > m->nslots) {
-        size_t ns = m->nslots ? m->nslots * 2 : 64;
-        uint64_t *k2 = calloc(ns, sizeof *k2);
-        uint32_t *v2 = calloc(ns, sizeof *v2);
-        if (!k2 || !v2) {
-            free(k2);
-            free(v2);
-            return UINT32_MAX;
-        }
-        for (size_t i = 0; i < m->nslots; i++)
-            if (m->keys[i]) {
-                size_t j = hash64(m->keys[i]) & (ns - 1);
-                while (k2[j])
-                    j = (j + 1) & (ns - 1);
-                k2[j] = m->keys[i];
-                v2[j] = m->vals[i];
-            }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k2;
-        m->vals = v2;
-        m->nslots = ns;
-    }
-    size_t j = hash64(key) & (m->nslots - 1);
-    while (m->keys[j]) {
-        uint32_t v = m->vals[j];
-        if (m->keys[j] == key && m->g[v].site == site && m->g[v].layer == layer)
-            return v;
-        j = (j + 1) & (m->nslots - 1);
-    }
-    if (!ms__grow((void **)&m->g, &m->cap, m->n + 1, sizeof *m->g))
+    uint64_t key = gkey(site, layer);
+    uint32_t v = ms__addrmap_get(&m->index, key);
+    if (v != MS_ADDRMAP_NONE)
+        return v;
+    if (m->n >= UINT32_MAX - 1 || !ms__grow((void **)&m->g, &m->cap, m->n + 1, sizeof *m->g) ||
+        !ms__addrmap_put(&m->index, key, (uint32_t)m->n))
         return UINT32_MAX;
     group *g = &m->g[m->n];
     memset(g, 0, sizeof *g);
     g->site = site;
     g->layer = layer;
     g->kind = -1;
-    m->keys[j] = key;
-    m->vals[j] = (uint32_t)m->n;
     return (uint32_t)m->n++;
 }
 
 /* The group of (site, layer) when it exists, else UINT32_MAX. */
 static uint32_t gmap_find(const gmap *m, uint32_t site, uint32_t layer)
 {
-    uint64_t key = ((uint64_t)site << 32 | layer) + 1;
-    if (key == 0)
-        key = 1;
-    if (!m->nslots)
-        return UINT32_MAX;
-    size_t j = hash64(key) & (m->nslots - 1);
-    while (m->keys[j]) {
-        uint32_t v = m->vals[j];
-        if (m->keys[j] == key && m->g[v].site == site && m->g[v].layer == layer)
-            return v;
-        j = (j + 1) & (m->nslots - 1);
-    }
-    return UINT32_MAX;
+    return ms__addrmap_get(&m->index, gkey(site, layer)); /* MS_ADDRMAP_NONE is UINT32_MAX */
 }
 
 static void gmap_free(gmap *m)
@@ -177,8 +138,7 @@ static void gmap_free(gmap *m)
         free(m->g[i].surv);
     }
     free(m->g);
-    free(m->keys);
-    free(m->vals);
+    ms__addrmap_free(&m->index);
 }
 
 /* The iteration that made an allocation (events in a gap between annotated ranges belong
@@ -361,7 +321,7 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
     return single || iter_of(it, a->alloc_event) + 1 < (int64_t)it->n;
 }
 
-static int cmp_leak(const void *pa, const void *pb)
+int ms__leak_cmp(const void *pa, const void *pb)
 {
     const ms_leak *a = pa, *b = pb;
     if (a->kind != b->kind)
@@ -564,7 +524,7 @@ static int lay_out_index(ms_leak_report *r, const ms_timeline *t, const ms_leak_
         r->alloc_index[L->first_index + L->n_index++] = i;
     }
     r->n_alloc_index = pos;
-    qsort(r->items, r->n, sizeof *r->items, cmp_leak);
+    qsort(r->items, r->n, sizeof *r->items, ms__leak_cmp);
     return 0;
 }
 
@@ -581,7 +541,9 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     memset(&m, 0, sizeof m);
     size_t *gidx = NULL, *counts = NULL, total = 0;
     uint32_t *alloc_group = NULL;
-    int rc = count_survivors(&m, s, t, si, it, ref, err);
+    int rc = ms__addrmap_init(&m.index, 64)
+                 ? count_survivors(&m, s, t, si, it, ref, err)
+                 : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
     if (!rc && N <= 1)
         rc = mark_suspects(&m, s, t, si, ref, err);
     if (!rc)

@@ -4,109 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "checked_math.h"
 #include "internal.h"
 #include "timeline_internal.h"
-
-/* ------------------------------------------------------------------ live map */
-
-/* Open addressing from address to record slot; linear probing with backward-shift
- * deletion keeps lookups short without tombstones piling up over millions of frees. */
-typedef struct live_map {
-    uint64_t *keys;
-    uint32_t *vals; /* UINT32_MAX: empty */
-    size_t mask;
-    size_t count;
-} live_map;
-
-static inline size_t slot_of(const live_map *m, uint64_t key)
-{
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & m->mask;
-}
-
-static bool map_init(live_map *m, size_t n)
-{
-    size_t cap = 1024;
-    while (cap < n * 2)
-        cap *= 2;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = malloc(cap * sizeof *m->vals);
-    m->mask = cap - 1;
-    m->count = 0;
-    if (!m->keys || !m->vals)
-        return false;
-    memset(m->vals, 0xff, cap * sizeof *m->vals);
-    return true;
-}
-
-static void map_free(live_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
-static bool map_grow(live_map *m)
-{
-    live_map n;
-    if (!map_init(&n, m->mask + 1))
-        return false;
-    for (size_t i = 0; i <= m->mask; i++) {
-        if (m->vals[i] == UINT32_MAX)
-            continue;
-        size_t j = slot_of(&n, m->keys[i]);
-        while (n.vals[j] != UINT32_MAX)
-            j = (j + 1) & n.mask;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-        n.count++;
-    }
-    map_free(m);
-    *m = n;
-    return true;
-}
-
-static inline size_t map_find(const live_map *m, uint64_t key)
-{
-    size_t j = slot_of(m, key);
-    while (m->vals[j] != UINT32_MAX) {
-        if (m->keys[j] == key)
-            return j;
-        j = (j + 1) & m->mask;
-    }
-    return SIZE_MAX;
-}
-
-static bool map_put(live_map *m, uint64_t key, uint32_t val)
-{
-    if ((m->count + 1) * 2 > m->mask + 1 && !map_grow(m))
-        return false;
-    size_t j = slot_of(m, key);
-    while (m->vals[j] != UINT32_MAX)
-        j = (j + 1) & m->mask;
-    m->keys[j] = key;
-    m->vals[j] = val;
-    m->count++;
-    return true;
-}
-
-static void map_remove_at(live_map *m, size_t j)
-{
-    size_t hole = j;
-    size_t k = (j + 1) & m->mask;
-    while (m->vals[k] != UINT32_MAX) {
-        size_t home = slot_of(m, m->keys[k]);
-        /* Move k into the hole unless its home lies cyclically in (hole, k]. */
-        bool stays = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
-        if (!stays) {
-            m->keys[hole] = m->keys[k];
-            m->vals[hole] = m->vals[k];
-            hole = k;
-        }
-        k = (k + 1) & m->mask;
-    }
-    m->vals[hole] = UINT32_MAX;
-    m->count--;
-}
 
 /* ------------------------------------------------------------------ simulation */
 
@@ -138,7 +39,7 @@ typedef struct sim {
     bool track_peak;
     ms_alloc *since;
     size_t nsince, cap_since;
-    live_map live;
+    ms_addrmap live;        /* address -> its record in recs[] */
 } sim;
 
 static int add_pre(sim *x, const ms_alloc *a)
@@ -169,7 +70,7 @@ static int new_rec(sim *x, uint32_t *slot)
 static int end_rec(sim *x, size_t map_slot)
 {
     uint32_t slot = x->live.vals[map_slot];
-    map_remove_at(&x->live, map_slot);
+    ms__addrmap_remove_at(&x->live, map_slot);
     if (x->keep_all)
         return 0;
     if (x->emit)
@@ -197,7 +98,7 @@ static void sim_release(sim *x)
     free(x->recs);
     free(x->free_slots);
     free(x->pre);
-    map_free(&x->live);
+    ms__addrmap_free(&x->live);
 }
 
 /* Where the replay of the events ended, relative to the start (whose own values only the
@@ -241,7 +142,7 @@ static int explain_final_blocks(sim *x, ms_timeline *t, const sim_end *e,
             const ms_block *blk = &blocks[b];
             if (blk->state != MS_BLOCK_ACTIVE_ALLOCATED && blk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
                 continue;
-            if (map_find(&x->live, blk->address) != SIZE_MAX)
+            if (ms__addrmap_find(&x->live, blk->address) != SIZE_MAX)
                 continue;
             ms_alloc a = {blk->address, blk->requested_size, -1, -1, -1, blk->stack, 0};
             unexplained += (int64_t)blk->requested_size;
@@ -268,7 +169,7 @@ static bool collect_peak_alive(sim *x, ms_timeline *t, int64_t rel_max_event)
 {
     /* Still alive at the end and allocated by the peak: alive at the peak too. */
     for (size_t j = 0; j <= x->live.mask; j++) {
-        if (x->live.vals[j] == UINT32_MAX)
+        if (x->live.vals[j] == MS_ADDRMAP_NONE)
             continue;
         const ms_alloc *r = &x->recs[x->live.vals[j]];
         if (r->alloc_event <= rel_max_event) {
@@ -322,7 +223,7 @@ static int settle_end(sim *x, ms_timeline *t, const sim_end *e, int64_t *active,
     /* Allocations still alive at the end have no free event. */
     if (!x->keep_all && x->emit) {
         for (size_t j = 0; j <= x->live.mask; j++)
-            if (x->live.vals[j] != UINT32_MAX)
+            if (x->live.vals[j] != MS_ADDRMAP_NONE)
                 x->emit(x->ctx, &x->recs[x->live.vals[j]]);
     }
     return 0;
@@ -337,7 +238,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     int64_t rel = 0, rel_max = 0, rel_max_event = -1;
     int64_t res = 0, res_max = 0;
     size_t bad_event = 0;
-    if (!map_init(&x->live, 4096))
+    if (!ms__addrmap_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
 
     for (size_t i = 0; i < n; i++) {
@@ -347,7 +248,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
         switch (act) {
         case MS_ACT_ALLOC: {
-            size_t j = map_find(&x->live, addr);
+            size_t j = ms__addrmap_find(&x->live, addr);
             if (j != SIZE_MAX) {
                 /* A block handed out twice without a free in between: the first life
                  * must have ended unseen, so end it here to keep the sums honest. */
@@ -358,7 +259,7 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                     goto nomem;
             }
             uint32_t slot;
-            if (new_rec(x, &slot) || !map_put(&x->live, addr, slot))
+            if (new_rec(x, &slot) || !ms__addrmap_put(&x->live, addr, slot))
                 goto nomem;
             x->recs[slot] = (ms_alloc){addr, (uint64_t)size, (int64_t)i, -1, -1, tr->stack[i],
                                        tr->stream[i]};
@@ -366,13 +267,13 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             break;
         }
         case MS_ACT_FREE_REQUESTED: {
-            size_t j = map_find(&x->live, addr);
+            size_t j = ms__addrmap_find(&x->live, addr);
             if (j != SIZE_MAX)
                 x->recs[x->live.vals[j]].free_requested_event = (int64_t)i;
             break;
         }
         case MS_ACT_FREE_COMPLETED: {
-            size_t j = map_find(&x->live, addr);
+            size_t j = ms__addrmap_find(&x->live, addr);
             if (j != SIZE_MAX) {
                 ms_alloc *r = &x->recs[x->live.vals[j]];
                 r->free_event = (int64_t)i;

@@ -328,13 +328,3 @@ int ms__input_need(ms_input *in, size_t n, ms_error *err)
     }
     return 0;
 }
-
-bool ms__input_at_end(ms_input *in, ms_error *err)
-{
-    if (in->pos < in->end)
-        return false;
-    if (in->window == NULL || in->source_eof)
-        return true;
-    ms_error tmp;
-    return ms__input_need(in, 1, err ? &tmp : NULL) != 0;
-}

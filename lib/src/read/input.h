@@ -63,7 +63,4 @@ static inline void ms__input_release(ms_input *in)
         ms__input_release_slow(in);
 }
 
-/* True when every byte has been consumed. */
-bool ms__input_at_end(ms_input *in, ms_error *err);
-
 #endif

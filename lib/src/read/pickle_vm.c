@@ -1332,9 +1332,11 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
                 break;
             case S_FRAMES:
                 if (r.p[0] == ']') {
+                    /* A list it cannot take leaves r.p inside it: the entry goes to the
+                     * general VM (continue, not break: break leaves only the switch). */
                     if (fast_frames_cached(vm, &r, &v, &err_rc) != FAST_OK) {
                         ok = false;
-                        break;
+                        continue;
                     }
                     if ((rc = event_field(vm, &f, key, v, MS_NO_OFFSET)) != 0)
                         ok = false;
