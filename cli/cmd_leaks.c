@@ -125,6 +125,14 @@ static void print_folded(size_t torch, size_t native, int indent)
     printf("\n");
 }
 
+/* The text view folds three kinds: an installed library's frames are read like the
+ * user's (a site may be one), compiled code like torch's. */
+static ms_frame_kind shown_kind(const ms_snapshot *s, uint32_t frame)
+{
+    ms_frame_kind fk = ms_frame_kind_of(s, frame);
+    return fk == MS_FRAME_LIBRARY ? MS_FRAME_USER : fk == MS_FRAME_COMPILED ? MS_FRAME_TORCH : fk;
+}
+
 /* A stack innermost first: the user's frames marked '>', runs of torch's own and native
  * frames folded. A stack without user frames (a backward node on the autograd thread)
  * shows torch's Python frames, else the frame it is blamed on. */
@@ -138,7 +146,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     }
     size_t users = 0, torches = 0;
     for (size_t k = 0; k < n; k++) {
-        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        ms_frame_kind fk = shown_kind(s, fr[k]);
         users += fk == MS_FRAME_USER;
         torches += fk == MS_FRAME_TORCH;
     }
@@ -146,7 +154,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     printf("%*sstack (innermost first, %zu frames):\n", indent, "", n);
     size_t torch = 0, native = 0;
     for (size_t k = 0; k < n; k++) {
-        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        ms_frame_kind fk = shown_kind(s, fr[k]);
         bool show = fk == MS_FRAME_USER || (!users && fk == MS_FRAME_TORCH) ||
                     (!users && !torches && fr[k] == site);
         if (!show) {

@@ -82,10 +82,6 @@ typedef enum ms_leak_kind {
 
 MS_API const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
 
-/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
- * "MmBackward0" for the autograd node of a backward allocation. */
-MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
-
 /* What a finding's allocations have in common: the pattern a user looks for in the code.
  * One list gives the enum, the key (JSON `pattern`) and one line for people. */
 #define MS_LEAK_PATTERN_LIST(X)                                                        \
@@ -196,12 +192,6 @@ typedef struct ms_leak_report {
 MS_API int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
                          const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
 MS_API void ms_leak_report_free(ms_leak_report *r);
-
-/* Whose code a frame is, for printing a stack: the user's Python (what to read first),
- * torch's own Python package, or native code (C++ frames of stacks="all"). Uses the rule
- * of ms_stack_site(). */
-typedef enum ms_frame_kind { MS_FRAME_USER = 0, MS_FRAME_TORCH, MS_FRAME_NATIVE } ms_frame_kind;
-MS_API ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
 
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
  * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */

@@ -64,45 +64,26 @@ enum {
     FR_MODULE = 1u << 6
 };
 
-static bool ends_with(const char *s, const char *suffix)
+/* The category bits of one frame, from the library's one frame classifier. */
+static unsigned frame_flags(const ms_snapshot *s, uint32_t id)
 {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
-}
-
-static unsigned frame_flags(const ms_snapshot *s, const ms_frame *f)
-{
-    const char *file = ms_snapshot_string(s, f->filename);
-    const char *name = ms_snapshot_string(s, f->name);
+    ms_frame_class c = ms_frame_classify(s, id);
     unsigned fl = 0;
-    if (ends_with(file, ".py")) {
+    if (ms_frame_kind_is_python(c.kind)) {
         fl |= FR_PY;
-        const char *base = strrchr(file, '/');
-        base = base ? base + 1 : file;
-        /* Optimizers live in torch/optim/ but also apex/optimizers/, bitsandbytes/optim/,
-         * transformers/optimization.py (the same rule as the iteration finder). */
-        if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
+        if (c.roles & MS_FRAME_ROLE_OPTIMIZER)
             fl |= FR_OPT;
-        if (!strcmp(name, "forward"))
+        if (c.roles & MS_FRAME_ROLE_FORWARD)
             fl |= FR_FWD;
-        else if (!strcmp(name, "backward") || !strcmp(name, "_make_grads") ||
-                 !strcmp(name, "_engine_run_backward"))
+        if (c.roles & MS_FRAME_ROLE_BACKWARD)
             fl |= FR_BWD;
-        if ((strstr(file, "torch/nn/") &&
-             (!strcmp(name, "_apply") || !strcmp(name, "to") || !strcmp(name, "cuda") ||
-              !strcmp(name, "__init__") || !strcmp(name, "reset_parameters") ||
-              !strcmp(name, "_load_from_state_dict") || !strcmp(name, "load_state_dict"))) ||
-            !strcmp(base, "serialization.py") || !strcmp(name, "from_pretrained") ||
-            !strcmp(name, "load_state_dict"))
+        if (c.roles & MS_FRAME_ROLE_SETUP)
             fl |= FR_MODULE;
     } else {
-        /* A destructor (~AccumulateGrad when the model is deleted) is no backward. */
-        if (!strstr(name, "::~") &&
-            (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
-             (strstr(name, "Backward") && strstr(name, "apply"))))
+        if (c.roles & MS_FRAME_ROLE_AUTOGRAD)
             fl |= FR_ENGINE;
         /* cuBLAS/cuBLASLt/cuDNN workspaces and NCCL's buffers, named by the C++ frames. */
-        if (strstr(name, "orkspace") || strstr(name, "nccl") || strstr(name, "NCCL"))
+        if (c.roles & (MS_FRAME_ROLE_WORKSPACE | MS_FRAME_ROLE_COLLECTIVE))
             fl |= FR_WS;
     }
     return fl;
@@ -121,7 +102,7 @@ int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
     }
     for (size_t i = 0; i < nframes; i++)
-        ff[i] = (uint8_t)frame_flags(s, ms_snapshot_frame(s, (uint32_t)i));
+        ff[i] = (uint8_t)frame_flags(s, (uint32_t)i);
     for (size_t sid = 0; sid < nstacks; sid++) {
         size_t n = 0;
         const uint32_t *fr = ms_snapshot_stack(s, (uint32_t)sid, &n);

@@ -8,7 +8,6 @@
  * when they come from several iterations, the last of them in the second half of the run,
  * the site keeps adding memory every iteration: a leak. Allocations freed one iteration
  * later (the loop variable `x`, last step's loss) never survive that long. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,31 +27,6 @@ const char *ms_leak_kind_name(ms_leak_kind k)
         return "retained";
     }
     return "unknown";
-}
-
-int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
-{
-    if (!buf || !cap)
-        return MS_ERR_ARG;
-    buf[0] = 0;
-    if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
-        return MS_ERR_ARG;
-    const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    const char *name = ms_snapshot_string(s, f->name);
-    const char *hit = strstr(name, "Backward");
-    size_t len = strlen(ms_snapshot_string(s, f->filename));
-    bool python = len >= 3 && !strcmp(ms_snapshot_string(s, f->filename) + len - 3, ".py");
-    if (python || !hit)
-        return ms_site_format(s, frame_id, buf, cap);
-    /* C++ node names are long templates; the node class ("MmBackward0") is what users
-     * know from grad_fn. */
-    const char *b = hit, *e = hit + 8;
-    while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
-        b--;
-    while (isdigit((unsigned char)*e))
-        e++;
-    snprintf(buf, cap, "%.*s", (int)(e - b), b);
-    return 0;
 }
 
 void ms_leak_report_free(ms_leak_report *r)
