@@ -71,6 +71,7 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
         num(it, "end_event", (double)o->iters[i].end_event);
         num(it, "live_end_bytes", (double)o->iters[i].live_end_bytes);
         num(it, "peak_bytes", (double)o->iters[i].peak_bytes);
+        cJSON_AddBoolToObject(it, "unfinished", o->iters[i].unfinished);
         cJSON_AddItemToArray(its, it);
     }
     if (o->leak_site != UINT32_MAX || o->leak_bytes) {
@@ -177,6 +178,12 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
         double prev = -1;
         cJSON_ArrayForEach(it, its)
         {
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "unfinished"))) {
+                /* It has no end: what it reached before failing is what tells. */
+                fprintf(out, "; failed in #%.0f (unfinished, peak %s)", get(it, "index"),
+                        sz(get(it, "peak_bytes"), a));
+                continue;
+            }
             double v = get(it, "live_end_bytes");
             fprintf(out, " #%.0f %s", get(it, "index"), sz(v, a));
             if (prev >= 0 && v != prev)

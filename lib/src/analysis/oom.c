@@ -295,9 +295,11 @@ static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
  * known), bucketed down to MS_OOM_WINDOW_POINTS. */
 static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size_t event)
 {
-    size_t first = 0;
-    if (o->n_iters >= 4)
-        first = (size_t)o->iters[o->n_iters - 4].end_event;
+    size_t first = 0, done = o->n_iters;
+    if (done && o->iters[done - 1].unfinished)
+        done--; /* three complete iterations */
+    if (done >= 4)
+        first = (size_t)o->iters[done - 4].end_event;
     if (first > event)
         first = 0;
     size_t n = event - first + 1;
@@ -431,11 +433,21 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
         while (last < it->n && it->items[last].end_event <= (int64_t)event)
             last++;
         size_t from = last > MS_OOM_MAX_ITERS ? last - MS_OOM_MAX_ITERS : 0;
+        /* The iteration the failure happened in ends the list, marked unfinished: the
+         * same count every view gives (ms_iterations.n_unfinished). */
+        bool failing = last == it->n && it->n_unfinished &&
+                       it->items[last].start_event <= (int64_t)event;
+        if (failing && last - from == MS_OOM_MAX_ITERS)
+            from++;
         for (size_t k = from; k < last; k++) {
             o->iters[o->n_iters++] = (ms_oom_iter){k, it->items[k].end_event,
                                                    it->items[k].live_end_bytes,
-                                                   it->items[k].peak_bytes};
+                                                   it->items[k].peak_bytes, false};
         }
+        if (failing)
+            o->iters[o->n_iters++] = (ms_oom_iter){last, it->items[last].end_event,
+                                                   it->items[last].live_end_bytes,
+                                                   it->items[last].peak_bytes, true};
         if (last > 0)
             since = it->items[last - 1].end_event;
     }
