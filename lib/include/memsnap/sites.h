@@ -62,15 +62,9 @@ MS_API ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
 /* "user", "torch", "native", "library", "compiled" (JSON `kind` of stack frames). */
 MS_API const char *ms_frame_kind_name(ms_frame_kind k);
 /* Python code of any kind (what stacks='python' records). */
-static inline bool ms_frame_kind_is_python(ms_frame_kind k)
-{
-    return k != MS_FRAME_NATIVE;
-}
+MS_API bool ms_frame_kind_is_python(ms_frame_kind k);
 /* Code a user cannot act on when looking for their line: torch's and compiled code. */
-static inline bool ms_frame_kind_is_internal(ms_frame_kind k)
-{
-    return k == MS_FRAME_TORCH || k == MS_FRAME_COMPILED;
-}
+MS_API bool ms_frame_kind_is_internal(ms_frame_kind k);
 
 /* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
  * "MmBackward0" for the autograd node of a backward allocation. */

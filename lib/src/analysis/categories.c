@@ -15,6 +15,7 @@
 #include "cat_internal.h"
 #include "timeline_internal.h"
 #include "internal.h"
+#include "memsnap/phases.h"
 
 static const char *const CAT_NAMES[MS_CAT_COUNT] = {
     "parameter", "gradient", "optimizer_state", "activation",
@@ -183,63 +184,40 @@ typedef struct ann_range {
     uint8_t tag;
 } ann_range;
 
-/* START/END pairs of phase annotations of the device as event ranges. */
+/* The phase annotations of the device as event ranges, from the library's one pairing
+ * (ms_annotation_ranges). A range never closed (the snapshot was taken inside it) says
+ * where a phase began but not where it ended: the stacks decide that one. */
 static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *s,
                              const ms_trace *tr, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    size_t na = 0;
-    const ms_annotation *a = ms_snapshot_annotations(s, &na);
-    ann_range *r = NULL;
-    size_t n = 0, cap = 0;
-    typedef struct open_ann {
-        uint32_t name;
-        int64_t t;
-    } open_ann;
-    open_ann *open = NULL;
-    size_t nopen = 0, capopen = 0;
-    int rc = 0;
-    size_t hint = 0;
-    for (size_t i = 0; i < na && !rc; i++) {
-        if (a[i].device != tr->device && a[i].device >= 0)
+    ms_annotation_range *ar = NULL;
+    size_t nar = 0;
+    int rc = ms_annotation_ranges(&ar, &nar, s, tr->device, err);
+    if (rc)
+        return rc;
+    ann_range *r = malloc((nar ? nar : 1) * sizeof *r);
+    if (!r) {
+        free(ar);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
+    }
+    size_t n = 0, hint = 0;
+    for (size_t i = 0; i < nar; i++) {
+        uint8_t tag = annotation_kind(ms_snapshot_string(s, ar[i].name));
+        if (!tag || ar[i].open_end)
             continue;
-        uint8_t tag = annotation_kind(ms_snapshot_string(s, a[i].name));
-        if (!tag)
-            continue;
-        if (a[i].is_start) {
-            if (!ms__grow((void **)&open, &capopen, nopen + 1, sizeof *open)) {
-                rc = -1;
-                break;
-            }
-            open[nopen++] = (open_ann){a[i].name, a[i].time_us};
-            continue;
-        }
-        /* The innermost open range of the same name; a lost START opens at the start. */
-        int64_t st = INT64_MIN;
-        for (size_t k = nopen; k-- > 0;)
-            if (open[k].name == a[i].name) {
-                st = open[k].t;
-                memmove(open + k, open + k + 1, (nopen - k - 1) * sizeof *open);
-                nopen--;
-                break;
-            }
-        if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r)) {
-            rc = -1;
-            break;
-        }
         size_t h0 = hint;
-        r[n].first = st == INT64_MIN ? 0 : ms__event_at_time(tr, st, false, &h0);
-        r[n].end = ms__event_at_time(tr, a[i].time_us, true, &hint);
+        r[n].first = ar[i].lost_start ? 0 : ms__event_at_time(tr, ar[i].start_us, false, &h0);
+        if (!ar[i].lost_start)
+            hint = h0;
+        size_t h1 = hint;
+        r[n].end = ms__event_at_time(tr, ar[i].end_us, true, &h1);
         r[n].tag = tag;
         if (r[n].end > r[n].first)
             n++;
     }
-    free(open);
-    if (rc) {
-        free(r);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
-    }
+    free(ar);
     *out = r;
     *n_out = n;
     return 0;

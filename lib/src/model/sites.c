@@ -34,6 +34,16 @@ static bool is_compiled(const char *filename)
            strncmp(filename, "<eval_with_key>", 15) == 0;
 }
 
+bool ms_frame_kind_is_python(ms_frame_kind k)
+{
+    return k != MS_FRAME_NATIVE;
+}
+
+bool ms_frame_kind_is_internal(ms_frame_kind k)
+{
+    return k == MS_FRAME_TORCH || k == MS_FRAME_COMPILED;
+}
+
 static ms_frame_kind kind_of_file(const char *file)
 {
     if (is_compiled(file))
