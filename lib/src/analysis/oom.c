@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "iter_internal.h"
+#include "run_internal.h"
 #include "memsnap/categories.h"
 #include "memsnap/oom.h"
 
@@ -526,6 +527,14 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
                    const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
 {
+    return ms__oom_analyze_with(out, s, device, t, opt, NULL, NULL, err);
+}
+
+int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
+                         const ms_timeline *t, const ms_oom_options *opt,
+                         const ms_leak_report *run_lr, const ms_categories *run_cats,
+                         ms_error *err)
+{
     ms_error_clear(err);
     *out = NULL;
     if (!s || device < 0 || device >= ms_snapshot_device_count(s))
@@ -559,18 +568,20 @@ int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
     /* Iterations and leaks are context: a trace they cannot be found in still gets its
      * allocator state and cause. */
     ms_error soft;
-    if (ms_leaks_find(&lr, s, device, t, NULL, &soft))
+    if (!run_lr && ms_leaks_find(&lr, s, device, t, NULL, &soft))
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;
     ms_categories *cats = NULL;
-    if (!(opt && opt->categories_at) &&
+    if (!run_cats && !(opt && opt->categories_at) &&
         ms_categories_build(&cats, s, device, t, lr ? lr->iterations : NULL, &soft))
         cats = NULL;
+    const ms_leak_report *use_lr = run_lr ? run_lr : lr;
+    const ms_categories *use_cats = run_cats && !(opt && opt->categories_at) ? run_cats : cats;
     for (size_t i = 0; i < tr->n && !rc; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
-        rc = one_oom(&r->items[r->n], s, t, lr, si, opt, cats, i, err);
+        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, i, err);
         r->n++;
     }
     ms_categories_free(cats);
