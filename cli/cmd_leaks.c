@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "iterations_json.h"
 #include "memsnap/leaks.h"
+#include "memsnap/run.h"
 
 static const char *const CMD = "leaks";
 
@@ -319,12 +320,14 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
         ms_error err;
-        ms_timeline *t = NULL;
-        ms_leak_report *r = NULL;
-        if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
-            ms_leaks_find(&r, s, d, t, &o->lo, &err)) {
+        ms_run *run = NULL;
+        const ms_timeline *t = NULL;
+        const ms_leak_report *r = NULL;
+        ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0};
+        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(run, &t, &err) ||
+            ms_run_leaks(run, &r, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
-            ms_timeline_free(t);
+            ms_run_free(run);
             rc = 2;
             break;
         }
@@ -360,8 +363,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         } else {
             print_device(o, s, t, r);
         }
-        ms_leak_report_free(r);
-        ms_timeline_free(t);
+        ms_run_free(run);
     }
     if (!rc) {
         if (tl.leaks)

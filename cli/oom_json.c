@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "memsnap/run.h"
 
 /* The JSON keys of the categories, in the order of ms_category. */
 static const char *const CATEGORY_KEYS[MS_OOM_CATEGORIES] = {
@@ -99,9 +100,13 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
-        ms_oom_report *r = NULL;
-        ms_oom_options opt = {(size_t)top_k, NULL, NULL};
-        if (ms_oom_analyze(&r, s, d, NULL, &opt, err)) {
+        ms_run *run = NULL;
+        const ms_oom_report *r = NULL;
+        ms_run_options ro;
+        memset(&ro, 0, sizeof ro);
+        ro.oom_top_sites = (size_t)top_k;
+        if (ms_run_open(&run, s, d, &ro, err) || ms_run_ooms(run, &r, err)) {
+            ms_run_free(run);
             cJSON_Delete(file);
             return NULL;
         }
@@ -109,7 +114,7 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
             cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
         if (keep)
             keep(ctx, r);
-        ms_oom_report_free(r);
+        ms_run_free(run);
     }
     return file;
 }

@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "memsnap/oom.h"
+#include "memsnap/run.h"
 #include "oom_chart.h"
 #include "safe_output.h"
 #include "oom_json.h"
@@ -50,11 +51,18 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             continue;
         if (ms_snapshot_trace(s, d)->n == 0)
             continue;
-        ms_oom_report *r = NULL;
-        ms_oom_options opt = {(size_t)o->top, NULL, NULL};
-        int rc = ms_oom_analyze(&r, s, d, NULL, &opt, err);
-        if (rc)
+        ms_run *run = NULL;
+        const ms_oom_report *r = NULL;
+        ms_run_options ro;
+        memset(&ro, 0, sizeof ro);
+        ro.oom_top_sites = (size_t)o->top;
+        int rc = ms_run_open(&run, s, d, &ro, err);
+        if (!rc)
+            rc = ms_run_ooms(run, &r, err);
+        if (rc) {
+            ms_run_free(run);
             return rc;
+        }
         for (size_t i = 0; i < r->n; i++)
             cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
         if (r->n && !drawn) {
@@ -69,7 +77,7 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             size_t n = strlen(o->out_dir) + strlen(name) + 2;
             char *path = malloc(n);
             if (!path) {
-                ms_oom_report_free(r);
+                ms_run_free(run);
                 return MS_ERR_NOMEM;
             }
             snprintf(path, n, "%s/%s", o->out_dir, name);
@@ -88,11 +96,11 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
                 cJSON_AddStringToObject(fj, "oom_png", name);
             }
             if (rc) {
-                ms_oom_report_free(r);
+                ms_run_free(run);
                 return rc;
             }
         }
-        ms_oom_report_free(r);
+        ms_run_free(run);
     }
     if (!drawn)
         cJSON_AddNullToObject(fj, "oom_png");

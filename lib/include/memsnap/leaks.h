@@ -151,6 +151,9 @@ typedef struct ms_leak_mark {
 
 MS_API int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
                           const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+/* The same marks from a report already found (`t` the timeline it was found on). */
+MS_API int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                            const ms_timeline *t, const ms_leak_report *r, ms_error *err);
 MS_API void ms_leak_marks_free(ms_leak_mark *marks);
 
 #ifdef __cplusplus

@@ -654,15 +654,25 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
     rc = find_with(&r, s, t, opt, err);
     if (rc)
         return rc;
+    rc = ms_leak_marks_of(out, n_out, s, t, r, err);
+    ms_leak_report_free(r);
+    return rc;
+}
+
+int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                     const ms_timeline *t, const ms_leak_report *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!s || !t || !r)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "leak marks need a report and its timeline");
     size_t n = 0;
     for (size_t f = 0; f < r->n; f++)
         if (r->items[f].kind != MS_LEAK_RETAINED)
             n += r->items[f].n_index;
     ms_leak_mark *mk = calloc(n ? n : 1, sizeof *mk);
-    if (!mk) {
-        ms_leak_report_free(r);
+    if (!mk)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak marks");
-    }
     size_t k = 0, finding = 0;
     for (size_t f = 0; f < r->n; f++) {
         const ms_leak *L = &r->items[f];
@@ -698,7 +708,6 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
         }
         finding++;
     }
-    ms_leak_report_free(r);
     *out = mk;
     *n_out = k;
     return 0;

@@ -201,15 +201,15 @@ int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err)
 {
     *out = NULL;
     if (!r->ooms) {
-        const ms_timeline *t;
-        int rc = ms_run_timeline(r, &t, err);
-        if (rc)
-            return rc;
-        /* A trace without OOM events needs none of the rest. */
+        /* A trace without OOM events needs none of the rest, not even a timeline. */
         const ms_trace *tr = ms_snapshot_trace(r->s, r->device);
         bool any = false;
         for (size_t i = 0; i < tr->n && !any; i++)
             any = tr->action[i] == MS_ACT_OOM;
+        const ms_timeline *t = NULL;
+        int rc = any ? ms_run_timeline(r, &t, err) : 0;
+        if (rc)
+            return rc;
         const ms_leak_report *lr = NULL;
         const ms_categories *cats = NULL;
         ms_error soft;
