@@ -323,7 +323,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         ms_run *run = NULL;
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
-        ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0};
+        ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
         if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(run, &t, &err) ||
             ms_run_leaks(run, &r, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);

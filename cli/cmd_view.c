@@ -137,7 +137,7 @@ static int file_json(const opts *o, const char *path, char **json)
                   ms_snapshot_device_count(s));
         rc = 2;
     } else {
-        ms_run_options ro = {{o->v.step_name, o->v.iterations, false}, 0, 0};
+        ms_run_options ro = {{o->v.step_name, o->v.iterations, false}, 0, 0, 0};
         if (ms_run_open(&run, s, device, &ro, &err) ||
             view_chart_json(json, run, cli_basename(path), &o->v, NULL, NULL, &err)) {
             cli_error(CMD, "%s: %s", path, err.message);

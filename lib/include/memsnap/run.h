@@ -28,6 +28,10 @@ typedef struct ms_run_options {
     ms_iter_options iter;     /* how iterations are found (every view uses the same) */
     uint64_t leak_min_bytes;  /* ms_leak_options.min_bytes */
     size_t oom_top_sites;     /* ms_oom_options.top_sites (0: 10) */
+    /* MS_TIMELINE_* flags of the run's timeline; 0: MS_TIMELINE_CURVES |
+     * MS_TIMELINE_ALLOCS, which every getter can use. A view that asks only for
+     * categories may pass MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE (half the memory). */
+    unsigned timeline_flags;
 } ms_run_options;
 
 /* `opt` may be NULL (defaults). Nothing is computed yet. */
@@ -38,7 +42,7 @@ MS_API void ms_run_free(ms_run *r);
 MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
 MS_API int ms_run_device(const ms_run *r);
 
-/* The device's timeline with MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS. */
+/* The device's timeline (ms_run_options.timeline_flags). */
 MS_API int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
  * holds the same object. */

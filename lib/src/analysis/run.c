@@ -75,8 +75,9 @@ int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err)
 {
     *out = NULL;
     if (!r->tl) {
-        int rc = ms_timeline_build(&r->tl, r->s, r->device,
-                                   MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err);
+        unsigned flags = r->opt.timeline_flags ? r->opt.timeline_flags
+                                               : MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
+        int rc = ms_timeline_build(&r->tl, r->s, r->device, flags, err);
         if (rc)
             return rc;
     }
