@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memsnap/run.h"
 #include "cli_util.h"
 
 static void num(cJSON *o, const char *key, int64_t v)
@@ -96,11 +97,24 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err)
 {
-    ms_categories *c = NULL;
-    if (ms_categories_build(&c, s, device, tl, NULL, err))
-        return NULL;
-    cJSON *dev = categories_json_of(s, device, c, q);
-    ms_categories_free(c);
+    if (tl) {
+        ms_categories *c = NULL;
+        if (ms_categories_build(&c, s, device, tl, NULL, err))
+            return NULL;
+        cJSON *dev = categories_json_of(s, device, c, q);
+        ms_categories_free(c);
+        return dev;
+    }
+    /* The device's run, with the timeline categories need and no more. */
+    ms_run *run = NULL;
+    const ms_categories *c = NULL;
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeline_flags = MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE;
+    cJSON *dev = NULL;
+    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(run, &c, err))
+        dev = categories_json_of(s, device, c, q);
+    ms_run_free(run);
     return dev;
 }
 

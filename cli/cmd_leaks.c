@@ -9,6 +9,7 @@
 #include "iterations_json.h"
 #include "options.h"
 #include "memsnap/leaks.h"
+#include "memsnap/run.h"
 
 static const char *const CMD = "leaks";
 
@@ -126,6 +127,14 @@ static void print_folded(size_t torch, size_t native, int indent)
     printf("\n");
 }
 
+/* The text view folds three kinds: an installed library's frames are read like the
+ * user's (a site may be one), compiled code like torch's. */
+static ms_frame_kind shown_kind(const ms_snapshot *s, uint32_t frame)
+{
+    ms_frame_kind fk = ms_frame_kind_of(s, frame);
+    return fk == MS_FRAME_LIBRARY ? MS_FRAME_USER : fk == MS_FRAME_COMPILED ? MS_FRAME_TORCH : fk;
+}
+
 /* A stack innermost first: the user's frames marked '>', runs of torch's own and native
  * frames folded. A stack without user frames (a backward node on the autograd thread)
  * shows torch's Python frames, else the frame it is blamed on. */
@@ -139,7 +148,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     }
     size_t users = 0, torches = 0;
     for (size_t k = 0; k < n; k++) {
-        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        ms_frame_kind fk = shown_kind(s, fr[k]);
         users += fk == MS_FRAME_USER;
         torches += fk == MS_FRAME_TORCH;
     }
@@ -147,7 +156,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     printf("%*sstack (innermost first, %zu frames):\n", indent, "", n);
     size_t torch = 0, native = 0;
     for (size_t k = 0; k < n; k++) {
-        ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
+        ms_frame_kind fk = shown_kind(s, fr[k]);
         bool show = fk == MS_FRAME_USER || (!users && fk == MS_FRAME_TORCH) ||
                     (!users && !torches && fr[k] == site);
         if (!show) {
@@ -314,12 +323,14 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
         ms_error err;
-        ms_timeline *t = NULL;
-        ms_leak_report *r = NULL;
-        if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
-            ms_leaks_find(&r, s, d, t, &o->lo, &err)) {
+        ms_run *run = NULL;
+        const ms_timeline *t = NULL;
+        const ms_leak_report *r = NULL;
+        ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
+        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(run, &t, &err) ||
+            ms_run_leaks(run, &r, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
-            ms_timeline_free(t);
+            ms_run_free(run);
             rc = 2;
             break;
         }
@@ -355,8 +366,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         } else {
             print_device(o, s, t, r);
         }
-        ms_leak_report_free(r);
-        ms_timeline_free(t);
+        ms_run_free(run);
     }
     if (!rc) {
         if (tl.leaks)

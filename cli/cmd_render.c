@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "memsnap/run.h"
 #include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 #include "commands.h"
@@ -165,14 +166,17 @@ static int parse(int argc, char **argv, opts *o, bool *help)
 
 /* The allocations `memsnap leaks` blames, as chart highlights: every one outlined, and
  * one label per finding (at its first allocation) so the picture stays readable. */
-static int leak_highlights(const char *path, const ms_snapshot *s, const ms_timeline *t,
-                           ms_leak_mark **marks, ms_chart_highlight **out, size_t *n_out)
+static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
+                           ms_chart_highlight **out, size_t *n_out)
 {
     ms_error err;
     size_t n = 0;
     *out = NULL;
     *n_out = 0;
-    if (ms_leaks_marks(marks, &n, s, t, NULL, &err)) {
+    const ms_timeline *t = NULL;
+    const ms_leak_report *r = NULL;
+    if (ms_run_timeline(run, &t, &err) || ms_run_leaks(run, &r, &err) ||
+        ms_leak_marks_of(marks, &n, ms_run_snapshot(run), t, r, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
@@ -189,6 +193,25 @@ static int leak_highlights(const char *path, const ms_snapshot *s, const ms_time
     }
     *out = hl;
     *n_out = n;
+    return 0;
+}
+
+/* --by phase without top-level annotation ranges draws the run's phases. */
+static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
+{
+    ms_error err;
+    const ms_annotation_range *ar = NULL;
+    size_t n = 0;
+    bool top = false;
+    int rc = ms_run_annotation_ranges(run, &ar, &n, &err);
+    for (size_t k = 0; !rc && k < n && !top; k++)
+        top = ar[k].depth == 0;
+    if (!rc && !top)
+        rc = ms_run_phases(run, &src->phases, &err);
+    if (rc) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        return 2;
+    }
     return 0;
 }
 
@@ -215,8 +238,8 @@ int cmd_render(int argc, char **argv)
 
     size_t n = o.n_files;
     ms_snapshot *snaps[MAX_FILES] = {0};
-    ms_timeline *tls[MAX_FILES] = {0};
-    ms_categories *cats[MAX_FILES] = {0};
+    ms_timeline *tls[MAX_FILES] = {0}; /* overlays: curves only, cheaper than a run's */
+    ms_run *runs[MAX_FILES] = {0};
     ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
     unsigned flags = MS_TIMELINE_CURVES | (o.overlay ? 0u : MS_TIMELINE_ALLOCS);
@@ -232,22 +255,29 @@ int cmd_render(int argc, char **argv)
             rc = 2;
             break;
         }
-        if (ms_timeline_build(&tls[i], snaps[i], device, flags, &err)) {
+        /* A stacked chart draws from the file's run; an overlay needs only the curves. */
+        const ms_timeline *tl = NULL;
+        if (o.overlay ? ms_timeline_build(&tls[i], snaps[i], device, flags, &err)
+                      : ms_run_open(&runs[i], snaps[i], device, NULL, &err) ||
+                            ms_run_timeline(runs[i], &tl, &err)) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;
         }
         srcs[i] = (ms_chart_source){.snap = snaps[i], .trace = ms_snapshot_trace(snaps[i], device),
-                                    .tl = tls[i], .label = cli_basename(o.files[i])};
-        /* A pass over the trace that only this grouping needs (an overlay has no bands). */
-        if (o.spec.by == MS_CHART_BY_CATEGORY && !o.overlay) {
-            if (ms_categories_build(&cats[i], snaps[i], device, tls[i], NULL, &err)) {
+                                    .tl = o.overlay ? tls[i] : tl, .label = cli_basename(o.files[i])};
+        if (o.overlay)
+            continue;
+        /* Passes over the trace that only these groupings need. */
+        if (o.spec.by == MS_CHART_BY_CATEGORY) {
+            if (ms_run_categories(runs[i], &srcs[i].categories, &err)) {
                 cli_error(CMD, "%s: %s", o.files[i], err.message);
                 rc = 2;
                 break;
             }
-            srcs[i].categories = cats[i];
         }
+        if (o.spec.by == MS_CHART_BY_PHASE && (rc = phases_of(o.files[i], runs[i], &srcs[i])))
+            break;
     }
 
     /* Panels share both scales so that a taller hill means more memory. */
@@ -288,7 +318,7 @@ int cmd_render(int argc, char **argv)
         ms_chart_spec panel = spec;
         ms_chart_highlight *hl = NULL;
         ms_leak_mark *marks = NULL;
-        if (o.leaks && (rc = leak_highlights(o.files[i], snaps[i], tls[i], &marks, &hl,
+        if (o.leaks && (rc = leak_highlights(o.files[i], runs[i], &marks, &hl,
                                              &panel.n_highlights)))
             break;
         panel.highlights = hl;
@@ -314,7 +344,7 @@ int cmd_render(int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++) {
         ms_chart_free(charts[i]);
-        ms_categories_free(cats[i]);
+        ms_run_free(runs[i]);
         ms_timeline_free(tls[i]);
         ms_snapshot_free(snaps[i]);
     }

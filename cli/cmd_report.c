@@ -182,9 +182,10 @@ static char *join(const char *dir, const char *name)
 typedef struct file_state {
     const char *path;
     ms_snapshot *snap;     /* kept open only for the comparison chart */
-    ms_timeline *tl;
+    ms_run *run;           /* the charted device's run: every section reads it */
+    const ms_timeline *tl; /* the run's */
     ms_profile *profile;
-    ms_categories *cats;   /* what each allocation of `tl` is */
+    const ms_categories *cats; /* the run's: what each allocation of `tl` is */
     char label[256];
     char png[300];
     char cat_png[320];     /* the chart by category beside png, or "" */
@@ -249,8 +250,13 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     cJSON_AddItemToArray(files_json, fj);
     int device = o->device >= 0 ? o->device : cli_busiest_device(s);
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.iter.step_name = o->step_name;
+    ro.iter.expected = o->iterations;
+    ro.oom_top_sites = (size_t)o->top;
     if (ms_profile_from_snapshot(&f->profile, s, f->path, device, &err) ||
-        ms_timeline_build(&f->tl, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err)) {
+        ms_run_open(&f->run, s, device, &ro, &err) || ms_run_timeline(f->run, &f->tl, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
@@ -259,7 +265,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     cJSON_AddNumberToObject(fj, "chart_device", device);
 
     ms_error_clear(&err);
-    cJSON *leaks = report_leaks_json(s, o, device, f->tl, f->profile, &err);
+    cJSON *leaks = report_leaks_json(s, o, device, f->run, f->profile, &err);
     if (leaks)
         cJSON_AddItemToObject(fj, "leaks", leaks);
     else if (err.code) {
@@ -271,7 +277,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
      * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
     ms_error_clear(&err);
-    if (ms_categories_build(&f->cats, s, device, f->tl, NULL, &err)) {
+    if (ms_run_categories(f->run, &f->cats, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
@@ -280,7 +286,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     char *png_path = join(o->out_dir, f->png);
     char *svg = NULL;
-    rc = png_path ? report_chart_file(&svg, s, f->tl, cli_basename(f->path), o, png_path, &err)
+    rc = png_path ? report_chart_file(&svg, f->run, cli_basename(f->path), o, png_path, &err)
                   : MS_ERR_NOMEM;
     free(png_path);
     if (rc) {
@@ -299,7 +305,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     if ((rc = category_chart(o, index, f, fj)))
         return rc;
-    if (report_oom_file(fj, s, o, index, &f->oom_svg, &err)) {
+    if (report_oom_file(fj, s, o, index, f->run, &f->oom_svg, &err)) {
         cli_error(CMD, "%s: oom: %s", f->path, err.message);
         return 2;
     }
@@ -309,16 +315,16 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
         if (budget && budget < (size_t)1024 * 1024)
             budget = (size_t)1024 * 1024;
-        view_opts vo = {o->step_name, o->iterations, true, budget, f->cats};
-        if (view_chart_json(&f->view, s, f->tl, cli_basename(f->path), &vo, NULL, NULL, &err)) {
+        view_opts vo = {o->step_name, o->iterations, true, budget};
+        if (view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL, &err)) {
             cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
             return 2;
         }
     }
     if (!keep) {
-        ms_categories_free(f->cats); /* before the timeline it describes */
+        ms_run_free(f->run);
+        f->run = NULL;
         f->cats = NULL;
-        ms_timeline_free(f->tl);
         f->tl = NULL;
         ms_snapshot_free(f->snap);
         f->snap = NULL;
@@ -689,8 +695,7 @@ done:
     if (rc == 2 && made && fs)
         take_back(&o, fs, n, doc, made);
     for (size_t i = 0; fs && i < n; i++) {
-        ms_categories_free(fs[i].cats);
-        ms_timeline_free(fs[i].tl);
+        ms_run_free(fs[i].run);
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
         free(fs[i].svg);

@@ -107,7 +107,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
 static int file_json(const opts *o, const char *path, char **json)
 {
     ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
+    ms_run *run = NULL;
     int rc = cli_load(CMD, path, &s);
     if (rc)
         return rc;
@@ -118,12 +118,15 @@ static int file_json(const opts *o, const char *path, char **json)
         cli_error(CMD, "%s: no device %d (the file has %d)", path, device,
                   ms_snapshot_device_count(s));
         rc = 2;
-    } else if (ms_timeline_build(&t, s, device, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
-               view_chart_json(json, s, t, cli_basename(path), &o->v, NULL, NULL, &err)) {
-        cli_error(CMD, "%s: %s", path, err.message);
-        rc = 2;
+    } else {
+        ms_run_options ro = {{o->v.step_name, o->v.iterations, false}, 0, 0, 0};
+        if (ms_run_open(&run, s, device, &ro, &err) ||
+            view_chart_json(json, run, cli_basename(path), &o->v, NULL, NULL, &err)) {
+            cli_error(CMD, "%s: %s", path, err.message);
+            rc = 2;
+        }
     }
-    ms_timeline_free(t);
+    ms_run_free(run);
     ms_snapshot_free(s);
     return rc;
 }

@@ -202,8 +202,6 @@ static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
         cJSON_AddNullToObject(o, "layer");
 }
 
-static const char *const FRAME_KINDS[] = {"user", "torch", "native"};
-
 cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack)
 {
     cJSON *a = cJSON_CreateArray();
@@ -216,7 +214,7 @@ cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack)
         cJSON_AddStringToObject(e, "filename", ms_snapshot_string(s, f->filename));
         frame_line_json(e, f);
         cJSON_AddStringToObject(e, "name", ms_snapshot_string(s, f->name));
-        cJSON_AddStringToObject(e, "kind", FRAME_KINDS[ms_frame_kind_of(s, fr[k])]);
+        cJSON_AddStringToObject(e, "kind", ms_frame_kind_name(ms_frame_kind_of(s, fr[k])));
     }
     return a;
 }

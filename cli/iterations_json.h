@@ -38,7 +38,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
                           const ms_leak *L, int device);
 
 /* A stack as [{"filename", "line", "name", "kind"}], innermost first; kind is "user",
- * "torch" or "native" (ms_frame_kind_of). */
+ * "torch", "native", "library" or "compiled" (ms_frame_kind_of). */
 cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack);
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "memsnap/run.h"
 
 /* The JSON keys of the categories, in the order of ms_category. */
 static const char *const CATEGORY_KEYS[MS_OOM_CATEGORIES] = {
@@ -71,6 +72,7 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
         num(it, "end_event", (double)o->iters[i].end_event);
         num(it, "live_end_bytes", (double)o->iters[i].live_end_bytes);
         num(it, "peak_bytes", (double)o->iters[i].peak_bytes);
+        cJSON_AddBoolToObject(it, "unfinished", o->iters[i].unfinished);
         cJSON_AddItemToArray(its, it);
     }
     if (o->leak_site != UINT32_MAX || o->leak_bytes) {
@@ -98,9 +100,13 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
-        ms_oom_report *r = NULL;
-        ms_oom_options opt = {(size_t)top_k, NULL, NULL};
-        if (ms_oom_analyze(&r, s, d, NULL, &opt, err)) {
+        ms_run *run = NULL;
+        const ms_oom_report *r = NULL;
+        ms_run_options ro;
+        memset(&ro, 0, sizeof ro);
+        ro.oom_top_sites = (size_t)top_k;
+        if (ms_run_open(&run, s, d, &ro, err) || ms_run_ooms(run, &r, err)) {
+            ms_run_free(run);
             cJSON_Delete(file);
             return NULL;
         }
@@ -108,7 +114,7 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
             cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
         if (keep)
             keep(ctx, r);
-        ms_oom_report_free(r);
+        ms_run_free(run);
     }
     return file;
 }
@@ -177,6 +183,12 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
         double prev = -1;
         cJSON_ArrayForEach(it, its)
         {
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "unfinished"))) {
+                /* It has no end: what it reached before failing is what tells. */
+                fprintf(out, "; failed in #%.0f (unfinished, peak %s)", get(it, "index"),
+                        sz(get(it, "peak_bytes"), a));
+                continue;
+            }
             double v = get(it, "live_end_bytes");
             fprintf(out, " #%.0f %s", get(it, "index"), sz(v, a));
             if (prev >= 0 && v != prev)

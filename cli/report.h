@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "memsnap/run.h"
 #include "memsnap/categories.h"
 #include "memsnap/compare.h"
 #include "memsnap/memsnap.h"
@@ -100,17 +101,16 @@ void report_png_name(const char *path, const char *const *taken, size_t n_taken,
 
 /* Leaks and iterations (memsnap/leaks.h) of every device the summary lists, as the
  * `leaks --json` files[] object without its "path"; the chart device's iteration peaks
- * and leaked bytes also go to `profile` so comparisons show them. `t` is the timeline of
- * `chart_device` with curves and allocs. Returns NULL and fills err on failure. */
+ * and leaked bytes also go to `profile` so comparisons show them. `chart_run` is the run
+ * of `chart_device` (its leak findings are the ones charted); other devices get their own. Returns NULL and fills err on failure. */
 cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
-                         const ms_timeline *t, ms_profile *profile, ms_error *err);
+                         ms_run *chart_run, ms_profile *profile, ms_error *err);
 
 /* The active-memory chart of one file with its leaks marked: writes the PNG at
  * `png_path` and hands back the same chart as SVG text for the page (*svg_out NULL when
  * the build has no charts). */
-int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                      const char *label, const report_opts *o, const char *png_path,
-                      ms_error *err);
+int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
+                      const char *png_path, ms_error *err);
 
 /* The same timeline by category (render --by category) from the file's categorisation
  * `c` of `t`: PNG at `png_path`, SVG out (*svg_out NULL when the build has no charts). */
@@ -134,7 +134,7 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
  * its SVG for the page (*svg_out NULL when the file has no OOM). `fj` must already hold
  * `path` and `timeline_png`. */
 int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
-                    char **svg_out, ms_error *err);
+                    ms_run *chart_run, char **svg_out, ms_error *err);
 void report_html_ooms(FILE *out, const cJSON *file, const char *svg);
 void report_md_ooms(FILE *out, const cJSON *file);
 

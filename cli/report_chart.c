@@ -90,17 +90,21 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
     return rc;
 }
 
-int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                      const char *label, const report_opts *o, const char *png_path,
-                      ms_error *err)
+int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
+                      const char *png_path, ms_error *err)
 {
+    (void)o; /* how iterations are found is the run's option */
     *svg_out = NULL;
-    ms_leak_options lo = {0};
-    lo.iter.step_name = o->step_name;
-    lo.iter.expected = o->iterations;
+    const ms_snapshot *s = ms_run_snapshot(run);
+    const ms_timeline *t = NULL;
+    const ms_leak_report *lr = NULL;
     ms_leak_mark *marks = NULL;
     size_t n_marks = 0;
-    int rc = ms_leaks_marks(&marks, &n_marks, s, t, &lo, err);
+    int rc = ms_run_timeline(run, &t, err);
+    if (!rc)
+        rc = ms_run_leaks(run, &lr, err);
+    if (!rc)
+        rc = ms_leak_marks_of(&marks, &n_marks, s, t, lr, err);
     if (rc)
         return rc;
     ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;
@@ -217,11 +221,10 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
 #else
 /* render/ is not in this tree yet: reports are written without charts (timeline_png and
  * ranks_png are null), everything else is unchanged. */
-int report_chart_file(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                      const char *label, const report_opts *o, const char *png_path,
-                      ms_error *err)
+int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
+                      const char *png_path, ms_error *err)
 {
-    (void)s, (void)t, (void)label, (void)o, (void)png_path, (void)err;
+    (void)run, (void)label, (void)o, (void)png_path, (void)err;
     *svg_out = NULL;
     return 0;
 }

@@ -32,11 +32,12 @@ static int feed_profile(ms_profile *p, const ms_leak_report *r, ms_error *err)
 }
 
 cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
-                         const ms_timeline *t, ms_profile *profile, ms_error *err)
+                         ms_run *chart_run, ms_profile *profile, ms_error *err)
 {
-    ms_leak_options lo = {0};
-    lo.iter.step_name = o->step_name;
-    lo.iter.expected = o->iterations;
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.iter.step_name = o->step_name;
+    ro.iter.expected = o->iterations;
     cJSON *fo = cJSON_CreateObject();
     cJSON *devs = cJSON_AddArrayToObject(fo, "devices");
     cJSON *leaks = cJSON_AddArrayToObject(fo, "leaks");
@@ -47,20 +48,19 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
-        ms_timeline *own = NULL;
-        const ms_timeline *tl = t;
-        ms_leak_report *r = NULL;
-        if (d != chart_device) {
-            if (ms_timeline_build(&own, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err)) {
-                cJSON_Delete(fo);
-                return NULL;
-            }
-            tl = own;
+        ms_run *own = NULL;
+        ms_run *run = chart_run;
+        const ms_timeline *tl = NULL;
+        const ms_leak_report *r = NULL;
+        if (d != chart_device && ms_run_open(&own, s, d, &ro, err)) {
+            cJSON_Delete(fo);
+            return NULL;
         }
-        if (ms_leaks_find(&r, s, d, tl, &lo, err) ||
+        if (own)
+            run = own;
+        if (ms_run_timeline(run, &tl, err) || ms_run_leaks(run, &r, err) ||
             (d == chart_device && feed_profile(profile, r, err))) {
-            ms_leak_report_free(r);
-            ms_timeline_free(own);
+            ms_run_free(own);
             cJSON_Delete(fo);
             return NULL;
         }
@@ -97,8 +97,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         leaks_json_int(dj, "suspects", (int64_t)ds);
         leaks_json_int(dj, "retained", (int64_t)dr);
         cJSON_AddItemToArray(devs, dj);
-        ms_leak_report_free(r);
-        ms_timeline_free(own);
+        ms_run_free(own);
     }
     cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
     cJSON_AddBoolToObject(v, "leak", n_leaks > 0);

@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "memsnap/oom.h"
+#include "memsnap/run.h"
 #include "oom_chart.h"
 #include "safe_output.h"
 #include "oom_json.h"
@@ -40,7 +41,7 @@ static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char
 }
 
 int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
-                    char **svg_out, ms_error *err)
+                    ms_run *chart_run, char **svg_out, ms_error *err)
 {
     *svg_out = NULL;
     cJSON *arr = cJSON_AddArrayToObject(fj, "ooms");
@@ -50,11 +51,26 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             continue;
         if (ms_snapshot_trace(s, d)->n == 0)
             continue;
-        ms_oom_report *r = NULL;
-        ms_oom_options opt = {(size_t)o->top, NULL, NULL};
-        int rc = ms_oom_analyze(&r, s, d, NULL, &opt, err);
-        if (rc)
+        /* The chart device's OOMs come from its run (with its leaks and categories);
+         * other devices get a run of their own. */
+        ms_run *own = NULL, *run = chart_run;
+        const ms_oom_report *r = NULL;
+        int rc = 0;
+        if (!chart_run || d != ms_run_device(chart_run)) {
+            ms_run_options ro;
+            memset(&ro, 0, sizeof ro);
+            ro.iter.step_name = o->step_name;
+            ro.iter.expected = o->iterations;
+            ro.oom_top_sites = (size_t)o->top;
+            rc = ms_run_open(&own, s, d, &ro, err);
+            run = own;
+        }
+        if (!rc)
+            rc = ms_run_ooms(run, &r, err);
+        if (rc) {
+            ms_run_free(own);
             return rc;
+        }
         for (size_t i = 0; i < r->n; i++)
             cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
         if (r->n && !drawn) {
@@ -69,7 +85,7 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             size_t n = strlen(o->out_dir) + strlen(name) + 2;
             char *path = malloc(n);
             if (!path) {
-                ms_oom_report_free(r);
+                ms_run_free(own);
                 return MS_ERR_NOMEM;
             }
             snprintf(path, n, "%s/%s", o->out_dir, name);
@@ -88,11 +104,11 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
                 cJSON_AddStringToObject(fj, "oom_png", name);
             }
             if (rc) {
-                ms_oom_report_free(r);
+                ms_run_free(own);
                 return rc;
             }
         }
-        ms_oom_report_free(r);
+        ms_run_free(own);
     }
     if (!drawn)
         cJSON_AddNullToObject(fj, "oom_png");

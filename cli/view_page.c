@@ -6,6 +6,7 @@
 
 #include "chart_export.h"
 #include "memsnap/leaks.h"
+#include "memsnap/run.h"
 #include "report.h"
 
 /* Generated from cli/view/ at build time (cli/view/embed.cmake). */
@@ -28,11 +29,13 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
 
 /* The allocations memsnap leaks blames, outlined, with one label per site as render
  * --leaks draws them. */
-static int leak_highlights(const ms_snapshot *s, const ms_timeline *t, const ms_leak_options *lo,
-                           ms_leak_mark **marks, size_t *n_marks, ms_chart_highlight **out,
-                           ms_error *err)
+static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **marks,
+                           size_t *n_marks, ms_chart_highlight **out, ms_error *err)
 {
-    int rc = ms_leaks_marks(marks, n_marks, s, t, lo, err);
+    const ms_leak_report *r = NULL;
+    int rc = ms_run_leaks(run, &r, err);
+    if (!rc)
+        rc = ms_leak_marks_of(marks, n_marks, ms_run_snapshot(run), t, r, err);
     ms_chart_highlight *hl = NULL;
     if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
         rc = MS_ERR_NOMEM;
@@ -47,36 +50,34 @@ static int leak_highlights(const ms_snapshot *s, const ms_timeline *t, const ms_
     return rc;
 }
 
-int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, const char *label,
-                    const view_opts *o, size_t *bytes, int *levels, ms_error *err)
+int view_chart_json(char **out, ms_run *run, const char *label, const view_opts *o,
+                    size_t *bytes, int *levels, ms_error *err)
 {
     *out = NULL;
     ms_leak_mark *marks = NULL;
     size_t n_marks = 0;
     ms_chart_highlight *hl = NULL;
-    ms_iterations *it = NULL;
+    const ms_iterations *it = NULL;
+    const ms_timeline *t = NULL;
+    const ms_snapshot *s = ms_run_snapshot(run);
     ms_export_iteration *iters = NULL;
-    ms_categories *own = NULL;
-    const ms_categories *cats = o->categories;
+    const ms_categories *cats = NULL;
     uint8_t *alloc_cat = NULL;
     const char *cat_names[MS_CAT_COUNT];
     for (int k = 0; k < MS_CAT_COUNT; k++)
         cat_names[k] = ms_category_name((ms_category)k);
-    int rc = 0;
-    ms_leak_options lo = {0};
-    lo.iter.step_name = o->step_name;
-    lo.iter.expected = o->iterations;
-    if (o->leaks)
-        rc = leak_highlights(s, t, &lo, &marks, &n_marks, &hl, err);
+    int rc = ms_run_timeline(run, &t, err);
+    if (!rc && o->leaks)
+        rc = leak_highlights(run, t, &marks, &n_marks, &hl, err);
     if (!rc)
-        rc = ms_iterations_find(&it, s, t->device, t, &lo.iter, err);
+        rc = ms_run_iterations(run, &it, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
         iters[i] = (ms_export_iteration){it->items[i].start_us, it->items[i].end_us};
-    /* The iterations the strip shows are the ones the categories are cut by. */
-    if (!rc && !cats && !(rc = ms_categories_build(&own, s, t->device, t, it, err)))
-        cats = own;
+    /* The iterations the strip shows are the ones the categories are cut by: the run's. */
+    if (!rc)
+        rc = ms_run_categories(run, &cats, err);
     if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
         rc = MS_ERR_NOMEM;
     if (rc == MS_ERR_NOMEM && err) {
@@ -104,9 +105,7 @@ int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, cons
             *levels = st.levels[0];
     }
     free(alloc_cat);
-    ms_categories_free(own); /* before the iterations it was cut by */
     free(iters);
-    ms_iterations_free(it);
     free(hl);
     ms_leak_marks_free(marks);
     return rc;

@@ -18,22 +18,21 @@
 
 #include "memsnap/categories.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/run.h"
 
 /* Per-file choices the chart data depends on. */
 typedef struct view_opts {
-    const char *step_name;  /* iterations: --step NAME, NULL to detect */
-    uint32_t iterations;    /* --iterations N, 0 to detect */
+    const char *step_name;  /* iterations: --step NAME, NULL to detect (the run's option) */
+    uint32_t iterations;    /* --iterations N, 0 to detect (the run's option) */
     bool leaks;             /* outline the allocations memsnap leaks blames */
     size_t budget;          /* bytes of chart data per file, 0: the default */
-    /* What each allocation is (the by-category grouping and the tooltips), when the caller
-     * has it for this timeline; NULL: built here. */
-    const ms_categories *categories;
 } view_opts;
 
-/* The chart data of one device's timeline (built with MS_TIMELINE_CURVES |
- * MS_TIMELINE_ALLOCS) as JSON. *bytes and *levels (may be NULL) say how much was written. */
-int view_chart_json(char **out, const ms_snapshot *s, const ms_timeline *t, const char *label,
-                    const view_opts *o, size_t *bytes, int *levels, ms_error *err);
+/* The chart data of one file's run (timeline, iterations, categories and leak findings
+ * all from it; how iterations are found is the run's option) as JSON. *bytes and *levels
+ * (may be NULL) say how much was written. */
+int view_chart_json(char **out, ms_run *run, const char *label, const view_opts *o,
+                    size_t *bytes, int *levels, ms_error *err);
 
 /* The Content-Security-Policy of a page with the chart script: nothing from anywhere,
  * inline styles, and that one script by hash. */

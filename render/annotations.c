@@ -5,16 +5,11 @@
 
 #include <math.h>
 
-static int range_cmp(const void *a, const void *b)
-{
-    const ms__range *x = a, *y = b;
-    if (x->start_us != y->start_us)
-        return x->start_us < y->start_us ? -1 : 1;
-    return x->depth - y->depth;
-}
+#include "memsnap/phases.h"
 
-/* Pairs START/END annotations of the trace's device into ranges with their nesting
- * depth. Ends without a start are dropped; starts without an end run to the trace end. */
+/* The trace's annotation ranges from the library's one pairing (ms_annotation_ranges):
+ * a range whose START was lost opens at the trace's first event, one never closed runs
+ * to its last. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
                      ms_error *err)
 {
@@ -22,43 +17,24 @@ int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
     *n_out = 0;
     if (!src->snap)
         return 0;
-    size_t n_ann;
-    const ms_annotation *ann = ms_snapshot_annotations(src->snap, &n_ann);
-    if (!ann || n_ann == 0)
-        return 0;
-    /* Older writers may not tag a device; then every annotation belongs to the trace. */
-    bool any_device = false;
-    for (size_t i = 0; i < n_ann; i++)
-        if (ann[i].device == src->tl->device)
-            any_device = true;
-    ms__range *r = ms__alloc_n(n_ann, sizeof *r);
-    size_t *open = ms__alloc_n(n_ann, sizeof *open);
-    if (!r || !open) {
-        free(r);
-        free(open);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n_ann);
+    ms_annotation_range *ar = NULL;
+    size_t n = 0;
+    int rc = ms_annotation_ranges(&ar, &n, src->snap, src->tl->device, err);
+    if (rc || n == 0) {
+        free(ar);
+        return rc;
     }
-    size_t n = 0, depth = 0;
+    ms__range *r = ms__alloc_n(n, sizeof *r);
+    if (!r) {
+        free(ar);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n);
+    }
+    int64_t t_first = src->trace->n ? src->trace->time_us[0] : 0;
     int64_t t_end = src->trace->n ? src->trace->time_us[src->trace->n - 1] : 0;
-    for (size_t i = 0; i < n_ann; i++) {
-        if (any_device && ann[i].device != src->tl->device)
-            continue;
-        if (ann[i].is_start) {
-            r[n] = (ms__range){ann[i].time_us, t_end, ann[i].name, (int)depth};
-            open[depth++] = n++;
-            continue;
-        }
-        /* Close the innermost open range of that name, and any left open inside it. */
-        for (size_t d = depth; d-- > 0;) {
-            if (r[open[d]].name == ann[i].name) {
-                r[open[d]].end_us = ann[i].time_us;
-                depth = d;
-                break;
-            }
-        }
-    }
-    free(open);
-    qsort(r, n, sizeof *r, range_cmp);
+    for (size_t i = 0; i < n; i++)
+        r[i] = (ms__range){ar[i].lost_start ? t_first : ar[i].start_us,
+                           ar[i].open_end ? t_end : ar[i].end_us, ar[i].name, ar[i].depth};
+    free(ar);
     *out = r;
     *n_out = n;
     return 0;

@@ -75,7 +75,7 @@ static int check_categories(const ms_chart_source *src, ms_error *err)
 }
 
 /* Layout (which depends on how many annotation lanes there are), the x window and the
- * per-column arrays; MS_ERR_ARG for --by phase without annotations. */
+ * per-column arrays. */
 static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                          ms_chart_rect area, const ms__range *r, size_t n_r, ms_error *err)
 {
@@ -83,10 +83,6 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     for (size_t i = 0; i < n_r; i++)
         if (r[i].depth < MS_CHART_MAX_LANES && (size_t)r[i].depth + 1 > n_lanes)
             n_lanes = (size_t)r[i].depth + 1;
-    if (spec->by == MS_CHART_BY_PHASE && n_lanes == 0)
-        return ms__render_fail(err, MS_ERR_ARG,
-                               "--by phase needs annotation ranges (external_annotations); "
-                               "this trace has none");
     int rc = ms__layout(chart, area, n_lanes, !spec->no_legend, err);
     if (!rc)
         rc = ms__window(spec, ms__full_span(src, spec->x_mode), &chart->x_lo, &chart->x_hi, err);
@@ -106,8 +102,8 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
 /* Everything after the frame: columns, scales, bands and their heights, lanes, markers,
  * legend and title, in that order (later steps read what earlier ones computed). */
 static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                        const ms__range *r, size_t n_r, ms__site_cache *sc, ms__grouping *gr,
-                        ms_error *err)
+                        const ms__range *r, size_t n_r, const ms_phases *ph, ms__site_cache *sc,
+                        ms__grouping *gr, ms_error *err)
 {
     size_t W = chart->n_cols;
     int rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W,
@@ -125,7 +121,7 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
     ms__y_scale(chart, data_max, spec->y_fit);
     ms__x_scale(chart);
 
-    rc = ms__build_groups(chart, src, spec, sc, r, n_r, gr, err);
+    rc = ms__build_groups(chart, src, spec, sc, r, n_r, ph, gr, err);
     if (!rc)
         rc = ms__sweep_heights(chart, src, gr, err);
     if (!rc)
@@ -168,6 +164,8 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
         return rc;
     ms__grouping gr = {NULL, 0};
     ms__site_cache sc = {NULL, NULL, 0};
+    const ms_phases *ph = NULL;
+    ms_phases *own_ph = NULL;
     rc = frame_stacked(chart, src, spec, area, r, n_r, err);
     if (rc)
         goto done;
@@ -178,8 +176,27 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     }
     for (size_t i = 0; i < src->tl->n_allocs; i++)
         gr.of_alloc[i] = -1;
-    rc = fill_stacked(chart, src, spec, r, n_r, &sc, &gr, err);
+    /* By phase without top-level annotation ranges: the phases the library infers from
+     * the stacks (the same cut the categories use). */
+    bool top_range = false;
+    for (size_t i = 0; i < n_r && !top_range; i++)
+        top_range = r[i].depth == 0;
+    if (spec->by == MS_CHART_BY_PHASE && !top_range) {
+        ph = src->phases;
+        if (!ph && src->snap) {
+            rc = ms_phases_find(&own_ph, src->snap, src->tl, NULL, err);
+            if (rc)
+                goto done;
+            ph = own_ph;
+        }
+        if (!ph) {
+            rc = ms__render_fail(err, MS_ERR_ARG, "--by phase needs the snapshot's phases");
+            goto done;
+        }
+    }
+    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, err);
 done:
+    ms_phases_free(own_ph);
     free(r);
     free(gr.of_alloc);
     ms__site_cache_free(&sc);

@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "memsnap/categories.h"
+#include "memsnap/phases.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -75,7 +76,8 @@ typedef enum ms_chart_x {
 typedef enum ms_chart_by {
     MS_CHART_BY_ALLOC = 0, /* one band per large allocation, stacked as PyTorch's viewer */
     MS_CHART_BY_SITE,      /* one band per allocation site */
-    MS_CHART_BY_PHASE,     /* one band per top-level annotation name */
+    MS_CHART_BY_PHASE,     /* one band per top-level annotation name; without annotations
+                              one per inferred phase kind (forward, backward, optimizer) */
     MS_CHART_BY_CATEGORY   /* one band per category (memsnap/categories.h), fixed order
                               and colours; needs ms_chart_source.categories */
 } ms_chart_by;
@@ -117,6 +119,9 @@ typedef struct ms_chart_source {
      * NULL when `tl` is that timeline. A chart of a slice of the trace (chart_export.c)
      * sets it. */
     const size_t *category_alloc;
+    /* The phases of the trace (memsnap/phases.h) for MS_CHART_BY_PHASE when it has no
+     * annotation ranges; NULL: found from `snap` when needed. */
+    const ms_phases *phases;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {

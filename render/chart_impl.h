@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "memsnap/phases.h"
 #include "render_util.h"
 #include "utf8.h"
 
@@ -170,10 +171,12 @@ int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap);
 void ms__site_cache_free(ms__site_cache *sc);
 /* The bands of a stacked chart (chart->groups) by spec->by, their colours and legend
  * entries, and which band each allocation belongs to (gr->of_alloc, filled with -1 by the
- * caller). By category, src->categories must be there (ms__check_categories). */
+ * caller). By category, src->categories must be there (ms__check_categories). By phase
+ * with `ph` (the trace has no annotation ranges) the bands are the inferred phases'
+ * kinds; else the top-level ranges' names. */
 int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                     ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
-                     ms_error *err);
+                     ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
+                     ms__grouping *gr, ms_error *err);
 
 /* A legend entry for each category band that holds bytes somewhere in the window, in
  * stacking order (after ms__sweep_heights: a category with no bytes is not named). */

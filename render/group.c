@@ -319,7 +319,8 @@ static int highlight_bands(ms_chart *chart, const ms_chart_source *src,
  * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
  * "none". */
 static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_cache *sc,
-                          const ms__range *r, size_t n_r, uint32_t **out, ms_error *err)
+                          const ms__range *r, size_t n_r, const ms_phases *ph, uint32_t **out,
+                          ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     uint32_t *key = ms__alloc_n(tl->n_allocs, sizeof *key);
@@ -345,6 +346,14 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_ca
         }
         if (a->alloc_event < 0)
             continue;
+        if (ph) {
+            /* Inferred phases: the key is the kind of the phase it was made in. */
+            size_t k = ms_phases_at_event(ph, a->alloc_event);
+            ms_phase_kind kind = k < ph->n ? ph->items[k].kind : MS_PHASE_GAP;
+            if (kind == MS_PHASE_FORWARD || kind == MS_PHASE_BACKWARD || kind == MS_PHASE_OPTIMIZER)
+                key[i] = (uint32_t)kind;
+            continue;
+        }
         int64_t t = src->trace->time_us[a->alloc_event];
         size_t lo = 0, hi = n_top; /* last top-level range starting at or before t */
         while (lo < hi) {
@@ -365,14 +374,15 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_ca
 /* The `top` keys with the most bytes x lifetime, largest first (*out, caller frees;
  * .site holds the key), and each allocation's group (gr->of_alloc). */
 static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_phase,
-                     const uint32_t *key, size_t top, site_score **out, size_t *n_out,
-                     ms__grouping *gr, ms_error *err)
+                     bool inferred, const uint32_t *key, size_t top, site_score **out,
+                     size_t *n_out, ms__grouping *gr, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     /* Totals per key in a dense table: ids are small (frames or strings of this file), and
      * a million allocations must not cost a million-element sort. The last slot holds
      * allocations without a key. */
-    size_t n_ids = !src->snap ? 0
+    size_t n_ids = inferred   ? (size_t)MS_PHASE_KIND_COUNT
+                   : !src->snap ? 0
                    : by_phase ? ms_snapshot_string_count(src->snap)
                               : ms_snapshot_frame_count(src->snap);
     double *total = ms__alloc_n(n_ids + 1, sizeof *total);
@@ -416,8 +426,8 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
 /* --by site and --by phase: allocations grouped by a key, the K keys with the most
  * bytes x lifetime get bands in rank order (largest at the bottom). */
 static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                         ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
-                         ms_error *err)
+                         ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
+                         ms__grouping *gr, ms_error *err)
 {
     bool by_phase = spec->by == MS_CHART_BY_PHASE;
     size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_GROUPS;
@@ -430,10 +440,12 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     uint32_t *key = NULL;
     site_score *ss = NULL;
     size_t n_keys = 0;
-    int rc = keys_of_allocs(src, by_phase, sc, r, n_r, &key, err);
+    if (!by_phase)
+        ph = NULL;
+    int rc = keys_of_allocs(src, by_phase, sc, r, n_r, ph, &key, err);
     if (rc)
         return rc;
-    rc = rank_keys(chart, src, by_phase, key, top, &ss, &n_keys, gr, err);
+    rc = rank_keys(chart, src, by_phase, ph != NULL, key, top, &ss, &n_keys, gr, err);
     free(key);
     if (rc)
         return rc;
@@ -454,7 +466,9 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         g.fill = ms__palette(k);
         if (k >= MS__PALETTE_N)
             g.fill = ms__shade(g.fill, k);
-        if (by_phase)
+        if (ph)
+            ms__copy_text(g.label, sizeof g.label, ms_phase_kind_name((ms_phase_kind)ss[k].site));
+        else if (by_phase)
             ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
             site_label(src->snap, ss[k].site, g.label, sizeof g.label);
@@ -537,12 +551,12 @@ void ms__legend_categories(ms_chart *chart)
 }
 
 int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                     ms__site_cache *sc, const ms__range *r, size_t n_r, ms__grouping *gr,
-                     ms_error *err)
+                     ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
+                     ms__grouping *gr, ms_error *err)
 {
     if (spec->by == MS_CHART_BY_ALLOC)
         return groups_by_alloc(chart, src, spec, sc, gr, err);
     if (spec->by == MS_CHART_BY_CATEGORY)
         return groups_by_category(chart, src, spec, sc, gr, err);
-    return groups_by_key(chart, src, spec, sc, r, n_r, gr, err);
+    return groups_by_key(chart, src, spec, sc, r, n_r, ph, gr, err);
 }

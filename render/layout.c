@@ -82,7 +82,8 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
         ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
                        spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
-                       : spec->by == MS_CHART_BY_PHASE    ? "outside annotated phases"
+                       : spec->by == MS_CHART_BY_PHASE
+                           ? (chart->n_lanes ? "outside annotated phases" : "setup and gaps")
                        : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
                                                           : "other sites");
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
@@ -96,7 +97,8 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
         ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
     ms__copy_text(chart->legend_title, sizeof chart->legend_title,
                   chart->by == MS_CHART_BY_SITE       ? "bands: allocation sites"
-                  : chart->by == MS_CHART_BY_PHASE    ? "bands: annotated phases"
+                  : chart->by == MS_CHART_BY_PHASE
+                      ? (chart->n_lanes ? "bands: annotated phases" : "bands: phases (from stacks)")
                   : chart->by == MS_CHART_BY_CATEGORY ? "bands: what the memory is"
                                                       : "largest allocations, by site");
     ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");

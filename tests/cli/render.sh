@@ -110,7 +110,7 @@ expect "--by category help" 0 "alloc\|site\|phase\|category" -- "$bin" render --
 expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
 expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100
 expect "empty window" 2 "--to must be after --from" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 2 --to 1
-expect "phase without annotations" 2 "needs annotation ranges" -- "$bin" render testdata/linear_infer.pickle -o "$tmp/x.png" --by phase
+renders "phase without annotations: the phases found from stacks" "$tmp/ph.png" 1600x800 -- "$bin" render testdata/linear_infer.pickle -o "$tmp/ph.png" --by phase
 expect "device out of range" 2 "no device 7" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --device 7
 expect "missing file" 2 "nope.pickle" -- "$bin" render "$tmp/nope.pickle" -o "$tmp/x.png"
 expect "unwritable output" 2 "x.png" -- "$bin" render testdata/oom.pickle -o "$tmp/no/such/dir/x.png"

@@ -1,4 +1,4 @@
-/* memsnap — iterations and leaks.
+/* memsnap — leaks (iterations: memsnap/iterations.h, included).
  *
  * Ownership follows memsnap.h: every object handed out through `**out` belongs to the
  * caller and is released with its own ms_*_free() (NULL accepted); pointers inside it
@@ -9,68 +9,12 @@
 #define MEMSNAP_LEAKS_H
 
 #include "memsnap/export.h"
+#include "memsnap/iterations.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ------------------------------------------------------------------ iterations */
-
-/* How the iteration boundaries were found, most trustworthy first. */
-#define MS_ITER_METHOD_LIST(X)                                                         \
-    X(MS_ITER_NONE, "none", "no repeating structure found")                            \
-    X(MS_ITER_ANNOTATION_STEP, "annotation", "record_function ranges named by --step") \
-    X(MS_ITER_ANNOTATION_PROFILER, "profiler-step", "ProfilerStep#N annotations")      \
-    X(MS_ITER_ANNOTATION_OPTIMIZER, "optimizer-annotation",                            \
-      "Optimizer.step annotations end each iteration")                                 \
-    X(MS_ITER_OPTIMIZER_FRAMES, "optimizer-frames",                                    \
-      "optimizer-step stacks (frames under optim/) end each iteration")                \
-    X(MS_ITER_FORWARD_CALLS, "forward-calls", "repeated top-level forward calls")      \
-    X(MS_ITER_BASELINE, "baseline", "live memory returning to a baseline")
-
-typedef enum ms_iter_method {
-#define MS_X_ENUM(name, key, text) name,
-    MS_ITER_METHOD_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_ITER_METHOD_COUNT
-} ms_iter_method;
-
-MS_API const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
-MS_API const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
-
-typedef struct ms_iter_options {
-    const char *step_name; /* annotation name that marks one iteration, or NULL */
-    uint32_t expected;     /* the count the user states (--iterations), 0 = unknown */
-    bool trace_only;       /* ignore annotations: detect from stacks and memory alone */
-} ms_iter_options;
-
-typedef struct ms_iteration {
-    int64_t start_event;    /* first event of the iteration (device trace index) */
-    int64_t end_event;      /* one past its last event */
-    int64_t start_us;       /* time of the first event (annotation time when known) */
-    int64_t end_us;         /* time of the last event (annotation time when known) */
-    int64_t peak_bytes;     /* highest live requested bytes inside the iteration */
-    int64_t live_end_bytes; /* live requested bytes right after its last event */
-    bool partial;           /* began before the first kept event of a wrapped trace */
-} ms_iteration;
-
-typedef struct ms_iterations {
-    int device;
-    ms_iter_method method;
-    char detail[128];       /* e.g. the annotation name used; "" when nothing to add */
-    size_t n;
-    ms_iteration *items;    /* in time order, non-overlapping */
-} ms_iterations;
-
-/* Finds the iterations of one device. `t` is that device's timeline: with an active curve
- * (MS_TIMELINE_CURVES or MS_TIMELINE_ACTIVE) the iterations' peaks come from it, without
- * one from a replay of the trace; NULL builds one internally. `opt` may be NULL. A trace without a
- * repeating structure gives method MS_ITER_NONE and n == 0, not an error. */
-MS_API int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
-                              const ms_timeline *t, const ms_iter_options *opt, ms_error *err);
-
-MS_API void ms_iterations_free(ms_iterations *it);
 
 /* ------------------------------------------------------------------ leaks */
 
@@ -81,10 +25,6 @@ typedef enum ms_leak_kind {
 } ms_leak_kind;
 
 MS_API const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
-
-/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
- * "MmBackward0" for the autograd node of a backward allocation. */
-MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 
 /* What a finding's allocations have in common: the pattern a user looks for in the code.
  * One list gives the enum, the key (JSON `pattern`) and one line for people. */
@@ -197,12 +137,6 @@ MS_API int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
                          const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
 MS_API void ms_leak_report_free(ms_leak_report *r);
 
-/* Whose code a frame is, for printing a stack: the user's Python (what to read first),
- * torch's own Python package, or native code (C++ frames of stacks="all"). Uses the rule
- * of ms_stack_site(). */
-typedef enum ms_frame_kind { MS_FRAME_USER = 0, MS_FRAME_TORCH, MS_FRAME_NATIVE } ms_frame_kind;
-MS_API ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
-
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
  * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */
 typedef struct ms_leak_mark {
@@ -217,6 +151,9 @@ typedef struct ms_leak_mark {
 
 MS_API int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
                           const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+/* The same marks from a report already found (`t` the timeline it was found on). */
+MS_API int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                            const ms_timeline *t, const ms_leak_report *r, ms_error *err);
 MS_API void ms_leak_marks_free(ms_leak_mark *marks);
 
 #ifdef __cplusplus

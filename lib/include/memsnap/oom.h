@@ -68,6 +68,7 @@ typedef struct ms_oom_iter {
     int64_t end_event;       /* one past its last event */
     int64_t live_end_bytes;  /* live requested bytes at its end */
     int64_t peak_bytes;
+    bool unfinished;         /* the iteration the failure happened in (the last one) */
 } ms_oom_iter;
 
 typedef struct ms_oom {
@@ -102,7 +103,8 @@ typedef struct ms_oom {
     ms_site_total *top_sites;      /* alive at the failure, largest first */
     size_t n_top_sites;
 
-    ms_oom_iter iters[MS_OOM_MAX_ITERS]; /* the last complete iterations before it */
+    ms_oom_iter iters[MS_OOM_MAX_ITERS]; /* the last complete iterations before it, then
+                                          * the unfinished one it happened in */
     size_t n_iters;
     ms_iter_method iter_method;
 

@@ -15,10 +15,66 @@
 extern "C" {
 #endif
 
+/* ------------------------------------------------------------------ frames */
+
+/* Whose code a frame is. This is the one frame classifier of the library: sites,
+ * iterations, categories, leaks and OOM analyses all ask it, so no two views can
+ * disagree about a frame. The first three values keep their old numbers. */
+typedef enum ms_frame_kind {
+    MS_FRAME_USER = 0, /* the user's own Python: what to read first */
+    MS_FRAME_TORCH,    /* torch's own Python package (installed or a source checkout) */
+    MS_FRAME_NATIVE,   /* C++ frames (stacks="all") */
+    MS_FRAME_LIBRARY,  /* Python of another installed package (site-/dist-packages) */
+    MS_FRAME_COMPILED, /* torch.compile: Dynamo (torch/_dynamo/), Inductor and its
+                          generated code (torch/_inductor/, the torchinductor_USER cache),
+                          FX graph code (<eval_with_key>.N) */
+    MS_FRAME_KIND_COUNT
+} ms_frame_kind;
+
+/* What a frame does, as bits; a frame may have several. One rule each. */
+enum {
+    MS_FRAME_ROLE_FORWARD = 1u << 0,   /* a Python `forward` (a module call) */
+    MS_FRAME_ROLE_BACKWARD = 1u << 1,  /* Python entering autograd: backward, _make_grads,
+                                          _engine_run_backward */
+    MS_FRAME_ROLE_AUTOGRAD = 1u << 2,  /* the C++ autograd engine running backward: Engine::,
+                                          AccumulateGrad, a backward node (not destructors) */
+    MS_FRAME_ROLE_NODE = 1u << 3,      /* a C++ backward node's code: MmBackward0::apply,
+                                          MmBackward0_apply_functional */
+    MS_FRAME_ROLE_OPTIMIZER = 1u << 4, /* Python of an optimizer package (torch/optim/,
+                                          apex/optimizers/, optimization.py, ...) */
+    MS_FRAME_ROLE_ZERO_GRAD = 1u << 5, /* a Python `zero_grad` */
+    MS_FRAME_ROLE_COLLECTIVE = 1u << 6, /* NCCL (C++ frames naming nccl/NCCL) */
+    MS_FRAME_ROLE_WORKSPACE = 1u << 7, /* cuBLAS/cuBLASLt/cuDNN workspace (C++) */
+    MS_FRAME_ROLE_SETUP = 1u << 8      /* building or loading a model: nn.Module.to/cuda/
+                                          _apply/__init__/reset_parameters, load_state_dict,
+                                          from_pretrained, serialization.py */
+};
+
+typedef struct ms_frame_class {
+    ms_frame_kind kind;
+    uint32_t roles; /* MS_FRAME_ROLE_* bits */
+} ms_frame_class;
+
+/* The class of a frame; an unknown id is native with no roles. Pure function of the
+ * frame's file and function name (callers cache per frame id, see memsnap/run.h). */
+MS_API ms_frame_class ms_frame_classify(const ms_snapshot *s, uint32_t frame_id);
+MS_API ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id);
+/* "user", "torch", "native", "library", "compiled" (JSON `kind` of stack frames). */
+MS_API const char *ms_frame_kind_name(ms_frame_kind k);
+/* Python code of any kind (what stacks='python' records). */
+MS_API bool ms_frame_kind_is_python(ms_frame_kind k);
+/* Code a user cannot act on when looking for their line: torch's and compiled code. */
+MS_API bool ms_frame_kind_is_internal(ms_frame_kind k);
+
+/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
+ * "MmBackward0" for the autograd node of a backward allocation. */
+MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+
 /* ------------------------------------------------------------------ sites */
 
-/* The site of a stack: the innermost Python frame (filename ending ".py") outside
- * torch's own package, else the innermost Python frame, else the innermost frame.
+/* The site of a stack: the innermost Python frame that is neither torch's own nor
+ * compiled code (ms_frame_kind_is_internal), else the innermost Python frame, else a
+ * backward node, else the innermost frame past the capture machinery.
  * Returns a frame id, or UINT32_MAX for an empty/unknown stack. Cached per stack. */
 MS_API uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
 /* Writes "file:line function" (file shortened to its last two path parts). */

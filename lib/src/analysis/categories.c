@@ -15,6 +15,7 @@
 #include "cat_internal.h"
 #include "timeline_internal.h"
 #include "internal.h"
+#include "memsnap/phases.h"
 
 static const char *const CAT_NAMES[MS_CAT_COUNT] = {
     "parameter", "gradient", "optimizer_state", "activation",
@@ -64,45 +65,26 @@ enum {
     FR_MODULE = 1u << 6
 };
 
-static bool ends_with(const char *s, const char *suffix)
+/* The category bits of one frame, from the library's one frame classifier. */
+static unsigned frame_flags(const ms_snapshot *s, uint32_t id)
 {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
-}
-
-static unsigned frame_flags(const ms_snapshot *s, const ms_frame *f)
-{
-    const char *file = ms_snapshot_string(s, f->filename);
-    const char *name = ms_snapshot_string(s, f->name);
+    ms_frame_class c = ms_frame_classify(s, id);
     unsigned fl = 0;
-    if (ends_with(file, ".py")) {
+    if (ms_frame_kind_is_python(c.kind)) {
         fl |= FR_PY;
-        const char *base = strrchr(file, '/');
-        base = base ? base + 1 : file;
-        /* Optimizers live in torch/optim/ but also apex/optimizers/, bitsandbytes/optim/,
-         * transformers/optimization.py (the same rule as the iteration finder). */
-        if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
+        if (c.roles & MS_FRAME_ROLE_OPTIMIZER)
             fl |= FR_OPT;
-        if (!strcmp(name, "forward"))
+        if (c.roles & MS_FRAME_ROLE_FORWARD)
             fl |= FR_FWD;
-        else if (!strcmp(name, "backward") || !strcmp(name, "_make_grads") ||
-                 !strcmp(name, "_engine_run_backward"))
+        if (c.roles & MS_FRAME_ROLE_BACKWARD)
             fl |= FR_BWD;
-        if ((strstr(file, "torch/nn/") &&
-             (!strcmp(name, "_apply") || !strcmp(name, "to") || !strcmp(name, "cuda") ||
-              !strcmp(name, "__init__") || !strcmp(name, "reset_parameters") ||
-              !strcmp(name, "_load_from_state_dict") || !strcmp(name, "load_state_dict"))) ||
-            !strcmp(base, "serialization.py") || !strcmp(name, "from_pretrained") ||
-            !strcmp(name, "load_state_dict"))
+        if (c.roles & MS_FRAME_ROLE_SETUP)
             fl |= FR_MODULE;
     } else {
-        /* A destructor (~AccumulateGrad when the model is deleted) is no backward. */
-        if (!strstr(name, "::~") &&
-            (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
-             (strstr(name, "Backward") && strstr(name, "apply"))))
+        if (c.roles & MS_FRAME_ROLE_AUTOGRAD)
             fl |= FR_ENGINE;
         /* cuBLAS/cuBLASLt/cuDNN workspaces and NCCL's buffers, named by the C++ frames. */
-        if (strstr(name, "orkspace") || strstr(name, "nccl") || strstr(name, "NCCL"))
+        if (c.roles & (MS_FRAME_ROLE_WORKSPACE | MS_FRAME_ROLE_COLLECTIVE))
             fl |= FR_WS;
     }
     return fl;
@@ -121,7 +103,7 @@ int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
     }
     for (size_t i = 0; i < nframes; i++)
-        ff[i] = (uint8_t)frame_flags(s, ms_snapshot_frame(s, (uint32_t)i));
+        ff[i] = (uint8_t)frame_flags(s, (uint32_t)i);
     for (size_t sid = 0; sid < nstacks; sid++) {
         size_t n = 0;
         const uint32_t *fr = ms_snapshot_stack(s, (uint32_t)sid, &n);
@@ -202,63 +184,40 @@ typedef struct ann_range {
     uint8_t tag;
 } ann_range;
 
-/* START/END pairs of phase annotations of the device as event ranges. */
+/* The phase annotations of the device as event ranges, from the library's one pairing
+ * (ms_annotation_ranges). A range never closed (the snapshot was taken inside it) says
+ * where a phase began but not where it ended: the stacks decide that one. */
 static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *s,
                              const ms_trace *tr, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    size_t na = 0;
-    const ms_annotation *a = ms_snapshot_annotations(s, &na);
-    ann_range *r = NULL;
-    size_t n = 0, cap = 0;
-    typedef struct open_ann {
-        uint32_t name;
-        int64_t t;
-    } open_ann;
-    open_ann *open = NULL;
-    size_t nopen = 0, capopen = 0;
-    int rc = 0;
-    size_t hint = 0;
-    for (size_t i = 0; i < na && !rc; i++) {
-        if (a[i].device != tr->device && a[i].device >= 0)
+    ms_annotation_range *ar = NULL;
+    size_t nar = 0;
+    int rc = ms_annotation_ranges(&ar, &nar, s, tr->device, err);
+    if (rc)
+        return rc;
+    ann_range *r = malloc((nar ? nar : 1) * sizeof *r);
+    if (!r) {
+        free(ar);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
+    }
+    size_t n = 0, hint = 0;
+    for (size_t i = 0; i < nar; i++) {
+        uint8_t tag = annotation_kind(ms_snapshot_string(s, ar[i].name));
+        if (!tag || ar[i].open_end)
             continue;
-        uint8_t tag = annotation_kind(ms_snapshot_string(s, a[i].name));
-        if (!tag)
-            continue;
-        if (a[i].is_start) {
-            if (!ms__grow((void **)&open, &capopen, nopen + 1, sizeof *open)) {
-                rc = -1;
-                break;
-            }
-            open[nopen++] = (open_ann){a[i].name, a[i].time_us};
-            continue;
-        }
-        /* The innermost open range of the same name; a lost START opens at the start. */
-        int64_t st = INT64_MIN;
-        for (size_t k = nopen; k-- > 0;)
-            if (open[k].name == a[i].name) {
-                st = open[k].t;
-                memmove(open + k, open + k + 1, (nopen - k - 1) * sizeof *open);
-                nopen--;
-                break;
-            }
-        if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r)) {
-            rc = -1;
-            break;
-        }
         size_t h0 = hint;
-        r[n].first = st == INT64_MIN ? 0 : ms__event_at_time(tr, st, false, &h0);
-        r[n].end = ms__event_at_time(tr, a[i].time_us, true, &hint);
+        r[n].first = ar[i].lost_start ? 0 : ms__event_at_time(tr, ar[i].start_us, false, &h0);
+        if (!ar[i].lost_start)
+            hint = h0;
+        size_t h1 = hint;
+        r[n].end = ms__event_at_time(tr, ar[i].end_us, true, &h1);
         r[n].tag = tag;
         if (r[n].end > r[n].first)
             n++;
     }
-    free(open);
-    if (rc) {
-        free(r);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
-    }
+    free(ar);
     *out = r;
     *n_out = n;
     return 0;

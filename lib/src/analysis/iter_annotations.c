@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "timeline_internal.h"
 #include "iter_cand.h"
+#include "memsnap/phases.h"
 
 /* First event whose time is at or after t (strictly after when `after`). */
 static int64_t event_at_time(const ms_trace *tr, int64_t t, bool after)
@@ -38,55 +39,33 @@ typedef struct range {
     int64_t start_us, end_us;
 } range;
 
-/* START/END pairs of matching annotations of a device, in start order. Unclosed STARTs
- * are dropped (the dump happened inside the range); an END without START (its START was
- * dropped from a wrapped buffer) opens at the earliest time. */
+/* The matching ranges of a device in start order, from the library's one pairing
+ * (ms_annotation_ranges). Ranges never closed are dropped (the dump happened inside the
+ * range: no iteration ended there); a range whose START was lost from a wrapped buffer
+ * opens at the earliest time (start_us INT64_MIN). */
 static int ranges_of(range **out, size_t *n_out, const ms_snapshot *s, int device, ann_kind kind,
                      const char *want, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    size_t na = 0;
-    const ms_annotation *a = ms_snapshot_annotations(s, &na);
-    range *r = NULL;
-    size_t n = 0, cap = 0;
-    int64_t *open = NULL; /* stack of start times: ranges of one name may nest */
-    size_t nopen = 0, capopen = 0;
-    for (size_t i = 0; i < na; i++) {
-        if (a[i].device != device && a[i].device >= 0)
-            continue;
-        if (!name_matches(ms_snapshot_string(s, a[i].name), kind, want))
-            continue;
-        if (a[i].is_start) {
-            if (!ms__grow((void **)&open, &capopen, nopen + 1, sizeof *open))
-                goto nomem;
-            open[nopen++] = a[i].time_us;
-        } else {
-            if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r))
-                goto nomem;
-            r[n].start_us = nopen ? open[--nopen] : INT64_MIN;
-            r[n].end_us = a[i].time_us;
-            n++;
-        }
+    ms_annotation_range *ar = NULL;
+    size_t nar = 0;
+    int rc = ms_annotation_ranges(&ar, &nar, s, device, err);
+    if (rc)
+        return rc;
+    range *r = malloc((nar ? nar : 1) * sizeof *r);
+    if (!r) {
+        free(ar);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
     }
-    free(open);
-    /* Nested ranges close inner-first; order by start for the caller. */
-    for (size_t i = 1; i < n; i++) {
-        range x = r[i];
-        size_t j = i;
-        while (j > 0 && r[j - 1].start_us > x.start_us) {
-            r[j] = r[j - 1];
-            j--;
-        }
-        r[j] = x;
-    }
+    size_t n = 0;
+    for (size_t i = 0; i < nar; i++)
+        if (!ar[i].open_end && name_matches(ms_snapshot_string(s, ar[i].name), kind, want))
+            r[n++] = (range){ar[i].start_us, ar[i].end_us};
+    free(ar);
     *out = r;
     *n_out = n;
     return 0;
-nomem:
-    free(open);
-    free(r);
-    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
 }
 
 /* Whole ranges (ProfilerStep#N, --step NAME): each range with events is one iteration. */

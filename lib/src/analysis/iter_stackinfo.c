@@ -8,53 +8,43 @@
 
 enum {
     F_PY = 1u << 0,
-    F_TORCH = 1u << 1,
+    F_INTERNAL = 1u << 1, /* torch's or compiled code: not the user's line */
     F_OPTIM = 1u << 2,
-    F_FORWARD = 1u << 3,
-    F_BACKWARD = 1u << 4,
+    F_LAYER = 1u << 3,    /* forward or backward: a layer frame */
+    F_FORWARD = 1u << 4,
     F_ZERO_GRAD = 1u << 5,
     F_BWD_NODE = 1u << 6,
-    F_WORKSPACE = 1u << 7
+    F_WORKSPACE = 1u << 7,
+    F_LIBRARY = 1u << 8   /* an installed package's Python: not the user's line either */
 };
 
-static bool ends_with(const char *s, const char *suffix)
+/* The structural bits of one frame, from the library's one frame classifier. */
+static uint16_t frame_flags(const ms_snapshot *s, uint32_t id)
 {
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && !memcmp(s + ls - lx, suffix, lx);
-}
-
-static uint8_t frame_flags(const ms_snapshot *s, const ms_frame *f)
-{
-    const char *file = ms_snapshot_string(s, f->filename);
-    const char *name = ms_snapshot_string(s, f->name);
+    ms_frame_class c = ms_frame_classify(s, id);
     unsigned flags = 0;
-    if (ends_with(file, ".py")) {
+    if (ms_frame_kind_is_python(c.kind)) {
         flags |= F_PY;
-        /* Same rule as ms_stack_site: torch's own package is not user code. */
-        if (strstr(file, "/torch/") || !strncmp(file, "torch/", 6))
-            flags |= F_TORCH;
-        const char *base = strrchr(file, '/');
-        base = base ? base + 1 : file;
-        /* Optimizers live in torch/optim/ but also in apex/optimizers/, bitsandbytes/optim/,
-         * transformers/optimization.py: match the package, not one library. */
-        if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
+        if (ms_frame_kind_is_internal(c.kind))
+            flags |= F_INTERNAL;
+        if (c.kind == MS_FRAME_LIBRARY)
+            flags |= F_LIBRARY;
+        if (c.roles & MS_FRAME_ROLE_OPTIMIZER)
             flags |= F_OPTIM;
-        if (!strcmp(name, "forward"))
-            flags |= F_FORWARD;
-        else if (!strcmp(name, "backward"))
-            flags |= F_BACKWARD;
-        else if (!strcmp(name, "zero_grad"))
+        if (c.roles & MS_FRAME_ROLE_FORWARD)
+            flags |= F_FORWARD | F_LAYER;
+        if (c.roles & MS_FRAME_ROLE_BACKWARD)
+            flags |= F_LAYER;
+        if (c.roles & MS_FRAME_ROLE_ZERO_GRAD)
             flags |= F_ZERO_GRAD;
     } else {
-        /* Backward allocations run on autograd threads without Python frames; the
-         * generated node ("AddmmBackward0_apply_functional") names the layer op. */
-        if (strstr(name, "Backward") && strstr(name, "apply"))
+        if (c.roles & MS_FRAME_ROLE_NODE)
             flags |= F_BWD_NODE;
-        /* cuBLAS/cuDNN workspaces are allocated on first use and kept on purpose. */
-        if (strstr(name, "Workspace") || strstr(name, "workspace"))
+        /* Library buffers kept on purpose: cuBLAS/cuDNN workspaces, NCCL's buffers. */
+        if (c.roles & (MS_FRAME_ROLE_WORKSPACE | MS_FRAME_ROLE_COLLECTIVE))
             flags |= F_WORKSPACE;
     }
-    return (uint8_t)flags;
+    return (uint16_t)flags;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -67,7 +57,7 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
 {
     *out = NULL;
     size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
-    uint8_t *ff = calloc(nframes ? nframes : 1, 1);
+    uint16_t *ff = calloc(nframes ? nframes : 1, sizeof *ff);
     ms__stackinfo *si = calloc(nstacks ? nstacks : 1, sizeof *si);
     if (!ff || !si) {
         free(ff);
@@ -75,7 +65,7 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
     }
     for (size_t i = 0; i < nframes; i++)
-        ff[i] = frame_flags(s, ms_snapshot_frame(s, (uint32_t)i));
+        ff[i] = frame_flags(s, (uint32_t)i);
 
     for (size_t sid = 0; sid < nstacks; sid++) {
         size_t n = 0;
@@ -94,7 +84,7 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
             uint32_t id = fr[k];
             if (id >= nframes)
                 continue;
-            uint8_t f = ff[id];
+            uint16_t f = ff[id];
             if (f & F_WORKSPACE)
                 flags |= MS__ST_WORKSPACE;
             if ((f & F_BWD_NODE) && node == UINT32_MAX)
@@ -107,7 +97,7 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
             }
             if (f & F_ZERO_GRAD)
                 flags |= MS__ST_ZERO_GRAD;
-            if ((f & (F_FORWARD | F_BACKWARD)) && x->layer == UINT32_MAX) {
+            if ((f & F_LAYER) && x->layer == UINT32_MAX) {
                 x->layer = id;
                 layer_pos = k;
             }
@@ -117,8 +107,10 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
                 outer_fwd = id;
                 seen_outer_fwd = true;
                 x->call_key = UINT32_MAX;
-            } else if (seen_outer_fwd && !(f & F_TORCH) && x->call_key == UINT32_MAX) {
-                /* The user line that called the outermost forward (`out = model(x)`). */
+            } else if (seen_outer_fwd && !(f & (F_INTERNAL | F_LIBRARY)) &&
+                       x->call_key == UINT32_MAX) {
+                /* The user line that called the outermost forward (`out = model(x)`):
+                 * past torch's, compiled and installed libraries' frames. */
                 x->call_key = id;
             }
         }

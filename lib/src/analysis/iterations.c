@@ -220,6 +220,20 @@ static void iter_stats_event(void *ctx, size_t i, int64_t active)
         x->live_end_bytes = active;
 }
 
+/* Peak and end from the stored curve (without one, the replay in finish fills them). */
+static void fill_stats(ms_iteration *x, const ms_timeline *t)
+{
+    if (!t->active)
+        return;
+    int64_t st = x->start_event, en = x->end_event;
+    int64_t peak = st > 0 ? t->active[st - 1] : t->active_start;
+    for (int64_t i = st; i < en; i++)
+        if (t->active[i] > peak)
+            peak = t->active[i];
+    x->peak_bytes = peak;
+    x->live_end_bytes = t->active[en - 1];
+}
+
 static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
                   const ms_timeline *t, cand *c, ms_error *err)
 {
@@ -230,7 +244,7 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
     it->method = c->n ? c->method : MS_ITER_NONE;
     memcpy(it->detail, c->detail, sizeof it->detail);
     if (c->n) {
-        it->items = calloc(c->n, sizeof *it->items);
+        it->items = calloc(c->n + 1, sizeof *it->items); /* + the unfinished one */
         if (!it->items) {
             free(it);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
@@ -250,22 +264,36 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
         x->start_us = c->it[k].start_us != INT64_MIN ? c->it[k].start_us : tr->time_us[st];
         x->end_us = c->it[k].end_us != INT64_MIN ? c->it[k].end_us : tr->time_us[en - 1];
         x->partial = it->n == 0 && c->first_partial;
-        if (t->active) {
-            int64_t peak = st > 0 ? t->active[st - 1] : t->active_start;
-            for (int64_t i = st; i < en; i++)
-                if (t->active[i] > peak)
-                    peak = t->active[i];
-            x->peak_bytes = peak;
-            x->live_end_bytes = t->active[en - 1];
-        }
+        fill_stats(x, t);
         it->n++;
+    }
+    /* The iteration that never finished: a trace that ends in an out-of-memory error
+     * after the last complete iteration ended failed inside the next one. It follows
+     * items[n], marked, so every view counts the failing iteration the same way. */
+    if (it->n) {
+        int64_t st = it->items[it->n - 1].end_event;
+        bool oom = false;
+        for (int64_t i = st; i < (int64_t)tr->n && !oom; i++)
+            oom = tr->action[i] == MS_ACT_OOM;
+        if (oom) {
+            ms_iteration *x = &it->items[it->n];
+            x->start_event = st;
+            x->end_event = (int64_t)tr->n;
+            x->start_us = tr->time_us[st];
+            x->end_us = tr->time_us[tr->n - 1];
+            x->unfinished = true;
+            fill_stats(x, t);
+            it->n_unfinished = 1;
+        }
     }
     if (!t->active && it->n) {
         /* No stored curve: one replay fills every iteration's peak and end. */
+        it->n += it->n_unfinished;
         iter_stats_ctx sc = {it, 0, t->active_start};
         for (size_t k = 0; k < it->n; k++)
             it->items[k].peak_bytes = INT64_MIN;
         int rc = ms__timeline_replay(s, t, NULL, NULL, iter_stats_event, &sc, err);
+        it->n -= it->n_unfinished;
         if (rc) {
             ms_iterations_free(it);
             return rc;

@@ -350,7 +350,8 @@ static bool is_graph(const ms_leak_report *r, const ms_snapshot *s, const ms_tim
                 ms_frame_kind fk = ms_frame_kind_of(s, fr[k]);
                 if (fk == MS_FRAME_NATIVE)
                     continue;
-                library = fk == MS_FRAME_TORCH; /* the innermost Python frame */
+                /* the innermost Python frame: torch's, compiled or a library's code */
+                library = fk != MS_FRAME_USER;
                 break;
             }
         }

@@ -8,7 +8,6 @@
  * when they come from several iterations, the last of them in the second half of the run,
  * the site keeps adding memory every iteration: a leak. Allocations freed one iteration
  * later (the loop variable `x`, last step's loss) never survive that long. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,31 +28,6 @@ const char *ms_leak_kind_name(ms_leak_kind k)
         return "retained";
     }
     return "unknown";
-}
-
-int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
-{
-    if (!buf || !cap)
-        return MS_ERR_ARG;
-    buf[0] = 0;
-    if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
-        return MS_ERR_ARG;
-    const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    const char *name = ms_snapshot_string(s, f->name);
-    const char *hit = strstr(name, "Backward");
-    size_t len = strlen(ms_snapshot_string(s, f->filename));
-    bool python = len >= 3 && !strcmp(ms_snapshot_string(s, f->filename) + len - 3, ".py");
-    if (python || !hit)
-        return ms_site_format(s, frame_id, buf, cap);
-    /* C++ node names are long templates; the node class ("MmBackward0") is what users
-     * know from grad_fn. */
-    const char *b = hit, *e = hit + 8;
-    while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
-        b--;
-    while (isdigit((unsigned char)*e))
-        e++;
-    snprintf(buf, cap, "%.*s", (int)(e - b), b);
-    return 0;
 }
 
 void ms_leak_report_free(ms_leak_report *r)
@@ -642,15 +616,25 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
     rc = find_with(&r, s, t, opt, err);
     if (rc)
         return rc;
+    rc = ms_leak_marks_of(out, n_out, s, t, r, err);
+    ms_leak_report_free(r);
+    return rc;
+}
+
+int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                     const ms_timeline *t, const ms_leak_report *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!s || !t || !r)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "leak marks need a report and its timeline");
     size_t n = 0;
     for (size_t f = 0; f < r->n; f++)
         if (r->items[f].kind != MS_LEAK_RETAINED)
             n += r->items[f].n_index;
     ms_leak_mark *mk = calloc(n ? n : 1, sizeof *mk);
-    if (!mk) {
-        ms_leak_report_free(r);
+    if (!mk)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak marks");
-    }
     size_t k = 0, finding = 0;
     for (size_t f = 0; f < r->n; f++) {
         const ms_leak *L = &r->items[f];
@@ -686,7 +670,6 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
         }
         finding++;
     }
-    ms_leak_report_free(r);
     *out = mk;
     *n_out = k;
     return 0;

@@ -9,6 +9,7 @@
 
 #include "internal.h"
 #include "iter_internal.h"
+#include "run_internal.h"
 #include "memsnap/categories.h"
 #include "memsnap/oom.h"
 
@@ -295,9 +296,11 @@ static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
  * known), bucketed down to MS_OOM_WINDOW_POINTS. */
 static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size_t event)
 {
-    size_t first = 0;
-    if (o->n_iters >= 4)
-        first = (size_t)o->iters[o->n_iters - 4].end_event;
+    size_t first = 0, done = o->n_iters;
+    if (done && o->iters[done - 1].unfinished)
+        done--; /* three complete iterations */
+    if (done >= 4)
+        first = (size_t)o->iters[done - 4].end_event;
     if (first > event)
         first = 0;
     size_t n = event - first + 1;
@@ -435,11 +438,21 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
         while (last < it->n && it->items[last].end_event <= (int64_t)event)
             last++;
         size_t from = last > MS_OOM_MAX_ITERS ? last - MS_OOM_MAX_ITERS : 0;
+        /* The iteration the failure happened in ends the list, marked unfinished: the
+         * same count every view gives (ms_iterations.n_unfinished). */
+        bool failing = last == it->n && it->n_unfinished &&
+                       it->items[last].start_event <= (int64_t)event;
+        if (failing && last - from == MS_OOM_MAX_ITERS)
+            from++;
         for (size_t k = from; k < last; k++) {
             o->iters[o->n_iters++] = (ms_oom_iter){k, it->items[k].end_event,
                                                    it->items[k].live_end_bytes,
-                                                   it->items[k].peak_bytes};
+                                                   it->items[k].peak_bytes, false};
         }
+        if (failing)
+            o->iters[o->n_iters++] = (ms_oom_iter){last, it->items[last].end_event,
+                                                   it->items[last].live_end_bytes,
+                                                   it->items[last].peak_bytes, true};
         if (last > 0)
             since = it->items[last - 1].end_event;
     }
@@ -518,6 +531,14 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
                    const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
 {
+    return ms__oom_analyze_with(out, s, device, t, opt, NULL, NULL, err);
+}
+
+int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
+                         const ms_timeline *t, const ms_oom_options *opt,
+                         const ms_leak_report *run_lr, const ms_categories *run_cats,
+                         ms_error *err)
+{
     ms_error_clear(err);
     *out = NULL;
     if (!s || device < 0 || device >= ms_snapshot_device_count(s))
@@ -551,18 +572,20 @@ int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
     /* Iterations and leaks are context: a trace they cannot be found in still gets its
      * allocator state and cause. */
     ms_error soft;
-    if (ms_leaks_find(&lr, s, device, t, NULL, &soft))
+    if (!run_lr && ms_leaks_find(&lr, s, device, t, NULL, &soft))
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;
     ms_categories *cats = NULL;
-    if (!(opt && opt->categories_at) &&
+    if (!run_cats && !(opt && opt->categories_at) &&
         ms_categories_build(&cats, s, device, t, lr ? lr->iterations : NULL, &soft))
         cats = NULL;
+    const ms_leak_report *use_lr = run_lr ? run_lr : lr;
+    const ms_categories *use_cats = run_cats && !(opt && opt->categories_at) ? run_cats : cats;
     for (size_t i = 0; i < tr->n && !rc; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
-        rc = one_oom(&r->items[r->n], s, t, lr, si, opt, cats, i, err);
+        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, i, err);
         r->n++;
     }
     ms_categories_free(cats);

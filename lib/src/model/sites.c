@@ -1,9 +1,9 @@
 /* Allocation sites: which line of the user's code an allocation belongs to. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
-#include "memsnap/leaks.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -11,14 +11,128 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
+/* ------------------------------------------------------------------ the classifier */
+
 /* torch's own Python package: the frames a user cannot act on. Matched as an installed
  * package (site-/dist-packages) or a source checkout, so a virtualenv that merely lives
- * under a directory called torch does not hide the user's own code. */
+ * under a directory called torch (/opt/torch/.venv/) does not hide the user's own code
+ * nor make every installed library torch's. */
 static bool in_torch(const char *filename)
 {
     return strstr(filename, "-packages/torch/") != NULL || strstr(filename, "/pytorch/torch/") != NULL ||
            strncmp(filename, "torch/", 6) == 0;
 }
+
+/* torch.compile's own frames and the code it generates: Dynamo's frame evaluation,
+ * Inductor (and the Triton/C++ wrappers it writes into its cache directory,
+ * /tmp/torchinductor_USER/xx/cxyz.py), and FX graph modules (`<eval_with_key>.N`). The
+ * user's line is the one that called the compiled model, as for torch's own frames. */
+static bool is_compiled(const char *filename)
+{
+    return strstr(filename, "torch/_dynamo/") != NULL || strstr(filename, "torch/_inductor/") != NULL ||
+           strstr(filename, "/torchinductor_") != NULL || strncmp(filename, "torchinductor_", 14) == 0 ||
+           strncmp(filename, "<eval_with_key>", 15) == 0;
+}
+
+bool ms_frame_kind_is_python(ms_frame_kind k)
+{
+    return k != MS_FRAME_NATIVE;
+}
+
+bool ms_frame_kind_is_internal(ms_frame_kind k)
+{
+    return k == MS_FRAME_TORCH || k == MS_FRAME_COMPILED;
+}
+
+static ms_frame_kind kind_of_file(const char *file)
+{
+    if (is_compiled(file))
+        return MS_FRAME_COMPILED;
+    if (!ends_with(file, ".py"))
+        return MS_FRAME_NATIVE;
+    if (in_torch(file))
+        return MS_FRAME_TORCH;
+    if (strstr(file, "-packages/"))
+        return MS_FRAME_LIBRARY;
+    return MS_FRAME_USER;
+}
+
+static uint32_t python_roles(const char *file, const char *name)
+{
+    uint32_t r = 0;
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    /* Optimizers live in torch/optim/ but also in apex/optimizers/, bitsandbytes/optim/,
+     * transformers/optimization.py: match the package, not one library. */
+    if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
+        r |= MS_FRAME_ROLE_OPTIMIZER;
+    if (!strcmp(name, "forward"))
+        r |= MS_FRAME_ROLE_FORWARD;
+    else if (!strcmp(name, "backward") || !strcmp(name, "_make_grads") ||
+             !strcmp(name, "_engine_run_backward"))
+        r |= MS_FRAME_ROLE_BACKWARD;
+    else if (!strcmp(name, "zero_grad"))
+        r |= MS_FRAME_ROLE_ZERO_GRAD;
+    if ((strstr(file, "torch/nn/") &&
+         (!strcmp(name, "_apply") || !strcmp(name, "to") || !strcmp(name, "cuda") ||
+          !strcmp(name, "__init__") || !strcmp(name, "reset_parameters") ||
+          !strcmp(name, "_load_from_state_dict") || !strcmp(name, "load_state_dict"))) ||
+        !strcmp(base, "serialization.py") || !strcmp(name, "from_pretrained") ||
+        !strcmp(name, "load_state_dict"))
+        r |= MS_FRAME_ROLE_SETUP;
+    return r;
+}
+
+static uint32_t native_roles(const char *name)
+{
+    uint32_t r = 0;
+    /* A destructor (~AccumulateGrad when the model is deleted) is no backward. */
+    bool dtor = strstr(name, "::~") != NULL;
+    /* Backward allocations run on autograd threads without Python frames: the engine,
+     * AccumulateGrad, and the generated node's code (AddmmBackward0::apply and the
+     * AddmmBackward0_apply_functional it calls). */
+    if (!dtor && (strstr(name, "torch::autograd::Engine::") || strstr(name, "AccumulateGrad") ||
+                  (strstr(name, "Backward") && strstr(name, "apply"))))
+        r |= MS_FRAME_ROLE_AUTOGRAD;
+    /* The node's own code: its apply method or the functional it calls; each stack's
+     * innermost one names the layer op (MmBackward0) a person knows from grad_fn. */
+    if (!dtor && strstr(name, "Backward") && strstr(name, "apply"))
+        r |= MS_FRAME_ROLE_NODE;
+    /* cuBLAS/cuBLASLt/cuDNN workspaces are allocated on first use and kept on purpose. */
+    if (strstr(name, "orkspace"))
+        r |= MS_FRAME_ROLE_WORKSPACE;
+    if (strstr(name, "nccl") || strstr(name, "NCCL"))
+        r |= MS_FRAME_ROLE_COLLECTIVE;
+    return r;
+}
+
+ms_frame_class ms_frame_classify(const ms_snapshot *s, uint32_t frame_id)
+{
+    ms_frame_class c = {MS_FRAME_NATIVE, 0};
+    if (!s || frame_id >= s->n_frames)
+        return c;
+    const char *file = ms_snapshot_string(s, s->frames[frame_id].filename);
+    const char *name = ms_snapshot_string(s, s->frames[frame_id].name);
+    c.kind = kind_of_file(file);
+    c.roles = ms_frame_kind_is_python(c.kind) ? python_roles(file, name) : native_roles(name);
+    return c;
+}
+
+ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id)
+{
+    if (!s || frame_id >= s->n_frames)
+        return MS_FRAME_NATIVE;
+    return kind_of_file(ms_snapshot_string(s, s->frames[frame_id].filename));
+}
+
+const char *ms_frame_kind_name(ms_frame_kind k)
+{
+    static const char *const names[MS_FRAME_KIND_COUNT] = {"user", "torch", "native", "library",
+                                                           "compiled"};
+    return (unsigned)k < MS_FRAME_KIND_COUNT ? names[k] : "unknown";
+}
+
+/* ------------------------------------------------------------------ sites */
 
 /* Frames that only record how the allocation was captured or carried out. */
 static bool is_machinery(const char *name)
@@ -40,10 +154,10 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
         return UINT32_MAX;
     uint32_t first_python = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        const char *file = ms_snapshot_string(s, s->frames[frames[i]].filename);
-        if (!ends_with(file, ".py"))
+        ms_frame_kind k = ms_frame_kind_of(s, frames[i]);
+        if (!ms_frame_kind_is_python(k))
             continue;
-        if (!in_torch(file))
+        if (!ms_frame_kind_is_internal(k))
             return frames[i];
         if (first_python == UINT32_MAX)
             first_python = frames[i];
@@ -56,7 +170,9 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
     uint32_t first_real = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const char *name = ms_snapshot_string(s, s->frames[frames[i]].name);
-        if (strncmp(name, "torch::autograd::generated::", 28) == 0 && strstr(name, "::apply("))
+        /* Of the node's frames, its apply method reads best (the functional it calls
+         * is an implementation detail). */
+        if ((ms_frame_classify(s, frames[i]).roles & MS_FRAME_ROLE_NODE) && strstr(name, "::apply("))
             return frames[i];
         if (first_real == UINT32_MAX && !is_machinery(name))
             first_real = frames[i];
@@ -216,13 +332,25 @@ int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t ca
     return n < 0 ? MS_ERR_ARG : 0;
 }
 
-ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id)
+int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
-    if (frame_id >= s->n_frames)
-        return MS_FRAME_NATIVE;
-    const char *file = ms_snapshot_string(s, s->frames[frame_id].filename);
-    if (!ends_with(file, ".py"))
-        return MS_FRAME_NATIVE;
-    /* The rule of ms_stack_site, so the frame a stack is blamed on is a user frame. */
-    return in_torch(file) ? MS_FRAME_TORCH : MS_FRAME_USER;
+    if (!buf || !cap)
+        return MS_ERR_ARG;
+    buf[0] = 0;
+    if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
+        return MS_ERR_ARG;
+    const ms_frame *f = ms_snapshot_frame(s, frame_id);
+    const char *name = ms_snapshot_string(s, f->name);
+    const char *hit = strstr(name, "Backward");
+    if (ends_with(ms_snapshot_string(s, f->filename), ".py") || !hit)
+        return ms_site_format(s, frame_id, buf, cap);
+    /* C++ node names are long templates; the node class ("MmBackward0") is what users
+     * know from grad_fn. */
+    const char *b = hit, *e = hit + 8;
+    while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+        b--;
+    while (isdigit((unsigned char)*e))
+        e++;
+    snprintf(buf, cap, "%.*s", (int)(e - b), b);
+    return 0;
 }

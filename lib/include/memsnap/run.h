@@ -1,0 +1,68 @@
+/* memsnap run: one analysed run per file and device, that every command and chart
+ * reads. Each fact (timeline, iterations, annotation ranges, phases, frame classes,
+ * categories, leak findings, OOM analyses) is computed once, on first request, from
+ * the others, so two views can never compute the same fact two ways; a view pays
+ * only for what it asks.
+ *
+ * Ownership: ms_run_open's result belongs to the caller (ms_run_free); every pointer a
+ * getter returns belongs to the run and lives as long as it. The snapshot must outlive
+ * the run. A run is not safe to share between threads while getters may build. */
+#ifndef MEMSNAP_RUN_H
+#define MEMSNAP_RUN_H
+
+#include "memsnap/categories.h"
+#include "memsnap/export.h"
+#include "memsnap/iterations.h"
+#include "memsnap/leaks.h"
+#include "memsnap/memsnap.h"
+#include "memsnap/oom.h"
+#include "memsnap/phases.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ms_run ms_run;
+
+typedef struct ms_run_options {
+    ms_iter_options iter;     /* how iterations are found (every view uses the same) */
+    uint64_t leak_min_bytes;  /* ms_leak_options.min_bytes */
+    size_t oom_top_sites;     /* ms_oom_options.top_sites (0: 10) */
+    /* MS_TIMELINE_* flags of the run's timeline; 0: MS_TIMELINE_CURVES |
+     * MS_TIMELINE_ALLOCS, which every getter can use. A view that asks only for
+     * categories may pass MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE (half the memory). */
+    unsigned timeline_flags;
+} ms_run_options;
+
+/* `opt` may be NULL (defaults). Nothing is computed yet. */
+MS_API int ms_run_open(ms_run **out, const ms_snapshot *s, int device, const ms_run_options *opt,
+                       ms_error *err);
+MS_API void ms_run_free(ms_run *r);
+
+MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
+MS_API int ms_run_device(const ms_run *r);
+
+/* The device's timeline (ms_run_options.timeline_flags). */
+MS_API int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err);
+/* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
+ * holds the same object. */
+MS_API int ms_run_iterations(ms_run *r, const ms_iterations **out, ms_error *err);
+/* The device's annotation ranges (ms_annotation_ranges), paired once. */
+MS_API int ms_run_annotation_ranges(ms_run *r, const ms_annotation_range **out, size_t *n_out,
+                                    ms_error *err);
+/* The phase list (inferred from stacks where there are no annotations). */
+MS_API int ms_run_phases(ms_run *r, const ms_phases **out, ms_error *err);
+/* The class of every frame of the snapshot, indexed by frame id (ms_frame_classify). */
+MS_API int ms_run_frame_classes(ms_run *r, const ms_frame_class **out, size_t *n_out,
+                                ms_error *err);
+/* Categories of the timeline's allocations, built on the run's iterations. */
+MS_API int ms_run_categories(ms_run *r, const ms_categories **out, ms_error *err);
+/* Leak findings (their alloc indices refer to ms_run_timeline). */
+MS_API int ms_run_leaks(ms_run *r, const ms_leak_report **out, ms_error *err);
+/* OOM analyses, with the run's categories behind their category breakdowns. */
+MS_API int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,12 @@
+/* Private entry points the run model (run.c) uses so each fact is computed once. */
+#ifndef MEMSNAP_RUN_INTERNAL_H
+#define MEMSNAP_RUN_INTERNAL_H
+
+#include "memsnap/run.h"
+
+/* ms_oom_analyze with the run's leak report and categories (NULL: built inside). */
+int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
+                         const ms_timeline *t, const ms_oom_options *opt,
+                         const ms_leak_report *lr, const ms_categories *cats, ms_error *err);
+
+#endif
