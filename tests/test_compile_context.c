@@ -1,0 +1,88 @@
+/* Each trace entry's compile_context and user_metadata (PyTorch 2.4+): read into two
+ * per-event arrays of string ids, made only when some entry carries a value other than
+ * the default ('N/A', ""). compile_ctx_recorded was recorded with
+ * _record_memory_history(compile_context=True) and _set_memory_metadata("step=N"); its
+ * truth.json counts the entries per value. Every other snapshot carries only defaults,
+ * so its arrays must stay NULL. Each file is read by one thread and with the second
+ * thread forced on (parallel_min_bytes = 1): both must agree. */
+#include "check.h"
+
+/* Entries per value of `arr` over every device, as "value" -> count, the default
+ * counted under `def`, compared with truth's dump_scan.<key>. */
+static void check_counts(const char *ctx, const ms_snapshot *s, int which, const cJSON *want,
+                         const char *def)
+{
+    cJSON *have = cJSON_CreateObject();
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        const ms_trace *t = ms_snapshot_trace(s, d);
+        const uint32_t *arr = which ? t->user_metadata : t->compile_context;
+        CHECK_TRUE_IN(ctx, t->n == 0 || arr != NULL);
+        for (size_t i = 0; i < t->n; i++) {
+            const char *v = arr && arr[i] != MS_NO_STRING ? ms_snapshot_string(s, arr[i]) : def;
+            CHECK_TRUE_IN(ctx, !arr || arr[i] == MS_NO_STRING || strcmp(v, def) != 0);
+            cJSON *c = cJSON_GetObjectItemCaseSensitive(have, v);
+            if (c)
+                cJSON_SetNumberValue(c, c->valuedouble + 1);
+            else
+                cJSON_AddNumberToObject(have, v, 1);
+        }
+    }
+    CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(have), cJSON_GetArraySize(want));
+    const cJSON *w;
+    cJSON_ArrayForEach(w, want)
+    {
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(have, w->string);
+        CHECK_EQ_INT_IN(w->string, h ? (long long)h->valuedouble : -1, (long long)w->valuedouble);
+    }
+    cJSON_Delete(have);
+}
+
+static void recorded(const ms_limits *lim, const char *ctx)
+{
+    cJSON *truth = check_truth_load("compile_ctx_recorded");
+    const cJSON *scan = cJSON_GetObjectItemCaseSensitive(truth, "dump_scan");
+    const cJSON *cc = cJSON_GetObjectItemCaseSensitive(scan, "compile_context_values");
+    const cJSON *um = cJSON_GetObjectItemCaseSensitive(scan, "user_metadata_values");
+    CHECK_TRUE_IN(ctx, cJSON_IsObject(cc) && cJSON_IsObject(um));
+    ms_snapshot *s = NULL;
+    ms_error err;
+    CHECK_EQ_INT_IN(ctx, ms_snapshot_read_file(&s, "testdata/compile_ctx_recorded.pickle", lim, &err), 0);
+    if (s && cc && um) {
+        check_counts(ctx, s, 0, cc, "N/A");
+        check_counts(ctx, s, 1, um, "");
+    }
+    ms_snapshot_free(s);
+    cJSON_Delete(truth);
+}
+
+static void defaults_only(const char *path, const char *name, void *arg)
+{
+    (void)arg;
+    if (strcmp(name, "compile_ctx_recorded") == 0)
+        return;
+    ms_limits lims[2] = {ms_limits_default(), ms_limits_default()};
+    lims[0].parallel_min_bytes = 0;
+    lims[1].parallel_min_bytes = 1;
+    for (int k = 0; k < 2; k++) {
+        ms_snapshot *s = NULL;
+        ms_error err;
+        CHECK_EQ_INT_IN(name, ms_snapshot_read_file(&s, path, &lims[k], &err), 0);
+        for (int d = 0; s && d < ms_snapshot_device_count(s); d++) {
+            const ms_trace *t = ms_snapshot_trace(s, d);
+            CHECK_TRUE_IN(name, t->compile_context == NULL);
+            CHECK_TRUE_IN(name, t->user_metadata == NULL);
+        }
+        ms_snapshot_free(s);
+    }
+}
+
+int main(void)
+{
+    ms_limits one = ms_limits_default(), two = ms_limits_default();
+    one.parallel_min_bytes = 0;
+    two.parallel_min_bytes = 1;
+    recorded(&one, "one thread");
+    recorded(&two, "two threads");
+    CHECK_TRUE(check_each_snapshot(defaults_only, NULL) > 40);
+    return check_finish("test_compile_context");
+}
