@@ -76,6 +76,51 @@ static void defaults_only(const char *path, const char *name, void *arg)
     }
 }
 
+/* `leaks --all --stack` and `leaks --all --json`: a finding whose representative
+ * allocation was made in a compiled region under _set_memory_metadata("step=0") says so
+ * (the 33 MiB cuBLAS workspace made in the first compiled forward); a file with only
+ * defaults says nothing, and its JSON holds null. */
+static void leaks_cli(const char *bin)
+{
+    char cmd[1024];
+    int st = 0;
+    snprintf(cmd, sizeof cmd, "'%s' leaks --all --stack testdata/compile_ctx_recorded.pickle", bin);
+    char *out = check_run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK_TRUE(out && strstr(out, "\n            compile context: Torch-Compiled Region: 1/0\n"
+                                  "            user metadata: step=0\n"));
+    CHECK_TRUE(out && strstr(out, "\n            user metadata: build\n"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' leaks --all --json testdata/compile_ctx_recorded.pickle", bin);
+    out = check_run(cmd, &st);
+    cJSON *doc = out ? cJSON_Parse(out) : NULL;
+    const cJSON *leaks = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"), 0), "leaks");
+    size_t compiled = 0, step0 = 0, nulls = 0;
+    const cJSON *L;
+    cJSON_ArrayForEach(L, leaks)
+    {
+        const cJSON *cc = cJSON_GetObjectItemCaseSensitive(L, "compile_context");
+        const cJSON *um = cJSON_GetObjectItemCaseSensitive(L, "user_metadata");
+        CHECK_TRUE(cc && um);
+        compiled += cJSON_IsString(cc) && strcmp(cc->valuestring, "Torch-Compiled Region: 1/0") == 0;
+        step0 += cJSON_IsString(um) && strcmp(um->valuestring, "step=0") == 0;
+        nulls += cJSON_IsNull(cc);
+    }
+    CHECK_TRUE(compiled >= 1 && step0 >= 1 && nulls >= 1);
+    cJSON_Delete(doc);
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' leaks --all --stack testdata/gpt2_train.pickle", bin);
+    out = check_run(cmd, &st);
+    CHECK_TRUE(out && strstr(out, "stack (innermost first") && !strstr(out, "compile context:") &&
+               !strstr(out, "user metadata:"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' leaks --all --json testdata/gpt2_train.pickle", bin);
+    out = check_run(cmd, &st);
+    CHECK_TRUE(out && strstr(out, "\"compile_context\":\tnull") && !strstr(out, "\"compile_context\":\t\""));
+    free(out);
+}
+
 int main(void)
 {
     ms_limits one = ms_limits_default(), two = ms_limits_default();
@@ -84,5 +129,9 @@ int main(void)
     recorded(&one, "one thread");
     recorded(&two, "two threads");
     CHECK_TRUE(check_each_snapshot(defaults_only, NULL) > 40);
+    const char *bin = getenv("MEMSNAP_BIN");
+    CHECK_TRUE(bin != NULL);
+    if (bin)
+        leaks_cli(bin);
     return check_finish("test_compile_context");
 }
