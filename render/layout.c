@@ -84,6 +84,7 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
                        spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
                        : spec->by == MS_CHART_BY_PHASE    ? "outside annotated phases"
                        : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
+                       : spec->by == MS_CHART_BY_COMPILE  ? "other compile contexts"
                                                           : "other sites");
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
     if (chart->show_low)
@@ -98,6 +99,7 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
                   chart->by == MS_CHART_BY_SITE       ? "bands: allocation sites"
                   : chart->by == MS_CHART_BY_PHASE    ? "bands: annotated phases"
                   : chart->by == MS_CHART_BY_CATEGORY ? "bands: what the memory is"
+                  : chart->by == MS_CHART_BY_COMPILE  ? "bands: compile contexts"
                                                       : "largest allocations, by site");
     ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");
 }

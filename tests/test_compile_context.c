@@ -121,6 +121,33 @@ static void leaks_cli(const char *bin)
     free(out);
 }
 
+/* `render --by compile` draws on the recorded trace; a trace without any real compile
+ * context is refused with exit 2 and says how to record one. */
+static void render_cli(const char *bin)
+{
+    char cmd[1024], dir[] = "/tmp/memsnap_cctx_XXXXXX";
+    int st = 0;
+    if (!mkdtemp(dir)) {
+        check_fail("mkdtemp");
+        return;
+    }
+    snprintf(cmd, sizeof cmd,
+             "'%s' render --by compile testdata/compile_ctx_recorded.pickle -o %s/c.svg && head -c 5 %s/c.svg",
+             bin, dir, dir);
+    char *out = check_run(cmd, &st);
+    CHECK_EQ_INT(st, 0);
+    CHECK_TRUE(out && strncmp(out, "<?xml", 5) == 0); /* text is drawn as paths: see the PNG */
+    free(out);
+    snprintf(cmd, sizeof cmd, "'%s' render --by compile testdata/gpt2_train.pickle -o %s/d.svg 2>&1", bin,
+             dir);
+    out = check_run(cmd, &st);
+    CHECK_EQ_INT(st, 2);
+    CHECK_TRUE(out && strstr(out, "this trace carries no compile context: record with "
+                                  "_record_memory_history(compile_context=True)"));
+    free(out);
+    check_remove_dir(dir);
+}
+
 int main(void)
 {
     ms_limits one = ms_limits_default(), two = ms_limits_default();
@@ -133,5 +160,7 @@ int main(void)
     CHECK_TRUE(bin != NULL);
     if (bin)
         leaks_cli(bin);
+    if (bin)
+        render_cli(bin);
     return check_finish("test_compile_context");
 }
