@@ -259,8 +259,15 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %s\n", "", wsite, site, wlayer,
                    layer, (unsigned long long)M->count, each, alive, growth);
         }
-        if (o->stack)
+        if (o->stack) {
             print_stack(s, L->stack, 12);
+            const char *cc, *um;
+            leaks_finding_context(s, t, r, L, &cc, &um);
+            if (cc)
+                printf("%*scompile context: %s\n", 12, "", cc);
+            if (um)
+                printf("%*suser metadata: %s\n", 12, "", um);
+        }
     }
 }
 

@@ -55,11 +55,12 @@ static void usage(FILE *out)
             "  --device N           device to draw (default: the one with the most events)\n"
             "  --x time|events      x axis: seconds since the first event (default) or event index\n"
             "  --from X, --to X     draw only this window (seconds, or event index with --x events)\n"
-            "  --by alloc|site|phase|category\n"
+            "  --by alloc|site|phase|category|compile\n"
             "                       bands per allocation (default), per allocation site, per\n"
             "                       top-level annotation (record_function) phase, or per\n"
             "                       category: parameter, optimizer state, workspace, gradient,\n"
-            "                       input, activation, temporary, other (memsnap categories)\n"
+            "                       input, activation, temporary, other (memsnap categories),\n"
+            "                       or per torch.compile region (compile_context=True traces)\n"
             "  --top N              bands: the N largest allocations by bytes x lifetime\n"
             "                       (default 400), or the N largest sites/phases (default 12)\n"
             "  --overlay            several files: their curves on one chart instead of panels\n"
@@ -85,9 +86,9 @@ typedef struct opts {
 
 static const char *const X_MODES[] = {"time", "events", NULL};
 static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_TIME, MS_CHART_X_EVENTS};
-static const char *const GROUPINGS[] = {"alloc", "site", "phase", "category", NULL};
+static const char *const GROUPINGS[] = {"alloc", "site", "phase", "category", "compile", NULL};
 static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE, MS_CHART_BY_PHASE,
-                                          MS_CHART_BY_CATEGORY};
+                                          MS_CHART_BY_CATEGORY, MS_CHART_BY_COMPILE};
 
 static int parse(int argc, char **argv, opts *o, bool *help)
 {

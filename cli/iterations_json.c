@@ -219,6 +219,37 @@ cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack)
     return a;
 }
 
+void leaks_finding_context(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
+                           const ms_leak *L, const char **compile_context,
+                           const char **user_metadata)
+{
+    *compile_context = *user_metadata = NULL;
+    const ms_trace *tr = ms_snapshot_trace(s, r->device);
+    if (!tr || (!tr->compile_context && !tr->user_metadata))
+        return;
+    for (size_t k = 0; k < L->n_index; k++) {
+        const ms_alloc *a = &t->allocs[r->alloc_index[L->first_index + k]];
+        if (a->stack != L->stack)
+            continue;
+        if (a->alloc_event < 0 || (size_t)a->alloc_event >= tr->n)
+            return;
+        size_t e = (size_t)a->alloc_event;
+        if (tr->compile_context && tr->compile_context[e] != MS_NO_STRING)
+            *compile_context = ms_snapshot_string(s, tr->compile_context[e]);
+        if (tr->user_metadata && tr->user_metadata[e] != MS_NO_STRING)
+            *user_metadata = ms_snapshot_string(s, tr->user_metadata[e]);
+        return;
+    }
+}
+
+static void string_or_null(cJSON *o, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
 cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
                           const ms_leak *L, int device)
 {
@@ -262,5 +293,9 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
         cJSON_AddNumberToObject(mg, "allocated_bytes", M->growth_allocated_bytes);
     }
     cJSON_AddItemToObject(e, "stack", leaks_stack_json(s, L->stack));
+    const char *cc, *um;
+    leaks_finding_context(s, t, r, L, &cc, &um);
+    string_or_null(e, "compile_context", cc);
+    string_or_null(e, "user_metadata", um);
     return e;
 }

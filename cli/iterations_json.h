@@ -37,6 +37,13 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
 cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
                           const ms_leak *L, int device);
 
+/* The compile context and user metadata of the finding's representative allocation (the
+ * one whose stack it shows), NULL each when that entry carries none (PyTorch's default,
+ * or a trace recorded without them). */
+void leaks_finding_context(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
+                           const ms_leak *L, const char **compile_context,
+                           const char **user_metadata);
+
 /* A stack as [{"filename", "line", "name", "kind"}], innermost first; kind is "user",
  * "torch", "native", "library" or "compiled" (ms_frame_kind_of). */
 cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack);

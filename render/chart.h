@@ -78,8 +78,11 @@ typedef enum ms_chart_by {
     MS_CHART_BY_SITE,      /* one band per allocation site */
     MS_CHART_BY_PHASE,     /* one band per top-level annotation name; without annotations
                               one per inferred phase kind (forward, backward, optimizer) */
-    MS_CHART_BY_CATEGORY   /* one band per category (memsnap/categories.h), fixed order
+    MS_CHART_BY_CATEGORY,  /* one band per category (memsnap/categories.h), fixed order
                               and colours; needs ms_chart_source.categories */
+    MS_CHART_BY_COMPILE    /* one band per compile context (ms_trace.compile_context), and
+                              one for allocations made outside any (eager); MS_ERR_ARG
+                              for a trace that carries none */
 } ms_chart_by;
 
 /* An allocation to draw with a band of its own, outlined in red, and with a label, an
@@ -128,7 +131,8 @@ typedef enum ms_chart_group_kind {
     MS_CHART_GROUP_ALLOC = 0, /* one allocation */
     MS_CHART_GROUP_SITE,
     MS_CHART_GROUP_PHASE,
-    MS_CHART_GROUP_CATEGORY
+    MS_CHART_GROUP_CATEGORY,
+    MS_CHART_GROUP_COMPILE
 } ms_chart_group_kind;
 
 /* A band: stacked in array order, bottom first, with "other" on top of them all. */

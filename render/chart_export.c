@@ -541,6 +541,20 @@ static void write_tables(exporter *x, ms__sbuf *b)
         ms__sb_puts(b, ",\"cat\":");
         ms__sb_b64(b, &x->v);
     }
+    /* Each allocation's compile context and user metadata (string id, -1 for none);
+     * only a trace that carries some (ms_trace.compile_context) writes the column. */
+    for (int which = 0; which < 2; which++) {
+        const uint32_t *col = which ? tr->user_metadata : tr->compile_context;
+        if (!col)
+            continue;
+        for (size_t i = 0; i < x->n_alloc_local; i++) {
+            int64_t e = tl->allocs[x->alloc_of[i]].alloc_event;
+            uint32_t id = e >= 0 && (size_t)e < tr->n ? col[e] : MS_NO_STRING;
+            ms__vb_s(&x->v, id == MS_NO_STRING ? -1 : ms__st_id(&x->st, ms_snapshot_string(snap, id)));
+        }
+        ms__sb_puts(b, which ? ",\"umeta\":" : ",\"cctx\":");
+        ms__sb_b64(b, &x->v);
+    }
     ms__sb_puts(b, "}");
 
     /* Stacks: frame count then local frame ids, innermost first. */

@@ -216,6 +216,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
     s->trace.time_us = s->time_us;
     s->trace.stack = NULL;
     s->trace.stream = NULL;
+    s->trace.compile_context = s->trace.user_metadata = NULL; /* indexed by the whole trace */
     s->tl = *tl;
     s->tl.n_events = n_ev;
     s->tl.active = s->active;

@@ -318,8 +318,9 @@ static int highlight_bands(ms_chart *chart, const ms_chart_source *src,
 /* Per allocation its key (*out, caller frees): the site's frame id, or for phases the
  * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
  * "none". */
-static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_cache *sc,
-                          const ms__range *r, size_t n_r, const ms_phases *ph, uint32_t **out,
+static int keys_of_allocs(const ms_chart_source *src, bool by_phase, bool by_compile,
+                          ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
+                          uint32_t **out,
                           ms_error *err)
 {
     const ms_timeline *tl = src->tl;
@@ -340,6 +341,13 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_ca
     for (size_t i = 0; i < tl->n_allocs; i++) {
         const ms_alloc *a = &tl->allocs[i];
         key[i] = UINT32_MAX;
+        if (by_compile) {
+            /* MS_NO_STRING (no compile context, or made before the trace) is the eager
+             * band: rank_keys's keyless slot. */
+            if (a->alloc_event >= 0 && (size_t)a->alloc_event < src->trace->n)
+                key[i] = src->trace->compile_context[a->alloc_event];
+            continue;
+        }
         if (!by_phase) {
             key[i] = site_of(sc, a->stack);
             continue;
@@ -374,7 +382,8 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, ms__site_ca
 /* The `top` keys with the most bytes x lifetime, largest first (*out, caller frees;
  * .site holds the key), and each allocation's group (gr->of_alloc). */
 static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_phase,
-                     bool inferred, const uint32_t *key, size_t top, site_score **out,
+                     bool inferred, bool by_string, const uint32_t *key, size_t top,
+                     site_score **out,
                      size_t *n_out, ms__grouping *gr, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
@@ -383,7 +392,7 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
      * allocations without a key. */
     size_t n_ids = inferred   ? (size_t)MS_PHASE_KIND_COUNT
                    : !src->snap ? 0
-                   : by_phase ? ms_snapshot_string_count(src->snap)
+                   : by_string ? ms_snapshot_string_count(src->snap)
                               : ms_snapshot_frame_count(src->snap);
     double *total = ms__alloc_n(n_ids + 1, sizeof *total);
     int32_t *group_of_slot = ms__alloc_n(n_ids + 1, sizeof *group_of_slot);
@@ -423,13 +432,18 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
     return 0;
 }
 
-/* --by site and --by phase: allocations grouped by a key, the K keys with the most
- * bytes x lifetime get bands in rank order (largest at the bottom). */
+/* --by site, --by phase and --by compile: allocations grouped by a key, the K keys with
+ * the most bytes x lifetime get bands in rank order (largest at the bottom). */
 static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                          ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
                          ms__grouping *gr, ms_error *err)
 {
     bool by_phase = spec->by == MS_CHART_BY_PHASE;
+    bool by_compile = spec->by == MS_CHART_BY_COMPILE;
+    if (by_compile && (!src->snap || !src->trace->compile_context))
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "this trace carries no compile context: record with "
+                               "_record_memory_history(compile_context=True)");
     size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_GROUPS;
     size_t cap = ms__legend_capacity(chart);
     if (!spec->no_legend && cap > 3 && top > cap - 3)
@@ -442,10 +456,11 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     size_t n_keys = 0;
     if (!by_phase)
         ph = NULL;
-    int rc = keys_of_allocs(src, by_phase, sc, r, n_r, ph, &key, err);
+    int rc = keys_of_allocs(src, by_phase, by_compile, sc, r, n_r, ph, &key, err);
     if (rc)
         return rc;
-    rc = rank_keys(chart, src, by_phase, ph != NULL, key, top, &ss, &n_keys, gr, err);
+    rc = rank_keys(chart, src, by_phase, ph != NULL, (by_phase && !ph) || by_compile, key, top,
+                   &ss, &n_keys, gr, err);
     free(key);
     if (rc)
         return rc;
@@ -459,16 +474,20 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     for (size_t k = 0; k < n_keys && !rc; k++) {
         ms_chart_group g;
         memset(&g, 0, sizeof g);
-        g.kind = by_phase ? MS_CHART_GROUP_PHASE : MS_CHART_GROUP_SITE;
+        g.kind = by_phase     ? MS_CHART_GROUP_PHASE
+                 : by_compile ? MS_CHART_GROUP_COMPILE
+                              : MS_CHART_GROUP_SITE;
         g.alloc = -1;
-        g.site = by_phase ? UINT32_MAX : ss[k].site;
+        g.site = by_phase || by_compile ? UINT32_MAX : ss[k].site;
         g.score = ss[k].score;
         g.fill = ms__palette(k);
         if (k >= MS__PALETTE_N)
             g.fill = ms__shade(g.fill, k);
         if (ph)
             ms__copy_text(g.label, sizeof g.label, ms_phase_kind_name((ms_phase_kind)ss[k].site));
-        else if (by_phase)
+        else if (by_compile && ss[k].site == UINT32_MAX)
+            ms__copy_text(g.label, sizeof g.label, "eager (no compile context)");
+        else if (by_phase || by_compile)
             ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
             site_label(src->snap, ss[k].site, g.label, sizeof g.label);

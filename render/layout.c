@@ -85,6 +85,7 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
                        : spec->by == MS_CHART_BY_PHASE
                            ? (chart->n_lanes ? "outside annotated phases" : "setup and gaps")
                        : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
+                       : spec->by == MS_CHART_BY_COMPILE  ? "other compile contexts"
                                                           : "other sites");
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
     if (chart->show_low)
@@ -100,6 +101,7 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
                   : chart->by == MS_CHART_BY_PHASE
                       ? (chart->n_lanes ? "bands: annotated phases" : "bands: phases (from stacks)")
                   : chart->by == MS_CHART_BY_CATEGORY ? "bands: what the memory is"
+                  : chart->by == MS_CHART_BY_COMPILE  ? "bands: compile contexts"
                                                       : "largest allocations, by site");
     ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");
 }

@@ -36,7 +36,8 @@
     var A = D.allocs, n = A.n;
     D.al = { idx: deltas(A.idx), size: uvarints(A.size), talloc: svarints(A.talloc),
              tfree: svarints(A.tfree), stack: svarints(A.stack), site: uvarints(A.site),
-             cat: A.cat ? svarints(A.cat) : null };
+             cat: A.cat ? svarints(A.cat) : null,
+             cctx: A.cctx ? svarints(A.cctx) : null, umeta: A.umeta ? svarints(A.umeta) : null };
     var f = uvarints(D.frames.f), frames = [];
     for (var i = 0; i + 2 < f.length; i += 3) frames.push([f[i], zz(f[i + 1]), f[i + 2]]);
     D.fr = frames;
@@ -582,6 +583,9 @@
       var ta = al.talloc[a], tf = al.tfree[a];
       out.lines.push(fmtBytes(al.size[a]) + ' allocation' + (g.hl ? ' · flagged as a leak' : ''));
       if (al.cat && al.cat[a] >= 0) out.lines.push('category: ' + D.strings[al.cat[a]].replace(/_/g, ' '));
+      /* Only traces recorded with them carry these columns (chart_export.c). */
+      if (al.cctx && al.cctx[a] >= 0) out.lines.push('compile context: ' + D.strings[al.cctx[a]]);
+      if (al.umeta && al.umeta[a] >= 0) out.lines.push('user metadata: ' + D.strings[al.umeta[a]]);
       out.lines.push('allocated ' + (ta >= 0 ? 'at ' + fmtS(ta / 1e6) : 'before the trace began') +
                      ' · ' + (tf >= 0 ? 'freed at ' + fmtS(tf / 1e6) : 'alive at end'));
       var it = ta >= 0 ? this.iterAt(ta / 1e6) : -1;

@@ -105,7 +105,7 @@ expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus te
 expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
 expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
 expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
-expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase' or 'category'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase', 'category' or 'compile'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
 expect "--by category help" 0 "alloc\|site\|phase\|category" -- "$bin" render --help
 expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
 expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100

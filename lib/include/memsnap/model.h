@@ -52,6 +52,13 @@ typedef struct ms_trace {
      * time_us[i] is then the event index i, so durations count events, and a view shows
      * event indexes wherever it would show a time. */
     bool has_times;
+    /* String ids of each entry's `compile_context` ("Torch-Compiled Region: 1/0", recorded
+     * with _record_memory_history(compile_context=True)) and `user_metadata` (set by
+     * torch.cuda.memory._set_memory_metadata), MS_NO_STRING where the entry carries
+     * PyTorch's default ('N/A', ""). Each array is NULL when no entry of the trace
+     * carries a value: the usual case, which costs nothing. */
+    const uint32_t *compile_context;
+    const uint32_t *user_metadata;
 } ms_trace;
 
 /* A frame's line is MS_LINE_UNKNOWN when the file gave none: no 'line' key, None, or the

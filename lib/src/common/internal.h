@@ -75,6 +75,10 @@ typedef struct ms_trace_build {
     int64_t *time_us;
     uint32_t *stack;
     uint16_t *stream;
+    /* NULL until an entry carries a value other than PyTorch's default; then as long as
+     * the arrays above (cap), MS_NO_STRING where an entry has none. */
+    uint32_t *compile_context;
+    uint32_t *user_metadata;
     size_t cap;
 } ms_trace_build;
 

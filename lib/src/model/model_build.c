@@ -418,6 +418,11 @@ static void trim_traces(ms_snapshot *s)
             if ((p = realloc(t->time_us, n * sizeof *t->time_us))) t->time_us = p;
             if ((p = realloc(t->stack, n * sizeof *t->stack))) t->stack = p;
             if ((p = realloc(t->stream, n * sizeof *t->stream))) t->stream = p;
+            if (t->compile_context &&
+                (p = realloc(t->compile_context, n * sizeof *t->compile_context)))
+                t->compile_context = p;
+            if (t->user_metadata && (p = realloc(t->user_metadata, n * sizeof *t->user_metadata)))
+                t->user_metadata = p;
             t->cap = n;
         }
         t->view.action = t->action;
@@ -426,6 +431,8 @@ static void trim_traces(ms_snapshot *s)
         t->view.time_us = t->time_us;
         t->view.stack = t->stack;
         t->view.stream = t->stream;
+        t->view.compile_context = t->compile_context;
+        t->view.user_metadata = t->user_metadata;
         /* A missing time_us reads as 0: a trace whose every time is 0 has no clock (no
          * epoch-microsecond time is 0). The event index then stands in for the time, so
          * that every analysis orders and spans events as it would by time. */

@@ -105,6 +105,8 @@ void ms_snapshot_free(ms_snapshot *s)
         free(t->time_us);
         free(t->stack);
         free(t->stream);
+        free(t->compile_context);
+        free(t->user_metadata);
     }
     free(s->traces);
     free(s->segments);
@@ -144,7 +146,7 @@ int ms_snapshot_busiest_device(const ms_snapshot *s)
 
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
-    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true};
+    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL};
     if (device < 0 || device >= s->n_devices)
         return &empty;
     return &s->traces[device].view;

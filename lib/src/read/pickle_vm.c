@@ -444,7 +444,7 @@ static int event_u64(ms_vm *vm, ms_val v, const char *key, uint64_t *out, int64_
     return 0;
 }
 
-static const ev_fields EV_EMPTY = {-1, 0, 0, 0, 0, MS_NO_STACK};
+static const ev_fields EV_EMPTY = EV_FIELDS_EMPTY;
 
 static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
 {
@@ -490,6 +490,12 @@ static int event_field(ms_vm *vm, ev_fields *f, ms_val k, ms_val v, int64_t off)
         if ((rc = ms__vm_stack_of(vm, v, &f->stack, off)))
             return rc;
         return 0;
+    case S_COMPILE_CONTEXT:
+        f->compile_context = ev_context_id(S_COMPILE_CONTEXT, VTAG(v), VPAY(v));
+        return 0;
+    case S_USER_METADATA:
+        f->user_metadata = ev_context_id(S_USER_METADATA, VTAG(v), VPAY(v));
+        return 0;
     default:
         return 0; /* newer torch versions add keys: ignored */
     }
@@ -521,6 +527,8 @@ static int append_event(ms_vm *vm, int device, const ev_fields *f, int64_t off)
             !ms__grow((void **)&t->stream, &c6, n + 1, sizeof *t->stream))
             return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
         t->cap = c1;
+        if (!ms__trace_contexts_reserve(t, n, c1))
+            return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
     }
     t->action[n] = (uint8_t)f->action;
     t->addr[n] = f->addr;
@@ -528,6 +536,9 @@ static int append_event(ms_vm *vm, int device, const ev_fields *f, int64_t off)
     t->time_us[n] = f->time_us;
     t->stack[n] = f->stack;
     t->stream[n] = stream;
+    if (MS_UNLIKELY((f->compile_context & f->user_metadata) != MS_NO_STRING) &&
+        !ms__trace_contexts_set(t, n, f->compile_context, f->user_metadata))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
     t->view.n = n + 1;
     vm->events_total++;
     return 0;
@@ -1188,32 +1199,34 @@ static int fast_shaped(ms_vm *vm, fast_reader *r, const entry_shape *sh, ev_fiel
             }
             break;
         default: {
-            /* A key memsnap does not read: its value still has to be a valid one. The
-             * two kinds every entry has (a shared string from the memo, 'N/A' written
-             * anew and memoized) are checked here; anything else by fast_value. */
+            /* A key memsnap does not read, or compile_context / user_metadata: the value
+             * still has to be a valid one. The two kinds every entry has (a shared string
+             * from the memo, 'N/A' written anew and memoized) are checked here; anything
+             * else by fast_value. */
+            ms_val v = 0;
             if ((used = fast_ref(vm, p, &enc)) != 0 && VTAG(enc) != T_OBJ) {
                 p += used;
-                break;
-            }
-            if (p[0] == 0x8c && r->last_str != UINT32_MAX) {
-                size_t n = p[1];
-                const ms_strtab *st = &vm->snap->strings;
-                if (r->end - p > (ptrdiff_t)(n + 3) && st->lengths[r->last_str] == n &&
-                    memcmp(st->bytes + st->offsets[r->last_str], p + 2, n) == 0) {
-                    p += 2 + n;
-                    if (p[0] == 0x94) {
-                        if (fast_memoize(r, VMAKE(T_STR, r->last_str), false, NULL) != FAST_OK)
-                            return FAST_BAIL;
-                        p++;
-                    }
-                    break;
+                v = enc;
+            } else if (p[0] == 0x8c && r->last_str != UINT32_MAX && r->end - p > (ptrdiff_t)(p[1] + 3) &&
+                       vm->snap->strings.lengths[r->last_str] == p[1] &&
+                       memcmp(ms__strtab_get(&vm->snap->strings, r->last_str), p + 2, p[1]) == 0) {
+                p += 2 + p[1];
+                v = VMAKE(T_STR, r->last_str);
+                if (p[0] == 0x94) {
+                    if (fast_memoize(r, v, false, NULL) != FAST_OK)
+                        return FAST_BAIL;
+                    p++;
                 }
+            } else {
+                r->p = p;
+                if (fast_value(vm, r, &v) != FAST_OK || VTAG(v) == T_OBJ)
+                    return FAST_BAIL;
+                p = r->p;
             }
-            r->p = p;
-            ms_val v = 0;
-            if (fast_value(vm, r, &v) != FAST_OK || VTAG(v) == T_OBJ)
-                return FAST_BAIL;
-            p = r->p;
+            if (sh->key[i] == S_COMPILE_CONTEXT)
+                f->compile_context = ev_context_id(S_COMPILE_CONTEXT, VTAG(v), VPAY(v));
+            else if (sh->key[i] == S_USER_METADATA)
+                f->user_metadata = ev_context_id(S_USER_METADATA, VTAG(v), VPAY(v));
             break;
         }
         }
@@ -1403,6 +1416,9 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
             t->time_us[n] = f.time_us;
             t->stack[n] = f.stack;
             t->stream[n] = last_stream;
+            if (MS_UNLIKELY((f.compile_context & f.user_metadata) != MS_NO_STRING) &&
+                !ms__trace_contexts_set(t, n, f.compile_context, f.user_metadata))
+                return FAIL(MS_ERR_NOMEM, off, "out of memory");
             t->view.n = n + 1;
             vm->events_total++;
         }

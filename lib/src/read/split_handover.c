@@ -336,6 +336,11 @@ static int take(ms_vm *vm, split_worker *w, int device)
             goto out;
         }
         t->cap = c1;
+        /* The thread reads only entries without a compile context or user metadata. */
+        if (!ms__trace_contexts_reserve(t, first, c1)) {
+            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
+            goto out;
+        }
     }
     copy_job job[2];
     job[0] = (copy_job){h, t, first, rmap, {0}, 0, 0, 0, 0};

@@ -305,6 +305,31 @@ static bool skip_value(split_worker *w, const uint8_t **pp, const uint8_t *end)
     return true;
 }
 
+/* A compile_context or user_metadata value at *pp that is PyTorch's default ('N/A', ""),
+ * or no string at all (ignored, as the VM does). A real value is left to the VM: such
+ * traces are short (a recording with compile_context=True), so this thread only has to
+ * read the common case. */
+static bool default_context(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t key)
+{
+    const uint8_t *p = *pp;
+    uint64_t idx;
+    size_t used;
+    const uint32_t def = key == S_COMPILE_CONTEXT ? S_NA : S_EMPTY;
+    if (memo_ref(p, &idx, &used)) {
+        if (idx < w->pub_len && VTAG(w->pub[idx]) == T_STR && VPAY(w->pub[idx]) != def)
+            return false;
+        return skip_value(w, pp, end);
+    }
+    if (p[0] == 0x8c || p[0] == 'X') {
+        uint32_t id;
+        if (!read_string(w, pp, end, &id))
+            return false;
+        return w->strings.lengths[id] == strlen(KNOWN_TEXT[def]) &&
+               memcmp(ms__strtab_get(&w->strings, id), KNOWN_TEXT[def], w->strings.lengths[id]) == 0;
+    }
+    return skip_value(w, pp, end);
+}
+
 /* A string reference for a frame's name or filename at *pp: None, a new string, or a
  * memo reference (settled at hand-over unless the given memo has it). */
 static bool frame_string(split_worker *w, const uint8_t **pp, const uint8_t *end, uint32_t *out)
@@ -542,7 +567,7 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, ev
     p += 3;
     if (!add_def(w, (uint32_t)VMAKE(T_SPC, SPC_CONSUMED), NULL))
         return false;
-    *f = (ev_fields){-1, 0, 0, 0, 0, MS_NO_STACK};
+    *f = (ev_fields)EV_FIELDS_EMPTY;
     const entry_shape *sh = &w->shape;
     for (size_t i = 0; i < sh->n; i++) {
         /* 16 bytes cover a key (5) and any value read without a length check (11). */
@@ -587,6 +612,11 @@ static bool read_entry(split_worker *w, const uint8_t *p, const uint8_t *end, ev
             } else {
                 return false;
             }
+            break;
+        case S_COMPILE_CONTEXT:
+        case S_USER_METADATA:
+            if (!default_context(w, &p, end, sh->key[i]))
+                return false;
             break;
         default:
             if (!skip_value(w, &p, end))

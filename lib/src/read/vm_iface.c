@@ -2,6 +2,8 @@
  * the VM, at the start of a part and at its hand-over (never while the VM runs). The
  * interning calls stay with the tables they fill (pickle_vm.c), ms__vm_frame_of with the
  * frame checks (pickle_values.c). */
+#include <stdlib.h>
+
 #include "pickle_vm.h"
 
 ms_input *ms__vm_input(ms_vm *vm)
@@ -86,4 +88,43 @@ void ms__vm_took(ms_vm *vm, uint64_t events, size_t memo_entries, const uint8_t 
     vm->events_total += events;
     vm->snap->split_events += events;
     vm->in.pos = pos;
+}
+
+/* ------------------------------------------------------------------ compile context */
+
+static bool contexts_grow(uint32_t **arr, size_t from, size_t cap)
+{
+    size_t bytes;
+    if (!ms__mul(cap, sizeof **arr, &bytes))
+        return false;
+    uint32_t *p = realloc(*arr, bytes ? bytes : sizeof **arr);
+    if (!p)
+        return false;
+    for (size_t i = from; i < cap; i++)
+        p[i] = MS_NO_STRING;
+    *arr = p;
+    return true;
+}
+
+bool ms__trace_contexts_reserve(ms_trace_build *t, size_t from, size_t cap)
+{
+    return (!t->compile_context || contexts_grow(&t->compile_context, from, cap)) &&
+           (!t->user_metadata || contexts_grow(&t->user_metadata, from, cap));
+}
+
+bool ms__trace_contexts_set(ms_trace_build *t, size_t n, uint32_t compile_context,
+                            uint32_t user_metadata)
+{
+    /* The entry at n is already within cap (the other arrays hold it). */
+    if (compile_context != MS_NO_STRING) {
+        if (!t->compile_context && !contexts_grow(&t->compile_context, 0, t->cap))
+            return false;
+        t->compile_context[n] = compile_context;
+    }
+    if (user_metadata != MS_NO_STRING) {
+        if (!t->user_metadata && !contexts_grow(&t->user_metadata, 0, t->cap))
+            return false;
+        t->user_metadata[n] = user_metadata;
+    }
+    return true;
 }

@@ -86,7 +86,9 @@ static inline int64_t vint(ms_val v)
     X(S_ACT_FREE_COMPLETED, "free_completed") X(S_ACT_SEGMENT_ALLOC, "segment_alloc")         \
     X(S_ACT_SEGMENT_FREE, "segment_free") X(S_ACT_SEGMENT_MAP, "segment_map")                 \
     X(S_ACT_SEGMENT_UNMAP, "segment_unmap") X(S_ACT_OOM, "oom") X(S_ACT_SNAPSHOT, "snapshot") \
-    X(S_HISTORY, "history") X(S_REAL_SIZE, "real_size")
+    X(S_HISTORY, "history") X(S_REAL_SIZE, "real_size")                                     \
+    X(S_COMPILE_CONTEXT, "compile_context") X(S_USER_METADATA, "user_metadata")               \
+    X(S_NA, "N/A") X(S_EMPTY, "")
 
 enum {
 #define MS_X_KNOWN(id, text) id,
@@ -119,7 +121,31 @@ typedef struct ev_fields {
     uint64_t addr, size, stream_raw;
     int64_t time_us;
     uint32_t stack;
+    /* String ids, MS_NO_STRING for PyTorch's defaults ('N/A', ""): most traces carry
+     * only those, and then the two per-event arrays are never made. */
+    uint32_t compile_context, user_metadata;
 } ev_fields;
+
+#define EV_FIELDS_EMPTY {-1, 0, 0, 0, 0, MS_NO_STACK, MS_NO_STRING, MS_NO_STRING}
+
+/* The id an entry's compile_context or user_metadata value keeps: MS_NO_STRING for the
+ * default ('N/A', "") and for anything but a string (ignored, as before they were read). */
+static inline uint32_t ev_context_id(uint32_t key, unsigned tag, uint64_t id)
+{
+    if (tag != T_STR || id == (key == S_COMPILE_CONTEXT ? S_NA : S_EMPTY))
+        return MS_NO_STRING;
+    return (uint32_t)id;
+}
+
+/* Makes room for `cap` entries in the trace's compile-context and user-metadata arrays
+ * that exist (neither, until an entry carries a non-default value), entries from `from`
+ * on set to MS_NO_STRING: the arrays stay as long as the others, so an entry without a
+ * value needs no store. False when out of memory. */
+bool ms__trace_contexts_reserve(ms_trace_build *t, size_t from, size_t cap);
+/* Creates what an entry at n with these ids needs (an array prefilled with
+ * MS_NO_STRING) and stores them. False when out of memory. */
+bool ms__trace_contexts_set(ms_trace_build *t, size_t n, uint32_t compile_context,
+                            uint32_t user_metadata);
 
 /* An integer-valued field (addr, device_free, size, time_us, stream) at p, as the fast
  * readers take it: stores it and returns the bytes it takes, or 0 for anything else (a
