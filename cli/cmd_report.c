@@ -556,17 +556,17 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
 static int print_written(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
                          bool ranks_png, const cJSON *gates, size_t failed)
 {
-    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o->out_dir);
+    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", cli_term(o->out_dir));
     for (size_t i = 0; i < n; i++) {
         if (fs[i].png[0])
-            printf(", %s", fs[i].png);
+            printf(", %s", cli_term(fs[i].png));
         if (fs[i].cat_png[0])
-            printf(", %s", fs[i].cat_png);
+            printf(", %s", cli_term(fs[i].cat_png));
     }
     const cJSON *fj;
     cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
-            printf(", %s", report_str(fj, "oom_png"));
+            printf(", %s", cli_term(report_str(fj, "oom_png")));
     if (ranks_png)
         printf(", ranks.png");
     printf("\n");
@@ -574,7 +574,7 @@ static int print_written(const report_opts *o, const file_state *fs, size_t n, c
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
     {
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-        printf("%s %s\n", ok ? "passed" : "FAILED", report_str(c, "message"));
+        printf("%s %s\n", ok ? "passed" : "FAILED", cli_term(report_str(c, "message")));
     }
     if (!failed)
         return 0;

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(argv[1], COMMANDS[i].name))
             return COMMANDS[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "memsnap: unknown command '%s'\n", argv[1]);
+    fprintf(stderr, "memsnap: unknown command '%s'\n", cli_term(argv[1]));
     usage(stderr);
     return 2;
 }
