@@ -151,7 +151,8 @@ int cmd_view(int argc, char **argv)
          * (safe_output.h). */
         char why[300];
         safe_out so;
-        if (safe_out_open(&so, o.output, why, sizeof why)) {
+        if (safe_out_not_input(o.output, o.files, o.n_files, why, sizeof why) ||
+            safe_out_open(&so, o.output, why, sizeof why)) {
             cli_error(CMD, "%s", why);
             rc = 2;
         } else {

@@ -142,6 +142,21 @@ int safe_out_batch_end(bool commit, char *why, size_t cap)
     return rc;
 }
 
+int safe_out_not_input(const char *path, const char *const *inputs, size_t n, char *why,
+                       size_t cap)
+{
+    struct stat out, in;
+    if (stat(path, &out) != 0)
+        return 0; /* absent: no input it could be */
+    for (size_t i = 0; i < n; i++) {
+        if (stat(inputs[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+            safe_out_why(why, cap, path, "is an input file; refusing to replace it");
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int safe_out_open(safe_out *o, const char *path, char *why, size_t cap)
 {
     memset(o, 0, sizeof *o);

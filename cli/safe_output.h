@@ -54,6 +54,11 @@ int safe_out_commit(safe_out *o, char *why, size_t cap);
 /* Closes and removes the temporary file; safe to call twice or after a failed open. */
 void safe_out_abort(safe_out *o);
 
+/* 2 with the reason in why when path names the same file as one of the inputs (device
+ * and inode): `view run.pickle -o run.pickle` would replace the snapshot with the page. */
+int safe_out_not_input(const char *path, const char *const *inputs, size_t n, char *why,
+                       size_t cap);
+
 /* "PATH: reason" into why, the reason kept whole: an overlong path is cut in its middle. */
 void safe_out_why(char *why, size_t cap, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -119,5 +119,31 @@ expect "oom -o through a symlink names the path once" 2 \
   "$bin" oom testdata/oom.pickle -o "$tmp/link3.png"
 same "victim still untouched" "$tmp/victim.txt" victim
 
+# --- the second pass (docs/security.md): hard links, the input itself, devices, long paths.
+echo victim > "$tmp/v2" && ln "$tmp/v2" "$tmp/hard.png"
+expect "render -o a hard link" 0 "" -- "$bin" render "$T" -o "$tmp/hard.png"
+same "the hard link's other name keeps its content" "$tmp/v2" victim
+cp "$T" "$tmp/in.pickle"
+expect "view -o its own input is refused" 2 "in\.pickle: is an input file; refusing to replace it" -- \
+  "$bin" view "$tmp/in.pickle" -o "$tmp/in.pickle"
+ln "$tmp/in.pickle" "$tmp/in-link.html"
+expect "view -o a hard link of its input is refused" 2 "is an input file" -- \
+  "$bin" view "$tmp/in.pickle" -o "$tmp/in-link.html"
+cmp -s "$T" "$tmp/in.pickle" && ok "the input is intact" || bad "the input was replaced"
+expect "view -o /dev/null is refused" 2 "/dev/null: exists and is not a regular file" -- \
+  "$bin" view "$T" -o /dev/null
+expect "view -o ''" 2 "empty output name" -- "$bin" view "$T" -o ""
+mkdir -p "$tmp/rf" && mkfifo "$tmp/rf/summary.md"
+expect "report onto a FIFO in DIR is refused, not a hang" 2 "summary\.md: exists and is not a regular file" -- \
+  timeout 20 "$bin" report "$T" -o "$tmp/rf"
+[ "$(ls -A "$tmp/rf")" = summary.md ] && ok "a refused report leaves DIR as it was" || bad "rf holds: $(ls -A "$tmp/rf")"
+long=$tmp/$(python3 -c "print('/'.join(['d' * 200] * 25))")/x.png
+expect "a path past PATH_MAX keeps the reason in the message" 2 "\.\.\..*/x\.png: cannot check: File name too long$" -- \
+  "$bin" render "$T" -o "$long"
+expect "report -o a/b/../../a, bad input" 2 "bad\.pickle" -- \
+  bash -c 'cd "$1" && exec "$2" report "$3" bad.pickle -o a/b/../../a' _ "$tmp" "$bin" "$PWD/$T"
+[ ! -e "$tmp/a" ] && ok "a/b/../../a: both directories made are removed" || bad "a left: $(find "$tmp/a")"
+no_temp "no temporary file left at the end" "$tmp"
+
 echo "outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
