@@ -304,7 +304,7 @@ static void print_device(FILE *out, const cJSON *dev)
     const cJSON *e;
     cJSON_ArrayForEach(e, ev)
     {
-        fprintf(out, "%s%s", first ? " (from " : ", ", cJSON_GetStringValue(e));
+        fprintf(out, "%s%s", first ? " (from " : ", ", cli_term(cJSON_GetStringValue(e)));
         first = 0;
     }
     fprintf(out, "%s\n", first ? "" : ")");
@@ -390,15 +390,15 @@ static void print_device(FILE *out, const cJSON *dev)
             size_text(get(e, "bytes"), b, sizeof b);
             fprintf(out, "  %12s  %-15s %s\n  %12s  %-15s %s\n", b,
                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "category")),
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "site")), "", "",
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "why")));
+                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "site"))), "", "",
+                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "why"))));
         }
     }
 }
 
 void categories_print_file(FILE *out, const cJSON *file)
 {
-    fprintf(out, "%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
+    fprintf(out, "%s\n", cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))));
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
     if (cJSON_GetArraySize(devices) == 0)
         fprintf(out, "no device has events or segments\n");

@@ -6,14 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An error names paths and quotes names from the file: the whole line is escaped for the
+ * terminal (term_text.h), so an ESC, a newline or a U+202E in them is shown, not obeyed. */
 void cli_error(const char *cmd, const char *fmt, ...)
 {
+    char small[512], *text = small;
     va_list ap;
-    fprintf(stderr, "memsnap %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (!text)
+        text = small; /* out of memory: the message cut */
+    size_t len = strlen(text), cap = 4 * len + 16; /* \xNN: 4 bytes for 1 */
+    char *esc = malloc(cap);
+    if (esc)
+        cli_term_into(text, esc, cap);
+    fprintf(stderr, "memsnap %s: %s\n", cli_term(cmd), esc ? esc : cli_term(text));
+    free(esc);
+    if (text != small)
+        free(text);
 }
 
 /* The tool's one setting for the whole run, like git's global options; the library

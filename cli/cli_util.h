@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "memsnap/memsnap.h"
+#include "term_text.h" /* cli_term: every text of the user or the file printed */
 
 /* Prints "memsnap CMD: message" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

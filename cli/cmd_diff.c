@@ -72,7 +72,7 @@ static void print_sites(const char *title, const ms_site_delta *d, size_t n, boo
         return;
     }
     printf(shown < n ? ", top %zu\n" : "\n", shown);
-    printf("  %12s %12s %12s  %s\n", "B-A", la, lb, "site");
+    printf("  %12s %12s %12s  %s\n", "B-A", cli_term(la), cli_term(lb), "site");
     for (size_t i = 0; i < shown; i++) {
         char b0[48], b1[48], b2[48];
         signed_size_text(d[i].delta_bytes, b0, sizeof b0);
@@ -88,7 +88,7 @@ static void print_only(const char *label, const ms_site_delta *d, size_t n, bool
     if (n == 0)
         return;
     size_t shown = n < (size_t)top ? n : (size_t)top;
-    printf("\nSites only in %s: %zu%s\n", label, n, shown < n ? ", largest shown" : "");
+    printf("\nSites only in %s: %zu%s\n", cli_term(label), n, shown < n ? ", largest shown" : "");
     for (size_t i = 0; i < shown; i++) {
         char b[48];
         ms_format_bytes(side_b ? d[i].b_bytes : d[i].a_bytes, b, sizeof b);
@@ -134,11 +134,13 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
                        int top)
 {
     /* The labels head the columns below; A and B say which file is which. */
-    printf("A  %s, device %d%s%s%s\n", p->a->name, p->a->device, strcmp(la, "A") ? " (" : "",
-           strcmp(la, "A") ? la : "", strcmp(la, "A") ? ")" : "");
-    printf("B  %s, device %d%s%s%s\n\n", p->b->name, p->b->device, strcmp(lb, "B") ? " (" : "",
-           strcmp(lb, "B") ? lb : "", strcmp(lb, "B") ? ")" : "");
-    printf("%-18s %14s %14s %14s %8s\n", "", la, lb, "B-A", "change");
+    printf("A  %s, device %d%s%s%s\n", cli_term(p->a->name), p->a->device,
+           strcmp(la, "A") ? " (" : "", strcmp(la, "A") ? cli_term(la) : "",
+           strcmp(la, "A") ? ")" : "");
+    printf("B  %s, device %d%s%s%s\n\n", cli_term(p->b->name), p->b->device,
+           strcmp(lb, "B") ? " (" : "", strcmp(lb, "B") ? cli_term(lb) : "",
+           strcmp(lb, "B") ? ")" : "");
+    printf("%-18s %14s %14s %14s %8s\n", "", cli_term(la), cli_term(lb), "B-A", "change");
     for (int m = 0; m < MS_M_COUNT; m++) {
         char a[48], b[48], d[48], pc[32];
         cell(m, p->m[m].a, false, a, sizeof a);
@@ -177,7 +179,7 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
                 p->sites_complete[MS_SITES_AT_END], top, la, lb);
     print_only(la, p->only_a, p->n_only_a, false, top);
     print_only(lb, p->only_b, p->n_only_b, true, top);
-    printf("\nVerdict: %s\n", verdict);
+    printf("\nVerdict: %s\n", cli_term(verdict));
 }
 
 int cmd_diff(int argc, char **argv)

@@ -171,7 +171,8 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
         if (f->line != MS_LINE_UNKNOWN)
             snprintf(line, sizeof line, "%lld", (long long)f->line);
         printf("%*s%s %s:%s %s\n", indent, "", fk == MS_FRAME_USER ? ">" : " ",
-               ms_snapshot_string(s, f->filename), line, ms_snapshot_string(s, f->name));
+               cli_term(ms_snapshot_string(s, f->filename)), line,
+               cli_term(ms_snapshot_string(s, f->name)));
     }
     print_folded(torch, native, indent);
 }
@@ -274,7 +275,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
 static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
 {
     char bytes[32], growth[32];
-    printf("verdict: %s: ", cli_basename(path));
+    printf("verdict: %s: ", cli_term(cli_basename(path)));
     if (t->leaks) {
         ms_format_bytes((int64_t)t->leak_bytes, bytes, sizeof bytes);
         ms_format_bytes((int64_t)(t->growth_bytes + 0.5), growth, sizeof growth);
@@ -321,7 +322,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         devs = cJSON_AddArrayToObject(fo, "devices");
         leaks = cJSON_AddArrayToObject(fo, "leaks");
     } else {
-        printf("%s\n", path);
+        printf("%s\n", cli_term(path));
     }
     tally tl = {0};
     size_t iterations = 0;

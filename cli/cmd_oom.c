@@ -72,7 +72,7 @@ static cJSON *oom_file(void *ctx, const char *path, const ms_snapshot *s, ms_err
 
 static void print_file(const cJSON *file)
 {
-    printf("%s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")));
+    printf("%s\n", cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))));
     const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
     if (cJSON_GetArraySize(ooms) == 0)
         printf("  no OOM events\n");
@@ -115,7 +115,8 @@ int cmd_oom(int argc, char **argv)
     if (!rc)
         rc = cli_each_file(CMD, files, (int)nfiles, device, oom_file, &q, &doc);
     if (!rc && out && !q.draw.done)
-        fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n", out);
+        fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n",
+                cli_term(out));
     if (!rc)
         rc = cli_emit_files(doc, json, print_file);
     free(files);

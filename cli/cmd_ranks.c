@@ -67,7 +67,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
 {
     size_t w = 4;
     for (size_t i = 0; i < r->n; i++) {
-        size_t l = strlen(labels[i]);
+        size_t l = strlen(cli_term(labels[i]));
         w = l > w ? l : w;
     }
     if (w > 40)
@@ -94,7 +94,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             ms_format_bytes((int64_t)s->bytes, b, sizeof b);
             snprintf(site, sizeof site, "%s %s (%s)", cli_term(s->site), cli_term(s->function), b);
         }
-        printf("%-*.*s %5s %4d %22s %22s %22s %9s %18s  %s\n", wi, wi, labels[i], rank,
+        printf("%-*.*s %5s %4d %22s %22s %22s %9s %18s  %s\n", wi, wi, cli_term(labels[i]), rank,
                p->device, c1, c2, c3, t, lk, site);
     }
     char m1[48], m2[48], m3[48];
@@ -115,7 +115,7 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         const ms_rank_row *row = &r->rows[i];
         if (!row->outlier)
             continue;
-        printf("  %s:", labels[i]);
+        printf("  %s:", cli_term(labels[i]));
         const char *sep = " ";
         for (size_t k = 0; k < COMPARE_OUTLIER_KEY_COUNT; k++) {
             if (!(row->outlier & COMPARE_OUTLIER_KEYS[k].bit))

@@ -112,11 +112,23 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     return 0;
 }
 
-/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet.
- * *made is the length of the first directory created (0: none), for unmake_dir. */
-static int make_dir(const char *path, size_t *made)
+/* The directories this run created, each by identity (device and inode, taken right
+ * after its mkdir): a clean-up removes those and nothing else, whatever the names lead to
+ * by then (DIR may be new/../existing: "new" is ours, "existing" is the user's). */
+#define MAX_MADE 64
+typedef struct made_dirs {
+    size_t n;
+    struct {
+        size_t len; /* the directory is out_dir's first len bytes */
+        dev_t dev;
+        ino_t ino;
+    } d[MAX_MADE];
+} made_dirs;
+
+/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. */
+static int make_dir(const char *path, made_dirs *made)
 {
-    *made = 0;
+    made->n = 0;
     char buf[4096];
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof buf) {
@@ -134,8 +146,15 @@ static int make_dir(const char *path, size_t *made)
             cli_error(CMD, "%s: cannot create: %s", buf, strerror(errno));
             return 2;
         }
-        if (r == 0 && !*made)
-            *made = i;
+        struct stat st;
+        /* Beyond MAX_MADE, a directory made is left in place: never removed is the safe
+         * side. */
+        if (r == 0 && made->n < MAX_MADE && lstat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
+            made->d[made->n].len = i;
+            made->d[made->n].dev = st.st_dev;
+            made->d[made->n].ino = st.st_ino;
+            made->n++;
+        }
         buf[i] = c;
     }
     struct stat st;
@@ -147,24 +166,21 @@ static int make_dir(const char *path, size_t *made)
 }
 
 /* A report that fails on bad input makes nothing: the directories make_dir created are
- * removed again when still empty (rmdir never removes anything else). */
-static void unmake_dir(const char *path, size_t made)
+ * removed again, innermost first, each only while its name still leads to the directory
+ * made (identity) and it is empty (rmdir never removes anything else). */
+static void unmake_dir(const char *path, const made_dirs *made)
 {
     char buf[4096];
-    size_t n = strlen(path);
-    if (!made || n >= sizeof buf)
-        return;
-    memcpy(buf, path, n + 1);
-    while (n >= made) {
-        while (n > 1 && buf[n - 1] == '/')
-            buf[--n] = '\0';
-        if (rmdir(buf) != 0)
-            return;
-        while (n > 0 && buf[n - 1] != '/')
-            n--;
-        buf[n] = '\0';
-        if (n == 0)
-            return;
+    for (size_t k = made->n; k-- > 0;) {
+        size_t len = made->d[k].len;
+        if (len >= sizeof buf)
+            continue;
+        memcpy(buf, path, len);
+        buf[len] = '\0';
+        struct stat st;
+        if (lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == made->d[k].dev &&
+            st.st_ino == made->d[k].ino)
+            (void)rmdir(buf);
     }
 }
 
@@ -546,17 +562,17 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
 static int print_written(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
                          bool ranks_png, const cJSON *gates, size_t failed)
 {
-    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", o->out_dir);
+    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", cli_term(o->out_dir));
     for (size_t i = 0; i < n; i++) {
         if (fs[i].png[0])
-            printf(", %s", fs[i].png);
+            printf(", %s", cli_term(fs[i].png));
         if (fs[i].cat_png[0])
-            printf(", %s", fs[i].cat_png);
+            printf(", %s", cli_term(fs[i].cat_png));
     }
     const cJSON *fj;
     cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
-            printf(", %s", report_str(fj, "oom_png"));
+            printf(", %s", cli_term(report_str(fj, "oom_png")));
     if (ranks_png)
         printf(", ranks.png");
     printf("\n");
@@ -564,42 +580,12 @@ static int print_written(const report_opts *o, const file_state *fs, size_t n, c
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
     {
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-        printf("%s %s\n", ok ? "passed" : "FAILED", report_str(c, "message"));
+        printf("%s %s\n", ok ? "passed" : "FAILED", cli_term(report_str(c, "message")));
     }
     if (!failed)
         return 0;
     printf("memsnap report: %zu gate check%s failed\n", failed, failed == 1 ? "" : "s");
     return 1;
-}
-
-/* After a failure in a directory the report made itself: take back the charts written
- * before it and the directories, so bad input leaves nothing behind. */
-static void take_back(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
-                      size_t made)
-{
-    for (size_t i = 0; i < n; i++) {
-        const char *names[] = {fs[i].png, fs[i].cat_png};
-        for (size_t k = 0; k < 2; k++) {
-            char *p = names[k][0] ? join(o->out_dir, names[k]) : NULL;
-            if (p)
-                unlink(p);
-            free(p);
-        }
-    }
-    const cJSON *fj;
-    cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
-    {
-        const char *oom = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "oom_png"));
-        char *q = oom ? join(o->out_dir, oom) : NULL;
-        if (q)
-            unlink(q);
-        free(q);
-    }
-    char *p = join(o->out_dir, "ranks.png");
-    if (p)
-        unlink(p);
-    free(p);
-    unmake_dir(o->out_dir, made);
 }
 
 int cmd_report(int argc, char **argv)
@@ -612,11 +598,14 @@ int cmd_report(int argc, char **argv)
         free(o.files);
         return 0;
     }
-    size_t made = 0;
+    made_dirs made;
     if (rc || (rc = make_dir(o.out_dir, &made))) {
         free(o.files);
         return rc;
     }
+    /* Every file of the report is renamed into place only once all were written: a
+     * failed run replaces none of the user's files (safe_output.h). */
+    safe_out_batch_begin();
 
     size_t n = o.n_files;
     file_state *fs = calloc(n, sizeof *fs);
@@ -689,11 +678,21 @@ int cmd_report(int argc, char **argv)
         if (!rc)
             rc = write_file(o.out_dir, "index.html", write_html, doc, &sv);
     }
+    if (!rc) {
+        char why[300];
+        if (safe_out_batch_end(true, why, sizeof why)) {
+            cli_error(CMD, "%s", why);
+            rc = 2;
+        }
+    }
     if (!rc)
         rc = print_written(&o, fs, n, doc, cmp_svg != NULL, gates, failed);
 done:
-    if (rc == 2 && made && fs)
-        take_back(&o, fs, n, doc, made);
+    if (rc == 2) {
+        char why[8];
+        (void)safe_out_batch_end(false, why, sizeof why); /* removes what was held */
+        unmake_dir(o.out_dir, &made);
+    }
     for (size_t i = 0; fs && i < n; i++) {
         ms_run_free(fs[i].run);
         ms_snapshot_free(fs[i].snap);

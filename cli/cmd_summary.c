@@ -64,7 +64,7 @@ static void print_device(const cJSON *dev)
     int first = 1;
     cJSON_ArrayForEach(act, cJSON_GetObjectItemCaseSensitive(dev, "actions"))
     {
-        printf("%s%s %.0f", first ? "" : ", ", act->string, act->valuedouble);
+        printf("%s%s %.0f", first ? "" : ", ", cli_term(act->string), act->valuedouble);
         first = 0;
     }
     printf("%s\n", first ? "none" : "");
@@ -119,7 +119,7 @@ static void print_device(const cJSON *dev)
                    get(o, "event"));
             const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "cause"));
             if (cause)
-                printf(": cause %s%s (details: memsnap oom)", cause,
+                printf(": cause %s%s (details: memsnap oom)", cli_term(cause),
                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "approximate"))
                            ? ", approximate"
                            : "");
@@ -149,7 +149,7 @@ static void print_device(const cJSON *dev)
 static void print_file(const cJSON *file)
 {
     printf("%s (pickle protocol %d, %.0f bytes)\n",
-           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path")),
+           cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))),
            (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     if (cJSON_GetArraySize(set) > 0) {

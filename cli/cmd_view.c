@@ -8,6 +8,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "options.h"
+#include "safe_output.h"
 #include "view_page.h"
 
 #define CMD "view"
@@ -149,15 +150,24 @@ int cmd_view(int argc, char **argv)
         rc = file_json(&o, o.files[i], &json[i]);
     }
     if (!rc) {
-        FILE *f = fopen(o.output, "w");
-        if (!f) {
-            cli_error(CMD, "%s: cannot write: %s", o.output, strerror(errno));
+        /* Never through a link, onto a FIFO or half-written over the old page
+         * (safe_output.h). */
+        char why[300];
+        safe_out so;
+        if (safe_out_not_input(o.output, o.files, o.n_files, why, sizeof why) ||
+            safe_out_open(&so, o.output, why, sizeof why)) {
+            cli_error(CMD, "%s", why);
             rc = 2;
         } else {
-            int bad = view_write_page(f, o.title ? o.title : "memsnap view",
-                                      (const char *const *)json, labels, o.n_files);
-            if (fclose(f) != 0 || bad) {
-                cli_error(CMD, "%s: write failed: %s", o.output, strerror(errno));
+            FILE *f = safe_out_file(&so);
+            int bad = !f || view_write_page(f, o.title ? o.title : "memsnap view",
+                                            (const char *const *)json, labels, o.n_files);
+            if (bad) {
+                cli_error(CMD, "%s: write failed: %s", o.output, strerror(errno ? errno : EIO));
+                safe_out_abort(&so);
+                rc = 2;
+            } else if (safe_out_commit(&so, why, sizeof why)) {
+                cli_error(CMD, "%s", why);
                 rc = 2;
             }
         }

@@ -59,6 +59,10 @@ int main(int argc, char **argv)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigbus;
     sigaction(SIGBUS, &sa, NULL);
+    /* A file size limit (ulimit -f) reached while writing an output is a failed write
+     * (EFBIG), reported and cleaned up like a full disk, not a kill that leaves the
+     * temporary file behind. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -93,7 +97,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (!strcmp(argv[1], COMMANDS[i].name))
             return COMMANDS[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "memsnap: unknown command '%s'\n", argv[1]);
+    fprintf(stderr, "memsnap: unknown command '%s'\n", cli_term(argv[1]));
     usage(stderr);
     return 2;
 }

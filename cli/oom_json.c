@@ -197,18 +197,18 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "%*s  why               %s\n", w, "", str(e, "why"));
+    fprintf(out, "%*s  why               %s\n", w, "", cli_term(str(e, "why")));
     const cJSON *adv;
     cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
-        fprintf(out, "%*s  advice            %s\n", w, "", cJSON_GetStringValue(adv));
+        fprintf(out, "%*s  advice            %s\n", w, "", cli_term(cJSON_GetStringValue(adv)));
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(e, "top_sites");
     if (cJSON_GetArraySize(sites) > 0) {
         fprintf(out, "%*s  top sites alive at the failure:\n", w, "");
         const cJSON *st;
         cJSON_ArrayForEach(st, sites)
             fprintf(out, "%*s  %12s %8.0f  %s %s\n", w, "", sz(get(st, "bytes"), a),
-                    get(st, "count"), str(st, "site"), str(st, "function"));
+                    get(st, "count"), cli_term(str(st, "site")), cli_term(str(st, "function")));
     }
     if (str(e, "note")[0])
-        fprintf(out, "%*s  note              %s\n", w, "", str(e, "note"));
+        fprintf(out, "%*s  note              %s\n", w, "", cli_term(str(e, "note")));
 }

@@ -13,7 +13,9 @@
 #define MEMSNAP_CLI_SAFE_OUTPUT_H
 
 #include <cairo.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #include "memsnap/memsnap.h"
@@ -24,12 +26,16 @@ typedef struct safe_out {
     int write_errno; /* errno of the first failed write through safe_out_cairo_write */
     int sync;       /* set after open: fsync() the data before the rename (default 0) */
     char *path;     /* the final name */
-    char *tmp;      /* DIR/.NAME.XXXXXX next to it, so rename() stays in one file system */
+    dev_t dev;      /* the temporary file's identity: only that file is ever removed */
+    ino_t ino;
+    char *tmp;      /* DIR/.memsnap.XXXXXX next to it, so rename() stays in one file system;
+                     * short whatever the target's length (NAME_MAX) */
 } safe_out;
 
 /* Refuses a target that exists and is a symlink or not a regular file; otherwise makes a
  * new temporary file next to it with O_CREAT|O_EXCL (mkstemp: never follows a link),
- * mode 0666 less the umask. Returns 0, or 2 with a one-line reason in why. */
+ * with the permission bits of the file it replaces, or 0666 less the umask for a new one.
+ * Returns 0, or 2 with a one-line reason in why. */
 int safe_out_open(safe_out *o, const char *path, char *why, size_t cap);
 
 /* A stdio stream on the temporary file (NULL when out of memory). */
@@ -47,6 +53,23 @@ int safe_out_commit(safe_out *o, char *why, size_t cap);
 
 /* Closes and removes the temporary file; safe to call twice or after a failed open. */
 void safe_out_abort(safe_out *o);
+
+/* 2 with the reason in why when path names the same file as one of the inputs (device
+ * and inode): `view run.pickle -o run.pickle` would replace the snapshot with the page. */
+int safe_out_not_input(const char *path, const char *const *inputs, size_t n, char *why,
+                       size_t cap);
+
+/* "PATH: reason" into why, the reason kept whole: an overlong path is cut in its middle. */
+void safe_out_why(char *why, size_t cap, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* A run that writes several files and must leave nothing of a failed run (memsnap
+ * report): between begin and end, safe_out_commit writes and checks the file but holds
+ * its rename; safe_out_batch_end(true) renames every held file into place (0, or 2 and
+ * the reason in why at the first that fails; the rest are removed), (false) removes them
+ * all, so the user's files under those names are never touched by a failed run. */
+void safe_out_batch_begin(void);
+int safe_out_batch_end(bool commit, char *why, size_t cap);
 
 /* ms_render_write_meta through a safe_out (cli/safe_render.c): 0, or an error code with
  * the message (the OS reason for a refused or failed write) in err. */

@@ -23,8 +23,8 @@ static int finish(safe_out *o, const char *path, int rc, ms_error *err)
     if (rc && o->write_errno) {
         safe_out_abort(o);
         err->code = MS_ERR_IO;
-        snprintf(err->message, sizeof err->message, "%s: write failed: %s", path,
-                 strerror(o->write_errno));
+        safe_out_why(err->message, sizeof err->message, path, "write failed: %s",
+                     strerror(o->write_errno));
         return MS_ERR_IO;
     }
     if (rc) {
@@ -57,7 +57,7 @@ int safe_out_oom_chart(const char *path, const ms_snapshot *s, const ms_oom *oom
     if (ms_render_format_from_path(path, &format, err)) {
         err->code = MS_ERR_ARG;
         err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s: not a .png or .svg path", path);
+        safe_out_why(err->message, sizeof err->message, path, "not a .png or .svg path");
         return MS_ERR_ARG;
     }
     safe_out o;

@@ -43,7 +43,7 @@ void cli_term_into(const char *s, char *buf, size_t cap)
 
 const char *cli_term(const char *s)
 {
-    static char bufs[8][1024];
+    static char bufs[8][8192];
     static unsigned next;
     if (!s)
         return "";

@@ -8,8 +8,9 @@
 #include <stddef.h>
 
 /* s with C0/C1 controls and DEL as \xNN and bidi controls as \u{XXXX}; s itself when it
- * has none. The result lives in one of 8 rotating buffers (1 KiB, longer text is cut on a
- * character boundary), so up to 8 calls may appear in one printf. */
+ * has none. The result lives in one of 8 rotating buffers (8 KiB: a PATH_MAX path escaped
+ * whole in most cases; longer text is cut on a character boundary), so up to 8 calls may
+ * appear in one printf. */
 const char *cli_term(const char *s);
 
 /* At s: the byte length of a control or bidi character (0: none), its code point in

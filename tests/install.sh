@@ -4,8 +4,11 @@
 #   - the files: tool, libmemsnap.so with its SONAME, headers, pkg-config file, man page,
 #     bash completion (and libmemsnap.a when MEMSNAP_INSTALL_STATIC is on);
 #   - every public header compiles on its own, as C11 and as C++;
+#   - the install goes into a prefix other than the configured one (cmake --install
+#     --prefix), and the package relocates: memsnap.pc and the CMake package files find the
+#     files where they were installed, and again after the tree is moved;
 #   - examples/*.c compile against the installed headers and library with nothing but
-#     `pkg-config --cflags --libs memsnap`, and print the allocator's own counters from
+#     `pkg-config --cflags --libs memsnap`, and with find_package(memsnap), and print the allocator's own counters from
 #     testdata/*.truth.json (peak.c: requested_bytes.all.peak; leaks.c: the injected
 #     leaks);
 #   - libmemsnap.so exports exactly the functions the headers declare with MS_API.
@@ -38,10 +41,17 @@ want_soname=libmemsnap.so.$(echo "$version" | awk -F. '{print ($1 == 0) ? $1 "."
 [ "$soname" = "$want_soname" ] && [ -e "$libdir/$soname" ] && ok "SONAME $soname" || bad "SONAME '$soname', want $want_soname"
 [ "$("$prefix/bin/memsnap" --version)" = "memsnap $version" ] && ok "installed memsnap --version" || bad "installed memsnap --version"
 
-# pkg-config as a user runs it; the prefix was chosen at install time, not at configure
-# time, so the .pc file's prefix is pointed there.
+# pkg-config as a user runs it, nothing defined: the prefix was chosen at install time,
+# not at configure time, and the .pc file must point there by itself.
+configured=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
+[ "$configured" != "$prefix" ] && ok "installed into $prefix, configured for ${configured:-?}" || bad "prefix not different"
 export PKG_CONFIG_PATH=$(dirname "$pc")
-pkgc() { pkg-config --define-variable=prefix="$prefix" "$@" memsnap; }
+pkgc() { pkg-config "$@" memsnap; }
+incdir=$(pkgc --variable=includedir)
+[ "$(realpath -m "$incdir")" = "$(realpath "$prefix/include")" ] && ok "memsnap.pc: includedir is $prefix/include" \
+  || bad "memsnap.pc: includedir '$incdir', want $prefix/include ($(grep ^prefix= "$pc"))"
+[ "$(realpath -m "$(pkgc --variable=libdir)")" = "$(realpath "$libdir")" ] && ok "memsnap.pc: libdir is $libdir" \
+  || bad "memsnap.pc: libdir '$(pkgc --variable=libdir)', want $libdir"
 [ "$(pkgc --modversion)" = "$version" ] && ok "pkg-config --modversion $version" || bad "pkg-config --modversion: $(pkgc --modversion 2>&1)"
 flags="$(pkgc --cflags) $(pkgc --libs)"
 case "$flags" in *"$(pwd)"*) bad "pkg-config points into the source tree: $flags" ;; esac
@@ -79,18 +89,29 @@ cat > "$tmp/consumer/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(consumer C)
 find_package(memsnap $version REQUIRED)
-add_executable(peak $(pwd)/examples/peak.c)
-target_link_libraries(peak PRIVATE memsnap::memsnap)
+foreach(name $(cd examples && ls *.c | sed 's/\.c$//' | tr '\n' ' '))
+  add_executable(\${name} $(pwd)/examples/\${name}.c)
+  target_link_libraries(\${name} PRIVATE memsnap::memsnap)
+endforeach()
 CMAKE
-if cmake -S "$tmp/consumer" -B "$tmp/consumer/build" -DCMAKE_PREFIX_PATH="$prefix" \
-     -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
-     > "$tmp/consumer.log" 2>&1 &&
-   cmake --build "$tmp/consumer/build" >> "$tmp/consumer.log" 2>&1 &&
-   [ "$("$tmp/consumer/build/peak" testdata/gpt2_train.pickle)" = "$(LD_LIBRARY_PATH=$libdir "$tmp/peak" testdata/gpt2_train.pickle)" ]; then
-  ok "a CMake project builds examples/peak.c with find_package(memsnap) and memsnap::memsnap"
-else
-  bad "CMake consumer: $(tail -c 600 "$tmp/consumer.log")"
-fi
+# consumer PREFIX BUILD_DIR: configures and builds every example against PREFIX and runs
+# each as its pkg-config build does.
+consumer() {
+  local p=$1 b=$2
+  if ! cmake -S "$tmp/consumer" -B "$b" -DCMAKE_PREFIX_PATH="$p" \
+       -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" \
+       > "$tmp/consumer.log" 2>&1 || ! cmake --build "$b" >> "$tmp/consumer.log" 2>&1; then
+    bad "CMake consumer in $p: $(tail -c 600 "$tmp/consumer.log")"; return; fi
+  for src in examples/*.c; do
+    local name; name=$(basename "$src" .c)
+    if [ "$(LD_LIBRARY_PATH=$libdir "$b/$name" testdata/leak_layers.pickle 2>&1)" = "$(LD_LIBRARY_PATH=$libdir "$tmp/$name" testdata/leak_layers.pickle 2>&1)" ]; then
+      ok "a CMake project builds examples/$name.c with find_package(memsnap) from $p"
+    else
+      bad "CMake consumer: $name from $p differs"
+    fi
+  done
+}
+consumer "$prefix" "$tmp/consumer/build"
 
 # The README's example program and what it shows it printing.
 awk '/^```c$/{on=1; next} on && /^```$/{exit} on' README.md > "$tmp/readme.c"
@@ -187,6 +208,23 @@ extra_syms=$(comm -23 "$tmp/exported" "$tmp/declared_names" | tr '\n' ' ')
 missing_syms=$(comm -13 "$tmp/exported" "$tmp/declared_names" | tr '\n' ' ')
 [ -z "$extra_syms" ] && ok "nm -D: nothing exported beyond the headers ($(wc -l < "$tmp/exported") symbols)" || bad "exported but not public: $(echo $extra_syms | cut -c1-600)"
 [ -z "$missing_syms" ] && ok "nm -D: every public function exported" || bad "declared but not exported: $missing_syms"
+
+# The tree moved elsewhere after the install (a staged package, a copied ~/.local): the
+# .pc and the CMake files still find the headers and the library beside them.
+moved=$tmp/moved/prefix
+mkdir -p "$tmp/moved" && mv "$prefix" "$moved"
+libdir=${libdir/$prefix/$moved}
+export PKG_CONFIG_PATH=${PKG_CONFIG_PATH/$prefix/$moved} LD_LIBRARY_PATH=$libdir
+for src in examples/*.c; do
+  name=$(basename "$src" .c)
+  if $cc -std=c11 -Wall -Wextra -Werror $extra "$src" $(pkgc --cflags --libs) -o "$tmp/moved/$name" 2> "$tmp/err" &&
+     [ "$("$tmp/moved/$name" testdata/leak_layers.pickle 2>&1)" = "$("$tmp/$name" testdata/leak_layers.pickle 2>&1)" ]; then
+    ok "examples/$name.c builds with pkg-config from the moved tree"
+  else
+    bad "examples/$name.c from the moved tree: $(head -c 400 "$tmp/err") $(pkgc --cflags --libs)"
+  fi
+done
+consumer "$moved" "$tmp/consumer/build-moved"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

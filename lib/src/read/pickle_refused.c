@@ -39,6 +39,10 @@ int ms__vm_op_refused(ms_vm *vm, unsigned op, int64_t off)
                     "opcode %s (0x%02x) needs out-of-band buffers, which snapshots never use",
                     opcode_name(op), op);
     default:
+        if (off == 0 && (op == '{' || op == '[')) /* a JSON export, a common mix-up */
+            return FAIL(MS_ERR_UNKNOWN_OPCODE, MS_NO_OFFSET,
+                        "looks like JSON, not a pickle: memsnap reads the pickles written by "
+                        "torch.cuda.memory._dump_snapshot");
         return FAIL(MS_ERR_UNKNOWN_OPCODE, off, "unknown pickle opcode 0x%02x", op);
     }
 }
