@@ -174,6 +174,15 @@ double cli_seconds(int64_t from_us, int64_t to_us)
     return (double)(to_us - from_us) / 1e6;
 }
 
+const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us)
+{
+    if (has_times)
+        snprintf(buf, cap, "%.3fs", cli_seconds(t0_us, us));
+    else
+        snprintf(buf, cap, "#%lld", (long long)us); /* the event index stands for the time */
+    return buf;
+}
+
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
                   cli_file_fn fn, void *ctx, cJSON **doc_out)
 {

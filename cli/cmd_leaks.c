@@ -186,9 +186,10 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     if (r->oom_count) {
         char req[32];
         ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
-        printf("  OOM: %llu allocation%s failed; the first asked for %s at %.3fs\n",
+        char when[32];
+        printf("  OOM: %llu allocation%s failed; the first asked for %s at %s\n",
                (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
-               cli_seconds(t0, r->first_oom_us));
+               cli_when(when, sizeof when, t->has_times, t0, r->first_oom_us));
     }
     size_t rows = 0;
     int wsite = 4, wlayer = 5;
@@ -232,10 +233,12 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
         if (L->kind == MS_LEAK_LEAK)
             growth_text(L->growth_count, L->growth_bytes, growth, sizeof growth);
-        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %7.3fs  %7.3fs\n",
+        char w0[32], w1[32];
+        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %8s  %8s\n",
                ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
-               cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
+               cli_when(w0, sizeof w0, t->has_times, t0, L->first_alloc_us),
+               cli_when(w1, sizeof w1, t->has_times, t0, L->last_alloc_us));
         if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
             char call[176] = "";
             if (L->call_site != UINT32_MAX) {

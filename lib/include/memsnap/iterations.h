@@ -65,6 +65,7 @@ typedef struct ms_iterations {
      * the last complete iteration, when they hold an out-of-memory error. Views that
      * list the iterations up to a failure end with it, marked. */
     size_t n_unfinished;
+    bool has_times;         /* the trace's: false, start_us/end_us are event indexes */
 } ms_iterations;
 
 /* Finds the iterations of one device. `t` is that device's timeline: with an active curve

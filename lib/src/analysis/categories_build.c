@@ -240,8 +240,19 @@ static const char *src_text(uint8_t src)
     return "between phases";
 }
 
+/* "1.234 s", or "event N" on a trace without times (its times are event indexes). */
+static const char *when(const ms_categories *c, int64_t us, char *b, size_t cap)
+{
+    if (c->t->has_times)
+        snprintf(b, cap, "%.3f s", secs(c, us));
+    else
+        snprintf(b, cap, "event %lld", (long long)us);
+    return b;
+}
+
 int ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t cap)
 {
+    char w0[40], w1[40], w2[40];
     if (!c || i >= c->n || !buf || !cap)
         return MS_ERR_ARG;
     const ms_alloc *a = &c->t->allocs[i];
@@ -249,8 +260,8 @@ int ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t ca
     const char *weak = ms_category_reason_weak(r) ? " (weak evidence)" : "";
     if (a->alloc_event < 0) {
         if (a->free_event >= 0)
-            snprintf(buf, cap, "%s; freed at %.3f s%s", ms_category_reason_text(r),
-                     secs(c, ev_time(c, a->free_event)), weak);
+            snprintf(buf, cap, "%s; freed at %s%s", ms_category_reason_text(r),
+                     when(c, ev_time(c, a->free_event), w0, sizeof w0), weak);
         else
             snprintf(buf, cap, "%s; still alive at the end%s", ms_category_reason_text(r), weak);
         return 0;
@@ -263,17 +274,23 @@ int ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t ca
     const ms__cat_seg *g = &c->x.segs[k];
     char freed[64];
     if (a->free_event >= 0)
-        snprintf(freed, sizeof freed, "freed at %.3f s", secs(c, ev_time(c, a->free_event)));
+        snprintf(freed, sizeof freed, "freed at %s", when(c, ev_time(c, a->free_event), w0, sizeof w0));
     else
         snprintf(freed, sizeof freed, "never freed");
-    if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT)
+    if ((g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) &&
+        !c->t->has_times)
+        snprintf(buf, cap, "made at %s in %s %u (%s; events %lld-%lld), %s: %s%s",
+                 when(c, ev_time(c, a->alloc_event), w1, sizeof w1), ms__cat_phase_name(g->kind),
+                 g->ordinal + 1, src_text(g->src), (long long)g->start, (long long)(g->end - 1),
+                 freed, ms_category_reason_text(r), weak);
+    else if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT)
         snprintf(buf, cap, "made at %.3f s in %s %u (%s; %.3f-%.3f s), %s: %s%s",
                  secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
                  g->ordinal + 1, src_text(g->src), secs(c, ev_time(c, g->start)),
                  secs(c, ev_time(c, g->end - 1)), freed, ms_category_reason_text(r), weak);
     else
-        snprintf(buf, cap, "made at %.3f s in the %s before %s, %s: %s%s",
-                 secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
+        snprintf(buf, cap, "made at %s in the %s before %s, %s: %s%s",
+                 when(c, ev_time(c, a->alloc_event), w2, sizeof w2), ms__cat_phase_name(g->kind),
                  k + 1 < c->x.nsegs ? ms__cat_phase_name(c->x.segs[k + 1].kind) : "the end",
                  freed, ms_category_reason_text(r), weak);
     return 0;
