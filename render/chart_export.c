@@ -657,6 +657,8 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
     size_t n_ev = src->trace->n;
     ms__sb_num(doc, n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0);
     ms__sb_printf(doc, ",\"events\":%zu,", n_ev);
+    if (!src->trace->has_times)
+        ms__sb_puts(doc, "\"times\":false,"); /* its times are event indexes */
     ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
     for (int pass = 0; pass < 2; pass++) {
         ms__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");
