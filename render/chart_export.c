@@ -442,6 +442,7 @@ static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit,
             }
             ms_chart_spec spec = {0};
             spec.x_mode = MS_CHART_X_TIME;
+            spec.keep_time_axis = true; /* no times: the page labels instants as events */
             spec.by = by;
             spec.has_from = spec.has_to = true;
             spec.from = lo;
