@@ -57,7 +57,7 @@ static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t i
     num(e, "free_event", a->free_event);
     ms_category_reason r = ms_categories_reason(c, index);
     cJSON_AddStringToObject(e, "category", ms_category_name(ms_categories_of(c, index)));
-    cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
+    cJSON_AddStringToObject(e, "reason", ms_category_reason_name(r));
     cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
     char site[512] = "(no stack)";
     uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
@@ -134,7 +134,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     num(dev, "device", device);
     num(dev, "events", (int64_t)t->n_events);
     cJSON *iters_info = cJSON_AddObjectToObject(dev, "iteration_method");
-    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_name(it->method));
     cJSON_AddStringToObject(iters_info, "text", ms_iter_method_text(it->method));
     ms_category_phases ph;
     ms_categories_phases(c, &ph);

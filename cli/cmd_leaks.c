@@ -1,5 +1,5 @@
 /* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
- * ms_leaks_find(); this file parses options and prints the table, JSON and verdict. */
+ * ms_leak_report_build(); this file parses options and prints the table, JSON and verdict. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,7 +225,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         layer_text(s, L->layer, layer, sizeof layer);
         if (L->n_members > 1) {
             /* The finding is its pattern; its sites follow. */
-            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_key(L->pattern),
+            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_name(L->pattern),
                      L->n_members);
             snprintf(layer, sizeof layer, "-");
         }
@@ -246,7 +246,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                 site_text(s, L->call_site, cs, sizeof cs);
                 snprintf(call, sizeof call, " (model called at %s)", cs);
             }
-            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
+            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_name(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
         }
         for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {

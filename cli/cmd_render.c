@@ -177,7 +177,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
     const ms_timeline *t = NULL;
     const ms_leak_report *r = NULL;
     if (ms_run_timeline(run, &t, &err) || ms_run_leaks(run, &r, &err) ||
-        ms_leak_marks_of(marks, &n, ms_run_snapshot(run), t, r, &err)) {
+        ms_leak_marks_from_report(marks, &n, ms_run_snapshot(run), t, r, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }

@@ -104,7 +104,7 @@ int report_chart_file(char **svg_out, ms_run *run, const char *label, const repo
     if (!rc)
         rc = ms_run_leaks(run, &lr, err);
     if (!rc)
-        rc = ms_leak_marks_of(&marks, &n_marks, s, t, lr, err);
+        rc = ms_leak_marks_from_report(&marks, &n_marks, s, t, lr, err);
     if (rc)
         return rc;
     ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;

@@ -35,7 +35,7 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
     const ms_leak_report *r = NULL;
     int rc = ms_run_leaks(run, &r, err);
     if (!rc)
-        rc = ms_leak_marks_of(marks, n_marks, ms_run_snapshot(run), t, r, err);
+        rc = ms_leak_marks_from_report(marks, n_marks, ms_run_snapshot(run), t, r, err);
     ms_chart_highlight *hl = NULL;
     if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
         rc = MS_ERR_NOMEM;

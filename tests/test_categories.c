@@ -275,7 +275,7 @@ static void check_api(void)
 {
     CHECK_EQ_STR(ms_category_name(MS_CAT_OPTIMIZER_STATE), "optimizer_state");
     CHECK_EQ_STR(ms_category_name(MS_CAT_COUNT), "unknown");
-    CHECK_EQ_STR(ms_category_reason_key(MS_CATR_BACKWARD_KEPT), "backward-kept");
+    CHECK_EQ_STR(ms_category_reason_name(MS_CATR_BACKWARD_KEPT), "backward-kept");
     CHECK_TRUE(ms_category_reason_weak(MS_CATR_PRETRACE_KEPT));
     CHECK_TRUE(!ms_category_reason_weak(MS_CATR_BACKWARD_KEPT));
     ms_categories_free(NULL);

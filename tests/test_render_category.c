@@ -224,7 +224,7 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
     ms_leak_mark *marks = NULL;
     size_t n = 0;
     ms_error err;
-    if (ms_leaks_marks(&marks, &n, s, src->tl, NULL, &err) || n == 0) {
+    if (ms_leak_marks_build(&marks, &n, s, src->tl, NULL, &err) || n == 0) {
         ms_leak_marks_free(marks);
         return;
     }

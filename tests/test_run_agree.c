@@ -41,8 +41,8 @@ static void check_iterations(const char *name, ms_run *run, const ms_snapshot *s
         same_iterations(name, "ms_iterations_find", it, own);
     ms_iterations_free(own);
     ms_leak_report *lr = NULL;
-    if (ms_leaks_find(&lr, s, device, t, NULL, &err) == 0)
-        same_iterations(name, "ms_leaks_find", it, lr->iterations);
+    if (ms_leak_report_build(&lr, s, device, t, NULL, &err) == 0)
+        same_iterations(name, "ms_leak_report_build", it, lr->iterations);
     ms_leak_report_free(lr);
     const ms_categories *c = NULL;
     if (ms_run_categories(run, &c, &err) == 0)
@@ -226,7 +226,7 @@ static void check_categories_and_leaks(const char *name, ms_run *run, const ms_s
     /* Leak bytes: the run's report and the leaks command's own call. */
     const ms_leak_report *lr = NULL;
     ms_leak_report *own = NULL;
-    if (ms_run_leaks(run, &lr, &err) || ms_leaks_find(&own, s, device, t, NULL, &err)) {
+    if (ms_run_leaks(run, &lr, &err) || ms_leak_report_build(&own, s, device, t, NULL, &err)) {
         check_fail("%s: leaks: %s", name, err.message);
         return;
     }

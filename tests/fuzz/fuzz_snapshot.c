@@ -99,7 +99,7 @@ static void fuzz_analyses(const ms_snapshot *s, int d, const ms_timeline *t)
         ms_heap_free(h);
     }
     ms_oom_report *o = NULL;
-    if (ms_oom_analyze(&o, s, d, t, NULL, &err) == 0)
+    if (ms_oom_report_build(&o, s, d, t, NULL, &err) == 0)
         ms_oom_report_free(o);
 }
 
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ms_free(alive);
             /* The iterations and leak analyses read the same model. */
             ms_leak_report *r = NULL;
-            if (ms_leaks_find(&r, s, d, t, NULL, &err) == 0)
+            if (ms_leak_report_build(&r, s, d, t, NULL, &err) == 0)
                 ms_leak_report_free(r);
             fuzz_analyses(s, d, t);
         }

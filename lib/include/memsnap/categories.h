@@ -80,7 +80,7 @@ typedef enum ms_category_reason {
         MS_CATR_COUNT
 } ms_category_reason;
 
-MS_API const char *ms_category_reason_key(ms_category_reason r);  /* "backward-kept" */
+MS_API const char *ms_category_reason_name(ms_category_reason r); /* "backward-kept" */
 MS_API const char *ms_category_reason_text(ms_category_reason r); /* one sentence */
 /* True where the evidence is a pattern rather than a record (say so to people). */
 MS_API bool ms_category_reason_weak(ms_category_reason r);
@@ -147,8 +147,8 @@ MS_API const ms_category_point *ms_categories_iteration_peak(const ms_categories
  * much of the end is what `memsnap leaks` reports as leaks (findings of kind
  * MS_LEAK_LEAK, their allocations still alive after the last event). `r` is a leak
  * report of the device whose alloc indices refer to this categorisation's timeline
- * (ms_leaks_find given that timeline, or given NULL: builds are deterministic); NULL
- * runs ms_leaks_find with default options, as `memsnap leaks` does. */
+ * (ms_leak_report_build given that timeline, or given NULL: builds are deterministic); NULL
+ * runs ms_leak_report_build with default options, as `memsnap leaks` does. */
 typedef struct ms_category_end {
     ms_category_point at;        /* after the last event (-1: an empty trace's start) */
     int64_t held_by_leaks_bytes; /* part of at.bytes */

@@ -94,7 +94,7 @@ typedef struct ms_profile {
 } ms_profile;
 
 /* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
- * all allocations by site, and the leak totals (ms_leaks_find with default options; when
+ * all allocations by site, and the leak totals (ms_leak_report_build with default options; when
  * that analysis fails the leaks stay unknown rather than failing the profile). `device`
  * -1 picks the device with the most events (ties: the lowest id). `name` is copied. */
 MS_API int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,

@@ -43,8 +43,8 @@ typedef struct ms_error {
     char message[320];  /* one line, no trailing newline */
 } ms_error;
 
-MS_API const char *ms_code_name(int code);     /* "MS_ERR_TRUNCATED" */
-MS_API const char *ms_code_message(int code);  /* "input ends early" */
+MS_API const char *ms_code_name(int code); /* "MS_ERR_TRUNCATED" */
+MS_API const char *ms_code_text(int code); /* "input ends early" */
 MS_API void ms_error_clear(ms_error *err);
 
 /* ------------------------------------------------------------------ limits */

@@ -395,7 +395,7 @@ int ms_categories_end(const ms_categories *c, const ms_leak_report *r, ms_catego
     /* The categories' own timeline has the active curve the leak analysis needs; a
      * caller's may not, and a fresh build gives the same alloc indices. */
     const ms_timeline *lt = c->t->active ? c->t : NULL;
-    rc = ms_leaks_find(&own, c->s, c->t->device, lt, NULL, err);
+    rc = ms_leak_report_build(&own, c->s, c->t->device, lt, NULL, err);
     if (rc)
         return rc;
     held_by_leaks(c, own, out);

@@ -528,8 +528,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     return 0;
 }
 
-int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
-                   const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
+int ms_oom_report_build(ms_oom_report **out, const ms_snapshot *s, int device,
+                        const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
 {
     return ms__oom_analyze_with(out, s, device, t, opt, NULL, NULL, err);
 }
@@ -572,7 +572,7 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
     /* Iterations and leaks are context: a trace they cannot be found in still gets its
      * allocator state and cause. */
     ms_error soft;
-    if (!run_lr && ms_leaks_find(&lr, s, device, t, NULL, &soft))
+    if (!run_lr && ms_leak_report_build(&lr, s, device, t, NULL, &soft))
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;

@@ -188,7 +188,7 @@ int ms_run_leaks(ms_run *r, const ms_leak_report **out, ms_error *err)
         lo.iter = r->opt.iter;
         lo.min_bytes = r->opt.leak_min_bytes;
         if (!rc)
-            rc = ms_leaks_find(&r->leaks, r->s, r->device, t, &lo, err);
+            rc = ms_leak_report_build(&r->leaks, r->s, r->device, t, &lo, err);
         if (rc)
             return rc;
         if (!r->it_view)

@@ -337,7 +337,7 @@ static int add_leaks(ms_profile *p, const ms_snapshot *s, const ms_timeline *t, 
 {
     ms_leak_report *r = NULL;
     ms_error lerr;
-    if (ms_leaks_find(&r, s, t->device, t, NULL, &lerr) != 0) {
+    if (ms_leak_report_build(&r, s, t->device, t, NULL, &lerr) != 0) {
         if (lerr.code == MS_ERR_NOMEM)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "%s", lerr.message);
         return 0;
