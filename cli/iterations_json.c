@@ -216,7 +216,7 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
 static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
 {
     char buf[160];
-    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) == 0)
+    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) > 0)
         cJSON_AddStringToObject(o, "layer", buf);
     else
         cJSON_AddNullToObject(o, "layer");

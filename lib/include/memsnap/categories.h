@@ -102,20 +102,21 @@ MS_API const ms_iterations *ms_categories_iterations(const ms_categories *c);
  * MS_CATR_NO_PHASES out of range). */
 MS_API ms_category ms_categories_of(const ms_categories *c, size_t alloc_index);
 MS_API ms_category_reason ms_categories_reason(const ms_categories *c, size_t alloc_index);
-/* One line for people: the reason with the phase and times filled in, e.g. "made in
- * backward 2 (autograd engine frames) at 1.131 s, alive after it ended at 1.134 s". */
-MS_API int ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf,
-                                 size_t cap);
+/* A text writer (memsnap/core.h): one line for people, the reason with the phase and
+ * times filled in, e.g. "made in backward 2 (autograd engine frames) at 1.131 s, alive
+ * after it ended at 1.134 s"; "" for an index out of range. */
+MS_API size_t ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf,
+                                    size_t cap);
 
 /* Bytes (requested) alive right after `event` (-1: before the first event) by category;
  * they sum to the timeline's active bytes there. Costs at most a few thousand events'
  * replay from the nearest stored checkpoint. */
-MS_API int ms_categories_at_event(const ms_categories *c, int64_t event,
-                                  int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_event(int64_t bytes[MS_CAT_COUNT], const ms_categories *c,
+                                  int64_t event, ms_error *err);
 /* The same right after the last event at or before `time_us` (the trace's clock); before
  * the first event gives the state at the start. */
-MS_API int ms_categories_at_time(const ms_categories *c, int64_t time_us,
-                                 int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_time(int64_t bytes[MS_CAT_COUNT], const ms_categories *c,
+                                 int64_t time_us, ms_error *err);
 /* The event index ms_categories_at_time uses for `time_us` (-1: the start). */
 MS_API int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us);
 
@@ -124,7 +125,7 @@ MS_API int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_
 MS_API int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
                                void (*fn)(void *ctx, int64_t event,
                                           const int64_t bytes[MS_CAT_COUNT]),
-                               void *ctx);
+                               void *ctx, ms_error *err);
 
 /* A point of the timeline with its breakdown. */
 typedef struct ms_category_point {
@@ -155,8 +156,8 @@ typedef struct ms_category_end {
     uint64_t leak_findings;      /* leak findings holding any of it */
 } ms_category_end;
 
-MS_API int ms_categories_end(const ms_categories *c, const ms_leak_report *r,
-                             ms_category_end *out, ms_error *err);
+MS_API int ms_categories_end(ms_category_end *out, const ms_categories *c,
+                             const ms_leak_report *r, ms_error *err);
 
 /* The Hugging Face guide's training-memory formula for iteration k, with the measured
  * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
@@ -172,7 +173,8 @@ typedef struct ms_category_formula {
     int64_t measured_peak;       /* the iteration's real peak */
 } ms_category_formula;
 
-MS_API int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out);
+MS_API int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size_t k,
+                                 ms_error *err);
 
 /* Phases found, for people: counts by kind and where they came from. */
 typedef struct ms_category_phases {
@@ -183,7 +185,7 @@ typedef struct ms_category_phases {
     bool from_empty_stacks;  /* the autograd thread's empty stacks (stacks='python') */
 } ms_category_phases;
 
-MS_API void ms_categories_phases(const ms_categories *c, ms_category_phases *out);
+MS_API void ms_categories_phases(ms_category_phases *out, const ms_categories *c);
 
 /* Without building everything: the bytes by category of any allocation lives of the
  * device of `t` (e.g. t->peak_alive of a timeline built without MS_TIMELINE_ALLOCS),

@@ -57,7 +57,8 @@ typedef struct ms_oom_facts {
     double leak_growth_bytes;      /* their growth per iteration */
 } ms_oom_facts;
 
-/* Decides the cause; writes one line saying why (with numbers) into why. */
+/* Decides the cause, and writes one line saying why (with numbers) into why/cap as a
+ * text writer does (memsnap/core.h: NUL-terminated, cut before a whole character). */
 MS_API ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
 
 #define MS_OOM_MAX_ADVICE 6

@@ -649,7 +649,7 @@ int ms_leak_marks_from_report(ms_leak_mark **out, size_t *n_out, const ms_snapsh
             char bytes[32], where[96];
             ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
             if (L->pattern != MS_LEAK_PATTERN_GRAPH || L->call_site == UINT32_MAX ||
-                ms_site_format(s, L->call_site, where, sizeof where) != 0)
+                ms_site_format(s, L->call_site, where, sizeof where) == 0)
                 snprintf(where, sizeof where, "%s", site);
             snprintf(grouped, sizeof grouped, "%s %s, %zu sites, %s: %s",
                      ms_leak_pattern_name(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
