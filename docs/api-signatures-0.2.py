@@ -42,6 +42,32 @@ DECL = re.compile(r'(^|\n)[ \t]*(MS_API\s+)?(static\s+)?(inline\s+)?(const\s+)?'
                   r'(int|void|size_t|uint64_t|ms_\w+)\s*\*?\s*$')
 
 
+def code_only(src):
+    """src with comments and string/char literals blanked (same length), so that names
+    inside them are not taken for calls."""
+    out, j, n = list(src), 0, len(src)
+    while j < n:
+        if src.startswith('/*', j):
+            k = src.find('*/', j + 2)
+            k = n if k < 0 else k + 2
+        elif src.startswith('//', j):
+            k = src.find('\n', j)
+            k = n if k < 0 else k
+        elif src[j] in '"\'':
+            k = j + 1
+            while k < n and src[k] != src[j] and src[k] != '\n':
+                k += 2 if src[k] == '\\' else 1
+            k += 1
+        else:
+            j += 1
+            continue
+        for q in range(j, min(k, n)):
+            if out[q] != '\n':
+                out[q] = ' '
+        j = k
+    return ''.join(out)
+
+
 def split_args(src, i):
     """src[i] is '('; returns (list of (start, end) of each argument, index of ')')."""
     depth, j, start, spans = 0, i, i + 1, []
@@ -72,7 +98,8 @@ def fix(path):
     src = open(path).read()
     out, pos, changed = [], 0, False
     names = '|'.join(sorted(SPECS, key=len, reverse=True))
-    for m in re.finditer(r'\b(' + names + r')\s*\(', src):
+    code = code_only(src)
+    for m in re.finditer(r'\b(' + names + r')\s*\(', code):
         name = m.group(1)
         if m.start() < pos:
             continue
@@ -123,7 +150,8 @@ def fix(path):
     out.append(src[pos:])
     if changed:
         open(path, 'w').write(''.join(out))
-    for m in re.finditer(r'\b(' + '|'.join(WRITERS) + r')\s*\(', src):
+    code = code_only(src)
+    for m in re.finditer(r'\b(' + '|'.join(WRITERS) + r')\s*\(', code):
         line_start = src.rfind('\n', 0, m.start()) + 1
         if DECL.search(src[max(0, line_start - 1):m.start()]):
             continue
