@@ -57,7 +57,7 @@ static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t i
     num(e, "free_event", a->free_event);
     ms_category_reason r = ms_categories_reason(c, index);
     cJSON_AddStringToObject(e, "category", ms_category_name(ms_categories_of(c, index)));
-    cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
+    cJSON_AddStringToObject(e, "reason", ms_category_reason_name(r));
     cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
     char site[512] = "(no stack)";
     uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
@@ -118,7 +118,7 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     memset(&ro, 0, sizeof ro);
     ro.timeline_flags = MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE;
     cJSON *dev = NULL;
-    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(run, &c, err))
+    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(&c, run, err))
         dev = categories_json_of(s, device, c, q);
     ms_run_free(run);
     return dev;
@@ -134,10 +134,10 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     num(dev, "device", device);
     num(dev, "events", (int64_t)t->n_events);
     cJSON *iters_info = cJSON_AddObjectToObject(dev, "iteration_method");
-    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_name(it->method));
     cJSON_AddStringToObject(iters_info, "text", ms_iter_method_text(it->method));
     ms_category_phases ph;
-    ms_categories_phases(c, &ph);
+    ms_categories_phases(&ph, c);
     cJSON *phases = cJSON_AddObjectToObject(dev, "phases");
     num(phases, "forward", (int64_t)ph.forward);
     num(phases, "backward", (int64_t)ph.backward);
@@ -156,7 +156,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
      * cannot read this trace. */
     ms_category_end last;
     ms_error eerr;
-    if (ms_categories_end(c, NULL, &last, &eerr) == 0) {
+    if (ms_categories_end(&last, c, NULL, &eerr) == 0) {
         cJSON *o = point_json(&last.at, t0, t->has_times);
         num(o, "held_by_leaks_bytes", last.held_by_leaks_bytes);
         num(o, "leak_findings", (int64_t)last.leak_findings);
@@ -174,7 +174,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         ms_category_point p;
         memset(&p, 0, sizeof p);
         p.event = ms_categories_event_at_time(c, us);
-        ms_categories_at_event(c, p.event, p.by);
+        ms_categories_at_event(p.by, c, p.event, NULL);
         for (int k = 0; k < MS_CAT_COUNT; k++)
             p.bytes += p.by[k];
         cJSON *o = point_json(&p, t0, true);
@@ -203,7 +203,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
             peak_iter = k;
     }
     ms_category_formula f;
-    if (peak_iter != SIZE_MAX && ms_categories_formula(c, peak_iter, &f) == 0) {
+    if (peak_iter != SIZE_MAX && ms_categories_formula(&f, c, peak_iter, NULL) == 0) {
         cJSON *o = cJSON_AddObjectToObject(dev, "formula");
         num(o, "iteration", (int64_t)f.iteration + 1);
         num(o, "parameter", f.parameter);

@@ -83,7 +83,7 @@ bool cli_device_in_use(const ms_snapshot *s, int device)
 
 int cli_parse_size(const char *cmd, const char *opt, const char *text, uint64_t *out)
 {
-    if (ms_parse_size(text, out) == 0)
+    if (ms_parse_size(out, text, NULL) == 0)
         return 0;
     cli_error(cmd, "%s: '%s' is not a size (decimal, below 8 EiB; examples: 4096, 512MiB, 1.5GiB)",
               opt, text);

@@ -14,7 +14,7 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(o, "method", ms_iter_method_name(it->method));
     cJSON_AddStringToObject(o, "method_text", ms_iter_method_text(it->method));
     cJSON_AddStringToObject(o, "detail", it->detail);
     leaks_json_int(o, "count", (int64_t)(it->n));
@@ -66,7 +66,7 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
     if (!o && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s", ms_code_message(MS_ERR_NOMEM));
+        snprintf(err->message, sizeof err->message, "%s", ms_code_text(MS_ERR_NOMEM));
     }
     return o;
 }
@@ -143,7 +143,7 @@ static row row_of(const ms_iteration *x, int64_t t0_us, bool times)
 
 void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
 {
-    print_head(out, it->n, ms_iter_method_key(it->method), ms_iter_method_text(it->method),
+    print_head(out, it->n, ms_iter_method_name(it->method), ms_iter_method_text(it->method),
                it->detail, indent);
     for (size_t k = 0; k < it->n; k++) {
         if (elided(out, it->n, &k, indent))
@@ -216,7 +216,7 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
 static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
 {
     char buf[160];
-    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) == 0)
+    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) > 0)
         cJSON_AddStringToObject(o, "layer", buf);
     else
         cJSON_AddNullToObject(o, "layer");
@@ -275,7 +275,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
-    cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_key(L->pattern));
+    cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_name(L->pattern));
     cJSON_AddStringToObject(e, "pattern_text", ms_leak_pattern_text(L->pattern));
     leaks_json_int(e, "device", device);
     site_json(cJSON_AddObjectToObject(e, "site"), s, L->site);

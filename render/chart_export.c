@@ -106,7 +106,7 @@ static int64_t site_label_id(exporter *x, uint32_t stack)
     const ms_snapshot *snap = x->src->snap;
     uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
     char label[MS_CHART_TEXT];
-    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label))
+    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
         snprintf(label, sizeof label, "(no stack recorded)");
     return ms__st_id(&x->st, label);
 }

@@ -35,7 +35,7 @@ typedef enum ms_iter_method {
         MS_ITER_METHOD_COUNT
 } ms_iter_method;
 
-MS_API const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
+MS_API const char *ms_iter_method_name(ms_iter_method m); /* "optimizer-frames" */
 MS_API const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
 
 typedef struct ms_iter_options {

@@ -24,7 +24,7 @@ static const char *const METHOD_TEXTS[] = {
 #undef MS_X_TEXT
 };
 
-const char *ms_iter_method_key(ms_iter_method m)
+const char *ms_iter_method_name(ms_iter_method m)
 {
     return (unsigned)m < MS_ITER_METHOD_COUNT ? METHOD_KEYS[m] : "unknown";
 }
