@@ -43,11 +43,14 @@ typedef struct ms__cat_ctx {
     const ms_iterations *it;  /* may be NULL */
     uint8_t *stack_flags;
     bool cpp_stacks;          /* some stack has C++ frames */
+    bool no_stacks;           /* no allocation of the trace has a stack */
+    int64_t loop_start;       /* with no_stacks: where the training loop began, -1 unknown */
     ms__cat_seg *segs;
     size_t nsegs;
     size_t counts[MS__PH_COUNT];
     bool have_phases;
     int64_t last_phase_start;
+    size_t last_bwd;          /* index of the last backward segment (counts[BWD] > 0) */
     int64_t iter_start;       /* first event of the first iteration, -1 unknown */
     uint8_t src_all;
 } ms__cat_ctx;
@@ -72,6 +75,13 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
  * MS_ERR_NOMEM. */
 int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
                    uint8_t *why);
+/* For an allocation refined to MS_CATR_BACKWARD_REUSED: the event after which it is a
+ * gradient (the last of the backward it was saved for); an activation before. */
+int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a);
+/* Whether refining this allocation needs the others' categories (gradients and
+ * optimizer state made later): a caller holding only some allocations must classify
+ * them all then. */
+bool ms__cat_refine_needs_all(const ms__cat_ctx *x, const ms_alloc *a, uint8_t cat, uint8_t why);
 const char *ms__cat_phase_name(uint8_t kind);
 
 #endif

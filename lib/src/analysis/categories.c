@@ -50,7 +50,8 @@ const char *ms_category_reason_text(ms_category_reason r)
 bool ms_category_reason_weak(ms_category_reason r)
 {
     return r == MS_CATR_WORKSPACE_PATTERN || r == MS_CATR_PRETRACE_KEPT ||
-           r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES;
+           r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES || r == MS_CATR_BACKWARD_REUSED ||
+           r == MS_CATR_LATE_PARAMETER || r == MS_CATR_NO_STACKS;
 }
 
 /* ------------------------------------------------------------------ stacks */
@@ -470,7 +471,7 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
 
 /* Runs of tags into runs of phase kinds, gaps between runs of one phase joined; returns
  * how many are left. */
-static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward)
+static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward, bool no_stacks)
 {
     for (size_t k = 0; k < nruns; k++) {
         if (runs[k].kind == TAG_EMPTY) {
@@ -482,14 +483,16 @@ static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward)
     /* Untagged allocations between a forward and a backward are the loss computed outside
      * the model's forward; between two backward (or optimizer) runs they belong to it
      * (hooks, Python-side bookkeeping). Between two forwards they stay a gap: that is
-     * where inference loops move the next batch to the GPU. */
+     * where inference loops move the next batch to the GPU. Without stacks nothing is
+     * tagged but by annotations, and what lies between two optimizer steps is the next
+     * iteration's forward and backward, not the step's bookkeeping. */
     size_t m = 0;
     for (size_t k = 0; k < nruns; k++) {
         run r = runs[k];
         if (r.kind == MS__PH_GAP && m > 0 && k + 1 < nruns) {
             uint8_t prev = runs[m - 1].kind, next = runs[k + 1].kind;
             if ((prev == MS__PH_FWD && next == MS__PH_BWD) ||
-                (prev == next && (prev == MS__PH_BWD || prev == MS__PH_OPT)))
+                (prev == next && (prev == MS__PH_BWD || (prev == MS__PH_OPT && !no_stacks))))
                 r.kind = prev;
         }
         if (m && runs[m - 1].kind == r.kind) {
@@ -524,6 +527,8 @@ static bool segments_from_runs(ms__cat_ctx *x, const run *runs, size_t nruns)
             x->have_phases = true;
             x->last_phase_start = g->start;
         }
+        if (g->kind == MS__PH_BWD)
+            x->last_bwd = k;
         x->src_all |= g->src;
     }
     x->nsegs = nruns;
@@ -607,7 +612,18 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
          * come with empty stacks while everything else has one. With C++ frames recorded
          * (or no stacks at all) an empty stack says nothing. */
         bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
-        nruns = merge_runs(runs, nruns, empty_is_backward);
+        x->no_stacks = allocs > 0 && with_stack == 0;
+        /* Without stacks the iteration finder can start the first iteration late; the
+         * first free of the trace says that the loop has begun (building and moving a
+         * model only allocates). */
+        x->loop_start = x->iter_start;
+        for (size_t i = 0; x->no_stacks && i < tr->n; i++)
+            if (tr->action[i] == MS_ACT_FREE_COMPLETED) {
+                if (x->loop_start < 0 || (int64_t)i < x->loop_start)
+                    x->loop_start = (int64_t)i;
+                break;
+            }
+        nruns = merge_runs(runs, nruns, empty_is_backward, x->no_stacks);
         ok = segments_from_runs(x, runs, nruns);
     }
     free(runs);
@@ -686,6 +702,17 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     const ms__cat_seg *g = &x->segs[k];
     const ms__cat_seg *next = k + 1 < x->nsegs ? &x->segs[k + 1] : NULL;
     *origin = g->kind;
+    /* Without stacks only annotations cut the trace; with none for forward or backward,
+     * a setup that runs into the iterations and the gaps between optimizer steps hold
+     * the forward and backward passes, and "made before the first step and alive" or
+     * "made and freed between steps" would name activations and gradients parameters
+     * and temporaries. Say that it cannot be told instead. */
+    if (x->no_stacks && !x->counts[MS__PH_FWD] && !x->counts[MS__PH_BWD] &&
+        (g->kind == MS__PH_GAP ||
+         (g->kind == MS__PH_SETUP && x->loop_start >= 0 && a->alloc_event >= x->loop_start))) {
+        *why = MS_CATR_NO_STACKS;
+        return MS_CAT_OTHER;
+    }
     switch (g->kind) {
     case MS__PH_SETUP:
         if (next && next->kind == MS__PH_FWD && x->iter_start >= 0 &&
@@ -752,28 +779,286 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
-                   uint8_t *why)
+/* The backward segment a forward segment's saved tensors are for: the next backward,
+ * with no other forward before it; SIZE_MAX when none. */
+static size_t backward_after(const ms__cat_ctx *x, size_t k)
 {
-    /* Only stacks='python' needs this: with C++ frames the workspace names itself. The
-     * autograd thread's cuBLAS handle gets its own workspace at the first backward
-     * matmul, made in backward and never freed like a kept .grad; but every .grad has
-     * the size of its parameter, and the workspace has none's. */
-    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
-        return 0;
-    size_t np = 0;
+    for (size_t j = k + 1; j < x->nsegs; j++) {
+        if (x->segs[j].kind == MS__PH_BWD)
+            return j;
+        if (x->segs[j].kind == MS__PH_FWD)
+            return SIZE_MAX;
+    }
+    return SIZE_MAX;
+}
+
+/* A forward-kept allocation that could be a .grad compiled code wrote into: freed, and
+ * only after the backward it was saved for had ended. */
+static bool maybe_reused_grad(const ms__cat_ctx *x, const ms_alloc *a, uint8_t why, size_t *bwd)
+{
+    if (why != MS_CATR_FORWARD_KEPT || a->free_event < 0 || a->alloc_event < 0)
+        return false;
+    size_t j = backward_after(x, ms__cat_seg_of(x, a->alloc_event));
+    if (j == SIZE_MAX || a->free_event < x->segs[j].close)
+        return false;
+    *bwd = j;
+    return true;
+}
+
+/* An allocation that could be a parameter made after training began: made inside the
+ * iterations, never freed, with a backward after it; not something the phases or frames
+ * already explain as model state or a library's. */
+static bool maybe_late_param(const ms__cat_ctx *x, const ms_alloc *a, uint8_t cat, uint8_t why)
+{
+    if (a->free_event >= 0 || a->alloc_event < 0 || !x->counts[MS__PH_BWD] ||
+        x->iter_start < 0 || a->alloc_event < x->iter_start)
+        return false;
+    if (cat != MS_CAT_ACTIVATION && cat != MS_CAT_INPUT && cat != MS_CAT_OTHER &&
+        why != MS_CATR_WORKSPACE_PATTERN)
+        return false;
+    if (why == MS_CATR_NO_STACKS || why == MS_CATR_NO_PHASES)
+        return false;
+    return a->alloc_event < x->segs[x->last_bwd].start;
+}
+
+/* The sorted sizes of what is called a parameter; NULL with *np 0 when none (or out of
+ * memory: *oom). */
+static uint64_t *param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *cat, size_t *np,
+                             bool *oom)
+{
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        np += cat[i] == MS_CAT_PARAMETER;
-    if (!np)
-        return 0;
-    uint64_t *sz = malloc(np * sizeof *sz);
-    if (!sz)
-        return MS_ERR_NOMEM;
-    np = 0;
+        m += cat[i] == MS_CAT_PARAMETER;
+    *np = 0;
+    if (!m)
+        return NULL;
+    uint64_t *sz = malloc(m * sizeof *sz);
+    if (!sz) {
+        *oom = true;
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++)
         if (cat[i] == MS_CAT_PARAMETER)
-            sz[np++] = allocs[i].size;
-    qsort(sz, np, sizeof *sz, cmp_u64);
+            sz[(*np)++] = allocs[i].size;
+    qsort(sz, *np, sizeof *sz, cmp_u64);
+    return sz;
+}
+
+static size_t count_size(const uint64_t *sz, size_t n, uint64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sz[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t c = 0;
+    while (lo + c < n && sz[lo + c] == v)
+        c++;
+    return c;
+}
+
+/* Compiled backward code (Inductor) writes a gradient into a buffer its forward saved
+ * for it, once that buffer's last use is done: the .grad then lives in memory made in
+ * the forward. The trace shows it as an allocation of the forward that outlives the
+ * backward, has a parameter's size, and is freed among that backward's gradients (by
+ * zero_grad), where activations saved for backward are freed inside it. */
+static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                               uint8_t *cat, uint8_t *why)
+{
+    size_t any = 0, j;
+    for (size_t i = 0; i < n && !any; i++)
+        any += maybe_reused_grad(x, &allocs[i], why[i], &j);
+    if (!any)
+        return 0;
+    bool oom = false;
+    size_t np = 0;
+    uint64_t *sz = param_sizes(allocs, n, cat, &np, &oom);
+    /* Per backward segment: the first and last free of its gradients. */
+    int64_t(*win)[2] = malloc((x->nsegs ? x->nsegs : 1) * sizeof *win);
+    if (oom || !win) {
+        free(sz);
+        free(win);
+        return MS_ERR_NOMEM;
+    }
+    for (size_t k = 0; k < x->nsegs; k++) {
+        win[k][0] = INT64_MAX;
+        win[k][1] = -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event < 0)
+            continue;
+        size_t k = ms__cat_seg_of(x, a->alloc_event);
+        if (a->free_event < win[k][0])
+            win[k][0] = a->free_event;
+        if (a->free_event > win[k][1])
+            win[k][1] = a->free_event;
+    }
+    for (size_t i = 0; i < n && np; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (!maybe_reused_grad(x, a, why[i], &j) || a->free_event < win[j][0] ||
+            a->free_event > win[j][1] || !count_size(sz, np, a->size))
+            continue;
+        cat[i] = MS_CAT_GRADIENT;
+        why[i] = MS_CATR_BACKWARD_REUSED;
+    }
+    free(sz);
+    free(win);
+    return 0;
+}
+
+/* (size, ordinal of the phase that made it) of gradients or optimizer state. */
+typedef struct size_ord {
+    uint64_t size;
+    uint32_t ord;
+} size_ord;
+
+static int cmp_size_ord(const void *a, const void *b)
+{
+    const size_ord *x = a, *y = b;
+    if (x->size != y->size)
+        return (x->size > y->size) - (x->size < y->size);
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The ordinal of the first segment of `kind` starting after `event`; UINT32_MAX none. */
+static uint32_t next_ordinal(const ms__cat_ctx *x, int64_t event, uint8_t kind)
+{
+    for (size_t k = ms__cat_seg_of(x, event) + 1; k < x->nsegs; k++)
+        if (x->segs[k].kind == kind)
+            return x->segs[k].ordinal;
+    return UINT32_MAX;
+}
+
+/* Parameters made after training began (nn.LazyLinear's first forward, a model
+ * materialised from the meta device in a pre-hook, a layer added mid-run) look like
+ * activations or inputs that are never freed. What tells them apart is what training
+ * does with a parameter: every backward after it makes a gradient of its size, and the
+ * first optimizer step after that makes state of its size (when the optimizer keeps
+ * any). Caches and buffers have no gradient and stay what they were. A size held by
+ * more never-freed candidates and parameters than the last backward makes gradients of
+ * is ambiguous and left alone. */
+static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                              uint8_t *cat, uint8_t *why)
+{
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        nc += maybe_late_param(x, &allocs[i], cat[i], why[i]);
+    if (!nc)
+        return 0;
+    uint64_t *csz = malloc(nc * sizeof *csz);
+    if (!csz)
+        return MS_ERR_NOMEM;
+    nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (maybe_late_param(x, &allocs[i], cat[i], why[i]))
+            csz[nc++] = allocs[i].size;
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    /* Gradients and optimizer state of the candidates' sizes only: few records. */
+    size_ord *g = NULL, *o = NULL;
+    size_t ng = 0, cg = 0, no = 0, co = 0;
+    bool any_state = false, oom = false;
+    for (size_t i = 0; i < n && !oom; i++) {
+        const ms_alloc *a = &allocs[i];
+        bool grad = cat[i] == MS_CAT_GRADIENT, state = cat[i] == MS_CAT_OPTIMIZER_STATE;
+        any_state |= state && why[i] == MS_CATR_OPTIMIZER_KEPT;
+        if ((!grad && !(state && why[i] == MS_CATR_OPTIMIZER_KEPT)) ||
+            !count_size(csz, nc, a->size))
+            continue;
+        size_t k = ms__cat_seg_of(x, a->alloc_event), jb;
+        uint32_t ord = x->segs[k].ordinal;
+        if (why[i] == MS_CATR_BACKWARD_REUSED && maybe_reused_grad(x, a, MS_CATR_FORWARD_KEPT, &jb))
+            ord = x->segs[jb].ordinal;
+        size_ord r = {a->size, ord};
+        if (grad && ms__grow((void **)&g, &cg, ng + 1, sizeof *g))
+            g[ng++] = r;
+        else if (state && ms__grow((void **)&o, &co, no + 1, sizeof *o))
+            o[no++] = r;
+        else
+            oom = true;
+    }
+    bool op = false;
+    size_t np = 0;
+    uint64_t *psz = oom ? NULL : param_sizes(allocs, n, cat, &np, &op);
+    if (oom || op) {
+        free(csz);
+        free(g);
+        free(o);
+        free(psz);
+        return MS_ERR_NOMEM;
+    }
+    if (ng)
+        qsort(g, ng, sizeof *g, cmp_size_ord);
+    if (no)
+        qsort(o, no, sizeof *o, cmp_size_ord);
+    uint32_t nbwd = (uint32_t)x->counts[MS__PH_BWD];
+    for (size_t i = 0; i < n; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (!maybe_late_param(x, a, cat[i], why[i]))
+            continue;
+        uint32_t b0 = next_ordinal(x, a->alloc_event, MS__PH_BWD);
+        if (b0 == UINT32_MAX)
+            continue;
+        /* This size's gradients, by backward: one in each from b0 on. */
+        size_ord key = {a->size, b0};
+        size_t lo = 0, hi = ng;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_size_ord(&g[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        uint32_t want = b0;
+        size_t in_last = 0;
+        for (size_t k = lo; k < ng && g[k].size == a->size; k++) {
+            if (g[k].ord == want)
+                want++;
+            in_last += g[k].ord == nbwd - 1;
+        }
+        if (want != nbwd || in_last < count_size(psz, np, a->size) + count_size(csz, nc, a->size))
+            continue;
+        if (any_state) {
+            /* The first optimizer step after its first backward. */
+            uint32_t o0 = UINT32_MAX;
+            for (size_t k = 0; k < x->nsegs; k++)
+                if (x->segs[k].kind == MS__PH_BWD && x->segs[k].ordinal == b0) {
+                    o0 = next_ordinal(x, x->segs[k].start, MS__PH_OPT);
+                    break;
+                }
+            size_ord okey = {a->size, o0};
+            if (o0 == UINT32_MAX || !no || !bsearch(&okey, o, no, sizeof *o, cmp_size_ord))
+                continue;
+        }
+        cat[i] = MS_CAT_PARAMETER;
+        why[i] = MS_CATR_LATE_PARAMETER;
+    }
+    free(csz);
+    free(g);
+    free(o);
+    free(psz);
+    return 0;
+}
+
+/* Only stacks='python' needs this: with C++ frames the workspace names itself. The
+ * autograd thread's cuBLAS handle gets its own workspace at the first backward matmul,
+ * made in backward and never freed like a kept .grad; but every .grad has the size of
+ * its parameter, and the workspace has none's. */
+static int refine_backward_workspace(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                                     uint8_t *cat, uint8_t *why)
+{
+    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
+        return 0;
+    bool oom = false;
+    size_t np = 0;
+    uint64_t *sz = param_sizes(allocs, n, cat, &np, &oom);
+    if (oom)
+        return MS_ERR_NOMEM;
+    if (!np)
+        return 0;
     for (size_t i = 0; i < n; i++) {
         const ms_alloc *a = &allocs[i];
         if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event >= 0)
@@ -787,6 +1072,34 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
     }
     free(sz);
     return 0;
+}
+
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why)
+{
+    if (!x->have_phases)
+        return 0;
+    int rc = refine_reused_grads(x, allocs, n, cat, why);
+    if (!rc)
+        rc = refine_late_params(x, allocs, n, cat, why);
+    if (!rc)
+        rc = refine_backward_workspace(x, allocs, n, cat, why);
+    return rc;
+}
+
+int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a)
+{
+    size_t j;
+    if (!maybe_reused_grad(x, a, MS_CATR_FORWARD_KEPT, &j))
+        return -1;
+    return x->segs[j].close - 1;
+}
+
+bool ms__cat_refine_needs_all(const ms__cat_ctx *x, const ms_alloc *a, uint8_t cat, uint8_t why)
+{
+    size_t j;
+    return x->have_phases &&
+           (maybe_reused_grad(x, a, why, &j) || maybe_late_param(x, a, cat, why));
 }
 
 const char *ms__cat_phase_name(uint8_t kind)
@@ -803,6 +1116,53 @@ const char *ms__cat_phase_name(uint8_t kind)
     default:
         return "gap";
     }
+}
+
+/* The categories of some allocations (`allocs`, lives of the device's trace) when their
+ * refinement needs every allocation's: the whole device classified, each of `allocs`
+ * found by the event that made it. Made before the trace, an allocation is refined by
+ * nothing and keeps the category it has. A life whose category changes (a buffer reused
+ * as a .grad) counts as what it is right after `at_event`. */
+static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int device,
+                             int64_t at_event, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                             ms_error *err)
+{
+    ms_timeline *full = NULL;
+    int rc = ms_timeline_build(&full, s, device, MS_TIMELINE_ALLOCS, err);
+    if (rc)
+        return rc;
+    size_t m = full->n_allocs, nev = full->n_events, bytes;
+    uint8_t *fc = malloc(m ? m : 1), *fw = malloc(m ? m : 1);
+    uint32_t *at = ms__mul(nev ? nev : 1, sizeof *at, &bytes) ? malloc(bytes) : NULL;
+    if (!fc || !fw || !at) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    } else {
+        memset(at, 0xff, nev * sizeof *at);
+        for (size_t i = 0; i < m; i++) {
+            uint8_t origin;
+            fc[i] = (uint8_t)ms__cat_classify(x, &full->allocs[i], &fw[i], &origin);
+            int64_t e = full->allocs[i].alloc_event;
+            if (e >= 0 && (uint64_t)e < nev && i < UINT32_MAX)
+                at[e] = (uint32_t)i;
+        }
+        if (ms__cat_refine(x, full->allocs, m, fc, fw))
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        for (size_t i = 0; i < n && !rc; i++) {
+            int64_t e = allocs[i].alloc_event;
+            if (e < 0 || (uint64_t)e >= nev || at[e] == UINT32_MAX)
+                continue;
+            cat[i] = fc[at[e]];
+            /* A buffer reused as a .grad is an activation until its backward ends. */
+            if (fw[at[e]] == MS_CATR_BACKWARD_REUSED &&
+                at_event < ms__cat_reuse_event(x, &full->allocs[at[e]]))
+                cat[i] = MS_CAT_ACTIVATION;
+        }
+    }
+    free(fc);
+    free(fw);
+    free(at);
+    ms_timeline_free(full);
+    return rc;
 }
 
 int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
@@ -835,7 +1195,12 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
             uint8_t origin;
             cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin);
         }
-        if (ms__cat_refine(&x, allocs, n, cat, why))
+        bool all = false;
+        for (size_t i = 0; i < n && !all; i++)
+            all = ms__cat_refine_needs_all(&x, &allocs[i], cat[i], why[i]);
+        if (all)
+            rc = classify_from_all(&x, s, t->device, t->peak_event, allocs, n, cat, err);
+        else if (ms__cat_refine(&x, allocs, n, cat, why))
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++)
             bytes[cat[i]] += (int64_t)allocs[i].size;
