@@ -233,6 +233,7 @@ typedef struct run {
 void ms__cat_ctx_free(ms__cat_ctx *x)
 {
     free(x->segs);
+    free(x->bwd_after);
     free(x->stack_flags);
     memset(x, 0, sizeof *x);
 }
@@ -635,6 +636,21 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     close_at_iterations(x);
     close_at_annotations(x, ar, nar);
     free(ar);
+    /* For each segment, the backward its forward's saved tensors are for: the next
+     * backward, with no other forward before it. */
+    x->bwd_after = malloc((x->nsegs ? x->nsegs : 1) * sizeof *x->bwd_after);
+    if (!x->bwd_after) {
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    size_t after = SIZE_MAX;
+    for (size_t k = x->nsegs; k-- > 0;) {
+        x->bwd_after[k] = after;
+        if (x->segs[k].kind == MS__PH_BWD)
+            after = k;
+        else if (x->segs[k].kind == MS__PH_FWD)
+            after = SIZE_MAX;
+    }
     return 0;
 }
 
@@ -675,8 +691,8 @@ static bool alive_at(const ms_alloc *a, int64_t boundary)
     return a->free_event < 0 || a->free_event >= boundary;
 }
 
-ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
-                             uint8_t *origin)
+static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                            uint8_t *origin, size_t *seg)
 {
     uint8_t sf = a->stack != MS_NO_STACK && a->stack < ms_snapshot_stack_count(x->s)
                      ? x->stack_flags[a->stack]
@@ -702,6 +718,7 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     const ms__cat_seg *g = &x->segs[k];
     const ms__cat_seg *next = k + 1 < x->nsegs ? &x->segs[k + 1] : NULL;
     *origin = g->kind;
+    *seg = k;
     /* Without stacks only annotations cut the trace; with none for forward or backward,
      * a setup that runs into the iterations and the gaps between optimizer steps hold
      * the forward and backward passes, and "made before the first step and alive" or
@@ -773,52 +790,41 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     }
 }
 
+/* The flags that make an allocation a candidate for a refinement, from what the
+ * classification had at hand; the refinements then look only at these. */
+ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                             uint8_t *origin)
+{
+    size_t k = SIZE_MAX;
+    ms_category c = classify(x, a, why, origin, &k);
+    if (k == SIZE_MAX)
+        return c;
+    if (*why == MS_CATR_FORWARD_KEPT && a->free_event >= 0) {
+        /* Alive after the backward its forward saved it for, and freed before the next
+         * forward began (where zero_grad frees gradients, and before outputs kept for
+         * an iteration are replaced). */
+        size_t j = x->bwd_after[k];
+        if (j != SIZE_MAX && a->free_event >= x->segs[j].close) {
+            size_t f = j + 1;
+            while (f < x->nsegs && x->segs[f].kind != MS__PH_FWD)
+                f++;
+            if (f == x->nsegs || a->free_event < x->segs[f].start)
+                *origin |= MS__CAT_REUSE_CAND;
+        }
+    }
+    if (a->free_event < 0 && a->size > 0 && x->counts[MS__PH_BWD] && x->iter_start >= 0 &&
+        a->alloc_event >= x->iter_start && a->alloc_event < x->segs[x->last_bwd].start &&
+        (c == MS_CAT_ACTIVATION || c == MS_CAT_INPUT || c == MS_CAT_OTHER ||
+         *why == MS_CATR_WORKSPACE_PATTERN) &&
+        *why != MS_CATR_NO_STACKS && *why != MS_CATR_NO_PHASES)
+        *origin |= MS__CAT_LATE_CAND;
+    return c;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
-}
-
-/* The backward segment a forward segment's saved tensors are for: the next backward,
- * with no other forward before it; SIZE_MAX when none. */
-static size_t backward_after(const ms__cat_ctx *x, size_t k)
-{
-    for (size_t j = k + 1; j < x->nsegs; j++) {
-        if (x->segs[j].kind == MS__PH_BWD)
-            return j;
-        if (x->segs[j].kind == MS__PH_FWD)
-            return SIZE_MAX;
-    }
-    return SIZE_MAX;
-}
-
-/* A forward-kept allocation that could be a .grad compiled code wrote into: freed, and
- * only after the backward it was saved for had ended. */
-static bool maybe_reused_grad(const ms__cat_ctx *x, const ms_alloc *a, uint8_t why, size_t *bwd)
-{
-    if (why != MS_CATR_FORWARD_KEPT || a->free_event < 0 || a->alloc_event < 0)
-        return false;
-    size_t j = backward_after(x, ms__cat_seg_of(x, a->alloc_event));
-    if (j == SIZE_MAX || a->free_event < x->segs[j].close)
-        return false;
-    *bwd = j;
-    return true;
-}
-
-/* An allocation that could be a parameter made after training began: made inside the
- * iterations, never freed, with a backward after it; not something the phases or frames
- * already explain as model state or a library's. */
-static bool maybe_late_param(const ms__cat_ctx *x, const ms_alloc *a, uint8_t cat, uint8_t why)
-{
-    if (a->free_event >= 0 || a->alloc_event < 0 || !x->counts[MS__PH_BWD] ||
-        x->iter_start < 0 || a->alloc_event < x->iter_start)
-        return false;
-    if (cat != MS_CAT_ACTIVATION && cat != MS_CAT_INPUT && cat != MS_CAT_OTHER &&
-        why != MS_CATR_WORKSPACE_PATTERN)
-        return false;
-    if (why == MS_CATR_NO_STACKS || why == MS_CATR_NO_PHASES)
-        return false;
-    return a->alloc_event < x->segs[x->last_bwd].start;
 }
 
 /* The sorted sizes of what is called a parameter; NULL with *np 0 when none (or out of
@@ -860,53 +866,84 @@ static size_t count_size(const uint64_t *sz, size_t n, uint64_t v)
     return c;
 }
 
+/* The first of `allocs` (in the timeline's order: by alloc event, those made before the
+ * trace last) made at or after `event`. */
+static size_t first_made_at(const ms_alloc *allocs, size_t n, int64_t event)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (allocs[mid].alloc_event >= 0 && allocs[mid].alloc_event < event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Compiled backward code (Inductor) writes a gradient into a buffer its forward saved
  * for it, once that buffer's last use is done: the .grad then lives in memory made in
  * the forward. The trace shows it as an allocation of the forward that outlives the
- * backward, has a parameter's size, and is freed among that backward's gradients (by
- * zero_grad), where activations saved for backward are freed inside it. */
+ * backward (flagged by the classification), has a parameter's size, and is freed among
+ * that backward's gradients (by zero_grad), where activations saved for backward are
+ * freed inside it. */
+typedef struct reuse_cand {
+    size_t alloc;
+    size_t bwd; /* segment of the backward it was saved for */
+} reuse_cand;
+
 static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
-                               uint8_t *cat, uint8_t *why)
+                               uint8_t *cat, uint8_t *why, const uint8_t *origin)
 {
-    size_t any = 0, j;
-    for (size_t i = 0; i < n && !any; i++)
-        any += maybe_reused_grad(x, &allocs[i], why[i], &j);
+    size_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any += (origin[i] & MS__CAT_REUSE_CAND) != 0;
     if (!any)
         return 0;
     bool oom = false;
     size_t np = 0;
     uint64_t *sz = param_sizes(allocs, n, cat, &np, &oom);
-    /* Per backward segment: the first and last free of its gradients. */
-    int64_t(*win)[2] = malloc((x->nsegs ? x->nsegs : 1) * sizeof *win);
-    if (oom || !win) {
+    reuse_cand *rc = malloc(any * sizeof *rc);
+    if (oom || !rc) {
         free(sz);
-        free(win);
+        free(rc);
         return MS_ERR_NOMEM;
     }
-    for (size_t k = 0; k < x->nsegs; k++) {
-        win[k][0] = INT64_MAX;
-        win[k][1] = -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const ms_alloc *a = &allocs[i];
-        if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event < 0)
-            continue;
-        size_t k = ms__cat_seg_of(x, a->alloc_event);
-        if (a->free_event < win[k][0])
-            win[k][0] = a->free_event;
-        if (a->free_event > win[k][1])
-            win[k][1] = a->free_event;
-    }
+    size_t nrc = 0;
     for (size_t i = 0; i < n && np; i++) {
         const ms_alloc *a = &allocs[i];
-        if (!maybe_reused_grad(x, a, why[i], &j) || a->free_event < win[j][0] ||
-            a->free_event > win[j][1] || !count_size(sz, np, a->size))
+        if (!(origin[i] & MS__CAT_REUSE_CAND) || why[i] != MS_CATR_FORWARD_KEPT ||
+            !bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
             continue;
-        cat[i] = MS_CAT_GRADIENT;
-        why[i] = MS_CATR_BACKWARD_REUSED;
+        rc[nrc++] = (reuse_cand){i, x->bwd_after[ms__cat_seg_of(x, a->alloc_event)]};
     }
     free(sz);
-    free(win);
+    /* Candidates come by alloc event, so their backwards in order: for each, the first
+     * and last free of the gradients it made, from its own allocations only. */
+    size_t last = SIZE_MAX;
+    int64_t w0 = 0, w1 = -1;
+    for (size_t k = 0; k < nrc; k++) {
+        size_t j = rc[k].bwd;
+        if (j != last) {
+            last = j;
+            w0 = INT64_MAX;
+            w1 = -1;
+            for (size_t i = first_made_at(allocs, n, x->segs[j].start);
+                 i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < x->segs[j].end;
+                 i++) {
+                if (why[i] != MS_CATR_BACKWARD_KEPT || allocs[i].free_event < 0)
+                    continue;
+                w0 = allocs[i].free_event < w0 ? allocs[i].free_event : w0;
+                w1 = allocs[i].free_event > w1 ? allocs[i].free_event : w1;
+            }
+        }
+        const ms_alloc *a = &allocs[rc[k].alloc];
+        if (a->free_event < w0 || a->free_event > w1)
+            continue;
+        cat[rc[k].alloc] = MS_CAT_GRADIENT;
+        why[rc[k].alloc] = MS_CATR_BACKWARD_REUSED;
+    }
+    free(rc);
     return 0;
 }
 
@@ -933,6 +970,15 @@ static uint32_t next_ordinal(const ms__cat_ctx *x, int64_t event, uint8_t kind)
     return UINT32_MAX;
 }
 
+/* The ordinal of the backward a gradient belongs to. */
+static uint32_t grad_backward(const ms__cat_ctx *x, const ms_alloc *a, uint8_t why)
+{
+    size_t k = ms__cat_seg_of(x, a->alloc_event);
+    if (why == MS_CATR_BACKWARD_REUSED && x->bwd_after[k] != SIZE_MAX)
+        k = x->bwd_after[k];
+    return x->segs[k].ordinal;
+}
+
 /* Parameters made after training began (nn.LazyLinear's first forward, a model
  * materialised from the meta device in a pre-hook, a layer added mid-run) look like
  * activations or inputs that are never freed. What tells them apart is what training
@@ -942,11 +988,11 @@ static uint32_t next_ordinal(const ms__cat_ctx *x, int64_t event, uint8_t kind)
  * more never-freed candidates and parameters than the last backward makes gradients of
  * is ambiguous and left alone. */
 static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
-                              uint8_t *cat, uint8_t *why)
+                              uint8_t *cat, uint8_t *why, const uint8_t *origin)
 {
     size_t nc = 0;
     for (size_t i = 0; i < n; i++)
-        nc += maybe_late_param(x, &allocs[i], cat[i], why[i]);
+        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
     if (!nc)
         return 0;
     uint64_t *csz = malloc(nc * sizeof *csz);
@@ -954,36 +1000,83 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
         return MS_ERR_NOMEM;
     nc = 0;
     for (size_t i = 0; i < n; i++)
-        if (maybe_late_param(x, &allocs[i], cat[i], why[i]))
+        if (origin[i] & MS__CAT_LATE_CAND)
             csz[nc++] = allocs[i].size;
     qsort(csz, nc, sizeof *csz, cmp_u64);
+    /* The last backward must make a gradient of a candidate's size: most candidates
+     * (library workspaces, leaked tensors) fail here, on that backward's allocations
+     * alone. */
+    bool op = false;
+    size_t np = 0;
+    uint64_t *psz = param_sizes(allocs, n, cat, &np, &op);
+    size_t *in_last = calloc(nc, sizeof *in_last);
+    if (op || !in_last) {
+        free(csz);
+        free(psz);
+        free(in_last);
+        return MS_ERR_NOMEM;
+    }
+    const ms__cat_seg *lb = &x->segs[x->last_bwd];
+    for (size_t i = first_made_at(allocs, n, lb->start);
+         i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < lb->end; i++)
+        if (cat[i] == MS_CAT_GRADIENT) {
+            size_t lo = 0, hi = nc;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (csz[mid] < allocs[i].size)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nc && csz[lo] == allocs[i].size)
+                in_last[lo]++;
+        }
+    /* Sizes held by more candidates and parameters than the last backward made
+     * gradients of are out; none left, nothing to do. */
+    size_t live = 0;
+    for (size_t k = 0; k < nc;) {
+        size_t same = 1;
+        while (k + same < nc && csz[k + same] == csz[k])
+            same++;
+        if (in_last[k] < same + count_size(psz, np, csz[k]))
+            memset(csz + k, 0, same * sizeof *csz);
+        else
+            live += same;
+        k += same;
+    }
+    free(in_last);
+    if (!live) {
+        free(csz);
+        free(psz);
+        return 0;
+    }
+    /* csz keeps the sizes that passed (0 for the others, first after sorting). */
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    size_t off = nc - live;
+    uint64_t *ok_sz = csz + off;
+    size_t nok = live;
+    uint64_t lo_sz = ok_sz[0], hi_sz = ok_sz[nok - 1];
     /* Gradients and optimizer state of the candidates' sizes only: few records. */
     size_ord *g = NULL, *o = NULL;
     size_t ng = 0, cg = 0, no = 0, co = 0;
     bool any_state = false, oom = false;
     for (size_t i = 0; i < n && !oom; i++) {
-        const ms_alloc *a = &allocs[i];
-        bool grad = cat[i] == MS_CAT_GRADIENT, state = cat[i] == MS_CAT_OPTIMIZER_STATE;
-        any_state |= state && why[i] == MS_CATR_OPTIMIZER_KEPT;
-        if ((!grad && !(state && why[i] == MS_CATR_OPTIMIZER_KEPT)) ||
-            !count_size(csz, nc, a->size))
+        bool grad = cat[i] == MS_CAT_GRADIENT;
+        bool state = why[i] == MS_CATR_OPTIMIZER_KEPT;
+        if (!grad && !state)
             continue;
-        size_t k = ms__cat_seg_of(x, a->alloc_event), jb;
-        uint32_t ord = x->segs[k].ordinal;
-        if (why[i] == MS_CATR_BACKWARD_REUSED && maybe_reused_grad(x, a, MS_CATR_FORWARD_KEPT, &jb))
-            ord = x->segs[jb].ordinal;
-        size_ord r = {a->size, ord};
+        any_state |= state;
+        const ms_alloc *a = &allocs[i];
+        if (a->size < lo_sz || a->size > hi_sz || !count_size(ok_sz, nok, a->size))
+            continue;
         if (grad && ms__grow((void **)&g, &cg, ng + 1, sizeof *g))
-            g[ng++] = r;
+            g[ng++] = (size_ord){a->size, grad_backward(x, a, why[i])};
         else if (state && ms__grow((void **)&o, &co, no + 1, sizeof *o))
-            o[no++] = r;
+            o[no++] = (size_ord){a->size, x->segs[ms__cat_seg_of(x, a->alloc_event)].ordinal};
         else
             oom = true;
     }
-    bool op = false;
-    size_t np = 0;
-    uint64_t *psz = oom ? NULL : param_sizes(allocs, n, cat, &np, &op);
-    if (oom || op) {
+    if (oom) {
         free(csz);
         free(g);
         free(o);
@@ -996,9 +1089,9 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
         qsort(o, no, sizeof *o, cmp_size_ord);
     uint32_t nbwd = (uint32_t)x->counts[MS__PH_BWD];
     for (size_t i = 0; i < n; i++) {
-        const ms_alloc *a = &allocs[i];
-        if (!maybe_late_param(x, a, cat[i], why[i]))
+        if (!(origin[i] & MS__CAT_LATE_CAND))
             continue;
+        const ms_alloc *a = &allocs[i];
         uint32_t b0 = next_ordinal(x, a->alloc_event, MS__PH_BWD);
         if (b0 == UINT32_MAX)
             continue;
@@ -1013,13 +1106,9 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
                 hi = mid;
         }
         uint32_t want = b0;
-        size_t in_last = 0;
-        for (size_t k = lo; k < ng && g[k].size == a->size; k++) {
-            if (g[k].ord == want)
-                want++;
-            in_last += g[k].ord == nbwd - 1;
-        }
-        if (want != nbwd || in_last < count_size(psz, np, a->size) + count_size(csz, nc, a->size))
+        for (size_t k = lo; k < ng && g[k].size == a->size; k++)
+            want += g[k].ord == want;
+        if (want != nbwd || !count_size(ok_sz, nok, a->size))
             continue;
         if (any_state) {
             /* The first optimizer step after its first backward. */
@@ -1075,13 +1164,13 @@ static int refine_backward_workspace(const ms__cat_ctx *x, const ms_alloc *alloc
 }
 
 int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
-                   uint8_t *why)
+                   uint8_t *why, const uint8_t *origin)
 {
     if (!x->have_phases)
         return 0;
-    int rc = refine_reused_grads(x, allocs, n, cat, why);
+    int rc = refine_reused_grads(x, allocs, n, cat, why, origin);
     if (!rc)
-        rc = refine_late_params(x, allocs, n, cat, why);
+        rc = refine_late_params(x, allocs, n, cat, why, origin);
     if (!rc)
         rc = refine_backward_workspace(x, allocs, n, cat, why);
     return rc;
@@ -1089,17 +1178,19 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
 
 int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a)
 {
-    size_t j;
-    if (!maybe_reused_grad(x, a, MS_CATR_FORWARD_KEPT, &j))
+    if (a->alloc_event < 0)
         return -1;
-    return x->segs[j].close - 1;
+    size_t j = x->bwd_after[ms__cat_seg_of(x, a->alloc_event)];
+    return j == SIZE_MAX ? -1 : x->segs[j].close - 1;
 }
 
-bool ms__cat_refine_needs_all(const ms__cat_ctx *x, const ms_alloc *a, uint8_t cat, uint8_t why)
+bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
+                              const uint64_t *param_sz, size_t np)
 {
-    size_t j;
-    return x->have_phases &&
-           (maybe_reused_grad(x, a, why, &j) || maybe_late_param(x, a, cat, why));
+    if (origin & MS__CAT_LATE_CAND)
+        return true;
+    return (origin & MS__CAT_REUSE_CAND) && why == MS_CATR_FORWARD_KEPT && np &&
+           bsearch(&a->size, param_sz, np, sizeof *param_sz, cmp_u64);
 }
 
 const char *ms__cat_phase_name(uint8_t kind)
@@ -1132,20 +1223,19 @@ static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int dev
     if (rc)
         return rc;
     size_t m = full->n_allocs, nev = full->n_events, bytes;
-    uint8_t *fc = malloc(m ? m : 1), *fw = malloc(m ? m : 1);
+    uint8_t *fc = malloc(m ? m : 1), *fw = malloc(m ? m : 1), *fo = malloc(m ? m : 1);
     uint32_t *at = ms__mul(nev ? nev : 1, sizeof *at, &bytes) ? malloc(bytes) : NULL;
-    if (!fc || !fw || !at) {
+    if (!fc || !fw || !fo || !at) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     } else {
         memset(at, 0xff, nev * sizeof *at);
         for (size_t i = 0; i < m; i++) {
-            uint8_t origin;
-            fc[i] = (uint8_t)ms__cat_classify(x, &full->allocs[i], &fw[i], &origin);
+            fc[i] = (uint8_t)ms__cat_classify(x, &full->allocs[i], &fw[i], &fo[i]);
             int64_t e = full->allocs[i].alloc_event;
             if (e >= 0 && (uint64_t)e < nev && i < UINT32_MAX)
                 at[e] = (uint32_t)i;
         }
-        if (ms__cat_refine(x, full->allocs, m, fc, fw))
+        if (ms__cat_refine(x, full->allocs, m, fc, fw, fo))
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++) {
             int64_t e = allocs[i].alloc_event;
@@ -1160,6 +1250,7 @@ static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int dev
     }
     free(fc);
     free(fw);
+    free(fo);
     free(at);
     ms_timeline_free(full);
     return rc;
@@ -1183,30 +1274,35 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
     }
     ms__cat_ctx x;
     int rc = ms__cat_ctx_build(&x, s, t, it, err);
-    uint8_t *cat = NULL, *why = NULL;
+    uint8_t *cat = NULL, *why = NULL, *origin = NULL;
     if (!rc) {
-        cat = malloc(n ? n : 1);
-        why = malloc(n ? n : 1);
-        if (!cat || !why)
+        cat = calloc(n ? n : 1, 1);
+        why = calloc(n ? n : 1, 1);
+        origin = calloc(n ? n : 1, 1);
+        if (!cat || !why || !origin)
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     if (!rc) {
-        for (size_t i = 0; i < n; i++) {
-            uint8_t origin;
-            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin);
-        }
-        bool all = false;
+        for (size_t i = 0; i < n; i++)
+            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin[i]);
+        bool all = false, oom = false;
+        size_t np = 0;
+        uint64_t *psz = param_sizes(allocs, n, cat, &np, &oom);
         for (size_t i = 0; i < n && !all; i++)
-            all = ms__cat_refine_needs_all(&x, &allocs[i], cat[i], why[i]);
-        if (all)
+            all = ms__cat_refine_needs_all(&allocs[i], why[i], origin[i], psz, np);
+        free(psz);
+        if (oom)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        else if (all)
             rc = classify_from_all(&x, s, t->device, t->peak_event, allocs, n, cat, err);
-        else if (ms__cat_refine(&x, allocs, n, cat, why))
+        else if (ms__cat_refine(&x, allocs, n, cat, why, origin))
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++)
             bytes[cat[i]] += (int64_t)allocs[i].size;
     }
     free(cat);
     free(why);
+    free(origin);
     if (x.segs || x.stack_flags)
         ms__cat_ctx_free(&x);
     ms_iterations_free(own);

@@ -33,7 +33,7 @@ struct ms_categories {
     size_t n;          /* allocations */
     uint8_t *cat;      /* per allocation */
     uint8_t *why;
-    uint8_t *origin;   /* segment kind it was made in */
+    uint8_t *origin;   /* segment kind it was made in, and candidate bits */
     uint32_t *ev_alloc; /* per event: the allocation it starts or ends, UINT32_MAX none */
     cat_switch *sw;     /* by event */
     size_t nsw;
@@ -247,7 +247,7 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
             c->ev_alloc[a->free_event] = (uint32_t)i;
     }
-    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why) || switches_build(c)) {
+    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why, c->origin) || switches_build(c)) {
         ms_categories_free(c);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
@@ -490,7 +490,8 @@ int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula 
             while (w < c->nsw && c->sw[w].event == e)
                 apply_switch(&c->sw[w++], by);
             uint32_t i = c->ev_alloc[e];
-            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY && c->origin[i] == MS__PH_OPT) {
+            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY &&
+                (c->origin[i] & MS__CAT_KIND_MASK) == MS__PH_OPT) {
                 const ms_alloc *a = &c->t->allocs[i];
                 opt_tmp += a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
             }
