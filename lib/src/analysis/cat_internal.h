@@ -87,9 +87,11 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
 /* For an allocation refined to MS_CATR_BACKWARD_REUSED: the event after which it is a
  * gradient (the last of the backward it was saved for); an activation before. */
 int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a);
-/* Whether refining this allocation needs the others' categories (gradients and
- * optimizer state made later): a caller holding only some allocations must classify
- * them all then. `param_sz`: the sorted sizes of the parameters among them. */
+/* Whether refining this allocation needs the others' categories (a reused gradient's
+ * fellow gradients): a caller holding only some allocations must classify them all
+ * then. `param_sz`: the sorted sizes of the parameters among them. Late-parameter
+ * candidates (MS__CAT_LATE_CAND) need them too unless the last backward rules them out
+ * (ms_categories_sum checks that from the trace). */
 bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
                               const uint64_t *param_sz, size_t np);
 const char *ms__cat_phase_name(uint8_t kind);

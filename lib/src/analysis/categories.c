@@ -1187,8 +1187,6 @@ int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a)
 bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
                               const uint64_t *param_sz, size_t np)
 {
-    if (origin & MS__CAT_LATE_CAND)
-        return true;
     return (origin & MS__CAT_REUSE_CAND) && why == MS_CATR_FORWARD_KEPT && np &&
            bsearch(&a->size, param_sz, np, sizeof *param_sz, cmp_u64);
 }
@@ -1207,6 +1205,106 @@ const char *ms__cat_phase_name(uint8_t kind)
     default:
         return "gap";
     }
+}
+
+typedef struct addr_ev {
+    uint64_t addr;
+    int64_t event;
+    size_t size_index; /* into the candidates' sorted sizes */
+    bool freed;
+} addr_ev;
+
+static int cmp_addr_ev(const void *a, const void *b)
+{
+    const addr_ev *x = a, *y = b;
+    if (x->addr != y->addr)
+        return (x->addr > y->addr) - (x->addr < y->addr);
+    return (x->event > y->event) - (x->event < y->event);
+}
+
+/* Whether any late-parameter candidate among `allocs` could pass: the last backward must
+ * make at least as many gradients (allocations alive after it) of the candidate's size
+ * as the candidates and parameters among `allocs` hold. A necessary condition of the
+ * rule on the whole trace, read from the last backward's own events, so a caller with a
+ * few allocations (the summary's peak) skips classifying all of them in the usual case:
+ * a library workspace, or a leaked tensor. -1 when out of memory. */
+static int late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                         const uint8_t *origin, const uint64_t *psz, size_t np)
+{
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
+    if (!nc)
+        return 0;
+    uint64_t *csz = malloc(nc * sizeof *csz);
+    size_t *in_last = calloc(nc, sizeof *in_last);
+    addr_ev *m = NULL;
+    size_t nm = 0, cm = 0;
+    int rc = 0;
+    if (!csz || !in_last) {
+        rc = -1;
+        goto out;
+    }
+    nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (origin[i] & MS__CAT_LATE_CAND)
+            csz[nc++] = allocs[i].size;
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    const ms_trace *tr = x->tr;
+    const ms__cat_seg *lb = &x->segs[x->last_bwd];
+    for (int64_t e = lb->start; e < lb->end && (uint64_t)e < tr->n; e++) {
+        if (tr->action[e] != MS_ACT_ALLOC)
+            continue;
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (csz[mid] < tr->size[e])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nc || csz[lo] != tr->size[e])
+            continue;
+        if (!ms__grow((void **)&m, &cm, nm + 1, sizeof *m)) {
+            rc = -1;
+            goto out;
+        }
+        m[nm++] = (addr_ev){tr->addr[e], e, lo, false};
+    }
+    if (nm)
+        qsort(m, nm, sizeof *m, cmp_addr_ev);
+    /* A free before the backward closed ends the latest of its address made before it. */
+    for (int64_t f = lb->start; nm && f < lb->close && (uint64_t)f < tr->n; f++) {
+        if (tr->action[f] != MS_ACT_FREE_COMPLETED)
+            continue;
+        addr_ev key = {tr->addr[f], f, 0, false};
+        size_t lo = 0, hi = nm;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_addr_ev(&m[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && m[lo - 1].addr == key.addr && !m[lo - 1].freed)
+            m[lo - 1].freed = true;
+    }
+    for (size_t k = 0; k < nm; k++)
+        if (!m[k].freed)
+            in_last[m[k].size_index]++;
+    for (size_t k = 0; k < nc && !rc;) {
+        size_t same = 1;
+        while (k + same < nc && csz[k + same] == csz[k])
+            same++;
+        if (in_last[k] >= same + count_size(psz, np, csz[k]))
+            rc = 1;
+        k += same;
+    }
+out:
+    free(csz);
+    free(in_last);
+    free(m);
+    return rc;
 }
 
 /* The categories of some allocations (`allocs`, lives of the device's trace) when their
@@ -1290,6 +1388,11 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
         uint64_t *psz = param_sizes(allocs, n, cat, &np, &oom);
         for (size_t i = 0; i < n && !all; i++)
             all = ms__cat_refine_needs_all(&allocs[i], why[i], origin[i], psz, np);
+        if (!all && !oom && x.have_phases && x.counts[MS__PH_BWD]) {
+            int lp = late_possible(&x, allocs, n, origin, psz, np);
+            oom = lp < 0;
+            all = lp > 0;
+        }
         free(psz);
         if (oom)
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
