@@ -51,6 +51,7 @@ typedef struct ms__cat_ctx {
     bool have_phases;
     int64_t last_phase_start;
     size_t last_bwd;          /* index of the last backward segment (counts[BWD] > 0) */
+    size_t prev_bwd;          /* ... and of the one before it (counts[BWD] > 1) */
     size_t *bwd_after;        /* per segment: the next backward with no forward before
                                * it, SIZE_MAX none */
     int64_t iter_start;       /* first event of the first iteration, -1 unknown */

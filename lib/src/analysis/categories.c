@@ -528,8 +528,10 @@ static bool segments_from_runs(ms__cat_ctx *x, const run *runs, size_t nruns)
             x->have_phases = true;
             x->last_phase_start = g->start;
         }
-        if (g->kind == MS__PH_BWD)
+        if (g->kind == MS__PH_BWD) {
+            x->prev_bwd = x->last_bwd;
             x->last_bwd = k;
+        }
         x->src_all |= g->src;
     }
     x->nsegs = nruns;
@@ -812,8 +814,10 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
                 *origin |= MS__CAT_REUSE_CAND;
         }
     }
-    if (a->free_event < 0 && a->size > 0 && x->counts[MS__PH_BWD] && x->iter_start >= 0 &&
-        a->alloc_event >= x->iter_start && a->alloc_event < x->segs[x->last_bwd].start &&
+    /* Two backwards after it at least: what the last iteration before the snapshot made
+     * and held (a loss kept when it was taken) is "never freed" by the trace's end. */
+    if (a->free_event < 0 && a->size > 0 && x->counts[MS__PH_BWD] >= 2 && x->iter_start >= 0 &&
+        a->alloc_event >= x->iter_start && a->alloc_event < x->segs[x->prev_bwd].start &&
         (c == MS_CAT_ACTIVATION || c == MS_CAT_INPUT || c == MS_CAT_OTHER ||
          *why == MS_CATR_WORKSPACE_PATTERN) &&
         *why != MS_CATR_NO_STACKS && *why != MS_CATR_NO_PHASES)
