@@ -84,7 +84,7 @@ static void check_truth_file(const char *name)
             replay_from = iteration;
     }
     ms_category_phases ph;
-    ms_categories_phases(c, &ph);
+    ms_categories_phases(&ph, c);
     CHECK_TRUE_IN(name, ph.cuda_graph_pools == graphs);
     CHECK_TRUE_IN(name, !ph.no_stacks);
     if (graphs)
@@ -544,7 +544,7 @@ static void check_no_stacks(const char *name)
     }
     check_count++;
     ms_category_phases ph;
-    ms_categories_phases(c, &ph);
+    ms_categories_phases(&ph, c);
     CHECK_TRUE_IN(name, ph.no_stacks);
     CHECK_EQ_INT_IN(name, ph.forward + ph.backward, 0);
     CHECK_EQ_INT_IN(name, ph.optimizer, 3);
@@ -564,7 +564,7 @@ static void check_no_stacks(const char *name)
                  (int)num(in, "iteration", &ok));
         CHECK_TRUE_IN(ctx, ok);
         int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(c, time_us, by), 0);
+        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, c, time_us, NULL), 0);
         near_truth(ctx, "parameter", by[MS_CAT_PARAMETER], params, 0.01);
         near_truth(ctx, "optimizer_state", by[MS_CAT_OPTIMIZER_STATE], state, 0.01);
         CHECK_EQ_INT_IN(ctx, by[MS_CAT_GRADIENT], 0);
@@ -603,7 +603,7 @@ static void check_kv_cache(void)
         double kv = num(truth, "kv_cache_bytes", &ok);
         CHECK_TRUE_IN(name, ok && kv == 16777216);
         int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(name, ms_categories_at_event(c, (int64_t)t->n_events - 1, by), 0);
+        CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, (int64_t)t->n_events - 1, NULL), 0);
         near_truth(name, "parameter at end", by[MS_CAT_PARAMETER], params, 0.01);
         size_t n = 0;
         CHECK_EQ_INT_IN(name, reason_bytes(c, t, MS_CATR_LATE_PARAMETER, &n), 0);
