@@ -246,6 +246,13 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
         }
+        /* The user's own line, where the site is not it (a library's or the standard
+         * library's code): what to open first. */
+        if (L->user_frame != UINT32_MAX && L->user_frame != L->site) {
+            char uf[160];
+            site_text(s, L->user_frame, uf, sizeof uf);
+            printf("  %-8s  from %s\n", "", uf);
+        }
         for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {
             const ms_leak_member *M = &r->members[L->first_member + m];
             char msite[150];

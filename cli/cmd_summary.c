@@ -47,6 +47,17 @@ static const char *size_text(double bytes, char *buf)
     return buf;
 }
 
+/* " from train/ddp.py:30 worker" after a top site made outside the user's code. */
+static void print_user_frame(const cJSON *site)
+{
+    char uf[512];
+    const cJSON *line = cJSON_GetObjectItemCaseSensitive(site, "line");
+    if (leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(site, "user_frame"),
+                              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(site, "filename")),
+                              cJSON_IsNumber(line) ? line->valuedouble : -1, uf, sizeof uf))
+        printf(" from %s", cli_term(uf));
+}
+
 static void print_device(const cJSON *dev)
 {
     char a[32], b[32];
@@ -139,9 +150,11 @@ static void print_device(const cJSON *dev)
         const cJSON *st;
         cJSON_ArrayForEach(st, sites)
         {
-            printf("  %12s %8.0f  %s %s\n", size_text(get(st, "bytes"), a), get(st, "count"),
+            printf("  %12s %8.0f  %s %s", size_text(get(st, "bytes"), a), get(st, "count"),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"))),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"))));
+            print_user_frame(st);
+            printf("\n");
         }
     }
 }

@@ -60,6 +60,7 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive
             num(e, "line", f ? (double)f->line : 0);
         num(e, "bytes", (double)tot[i].bytes);
         num(e, "count", (double)tot[i].count);
+        leaks_user_frame_json(e, s, tot[i].user_frame);
         cJSON_AddItemToArray(arr, e);
     }
     ms_free(tot);
