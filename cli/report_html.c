@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "iterations_json.h"
 #include "report.h"
 #include "summary_input.h"
 #include "view_page.h"
@@ -115,7 +116,25 @@ static void kv_text(FILE *out, const char *k, const char *v, const char *extra)
 
 /* "site function" in one cell, as every table names a site. C++ template names run to
  * hundreds of characters; they are cut, with the whole name in the tooltip. */
+static void site_cell_from(FILE *out, const char *site, const char *function, const char *from);
+
 static void site_cell(FILE *out, const char *site, const char *function)
+{
+    site_cell_from(out, site, function, NULL);
+}
+
+/* The same, followed by the user's line behind the site when `o`'s user_frame is not the
+ * site itself (a site inside a library). */
+static void site_cell_user(FILE *out, const char *site, const char *function, const cJSON *o,
+                           const char *site_file, double site_line)
+{
+    char uf[512];
+    bool shown = leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(o, "user_frame"),
+                                       site_file, site_line, uf, sizeof uf);
+    site_cell_from(out, site, function, shown ? uf : NULL);
+}
+
+static void site_cell_from(FILE *out, const char *site, const char *function, const char *from)
 {
     size_t n = function ? strlen(function) : 0;
     if (n > MAX_FUNCTION) {
@@ -141,6 +160,11 @@ static void site_cell(FILE *out, const char *site, const char *function)
         } else {
             esc(out, function);
         }
+    }
+    if (from) {
+        fputs(" <span class=\"muted\">from ", out);
+        esc(out, from);
+        fputs("</span>", out);
     }
     fputs("</td>", out);
 }
@@ -494,7 +518,8 @@ static void top_sites(FILE *out, const cJSON *dev)
         size_cell(out, bytes);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * bytes / peak : 0.0);
         fprintf(out, "<td class=\"num\">%.0f</td>", report_num(s, "count"));
-        site_cell(out, report_str(s, "site"), report_str(s, "function"));
+        site_cell_user(out, report_str(s, "site"), report_str(s, "function"), s,
+                       report_str(s, "filename"), report_num(s, "line"));
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -661,7 +686,8 @@ static void leaks_table(FILE *out, const cJSON *file)
             site_cell(out, site, NULL);
             site_cell(out, "-", NULL);
         } else {
-            site_cell(out, site, report_str(L, "site.function"));
+            site_cell_user(out, site, report_str(L, "site.function"), L,
+                           report_str(L, "site.filename"), report_num(L, "site.line"));
             const char *layer = report_str(L, "layer");
             site_cell(out, *layer ? layer : "-", NULL);
         }
