@@ -247,8 +247,9 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                    ms_leak_pattern_text(L->pattern));
         }
         /* The user's own line, where the site is not it (a library's or the standard
-         * library's code): what to open first. */
-        if (L->user_frame != UINT32_MAX && L->user_frame != L->site) {
+         * library's code) nor the model call named above: what to open first. */
+        if (L->user_frame != UINT32_MAX && L->user_frame != L->site &&
+            L->user_frame != L->call_site) {
             char uf[160];
             site_text(s, L->user_frame, uf, sizeof uf);
             printf("  %-8s  from %s\n", "", uf);
