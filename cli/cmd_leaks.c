@@ -79,7 +79,7 @@ static void growth_text(double count, double bytes, char *buf, size_t cap)
 {
     char gb[32];
     ms_format_bytes((int64_t)(bytes + 0.5), gb, sizeof gb);
-    snprintf(buf, cap, "+%.4g allocs, +%s", count, gb);
+    snprintf(buf, cap, "+%.4g alloc%s, +%s", count, cli_plural(count), gb);
 }
 
 static bool shown(const opts *o, const ms_leak *L)
@@ -153,7 +153,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
         torches += fk == MS_FRAME_TORCH;
     }
     uint32_t site = ms_stack_site(s, stack);
-    printf("%*sstack (innermost first, %zu frames):\n", indent, "", n);
+    printf("%*sstack (innermost first, %zu frame%s):\n", indent, "", n, cli_plural((double)n));
     size_t torch = 0, native = 0;
     for (size_t k = 0; k < n; k++) {
         ms_frame_kind fk = shown_kind(s, fr[k]);

@@ -109,8 +109,8 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         printf("\nNo outliers: every file is within %g%% of the median.\n", r->threshold_pct);
         return;
     }
-    printf("\nOutliers (* more than %g%% from the median): %zu of %zu files\n",
-           r->threshold_pct, r->n_outliers, r->n);
+    printf("\nOutliers (* more than %g%% from the median): %zu of %zu file%s\n",
+           r->threshold_pct, r->n_outliers, r->n, cli_plural((double)r->n));
     for (size_t i = 0; i < r->n; i++) {
         const ms_rank_row *row = &r->rows[i];
         if (!row->outlier)

@@ -65,11 +65,12 @@ static void print_device(const cJSON *dev)
     if (get(dev, "events") == 0)
         printf("device %d: no events recorded\n", (int)get(dev, "device"));
     else if (!times)
-        printf("device %d: %.0f events (this PyTorch recorded no times: event indexes stand "
-               "for them)\n", (int)get(dev, "device"), get(dev, "events"));
+        printf("device %d: %.0f event%s (this PyTorch recorded no times: event indexes stand "
+               "for them)\n", (int)get(dev, "device"), get(dev, "events"),
+               cli_plural(get(dev, "events")));
     else
-        printf("device %d: %.0f events over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
-               get(dev, "time.seconds"));
+        printf("device %d: %.0f event%s over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
+               cli_plural(get(dev, "events")), get(dev, "time.seconds"));
     const cJSON *act;
     printf("  actions         ");
     int first = 1;
@@ -95,8 +96,8 @@ static void print_device(const cJSON *dev)
         categories_print_line(stdout, cats, get(dev, "peak.bytes"));
         printf("\n");
     }
-    printf("  live at end     %s in %.0f allocations\n", size_text(get(dev, "live_end.bytes"), a),
-           get(dev, "live_end.count"));
+    printf("  live at end     %s in %.0f allocation%s\n", size_text(get(dev, "live_end.bytes"), a),
+           get(dev, "live_end.count"), cli_plural(get(dev, "live_end.count")));
     printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),
            size_text(get(dev, "reserved.end_bytes"), b));
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
@@ -161,9 +162,10 @@ static void print_device(const cJSON *dev)
 
 static void print_file(const cJSON *file)
 {
-    printf("%s (pickle protocol %d, %.0f bytes)\n",
+    printf("%s (pickle protocol %d, %.0f byte%s)\n",
            cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))),
-           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"));
+           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"),
+           cli_plural(get(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     if (cJSON_GetArraySize(set) > 0) {
         printf("allocator settings: ");

@@ -476,7 +476,8 @@ static void device_facts(FILE *out, const cJSON *dev)
     ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
     snprintf(extra, sizeof extra, "%s at the end", b);
     kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
-    snprintf(extra, sizeof extra, "in %.0f allocations", report_num(dev, "live_end.count"));
+    snprintf(extra, sizeof extra, "in %.0f allocation%s", report_num(dev, "live_end.count"),
+             cli_plural(report_num(dev, "live_end.count")));
     kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
     char ev[64], span[64];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
@@ -489,8 +490,9 @@ static void device_facts(FILE *out, const cJSON *dev)
         kv_text(out, "trace", "complete", NULL);
     } else {
         ms_format_bytes((int64_t)report_num(dev, "preexisting.bytes"), b, sizeof b);
-        snprintf(extra, sizeof extra, "%s in %.0f allocations rebuilt from before the first event",
-                 b, report_num(dev, "preexisting.count"));
+        snprintf(extra, sizeof extra, "%s in %.0f allocation%s rebuilt from before the first event",
+                 b, report_num(dev, "preexisting.count"),
+                 cli_plural(report_num(dev, "preexisting.count")));
         kv_text(out, "trace", "incomplete", extra);
     }
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "annotations"));
@@ -581,9 +583,9 @@ static void stack_details(FILE *out, const cJSON *stack)
         users += !strcmp(report_str(f, "kind"), "user");
         torches += !strcmp(report_str(f, "kind"), "torch");
     }
-    fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frames, "
+    fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frame%s, "
                  "innermost first)</summary><pre>",
-            n);
+            n, cli_plural(n));
     int torch = 0, native = 0, shown = 0;
     cJSON_ArrayForEach(f, stack)
     {
@@ -672,8 +674,9 @@ static void leaks_table(FILE *out, const cJSON *file)
             char gb[32];
             ms_format_bytes((int64_t)(report_num(L, "growth_per_iteration.bytes") + 0.5), gb,
                             sizeof gb);
-            snprintf(growth, sizeof growth, "+%.3g allocs, +%s",
-                     report_num(L, "growth_per_iteration.count"), gb);
+            snprintf(growth, sizeof growth, "+%.3g alloc%s, +%s",
+                     report_num(L, "growth_per_iteration.count"),
+                     cli_plural(report_num(L, "growth_per_iteration.count")), gb);
         }
         const cJSON *members = cJSON_GetObjectItemCaseSensitive(L, "members");
         int nm = cJSON_GetArraySize(members);
@@ -894,8 +897,8 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
     esc(out, report_str(file, "path"));
     fputs("</h2>\n<p class=\"sub\">", out);
-    fprintf(out, "pickle protocol %.0f, %.0f bytes", report_num(file, "pickle_protocol"),
-            report_num(file, "pickle_bytes"));
+    fprintf(out, "pickle protocol %.0f, %.0f byte%s", report_num(file, "pickle_protocol"),
+            report_num(file, "pickle_bytes"), cli_plural(report_num(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     const cJSON *kv;
     bool first = true;
