@@ -17,7 +17,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
-            "                    [--stack] [--step NAME] [--iterations N] [--device N]\n"
+            "                    [--stack] [--top K] [--step NAME] [--iterations N]\n"
+            "                    [--device N]\n"
             "\n"
             "Finds allocations that outlive the iteration that made them and whose live\n"
             "count grows from one iteration end to the next (leaks). With too few\n"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
             "  --fail            exit 1 when a leak is found (for CI)\n"
             "  --stack           print the stack of an allocation of each finding (your\n"
             "                    frames marked '>', torch's and native frames folded)\n"
+            "  --top K           list at most K findings per device, largest first (the\n"
+            "                    verdict still counts them all)\n"
             "  --step NAME       annotation (record_function) name that marks one iteration\n"
             "  --iterations N    the number of iterations the trace holds\n"
             "  --device N        only this device (default: every device in use)\n"
@@ -42,6 +45,7 @@ static void usage(FILE *out)
 typedef struct opts {
     bool json, all, fail, stack;
     int device;
+    size_t top; /* 0: every finding */
     ms_leak_options lo;
 } opts;
 
@@ -190,11 +194,13 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
                cli_seconds(t0, r->first_oom_us));
     }
-    size_t rows = 0;
+    size_t rows = 0, total = 0;
     int wsite = 4, wlayer = 5;
     for (size_t i = 0; i < r->n; i++) {
         const ms_leak *L = &r->items[i];
         if (!shown(o, L))
+            continue;
+        if (o->top && total++ >= o->top)
             continue;
         /* Members are rows too, indented under their finding. */
         for (size_t m = 0; m < (L->n_members > 1 ? L->n_members + 1 : 1); m++) {
@@ -215,10 +221,13 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     }
     printf("  %-8s  %-*s  %-*s  %6s  %-21s  %10s  %-24s  %8s  %8s\n", "KIND", wsite, "SITE",
            wlayer, "LAYER", "COUNT", "BYTES EACH", "ALIVE", "GROWTH/ITERATION", "FIRST", "LAST");
+    size_t listed = 0;
     for (size_t i = 0; i < r->n; i++) {
         const ms_leak *L = &r->items[i];
         if (!shown(o, L))
             continue;
+        if (o->top && listed++ >= o->top)
+            break;
         char site[160], layer[160], each[72], alive[32], growth[64] = "-";
         site_text(s, L->site, site, sizeof site);
         layer_text(s, L->layer, layer, sizeof layer);
@@ -278,6 +287,9 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                 printf("%*suser metadata: %s\n", 12, "", um);
         }
     }
+    if (o->top && total > o->top)
+        printf("  (%zu more finding%s: --top %zu lists the largest)\n", total - o->top,
+               cli_plural((double)(total - o->top)), o->top);
 }
 
 static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
@@ -376,9 +388,12 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(dj, "leak_sites", (int64_t)(dt.leak_sites));
             leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
             leaks_json_int(dj, "retained", (int64_t)(dt.retained));
+            size_t listed = 0;
             for (size_t i = 0; i < r->n; i++)
-                if (shown(o, &r->items[i]))
+                if (shown(o, &r->items[i]) && (!o->top || listed++ < o->top))
                     cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, r, &r->items[i], d));
+            if (o->top && listed > o->top)
+                leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
             print_device(o, s, t, r);
         }
@@ -414,7 +429,7 @@ int cmd_leaks(int argc, char **argv)
         cli_error(CMD, "out of memory");
         return 2;
     }
-    long long device = -1, iterations = 0;
+    long long device = -1, iterations = 0, top = 0;
     size_t nfiles = 0;
     const cli_option table[] = {
         {CLI_FLAG("--json", &o.json)},
@@ -423,6 +438,7 @@ int cmd_leaks(int argc, char **argv)
         {CLI_FLAG("--fail", &o.fail)},
         {CLI_SIZE("--min-bytes", &o.lo.min_bytes)},
         {CLI_STRING("--step", &o.lo.iter.step_name)},
+        {CLI_INT("--top", &top, 1, 100000)},
         {CLI_ITERATIONS(&iterations)},
         {CLI_DEVICE(&device)},
     };
@@ -433,6 +449,7 @@ int cmd_leaks(int argc, char **argv)
         return 0;
     }
     o.device = (int)device;
+    o.top = (size_t)top;
     o.lo.iter.expected = (uint32_t)iterations;
     if (!rc && !nfiles) {
         cli_error(CMD, "no FILE given (see --help)");
