@@ -181,12 +181,48 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     print_folded(torch, native, indent);
 }
 
+/* With --iterations N, the iterations the trace's own marks give when they are not N
+ * (NULL otherwise): a stated count moves the reference point, and with it the counts, so
+ * the output says so. */
+static ms_iterations *unforced_iterations(const opts *o, const ms_snapshot *s, int device,
+                                          const ms_timeline *t, const ms_leak_report *r)
+{
+    if (!o->lo.iter.expected)
+        return NULL;
+    ms_iter_options io = o->lo.iter;
+    io.expected = 0;
+    ms_iterations *it = NULL;
+    ms_error err;
+    if (ms_iterations_find(&it, s, device, t, &io, &err))
+        return NULL;
+    if (it->n == r->iterations->n) {
+        ms_iterations_free(it);
+        return NULL;
+    }
+    return it;
+}
+
+static void print_unforced(const opts *o, const ms_iterations *found, const ms_leak_report *r,
+                           int64_t t0)
+{
+    const ms_iterations *it = r->iterations;
+    printf("  --iterations %u: without it the trace gives %zu iteration%s (%s)", o->lo.iter.expected,
+           found->n, cli_plural((double)found->n), ms_iter_method_key(found->method));
+    if (it->n)
+        printf("; findings are counted at the end of iteration %zu (%.3fs), so allocations made "
+               "after it are not counted",
+               it->n, cli_seconds(t0, it->items[it->n - 1].end_us));
+    printf("\n");
+}
+
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
-                         const ms_leak_report *r)
+                         const ms_leak_report *r, const ms_iterations *found)
 {
     int64_t t0 = t->t_first_us;
     printf("device %d\n", r->device);
     leaks_iterations_print(stdout, r->iterations, t0, 2);
+    if (found)
+        print_unforced(o, found, r, t0);
     if (r->oom_count) {
         char req[32];
         ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
@@ -373,12 +409,18 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (r->iterations->n > iterations)
             iterations = r->iterations->n;
         oom = oom || r->oom_count;
+        ms_iterations *found = unforced_iterations(o, s, d, t, r);
         if (o->json) {
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddItemToArray(devs, dj);
             leaks_json_int(dj, "device", (int64_t)(d));
             cJSON_AddItemToObject(dj, "iterations",
                                   leaks_iterations_to_json(r->iterations, t->t_first_us));
+            if (found) {
+                cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
+                leaks_json_int(fj, "count", (int64_t)found->n);
+                cJSON_AddStringToObject(fj, "method", ms_iter_method_key(found->method));
+            }
             leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
             if (r->oom_count) {
                 leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
@@ -395,8 +437,9 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             if (o->top && listed > o->top)
                 leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
-            print_device(o, s, t, r);
+            print_device(o, s, t, r, found);
         }
+        ms_iterations_free(found);
         ms_run_free(run);
     }
     if (!rc) {
