@@ -167,20 +167,19 @@ static void print_file(const cJSON *file)
            (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"),
            cli_plural(get(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
-    if (cJSON_GetArraySize(set) > 0) {
-        printf("allocator settings: ");
-        const cJSON *kv;
-        int first = 1;
-        cJSON_ArrayForEach(kv, set)
-        {
-            if (strcmp(kv->string, "roundup_power2_divisions") == 0)
-                continue; /* a 16-entry table nobody reads in a summary */
-            printf("%s%s=%s", first ? "" : ", ", cli_term(kv->string),
-                   cli_term(cJSON_GetStringValue(kv)));
-            first = 0;
-        }
-        printf("\n");
+    /* Only what differs from PyTorch's defaults: the rest is the same in every file. */
+    const cJSON *kv;
+    int first = 1;
+    cJSON_ArrayForEach(kv, set)
+    {
+        if (summary_setting_is_default(kv->string, cJSON_GetStringValue(kv)))
+            continue;
+        printf("%s%s=%s", first ? "allocator settings: " : ", ", cli_term(kv->string),
+               cli_term(cJSON_GetStringValue(kv)));
+        first = 0;
     }
+    if (!first)
+        printf("\n");
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
     if (cJSON_GetArraySize(devices) == 0)
         printf("no device has events or segments\n");

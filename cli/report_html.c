@@ -10,6 +10,7 @@
 #include "iterations_json.h"
 #include "report.h"
 #include "summary_input.h"
+#include "summary_json.h"
 #include "view_page.h"
 
 #define MAX_ITER_ROWS 60
@@ -904,8 +905,8 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     bool first = true;
     cJSON_ArrayForEach(kv, set)
     {
-        if (!strcmp(kv->string, "roundup_power2_divisions") || !cJSON_IsString(kv))
-            continue; /* a 16-entry table nobody reads in a summary */
+        if (!cJSON_IsString(kv) || summary_setting_is_default(kv->string, kv->valuestring))
+            continue; /* what every file has says nothing */
         fputs(first ? " · allocator: " : ", ", out);
         esc(out, kv->string);
         fputc('=', out);

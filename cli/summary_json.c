@@ -227,6 +227,50 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
     return summary_file_json_ex(path, s, device, top_k, true, NULL, err);
 }
 
+bool summary_setting_is_default(const char *key, const char *value)
+{
+    /* PyTorch's CUDACachingAllocator defaults (c10/cuda/CUDAAllocatorConfig.h), as the
+     * snapshot writes them; a key this list does not know is shown. */
+    static const char *const defaults[][2] = {
+        {"PYTORCH_CUDA_ALLOC_CONF", ""},
+        {"max_split_size", "-1"},
+        {"garbage_collection_threshold", "0"},
+        {"expandable_segments", "False"},
+        {"pinned_num_register_threads", "1"},
+        {"release_lock_on_cudamalloc", "False"},
+        {"pinned_use_cuda_host_register", "False"},
+        {"graph_capture_record_stream_reuse", "False"},
+    };
+    if (!key || !value)
+        return false;
+    if (!strcmp(key, "roundup_power2_divisions")) {
+        /* "{1: 0, 2: 0, ...}": the default rounds no size class, every value 0. */
+        for (const char *p = strchr(value, ':'); p; p = strchr(p + 1, ':')) {
+            const char *v = p + 1;
+            while (*v == ' ')
+                v++;
+            if (*v != '0' || (v[1] >= '0' && v[1] <= '9'))
+                return false;
+        }
+        return true;
+    }
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!strcmp(key, defaults[i][0])) {
+            if (!strcmp(value, defaults[i][1]))
+                return true;
+            /* 0.0 and 0 alike */
+            char *end = NULL;
+            double a = strtod(value, &end);
+            if (*value && end && !*end && *defaults[i][1]) {
+                char *dend = NULL;
+                double b = strtod(defaults[i][1], &dend);
+                return dend && !*dend && a == b;
+            }
+            return false;
+        }
+    return false;
+}
+
 cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
                             bool leaks, const ms_profile *known, ms_error *err)
 {
