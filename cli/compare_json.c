@@ -55,6 +55,24 @@ static cJSON *delta_list(const ms_delta *d, size_t n)
     return arr;
 }
 
+cJSON *compare_peak_place_json(const ms_peak_place *pl)
+{
+    if (!pl->known)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (pl->iteration)
+        cJSON_AddNumberToObject(o, "iteration", pl->iteration);
+    else
+        cJSON_AddNullToObject(o, "iteration");
+    cJSON_AddNumberToObject(o, "iterations", pl->iterations);
+    cJSON_AddBoolToObject(o, "unfinished", pl->unfinished);
+    if (pl->phase >= 0)
+        cJSON_AddStringToObject(o, "phase", ms_phase_kind_name((ms_phase_kind)pl->phase));
+    else
+        cJSON_AddNullToObject(o, "phase");
+    return o;
+}
+
 cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
                         const char *verdict, int top)
 {
@@ -68,6 +86,10 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
     cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
     cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
     cJSON_AddItemToObject(o, "metrics", metrics_json(p));
+    /* Where each peak falls in its run: what to compare rather than peak_time_us. */
+    cJSON *place = cJSON_AddObjectToObject(o, "peak_place");
+    cJSON_AddItemToObject(place, "a", compare_peak_place_json(&p->a->peak_place));
+    cJSON_AddItemToObject(place, "b", compare_peak_place_json(&p->b->peak_place));
     cJSON_AddItemToObject(o, "sites",
                           site_deltas_json(p->sites[MS_SITES_AT_PEAK],
                                            p->n_sites[MS_SITES_AT_PEAK], top));
