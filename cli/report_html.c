@@ -400,6 +400,9 @@ static void comparison(FILE *out, const cJSON *cmp, const char *svg)
         }
         fputs(".</p>\n", out);
     }
+    /* Two files are a pair: the median of two is their mean and says nothing more. */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ranks, "is_pair")))
+        return;
     fprintf(out, "<h3>Ranks against the median</h3>\n<table class=\"wide\"><tr><th>file</th>"
                  "<th class=\"num\">rank</th><th class=\"num\">device</th>"
                  "<th class=\"num\">peak</th><th class=\"num\">reserved peak</th>"

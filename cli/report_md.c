@@ -160,6 +160,8 @@ static void comparison(FILE *out, const cJSON *cmp)
     if (cJSON_IsObject(p))
         pair(out, p);
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(cmp, "ranks");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ranks, "is_pair")))
+        return; /* two files: the pair above, no median */
     fputs("| file | rank | peak | vs median | reserved peak | vs median | outlier |\n"
           "|---|--:|--:|--:|--:|--:|---|\n",
           out);
