@@ -1,5 +1,5 @@
 /* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
- * ms_leaks_find(); this file parses options and prints the table, JSON and verdict. */
+ * ms_leak_report_build(); this file parses options and prints the table, JSON and verdict. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +52,7 @@ typedef struct opts {
 static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
     char raw[1024];
-    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) != 0)
+    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) == 0)
         snprintf(buf, cap, "(no stack)");
     else
         cli_term_into(raw, buf, cap);
@@ -61,7 +61,7 @@ static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t ca
 static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
     char raw[1024];
-    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) != 0)
+    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) == 0)
         snprintf(buf, cap, "-");
     else
         cli_term_into(raw, buf, cap);
@@ -203,15 +203,17 @@ static ms_iterations *unforced_iterations(const opts *o, const ms_snapshot *s, i
 }
 
 static void print_unforced(const opts *o, const ms_iterations *found, const ms_leak_report *r,
-                           int64_t t0)
+                           const ms_timeline *t)
 {
     const ms_iterations *it = r->iterations;
     printf("  --iterations %u: without it the trace gives %zu iteration%s (%s)", o->lo.iter.expected,
-           found->n, cli_plural((double)found->n), ms_iter_method_key(found->method));
+           found->n, cli_plural((double)found->n), ms_iter_method_name(found->method));
+    char when[48];
     if (it->n)
-        printf("; findings are counted at the end of iteration %zu (%.3fs), so allocations made "
+        printf("; findings are counted at the end of iteration %zu (%s), so allocations made "
                "after it are not counted",
-               it->n, cli_seconds(t0, it->items[it->n - 1].end_us));
+               it->n, cli_when(when, sizeof when, t->has_times, t->t_first_us,
+                               it->items[it->n - 1].end_us));
     printf("\n");
 }
 
@@ -222,13 +224,14 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     printf("device %d\n", r->device);
     leaks_iterations_print(stdout, r->iterations, t0, 2);
     if (found)
-        print_unforced(o, found, r, t0);
+        print_unforced(o, found, r, t);
     if (r->oom_count) {
         char req[32];
         ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
-        printf("  OOM: %llu allocation%s failed; the first asked for %s at %.3fs\n",
+        char when[32];
+        printf("  OOM: %llu allocation%s failed; the first asked for %s at %s\n",
                (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
-               cli_seconds(t0, r->first_oom_us));
+               cli_when(when, sizeof when, t->has_times, t0, r->first_oom_us));
     }
     size_t rows = 0, total = 0;
     int wsite = 4, wlayer = 5;
@@ -269,7 +272,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         layer_text(s, L->layer, layer, sizeof layer);
         if (L->n_members > 1) {
             /* The finding is its pattern; its sites follow. */
-            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_key(L->pattern),
+            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_name(L->pattern),
                      L->n_members);
             snprintf(layer, sizeof layer, "-");
         }
@@ -277,10 +280,12 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
         if (L->kind == MS_LEAK_LEAK)
             growth_text(L->growth_count, L->growth_bytes, growth, sizeof growth);
-        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %7.3fs  %7.3fs\n",
+        char w0[32], w1[32];
+        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %8s  %8s\n",
                ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
-               cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
+               cli_when(w0, sizeof w0, t->has_times, t0, L->first_alloc_us),
+               cli_when(w1, sizeof w1, t->has_times, t0, L->last_alloc_us));
         if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
             char call[176] = "";
             if (L->call_site != UINT32_MAX) {
@@ -288,7 +293,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                 site_text(s, L->call_site, cs, sizeof cs);
                 snprintf(call, sizeof call, " (model called at %s)", cs);
             }
-            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
+            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_name(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
         }
         /* The user's own line, where the site is not it (a library's or the standard
@@ -391,8 +396,8 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
         ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
-        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(run, &t, &err) ||
-            ms_run_leaks(run, &r, &err)) {
+        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(&t, run, &err) ||
+            ms_run_leaks(&r, run, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
             ms_run_free(run);
             rc = 2;
@@ -419,7 +424,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             if (found) {
                 cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
                 leaks_json_int(fj, "count", (int64_t)found->n);
-                cJSON_AddStringToObject(fj, "method", ms_iter_method_key(found->method));
+                cJSON_AddStringToObject(fj, "method", ms_iter_method_name(found->method));
             }
             leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
             if (r->oom_count) {
