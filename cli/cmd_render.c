@@ -191,6 +191,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         bool first = !k || (*marks)[k].finding != (*marks)[k - 1].finding;
         hl[k].alloc = (*marks)[k].alloc_index;
         hl[k].label = first ? (*marks)[k].label : NULL;
+        hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
     }
     *out = hl;
     *n_out = n;

@@ -47,7 +47,7 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
         return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
     if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
         spec->by != MS_CHART_BY_PHASE && spec->by != MS_CHART_BY_CATEGORY &&
-        spec->by != MS_CHART_BY_COMPILE)
+        spec->by != MS_CHART_BY_COMPILE && spec->by != MS_CHART_BY_GROUP)
         return ms__render_fail(err, MS_ERR_ARG, "unknown band grouping");
     if (spec->n_highlights && !spec->highlights)
         return ms__render_fail(err, MS_ERR_ARG, "highlight count without highlights");

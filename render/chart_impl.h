@@ -70,6 +70,14 @@ ms_chart_theme ms__theme(bool dark);
 uint32_t ms__hash32(uint64_t v);
 /* The colour of an annotation name: the same name gets the same hue in every chart. */
 ms_chart_rgb ms__name_rgb(const char *name);
+/* Red and the hues next to it (degrees), kept for leaks and OOMs: no fill uses them. */
+#define MS__RED_HUE_MIN 335.0
+#define MS__RED_HUE_MAX 25.0
+ms_chart_rgb ms__hsl(double h_deg, double s, double l);
+/* A site's (or any band name's) colour, from its text alone. */
+ms_chart_rgb ms__text_rgb(const char *text);
+/* The hue of a colour in degrees, and its saturation (HSL) in *sat when not NULL. */
+double ms__hue(ms_chart_rgb c, double *sat);
 /* The fixed colour of a category's band (both themes). */
 ms_chart_rgb ms__category_rgb(ms_category c);
 /* "optimizer state": a category's key as people read it, for legends. */

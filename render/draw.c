@@ -224,12 +224,17 @@ static void draw_highlights(pen *p, int64_t *acc)
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * W;
         if (ch->groups[g].highlight) {
+            /* Only leak findings in red; a suspect is not a leak: a grey dashed outline. */
+            static const double DASH[] = {4.0, 3.0};
             cairo_new_path(cr);
             band_runs(p, acc, h, NULL);
-            rgb(p, ch->theme.highlight);
-            cairo_set_line_width(cr, 2.0);
+            rgb(p, ch->groups[g].suspect ? ch->theme.outline : ch->theme.highlight);
+            cairo_set_line_width(cr, ch->groups[g].suspect ? 1.5 : 2.0);
+            if (ch->groups[g].suspect)
+                cairo_set_dash(cr, DASH, 2, 0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
             cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
         }
         for (size_t c = 0; c < W; c++)
             acc[c] += h[c];
