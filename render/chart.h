@@ -335,6 +335,7 @@ typedef struct ms_chart {
     size_t n_iters;
 
     char source_label[MS_CHART_TEXT]; /* the file's label (src->label); overlays: "" */
+    char other_label[64];             /* what the "other" band on top holds */
     int device;                       /* its device; overlays: -1 */
 } ms_chart;
 

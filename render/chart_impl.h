@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "memsnap/iterations.h"
 #include "memsnap/phases.h"
 #include "render_util.h"
 #include "utf8.h"
@@ -221,10 +222,20 @@ void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs);
 /* Marks the highlighted allocations' bands and where their labels' arrows point. */
 void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__grouping *gr);
 
+/* ------------------------------------------------------------------ label_place.c */
+
+/* The labels inside the plot (chart->labels): the OOM's, the peak's, then one per marked
+ * band (in `rank` order, or group order when NULL), each clear of the others, of the
+ * reserved and peak lines, the OOM markers and the plot's edge; cut with an ellipsis when
+ * no place fits it whole, else named in the legend instead. Last step of a build. */
+void ms__place_labels(ms_chart *chart, const size_t *rank);
+
 /* ------------------------------------------------------------------ chart.c */
 
 /* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
  * allocations, when need_allocs). */
 int ms__check_source(const ms_chart_source *src, bool need_allocs, ms_error *err);
+/* chart->iters from src->iterations (none without). */
+int ms__chart_iterations(ms_chart *chart, const ms_chart_source *src, ms_error *err);
 
 #endif

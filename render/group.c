@@ -303,7 +303,7 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     free(base);
     free(ss);
     if (unnamed && n_sites > n_named)
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.muted,
                        "more sites, each in its own colour");
     return 0;
 }

@@ -79,15 +79,16 @@ static bool remainder_shows(const ms_chart *chart)
 void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
 {
     /* Fixed legend lines after the named bands. */
-    if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
-                       spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
+    const char *other = spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
                        : spec->by == MS_CHART_BY_PHASE
                            ? (chart->n_lanes ? "outside annotated phases" : "setup and gaps")
                        : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
                        : spec->by == MS_CHART_BY_COMPILE  ? "other compile contexts"
                        : spec->by == MS_CHART_BY_GROUP    ? "other (no --group rule)"
-                                                          : "other sites");
+                                                          : "other sites";
+    ms__copy_text(chart->other_label, sizeof chart->other_label, other);
+    if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other, other);
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
     if (chart->show_low)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,

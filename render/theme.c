@@ -99,7 +99,7 @@ static const ms_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
     [MS_CAT_OPTIMIZER_STATE] = {0.55, 0.40, 0.75}, /* purple */
     [MS_CAT_ACTIVATION] = {0.32, 0.66, 0.36},      /* green */
     [MS_CAT_TEMPORARY] = {0.36, 0.76, 0.82},       /* cyan */
-    [MS_CAT_WORKSPACE] = {0.62, 0.46, 0.36},       /* brown */
+    [MS_CAT_WORKSPACE] = {0.60, 0.50, 0.34},       /* brown (short of red) */
     [MS_CAT_INPUT] = {0.78, 0.80, 0.28},           /* olive */
     [MS_CAT_OTHER] = {0.50, 0.56, 0.64},           /* slate */
 };
