@@ -641,7 +641,9 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
         g.alloc = -1;
         g.site = UINT32_MAX;
         ms__copy_text(g.label, sizeof g.label, rules->name[k]);
-        g.fill = ms__text_rgb(g.label);
+        /* A few names the user chose: the palette's hues in rule order keep them apart
+         * (a hash may give two of them one hue), and the same rules colour alike. */
+        g.fill = k < MS__PALETTE_N ? ms__palette(k) : ms__text_rgb(g.label);
         g.legend = (int)chart->n_legend;
         ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         chart->groups[chart->n_groups++] = g;
