@@ -216,7 +216,7 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
     ms__sb_num(b, ch->x_hi);
     ms__sb_puts(b, ",\"gap\":false}]},\"iterations\":[");
     for (size_t i = 0; i < ch->n_iters; i++) {
-        ms__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index);
+        ms__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index + 1);
         num(b, ch->iters[i].px0);
         ms__sb_puts(b, ",\"px1\":");
         num(b, ch->iters[i].px1);

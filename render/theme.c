@@ -6,7 +6,7 @@
  * red or next to it: red marks leaks and out-of-memory errors only. */
 static const ms_chart_rgb PALETTE[] = {
     {0.26, 0.52, 0.78}, {0.96, 0.62, 0.17}, {0.30, 0.66, 0.33}, {0.16, 0.33, 0.58},
-    {0.58, 0.44, 0.78}, {0.62, 0.42, 0.33}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
+    {0.58, 0.44, 0.78}, {0.60, 0.48, 0.30}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
     {0.20, 0.74, 0.80}, {0.98, 0.78, 0.25}, {0.15, 0.55, 0.52}, {0.74, 0.62, 0.92},
 };
 _Static_assert(sizeof PALETTE / sizeof PALETTE[0] == MS__PALETTE_N, "MS__PALETTE_N");
@@ -39,6 +39,8 @@ ms_chart_rgb ms__name_rgb(const char *name)
     return PALETTE[hash_text(name) % MS__PALETTE_N];
 }
 
+static ms_chart_rgb grey(double v);
+
 static double hue_channel(double p, double q, double t)
 {
     if (t < 0)
@@ -64,16 +66,21 @@ ms_chart_rgb ms__hsl(double h_deg, double s, double l)
 }
 
 /* FlameGraph's --hash colouring: the text alone picks the colour, so a site keeps it in
- * every panel, file, zoom level, view and report. The hue avoids red and its neighbours
- * (MS__RED_HUE_MIN .. MS__RED_HUE_MAX around 0), which mark leaks and OOMs. */
+ * every panel, file, zoom level, view and report. The hash picks one of the palette's
+ * twelve hues (far apart, none red: red marks leaks and OOMs) and one of three
+ * lightnesses, so neighbouring sites rarely look alike. */
 ms_chart_rgb ms__text_rgb(const char *text)
 {
     uint32_t h = hash_text(text ? text : "");
-    double span = MS__RED_HUE_MIN - MS__RED_HUE_MAX;
-    double hue = MS__RED_HUE_MAX + 5 + (double)(h % 1000u) / 1000.0 * (span - 10);
-    double sat = 0.45 + (double)((h >> 10) % 100u) / 100.0 * 0.25;
-    double lig = 0.48 + (double)((h >> 17) % 100u) / 100.0 * 0.14;
-    return ms__hsl(hue, sat, lig);
+    ms_chart_rgb base = PALETTE[h % MS__PALETTE_N];
+    switch ((h / MS__PALETTE_N) % 3u) {
+    case 0:
+        return base;
+    case 1:
+        return ms__mix(base, grey(1.0), 0.30);
+    default:
+        return ms__mix(base, grey(0.0), 0.22);
+    }
 }
 
 double ms__hue(ms_chart_rgb c, double *sat)
