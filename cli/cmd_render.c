@@ -348,7 +348,7 @@ int cmd_render(int argc, char **argv)
         srcs[i].group_rules = &o.rules;
         /* The model's iteration spans: only the JSON shows them, and finding them costs a
          * pass over the trace that images do not need. */
-        if (o.json && ms_run_iterations(runs[i], &srcs[i].iterations, &err)) {
+        if (o.json && ms_run_iterations(&srcs[i].iterations, runs[i], &err)) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;
