@@ -7,11 +7,13 @@
 
 #include "cli_util.h"
 #include "memsnap/run.h"
+#include "memsnap/iterations.h"
 #include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 #include "commands.h"
 #include "draw.h"
 #include "chart.h"
+#include "chart_json.h"
 #include "options.h"
 #include "safe_output.h"
 
@@ -49,18 +51,24 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -o, --output PATH    image to write; the format follows the extension\n"
-            "  --format png|svg     force the format\n"
+            "  --format png|svg|json\n"
+            "                       force the format; json writes the chart model every\n"
+            "                       image is drawn from (docs/json.md), in its pixels\n"
             "  --width N            image width in pixels (default 1600)\n"
             "  --height N           image height (default 800; 500 per panel for several files)\n"
             "  --device N           device to draw (default: the one with the most events)\n"
             "  --x time|events      x axis: seconds since the first event (default) or event index\n"
             "  --from X, --to X     draw only this window (seconds, or event index with --x events)\n"
-            "  --by alloc|site|phase|category|compile\n"
+            "  --by alloc|site|phase|category|compile|group\n"
             "                       bands per allocation (default), per allocation site, per\n"
             "                       top-level annotation (record_function) phase, or per\n"
             "                       category: parameter, optimizer state, workspace, gradient,\n"
             "                       input, activation, temporary, other (memsnap categories),\n"
-            "                       or per torch.compile region (compile_context=True traces)\n"
+            "                       or per torch.compile region (compile_context=True traces),\n"
+            "                       or per --group rule\n"
+            "  --group NAME=REGEX   with --by group: a band NAME for allocations with a frame\n"
+            "                       \"file:line function\" matching REGEX (POSIX extended); the\n"
+            "                       first matching rule wins, the rest is other; repeatable\n"
             "  --top N              bands: the N largest allocations by bytes x lifetime\n"
             "                       (default 400), or the N largest sites/phases (default 12)\n"
             "  --overlay            several files: their curves on one chart instead of panels\n"
@@ -80,15 +88,30 @@ typedef struct opts {
     const char *output;
     const char *format;
     long long width, height, device;
-    bool has_height, has_device, overlay, leaks;
+    bool has_height, has_device, overlay, leaks, json;
     ms_chart_spec spec;
+    ms_chart_group_rules rules;
 } opts;
 
 static const char *const X_MODES[] = {"time", "events", NULL};
 static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_TIME, MS_CHART_X_EVENTS};
-static const char *const GROUPINGS[] = {"alloc", "site", "phase", "category", "compile", NULL};
-static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE, MS_CHART_BY_PHASE,
-                                          MS_CHART_BY_CATEGORY, MS_CHART_BY_COMPILE};
+static const char *const GROUPINGS[] = {"alloc", "site",    "phase", "category",
+                                        "compile", "group", NULL};
+static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC,    MS_CHART_BY_SITE,
+                                          MS_CHART_BY_PHASE,    MS_CHART_BY_CATEGORY,
+                                          MS_CHART_BY_COMPILE,  MS_CHART_BY_GROUP};
+
+/* --group NAME=REGEX, repeatable: compiled as it is read. */
+static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
+{
+    (void)name;
+    ms_error err;
+    if (ms_chart_group_rules_add(ctx, value, &err)) {
+        cli_error(cmd, "%s", err.message);
+        return 2;
+    }
+    return 0;
+}
 
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
@@ -115,6 +138,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_FLAG("--overlay", &o->overlay)},
         {CLI_FLAG("--leaks", &o->leaks)},
         {CLI_FLAG("--no-legend", &o->spec.no_legend)},
+        {CLI_CALLBACK("--group", add_group_rule, &o->rules)},
     };
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) {
@@ -143,6 +167,14 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         o->spec.by = GROUPING_OF[by];
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap render --help)");
+        return 2;
+    }
+    if (o->spec.by == MS_CHART_BY_GROUP && o->rules.n == 0) {
+        cli_error(CMD, "--by group needs at least one --group NAME=REGEX");
+        return 2;
+    }
+    if (o->rules.n && o->spec.by != MS_CHART_BY_GROUP) {
+        cli_error(CMD, "--group draws only with --by group");
         return 2;
     }
     if (!o->output) {
@@ -191,6 +223,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         bool first = !k || (*marks)[k].finding != (*marks)[k - 1].finding;
         hl[k].alloc = (*marks)[k].alloc_index;
         hl[k].label = first ? (*marks)[k].label : NULL;
+        hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
     }
     *out = hl;
     *n_out = n;
@@ -216,24 +249,57 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
     return 0;
 }
 
+/* --format json: the chart model every image of these options is drawn from. */
+static int write_model(const char *path, const ms_chart *const *charts, size_t n, int width,
+                       int height)
+{
+    ms_error err;
+    char *text = NULL;
+    if (ms_chart_model_json(charts, n, width, height, &text, &err)) {
+        cli_error(CMD, "%s", err.message);
+        return 2;
+    }
+    char why[300];
+    safe_out so;
+    int rc = 0;
+    if (safe_out_open(&so, path, why, sizeof why)) {
+        cli_error(CMD, "%s", why);
+        rc = 2;
+    } else {
+        FILE *f = safe_out_file(&so);
+        if (!f || fputs(text, f) == EOF) {
+            safe_out_abort(&so);
+            cli_error(CMD, "%s: write failed", path);
+            rc = 2;
+        } else if (safe_out_commit(&so, why, sizeof why)) {
+            cli_error(CMD, "%s", why);
+            rc = 2;
+        }
+    }
+    free(text);
+    return rc;
+}
+
 int cmd_render(int argc, char **argv)
 {
     opts o;
     bool help;
     int rc = parse(argc, argv, &o, &help);
-    if (help) {
-        usage(stdout);
-        return 0;
+    if (help || rc) {
+        ms_chart_group_rules_free(&o.rules);
+        if (help)
+            usage(stdout);
+        return help ? 0 : rc;
     }
-    if (rc)
-        return rc;
 
     ms_error err;
     ms_error_clear(&err);
-    ms_render_format format;
-    if (o.format ? ms_render_format_from_name(o.format, &format, &err)
-                 : ms_render_format_from_path(o.output, &format, &err)) {
+    ms_render_format format = MS_RENDER_PNG;
+    o.json = o.format && !strcmp(o.format, "json");
+    if (!o.json && (o.format ? ms_render_format_from_name(o.format, &format, &err)
+                             : ms_render_format_from_path(o.output, &format, &err))) {
         cli_error(CMD, "%s", err.message);
+        ms_chart_group_rules_free(&o.rules);
         return 2;
     }
 
@@ -279,6 +345,14 @@ int cmd_render(int argc, char **argv)
         }
         if (o.spec.by == MS_CHART_BY_PHASE && (rc = phases_of(o.files[i], runs[i], &srcs[i])))
             break;
+        srcs[i].group_rules = &o.rules;
+        /* The model's iteration spans: only the JSON shows them, and finding them costs a
+         * pass over the trace that images do not need. */
+        if (o.json && ms_run_iterations(&srcs[i].iterations, runs[i], &err)) {
+            cli_error(CMD, "%s: %s", o.files[i], err.message);
+            rc = 2;
+            break;
+        }
     }
 
     /* Panels share both scales so that a taller hill means more memory. */
@@ -337,9 +411,12 @@ int cmd_render(int argc, char **argv)
     for (size_t i = 0, at = 0; i < n && at < sizeof sources; i++)
         at += (size_t)snprintf(sources + at, sizeof sources - at, "%s%s", i ? ", " : "",
                                cli_basename(o.files[i]));
-    if (!rc && safe_out_render(o.output, (int)format, (int)o.width, (int)o.height,
-                               (const ms_chart *const *)charts, n_charts,
-                               &(ms_image_meta){.source = sources}, &err)) {
+    if (!rc && o.json)
+        rc = write_model(o.output, (const ms_chart *const *)charts, n_charts, (int)o.width,
+                         (int)o.height);
+    else if (!rc && safe_out_render(o.output, (int)format, (int)o.width, (int)o.height,
+                                    (const ms_chart *const *)charts, n_charts,
+                                    &(ms_image_meta){.source = sources}, &err)) {
         cli_error(CMD, "%s", err.message);
         rc = 2;
     }
@@ -349,5 +426,6 @@ int cmd_render(int argc, char **argv)
         ms_timeline_free(tls[i]);
         ms_snapshot_free(snaps[i]);
     }
+    ms_chart_group_rules_free(&o.rules);
     return rc;
 }

@@ -117,6 +117,7 @@ int report_chart_file(char **svg_out, ms_run *run, const char *label, const repo
     for (size_t i = 0; i < n_marks; i++) {
         hl[i].alloc = marks[i].alloc_index;
         hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
+        hl[i].suspect = marks[i].kind != MS_LEAK_LEAK;
     }
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label};

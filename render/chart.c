@@ -23,6 +23,7 @@ void ms_chart_free(ms_chart *chart)
         free(chart->lane_runs[i]);
     free(chart->names);
     free(chart->name_rgb);
+    free(chart->iters);
     free(chart);
 }
 
@@ -47,7 +48,7 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
         return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
     if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
         spec->by != MS_CHART_BY_PHASE && spec->by != MS_CHART_BY_CATEGORY &&
-        spec->by != MS_CHART_BY_COMPILE)
+        spec->by != MS_CHART_BY_COMPILE && spec->by != MS_CHART_BY_GROUP)
         return ms__render_fail(err, MS_ERR_ARG, "unknown band grouping");
     if (spec->n_highlights && !spec->highlights)
         return ms__render_fail(err, MS_ERR_ARG, "highlight count without highlights");
@@ -55,6 +56,34 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
 }
 
 /* ------------------------------------------------------------------ stacked */
+
+/* The run's iterations that reach into the window, as pixel spans. */
+int ms__chart_iterations(ms_chart *chart, const ms_chart_source *src, ms_error *err)
+{
+    const ms_iterations *it = src->iterations;
+    if (!it || it->n + it->n_unfinished == 0)
+        return 0;
+    size_t n = it->n + it->n_unfinished;
+    chart->iters = ms__alloc_n(n, sizeof *chart->iters);
+    if (!chart->iters)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for iterations");
+    double right = chart->plot.x + chart->plot.w;
+    for (size_t i = 0; i < n; i++) {
+        const ms_iteration *m = &it->items[i];
+        double x0 = ms__event_x(src, chart->x_mode, m->start_event);
+        double x1 = chart->x_mode == MS_CHART_X_EVENTS
+                        ? (double)m->end_event
+                        : ms__event_x(src, chart->x_mode, m->end_event > m->start_event
+                                                              ? m->end_event - 1
+                                                              : m->start_event);
+        double p0 = ms__clampd(ms_chart_px(chart, x0), chart->plot.x, right);
+        double p1 = ms__clampd(ms_chart_px(chart, x1), chart->plot.x, right);
+        if (!(p1 > p0))
+            continue;
+        chart->iters[chart->n_iters++] = (ms_chart_iter){i, p0, p1};
+    }
+    return 0;
+}
 
 /* By category the source must carry the categories, and they must describe its
  * allocations: the same timeline, or a slice of it with every index mapped. */
@@ -138,7 +167,8 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
         ms__legend_categories(chart);
     ms__legend_finish_stacked(chart, spec);
     ms__title_stacked(chart, src, spec);
-    return 0;
+    ms__place_labels(chart, NULL);
+    return ms__chart_iterations(chart, src, err);
 }
 
 static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
@@ -158,6 +188,8 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     chart->event_clock = spec->x_mode == MS_CHART_X_TIME && !src->trace->has_times;
     chart->by = spec->by;
     chart->theme = ms__theme(spec->dark);
+    ms__copy_text(chart->source_label, sizeof chart->source_label, src->label);
+    chart->device = src->tl->device;
 
     ms__range *r = NULL;
     size_t n_r = 0;
@@ -254,6 +286,7 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
             span = s;
     }
     chart->overlay = true;
+    chart->device = -1;
     chart->x_mode = spec->x_mode;
     chart->by = spec->by;
     chart->theme = ms__theme(spec->dark);
@@ -283,6 +316,7 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
     ms__legend_finish_overlay(chart);
     ms__find_overlay_peak(chart, srcs);
     ms__title_overlay(chart, srcs, n_srcs, spec);
+    ms__place_labels(chart, NULL);
     return 0;
 }
 

@@ -80,17 +80,40 @@ typedef enum ms_chart_by {
                               one per inferred phase kind (forward, backward, optimizer) */
     MS_CHART_BY_CATEGORY,  /* one band per category (memsnap/categories.h), fixed order
                               and colours; needs ms_chart_source.categories */
-    MS_CHART_BY_COMPILE    /* one band per compile context (ms_trace.compile_context), and
+    MS_CHART_BY_COMPILE,   /* one band per compile context (ms_trace.compile_context), and
                               one for allocations made outside any (eager); MS_ERR_ARG
                               for a trace that carries none */
+    MS_CHART_BY_GROUP      /* one band per user rule (ms_chart_source.group_rules), in
+                              the rules' order, and "other" for what none matches */
 } ms_chart_by;
+
+/* --group NAME=REGEX rules: an allocation belongs to the first rule whose POSIX extended
+ * regex matches any frame of its stack written as "file:line function" (the frame's full
+ * file name); none: "other". */
+#define MS_CHART_MAX_RULES 16
+typedef struct ms_chart_group_rules {
+    size_t n;
+    char name[MS_CHART_MAX_RULES][64];
+    void *re[MS_CHART_MAX_RULES]; /* compiled regex_t, owned */
+} ms_chart_group_rules;
+
+/* Adds "NAME=REGEX"; MS_ERR_ARG with the reason for a missing '=', an empty name, a bad
+ * regex or too many rules. */
+int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_error *err);
+void ms_chart_group_rules_free(ms_chart_group_rules *rules);
+/* Which rule an allocation's stack matches: 0 .. n-1, or -1 for none. */
+int ms_chart_group_rules_match(const ms_chart_group_rules *rules, const ms_snapshot *snap,
+                               uint32_t stack);
 
 /* An allocation to draw with a band of its own, outlined in red, and with a label, an
  * arrow to where the band starts (the leaks command passes the allocations it blames;
  * labelling one allocation per site keeps the picture readable). */
 typedef struct ms_chart_highlight {
     size_t alloc;      /* index into the timeline's allocs[] */
-    const char *label; /* copied; NULL: outline only, no arrow */
+    const char *label; /* copied; NULL: outline only, no arrow. A highlight with a label
+                          starts a finding: it and the label-less ones after it share one
+                          outlined band (a graph leak of 486 allocations is one region) */
+    bool suspect;      /* a suspect, not a leak finding: a neutral outline, never red */
 } ms_chart_highlight;
 
 typedef struct ms_chart_spec {
@@ -129,6 +152,11 @@ typedef struct ms_chart_source {
     /* The phases of the trace (memsnap/phases.h) for MS_CHART_BY_PHASE when it has no
      * annotation ranges; NULL: found from `snap` when needed. */
     const ms_phases *phases;
+    /* The run's iterations (memsnap/iterations.h), for the chart model's iteration spans;
+     * NULL: none shown. */
+    const struct ms_iterations *iterations;
+    /* --by group: the user's rules, matched against each allocation's frames. */
+    const struct ms_chart_group_rules *group_rules;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {
@@ -136,7 +164,9 @@ typedef enum ms_chart_group_kind {
     MS_CHART_GROUP_SITE,
     MS_CHART_GROUP_PHASE,
     MS_CHART_GROUP_CATEGORY,
-    MS_CHART_GROUP_COMPILE
+    MS_CHART_GROUP_COMPILE,
+    MS_CHART_GROUP_LEAK,      /* the allocations of one leak finding (or suspect) */
+    MS_CHART_GROUP_USER       /* --by group: one of the user's --group rules */
 } ms_chart_group_kind;
 
 /* A band: stacked in array order, bottom first, with "other" on top of them all. */
@@ -147,6 +177,8 @@ typedef struct ms_chart_group {
     ms_category category;    /* MS_CHART_GROUP_CATEGORY: which one (else meaningless) */
     int legend;              /* legend entry that names its colour, -1 for none */
     bool highlight;          /* outline it */
+    bool leak;               /* a leak finding's band: outlined in red */
+    bool suspect;            /* a suspect's band: outlined in a neutral colour */
     char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */
@@ -194,6 +226,34 @@ typedef struct ms_chart_series {
 typedef struct ms_chart_theme {
     ms_chart_rgb bg, fg, muted, grid, other, reserved, peak, oom, highlight, outline;
 } ms_chart_theme;
+
+/* A text the chart shows inside the plot, placed by the model (label_place.c) so that no
+ * two overlap and none crosses the reserved or peak line or the plot's edge. */
+typedef enum ms_chart_label_kind {
+    MS_CHART_LABEL_PEAK = 0,
+    MS_CHART_LABEL_LEAK,
+    MS_CHART_LABEL_OOM,
+    MS_CHART_LABEL_ANNOTATION,
+    MS_CHART_LABEL_OTHER
+} ms_chart_label_kind;
+
+#define MS_CHART_MAX_LABELS 16
+
+typedef struct ms_chart_label {
+    ms_chart_label_kind kind;
+    char text[MS_CHART_TEXT + 32]; /* as drawn: ends in an ellipsis when it was cut */
+    ms_chart_rect box;             /* device pixels; the text's baseline is box.y+box.h-4 */
+    double font_px;                /* bold, this size */
+    bool leader;                   /* a line from (lx, ly) on the box to (ax, ay) */
+    double ax, ay, lx, ly;
+    ms_chart_rgb rgb;
+} ms_chart_label;
+
+/* One iteration of the run inside the window, in pixels. */
+typedef struct ms_chart_iter {
+    size_t index; /* 0-based, as memsnap iterations numbers them */
+    double px0, px1;
+} ms_chart_iter;
 
 typedef struct ms_chart {
     ms_chart_rect area;  /* the panel */
@@ -267,6 +327,21 @@ typedef struct ms_chart {
 
     char title[512];
     ms_chart_rect title_rect;
+
+    /* Texts inside the plot (peak, OOM, leak callouts), placed clear of each other and
+     * of the lines; labels that found no room are counted in n_hidden_labels (the legend
+     * says "+N more"). */
+    ms_chart_label labels[MS_CHART_MAX_LABELS];
+    size_t n_labels;
+    size_t n_hidden_labels;
+
+    /* The run's iterations inside the window (n_iters; NULL when none were given). */
+    ms_chart_iter *iters;
+    size_t n_iters;
+
+    char source_label[MS_CHART_TEXT]; /* the file's label (src->label); overlays: "" */
+    char other_label[64];             /* what the "other" band on top holds */
+    int device;                       /* its device; overlays: -1 */
 } ms_chart;
 
 /* The entries that build the model from analysis results. Every back-end (PNG, SVG, the

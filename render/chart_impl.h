@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "memsnap/iterations.h"
 #include "memsnap/phases.h"
 #include "render_util.h"
 #include "utf8.h"
@@ -70,6 +71,14 @@ ms_chart_theme ms__theme(bool dark);
 uint32_t ms__hash32(uint64_t v);
 /* The colour of an annotation name: the same name gets the same hue in every chart. */
 ms_chart_rgb ms__name_rgb(const char *name);
+/* Red and the hues next to it (degrees), kept for leaks and OOMs: no fill uses them. */
+#define MS__RED_HUE_MIN 335.0
+#define MS__RED_HUE_MAX 25.0
+ms_chart_rgb ms__hsl(double h_deg, double s, double l);
+/* A site's (or any band name's) colour, from its text alone. */
+ms_chart_rgb ms__text_rgb(const char *text);
+/* The hue of a colour in degrees, and its saturation (HSL) in *sat when not NULL. */
+double ms__hue(ms_chart_rgb c, double *sat);
 /* The fixed colour of a category's band (both themes). */
 ms_chart_rgb ms__category_rgb(ms_category c);
 /* "optimizer state": a category's key as people read it, for legends. */
@@ -213,10 +222,20 @@ void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs);
 /* Marks the highlighted allocations' bands and where their labels' arrows point. */
 void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__grouping *gr);
 
+/* ------------------------------------------------------------------ label_place.c */
+
+/* The labels inside the plot (chart->labels): the OOM's, the peak's, then one per marked
+ * band (in `rank` order, or group order when NULL), each clear of the others, of the
+ * reserved and peak lines, the OOM markers and the plot's edge; cut with an ellipsis when
+ * no place fits it whole, else named in the legend instead. Last step of a build. */
+void ms__place_labels(ms_chart *chart, const size_t *rank);
+
 /* ------------------------------------------------------------------ chart.c */
 
 /* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
  * allocations, when need_allocs). */
 int ms__check_source(const ms_chart_source *src, bool need_allocs, ms_error *err);
+/* chart->iters from src->iterations (none without). */
+int ms__chart_iterations(ms_chart *chart, const ms_chart_source *src, ms_error *err);
 
 #endif

@@ -202,7 +202,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
     for (size_t h = 0; h < n_hl; h++) {
         int32_t i = s->slice_of[hl[h].alloc];
         if (i >= 0)
-            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label};
+            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect};
     }
     *n_hl_out = nh;
     for (size_t i = 0; i < na; i++)

@@ -146,72 +146,43 @@ static void curve_path(pen *p, const int64_t *value, const int64_t *event)
         line_to(p, ch->plot.x + (double)ch->n_cols, prev);
 }
 
-typedef struct pin {
-    double x, y;     /* where the band starts */
-    const char *text;
-} pin;
-
-static bool overlaps(const ms_chart_rect *a, const ms_chart_rect *b)
-{
-    return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
-}
-
-/* An arrow to where a highlighted band starts and its label at the tail, moved up or down
- * until it clears the labels already placed. */
-static void draw_pin(pen *p, const pin *pn, ms_chart_rect *placed, size_t *n_placed)
+/* A label the model placed (chart.h: ms_chart_label): a leader with an arrow to the point
+ * it names when it has one, then the text in its box, over a halo in the background
+ * colour so it stays readable over bands. */
+static void draw_label(pen *p, const ms_chart_label *L)
 {
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
-    font(p, 11, true);
-    char label[MS_CHART_TEXT];
-    /* Wide enough for a finding's label whole ("forward leak, 2 sites, 90.09 MiB:
-     * train/scenarios.py:159 layers_run"): its end names the line to read. */
-    double cap = ch->plot.w * 0.45 > 320 ? ch->plot.w * 0.45 : 320;
-    fit_text(p, pn->text, cap, label, sizeof label);
-    double w = text_width(p, label);
-    bool right = pn->x + 46 + w < ch->plot.x + ch->plot.w;
-    double tx = right ? pn->x + 46 : pn->x - 46;
-    double ty = pn->y - 34;
-    ms_chart_rect box = {0, 0, w + 6, 15};
-    for (int attempt = 0; attempt < 12; attempt++) {
-        ty = pn->y - 34 - 16.0 * (attempt % 2 ? -(attempt + 1) / 2 : attempt / 2);
-        if (ty < ch->plot.y + 14)
-            ty += 90;
-        if (ty > ch->plot.y + ch->plot.h - 4)
-            ty = ch->plot.y + ch->plot.h - 4;
-        box.x = right ? tx : tx - w - 6;
-        box.y = ty - 12;
-        bool clear = true;
-        for (size_t i = 0; i < *n_placed && clear; i++)
-            clear = !overlaps(&box, &placed[i]);
-        if (clear)
-            break;
-    }
-    if (*n_placed < 64)
-        placed[(*n_placed)++] = box;
-    rgb(p, ch->theme.highlight);
-    cairo_set_line_width(cr, 1.5);
-    move_to(p, tx, ty - 4);
-    line_to(p, pn->x, pn->y);
-    cairo_stroke(cr);
-    double ang = atan2(pn->y - (ty - 4), pn->x - tx);
-    move_to(p, pn->x, pn->y);
-    line_to(p, pn->x - 9 * cos(ang - 0.4), pn->y - 9 * sin(ang - 0.4));
-    line_to(p, pn->x - 9 * cos(ang + 0.4), pn->y - 9 * sin(ang + 0.4));
-    cairo_close_path(cr);
-    cairo_fill(cr);
-    /* A halo keeps the label readable over the bands. */
     cairo_save(cr);
-    move_to(p, box.x + 3, ty);
+    font(p, L->font_px, true);
+    if (L->leader) {
+        rgb(p, L->rgb);
+        cairo_set_line_width(cr, 1.5);
+        move_to(p, L->lx, L->ly);
+        line_to(p, L->ax, L->ay);
+        cairo_stroke(cr);
+        double ang = atan2(L->ay - L->ly, L->ax - L->lx);
+        move_to(p, L->ax, L->ay);
+        line_to(p, L->ax - 9 * cos(ang - 0.4), L->ay - 9 * sin(ang - 0.4));
+        line_to(p, L->ax - 9 * cos(ang + 0.4), L->ay - 9 * sin(ang + 0.4));
+        cairo_close_path(cr);
+        cairo_fill(cr);
+    }
+    char text[MS_CHART_TEXT + 32];
+    fit_text(p, L->text, L->box.w - 6, text, sizeof text); /* never past its box */
+    double tx = L->box.x + 3, ty = L->box.y + L->box.h - 4;
+    cairo_save(cr);
+    move_to(p, tx, ty);
     if (!p->bad)
-        cairo_text_path(cr, label);
+        cairo_text_path(cr, text);
     rgb(p, ch->theme.bg);
     cairo_set_line_width(cr, 3.0);
     cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
     cairo_stroke(cr);
     cairo_restore(cr);
-    rgb(p, ch->theme.highlight);
-    text_at(p, box.x + 3, ty, 0, label);
+    rgb(p, L->rgb);
+    text_at(p, tx, ty, 0, text);
+    cairo_restore(cr);
 }
 
 static void draw_highlights(pen *p, int64_t *acc)
@@ -224,25 +195,20 @@ static void draw_highlights(pen *p, int64_t *acc)
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * W;
         if (ch->groups[g].highlight) {
+            /* Only leak findings in red; a suspect is not a leak: a grey dashed outline. */
+            static const double DASH[] = {4.0, 3.0};
             cairo_new_path(cr);
             band_runs(p, acc, h, NULL);
-            rgb(p, ch->theme.highlight);
-            cairo_set_line_width(cr, 2.0);
+            rgb(p, ch->groups[g].suspect ? ch->theme.outline : ch->theme.highlight);
+            cairo_set_line_width(cr, ch->groups[g].suspect ? 1.5 : 2.0);
+            if (ch->groups[g].suspect)
+                cairo_set_dash(cr, DASH, 2, 0);
             cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
             cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
         }
         for (size_t c = 0; c < W; c++)
             acc[c] += h[c];
-    }
-    /* Labels after every outline, so no outline crosses a label. */
-    ms_chart_rect placed[64];
-    size_t n_placed = 0;
-    for (size_t g = 0; g < ch->n_groups; g++) {
-        const ms_chart_group *gp = &ch->groups[g];
-        if (gp->highlight && gp->pinned) {
-            pin pn = {gp->pin_px, gp->pin_py, gp->mark};
-            draw_pin(p, &pn, placed, &n_placed);
-        }
     }
     cairo_restore(cr);
 }
@@ -372,16 +338,6 @@ static void draw_ooms(pen *p)
         cairo_close_path(cr);
     }
     cairo_fill(cr);
-    font(p, 11, true);
-    char label[MS_CHART_TEXT + 32];
-    if (ch->n_ooms > 1)
-        snprintf(label, sizeof label, "%s (×%llu)", ch->oom_label,
-                 (unsigned long long)ch->n_ooms);
-    else
-        snprintf(label, sizeof label, "%s", ch->oom_label);
-    double x = ch->oom_px[0];
-    bool left = x + 8 + text_width(p, label) > ch->plot.x + ch->plot.w;
-    text_at(p, left ? x - 8 : x + 8, ch->plot.y + 20, left ? 1 : 0, label);
     cairo_restore(cr);
 }
 
@@ -406,22 +362,6 @@ static void draw_peak(pen *p)
         cairo_arc(cr, x, y, 4.5, 0, 2 * M_PI);
         cairo_fill(cr);
     }
-    font(p, 12, true);
-    double w = text_width(p, ch->peak_label);
-    bool right = x + 10 + w <= ch->plot.x + ch->plot.w;
-    double tx = right ? x + 9 : x - 9;
-    double ty = y - 8 < ch->plot.y + 12 ? y + 18 : y - 8;
-    /* A halo in the background colour keeps the label readable over bands. */
-    cairo_save(cr);
-    move_to(p, right ? tx : tx - w, ty);
-    if (!p->bad)
-        cairo_text_path(cr, ch->peak_label);
-    rgb(p, ch->theme.bg);
-    cairo_set_line_width(cr, 3.0);
-    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
-    cairo_stroke(cr);
-    cairo_restore(cr);
-    text_at(p, tx, ty, right ? 0 : 1, ch->peak_label);
     cairo_restore(cr);
 }
 
@@ -574,6 +514,9 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
         draw_stacked(&p, acc, drawn);
     draw_ooms(&p);
     draw_peak(&p);
+    /* Labels after every line and outline, so none crosses a label. */
+    for (size_t i = 0; i < chart->n_labels; i++)
+        draw_label(&p, &chart->labels[i]);
     cairo_restore(cr);
     draw_axis_labels(&p);
     draw_legend(&p);

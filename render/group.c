@@ -110,6 +110,60 @@ static int add_group(ms_chart *chart, size_t cap, ms_chart_group g, ms_error *er
     return 0;
 }
 
+/* ------------------------------------------------------------------ leak findings */
+
+/* One band per leak finding (or suspect), inserted at stacking position `at`: a highlight
+ * with a label starts a finding, those after it without one belong to it. A finding of
+ * 486 allocations is then one outlined region with one label, not 486 red outlines, and
+ * it stacks where it reads as a floor that grows (at the bottom, or right above the
+ * categories that live through the run). chart->groups has room for n_highlights more. */
+static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                      ms__site_cache *sc, size_t at, ms__grouping *gr, ms_error *err)
+{
+    (void)err;
+    if (!spec->n_highlights)
+        return 0;
+    size_t n_f = 0;
+    for (size_t h = 0; h < spec->n_highlights; h++)
+        n_f += h == 0 || spec->highlights[h].label != NULL;
+    if (at > chart->n_groups)
+        at = chart->n_groups;
+    memmove(&chart->groups[at + n_f], &chart->groups[at],
+            (chart->n_groups - at) * sizeof *chart->groups);
+    for (size_t i = 0; i < src->tl->n_allocs; i++)
+        if (gr->of_alloc[i] >= (int32_t)at)
+            gr->of_alloc[i] += (int32_t)n_f;
+    size_t f = 0;
+    for (size_t h = 0; h < spec->n_highlights; h++) {
+        const ms_chart_highlight *hl = &spec->highlights[h];
+        if (h > 0 && hl->label)
+            f++;
+        ms_chart_group *g = &chart->groups[at + f];
+        if (h == 0 || hl->label) {
+            memset(g, 0, sizeof *g);
+            g->kind = MS_CHART_GROUP_LEAK;
+            g->alloc = -1;
+            g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
+            g->legend = -1;
+            g->suspect = hl->suspect;
+            g->leak = !hl->suspect;
+            /* Pale, so what the outline holds stays readable under the label. */
+            g->fill = hl->suspect ? ms__mix(chart->theme.other, chart->theme.bg, 0.35)
+                                  : ms__mix(chart->theme.highlight, chart->theme.bg, 0.72);
+            if (hl->label)
+                snprintf(g->label, sizeof g->label, "%s: %s",
+                         hl->suspect ? "suspect" : "leak finding", hl->label);
+            else
+                ms__copy_text(g->label, sizeof g->label,
+                              hl->suspect ? "suspect" : "leak finding");
+        }
+        gr->of_alloc[hl->alloc] = (int32_t)(at + f);
+    }
+    chart->n_groups += n_f;
+    gr->n_groups = chart->n_groups;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ by allocation */
 
 /* Stack order is allocation order; allocations alive before the trace (alloc_event -1)
@@ -130,7 +184,8 @@ static int cmp_stack_key(const void *a, const void *b)
 /* The `top` allocations with the most bytes x lifetime in the window plus the
  * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
 static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
-                         const ms_chart_spec *spec, size_t **out, size_t *n_out, ms_error *err)
+                         const ms_chart_spec *spec, const bool *leaked, size_t **out,
+                         size_t *n_out, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_ALLOCS;
@@ -148,7 +203,8 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     for (size_t i = 0; i < tl->n_allocs; i++) {
         /* No lifetime exceeds the window: most small allocations are out before their
          * event times are even looked up. */
-        if (n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score)
+        if ((n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score) ||
+            (leaked && leaked[i]))
             continue;
         double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
         if (!(s > 0))
@@ -166,13 +222,6 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     size_t n = 0;
     for (size_t i = 0; i < n_heap; i++)
         chosen[n++] = heap[i].index;
-    for (size_t h = 0; h < spec->n_highlights; h++) {
-        bool have = false;
-        for (size_t i = 0; i < n && !have; i++)
-            have = chosen[i] == spec->highlights[h].alloc;
-        if (!have)
-            chosen[n++] = spec->highlights[h].alloc;
-    }
     free(heap);
     stack_key *keys = ms__alloc_n(n, sizeof *keys);
     if (!keys) {
@@ -190,8 +239,9 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     return 0;
 }
 
-/* Colour by site: the sites holding the most band area get a hue and a legend line;
- * bands of the remaining sites get muted colours under one "other sites" line. */
+/* Colour by site: every site gets the colour of its text (ms__text_rgb), the same in any
+ * panel, file or window; each allocation a shade of it. The sites holding the most band
+ * area are named in the legend; the rest keep their own colours under one line. */
 static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
                           const ms_chart_spec *spec, ms_error *err)
 {
@@ -218,7 +268,24 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     if (n_named > n_sites)
         n_named = n_sites;
     if (spec->no_legend)
-        n_named = n_sites < MS__PALETTE_N ? n_sites : MS__PALETTE_N;
+        n_named = 0;
+    /* One colour per site, looked up once: sites are few next to allocations. */
+    ms_chart_rgb *base = ms__alloc_n(n_sites, sizeof *base);
+    if (!base) {
+        free(ss);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
+    }
+    for (size_t k = 0; k < n_sites; k++) {
+        char where[MS_CHART_TEXT];
+        site_label(src->snap, ss[k].site, where, sizeof where);
+        base[k] = ms__text_rgb(where);
+        if (k < n_named)
+            ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where);
+    }
+    /* Rank of each site, found by site id (score holds the rank). */
+    for (size_t k = 0; k < n_sites; k++)
+        ss[k].score = (double)k;
+    qsort(ss, n_sites, sizeof *ss, site_score_by_site);
     bool unnamed = false;
     for (size_t i = 0; i < n; i++) {
         ms_chart_group *g = &chart->groups[i];
@@ -226,27 +293,18 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
          * built from a slice of the trace colours it as the whole trace's chart does. */
         const ms_alloc *a = &src->tl->allocs[g->alloc];
         uint64_t key = a->addr ^ (a->size * 0x9e3779b97f4a7c15ULL) ^ a->stream;
-        size_t k = 0;
-        while (k < n_named && ss[k].site != g->site)
-            k++;
-        if (k < n_named) {
-            g->fill = ms__shade(ms__palette(k), key);
-            g->legend = (int)k;
-        } else {
-            ms_chart_rgb base = ms__mix(ms__palette(ms__hash32(g->site)), chart->theme.other, 0.6);
-            g->fill = ms__shade(base, key);
-            unnamed = true;
-        }
+        site_score want = {g->site, 0};
+        const site_score *hit = bsearch(&want, ss, n_sites, sizeof *ss, site_score_by_site);
+        size_t k = hit ? (size_t)hit->score : n_sites;
+        g->fill = ms__shade(k < n_sites ? base[k] : chart->theme.other, key);
+        g->legend = k < n_named ? (int)k : -1;
+        unnamed |= k >= n_named;
     }
-    for (size_t k = 0; k < n_named; k++) {
-        char where[MS_CHART_TEXT];
-        site_label(src->snap, ss[k].site, where, sizeof where);
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, ms__palette(k), where);
-    }
+    free(base);
     free(ss);
-    if (unnamed)
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, ms__mix(ms__palette(0), chart->theme.other, 0.6),
-                       "large allocations, other sites");
+    if (unnamed && n_sites > n_named)
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.muted,
+                       "more sites, each in its own colour");
     return 0;
 }
 
@@ -258,10 +316,19 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
 {
     const ms_timeline *tl = src->tl;
     size_t *chosen = NULL, n = 0;
-    int rc = choose_allocs(chart, src, spec, &chosen, &n, err);
+    bool *leaked = NULL;
+    if (spec->n_highlights) {
+        leaked = ms__alloc_n(tl->n_allocs, sizeof *leaked);
+        if (!leaked)
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+        for (size_t h = 0; h < spec->n_highlights; h++)
+            leaked[spec->highlights[h].alloc] = true;
+    }
+    int rc = choose_allocs(chart, src, spec, leaked, &chosen, &n, err);
+    free(leaked);
     if (rc)
         return rc;
-    chart->groups = ms__alloc_n(n, sizeof *chart->groups);
+    chart->groups = ms__alloc_n(n + spec->n_highlights, sizeof *chart->groups);
     if (!chart->groups) {
         free(chosen);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
@@ -284,36 +351,13 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     }
     free(chosen);
     gr->n_groups = n;
-    return colour_by_site(chart, src, spec, err);
+    rc = colour_by_site(chart, src, spec, err);
+    if (!rc)
+        rc = leak_bands(chart, src, spec, sc, 0, gr, err);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ by site or phase */
-
-/* Highlighted allocations get bands of their own on top of the `n_shared` bands that
- * group many allocations, so a leak stays outlined whatever it is grouped with. */
-static int highlight_bands(ms_chart *chart, const ms_chart_source *src,
-                           const ms_chart_spec *spec, ms__site_cache *sc, size_t n_shared,
-                           size_t cap, ms__grouping *gr, ms_error *err)
-{
-    for (size_t h = 0; h < spec->n_highlights; h++) {
-        size_t i = spec->highlights[h].alloc;
-        if (gr->of_alloc[i] >= (int32_t)n_shared)
-            continue; /* listed twice: it has its band */
-        ms_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.kind = MS_CHART_GROUP_ALLOC;
-        g.alloc = (int64_t)i;
-        g.site = site_of(sc, src->tl->allocs[i].stack);
-        g.legend = -1;
-        g.fill = ms__mix(chart->theme.highlight, chart->theme.bg, 0.45);
-        site_label(src->snap, g.site, g.label, sizeof g.label);
-        gr->of_alloc[i] = (int32_t)chart->n_groups;
-        int rc = add_group(chart, cap, g, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
 
 /* Per allocation its key (*out, caller frees): the site's frame id, or for phases the
  * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
@@ -480,9 +524,6 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         g.alloc = -1;
         g.site = by_phase || by_compile ? UINT32_MAX : ss[k].site;
         g.score = ss[k].score;
-        g.fill = ms__palette(k);
-        if (k >= MS__PALETTE_N)
-            g.fill = ms__shade(g.fill, k);
         if (ph)
             ms__copy_text(g.label, sizeof g.label, ms_phase_kind_name((ms_phase_kind)ss[k].site));
         else if (by_compile && ss[k].site == UINT32_MAX)
@@ -491,14 +532,15 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
             ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
             site_label(src->snap, ss[k].site, g.label, sizeof g.label);
+        g.fill = ms__text_rgb(g.label); /* a name keeps its colour in every chart */
         g.legend = (int)chart->n_legend;
         ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         rc = add_group(chart, cap_groups, g, err);
     }
     free(ss);
-    if (!rc)
-        rc = highlight_bands(chart, src, spec, sc, n_keys, cap_groups, gr, err);
     gr->n_groups = chart->n_groups;
+    if (!rc)
+        rc = leak_bands(chart, src, spec, sc, 0, gr, err);
     return rc;
 }
 
@@ -510,6 +552,7 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
  * each step builds up and drops (gradients; the batch and the activations made from it),
  * then short-lived memory on top, where its spikes read as spikes. (Workspace on top
  * drew a constant 65 MiB that traced every spike of the outline and read as churn.) */
+_Static_assert(MS_CAT_COUNT == 8, "CATEGORY_ORDER lists every category");
 static const ms_category CATEGORY_ORDER[MS_CAT_COUNT] = {
     MS_CAT_PARAMETER,  MS_CAT_OPTIMIZER_STATE, MS_CAT_WORKSPACE, MS_CAT_GRADIENT,
     MS_CAT_INPUT,      MS_CAT_ACTIVATION,      MS_CAT_TEMPORARY, MS_CAT_OTHER,
@@ -546,9 +589,11 @@ static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
         ms_category c = ms_categories_of(src->categories, at);
         gr->of_alloc[i] = band_of[(unsigned)c < MS_CAT_COUNT ? c : MS_CAT_OTHER];
     }
-    int rc = highlight_bands(chart, src, spec, sc, MS_CAT_COUNT, cap, gr, err);
     gr->n_groups = chart->n_groups;
-    return rc;
+    /* Leaked memory right above what lives through the whole run (parameters, optimizer
+     * state, workspace) and under what each step builds and drops: a floor that grows,
+     * not a sawtooth riding the activation hills. */
+    return leak_bands(chart, src, spec, sc, 3, gr, err);
 }
 
 void ms__legend_categories(ms_chart *chart)
@@ -569,6 +614,57 @@ void ms__legend_categories(ms_chart *chart)
     }
 }
 
+/* ------------------------------------------------------------------ by the user's groups */
+
+/* --by group: one band per --group rule in the order given (the first rule at the bottom),
+ * each named by the rule; what no rule matches is the "other" band. A stack is matched
+ * once, however many allocations share it. */
+static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
+                          ms__site_cache *sc, ms__grouping *gr, ms_error *err)
+{
+    const ms_chart_group_rules *rules = src->group_rules;
+    if (!rules || rules->n == 0)
+        return ms__render_fail(err, MS_ERR_ARG, "--by group needs at least one --group NAME=REGEX");
+    size_t n_stacks = src->snap ? ms_snapshot_stack_count(src->snap) : 0;
+    int8_t *rule_of = ms__alloc_n(n_stacks, sizeof *rule_of);
+    chart->groups = ms__alloc_n(rules->n + spec->n_highlights, sizeof *chart->groups);
+    if (!rule_of || !chart->groups) {
+        free(rule_of);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+    }
+    for (size_t i = 0; i < n_stacks; i++)
+        rule_of[i] = -2; /* not yet matched */
+    for (size_t k = 0; k < rules->n; k++) {
+        ms_chart_group g;
+        memset(&g, 0, sizeof g);
+        g.kind = MS_CHART_GROUP_USER;
+        g.alloc = -1;
+        g.site = UINT32_MAX;
+        ms__copy_text(g.label, sizeof g.label, rules->name[k]);
+        /* A few names the user chose: the palette's hues in rule order keep them apart
+         * (a hash may give two of them one hue), and the same rules colour alike. */
+        g.fill = k < MS__PALETTE_N ? ms__palette(k) : ms__text_rgb(g.label);
+        g.legend = (int)chart->n_legend;
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
+        chart->groups[chart->n_groups++] = g;
+    }
+    for (size_t i = 0; i < src->tl->n_allocs; i++) {
+        uint32_t st = src->tl->allocs[i].stack;
+        int r;
+        if (st < n_stacks) {
+            if (rule_of[st] == -2)
+                rule_of[st] = (int8_t)ms_chart_group_rules_match(rules, src->snap, st);
+            r = rule_of[st];
+        } else {
+            r = ms_chart_group_rules_match(rules, src->snap, st);
+        }
+        gr->of_alloc[i] = r;
+    }
+    free(rule_of);
+    gr->n_groups = chart->n_groups;
+    return leak_bands(chart, src, spec, sc, 0, gr, err);
+}
+
 int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                      ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
                      ms__grouping *gr, ms_error *err)
@@ -577,5 +673,7 @@ int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart
         return groups_by_alloc(chart, src, spec, sc, gr, err);
     if (spec->by == MS_CHART_BY_CATEGORY)
         return groups_by_category(chart, src, spec, sc, gr, err);
+    if (spec->by == MS_CHART_BY_GROUP)
+        return groups_by_user(chart, src, spec, sc, gr, err);
     return groups_by_key(chart, src, spec, sc, r, n_r, ph, gr, err);
 }

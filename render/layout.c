@@ -79,21 +79,31 @@ static bool remainder_shows(const ms_chart *chart)
 void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
 {
     /* Fixed legend lines after the named bands. */
-    if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other,
-                       spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
+    const char *other = spec->by == MS_CHART_BY_ALLOC      ? "smaller allocations"
                        : spec->by == MS_CHART_BY_PHASE
                            ? (chart->n_lanes ? "outside annotated phases" : "setup and gaps")
                        : spec->by == MS_CHART_BY_CATEGORY ? "no allocation recorded"
                        : spec->by == MS_CHART_BY_COMPILE  ? "other compile contexts"
-                                                          : "other sites");
+                       : spec->by == MS_CHART_BY_GROUP    ? "other (no --group rule)"
+                                                          : "other sites";
+    ms__copy_text(chart->other_label, sizeof chart->other_label, other);
+    if (spec->by != MS_CHART_BY_CATEGORY || remainder_shows(chart))
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.other, other);
     ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.reserved, "reserved (segments)");
     if (chart->show_low)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
                        "per-pixel minimum (paler above: hills < 1 px)");
-    if (spec->n_highlights)
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.highlight,
-                       "highlighted allocations");
+    bool leaks = false, suspects = false;
+    for (size_t h = 0; h < spec->n_highlights; h++) {
+        leaks |= !spec->highlights[h].suspect;
+        suspects |= spec->highlights[h].suspect;
+    }
+    if (leaks)
+        ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.highlight,
+                       "leak finding (outlined)");
+    if (suspects)
+        ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
+                       "suspect, not a leak (grey outline)");
     if (chart->n_ooms)
         ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
     ms__copy_text(chart->legend_title, sizeof chart->legend_title,
@@ -102,6 +112,7 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
                       ? (chart->n_lanes ? "bands: annotated phases" : "bands: phases (from stacks)")
                   : chart->by == MS_CHART_BY_CATEGORY ? "bands: what the memory is"
                   : chart->by == MS_CHART_BY_COMPILE  ? "bands: compile contexts"
+                  : chart->by == MS_CHART_BY_GROUP    ? "bands: your --group rules"
                                                       : "largest allocations, by site");
     ms__copy_text(chart->y_title, sizeof chart->y_title, "active memory (requested bytes)");
 }

@@ -126,27 +126,46 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
     }
     double t0 = (double)o->window_time_us[0], t1 = (double)o->window_time_us[o->n_window - 1];
     double span = t1 > t0 ? t1 - t0 : 1;
+    /* Round ticks in a binary unit: "0, 250 MiB, 500 MiB", not quarters of the peak. */
+    static const char *const UNITS[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t k = 0;
+    while (k + 1 < sizeof UNITS / sizeof UNITS[0] && (double)top >= pow(1024.0, (double)(k + 1)))
+        k++;
+    double unit = pow(1024.0, (double)k);
+    double step = ms_chart_nice_step((double)top / unit, 4);
+    if (k == 0 && step < 1)
+        step = 1;
+    double steps = ceil((double)top / unit / step - 1e-9);
+    double ymax = steps * step * unit;
     cairo_set_line_width(cr, 1);
     set(cr, (rgb){0.85, 0.85, 0.88});
     cairo_rectangle(cr, x0, y0, w, h);
     cairo_stroke(cr);
-    for (int g = 0; g <= 4; g++) {
-        double gy = y0 + h - h * g / 4.0;
-        ms_format_bytes((int64_t)((double)top * g / 4.0), buf, sizeof buf);
+    for (double g = 0; g <= steps + 1e-9; g++) {
+        double gy = y0 + h - h * g / steps;
+        if (g == 0)
+            snprintf(buf, sizeof buf, "0");
+        else
+            snprintf(buf, sizeof buf, "%g %s", g * step, UNITS[k]);
         text(cr, x0 - text_width(cr, 10, buf) - 6, gy + 4, 10, MUTED, buf);
     }
-    /* reserved as a line, active as a filled area */
+    /* Reserved as a line, active as a filled area, both as steps: the allocator's state
+     * holds from one event to the next, it does not ramp between them. */
     for (int pass = 0; pass < 2; pass++) {
         const int64_t *v = pass == 0 ? o->window_active : o->window_reserved;
         cairo_new_path(cr);
+        double prev_py = 0;
         for (size_t i = 0; i < o->n_window; i++) {
             /* by event, not time: a step's allocations come in bursts that time squeezes */
             double px = x0 + w * (o->n_window > 1 ? (double)i / (double)(o->n_window - 1) : 1.0);
-            double py = y0 + h - h * (double)v[i] / (double)top;
-            if (i == 0)
+            double py = y0 + h - h * (double)v[i] / ymax;
+            if (i == 0) {
                 cairo_move_to(cr, px, py);
-            else
+            } else {
+                cairo_line_to(cr, px, prev_py);
                 cairo_line_to(cr, px, py);
+            }
+            prev_py = py;
         }
         if (pass == 0) {
             cairo_line_to(cr, x0 + w, y0 + h);
@@ -169,8 +188,15 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
              (long long)(o->event - o->window_first), span / 1e6);
     text(cr, x0, y0 + h + 16, 10, MUTED, buf);
     text(cr, x0 + w - 34, y0 + h + 16, 10, FAIL, "OOM");
+    /* The window starts three complete iterations before the failure when four or more
+     * are known (the library's fill_window), else at the start of the trace. */
+    size_t done = o->n_iters;
+    if (done && o->iters[done - 1].unfinished)
+        done--;
     text(cr, x0, y0 - 8, 12, FG,
-         "active memory (filled) and reserved memory (line) over the last iterations");
+         done >= 4 && o->window_first > 0
+             ? "active memory (filled) and reserved memory (line) over the last 3 iterations"
+             : "active memory (filled) and reserved memory (line) from the start of the trace");
 }
 
 int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,

@@ -2,10 +2,11 @@
  * palette and the shades that keep neighbouring bands of one hue apart. */
 #include "chart_impl.h"
 
-/* Hues picked to stay apart from each other and from the neutral "other" grey. */
+/* Hues picked to stay apart from each other and from the neutral "other" grey. None is
+ * red or next to it: red marks leaks and out-of-memory errors only. */
 static const ms_chart_rgb PALETTE[] = {
-    {0.26, 0.52, 0.78}, {0.96, 0.56, 0.17}, {0.30, 0.66, 0.33}, {0.85, 0.28, 0.30},
-    {0.58, 0.44, 0.78}, {0.62, 0.42, 0.33}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
+    {0.26, 0.52, 0.78}, {0.96, 0.62, 0.17}, {0.30, 0.66, 0.33}, {0.16, 0.33, 0.58},
+    {0.58, 0.44, 0.78}, {0.60, 0.48, 0.30}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
     {0.20, 0.74, 0.80}, {0.98, 0.78, 0.25}, {0.15, 0.55, 0.52}, {0.74, 0.62, 0.92},
 };
 _Static_assert(sizeof PALETTE / sizeof PALETTE[0] == MS__PALETTE_N, "MS__PALETTE_N");
@@ -38,6 +39,63 @@ ms_chart_rgb ms__name_rgb(const char *name)
     return PALETTE[hash_text(name) % MS__PALETTE_N];
 }
 
+static ms_chart_rgb grey(double v);
+
+static double hue_channel(double p, double q, double t)
+{
+    if (t < 0)
+        t += 1;
+    if (t > 1)
+        t -= 1;
+    if (t < 1.0 / 6)
+        return p + (q - p) * 6 * t;
+    if (t < 0.5)
+        return q;
+    if (t < 2.0 / 3)
+        return p + (q - p) * (2.0 / 3 - t) * 6;
+    return p;
+}
+
+ms_chart_rgb ms__hsl(double h_deg, double s, double l)
+{
+    double h = fmod(h_deg, 360.0) / 360.0;
+    double q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
+    ms_chart_rgb c = {hue_channel(p, q, h + 1.0 / 3), hue_channel(p, q, h),
+                      hue_channel(p, q, h - 1.0 / 3)};
+    return c;
+}
+
+/* FlameGraph's --hash colouring: the text alone picks the colour, so a site keeps it in
+ * every panel, file, zoom level, view and report. The hash picks one of the palette's
+ * twelve hues (far apart, none red: red marks leaks and OOMs) and one of three
+ * lightnesses, so neighbouring sites rarely look alike. */
+ms_chart_rgb ms__text_rgb(const char *text)
+{
+    uint32_t h = hash_text(text ? text : "");
+    ms_chart_rgb base = PALETTE[h % MS__PALETTE_N];
+    switch ((h / MS__PALETTE_N) % 3u) {
+    case 0:
+        return base;
+    case 1:
+        return ms__mix(base, grey(1.0), 0.30);
+    default:
+        return ms__mix(base, grey(0.0), 0.22);
+    }
+}
+
+double ms__hue(ms_chart_rgb c, double *sat)
+{
+    double mx = fmax(c.r, fmax(c.g, c.b)), mn = fmin(c.r, fmin(c.g, c.b)), d = mx - mn;
+    double l = (mx + mn) / 2;
+    if (sat)
+        *sat = d <= 0 ? 0 : d / (1 - fabs(2 * l - 1));
+    if (d <= 0)
+        return 0;
+    double h = mx == c.r ? fmod((c.g - c.b) / d, 6.0) : mx == c.g ? (c.b - c.r) / d + 2 : (c.r - c.g) / d + 4;
+    h *= 60;
+    return h < 0 ? h + 360 : h;
+}
+
 /* One colour per category, the same in both themes so a chart reads the same light or
  * dark: mid-tone hues that keep their contrast against white and near-black. None is red,
  * which marks leaks (the highlight outline and its pale fill), and "other" is a slate
@@ -48,7 +106,7 @@ static const ms_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
     [MS_CAT_OPTIMIZER_STATE] = {0.55, 0.40, 0.75}, /* purple */
     [MS_CAT_ACTIVATION] = {0.32, 0.66, 0.36},      /* green */
     [MS_CAT_TEMPORARY] = {0.36, 0.76, 0.82},       /* cyan */
-    [MS_CAT_WORKSPACE] = {0.62, 0.46, 0.36},       /* brown */
+    [MS_CAT_WORKSPACE] = {0.60, 0.50, 0.34},       /* brown (short of red) */
     [MS_CAT_INPUT] = {0.78, 0.80, 0.28},           /* olive */
     [MS_CAT_OTHER] = {0.50, 0.56, 0.64},           /* slate */
 };

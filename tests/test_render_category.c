@@ -54,8 +54,15 @@ static void check_bands(const char *ctx, const ms_chart *ch)
             first_fill[ch->groups[k].category] = ch->groups[k].fill;
         have_fill = true;
     }
+    /* Leak findings' bands sit right above parameter, optimizer state and workspace. */
+    size_t n_leak = 0;
+    while (3 + n_leak < ch->n_groups && ch->groups[3 + n_leak].kind == MS_CHART_GROUP_LEAK)
+        n_leak++;
+    CHECK_TRUE_IN(ctx, ch->n_groups == MS_CAT_COUNT + n_leak);
+    for (size_t i = 0; i < n_leak; i++)
+        CHECK_TRUE_IN(ctx, ch->groups[3 + i].highlight);
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
-        const ms_chart_group *g = &ch->groups[k];
+        const ms_chart_group *g = &ch->groups[k < 3 ? k : k + n_leak];
         CHECK_TRUE_IN(ctx, g->kind == MS_CHART_GROUP_CATEGORY);
         CHECK_EQ_INT_IN(ctx, g->category, ORDER[k]);
         CHECK_EQ_INT_IN(ctx, g->alloc, -1);
@@ -69,10 +76,8 @@ static void check_bands(const char *ctx, const ms_chart *ch)
         CHECK_TRUE_IN(ctx, dist(g->fill, ch->theme.highlight) > 0.35);
         CHECK_TRUE_IN(ctx, dist(g->fill, ch->theme.other) > 0.1);
         for (size_t j = 0; j < k; j++)
-            CHECK_TRUE_IN(ctx, dist(g->fill, ch->groups[j].fill) > 0.2);
+            CHECK_TRUE_IN(ctx, dist(g->fill, ch->groups[j < 3 ? j : j + n_leak].fill) > 0.2);
     }
-    for (size_t g = MS_CAT_COUNT; g < ch->n_groups; g++)
-        CHECK_TRUE_IN(ctx, ch->groups[g].kind == MS_CHART_GROUP_ALLOC && ch->groups[g].highlight);
 }
 
 static bool has_bytes(const ms_chart *ch, size_t g)
@@ -88,8 +93,10 @@ static bool has_bytes(const ms_chart *ch, size_t g)
 static void check_legend(const char *ctx, const ms_chart *ch)
 {
     size_t next = 0;
-    for (size_t k = 0; k < MS_CAT_COUNT && k < ch->n_groups; k++) {
+    for (size_t k = 0; k < ch->n_groups; k++) {
         const ms_chart_group *g = &ch->groups[k];
+        if (g->kind == MS_CHART_GROUP_LEAK)
+            continue;
         if (!has_bytes(ch, k)) {
             CHECK_EQ_INT_IN(ctx, g->legend, -1);
             continue;
@@ -114,6 +121,10 @@ static void check_legend(const char *ctx, const ms_chart *ch)
 /* Every `step`-th column: band k holds ms_categories_at_event()'s bytes of its category
  * at the column's event, less what highlighted allocations of that category hold (they
  * have bands of their own); the bands and the remainder make the column's top. */
+/* The highlights of the chart under test (all one finding), or NULL. */
+static const ms_chart_highlight *heights_hl;
+static size_t heights_nhl;
+
 static void check_heights(const char *ctx, const ms_chart *ch, const ms_categories *cats,
                           size_t step)
 {
@@ -125,20 +136,22 @@ static void check_heights(const char *ctx, const ms_chart *ch, const ms_categori
             check_fail("%s: ms_categories_at_event(%lld) failed", ctx, (long long)e);
             return;
         }
-        int64_t sum = ch->col_other[c];
-        for (size_t g = MS_CAT_COUNT; g < ch->n_groups; g++) {
-            const ms_alloc *a = &tl->allocs[ch->groups[g].alloc];
-            int64_t h = ch->heights[g * W + c];
+        int64_t sum = ch->col_other[c], leaked = 0;
+        for (size_t i = 0; i < heights_nhl; i++) {
+            const ms_alloc *a = &tl->allocs[heights_hl[i].alloc];
             bool alive = e != MS_CHART_NO_EVENT && a->alloc_event <= e &&
                          (a->free_event < 0 || a->free_event > e);
-            bad += h != (alive ? (int64_t)a->size : 0);
-            if (alive)
-                by[ms_categories_of(cats, (size_t)ch->groups[g].alloc)] -= (int64_t)a->size;
-            sum += h;
+            if (alive) {
+                leaked += (int64_t)a->size;
+                by[ms_categories_of(cats, heights_hl[i].alloc)] -= (int64_t)a->size;
+            }
         }
-        for (size_t k = 0; k < MS_CAT_COUNT && k < ch->n_groups; k++) {
+        for (size_t k = 0; k < ch->n_groups; k++) {
             int64_t h = ch->heights[k * W + c];
-            bad += h != by[ch->groups[k].category];
+            if (ch->groups[k].kind == MS_CHART_GROUP_LEAK)
+                bad += h != leaked;
+            else
+                bad += h != by[ch->groups[k].category];
             sum += h;
         }
         bad_sum += sum != ch->col_active[c];
@@ -230,7 +243,7 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
     }
     ms_chart_highlight *hl = calloc(n, sizeof *hl);
     for (size_t i = 0; i < n; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label};
+        hl[i] = (ms_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label, false};
     ms_chart_spec spec = {0};
     spec.by = MS_CHART_BY_CATEGORY;
     spec.highlights = hl;
@@ -241,9 +254,13 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
     if (!build(&ch, src, &spec, ctx)) {
         check_bands(ctx, ch);
         CHECK_TRUE_IN(ctx, ch->n_groups > MS_CAT_COUNT);
+        heights_hl = hl;
+        heights_nhl = n;
         check_heights(ctx, ch, cats, 3);
+        heights_hl = NULL;
+        heights_nhl = 0;
         size_t pinned = 0;
-        for (size_t g = MS_CAT_COUNT; g < ch->n_groups; g++)
+        for (size_t g = 0; g < ch->n_groups; g++)
             pinned += ch->groups[g].pinned;
         CHECK_EQ_INT_IN(ctx, pinned, 1);
     }

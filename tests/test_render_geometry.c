@@ -113,6 +113,12 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
 
 /* The stack: groups plus "other" make exactly the column's top, and each band holds the
  * bytes its allocations have alive at the column's state. */
+/* The highlights of the chart under test (NULL: none): each leak finding's band holds the
+ * bytes of its allocations alive at the column's state. A highlight with a label starts
+ * a finding (chart.h). */
+static const ms_chart_highlight *stack_hl;
+static size_t stack_nhl;
+
 static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_source *src)
 {
     const ms_timeline *tl = src->tl;
@@ -128,8 +134,25 @@ static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_sour
     if (ch->by != MS_CHART_BY_ALLOC)
         return;
     int64_t prev_event = INT64_MIN;
+    size_t finding = 0;
     for (size_t g = 0; g < ch->n_groups; g++) {
         const ms_chart_group *gr = &ch->groups[g];
+        if (gr->kind == MS_CHART_GROUP_LEAK) {
+            /* Leak findings at the bottom, in the order given. */
+            CHECK_EQ_INT_IN(ctx, g, finding);
+            for (size_t c = 0; c < W; c++) {
+                int64_t want = 0;
+                for (size_t h = 0, f = 0; h < stack_nhl; h++) {
+                    if (h > 0 && stack_hl[h].label)
+                        f++;
+                    if (f == finding && alive_at(&tl->allocs[stack_hl[h].alloc], ch->col_event[c]))
+                        want += (int64_t)tl->allocs[stack_hl[h].alloc].size;
+                }
+                CHECK_EQ_INT_IN(ctx, ch->heights[g * W + c], want);
+            }
+            finding++;
+            continue;
+        }
         CHECK_TRUE_IN(ctx, gr->kind == MS_CHART_GROUP_ALLOC);
         CHECK_TRUE_IN(ctx, gr->alloc >= 0 && (size_t)gr->alloc < tl->n_allocs);
         const ms_alloc *a = &tl->allocs[gr->alloc];
@@ -312,32 +335,37 @@ static void check_file(const char *path, const char *name, void *arg)
     ms_chart_free(ch);
     ch = NULL;
 
-    /* Highlights: an allocation outside the top bands gets a band of its own. */
+    /* Highlights: a finding (two allocations, one outside the top bands) is one band of
+     * its own at the bottom, outlined, with the finding's label. */
     if (tl->n_allocs > 2) {
         memset(&spec, 0, sizeof spec);
         spec.top = 1;
-        ms_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here"}, {0, NULL}};
+        ms_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here", false}, {0, NULL, false}};
         spec.highlights = hl;
         spec.n_highlights = 2;
         rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
         CHECK_EQ_INT_IN(ctx, rc, 0);
         if (!rc) {
+            stack_hl = hl;
+            stack_nhl = 2;
             check_stack(ctx, ch, &src);
+            stack_hl = NULL;
+            stack_nhl = 0;
             size_t marked = 0;
             for (size_t g = 0; g < ch->n_groups; g++)
                 if (ch->groups[g].highlight) {
                     marked++;
-                    if (ch->groups[g].alloc == (int64_t)tl->n_allocs - 1)
-                        CHECK_TRUE_IN(ctx, !strcmp(ch->groups[g].mark, "leak here"));
-                    else
-                        CHECK_TRUE_IN(ctx, ch->groups[g].mark[0] == '\0');
+                    CHECK_EQ_INT_IN(ctx, g, 0);
+                    CHECK_TRUE_IN(ctx, ch->groups[g].kind == MS_CHART_GROUP_LEAK &&
+                                           ch->groups[g].leak && !ch->groups[g].suspect);
+                    CHECK_TRUE_IN(ctx, !strcmp(ch->groups[g].mark, "leak here"));
                 }
-            CHECK_EQ_INT_IN(ctx, marked, 2);
-            CHECK_TRUE_IN(ctx, ch->n_groups <= 3);
+            CHECK_EQ_INT_IN(ctx, marked, 1);
+            CHECK_TRUE_IN(ctx, ch->n_groups <= 2);
         }
         ms_chart_free(ch);
         ch = NULL;
-        ms_chart_highlight bad = {tl->n_allocs, "x"};
+        ms_chart_highlight bad = {tl->n_allocs, "x", false};
         spec.highlights = &bad;
         spec.n_highlights = 1;
         CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
@@ -434,21 +462,23 @@ static void check_synthetic(void)
     CHECK_TRUE_IN(ctx, !strcmp(ch->y_title, "active memory (requested bytes)"));
     ms_chart_free(ch);
 
-    /* Highlights: C's pin points at the middle of its first column (200, x = 2 s), on top
-     * of A and B; B has no label, so no pin. */
-    ms_chart_highlight hl[] = {{1, NULL}, {2, "C leaks"}};
+    /* Highlights: two findings, B (no label, so no pin) and C, at the bottom in that
+     * order; C's pin points at the middle of its first column (200, x = 2 s), on top of
+     * B's band. */
+    ms_chart_highlight hl[] = {{1, NULL, false}, {2, "C leaks", false}};
     spec.highlights = hl;
     spec.n_highlights = 2;
     rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
         CHECK_EQ_INT_IN(ctx, ch->n_groups, 3);
-        CHECK_TRUE_IN(ctx, ch->groups[1].highlight && !ch->groups[1].pinned);
-        CHECK_TRUE_IN(ctx, ch->groups[2].highlight && ch->groups[2].pinned);
-        CHECK_TRUE_IN(ctx, !strcmp(ch->groups[2].mark, "C leaks"));
-        CHECK_NEAR_IN(ctx, ch->groups[2].pin_px, ch->plot.x + 200.5, 1e-9);
-        CHECK_NEAR_IN(ctx, ch->groups[2].pin_py, ms_chart_py(ch, 150 + 15), 1e-9);
-        CHECK_TRUE_IN(ctx, !ch->groups[0].highlight && !ch->groups[0].pinned);
+        CHECK_TRUE_IN(ctx, ch->groups[0].highlight && !ch->groups[0].pinned);
+        CHECK_TRUE_IN(ctx, ch->groups[1].highlight && ch->groups[1].pinned);
+        CHECK_TRUE_IN(ctx, !strcmp(ch->groups[1].mark, "C leaks"));
+        CHECK_NEAR_IN(ctx, ch->groups[1].pin_px, ch->plot.x + 200.5, 1e-9);
+        CHECK_NEAR_IN(ctx, ch->groups[1].pin_py, ms_chart_py(ch, 50 + 15), 1e-9);
+        CHECK_TRUE_IN(ctx, !ch->groups[2].highlight && !ch->groups[2].pinned);
+        CHECK_TRUE_IN(ctx, ch->groups[2].kind == MS_CHART_GROUP_ALLOC);
         ms_chart_free(ch);
     }
     spec.highlights = NULL;

@@ -45,9 +45,9 @@ expect_words() { # label expected -- words...
   local got; got=$(complete_words "$@" | tr '\n' ' ')
   [ "$got" = "$want" ] && ok "$label" || bad "$label: got '$got', want '$want'"
 }
-expect_words "--format values" "png svg " -- memsnap render a.pickle --format ""
+expect_words "--format values" "json png svg " -- memsnap render a.pickle --format ""
 expect_words "--x values" "events time " -- memsnap render a.pickle --x ""
-expect_words "--by values" "alloc category phase site " -- memsnap render --by ""
+expect_words "--by values" "alloc category compile group phase site " -- memsnap render --by ""
 expect_words "a prefix" "--leaks " -- memsnap render --le
 expect_words "--top takes a number" "" -- memsnap summary --top ""
 expect_words "--at takes a number" "" -- memsnap categories a.pickle --at ""

@@ -105,7 +105,24 @@ expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus te
 expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
 expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
 expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
-expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase', 'category' or 'compile'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase', 'category', 'compile' or 'group'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
+expect "--by group without rules" 2 "--by group needs at least one --group NAME=REGEX" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group
+expect "--group without --by group" 2 "--group draws only with --by group" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --group 'a=b'
+expect "--group without =" 2 "--group 'ab': expected NAME=REGEX" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group ab
+expect "--group bad regex" 2 "--group 'a=\(': bad regex" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group 'a=('
+expect "--group name twice" 2 "the name 'a' is used twice" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group 'a=x' --group 'a=y'
+rm -f "$tmp/m.json"
+if "$bin" render testdata/gpt2_train.pickle --format json -o "$tmp/m.json" > "$tmp/out" 2>&1 &&
+   [ ! -s "$tmp/out" ] && jq -e '.panels | length == 1' "$tmp/m.json" > /dev/null &&
+   jq -e '.panels[0].plot | length == 4' "$tmp/m.json" > /dev/null &&
+   jq -e '.panels[0].x.kind == "time"' "$tmp/m.json" > /dev/null &&
+   jq -e '[.panels[0].labels[].kind] | index("peak") != null' "$tmp/m.json" > /dev/null; then
+  ok "--format json writes the chart model"
+else
+  bad "--format json: $(head -c 300 "$tmp/out")"
+fi
+renders "--by group" "$tmp/g.png" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/g.png" --by group --group 'attention=modeling_gpt2.py:[0-9]+ forward' --group 'hf=transformers/'
+
 expect "--by category help" 0 "alloc\|site\|phase\|category" -- "$bin" render --help
 expect "panels too low" 2 "less than 200 pixels per panel" -- "$bin" render testdata/oom.pickle testdata/streams.pickle -o "$tmp/x.png" --height 300
 expect "window past the end" 2 "the window from 100 to .* is empty" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --from 100

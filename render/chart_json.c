@@ -1,0 +1,319 @@
+/* The chart model written as JSON (see chart_json.h). Reads the model only: nothing here
+ * groups, scales or places anything of its own. */
+#include "chart_json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_text.h"
+#include "render_util.h"
+
+/* Pixels to two decimals: finer than any back-end draws. */
+static void num(ms__sbuf *b, double v)
+{
+    ms__sb_num(b, round(v * 100.0) / 100.0);
+}
+
+static void rect(ms__sbuf *b, ms_chart_rect r)
+{
+    ms__sb_puts(b, "[");
+    num(b, r.x);
+    ms__sb_puts(b, ",");
+    num(b, r.y);
+    ms__sb_puts(b, ",");
+    num(b, r.w);
+    ms__sb_puts(b, ",");
+    num(b, r.h);
+    ms__sb_puts(b, "]");
+}
+
+static void colour(ms__sbuf *b, ms_chart_rgb c)
+{
+    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255), g = (int)lround(fmin(fmax(c.g, 0), 1) * 255),
+        bl = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
+    ms__sb_printf(b, "\"#%02x%02x%02x\"", r, g, bl);
+}
+
+static void point(ms__sbuf *b, bool *first, double x, double y)
+{
+    ms__sb_puts(b, *first ? "[" : ",[");
+    num(b, x);
+    ms__sb_puts(b, ",");
+    num(b, y);
+    ms__sb_puts(b, "]");
+    *first = false;
+}
+
+/* A per-column step curve as draw.c strokes it: one line per run of columns with data,
+ * a vertex only where the value changes. */
+static void curve_lines(ms__sbuf *b, bool *first_line, const ms_chart *ch, const char *kind,
+                        const int64_t *v, const int64_t *ev)
+{
+    if (!v)
+        return;
+    size_t W = ch->n_cols;
+    for (size_t c = 0; c < W;) {
+        bool has = ev ? ev[c] != MS_CHART_NO_EVENT : v[c] >= 0;
+        if (!has) {
+            c++;
+            continue;
+        }
+        ms__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
+        *first_line = false;
+        ms__sb_str(b, kind);
+        ms__sb_puts(b, ",\"points\":[");
+        bool first = true;
+        double prev = ms_chart_py(ch, (double)v[c]);
+        point(b, &first, ch->plot.x + (double)c, prev);
+        size_t k = c + 1;
+        for (; k < W && (ev ? ev[k] != MS_CHART_NO_EVENT : v[k] >= 0); k++) {
+            double y = ms_chart_py(ch, (double)v[k]);
+            if (y != prev) {
+                point(b, &first, ch->plot.x + (double)k, prev);
+                point(b, &first, ch->plot.x + (double)k, y);
+                prev = y;
+            }
+        }
+        point(b, &first, ch->plot.x + (double)k, prev);
+        ms__sb_puts(b, "]}");
+        c = k;
+    }
+}
+
+static void straight(ms__sbuf *b, bool *first_line, const char *kind, double x0, double y0,
+                     double x1, double y1)
+{
+    ms__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
+    *first_line = false;
+    ms__sb_str(b, kind);
+    ms__sb_puts(b, ",\"points\":[");
+    bool first = true;
+    point(b, &first, x0, y0);
+    point(b, &first, x1, y1);
+    ms__sb_puts(b, "]}");
+}
+
+static const char *label_kind(ms_chart_label_kind k)
+{
+    switch (k) {
+    case MS_CHART_LABEL_PEAK:
+        return "peak";
+    case MS_CHART_LABEL_LEAK:
+        return "leak";
+    case MS_CHART_LABEL_OOM:
+        return "oom";
+    case MS_CHART_LABEL_ANNOTATION:
+        return "annotation";
+    default:
+        return "other";
+    }
+}
+
+/* A point inside band g's fill that no line, outline or label covers (its tallest steady
+ * column), for checking a raster against the model; false when the band has none.
+ * `below` is the bottom of band g in every column (the bands under it, summed). */
+static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, double *x,
+                       double *y)
+{
+    size_t W = ch->n_cols;
+    if (ch->overlay || g >= ch->n_groups || W < 5)
+        return false;
+    const int64_t *h = ch->heights + g * W;
+    double best = 0;
+    for (size_t c = 2; c + 2 < W; c++) {
+        if (ch->col_event[c] == MS_CHART_NO_EVENT || h[c] <= 0)
+            continue;
+        int64_t below = below_of[c];
+        /* Steady around it: no vertical edge of a line or outline passes this column. */
+        bool steady = true;
+        for (size_t d = c - 1; d <= c + 1 && steady; d++) {
+            int64_t bd = below_of[d];
+            steady = ch->col_event[d] != MS_CHART_NO_EVENT && h[d] == h[c] && bd == below &&
+                     ch->col_active[d] == ch->col_active[c] &&
+                     (!ch->col_reserved || ch->col_reserved[d] == ch->col_reserved[c]);
+        }
+        if (!steady)
+            continue;
+        double top = ms_chart_py(ch, (double)(below + h[c])), bot = ms_chart_py(ch, (double)below);
+        double mid = (top + bot) / 2, px = ch->plot.x + (double)c + 0.5;
+        if (bot - top < 8 || bot - top <= best)
+            continue;
+        /* Above the per-pixel minimum draw.c pales the bands; keep below it. */
+        if (ch->show_low && ch->col_low && mid < ms_chart_py(ch, (double)ch->col_low[c]) + 3)
+            continue;
+        if (ch->has_peak && fabs(mid - ch->peak_py) < 4)
+            continue;
+        bool clear = true;
+        for (size_t i = 0; i < ch->n_oom_px && clear; i++)
+            clear = fabs(ch->oom_px[i] - px) > 4;
+        for (size_t i = 0; i < ch->n_labels && clear; i++) {
+            const ms_chart_label *L = &ch->labels[i];
+            clear = !(px >= L->box.x - 4 && px <= L->box.x + L->box.w + 4 &&
+                      mid >= L->box.y - 4 && mid <= L->box.y + L->box.h + 4);
+            /* Leaders run diagonally: keep off their bounding box too. */
+            if (clear && L->leader)
+                clear = !(px >= fmin(L->lx, L->ax) - 10 && px <= fmax(L->lx, L->ax) + 10 &&
+                          mid >= fmin(L->ly, L->ay) - 10 && mid <= fmax(L->ly, L->ay) + 10);
+        }
+        if (!clear)
+            continue;
+        best = bot - top;
+        *x = px;
+        *y = mid;
+    }
+    return best > 0;
+}
+
+static void band(ms__sbuf *b, const ms_chart *ch, size_t g, const int64_t *below, bool first)
+{
+    const ms_chart_group *gp = &ch->groups[g];
+    ms__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
+    ms__sb_str(b, gp->label);
+    ms__sb_puts(b, ",\"colour\":");
+    colour(b, gp->fill);
+    ms__sb_printf(b, ",\"leak\":%s,\"suspect\":%s", gp->leak ? "true" : "false",
+                  gp->suspect ? "true" : "false");
+    double x = 0, y = 0;
+    if (band_probe(ch, g, below, &x, &y)) {
+        ms__sb_puts(b, ",\"probe\":[");
+        num(b, x);
+        ms__sb_puts(b, ",");
+        num(b, y);
+        ms__sb_puts(b, "]");
+    } else {
+        ms__sb_puts(b, ",\"probe\":null");
+    }
+    int64_t most = 0;
+    for (size_t c = 0; c < ch->n_cols; c++)
+        if (ch->heights[g * ch->n_cols + c] > most)
+            most = ch->heights[g * ch->n_cols + c];
+    ms__sb_printf(b, ",\"max_bytes\":%lld}", (long long)most);
+}
+
+static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
+{
+    ms__sb_puts(b, "{\"label\":");
+    ms__sb_str(b, ch->overlay ? "" : ch->source_label);
+    ms__sb_printf(b, ",\"device\":%d,\"title\":", ch->device);
+    ms__sb_str(b, ch->title);
+    ms__sb_puts(b, ",\"area\":");
+    rect(b, ch->area);
+    ms__sb_puts(b, ",\"plot\":");
+    rect(b, ch->plot);
+    ms__sb_puts(b, ",\"y\":{\"max_bytes\":");
+    ms__sb_num(b, ch->y_max);
+    ms__sb_puts(b, "},\"x\":{\"kind\":");
+    ms__sb_str(b, ch->x_mode == MS_CHART_X_EVENTS ? "events" : "time");
+    ms__sb_puts(b, ",\"segments\":[{\"px0\":");
+    num(b, ch->plot.x);
+    ms__sb_puts(b, ",\"px1\":");
+    num(b, ch->plot.x + ch->plot.w);
+    ms__sb_puts(b, ",\"from_s\":");
+    ms__sb_num(b, ch->x_lo);
+    ms__sb_puts(b, ",\"to_s\":");
+    ms__sb_num(b, ch->x_hi);
+    ms__sb_puts(b, ",\"gap\":false}]},\"iterations\":[");
+    for (size_t i = 0; i < ch->n_iters; i++) {
+        ms__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index + 1);
+        num(b, ch->iters[i].px0);
+        ms__sb_puts(b, ",\"px1\":");
+        num(b, ch->iters[i].px1);
+        ms__sb_puts(b, "}");
+    }
+    ms__sb_puts(b, "],\"bands\":[");
+    bool first = true;
+    if (!ch->overlay) {
+        memset(below, 0, ch->n_cols * sizeof *below);
+        for (size_t g = 0; g < ch->n_groups; g++, first = false) {
+            band(b, ch, g, below, first);
+            for (size_t c = 0; c < ch->n_cols; c++)
+                below[c] += ch->heights[g * ch->n_cols + c];
+        }
+        /* "other" on top of them all, named as the legend names it. */
+        ms__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
+        ms__sb_str(b, ch->other_label);
+        ms__sb_puts(b, ",\"colour\":");
+        colour(b, ch->theme.other);
+        ms__sb_puts(b, ",\"leak\":false,\"suspect\":false,\"probe\":null}");
+    }
+    ms__sb_puts(b, "],\"series\":[");
+    for (size_t i = 0; i < ch->n_series; i++) {
+        ms__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
+        ms__sb_str(b, ch->series[i].label);
+        ms__sb_puts(b, ",\"colour\":");
+        colour(b, ch->series[i].rgb);
+        ms__sb_puts(b, "}");
+    }
+    ms__sb_puts(b, "],\"labels\":[");
+    for (size_t i = 0; i < ch->n_labels; i++) {
+        const ms_chart_label *L = &ch->labels[i];
+        ms__sb_puts(b, i ? ",{\"kind\":" : "{\"kind\":");
+        ms__sb_str(b, label_kind(L->kind));
+        ms__sb_puts(b, ",\"text\":");
+        ms__sb_str(b, L->text);
+        ms__sb_puts(b, ",\"box\":");
+        rect(b, L->box);
+        if (L->leader) {
+            ms__sb_puts(b, ",\"leader\":[[");
+            num(b, L->lx);
+            ms__sb_puts(b, ",");
+            num(b, L->ly);
+            ms__sb_puts(b, "],[");
+            num(b, L->ax);
+            ms__sb_puts(b, ",");
+            num(b, L->ay);
+            ms__sb_puts(b, "]]");
+        }
+        ms__sb_puts(b, "}");
+    }
+    ms__sb_printf(b, "],\"hidden_labels\":%zu,\"lines\":[", ch->n_hidden_labels);
+    bool fl = true;
+    if (ch->overlay) {
+        for (size_t i = 0; i < ch->n_series; i++) {
+            curve_lines(b, &fl, ch, "reserved", ch->series[i].reserved, NULL);
+            curve_lines(b, &fl, ch, "active", ch->series[i].active, NULL);
+        }
+    } else {
+        curve_lines(b, &fl, ch, "reserved", ch->col_reserved, ch->col_event);
+        curve_lines(b, &fl, ch, "active", ch->col_active, ch->col_event);
+    }
+    if (ch->has_peak)
+        straight(b, &fl, "peak", ch->plot.x, ch->peak_py, ch->plot.x + ch->plot.w, ch->peak_py);
+    for (size_t i = 0; i < ch->n_oom_px; i++)
+        straight(b, &fl, "oom", ch->oom_px[i], ch->plot.y, ch->oom_px[i], ch->plot.y + ch->plot.h);
+    ms__sb_puts(b, "],\"legend\":[");
+    for (size_t i = 0; i < ch->n_legend; i++) {
+        ms__sb_puts(b, i ? "," : "");
+        ms__sb_str(b, ch->legend[i].text);
+    }
+    ms__sb_puts(b, "]}");
+}
+
+int ms_chart_model_json(const ms_chart *const *charts, size_t n_charts, int width, int height,
+                        char **out, ms_error *err)
+{
+    *out = NULL;
+    ms__sbuf b = {NULL, 0, 0, false};
+    ms__sb_printf(&b, "{\"version\":%d,\"width\":%d,\"height\":%d,\"panels\":[",
+                  MS_CHART_JSON_VERSION, width, height);
+    for (size_t i = 0; i < n_charts; i++) {
+        int64_t *below = calloc(charts[i]->n_cols ? charts[i]->n_cols : 1, sizeof *below);
+        if (!below) {
+            b.bad = true;
+            break;
+        }
+        if (i)
+            ms__sb_puts(&b, ",");
+        panel(&b, charts[i], below);
+        free(below);
+    }
+    ms__sb_puts(&b, "]}\n");
+    if (b.bad) {
+        free(b.p);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart model");
+    }
+    *out = b.p;
+    return 0;
+}
