@@ -42,6 +42,7 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
     for (size_t i = 0; !rc && i < *n_marks; i++) {
         hl[i].alloc = (*marks)[i].alloc_index;
         hl[i].label = (*marks)[i].label;
+        hl[i].suspect = (*marks)[i].kind != MS_LEAK_LEAK; /* red is for leak findings */
         for (size_t k = 0; k < i && hl[i].label; k++)
             if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
                 hl[i].label = NULL;
