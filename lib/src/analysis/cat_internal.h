@@ -85,9 +85,6 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
  * needs all (ms__cat_refine_needs_all); `origin` as ms__cat_classify gave it. */
 int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
                    uint8_t *why, const uint8_t *origin);
-/* For an allocation refined to MS_CATR_BACKWARD_REUSED: the event after which it is a
- * gradient (the last of the backward it was saved for); an activation before. */
-int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a);
 /* Whether refining this allocation needs the others' categories (a reused gradient's
  * fellow gradients): a caller holding only some allocations must classify them all
  * then. `param_sz`: the sorted sizes of the parameters among them. Late-parameter

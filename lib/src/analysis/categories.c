@@ -1180,14 +1180,6 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
     return rc;
 }
 
-int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a)
-{
-    if (a->alloc_event < 0)
-        return -1;
-    size_t j = x->bwd_after[ms__cat_seg_of(x, a->alloc_event)];
-    return j == SIZE_MAX ? -1 : x->segs[j].close - 1;
-}
-
 bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
                               const uint64_t *param_sz, size_t np)
 {
@@ -1314,11 +1306,9 @@ out:
 /* The categories of some allocations (`allocs`, lives of the device's trace) when their
  * refinement needs every allocation's: the whole device classified, each of `allocs`
  * found by the event that made it. Made before the trace, an allocation is refined by
- * nothing and keeps the category it has. A life whose category changes (a buffer reused
- * as a .grad) counts as what it is right after `at_event`. */
+ * nothing and keeps the category it has. */
 static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int device,
-                             int64_t at_event, const ms_alloc *allocs, size_t n, uint8_t *cat,
-                             ms_error *err)
+                             const ms_alloc *allocs, size_t n, uint8_t *cat, ms_error *err)
 {
     ms_timeline *full = NULL;
     int rc = ms_timeline_build(&full, s, device, MS_TIMELINE_ALLOCS, err);
@@ -1344,10 +1334,6 @@ static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int dev
             if (e < 0 || (uint64_t)e >= nev || at[e] == UINT32_MAX)
                 continue;
             cat[i] = fc[at[e]];
-            /* A buffer reused as a .grad is an activation until its backward ends. */
-            if (fw[at[e]] == MS_CATR_BACKWARD_REUSED &&
-                at_event < ms__cat_reuse_event(x, &full->allocs[at[e]]))
-                cat[i] = MS_CAT_ACTIVATION;
         }
     }
     free(fc);
@@ -1401,7 +1387,7 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
         if (oom)
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         else if (all)
-            rc = classify_from_all(&x, s, t->device, t->peak_event, allocs, n, cat, err);
+            rc = classify_from_all(&x, s, t->device, allocs, n, cat, err);
         else if (ms__cat_refine(&x, allocs, n, cat, why, origin))
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++)
