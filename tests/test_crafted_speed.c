@@ -1,0 +1,270 @@
+/* Inputs crafted to make memsnap crawl (issue 24, docs/security.md "hostile families"):
+ * each is written here as a pickle, then every command that reads it must finish within
+ * a generous bound. A regression guard, not a benchmark: the bounds are 5-10x what a
+ * near-linear build takes under ASan on two shared cores, and far below what the
+ * quadratic code took (docs/benchmarks.md has the measured times).
+ *
+ *   test_crafted_speed            the test (ctest; MEMSNAP_BIN names the binary)
+ *   test_crafted_speed OUTDIR     only writes the crafted files into OUTDIR
+ *   test_crafted_speed OUTDIR S   the same at scale S (S=1: the sizes of the issue;
+ *                                 the fuzz corpus holds S=0.01 versions)
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "check.h"
+
+/* ------------------------------------------------------------------ a pickle writer */
+
+typedef struct pk {
+    unsigned char *p;
+    size_t n, cap;
+} pk;
+
+static void put(pk *w, const void *src, size_t n)
+{
+    if (w->n + n > w->cap) {
+        size_t cap = w->cap ? w->cap : 4096;
+        while (cap < w->n + n)
+            cap *= 2;
+        unsigned char *p = realloc(w->p, cap);
+        if (!p) {
+            fprintf(stderr, "out of memory writing a pickle\n");
+            exit(2);
+        }
+        w->p = p;
+        w->cap = cap;
+    }
+    memcpy(w->p + w->n, src, n);
+    w->n += n;
+}
+
+static void op(pk *w, char c)
+{
+    put(w, &c, 1);
+}
+
+static void str(pk *w, const char *s) /* SHORT_BINUNICODE */
+{
+    size_t n = strlen(s);
+    unsigned char h[2] = {0x8c, (unsigned char)n};
+    put(w, h, 2);
+    put(w, s, n);
+}
+
+static void num(pk *w, int64_t v)
+{
+    if (v >= INT32_MIN && v <= INT32_MAX) { /* BININT */
+        uint32_t u = (uint32_t)(int32_t)v;
+        unsigned char b[5] = {'J', (unsigned char)u, (unsigned char)(u >> 8),
+                              (unsigned char)(u >> 16), (unsigned char)(u >> 24)};
+        put(w, b, 5);
+        return;
+    }
+    unsigned char b[10] = {0x8a, 8}; /* LONG1, 8 bytes little-endian two's complement */
+    uint64_t u = (uint64_t)v;
+    for (int k = 0; k < 8; k++)
+        b[2 + k] = (unsigned char)(u >> (8 * k));
+    put(w, b, 10);
+}
+
+/* {'action': ..., 'addr': ..., 'size': ..., 'stream': 0, 'time_us': ..., 'frames': []} */
+static void event(pk *w, const char *action, int64_t addr, int64_t size, int64_t t)
+{
+    op(w, '}');
+    op(w, '(');
+    str(w, "action");
+    str(w, action);
+    str(w, "addr");
+    num(w, addr);
+    str(w, "size");
+    num(w, size);
+    str(w, "stream");
+    num(w, 0);
+    str(w, "time_us");
+    num(w, t);
+    str(w, "frames");
+    op(w, ']');
+    op(w, 'u');
+}
+
+static void annotation(pk *w, const char *name, bool start, int64_t t)
+{
+    op(w, '}');
+    op(w, '(');
+    str(w, "name");
+    str(w, name);
+    str(w, "stage");
+    str(w, start ? "START" : "END");
+    str(w, "device");
+    num(w, 0);
+    str(w, "time_us");
+    num(w, t);
+    op(w, 'u');
+}
+
+static void begin(pk *w)
+{
+    unsigned char h[2] = {0x80, 2};
+    put(w, h, 2);
+    op(w, '}');
+    op(w, '(');
+    str(w, "segments");
+    op(w, ']');
+    str(w, "device_traces");
+    op(w, ']');
+    op(w, '(');
+    op(w, ']');
+    op(w, '(');
+}
+
+/* Closes the trace list; annotations follow when `annotations` is true. */
+static void end_trace(pk *w, bool annotations)
+{
+    op(w, 'e'); /* the events into the trace */
+    op(w, 'e'); /* the trace into device_traces */
+    if (annotations) {
+        str(w, "external_annotations");
+        op(w, ']');
+        op(w, '(');
+    }
+}
+
+static void finish(pk *w, bool annotations)
+{
+    if (annotations)
+        op(w, 'e');
+    op(w, 'u');
+    op(w, '.');
+}
+
+/* One segment; `allocs` allocations each starting in the middle of a free block (the
+ * address the allocator could not have chosen, so each is placed by carving the free
+ * block that holds it), then `ooms` oom events. */
+static void make_oom_storm(pk *w, int allocs, int ooms)
+{
+    const int64_t base = (int64_t)0x7f0000000000;
+    begin(w);
+    int64_t t = 1000;
+    event(w, "segment_alloc", base, (int64_t)allocs * 4096 + 4096, t++);
+    for (int k = 0; k < allocs; k++)
+        event(w, "alloc", base + (int64_t)k * 4096 + 1024, 512, t++);
+    for (int k = 0; k < ooms; k++)
+        event(w, "oom", 1 << 20, (int64_t)1 << 30, t++);
+    end_trace(w, false);
+    finish(w, false);
+}
+
+/* `n` `## forward ##` STARTs followed by `n` ENDs, plus as many STARTs of a second
+ * name whose ENDs come first (every END then passes the other name's open ranges), over
+ * a trace of allocations and frees. */
+static void make_annotation_storm(pk *w, int n)
+{
+    const int64_t base = (int64_t)0x7f0000000000;
+    begin(w);
+    int64_t t0 = 1000, span = (int64_t)n * 4 + 100;
+    int events = 2000;
+    event(w, "segment_alloc", base, (int64_t)events * 4096, t0);
+    for (int k = 0; k < events / 2; k++) {
+        event(w, "alloc", base + (int64_t)k * 4096, 4096, t0 + 1 + span * k / (events / 2));
+        if (k % 2)
+            event(w, "free_completed", base + (int64_t)k * 4096, 4096,
+                  t0 + 2 + span * k / (events / 2));
+    }
+    end_trace(w, true);
+    int64_t t = t0 + 1;
+    for (int k = 0; k < n; k++)
+        annotation(w, "## forward ##", true, t++);
+    for (int k = 0; k < n / 2; k++)
+        annotation(w, "## backward ##", true, t++);
+    for (int k = 0; k < n; k++)
+        annotation(w, "## forward ##", false, t++);
+    for (int k = 0; k < n / 2; k++)
+        annotation(w, "## backward ##", false, t++);
+    finish(w, true);
+}
+
+static int write_file(const char *path, const pk *w)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(w->p, 1, w->n, f) != w->n) {
+        if (f)
+            fclose(f);
+        fprintf(stderr, "cannot write %s\n", path);
+        return -1;
+    }
+    return fclose(f);
+}
+
+static int write_all(const char *dir, double scale)
+{
+    char path[1024];
+    pk w = {0};
+    int allocs = (int)(2000 * scale), ooms = (int)(1000 * scale), n = (int)(100000 * scale);
+    make_oom_storm(&w, allocs > 2 ? allocs : 2, ooms > 1 ? ooms : 1);
+    snprintf(path, sizeof path, "%s/crafted_oom_storm.pickle", dir);
+    int rc = write_file(path, &w);
+    w.n = 0;
+    make_annotation_storm(&w, n > 2 ? n : 2);
+    snprintf(path, sizeof path, "%s/crafted_annotation_storm.pickle", dir);
+    rc |= write_file(path, &w);
+    free(w.p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the test */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Runs `memsnap ARGS FILE` and checks its exit code and time. */
+static void timed(const char *bin, const char *args, const char *file, const char *outdir,
+                  int want_rc, double bound_s)
+{
+    char cmd[2048], what[512];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' %s '%s' > out.txt 2> err.txt", outdir, bin, args,
+             file);
+    snprintf(what, sizeof what, "memsnap %s %s", args, strrchr(file, '/') + 1);
+    double t = now();
+    int st = system(cmd);
+    t = now() - t;
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    fprintf(stderr, "%-60s exit %d, %.2f s (bound %.0f s)\n", what, rc, t, bound_s);
+    CHECK_EQ_INT_IN(what, rc, want_rc);
+    CHECK_TRUE_IN(what, t < bound_s);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2)
+        return write_all(argv[1], argc >= 3 ? atof(argv[2]) : 1.0) ? 2 : 0;
+    const char *bin;
+    char dir[] = "/tmp/memsnap-crafted-XXXXXX";
+    if (check_cli_setup(&bin, dir))
+        return 1;
+    if (write_all(dir, 1.0))
+        return 1;
+    char oom[1100], ann[1100];
+    snprintf(oom, sizeof oom, "%s/crafted_oom_storm.pickle", dir);
+    snprintf(ann, sizeof ann, "%s/crafted_annotation_storm.pickle", dir);
+
+    /* The allocator state at 1,000 OOMs over 2,000 carved allocations: built once,
+     * forward. The quadratic build took 10.7 s (oom) and 20.7 s (report) in Release. */
+    timed(bin, "oom", oom, dir, 1, 10);
+    timed(bin, "oom --json", oom, dir, 1, 10);
+    timed(bin, "report -o r.html", oom, dir, 0, 15);
+    timed(bin, "summary", oom, dir, 0, 10);
+    /* 100k badly nested annotations: 2.7 s in categories when quadratic. */
+    timed(bin, "categories", ann, dir, 0, 10);
+    timed(bin, "summary", ann, dir, 0, 10);
+    timed(bin, "leaks", ann, dir, 0, 10);
+    timed(bin, "report -o r.html", ann, dir, 0, 15);
+    check_remove_dir(dir);
+    return check_finish("test_crafted_speed");
+}
