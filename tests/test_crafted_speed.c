@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "memsnap/phases.h"
 
 /* ------------------------------------------------------------------ a pickle writer */
 
@@ -240,6 +241,58 @@ static void timed(const char *bin, const char *args, const char *file, const cha
     CHECK_TRUE_IN(what, t < bound_s);
 }
 
+/* How often `needle` occurs in OUTDIR/out.txt (the last command's stdout). */
+static size_t count_in_output(const char *outdir, const char *needle)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/out.txt", outdir);
+    size_t len = 0, n = 0;
+    char *text = check_read_text(path, &len);
+    for (const char *p = text; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    free(text);
+    return n;
+}
+
+/* The pairing itself: every START closed by its own name's END, innermost first. */
+static void check_pairing(const char *path, int n)
+{
+    ms_snapshot *s = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err)) {
+        check_fail("%s: %s", path, err.message);
+        return;
+    }
+    double t = now();
+    ms_annotation_range *r = NULL;
+    size_t nr = 0;
+    CHECK_EQ_INT(ms_annotation_ranges(&r, &nr, s, 0, &err), 0);
+    t = now() - t;
+    fprintf(stderr, "ms_annotation_ranges: %zu ranges, %.3f s\n", nr, t);
+    CHECK_TRUE(t < 5);
+    CHECK_EQ_INT(nr, (size_t)n + (size_t)n / 2);
+    size_t open = 0, forward = 0;
+    for (size_t i = 0; i < nr; i++) {
+        open += r[i].open_end || r[i].lost_start;
+        forward += !strcmp(ms_snapshot_string(s, r[i].name), "## forward ##");
+    }
+    CHECK_EQ_INT(open, 0);
+    CHECK_EQ_INT(forward, (size_t)n);
+    if (nr) {
+        /* The outermost forward range opened first and closed by the last forward END. */
+        int64_t first_end = 1001 + (int64_t)n + (int64_t)n / 2 + (int64_t)n - 1;
+        CHECK_EQ_INT(r[0].start_us, 1001);
+        CHECK_EQ_INT(r[0].end_us, first_end);
+        CHECK_EQ_INT(r[0].depth, 0);
+        /* The innermost forward range: closed by the first forward END, inside all others. */
+        CHECK_EQ_INT(r[n - 1].start_us, 1000 + n);
+        CHECK_EQ_INT(r[n - 1].end_us, 1001 + n + n / 2);
+        CHECK_EQ_INT(r[n - 1].depth, n - 1);
+    }
+    free(r);
+    ms_snapshot_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2)
@@ -256,11 +309,18 @@ int main(int argc, char **argv)
 
     /* The allocator state at 1,000 OOMs over 2,000 carved allocations: built once,
      * forward. The quadratic build took 10.7 s (oom) and 20.7 s (report) in Release. */
-    timed(bin, "oom", oom, dir, 1, 10);
-    timed(bin, "oom --json", oom, dir, 1, 10);
+    timed(bin, "oom", oom, dir, 0, 10);
+    timed(bin, "oom --json", oom, dir, 0, 10);
+    /* Every oom explained, each with the state the 2,000 carved allocations left: 1000
+     * KiB allocated, 2,000 free gaps and the tail, one segment. */
+    CHECK_EQ_INT(count_in_output(dir, "\"request_bytes\":\t1073741824"), 1000);
+    CHECK_EQ_INT(count_in_output(dir, "\"allocated_bytes\":\t1024000,"), 1000);
+    CHECK_EQ_INT(count_in_output(dir, "\"free_blocks\":\t2001,"), 1000);
+    CHECK_EQ_INT(count_in_output(dir, "\"segments\":\t1,"), 1000);
     timed(bin, "report -o r.html", oom, dir, 0, 15);
     timed(bin, "summary", oom, dir, 0, 10);
     /* 100k badly nested annotations: 2.7 s in categories when quadratic. */
+    check_pairing(ann, 100000);
     timed(bin, "categories", ann, dir, 0, 10);
     timed(bin, "summary", ann, dir, 0, 10);
     timed(bin, "leaks", ann, dir, 0, 10);

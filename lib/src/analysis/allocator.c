@@ -106,6 +106,7 @@ typedef struct blk {
     int64_t alloc_event;
     uint32_t stack;
     uint32_t prev, next, seg;
+    uint32_t tl, tr; /* children in the address index */
     uint8_t state; /* ms_block_state */
     bool estimated;
 } blk;
@@ -128,6 +129,8 @@ typedef struct hsim {
     uint32_t *ord; /* live segment ids by start address */
     size_t nord, capord;
     ms_addrmap map; /* block start address -> block */
+    uint32_t root;  /* the address index: a treap of the live blocks */
+    uint64_t changes; /* events that touched the state, to share unchanged states */
     uint64_t div[16];
     bool have_div, div_used;
     uint64_t max_split;
@@ -138,6 +141,93 @@ typedef struct hsim {
 static bool is_free(const blk *b)
 {
     return b->state == MS_BLOCK_INACTIVE;
+}
+
+/* The address index: every live block in a treap ordered by (address, id), so that the
+ * block holding an address is found in O(log n) (carve) instead of walking the segment's
+ * block list, which made a trace of allocations placed inside free blocks quadratic.
+ * Priorities are a hash of the id: deterministic, and not steerable by the file. */
+static uint32_t prio(uint32_t i)
+{
+    uint32_t h = i * 0x9e3779b1u;
+    h ^= h >> 15;
+    h *= 0x85ebca77u;
+    return h ^ (h >> 13);
+}
+
+static bool idx_less(const hsim *x, uint32_t a, uint32_t b)
+{
+    return x->b[a].addr < x->b[b].addr || (x->b[a].addr == x->b[b].addr && a < b);
+}
+
+/* Splits t into the nodes before n (*l) and after it (*r). */
+static void idx_split(hsim *x, uint32_t t, uint32_t n, uint32_t *l, uint32_t *r)
+{
+    while (t != NIL) {
+        if (idx_less(x, t, n)) {
+            *l = t;
+            l = &x->b[t].tr;
+            t = x->b[t].tr;
+        } else {
+            *r = t;
+            r = &x->b[t].tl;
+            t = x->b[t].tl;
+        }
+    }
+    *l = *r = NIL;
+}
+
+static uint32_t idx_merge(hsim *x, uint32_t l, uint32_t r)
+{
+    uint32_t root = NIL, *at = &root;
+    while (l != NIL && r != NIL) {
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &x->b[l].tr;
+            l = x->b[l].tr;
+        } else {
+            *at = r;
+            at = &x->b[r].tl;
+            r = x->b[r].tl;
+        }
+    }
+    *at = l != NIL ? l : r;
+    return root;
+}
+
+static uint32_t idx_insert(hsim *x, uint32_t root, uint32_t n)
+{
+    uint32_t *at = &root, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
+    idx_split(x, *at, n, &x->b[n].tl, &x->b[n].tr);
+    *at = n;
+    return root;
+}
+
+static uint32_t idx_erase(hsim *x, uint32_t root, uint32_t n)
+{
+    uint32_t *at = &root;
+    while (*at != NIL && *at != n)
+        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
+    if (*at == n)
+        *at = idx_merge(x, x->b[n].tl, x->b[n].tr);
+    return root;
+}
+
+/* The live block with the largest start at or below addr, or NIL. */
+static uint32_t idx_floor(const hsim *x, uint64_t addr)
+{
+    uint32_t best = NIL;
+    for (uint32_t t = x->root; t != NIL;) {
+        if (x->b[t].addr <= addr) {
+            best = t;
+            t = x->b[t].tr;
+        } else {
+            t = x->b[t].tl;
+        }
+    }
+    return best;
 }
 
 static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
@@ -152,16 +242,19 @@ static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
         }
         i = (uint32_t)x->nb++;
     }
-    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, MS_BLOCK_INACTIVE, false};
+    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, NIL, NIL, MS_BLOCK_INACTIVE,
+                    false};
     if (!ms__addrmap_put(&x->map, addr, i)) {
         x->nomem = true;
         return NIL;
     }
+    x->root = idx_insert(x, x->root, i);
     return i;
 }
 
 static void del_blk(hsim *x, uint32_t i)
 {
+    x->root = idx_erase(x, x->root, i);
     size_t j = ms__addrmap_find(&x->map, x->b[i].addr);
     if (j != SIZE_MAX && x->map.vals[j] == i)
         ms__addrmap_remove_at(&x->map, j);
@@ -443,7 +536,12 @@ static uint32_t carve(hsim *x, uint64_t addr, uint64_t size)
     uint32_t sid = seg_find(x, addr);
     if (sid == NIL)
         return NIL;
-    uint32_t i = x->g[sid].first;
+    /* The first block of the segment that ends after addr: the blocks tile the segment
+     * in address order, so it is the one starting at or below addr (past any empty block
+     * a zero-size request left there). */
+    uint32_t i = idx_floor(x, addr);
+    if (i == NIL || x->b[i].seg != sid)
+        i = x->g[sid].first;
     while (i != NIL && x->b[i].addr + x->b[i].size <= addr)
         i = x->b[i].next;
     if (i == NIL || !is_free(&x->b[i]) || addr + size > x->b[i].addr + x->b[i].size)
@@ -670,6 +768,19 @@ static void step(hsim *x, const ms_trace *tr, size_t i)
     uint64_t addr = tr->addr[i], size = tr->size[i];
     switch (tr->action[i]) {
     case MS_ACT_ALLOC:
+    case MS_ACT_FREE_REQUESTED:
+    case MS_ACT_FREE_COMPLETED:
+    case MS_ACT_SEGMENT_ALLOC:
+    case MS_ACT_SEGMENT_MAP:
+    case MS_ACT_SEGMENT_FREE:
+    case MS_ACT_SEGMENT_UNMAP:
+        x->changes++;
+        break;
+    default:
+        return;
+    }
+    switch (tr->action[i]) {
+    case MS_ACT_ALLOC:
         do_alloc(x, addr, size, (int64_t)i, tr->stack[i]);
         break;
     case MS_ACT_FREE_REQUESTED: {
@@ -777,20 +888,17 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
     return 0;
 }
 
-int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
-                  ms_error *err)
+/* The states right after each of events[0..n) (ascending, each -1 or in the trace), from
+ * one forward replay. Where no event touched the state since the previous one, that
+ * heap is shared rather than copied (see ms_heap_build_each). */
+static int build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
+                      size_t n, ms_error *err)
 {
-    ms_error_clear(err);
-    *out = NULL;
-    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
     const ms_trace *tr = ms_snapshot_trace(s, device);
-    if (event < -1 || (event >= 0 && (uint64_t)event >= tr->n))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
-                        (long long)event);
     hsim x;
     memset(&x, 0, sizeof x);
     x.s = s;
+    x.root = NIL;
     const char *t = setting(s, "roundup_power2_divisions");
     x.have_div = t && parse_divisions(t, x.div);
     x.max_split = UINT64_MAX;
@@ -803,32 +911,82 @@ int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event
     }
     ms_addrmap first;
     memset(&first, 0, sizeof first);
-    ms_heap *h = calloc(1, sizeof *h);
     int rc = 0;
-    if (!h || !ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
+    if (!ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         goto done;
     }
-    h->device = device;
-    h->event = event;
     if ((rc = build_start(&x, tr, device, &first, err)))
         goto done;
-    for (int64_t i = 0; i <= event && !x.nomem; i++)
-        step(&x, tr, (size_t)i);
-    if (x.nomem) {
-        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
-        goto done;
+    ms__addrmap_free(&first);
+    int64_t next = 0;
+    uint64_t changes_then = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        for (; next <= events[k] && !x.nomem; next++)
+            step(&x, tr, (size_t)next);
+        if (x.nomem) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
+                          "out of memory rebuilding the allocator state");
+            break;
+        }
+        if (k > 0 && x.changes == changes_then) {
+            out[k] = out[k - 1];
+            continue;
+        }
+        changes_then = x.changes;
+        ms_heap *h = calloc(1, sizeof *h);
+        if (!h) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+            break;
+        }
+        h->device = device;
+        h->event = events[k];
+        out[k] = h;
+        rc = emit(&x, h, device, err);
     }
-    rc = emit(&x, h, device, err);
 done:
     ms__addrmap_free(&first);
     hsim_release(&x);
-    if (rc) {
-        ms_heap_free(h);
-        return rc;
+    return rc;
+}
+
+int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
+                       size_t n, ms_error *err)
+{
+    ms_error_clear(err);
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    for (size_t k = 0; k < n; k++) {
+        if (events[k] < -1 || (events[k] >= 0 && (uint64_t)events[k] >= tr->n))
+            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
+                            (long long)events[k]);
+        if (k > 0 && events[k] < events[k - 1])
+            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "events are not in trace order");
     }
-    *out = h;
-    return 0;
+    int rc = build_each(out, s, device, events, n, err);
+    if (rc)
+        ms_heap_free_each(out, n);
+    return rc;
+}
+
+void ms_heap_free_each(ms_heap **heaps, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (heaps[k] && (k == 0 || heaps[k] != heaps[k - 1]))
+            ms_heap_free(heaps[k]);
+    }
+    for (size_t k = 0; k < n; k++)
+        heaps[k] = NULL;
+}
+
+int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
+                  ms_error *err)
+{
+    *out = NULL;
+    return ms_heap_build_each(out, s, device, &event, 1, err);
 }
 
 void ms_heap_free(ms_heap *h)

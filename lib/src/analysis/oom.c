@@ -371,7 +371,7 @@ static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categ
 
 static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                    const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
-                   const ms_categories *cats, size_t event, ms_error *err)
+                   const ms_categories *cats, size_t event, ms_heap *heap, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
@@ -384,9 +384,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->stream_raw = ms_snapshot_stream(s, tr->stream[event]);
     o->leak_site = UINT32_MAX;
     o->cause = MS_OOM_OTHER;
-    int rc = ms_heap_build(&o->heap, s, t->device, (int64_t)event, err);
-    if (rc)
-        return rc;
+    int rc = 0;
+    o->heap = heap;
     const ms_heap *h = o->heap;
     o->allocated_bytes = h->allocated_bytes;
     o->active_bytes = h->active_bytes;
@@ -582,12 +581,32 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
         cats = NULL;
     const ms_leak_report *use_lr = run_lr ? run_lr : lr;
     const ms_categories *use_cats = run_cats && !(opt && opt->categories_at) ? run_cats : cats;
-    for (size_t i = 0; i < tr->n && !rc; i++) {
-        if (tr->action[i] != MS_ACT_OOM)
-            continue;
-        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, i, err);
+    /* Every oom's allocator state from one forward replay (rebuilding it per oom was
+     * quadratic); consecutive ooms with nothing between share one state. */
+    int64_t *at = malloc(n * sizeof *at);
+    ms_heap **heaps = calloc(n, sizeof *heaps);
+    if (!at || !heaps) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    } else {
+        size_t k = 0;
+        for (size_t i = 0; i < tr->n; i++)
+            if (tr->action[i] == MS_ACT_OOM)
+                at[k++] = (int64_t)i;
+        rc = ms_heap_build_each(heaps, s, device, at, n, err);
+    }
+    for (size_t k = 0; k < n && !rc; k++) {
+        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, (size_t)at[k], heaps[k],
+                     err);
+        heaps[k] = NULL; /* the item owns it now */
         r->n++;
     }
+    if (heaps && rc) /* states not handed to an item */
+        for (size_t k = 0; k < n; k++)
+            if (heaps[k] && (r->n == 0 || heaps[k] != r->items[r->n - 1].heap) &&
+                (k == 0 || heaps[k] != heaps[k - 1]))
+                ms_heap_free(heaps[k]);
+    free(heaps);
+    free(at);
     ms_categories_free(cats);
 done:
     free(si);
@@ -606,7 +625,9 @@ void ms_oom_report_free(ms_oom_report *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        ms_heap_free(r->items[i].heap);
+        /* Consecutive items may share one state (ms_heap_build_each). */
+        if (i == 0 || r->items[i].heap != r->items[i - 1].heap)
+            ms_heap_free(r->items[i].heap);
         free(r->items[i].top_sites);
         free(r->items[i].block_category);
         free(r->items[i].block_leak);
