@@ -45,10 +45,15 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     int64_t n = (int64_t)tl->n_events;
     const int64_t *t_us = src->trace->time_us;
     int64_t t0 = ms__t_first(src);
+    int64_t col = -1;
     for (int64_t e = 0; e < n; e++) {
-        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop. */
-        double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
-        int64_t c = ms__column_of(x, x_lo, x_hi, dx, n_cols);
+        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop; events that
+         * share a time share its column, and skip the two divisions. */
+        if (mode != MS_CHART_X_TIME || e == 0 || t_us[e] != t_us[e - 1]) {
+            double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
+            col = ms__column_of(x, x_lo, x_hi, dx, n_cols);
+        }
+        int64_t c = col;
         if (c < 0) {
             carry = e;
             continue;
