@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "run_internal.h"
+#include "timeline_internal.h"
 #include "memsnap/categories.h"
 #include "memsnap/oom.h"
 
@@ -369,9 +370,59 @@ static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categ
     return 0;
 }
 
+/* The allocations alive at any of the OOM events (at[], in trace order), from one replay
+ * of the timeline, in the order the replay gives them: each OOM takes its own from here
+ * rather than replaying the trace again (which made many OOMs quadratic). */
+typedef struct oom_pool {
+    const int64_t *at;
+    size_t n_at;
+    ms_alloc *a;
+    size_t n, cap;
+    bool failed;
+} oom_pool;
+
+static void pool_collect(void *ctx, const ms_alloc *a)
+{
+    oom_pool *p = ctx;
+    size_t lo = 0, hi = p->n_at; /* the first OOM at or after the allocation */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->at[mid] < a->alloc_event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (p->failed || lo == p->n_at || (a->free_event != -1 && a->free_event <= p->at[lo]))
+        return;
+    if (!ms__grow((void **)&p->a, &p->cap, p->n + 1, sizeof *p->a)) {
+        p->failed = true;
+        return;
+    }
+    p->a[p->n++] = *a;
+}
+
+/* What ms_timeline_alive_at gives at `event`: the same allocations in the same order. */
+static int alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s, const ms_timeline *t,
+                    const oom_pool *pool, int64_t event, ms_error *err)
+{
+    if (!pool || (t->peak_alive && event == t->peak_event))
+        return ms_timeline_alive_at(out, n_out, s, t, event, err);
+    *n_out = 0;
+    *out = malloc((pool->n ? pool->n : 1) * sizeof **out);
+    if (!*out)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < pool->n; i++) {
+        const ms_alloc *a = &pool->a[i];
+        if (a->alloc_event <= event && (a->free_event == -1 || a->free_event > event))
+            (*out)[(*n_out)++] = *a;
+    }
+    return 0;
+}
+
 static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                    const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
-                   const ms_categories *cats, size_t event, ms_heap *heap, ms_error *err)
+                   const ms_categories *cats, size_t event, ms_heap *heap,
+                   const oom_pool *pool, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
@@ -415,7 +466,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    if ((rc = ms_timeline_alive_at(&alive, &n_alive, s, t, (int64_t)event, err)))
+    if ((rc = alive_at(&alive, &n_alive, s, t, pool, (int64_t)event, err)))
         return rc;
     ms_site_total *sites = NULL;
     size_t n_sites = 0;
@@ -594,9 +645,15 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
                 at[k++] = (int64_t)i;
         rc = ms_heap_build_each(heaps, s, device, at, n, err);
     }
+    oom_pool pool = {at, n, NULL, 0, 0, false};
+    if (!rc && n > 1) {
+        rc = ms__timeline_replay(s, t, pool_collect, &pool, NULL, NULL, err);
+        if (!rc && pool.failed)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    }
     for (size_t k = 0; k < n && !rc; k++) {
         rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, (size_t)at[k], heaps[k],
-                     err);
+                     n > 1 ? &pool : NULL, err);
         heaps[k] = NULL; /* the item owns it now */
         r->n++;
     }
@@ -606,6 +663,7 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
                 (k == 0 || heaps[k] != heaps[k - 1]))
                 ms_heap_free(heaps[k]);
     free(heaps);
+    free(pool.a);
     free(at);
     ms_categories_free(cats);
 done:
