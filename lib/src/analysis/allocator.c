@@ -335,15 +335,28 @@ static uint32_t seg_find(const hsim *x, uint64_t addr)
     return addr < x->g[id].end ? id : NIL;
 }
 
-/* Whether [a, e) overlaps a live segment. */
+/* How many live segments start at or below addr (ord is by start). */
+static size_t ord_upper(const hsim *x, uint64_t addr)
+{
+    size_t lo = 0, hi = x->nord;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->g[x->ord[mid]].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Whether [a, e) overlaps a live segment. Live segments are disjoint, so if any does,
+ * the last one starting before e does. */
 static bool seg_overlaps(const hsim *x, uint64_t a, uint64_t e)
 {
-    for (size_t k = 0; k < x->nord; k++) {
-        const seg *g = &x->g[x->ord[k]];
-        if (g->start < e && a < g->end)
-            return true;
-    }
-    return false;
+    if (e <= a)
+        return false;
+    size_t k = ord_upper(x, e - 1);
+    return k > 0 && x->g[x->ord[k - 1]].end > a;
 }
 
 static void ord_insert(hsim *x, uint32_t id)
@@ -352,23 +365,26 @@ static void ord_insert(hsim *x, uint32_t id)
         x->nomem = true;
         return;
     }
-    size_t k = x->nord;
-    while (k > 0 && x->g[x->ord[k - 1]].start > x->g[id].start) {
-        x->ord[k] = x->ord[k - 1];
-        k--;
-    }
+    size_t k = ord_upper(x, x->g[id].start);
+    memmove(x->ord + k + 1, x->ord + k, (x->nord - k) * sizeof *x->ord);
     x->ord[k] = id;
     x->nord++;
 }
 
 static void ord_remove(hsim *x, uint32_t id)
 {
-    for (size_t k = 0; k < x->nord; k++)
-        if (x->ord[k] == id) {
-            memmove(x->ord + k, x->ord + k + 1, (x->nord - k - 1) * sizeof *x->ord);
-            x->nord--;
+    size_t k = ord_upper(x, x->g[id].start);
+    while (k > 0 && x->ord[k - 1] != id && x->g[x->ord[k - 1]].start == x->g[id].start)
+        k--;
+    if (k == 0 || x->ord[k - 1] != id) { /* not where its start says: look everywhere */
+        for (k = x->nord; k > 0 && x->ord[k - 1] != id; k--)
+            ;
+        if (k == 0)
             return;
-        }
+    }
+    k--;
+    memmove(x->ord + k, x->ord + k + 1, (x->nord - k - 1) * sizeof *x->ord);
+    x->nord--;
 }
 
 static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_raw, bool exp)
@@ -622,33 +638,184 @@ static void hsim_release(hsim *x)
 typedef struct range {
     uint64_t start, end, stream_raw;
     bool exp;
+    uint32_t l, r; /* children in the index (tidy ranges) */
 } range;
 
+/* The address ranges the backward pass keeps. While they are tidy (non-empty, pairwise
+ * disjoint: what a consistent file gives) they sit in a treap by start, so undoing a
+ * segment event costs O(log n) and a trace with tens of thousands of segment events
+ * stays near-linear; the first empty or overlapping range (a file that contradicts
+ * itself) turns them into the plain list they were, cut by a scan. `slots` holds the
+ * tidy ones' free slots. */
 typedef struct ranges {
     range *r;
     size_t n, cap;
+    bool messy;
+    uint32_t root;
+    uint32_t *slots;
+    size_t nslots, capslots;
 } ranges;
+
+static uint32_t r_floor(const ranges *rs, uint64_t a) /* last start <= a */
+{
+    uint32_t best = NIL;
+    for (uint32_t t = rs->root; t != NIL;) {
+        if (rs->r[t].start <= a) {
+            best = t;
+            t = rs->r[t].r;
+        } else {
+            t = rs->r[t].l;
+        }
+    }
+    return best;
+}
+
+static uint32_t r_after(const ranges *rs, uint64_t a) /* first start > a */
+{
+    uint32_t best = NIL;
+    for (uint32_t t = rs->root; t != NIL;) {
+        if (rs->r[t].start > a) {
+            best = t;
+            t = rs->r[t].l;
+        } else {
+            t = rs->r[t].r;
+        }
+    }
+    return best;
+}
+
+static void r_split(ranges *rs, uint32_t t, uint64_t key, uint32_t *l, uint32_t *r)
+{
+    while (t != NIL) {
+        if (rs->r[t].start < key) {
+            *l = t;
+            l = &rs->r[t].r;
+            t = rs->r[t].r;
+        } else {
+            *r = t;
+            r = &rs->r[t].l;
+            t = rs->r[t].l;
+        }
+    }
+    *l = *r = NIL;
+}
+
+static void r_insert(ranges *rs, uint32_t n)
+{
+    uint32_t *at = &rs->root, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
+    r_split(rs, *at, rs->r[n].start, &rs->r[n].l, &rs->r[n].r);
+    *at = n;
+}
+
+static void r_erase(ranges *rs, uint32_t n)
+{
+    uint32_t *at = &rs->root;
+    while (*at != NIL && *at != n)
+        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
+    if (*at != n)
+        return;
+    uint32_t l = rs->r[n].l, r = rs->r[n].r;
+    while (l != NIL && r != NIL) { /* merge */
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &rs->r[l].r;
+            l = rs->r[l].r;
+        } else {
+            *at = r;
+            at = &rs->r[r].l;
+            r = rs->r[r].l;
+        }
+    }
+    *at = l != NIL ? l : r;
+}
+
+/* The tidy ranges, by start, become the plain list. */
+static bool ranges_go_messy(ranges *rs)
+{
+    size_t live = rs->n - rs->nslots, m = 0;
+    range *list = malloc((live ? live : 1) * sizeof *list);
+    if (!list)
+        return false;
+    uint32_t i = rs->root;
+    while (i != NIL && rs->r[i].l != NIL)
+        i = rs->r[i].l;
+    for (; i != NIL && m < live; i = r_after(rs, rs->r[i].start))
+        list[m++] = rs->r[i];
+    free(rs->r);
+    rs->r = list;
+    rs->n = m;
+    rs->cap = live ? live : 1;
+    rs->nslots = 0;
+    rs->messy = true;
+    rs->root = NIL;
+    return true;
+}
 
 static bool ranges_add(ranges *rs, range v)
 {
-    if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
-        return false;
-    rs->r[rs->n++] = v;
+    if (!rs->messy) {
+        uint32_t f = r_floor(rs, v.start), k = r_after(rs, v.start);
+        if ((v.end <= v.start || (f != NIL && rs->r[f].end > v.start) ||
+             (k != NIL && rs->r[k].start < v.end)) &&
+            !ranges_go_messy(rs))
+            return false;
+    }
+    if (rs->messy) {
+        if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+            return false;
+        rs->r[rs->n++] = v;
+        return true;
+    }
+    uint32_t i;
+    if (rs->nslots) {
+        i = rs->slots[--rs->nslots];
+    } else {
+        if (rs->n >= NIL - 1 || !ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+            return false;
+        i = (uint32_t)rs->n++;
+    }
+    v.l = v.r = NIL;
+    rs->r[i] = v;
+    r_insert(rs, i);
     return true;
 }
 
 /* Removes [a, e) from the ranges, splitting one that holds it. */
 static bool ranges_cut(ranges *rs, uint64_t a, uint64_t e)
 {
+    if (!rs->messy && e <= a && !ranges_go_messy(rs))
+        return false; /* an empty or wrapped cut: the list's rule */
+    if (!rs->messy) {
+        /* Tidy: the range holding a, then those starting inside (a, e). */
+        uint32_t k = r_floor(rs, a);
+        if (k == NIL || rs->r[k].end <= a)
+            k = r_after(rs, a);
+        while (k != NIL && rs->r[k].start < e) {
+            range v = rs->r[k];
+            uint32_t next = r_after(rs, v.start);
+            r_erase(rs, k);
+            if (!ms__grow((void **)&rs->slots, &rs->capslots, rs->nslots + 1, sizeof *rs->slots))
+                return false;
+            rs->slots[rs->nslots++] = k;
+            if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
+                return false;
+            if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
+                return false;
+            k = next;
+        }
+        return true;
+    }
     for (size_t k = 0; k < rs->n; k++) {
         range v = rs->r[k];
         if (v.end <= a || v.start >= e)
             continue;
         rs->r[k] = rs->r[--rs->n];
         k--;
-        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp}))
+        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
             return false;
-        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp}))
+        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
             return false;
     }
     return true;
@@ -669,11 +836,11 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
     size_t nseg, nblk;
     const ms_segment *fs = ms_snapshot_segments(s, &nseg);
     const ms_block *fb = ms_snapshot_blocks(s, &nblk);
-    ranges rs = {NULL, 0, 0};
+    ranges rs = {NULL, 0, 0, false, NIL, NULL, 0, 0};
     for (size_t k = 0; k < nseg; k++)
         if (fs[k].device == device &&
             !ranges_add(&rs, (range){fs[k].address, fs[k].address + fs[k].total_size,
-                                     fs[k].stream_raw, fs[k].is_expandable}))
+                                     fs[k].stream_raw, fs[k].is_expandable, NIL, NIL}))
             goto nomem;
     /* Backward from the end: undo what each segment event did. */
     for (size_t i = tr->n; i-- > 0;) {
@@ -688,13 +855,18 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
         case MS_ACT_SEGMENT_FREE:
         case MS_ACT_SEGMENT_UNMAP:
             if (!ranges_cut(&rs, a, e) ||
-                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP}))
+                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP, NIL,
+                                         NIL}))
                 goto nomem;
             break;
         default:
             break;
         }
     }
+    if (!rs.messy && !ranges_go_messy(&rs)) /* by start: the order seg_add wants */
+        goto nomem;
+    free(rs.slots);
+    rs.slots = NULL;
     if (rs.n > 1)
         qsort(rs.r, rs.n, sizeof *rs.r, by_start);
     for (size_t k = 0; k < rs.n && !x->nomem; k++)
@@ -758,6 +930,7 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
     return 0;
 nomem:
     free(rs.r);
+    free(rs.slots);
     return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
 }
 

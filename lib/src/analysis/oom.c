@@ -332,12 +332,19 @@ static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size
 /* Each live block's category from the categorisation: the block's allocation is found by
  * its alloc event (trace allocations are in alloc-event order in t->allocs) or, alive
  * before the trace began, by its address among the rebuilt ones. */
-static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats)
+static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats,
+                                 const ms_oom *prev)
 {
     const ms_heap *h = o->heap;
     o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
     if (!o->block_category)
         return MS_ERR_NOMEM;
+    /* The OOM before shares this state (nothing allocated or freed between): its blocks'
+     * categories are these. */
+    if (prev && prev->heap == h && prev->block_category && prev->have_categories) {
+        memcpy(o->block_category, prev->block_category, h->n_blocks);
+        return 0;
+    }
     size_t n_trace = 0;
     while (n_trace < t->n_allocs && t->allocs[n_trace].alloc_event >= 0)
         n_trace++;
@@ -422,7 +429,7 @@ static int alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s, const m
 static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                    const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
                    const ms_categories *cats, size_t event, ms_heap *heap,
-                   const oom_pool *pool, ms_error *err)
+                   const oom_pool *pool, const ms_oom *prev, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
@@ -547,7 +554,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     }
     else if (cats && ms_categories_at_event(cats, (int64_t)event, o->category_bytes) == 0) {
         o->have_categories = true;
-        if (block_categories_from(o, t, cats)) {
+        if (block_categories_from(o, t, cats, prev)) {
             free(alive);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
@@ -653,7 +660,7 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
     }
     for (size_t k = 0; k < n && !rc; k++) {
         rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, (size_t)at[k], heaps[k],
-                     n > 1 ? &pool : NULL, err);
+                     n > 1 ? &pool : NULL, r->n ? &r->items[r->n - 1] : NULL, err);
         heaps[k] = NULL; /* the item owns it now */
         r->n++;
     }
