@@ -116,6 +116,7 @@ typedef struct seg {
     uint32_t first, last;
     bool expandable;
     int8_t pool; /* 0 unknown, 1 small, 2 large: from the first block handed out */
+    uint32_t tl, tr; /* children in the live segments' index */
 } seg;
 
 typedef struct hsim {
@@ -126,8 +127,9 @@ typedef struct hsim {
     size_t nfreeb, capfreeb;
     seg *g;
     size_t ng, capg;
-    uint32_t *ord; /* live segment ids by start address */
-    size_t nord, capord;
+    uint32_t *ord; /* live segment ids by start address, filled from the index by emit */
+    size_t nord, capord; /* nord: live segments */
+    uint32_t groot;      /* the live segments in a treap by start */
     ms_addrmap map; /* block start address -> block */
     uint32_t root;  /* the address index: a treap of the live blocks */
     uint64_t changes; /* events that touched the state, to share unchanged states */
@@ -318,35 +320,33 @@ static uint32_t free_and_merge(hsim *x, uint32_t i)
     return i;
 }
 
+/* The live segments, in a treap by (start, id) like the blocks: a trace that makes
+ * tens of thousands of segments finds, adds and drops each in O(log n). */
+static bool seg_less(const hsim *x, uint32_t a, uint32_t b)
+{
+    return x->g[a].start < x->g[b].start || (x->g[a].start == x->g[b].start && a < b);
+}
+
+/* The live segment with the largest start at or below addr, or NIL. */
+static uint32_t seg_floor(const hsim *x, uint64_t addr)
+{
+    uint32_t best = NIL;
+    for (uint32_t t = x->groot; t != NIL;) {
+        if (x->g[t].start <= addr) {
+            best = t;
+            t = x->g[t].tr;
+        } else {
+            t = x->g[t].tl;
+        }
+    }
+    return best;
+}
+
 /* Live segment containing addr, or NIL. */
 static uint32_t seg_find(const hsim *x, uint64_t addr)
 {
-    size_t lo = 0, hi = x->nord;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->g[x->ord[mid]].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NIL;
-    uint32_t id = x->ord[lo - 1];
-    return addr < x->g[id].end ? id : NIL;
-}
-
-/* How many live segments start at or below addr (ord is by start). */
-static size_t ord_upper(const hsim *x, uint64_t addr)
-{
-    size_t lo = 0, hi = x->nord;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->g[x->ord[mid]].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    uint32_t id = seg_floor(x, addr);
+    return id != NIL && addr < x->g[id].end ? id : NIL;
 }
 
 /* Whether [a, e) overlaps a live segment. Live segments are disjoint, so if any does,
@@ -355,36 +355,76 @@ static bool seg_overlaps(const hsim *x, uint64_t a, uint64_t e)
 {
     if (e <= a)
         return false;
-    size_t k = ord_upper(x, e - 1);
-    return k > 0 && x->g[x->ord[k - 1]].end > a;
+    uint32_t id = seg_floor(x, e - 1);
+    return id != NIL && x->g[id].end > a;
 }
 
-static void ord_insert(hsim *x, uint32_t id)
+static void ord_insert(hsim *x, uint32_t n)
 {
-    if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord)) {
-        x->nomem = true;
-        return;
+    uint32_t *at = &x->groot, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = seg_less(x, n, *at) ? &x->g[*at].tl : &x->g[*at].tr;
+    uint32_t t = *at, *l = &x->g[n].tl, *r = &x->g[n].tr;
+    while (t != NIL) { /* split the subtree at n */
+        if (seg_less(x, t, n)) {
+            *l = t;
+            l = &x->g[t].tr;
+            t = x->g[t].tr;
+        } else {
+            *r = t;
+            r = &x->g[t].tl;
+            t = x->g[t].tl;
+        }
     }
-    size_t k = ord_upper(x, x->g[id].start);
-    memmove(x->ord + k + 1, x->ord + k, (x->nord - k) * sizeof *x->ord);
-    x->ord[k] = id;
+    *l = *r = NIL;
+    *at = n;
     x->nord++;
 }
 
-static void ord_remove(hsim *x, uint32_t id)
+static void ord_remove(hsim *x, uint32_t n)
 {
-    size_t k = ord_upper(x, x->g[id].start);
-    while (k > 0 && x->ord[k - 1] != id && x->g[x->ord[k - 1]].start == x->g[id].start)
-        k--;
-    if (k == 0 || x->ord[k - 1] != id) { /* not where its start says: look everywhere */
-        for (k = x->nord; k > 0 && x->ord[k - 1] != id; k--)
-            ;
-        if (k == 0)
-            return;
+    uint32_t *at = &x->groot;
+    while (*at != NIL && *at != n)
+        at = seg_less(x, n, *at) ? &x->g[*at].tl : &x->g[*at].tr;
+    if (*at != n)
+        return;
+    uint32_t l = x->g[n].tl, r = x->g[n].tr;
+    while (l != NIL && r != NIL) { /* merge its subtrees */
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &x->g[l].tr;
+            l = x->g[l].tr;
+        } else {
+            *at = r;
+            at = &x->g[r].tl;
+            r = x->g[r].tl;
+        }
     }
-    k--;
-    memmove(x->ord + k, x->ord + k + 1, (x->nord - k - 1) * sizeof *x->ord);
+    *at = l != NIL ? l : r;
     x->nord--;
+}
+
+/* x->ord: the live segments by start. */
+static bool ord_fill(hsim *x)
+{
+    if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord))
+        return false;
+    size_t k = 0, depth = 0;
+    uint32_t *stack = malloc((x->nord + 1) * sizeof *stack);
+    if (!stack)
+        return false;
+    for (uint32_t t = x->groot; (t != NIL || depth) && k < x->nord;) {
+        if (t != NIL) {
+            stack[depth++] = t;
+            t = x->g[t].tl;
+        } else {
+            t = stack[--depth];
+            x->ord[k++] = t;
+            t = x->g[t].tr;
+        }
+    }
+    free(stack);
+    return true;
 }
 
 static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_raw, bool exp)
@@ -394,7 +434,7 @@ static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_r
         return NIL;
     }
     uint32_t id = (uint32_t)x->ng++;
-    x->g[id] = (seg){start, end, stream_raw, NIL, NIL, exp, 0};
+    x->g[id] = (seg){start, end, stream_raw, NIL, NIL, exp, 0, NIL, NIL};
     uint32_t bi = new_blk(x, start, end - start, id);
     if (bi == NIL)
         return NIL;
@@ -538,7 +578,7 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
             return;
         }
         uint32_t r = (uint32_t)x->ng++;
-        x->g[r] = (seg){e, old_end, stream_raw, rf, rl, true, pool};
+        x->g[r] = (seg){e, old_end, stream_raw, rf, rl, true, pool, NIL, NIL};
         for (uint32_t i = rf; i != NIL; i = x->b[i].next)
             x->b[i].seg = r;
         ord_insert(x, r);
@@ -993,6 +1033,8 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
 {
     size_t nseg_f;
     const ms_segment *fs = ms_snapshot_segments(x->s, &nseg_f);
+    if (!ord_fill(x))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     size_t nblocks = 0;
     for (size_t k = 0; k < x->nord; k++)
         for (uint32_t i = x->g[x->ord[k]].first; i != NIL; i = x->b[i].next)
@@ -1072,6 +1114,7 @@ static int build_each(ms_heap **out, const ms_snapshot *s, int device, const int
     memset(&x, 0, sizeof x);
     x.s = s;
     x.root = NIL;
+    x.groot = NIL;
     const char *t = setting(s, "roundup_power2_divisions");
     x.have_div = t && parse_divisions(t, x.div);
     x.max_split = UINT64_MAX;
