@@ -430,12 +430,14 @@ static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit,
             double hi = k + 1 == tiles ? span : span * (double)(k + 1) / (double)tiles;
             int64_t e0 = ms__slice_first_event(src, lo, false);
             int64_t e1 = ms__slice_first_event(src, hi, true);
-            /* Columns as the chart cuts them, near enough for a count. */
+            /* Columns as the chart cuts them, near enough for a count. The count only
+             * decides whether to go deeper (crowded above 1% of the events): once past
+             * that it stops, so the coarse levels do not pay a pass over the trace. */
             const int64_t *t_us = src->trace->time_us;
             double per_us = floor(area.w) / ((hi - lo) * 1e6);
             int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(lo * 1e6);
             int64_t prev_col = INT64_MIN;
-            for (int64_t e = e0; e < e1; e++) {
+            for (int64_t e = e0; e < e1 && crowded * 100 <= n_ev; e++) {
                 int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
                 crowded += col == prev_col;
                 prev_col = col;

@@ -17,6 +17,24 @@ static int64_t reserved_of(const ms_timeline *tl, int64_t e)
     return e < 0 ? tl->reserved_start : tl->reserved[e];
 }
 
+/* The smallest time offset d whose x, (double)d / 1e6, passes `x_min` (strictly when
+ * `above`). x grows with d, so the test is one integer compare per event and events
+ * outside a window skip the divisions; the search checks the very arithmetic the loop
+ * uses, so no event changes column. */
+static int64_t first_offset(double x_min, bool above)
+{
+    if (!(x_min > -4.0e12)) /* far before any time (+-2^62 us is 4.6e12 s) */
+        return INT64_MIN;
+    if (!(x_min < 4.0e12))
+        return INT64_MAX;
+    int64_t d = (int64_t)floor(x_min * 1e6) - 2;
+    while (above ? !((double)d / 1e6 > x_min) : !((double)d / 1e6 >= x_min))
+        d++;
+    while (above ? (double)(d - 1) / 1e6 > x_min : (double)(d - 1) / 1e6 >= x_min)
+        d--;
+    return d;
+}
+
 /* Per column: the state with the most active bytes among the events inside the column
  * and, when the column starts before its first event, the state carried in from the
  * left. One pass over the trace whatever the pixel count. */
@@ -45,10 +63,24 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     int64_t n = (int64_t)tl->n_events;
     const int64_t *t_us = src->trace->time_us;
     int64_t t0 = ms__t_first(src);
+    int64_t col = -1;
+    bool by_time = mode == MS_CHART_X_TIME;
+    int64_t d_lo = by_time ? first_offset(x_lo, false) : 0;  /* x >= x_lo from here */
+    int64_t d_hi = by_time ? first_offset(x_hi, true) : 0;   /* x > x_hi from here */
     for (int64_t e = 0; e < n; e++) {
-        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop. */
-        double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
-        int64_t c = ms__column_of(x, x_lo, x_hi, dx, n_cols);
+        if (by_time && t_us[e] - t0 < d_lo) {
+            carry = e; /* before the window: column -1 */
+            continue;
+        }
+        if (by_time && t_us[e] - t0 >= d_hi)
+            continue; /* after it */
+        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop; events that
+         * share a time share its column, and skip the two divisions. */
+        if (!by_time || e == 0 || t_us[e] != t_us[e - 1]) {
+            double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
+            col = ms__column_of(x, x_lo, x_hi, dx, n_cols);
+        }
+        int64_t c = col;
         if (c < 0) {
             carry = e;
             continue;

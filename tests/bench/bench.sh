@@ -5,10 +5,15 @@
 #   bash tests/bench/bench.sh [RUNS]          (default 5 rounds: one run of each command per round)
 #
 # Environment: MEMSNAP (binary; default: a Release build in build-bench/),
+# BENCH_FILE (an uncompressed pickle to time instead, e.g. the 1 GB-class recording of
+# ../shared/gen/long_all_stacks.py; never committed),
 # BENCH_XZ (default ../shared/bench/long_trace.pickle.xz), BENCH_DIR (where the
 # decompressed file is kept; default a temp dir removed at exit), BASELINE (optional: an
-# older memsnap binary whose `summary` runs in the same rounds, so a change's cost is
-# measured against the code before it under the same machine drift).
+# older memsnap binary whose `summary`, `view` and `report` run in the same rounds, so a
+# change's cost is measured against the code before it under the same machine drift).
+# Every round also reads the file alone, the floor every command stands on: `cat FILE >
+# /dev/null` and a memory-mapped pass that touches every page (Python's mmap, one byte a
+# page; about 20 ms of it is Python starting).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -22,7 +27,7 @@ if [ -z "${BENCH_DIR:-}" ]; then
   BENCH_DIR=$(mktemp -d)
   trap 'rm -rf "$BENCH_DIR"' EXIT
 fi
-file=$BENCH_DIR/$(basename "$xz_file" .xz)
+file=${BENCH_FILE:-$BENCH_DIR/$(basename "$xz_file" .xz)}
 if [ ! -s "$file" ]; then
   echo "decompressing $xz_file ..." >&2
   xz -dc "$xz_file" > "$file"
@@ -47,9 +52,15 @@ median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR
 has() { "$MEMSNAP" "$1" --help >/dev/null 2>&1; }
 
 echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
-keys="summary summary_1t summary_json python"
+keys="cat mmap summary summary_1t summary_json python"
+touch_pages='import mmap, sys
+f = open(sys.argv[1], "rb")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+print(sum(m[i] for i in range(0, len(m), mmap.PAGESIZE)))'
 for round in $(seq "$runs"); do
   echo "round $round" >&2
+  run_once cat sh -c 'cat "$1" > /dev/null' cat "$file"
+  run_once mmap python3 -c "$touch_pages" "$file"
   run_once summary "$MEMSNAP" summary "$file"
   cp "$out/stdout" "$out/summary.txt"
   run_once summary_1t env MEMSNAP_THREADS=1 "$MEMSNAP" summary "$file"
@@ -73,18 +84,27 @@ for round in $(seq "$runs"); do
   if has view; then
     rm -f "$out/view.html"
     run_once view "$MEMSNAP" view "$file" -o "$out/view.html"
+    if [ -n "${BASELINE:-}" ]; then
+      rm -f "$out/view-base.html"
+      run_once baseline_view "$BASELINE" view "$file" -o "$out/view-base.html"
+    fi
   fi
   if has report; then
     rm -rf "$out/report"
     run_once report "$MEMSNAP" report "$file" -o "$out/report"
+    if [ -n "${BASELINE:-}" ]; then
+      rm -rf "$out/report-base"
+      run_once baseline_report "$BASELINE" report "$file" -o "$out/report-base"
+    fi
   fi
 done
 [ -n "${BASELINE:-}" ] && keys="$keys baseline"
-for k in leaks categories render_png render_svg render_category view report; do
+for k in leaks categories render_png render_svg render_category view baseline_view report baseline_report; do
   [ -n "${times[$k]:-}" ] && keys="$keys $k"
 done
 
 ms_t=$(median "${times[summary]}")
+cat_t=$(median "${times[cat]}")
 py_t=$(median "${times[python]}")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 note() { # KEY: what the row is measured against
@@ -98,8 +118,14 @@ note() { # KEY: what the row is measured against
     render_category) echo "$(stat -c %s "$out/long-cat.png") bytes PNG" ;;
     view) echo "$(stat -c %s "$out/view.html") bytes HTML; $(ratio "$(median "${times[view]}")" "$ms_t")x summary" ;;
     report) echo "index.html $(stat -c %s "$out/report/index.html") bytes; $(ratio "$(median "${times[report]}")" "$ms_t")x summary" ;;
+    cat) echo "the reading floor: a plain read of the file" ;;
+    mmap) echo "every page of the mapped file touched once" ;;
+    baseline_view|baseline_report) echo "the BASELINE binary; $(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
     *) echo "$(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
   esac
+}
+floor() { # KEY: how far above the plain read
+  case $1 in cat) echo "1x" ;; *) echo "$(ratio "$(median "${times[$1]}")" "$cat_t")x" ;; esac
 }
 label() {
   case $1 in
@@ -108,6 +134,8 @@ label() {
     baseline) echo "BASELINE summary" ;; render_png) echo "memsnap render -o long.png" ;;
     render_svg) echo "memsnap render -o long.svg" ;; render_category) echo "memsnap render --by category -o long-cat.png" ;;
     view) echo "memsnap view -o view.html" ;; report) echo "memsnap report -o DIR" ;;
+    cat) echo "cat FILE > /dev/null" ;; mmap) echo "mmap, touch every page" ;;
+    baseline_view) echo "BASELINE view" ;; baseline_report) echo "BASELINE report" ;;
     *) echo "memsnap $1" ;;
   esac
 }
@@ -115,9 +143,9 @@ label() {
 mib=$((size / 1048576))
 echo "Benchmark on $(date -u +%Y-%m-%d), $(nproc) cores, medians of $runs runs (run in rounds), file $size bytes ($mib MiB):"
 echo
-echo "| command | median wall time | peak RSS | note |"
-echo "|---|---|---|---|"
+echo "| command | median wall time | vs cat | peak RSS | note |"
+echo "|---|---|---|---|---|"
 for k in $keys; do
-  echo "| $(label "$k") | $(median "${times[$k]}") s | $((rss[$k] / 1024)) MiB | $(note "$k") |"
+  echo "| $(label "$k") | $(median "${times[$k]}") s | $(floor "$k") | $((rss[$k] / 1024)) MiB | $(note "$k") |"
 done
 rm -rf "$out"

@@ -82,6 +82,18 @@ MS_API int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_
                          ms_error *err);
 MS_API void ms_heap_free(ms_heap *h);
 
+/* The states right after each of events[0..n) (in trace order, each -1 or in the trace),
+ * from one forward replay: O(events + blocks) for all of them together, where calling
+ * ms_heap_build for each would replay the trace n times. Where no event touched the
+ * state between events[k-1] and events[k], out[k] is the same heap as out[k-1] (a run
+ * of oom events costs one copy, whose `event` is the first of the run): release them all
+ * with ms_heap_free_each. On error every
+ * out[k] is NULL. */
+MS_API int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device,
+                              const int64_t *events, size_t n, ms_error *err);
+/* Frees what ms_heap_build_each made, each shared heap once, and sets out[k] to NULL. */
+MS_API void ms_heap_free_each(ms_heap **heaps, size_t n);
+
 /* Free blocks a request could use: same stream, same pool (small/large by the request's
  * block size), default pool. Fills their total bytes and the largest; returns the count. */
 MS_API uint64_t ms_heap_usable_free(uint64_t *bytes, uint64_t *largest, const ms_heap *h,

@@ -106,6 +106,7 @@ typedef struct blk {
     int64_t alloc_event;
     uint32_t stack;
     uint32_t prev, next, seg;
+    uint32_t tl, tr; /* children in the address index */
     uint8_t state; /* ms_block_state */
     bool estimated;
 } blk;
@@ -115,6 +116,7 @@ typedef struct seg {
     uint32_t first, last;
     bool expandable;
     int8_t pool; /* 0 unknown, 1 small, 2 large: from the first block handed out */
+    uint32_t tl, tr; /* children in the live segments' index */
 } seg;
 
 typedef struct hsim {
@@ -125,9 +127,12 @@ typedef struct hsim {
     size_t nfreeb, capfreeb;
     seg *g;
     size_t ng, capg;
-    uint32_t *ord; /* live segment ids by start address */
-    size_t nord, capord;
+    uint32_t *ord; /* live segment ids by start address, filled from the index by emit */
+    size_t nord, capord; /* nord: live segments */
+    uint32_t groot;      /* the live segments in a treap by start */
     ms_addrmap map; /* block start address -> block */
+    uint32_t root;  /* the address index: a treap of the live blocks */
+    uint64_t changes; /* events that touched the state, to share unchanged states */
     uint64_t div[16];
     bool have_div, div_used;
     uint64_t max_split;
@@ -138,6 +143,93 @@ typedef struct hsim {
 static bool is_free(const blk *b)
 {
     return b->state == MS_BLOCK_INACTIVE;
+}
+
+/* The address index: every live block in a treap ordered by (address, id), so that the
+ * block holding an address is found in O(log n) (carve) instead of walking the segment's
+ * block list, which made a trace of allocations placed inside free blocks quadratic.
+ * Priorities are a hash of the id: deterministic, and not steerable by the file. */
+static uint32_t prio(uint32_t i)
+{
+    uint32_t h = i * 0x9e3779b1u;
+    h ^= h >> 15;
+    h *= 0x85ebca77u;
+    return h ^ (h >> 13);
+}
+
+static bool idx_less(const hsim *x, uint32_t a, uint32_t b)
+{
+    return x->b[a].addr < x->b[b].addr || (x->b[a].addr == x->b[b].addr && a < b);
+}
+
+/* Splits t into the nodes before n (*l) and after it (*r). */
+static void idx_split(hsim *x, uint32_t t, uint32_t n, uint32_t *l, uint32_t *r)
+{
+    while (t != NIL) {
+        if (idx_less(x, t, n)) {
+            *l = t;
+            l = &x->b[t].tr;
+            t = x->b[t].tr;
+        } else {
+            *r = t;
+            r = &x->b[t].tl;
+            t = x->b[t].tl;
+        }
+    }
+    *l = *r = NIL;
+}
+
+static uint32_t idx_merge(hsim *x, uint32_t l, uint32_t r)
+{
+    uint32_t root = NIL, *at = &root;
+    while (l != NIL && r != NIL) {
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &x->b[l].tr;
+            l = x->b[l].tr;
+        } else {
+            *at = r;
+            at = &x->b[r].tl;
+            r = x->b[r].tl;
+        }
+    }
+    *at = l != NIL ? l : r;
+    return root;
+}
+
+static uint32_t idx_insert(hsim *x, uint32_t root, uint32_t n)
+{
+    uint32_t *at = &root, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
+    idx_split(x, *at, n, &x->b[n].tl, &x->b[n].tr);
+    *at = n;
+    return root;
+}
+
+static uint32_t idx_erase(hsim *x, uint32_t root, uint32_t n)
+{
+    uint32_t *at = &root;
+    while (*at != NIL && *at != n)
+        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
+    if (*at == n)
+        *at = idx_merge(x, x->b[n].tl, x->b[n].tr);
+    return root;
+}
+
+/* The live block with the largest start at or below addr, or NIL. */
+static uint32_t idx_floor(const hsim *x, uint64_t addr)
+{
+    uint32_t best = NIL;
+    for (uint32_t t = x->root; t != NIL;) {
+        if (x->b[t].addr <= addr) {
+            best = t;
+            t = x->b[t].tr;
+        } else {
+            t = x->b[t].tl;
+        }
+    }
+    return best;
 }
 
 static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
@@ -152,16 +244,19 @@ static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
         }
         i = (uint32_t)x->nb++;
     }
-    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, MS_BLOCK_INACTIVE, false};
+    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, NIL, NIL, MS_BLOCK_INACTIVE,
+                    false};
     if (!ms__addrmap_put(&x->map, addr, i)) {
         x->nomem = true;
         return NIL;
     }
+    x->root = idx_insert(x, x->root, i);
     return i;
 }
 
 static void del_blk(hsim *x, uint32_t i)
 {
+    x->root = idx_erase(x, x->root, i);
     size_t j = ms__addrmap_find(&x->map, x->b[i].addr);
     if (j != SIZE_MAX && x->map.vals[j] == i)
         ms__addrmap_remove_at(&x->map, j);
@@ -225,57 +320,111 @@ static uint32_t free_and_merge(hsim *x, uint32_t i)
     return i;
 }
 
+/* The live segments, in a treap by (start, id) like the blocks: a trace that makes
+ * tens of thousands of segments finds, adds and drops each in O(log n). */
+static bool seg_less(const hsim *x, uint32_t a, uint32_t b)
+{
+    return x->g[a].start < x->g[b].start || (x->g[a].start == x->g[b].start && a < b);
+}
+
+/* The live segment with the largest start at or below addr, or NIL. */
+static uint32_t seg_floor(const hsim *x, uint64_t addr)
+{
+    uint32_t best = NIL;
+    for (uint32_t t = x->groot; t != NIL;) {
+        if (x->g[t].start <= addr) {
+            best = t;
+            t = x->g[t].tr;
+        } else {
+            t = x->g[t].tl;
+        }
+    }
+    return best;
+}
+
 /* Live segment containing addr, or NIL. */
 static uint32_t seg_find(const hsim *x, uint64_t addr)
 {
-    size_t lo = 0, hi = x->nord;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->g[x->ord[mid]].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0)
-        return NIL;
-    uint32_t id = x->ord[lo - 1];
-    return addr < x->g[id].end ? id : NIL;
+    uint32_t id = seg_floor(x, addr);
+    return id != NIL && addr < x->g[id].end ? id : NIL;
 }
 
-/* Whether [a, e) overlaps a live segment. */
+/* Whether [a, e) overlaps a live segment. Live segments are disjoint, so if any does,
+ * the last one starting before e does. */
 static bool seg_overlaps(const hsim *x, uint64_t a, uint64_t e)
 {
-    for (size_t k = 0; k < x->nord; k++) {
-        const seg *g = &x->g[x->ord[k]];
-        if (g->start < e && a < g->end)
-            return true;
-    }
-    return false;
+    if (e <= a)
+        return false;
+    uint32_t id = seg_floor(x, e - 1);
+    return id != NIL && x->g[id].end > a;
 }
 
-static void ord_insert(hsim *x, uint32_t id)
+static void ord_insert(hsim *x, uint32_t n)
 {
-    if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord)) {
-        x->nomem = true;
-        return;
+    uint32_t *at = &x->groot, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = seg_less(x, n, *at) ? &x->g[*at].tl : &x->g[*at].tr;
+    uint32_t t = *at, *l = &x->g[n].tl, *r = &x->g[n].tr;
+    while (t != NIL) { /* split the subtree at n */
+        if (seg_less(x, t, n)) {
+            *l = t;
+            l = &x->g[t].tr;
+            t = x->g[t].tr;
+        } else {
+            *r = t;
+            r = &x->g[t].tl;
+            t = x->g[t].tl;
+        }
     }
-    size_t k = x->nord;
-    while (k > 0 && x->g[x->ord[k - 1]].start > x->g[id].start) {
-        x->ord[k] = x->ord[k - 1];
-        k--;
-    }
-    x->ord[k] = id;
+    *l = *r = NIL;
+    *at = n;
     x->nord++;
 }
 
-static void ord_remove(hsim *x, uint32_t id)
+static void ord_remove(hsim *x, uint32_t n)
 {
-    for (size_t k = 0; k < x->nord; k++)
-        if (x->ord[k] == id) {
-            memmove(x->ord + k, x->ord + k + 1, (x->nord - k - 1) * sizeof *x->ord);
-            x->nord--;
-            return;
+    uint32_t *at = &x->groot;
+    while (*at != NIL && *at != n)
+        at = seg_less(x, n, *at) ? &x->g[*at].tl : &x->g[*at].tr;
+    if (*at != n)
+        return;
+    uint32_t l = x->g[n].tl, r = x->g[n].tr;
+    while (l != NIL && r != NIL) { /* merge its subtrees */
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &x->g[l].tr;
+            l = x->g[l].tr;
+        } else {
+            *at = r;
+            at = &x->g[r].tl;
+            r = x->g[r].tl;
         }
+    }
+    *at = l != NIL ? l : r;
+    x->nord--;
+}
+
+/* x->ord: the live segments by start. */
+static bool ord_fill(hsim *x)
+{
+    if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord))
+        return false;
+    size_t k = 0, depth = 0;
+    uint32_t *stack = malloc((x->nord + 1) * sizeof *stack);
+    if (!stack)
+        return false;
+    for (uint32_t t = x->groot; (t != NIL || depth) && k < x->nord;) {
+        if (t != NIL) {
+            stack[depth++] = t;
+            t = x->g[t].tl;
+        } else {
+            t = stack[--depth];
+            x->ord[k++] = t;
+            t = x->g[t].tr;
+        }
+    }
+    free(stack);
+    return true;
 }
 
 static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_raw, bool exp)
@@ -285,7 +434,7 @@ static uint32_t new_seg(hsim *x, uint64_t start, uint64_t end, uint64_t stream_r
         return NIL;
     }
     uint32_t id = (uint32_t)x->ng++;
-    x->g[id] = (seg){start, end, stream_raw, NIL, NIL, exp, 0};
+    x->g[id] = (seg){start, end, stream_raw, NIL, NIL, exp, 0, NIL, NIL};
     uint32_t bi = new_blk(x, start, end - start, id);
     if (bi == NIL)
         return NIL;
@@ -429,7 +578,7 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
             return;
         }
         uint32_t r = (uint32_t)x->ng++;
-        x->g[r] = (seg){e, old_end, stream_raw, rf, rl, true, pool};
+        x->g[r] = (seg){e, old_end, stream_raw, rf, rl, true, pool, NIL, NIL};
         for (uint32_t i = rf; i != NIL; i = x->b[i].next)
             x->b[i].seg = r;
         ord_insert(x, r);
@@ -443,7 +592,12 @@ static uint32_t carve(hsim *x, uint64_t addr, uint64_t size)
     uint32_t sid = seg_find(x, addr);
     if (sid == NIL)
         return NIL;
-    uint32_t i = x->g[sid].first;
+    /* The first block of the segment that ends after addr: the blocks tile the segment
+     * in address order, so it is the one starting at or below addr (past any empty block
+     * a zero-size request left there). */
+    uint32_t i = idx_floor(x, addr);
+    if (i == NIL || x->b[i].seg != sid)
+        i = x->g[sid].first;
     while (i != NIL && x->b[i].addr + x->b[i].size <= addr)
         i = x->b[i].next;
     if (i == NIL || !is_free(&x->b[i]) || addr + size > x->b[i].addr + x->b[i].size)
@@ -524,33 +678,184 @@ static void hsim_release(hsim *x)
 typedef struct range {
     uint64_t start, end, stream_raw;
     bool exp;
+    uint32_t l, r; /* children in the index (tidy ranges) */
 } range;
 
+/* The address ranges the backward pass keeps. While they are tidy (non-empty, pairwise
+ * disjoint: what a consistent file gives) they sit in a treap by start, so undoing a
+ * segment event costs O(log n) and a trace with tens of thousands of segment events
+ * stays near-linear; the first empty or overlapping range (a file that contradicts
+ * itself) turns them into the plain list they were, cut by a scan. `slots` holds the
+ * tidy ones' free slots. */
 typedef struct ranges {
     range *r;
     size_t n, cap;
+    bool messy;
+    uint32_t root;
+    uint32_t *slots;
+    size_t nslots, capslots;
 } ranges;
+
+static uint32_t r_floor(const ranges *rs, uint64_t a) /* last start <= a */
+{
+    uint32_t best = NIL;
+    for (uint32_t t = rs->root; t != NIL;) {
+        if (rs->r[t].start <= a) {
+            best = t;
+            t = rs->r[t].r;
+        } else {
+            t = rs->r[t].l;
+        }
+    }
+    return best;
+}
+
+static uint32_t r_after(const ranges *rs, uint64_t a) /* first start > a */
+{
+    uint32_t best = NIL;
+    for (uint32_t t = rs->root; t != NIL;) {
+        if (rs->r[t].start > a) {
+            best = t;
+            t = rs->r[t].l;
+        } else {
+            t = rs->r[t].r;
+        }
+    }
+    return best;
+}
+
+static void r_split(ranges *rs, uint32_t t, uint64_t key, uint32_t *l, uint32_t *r)
+{
+    while (t != NIL) {
+        if (rs->r[t].start < key) {
+            *l = t;
+            l = &rs->r[t].r;
+            t = rs->r[t].r;
+        } else {
+            *r = t;
+            r = &rs->r[t].l;
+            t = rs->r[t].l;
+        }
+    }
+    *l = *r = NIL;
+}
+
+static void r_insert(ranges *rs, uint32_t n)
+{
+    uint32_t *at = &rs->root, p = prio(n);
+    while (*at != NIL && prio(*at) >= p)
+        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
+    r_split(rs, *at, rs->r[n].start, &rs->r[n].l, &rs->r[n].r);
+    *at = n;
+}
+
+static void r_erase(ranges *rs, uint32_t n)
+{
+    uint32_t *at = &rs->root;
+    while (*at != NIL && *at != n)
+        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
+    if (*at != n)
+        return;
+    uint32_t l = rs->r[n].l, r = rs->r[n].r;
+    while (l != NIL && r != NIL) { /* merge */
+        if (prio(l) > prio(r)) {
+            *at = l;
+            at = &rs->r[l].r;
+            l = rs->r[l].r;
+        } else {
+            *at = r;
+            at = &rs->r[r].l;
+            r = rs->r[r].l;
+        }
+    }
+    *at = l != NIL ? l : r;
+}
+
+/* The tidy ranges, by start, become the plain list. */
+static bool ranges_go_messy(ranges *rs)
+{
+    size_t live = rs->n - rs->nslots, m = 0;
+    range *list = malloc((live ? live : 1) * sizeof *list);
+    if (!list)
+        return false;
+    uint32_t i = rs->root;
+    while (i != NIL && rs->r[i].l != NIL)
+        i = rs->r[i].l;
+    for (; i != NIL && m < live; i = r_after(rs, rs->r[i].start))
+        list[m++] = rs->r[i];
+    free(rs->r);
+    rs->r = list;
+    rs->n = m;
+    rs->cap = live ? live : 1;
+    rs->nslots = 0;
+    rs->messy = true;
+    rs->root = NIL;
+    return true;
+}
 
 static bool ranges_add(ranges *rs, range v)
 {
-    if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
-        return false;
-    rs->r[rs->n++] = v;
+    if (!rs->messy) {
+        uint32_t f = r_floor(rs, v.start), k = r_after(rs, v.start);
+        if ((v.end <= v.start || (f != NIL && rs->r[f].end > v.start) ||
+             (k != NIL && rs->r[k].start < v.end)) &&
+            !ranges_go_messy(rs))
+            return false;
+    }
+    if (rs->messy) {
+        if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+            return false;
+        rs->r[rs->n++] = v;
+        return true;
+    }
+    uint32_t i;
+    if (rs->nslots) {
+        i = rs->slots[--rs->nslots];
+    } else {
+        if (rs->n >= NIL - 1 || !ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+            return false;
+        i = (uint32_t)rs->n++;
+    }
+    v.l = v.r = NIL;
+    rs->r[i] = v;
+    r_insert(rs, i);
     return true;
 }
 
 /* Removes [a, e) from the ranges, splitting one that holds it. */
 static bool ranges_cut(ranges *rs, uint64_t a, uint64_t e)
 {
+    if (!rs->messy && e <= a && !ranges_go_messy(rs))
+        return false; /* an empty or wrapped cut: the list's rule */
+    if (!rs->messy) {
+        /* Tidy: the range holding a, then those starting inside (a, e). */
+        uint32_t k = r_floor(rs, a);
+        if (k == NIL || rs->r[k].end <= a)
+            k = r_after(rs, a);
+        while (k != NIL && rs->r[k].start < e) {
+            range v = rs->r[k];
+            uint32_t next = r_after(rs, v.start);
+            r_erase(rs, k);
+            if (!ms__grow((void **)&rs->slots, &rs->capslots, rs->nslots + 1, sizeof *rs->slots))
+                return false;
+            rs->slots[rs->nslots++] = k;
+            if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
+                return false;
+            if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
+                return false;
+            k = next;
+        }
+        return true;
+    }
     for (size_t k = 0; k < rs->n; k++) {
         range v = rs->r[k];
         if (v.end <= a || v.start >= e)
             continue;
         rs->r[k] = rs->r[--rs->n];
         k--;
-        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp}))
+        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
             return false;
-        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp}))
+        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
             return false;
     }
     return true;
@@ -571,11 +876,11 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
     size_t nseg, nblk;
     const ms_segment *fs = ms_snapshot_segments(s, &nseg);
     const ms_block *fb = ms_snapshot_blocks(s, &nblk);
-    ranges rs = {NULL, 0, 0};
+    ranges rs = {NULL, 0, 0, false, NIL, NULL, 0, 0};
     for (size_t k = 0; k < nseg; k++)
         if (fs[k].device == device &&
             !ranges_add(&rs, (range){fs[k].address, fs[k].address + fs[k].total_size,
-                                     fs[k].stream_raw, fs[k].is_expandable}))
+                                     fs[k].stream_raw, fs[k].is_expandable, NIL, NIL}))
             goto nomem;
     /* Backward from the end: undo what each segment event did. */
     for (size_t i = tr->n; i-- > 0;) {
@@ -590,13 +895,18 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
         case MS_ACT_SEGMENT_FREE:
         case MS_ACT_SEGMENT_UNMAP:
             if (!ranges_cut(&rs, a, e) ||
-                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP}))
+                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP, NIL,
+                                         NIL}))
                 goto nomem;
             break;
         default:
             break;
         }
     }
+    if (!rs.messy && !ranges_go_messy(&rs)) /* by start: the order seg_add wants */
+        goto nomem;
+    free(rs.slots);
+    rs.slots = NULL;
     if (rs.n > 1)
         qsort(rs.r, rs.n, sizeof *rs.r, by_start);
     for (size_t k = 0; k < rs.n && !x->nomem; k++)
@@ -660,6 +970,7 @@ static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *firs
     return 0;
 nomem:
     free(rs.r);
+    free(rs.slots);
     return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
 }
 
@@ -668,6 +979,19 @@ nomem:
 static void step(hsim *x, const ms_trace *tr, size_t i)
 {
     uint64_t addr = tr->addr[i], size = tr->size[i];
+    switch (tr->action[i]) {
+    case MS_ACT_ALLOC:
+    case MS_ACT_FREE_REQUESTED:
+    case MS_ACT_FREE_COMPLETED:
+    case MS_ACT_SEGMENT_ALLOC:
+    case MS_ACT_SEGMENT_MAP:
+    case MS_ACT_SEGMENT_FREE:
+    case MS_ACT_SEGMENT_UNMAP:
+        x->changes++;
+        break;
+    default:
+        return;
+    }
     switch (tr->action[i]) {
     case MS_ACT_ALLOC:
         do_alloc(x, addr, size, (int64_t)i, tr->stack[i]);
@@ -709,6 +1033,8 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
 {
     size_t nseg_f;
     const ms_segment *fs = ms_snapshot_segments(x->s, &nseg_f);
+    if (!ord_fill(x))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     size_t nblocks = 0;
     for (size_t k = 0; k < x->nord; k++)
         for (uint32_t i = x->g[x->ord[k]].first; i != NIL; i = x->b[i].next)
@@ -777,20 +1103,18 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
     return 0;
 }
 
-int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
-                  ms_error *err)
+/* The states right after each of events[0..n) (ascending, each -1 or in the trace), from
+ * one forward replay. Where no event touched the state since the previous one, that
+ * heap is shared rather than copied (see ms_heap_build_each). */
+static int build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
+                      size_t n, ms_error *err)
 {
-    ms_error_clear(err);
-    *out = NULL;
-    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
     const ms_trace *tr = ms_snapshot_trace(s, device);
-    if (event < -1 || (event >= 0 && (uint64_t)event >= tr->n))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
-                        (long long)event);
     hsim x;
     memset(&x, 0, sizeof x);
     x.s = s;
+    x.root = NIL;
+    x.groot = NIL;
     const char *t = setting(s, "roundup_power2_divisions");
     x.have_div = t && parse_divisions(t, x.div);
     x.max_split = UINT64_MAX;
@@ -803,32 +1127,82 @@ int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event
     }
     ms_addrmap first;
     memset(&first, 0, sizeof first);
-    ms_heap *h = calloc(1, sizeof *h);
     int rc = 0;
-    if (!h || !ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
+    if (!ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         goto done;
     }
-    h->device = device;
-    h->event = event;
     if ((rc = build_start(&x, tr, device, &first, err)))
         goto done;
-    for (int64_t i = 0; i <= event && !x.nomem; i++)
-        step(&x, tr, (size_t)i);
-    if (x.nomem) {
-        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
-        goto done;
+    ms__addrmap_free(&first);
+    int64_t next = 0;
+    uint64_t changes_then = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+        for (; next <= events[k] && !x.nomem; next++)
+            step(&x, tr, (size_t)next);
+        if (x.nomem) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
+                          "out of memory rebuilding the allocator state");
+            break;
+        }
+        if (k > 0 && x.changes == changes_then) {
+            out[k] = out[k - 1];
+            continue;
+        }
+        changes_then = x.changes;
+        ms_heap *h = calloc(1, sizeof *h);
+        if (!h) {
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+            break;
+        }
+        h->device = device;
+        h->event = events[k];
+        out[k] = h;
+        rc = emit(&x, h, device, err);
     }
-    rc = emit(&x, h, device, err);
 done:
     ms__addrmap_free(&first);
     hsim_release(&x);
-    if (rc) {
-        ms_heap_free(h);
-        return rc;
+    return rc;
+}
+
+int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
+                       size_t n, ms_error *err)
+{
+    ms_error_clear(err);
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
+    const ms_trace *tr = ms_snapshot_trace(s, device);
+    for (size_t k = 0; k < n; k++) {
+        if (events[k] < -1 || (events[k] >= 0 && (uint64_t)events[k] >= tr->n))
+            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
+                            (long long)events[k]);
+        if (k > 0 && events[k] < events[k - 1])
+            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "events are not in trace order");
     }
-    *out = h;
-    return 0;
+    int rc = build_each(out, s, device, events, n, err);
+    if (rc)
+        ms_heap_free_each(out, n);
+    return rc;
+}
+
+void ms_heap_free_each(ms_heap **heaps, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (heaps[k] && (k == 0 || heaps[k] != heaps[k - 1]))
+            ms_heap_free(heaps[k]);
+    }
+    for (size_t k = 0; k < n; k++)
+        heaps[k] = NULL;
+}
+
+int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
+                  ms_error *err)
+{
+    *out = NULL;
+    return ms_heap_build_each(out, s, device, &event, 1, err);
 }
 
 void ms_heap_free(ms_heap *h)

@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "run_internal.h"
+#include "timeline_internal.h"
 #include "memsnap/categories.h"
 #include "memsnap/oom.h"
 
@@ -339,12 +340,19 @@ static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size
 /* Each live block's category from the categorisation: the block's allocation is found by
  * its alloc event (trace allocations are in alloc-event order in t->allocs) or, alive
  * before the trace began, by its address among the rebuilt ones. */
-static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats)
+static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats,
+                                 const ms_oom *prev)
 {
     const ms_heap *h = o->heap;
     o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
     if (!o->block_category)
         return MS_ERR_NOMEM;
+    /* The OOM before shares this state (nothing allocated or freed between): its blocks'
+     * categories are these. */
+    if (prev && prev->heap == h && prev->block_category && prev->have_categories) {
+        memcpy(o->block_category, prev->block_category, h->n_blocks);
+        return 0;
+    }
     size_t n_trace = 0;
     while (n_trace < t->n_allocs && t->allocs[n_trace].alloc_event >= 0)
         n_trace++;
@@ -377,9 +385,59 @@ static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categ
     return 0;
 }
 
+/* The allocations alive at any of the OOM events (at[], in trace order), from one replay
+ * of the timeline, in the order the replay gives them: each OOM takes its own from here
+ * rather than replaying the trace again (which made many OOMs quadratic). */
+typedef struct oom_pool {
+    const int64_t *at;
+    size_t n_at;
+    ms_alloc *a;
+    size_t n, cap;
+    bool failed;
+} oom_pool;
+
+static void pool_collect(void *ctx, const ms_alloc *a)
+{
+    oom_pool *p = ctx;
+    size_t lo = 0, hi = p->n_at; /* the first OOM at or after the allocation */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->at[mid] < a->alloc_event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (p->failed || lo == p->n_at || (a->free_event != -1 && a->free_event <= p->at[lo]))
+        return;
+    if (!ms__grow((void **)&p->a, &p->cap, p->n + 1, sizeof *p->a)) {
+        p->failed = true;
+        return;
+    }
+    p->a[p->n++] = *a;
+}
+
+/* What ms_timeline_alive_at gives at `event`: the same allocations in the same order. */
+static int alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s, const ms_timeline *t,
+                    const oom_pool *pool, int64_t event, ms_error *err)
+{
+    if (!pool || (t->peak_alive && event == t->peak_event))
+        return ms_timeline_alive_at(out, n_out, s, t, event, err);
+    *n_out = 0;
+    *out = malloc((pool->n ? pool->n : 1) * sizeof **out);
+    if (!*out)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < pool->n; i++) {
+        const ms_alloc *a = &pool->a[i];
+        if (a->alloc_event <= event && (a->free_event == -1 || a->free_event > event))
+            (*out)[(*n_out)++] = *a;
+    }
+    return 0;
+}
+
 static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                    const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
-                   const ms_categories *cats, size_t event, ms_error *err)
+                   const ms_categories *cats, size_t event, ms_heap *heap,
+                   const oom_pool *pool, const ms_oom *prev, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
@@ -392,9 +450,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->stream_raw = ms_snapshot_stream(s, tr->stream[event]);
     o->leak_site = UINT32_MAX;
     o->cause = MS_OOM_OTHER;
-    int rc = ms_heap_build(&o->heap, s, t->device, (int64_t)event, err);
-    if (rc)
-        return rc;
+    int rc = 0;
+    o->heap = heap;
     const ms_heap *h = o->heap;
     o->allocated_bytes = h->allocated_bytes;
     o->active_bytes = h->active_bytes;
@@ -424,7 +481,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    if ((rc = ms_timeline_alive_at(&alive, &n_alive, s, t, (int64_t)event, err)))
+    if ((rc = alive_at(&alive, &n_alive, s, t, pool, (int64_t)event, err)))
         return rc;
     ms_site_total *sites = NULL;
     size_t n_sites = 0;
@@ -505,7 +562,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     }
     else if (cats && ms_categories_at_event(o->category_bytes, cats, (int64_t)event, NULL) == 0) {
         o->have_categories = true;
-        if (block_categories_from(o, t, cats)) {
+        if (block_categories_from(o, t, cats, prev)) {
             free(alive);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
@@ -590,12 +647,39 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
         cats = NULL;
     const ms_leak_report *use_lr = run_lr ? run_lr : lr;
     const ms_categories *use_cats = run_cats && !(opt && opt->categories_at) ? run_cats : cats;
-    for (size_t i = 0; i < tr->n && !rc; i++) {
-        if (tr->action[i] != MS_ACT_OOM)
-            continue;
-        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, i, err);
+    /* Every oom's allocator state from one forward replay (rebuilding it per oom was
+     * quadratic); consecutive ooms with nothing between share one state. */
+    int64_t *at = malloc(n * sizeof *at);
+    ms_heap **heaps = calloc(n, sizeof *heaps);
+    if (!at || !heaps) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    } else {
+        size_t k = 0;
+        for (size_t i = 0; i < tr->n; i++)
+            if (tr->action[i] == MS_ACT_OOM)
+                at[k++] = (int64_t)i;
+        rc = ms_heap_build_each(heaps, s, device, at, n, err);
+    }
+    oom_pool pool = {at, n, NULL, 0, 0, false};
+    if (!rc && n > 1) {
+        rc = ms__timeline_replay(s, t, pool_collect, &pool, NULL, NULL, err);
+        if (!rc && pool.failed)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    }
+    for (size_t k = 0; k < n && !rc; k++) {
+        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, (size_t)at[k], heaps[k],
+                     n > 1 ? &pool : NULL, r->n ? &r->items[r->n - 1] : NULL, err);
+        heaps[k] = NULL; /* the item owns it now */
         r->n++;
     }
+    if (heaps && rc) /* states not handed to an item */
+        for (size_t k = 0; k < n; k++)
+            if (heaps[k] && (r->n == 0 || heaps[k] != r->items[r->n - 1].heap) &&
+                (k == 0 || heaps[k] != heaps[k - 1]))
+                ms_heap_free(heaps[k]);
+    free(heaps);
+    free(pool.a);
+    free(at);
     ms_categories_free(cats);
 done:
     free(si);
@@ -614,7 +698,9 @@ void ms_oom_report_free(ms_oom_report *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        ms_heap_free(r->items[i].heap);
+        /* Consecutive items may share one state (ms_heap_build_each). */
+        if (i == 0 || r->items[i].heap != r->items[i - 1].heap)
+            ms_heap_free(r->items[i].heap);
         free(r->items[i].top_sites);
         free(r->items[i].block_category);
         free(r->items[i].block_leak);
