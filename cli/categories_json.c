@@ -151,6 +151,8 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-engine-frames"));
     if (ph.from_empty_stacks)
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-thread-empty-stacks"));
+    cJSON_AddBoolToObject(phases, "no_stacks", ph.no_stacks);
+    cJSON_AddBoolToObject(phases, "cuda_graph_pools", ph.cuda_graph_pools);
     cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0, t->has_times));
     /* What is left at the end and how much of it leaks hold; null when the leak analysis
      * cannot read this trace. */
@@ -321,6 +323,12 @@ static void print_device(FILE *out, const cJSON *dev)
         first = 0;
     }
     fprintf(out, "%s\n", first ? "" : ")");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ph, "no_stacks")))
+        fprintf(out, "  no stacks were recorded (context='state' or None): what the iterations "
+                     "made is 'other', not guessed\n");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ph, "cuda_graph_pools")))
+        fprintf(out, "  CUDA-graph pools: graph replays allocate nothing, so what a replay "
+                     "writes (gradients included) is in the pool's reserved memory, in no category\n");
     if (get(ph, "forward") + get(ph, "backward") + get(ph, "optimizer") == 0)
         fprintf(out, "  no forward, backward or optimizer phase found: every allocation is "
                      "'other' (the stacks and annotations say nothing)\n");
