@@ -139,6 +139,9 @@ typedef struct ms_oom {
                                           * the unfinished one it happened in */
     size_t n_iters;
     ms_iter_method iter_method;
+    /* The iteration (0-based index) with the highest peak up to the failure, the
+     * unfinished one included; SIZE_MAX when no iteration is known. */
+    size_t peak_iteration;
 
     /* The largest leak finding alive at the failure (site UINT32_MAX when none). */
     uint32_t leak_site;

@@ -624,6 +624,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->cause = MS_OOM_OTHER;
     o->basis = MS_OOM_BASIS_SHARE_OF_LIVE;
     o->basis_iteration = SIZE_MAX;
+    o->peak_iteration = SIZE_MAX;
     int rc = ms_heap_build(&o->heap, s, t->device, (int64_t)event, err);
     if (rc)
         return rc;
@@ -693,6 +694,10 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
             o->iters[o->n_iters++] = (ms_oom_iter){last, it->items[last].end_event,
                                                    it->items[last].live_end_bytes,
                                                    it->items[last].peak_bytes, true};
+        for (size_t k = 0; k < last + (failing ? 1 : 0); k++)
+            if (o->peak_iteration == SIZE_MAX ||
+                it->items[k].peak_bytes > it->items[o->peak_iteration].peak_bytes)
+                o->peak_iteration = k;
         if (last > 0)
             since = it->items[last - 1].end_event;
         estimate_rest(o, tr, t, it, last, failing ? it->items[last].start_event : since, event);
