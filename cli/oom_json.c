@@ -227,12 +227,10 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
         }
     }
     fprintf(out, "%*s  why               %s\n", w, "", cli_term(str(e, "why")));
+    /* Without history (share_of_live) the why and the advice say what the free memory
+     * was weighed against. */
     const char *basis = str(e, "cause_basis");
-    if (!strcmp(basis, "share_of_live"))
-        fprintf(out, "%*s  to finish it      not known (no earlier iteration reached this point): "
-                     "free memory must be half of what is allocated to blame fragmentation\n",
-                w, "");
-    else if (basis[0])
+    if (basis[0] && strcmp(basis, "share_of_live"))
         fprintf(out, "%*s  to finish it      %s more to allocate, from #%.0f: %s\n", w, "",
                 sz(get(e, "still_to_allocate_bytes"), a), get(e, "basis_iteration"),
                 !strcmp(basis, "previous_iteration_peak")
