@@ -65,6 +65,10 @@ contains "trap text unfinished" "$out" "#3   peak so far 2.43 GiB, the highest; 
 contains "trap text rest" "$out" "to finish it      2.73 GiB more to allocate, from #2"
 contains "trap text checkpointing" "$out" "activation checkpointing (torch.utils.checkpoint) in 17 segments"
 contains "trap text free pieces" "$out" "but not the 2.73 GiB the iteration still had to allocate"
+"$BIN" report testdata/oom_act_trap.pickle -o "$tmp/rep_trap" > /dev/null; rc=$?
+check "trap report exit" 0 $rc
+contains "trap report md iterations" "$(cat "$tmp/rep_trap/summary.md")" "\#3 peak so far 2.43 GiB, the highest, unfinished: the failure."
+contains "trap report page iterations" "$(cat "$tmp/rep_trap/index.html")" "#2 peak 1.45 GiB, 193.47 MiB live at its end;"
 check "ring is approximate" True "$(jget "$tmp/oom_leak_ring.json" "d['files'][0]['ooms'][0]['approximate']")"
 check "complete is exact" False "$(jget "$tmp/oom_leak.json" "d['files'][0]['ooms'][0]['approximate']")"
 
