@@ -622,9 +622,6 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->stream_raw = ms_snapshot_stream(s, tr->stream[event]);
     o->leak_site = UINT32_MAX;
     o->cause = MS_OOM_OTHER;
-    o->basis = MS_OOM_BASIS_SHARE_OF_LIVE;
-    o->basis_iteration = SIZE_MAX;
-    o->peak_iteration = SIZE_MAX;
     int rc = ms_heap_build(&o->heap, s, t->device, (int64_t)event, err);
     if (rc)
         return rc;
@@ -671,6 +668,9 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->n_top_sites = n_sites < top ? n_sites : top;
 
     /* Iterations that ended before the failure. */
+    o->basis = MS_OOM_BASIS_SHARE_OF_LIVE;
+    o->basis_iteration = SIZE_MAX;
+    o->peak_iteration = SIZE_MAX;
     int64_t since = 0;
     if (lr && lr->iterations) {
         const ms_iterations *it = lr->iterations;
