@@ -700,7 +700,11 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                 o->peak_iteration = k;
         if (last > 0)
             since = it->items[last - 1].end_event;
-        estimate_rest(o, tr, t, it, last, failing ? it->items[last].start_event : since, event);
+        /* The iteration the failure is in: the unfinished one, or, when the program caught
+         * the error and went on, the complete one around it. */
+        bool inside = last < it->n + it->n_unfinished &&
+                      it->items[last].start_event <= (int64_t)event;
+        estimate_rest(o, tr, t, it, last, inside ? it->items[last].start_event : since, event);
     }
     /* Leaks: findings whose allocations are alive at the failure. */
     if (lr) {
