@@ -307,8 +307,9 @@ static void estimate_rest(ms_oom *o, const ms_trace *tr, const ms_timeline *t,
                 need += tr->size[i];
         o->basis = MS_OOM_BASIS_PREVIOUS_ALLOCATIONS;
     }
-    /* The failed request itself is still to allocate, whatever the other iteration did. */
-    o->still_to_allocate = need > o->request_block_bytes ? need : o->request_block_bytes;
+    /* Both count from the matching allocation itself, the failed request's counterpart;
+     * the request is weighed on its own by the rule as well. */
+    o->still_to_allocate = need;
     o->basis_iteration = last - 1;
 }
 
