@@ -69,6 +69,10 @@ contains "trap text free pieces" "$out" "but not the 2.73 GiB the iteration stil
 check "trap report exit" 0 $rc
 contains "trap report md iterations" "$(cat "$tmp/rep_trap/summary.md")" "\#3 peak so far 2.43 GiB, the highest, unfinished: the failure."
 contains "trap report page iterations" "$(cat "$tmp/rep_trap/index.html")" "#2 peak 1.45 GiB, 193.47 MiB live at its end;"
+# categories: the formula covers complete iterations and says the real peak is in the
+# failing one.
+contains "trap categories real peak" "$("$BIN" categories testdata/oom_act_trap.pickle)" "the real peak, 2.43 GiB, is in iteration 3, unfinished"
+check "trap categories json" 3 "$("$BIN" categories --json testdata/oom_act_trap.pickle | python3 -c "import json,sys; print(json.load(sys.stdin)['files'][0]['devices'][0]['formula']['real_peak_unfinished_iteration'])")"
 check "ring is approximate" True "$(jget "$tmp/oom_leak_ring.json" "d['files'][0]['ooms'][0]['approximate']")"
 check "complete is exact" False "$(jget "$tmp/oom_leak.json" "d['files'][0]['ooms'][0]['approximate']")"
 
