@@ -19,12 +19,18 @@ cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT])
     return o;
 }
 
-static cJSON *point_json(const ms_category_point *p, int64_t t0)
+/* Times are null on a trace without times (its time_us are event indexes). */
+static cJSON *point_json(const ms_category_point *p, int64_t t0, bool times)
 {
     cJSON *o = cJSON_CreateObject();
     num(o, "event", p->event);
-    num(o, "time_us", p->time_us);
-    cJSON_AddNumberToObject(o, "seconds", cli_seconds(t0, p->time_us));
+    if (times) {
+        num(o, "time_us", p->time_us);
+        cJSON_AddNumberToObject(o, "seconds", cli_seconds(t0, p->time_us));
+    } else {
+        cJSON_AddNullToObject(o, "time_us");
+        cJSON_AddNullToObject(o, "seconds");
+    }
     num(o, "bytes", p->bytes);
     cJSON_AddItemToObject(o, "categories", categories_object(p->by));
     return o;
@@ -51,7 +57,7 @@ static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t i
     num(e, "free_event", a->free_event);
     ms_category_reason r = ms_categories_reason(c, index);
     cJSON_AddStringToObject(e, "category", ms_category_name(ms_categories_of(c, index)));
-    cJSON_AddStringToObject(e, "reason", ms_category_reason_key(r));
+    cJSON_AddStringToObject(e, "reason", ms_category_reason_name(r));
     cJSON_AddBoolToObject(e, "weak", ms_category_reason_weak(r));
     char site[512] = "(no stack)";
     uint32_t f = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
@@ -112,7 +118,7 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     memset(&ro, 0, sizeof ro);
     ro.timeline_flags = MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE;
     cJSON *dev = NULL;
-    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(run, &c, err))
+    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(&c, run, err))
         dev = categories_json_of(s, device, c, q);
     ms_run_free(run);
     return dev;
@@ -128,10 +134,10 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     num(dev, "device", device);
     num(dev, "events", (int64_t)t->n_events);
     cJSON *iters_info = cJSON_AddObjectToObject(dev, "iteration_method");
-    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(iters_info, "method", ms_iter_method_name(it->method));
     cJSON_AddStringToObject(iters_info, "text", ms_iter_method_text(it->method));
     ms_category_phases ph;
-    ms_categories_phases(c, &ph);
+    ms_categories_phases(&ph, c);
     cJSON *phases = cJSON_AddObjectToObject(dev, "phases");
     num(phases, "forward", (int64_t)ph.forward);
     num(phases, "backward", (int64_t)ph.backward);
@@ -145,13 +151,13 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-engine-frames"));
     if (ph.from_empty_stacks)
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-thread-empty-stacks"));
-    cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0));
+    cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0, t->has_times));
     /* What is left at the end and how much of it leaks hold; null when the leak analysis
      * cannot read this trace. */
     ms_category_end last;
     ms_error eerr;
-    if (ms_categories_end(c, NULL, &last, &eerr) == 0) {
-        cJSON *o = point_json(&last.at, t0);
+    if (ms_categories_end(&last, c, NULL, &eerr) == 0) {
+        cJSON *o = point_json(&last.at, t0, t->has_times);
         num(o, "held_by_leaks_bytes", last.held_by_leaks_bytes);
         num(o, "leak_findings", (int64_t)last.leak_findings);
         cJSON_AddItemToObject(dev, "end", o);
@@ -160,16 +166,18 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     }
 
     cJSON *at = cJSON_AddArrayToObject(dev, "at");
-    for (size_t i = 0; i < q->n_at; i++) {
+    if (!t->has_times && q->n_at)
+        num(dev, "at_unplaced", (int64_t)q->n_at); /* instants asked for, no clock to place them */
+    for (size_t i = 0; t->has_times && i < q->n_at; i++) {
         int64_t us = q->at[i].is_us ? q->at[i].time_us
                                     : t0 + (int64_t)(q->at[i].seconds * 1e6 + 0.5);
         ms_category_point p;
         memset(&p, 0, sizeof p);
         p.event = ms_categories_event_at_time(c, us);
-        ms_categories_at_event(c, p.event, p.by);
+        ms_categories_at_event(p.by, c, p.event, NULL);
         for (int k = 0; k < MS_CAT_COUNT; k++)
             p.bytes += p.by[k];
-        cJSON *o = point_json(&p, t0);
+        cJSON *o = point_json(&p, t0, true);
         /* time_us is the instant asked for; the state is the one after `event`. */
         cJSON_ReplaceItemInObject(o, "time_us", cJSON_CreateNumber((double)us));
         cJSON_ReplaceItemInObject(o, "seconds", cJSON_CreateNumber(cli_seconds(t0, us)));
@@ -189,13 +197,13 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         num(o, "end_event", end->event);
         num(o, "end_bytes", end->bytes);
         cJSON_AddItemToObject(o, "at_end", categories_object(end->by));
-        cJSON_AddItemToObject(o, "peak", point_json(pk, t0));
+        cJSON_AddItemToObject(o, "peak", point_json(pk, t0, t->has_times));
         cJSON_AddItemToArray(iters, o);
         if (peak_iter == SIZE_MAX || pk->bytes > ms_categories_iteration_peak(c, peak_iter)->bytes)
             peak_iter = k;
     }
     ms_category_formula f;
-    if (peak_iter != SIZE_MAX && ms_categories_formula(c, peak_iter, &f) == 0) {
+    if (peak_iter != SIZE_MAX && ms_categories_formula(&f, c, peak_iter, NULL) == 0) {
         cJSON *o = cJSON_AddObjectToObject(dev, "formula");
         num(o, "iteration", (int64_t)f.iteration + 1);
         num(o, "parameter", f.parameter);
@@ -320,10 +328,16 @@ static void print_device(FILE *out, const cJSON *dev)
     column col[16];
     size_t ncol = 0;
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(dev, "peak");
-    snprintf(col[ncol].head, sizeof col[ncol].head, "peak %.3fs", get(peak, "seconds"));
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(peak, "seconds")))
+        snprintf(col[ncol].head, sizeof col[ncol].head, "peak %.3fs", get(peak, "seconds"));
+    else
+        snprintf(col[ncol].head, sizeof col[ncol].head, "peak #%.0f", get(peak, "event"));
     col[ncol].cats = cJSON_GetObjectItemCaseSensitive(peak, "categories");
     col[ncol++].total = get(peak, "bytes");
     const cJSON *a;
+    if (get(dev, "at_unplaced") > 0)
+        fprintf(out, "  --at: %.0f instant%s not placed: this PyTorch recorded no times\n",
+                get(dev, "at_unplaced"), get(dev, "at_unplaced") == 1 ? "" : "s");
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(dev, "at"))
     {
         if (ncol >= 12)

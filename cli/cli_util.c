@@ -83,7 +83,7 @@ bool cli_device_in_use(const ms_snapshot *s, int device)
 
 int cli_parse_size(const char *cmd, const char *opt, const char *text, uint64_t *out)
 {
-    if (ms_parse_size(text, out) == 0)
+    if (ms_parse_size(out, text, NULL) == 0)
         return 0;
     cli_error(cmd, "%s: '%s' is not a size (decimal, below 8 EiB; examples: 4096, 512MiB, 1.5GiB)",
               opt, text);
@@ -172,6 +172,15 @@ const char *cli_basename(const char *path)
 double cli_seconds(int64_t from_us, int64_t to_us)
 {
     return (double)(to_us - from_us) / 1e6;
+}
+
+const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us)
+{
+    if (has_times)
+        snprintf(buf, cap, "%.3fs", cli_seconds(t0_us, us));
+    else
+        snprintf(buf, cap, "#%lld", (long long)us); /* the event index stands for the time */
+    return buf;
 }
 
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,

@@ -68,5 +68,8 @@ const char *cli_basename(const char *path);
 
 /* Seconds between two trace times, as a double. */
 double cli_seconds(int64_t from_us, int64_t to_us);
+/* "1.234s" after t0, or "#N" (event N) on a trace without times, whose times are event
+ * indexes; returns buf. */
+const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us);
 
 #endif

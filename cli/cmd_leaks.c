@@ -1,5 +1,5 @@
 /* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
- * ms_leaks_find(); this file parses options and prints the table, JSON and verdict. */
+ * ms_leak_report_build(); this file parses options and prints the table, JSON and verdict. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +48,7 @@ typedef struct opts {
 static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
     char raw[1024];
-    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) != 0)
+    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) == 0)
         snprintf(buf, cap, "(no stack)");
     else
         cli_term_into(raw, buf, cap);
@@ -57,7 +57,7 @@ static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t ca
 static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
     char raw[1024];
-    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) != 0)
+    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) == 0)
         snprintf(buf, cap, "-");
     else
         cli_term_into(raw, buf, cap);
@@ -186,9 +186,10 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     if (r->oom_count) {
         char req[32];
         ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
-        printf("  OOM: %llu allocation%s failed; the first asked for %s at %.3fs\n",
+        char when[32];
+        printf("  OOM: %llu allocation%s failed; the first asked for %s at %s\n",
                (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
-               cli_seconds(t0, r->first_oom_us));
+               cli_when(when, sizeof when, t->has_times, t0, r->first_oom_us));
     }
     size_t rows = 0;
     int wsite = 4, wlayer = 5;
@@ -224,7 +225,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         layer_text(s, L->layer, layer, sizeof layer);
         if (L->n_members > 1) {
             /* The finding is its pattern; its sites follow. */
-            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_key(L->pattern),
+            snprintf(site, sizeof site, "%s: %zu sites", ms_leak_pattern_name(L->pattern),
                      L->n_members);
             snprintf(layer, sizeof layer, "-");
         }
@@ -232,10 +233,12 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         ms_format_bytes((int64_t)L->bytes, alive, sizeof alive);
         if (L->kind == MS_LEAK_LEAK)
             growth_text(L->growth_count, L->growth_bytes, growth, sizeof growth);
-        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %7.3fs  %7.3fs\n",
+        char w0[32], w1[32];
+        printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %8s  %8s\n",
                ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
-               cli_seconds(t0, L->first_alloc_us), cli_seconds(t0, L->last_alloc_us));
+               cli_when(w0, sizeof w0, t->has_times, t0, L->first_alloc_us),
+               cli_when(w1, sizeof w1, t->has_times, t0, L->last_alloc_us));
         if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
             char call[176] = "";
             if (L->call_site != UINT32_MAX) {
@@ -243,7 +246,7 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                 site_text(s, L->call_site, cs, sizeof cs);
                 snprintf(call, sizeof call, " (model called at %s)", cs);
             }
-            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_key(L->pattern), call,
+            printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_name(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
         }
         for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {
@@ -335,8 +338,8 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
         ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
-        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(run, &t, &err) ||
-            ms_run_leaks(run, &r, &err)) {
+        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(&t, run, &err) ||
+            ms_run_leaks(&r, run, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
             ms_run_free(run);
             rc = 2;

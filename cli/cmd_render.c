@@ -176,8 +176,8 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
     *n_out = 0;
     const ms_timeline *t = NULL;
     const ms_leak_report *r = NULL;
-    if (ms_run_timeline(run, &t, &err) || ms_run_leaks(run, &r, &err) ||
-        ms_leak_marks_of(marks, &n, ms_run_snapshot(run), t, r, &err)) {
+    if (ms_run_timeline(&t, run, &err) || ms_run_leaks(&r, run, &err) ||
+        ms_leak_marks_from_report(marks, &n, ms_run_snapshot(run), t, r, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
@@ -204,11 +204,11 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
     const ms_annotation_range *ar = NULL;
     size_t n = 0;
     bool top = false;
-    int rc = ms_run_annotation_ranges(run, &ar, &n, &err);
+    int rc = ms_run_annotation_ranges(&ar, &n, run, &err);
     for (size_t k = 0; !rc && k < n && !top; k++)
         top = ar[k].depth == 0;
     if (!rc && !top)
-        rc = ms_run_phases(run, &src->phases, &err);
+        rc = ms_run_phases(&src->phases, run, &err);
     if (rc) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
@@ -260,7 +260,7 @@ int cmd_render(int argc, char **argv)
         const ms_timeline *tl = NULL;
         if (o.overlay ? ms_timeline_build(&tls[i], snaps[i], device, flags, &err)
                       : ms_run_open(&runs[i], snaps[i], device, NULL, &err) ||
-                            ms_run_timeline(runs[i], &tl, &err)) {
+                            ms_run_timeline(&tl, runs[i], &err)) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;
@@ -271,7 +271,7 @@ int cmd_render(int argc, char **argv)
             continue;
         /* Passes over the trace that only these groupings need. */
         if (o.spec.by == MS_CHART_BY_CATEGORY) {
-            if (ms_run_categories(runs[i], &srcs[i].categories, &err)) {
+            if (ms_run_categories(&srcs[i].categories, runs[i], &err)) {
                 cli_error(CMD, "%s: %s", o.files[i], err.message);
                 rc = 2;
                 break;

@@ -272,7 +272,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     ro.iter.expected = o->iterations;
     ro.oom_top_sites = (size_t)o->top;
     if (ms_profile_from_snapshot(&f->profile, s, f->path, device, &err) ||
-        ms_run_open(&f->run, s, device, &ro, &err) || ms_run_timeline(f->run, &f->tl, &err)) {
+        ms_run_open(&f->run, s, device, &ro, &err) || ms_run_timeline(&f->tl, f->run, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
@@ -293,7 +293,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
      * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
     ms_error_clear(&err);
-    if (ms_run_categories(f->run, &f->cats, &err)) {
+    if (ms_run_categories(&f->cats, f->run, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }

@@ -14,10 +14,12 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "method", ms_iter_method_key(it->method));
+    cJSON_AddStringToObject(o, "method", ms_iter_method_name(it->method));
     cJSON_AddStringToObject(o, "method_text", ms_iter_method_text(it->method));
     cJSON_AddStringToObject(o, "detail", it->detail);
     leaks_json_int(o, "count", (int64_t)(it->n));
+    if (!it->has_times)
+        cJSON_AddFalseToObject(o, "has_times"); /* the times below are null */
     cJSON *items = cJSON_AddArrayToObject(o, "items");
     if (!items) {
         cJSON_Delete(o);
@@ -32,10 +34,17 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
         }
         cJSON_AddItemToArray(items, e);
         leaks_json_int(e, "index", (int64_t)((k + 1)));
-        leaks_json_int(e, "start_us", (int64_t)(x->start_us));
-        leaks_json_int(e, "end_us", (int64_t)(x->end_us));
-        cJSON_AddNumberToObject(e, "start_s", (double)(x->start_us - t0_us) / 1e6);
-        cJSON_AddNumberToObject(e, "duration_s", (double)(x->end_us - x->start_us) / 1e6);
+        if (it->has_times) {
+            leaks_json_int(e, "start_us", (int64_t)(x->start_us));
+            leaks_json_int(e, "end_us", (int64_t)(x->end_us));
+            cJSON_AddNumberToObject(e, "start_s", (double)(x->start_us - t0_us) / 1e6);
+            cJSON_AddNumberToObject(e, "duration_s", (double)(x->end_us - x->start_us) / 1e6);
+        } else {
+            cJSON_AddNullToObject(e, "start_us");
+            cJSON_AddNullToObject(e, "end_us");
+            cJSON_AddNullToObject(e, "start_s");
+            cJSON_AddNullToObject(e, "duration_s");
+        }
         leaks_json_int(e, "start_event", (int64_t)(x->start_event));
         leaks_json_int(e, "end_event", (int64_t)(x->end_event));
         leaks_json_int(e, "peak_bytes", (int64_t)(x->peak_bytes));
@@ -57,7 +66,7 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
     if (!o && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s", ms_code_message(MS_ERR_NOMEM));
+        snprintf(err->message, sizeof err->message, "%s", ms_code_text(MS_ERR_NOMEM));
     }
     return o;
 }
@@ -67,6 +76,8 @@ typedef struct row {
     double start_s, duration_s;
     int64_t peak, live_end;
     bool partial;
+    bool times;                     /* false: the trace has no times, events stand in */
+    int64_t start_event, end_event;
 } row;
 
 static void print_head(FILE *out, size_t n, const char *key, const char *text, const char *detail,
@@ -94,10 +105,17 @@ static void print_row(FILE *out, size_t k, const row *x, const row *prev, int in
         ms_format_bytes(d < 0 ? -d : d, db, sizeof db);
         snprintf(growth, sizeof growth, "%s%s", d < 0 ? "-" : "+", db);
     }
+    char start[32], dur[32];
+    if (x->times) {
+        snprintf(start, sizeof start, "%9.3fs", x->start_s);
+        snprintf(dur, sizeof dur, "%9.3fs", x->duration_s);
+    } else {
+        snprintf(start, sizeof start, "event %lld", (long long)x->start_event);
+        snprintf(dur, sizeof dur, "%lld ev", (long long)(x->end_event - x->start_event));
+    }
     char line[256];
-    snprintf(line, sizeof line, "%*s  %4zu %9.3fs %9.3fs %12s %14s  %s%s", indent, "", k + 1,
-             x->start_s, x->duration_s, peak, live, growth,
-             x->partial ? "(partial: began before the trace)" : "");
+    snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s", indent, "", k + 1, start,
+             dur, peak, live, growth, x->partial ? "(partial: began before the trace)" : "");
     size_t len = strlen(line);
     while (len && line[len - 1] == ' ')
         line[--len] = 0;
@@ -116,23 +134,23 @@ static bool elided(FILE *out, size_t n, size_t *k, int indent)
     return false;
 }
 
-static row row_of(const ms_iteration *x, int64_t t0_us)
+static row row_of(const ms_iteration *x, int64_t t0_us, bool times)
 {
     row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
-             x->peak_bytes, x->live_end_bytes, x->partial};
+             x->peak_bytes, x->live_end_bytes, x->partial, times, x->start_event, x->end_event};
     return r;
 }
 
 void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
 {
-    print_head(out, it->n, ms_iter_method_key(it->method), ms_iter_method_text(it->method),
+    print_head(out, it->n, ms_iter_method_name(it->method), ms_iter_method_text(it->method),
                it->detail, indent);
     for (size_t k = 0; k < it->n; k++) {
         if (elided(out, it->n, &k, indent))
             continue;
-        row x = row_of(&it->items[k], t0_us), p;
+        row x = row_of(&it->items[k], t0_us, it->has_times), p;
         if (k)
-            p = row_of(&it->items[k - 1], t0_us);
+            p = row_of(&it->items[k - 1], t0_us, it->has_times);
         print_row(out, k, &x, k ? &p : NULL, indent);
     }
 }
@@ -149,11 +167,12 @@ static const char *jstr(const cJSON *o, const char *key)
     return v ? v : "";
 }
 
-static row row_json(const cJSON *e)
+static row row_json(const cJSON *e, bool times)
 {
     row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
              (int64_t)jnum(e, "live_end_bytes"),
-             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial"))};
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial")), times,
+             (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event")};
     return r;
 }
 
@@ -161,14 +180,15 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
 {
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(iterations, "items");
     size_t n = (size_t)cJSON_GetArraySize(items);
+    bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(iterations, "has_times"));
     print_head(out, n, jstr(iterations, "method"), jstr(iterations, "method_text"),
                jstr(iterations, "detail"), indent);
     for (size_t k = 0; k < n; k++) {
         if (elided(out, n, &k, indent))
             continue;
-        row x = row_json(cJSON_GetArrayItem(items, (int)k)), p;
+        row x = row_json(cJSON_GetArrayItem(items, (int)k), times), p;
         if (k)
-            p = row_json(cJSON_GetArrayItem(items, (int)k - 1));
+            p = row_json(cJSON_GetArrayItem(items, (int)k - 1), times);
         print_row(out, k, &x, k ? &p : NULL, indent);
     }
 }
@@ -196,7 +216,7 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
 static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
 {
     char buf[160];
-    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) == 0)
+    if (layer != UINT32_MAX && ms_layer_format(s, layer, buf, sizeof buf) > 0)
         cJSON_AddStringToObject(o, "layer", buf);
     else
         cJSON_AddNullToObject(o, "layer");
@@ -255,7 +275,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "kind", ms_leak_kind_name(L->kind));
-    cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_key(L->pattern));
+    cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_name(L->pattern));
     cJSON_AddStringToObject(e, "pattern_text", ms_leak_pattern_text(L->pattern));
     leaks_json_int(e, "device", device);
     site_json(cJSON_AddObjectToObject(e, "site"), s, L->site);
@@ -268,10 +288,19 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     cJSON_AddNumberToObject(g, "count", L->growth_count);
     cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
     cJSON_AddNumberToObject(g, "allocated_bytes", L->growth_allocated_bytes);
-    leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
-    leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
-    cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
-    cJSON_AddNumberToObject(e, "last_alloc_s", (double)(L->last_alloc_us - t->t_first_us) / 1e6);
+    if (t->has_times) {
+        leaks_json_int(e, "first_alloc_us", L->first_alloc_us);
+        leaks_json_int(e, "last_alloc_us", L->last_alloc_us);
+        cJSON_AddNumberToObject(e, "first_alloc_s", (double)(L->first_alloc_us - t->t_first_us) / 1e6);
+        cJSON_AddNumberToObject(e, "last_alloc_s", (double)(L->last_alloc_us - t->t_first_us) / 1e6);
+    } else { /* no clock: the event indexes stand in (first_alloc_us holds them) */
+        cJSON_AddNullToObject(e, "first_alloc_us");
+        cJSON_AddNullToObject(e, "last_alloc_us");
+        cJSON_AddNullToObject(e, "first_alloc_s");
+        cJSON_AddNullToObject(e, "last_alloc_s");
+        leaks_json_int(e, "first_alloc_event", L->first_alloc_us);
+        leaks_json_int(e, "last_alloc_event", L->last_alloc_us);
+    }
     if (L->call_site != UINT32_MAX)
         site_json(cJSON_AddObjectToObject(e, "call_site"), s, L->call_site);
     else

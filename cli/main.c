@@ -84,7 +84,7 @@ int main(int argc, char **argv)
     if (cli_option_value(argc, argv, &at, "--max-input", &max_input)) {
         /* Before the command, for every input it reads. */
         uint64_t v;
-        if (!max_input || at + 1 >= argc || ms_parse_size(max_input, &v) != 0 || v == 0) {
+        if (!max_input || at + 1 >= argc || ms_parse_size(&v, max_input, NULL) != 0 || v == 0) {
             fprintf(stderr, "memsnap: --max-input needs a size (e.g. 200GiB) and a command\n");
             return 2;
         }

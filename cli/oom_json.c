@@ -127,7 +127,7 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
         ms_run_options ro;
         memset(&ro, 0, sizeof ro);
         ro.oom_top_sites = (size_t)top_k;
-        if (ms_run_open(&run, s, d, &ro, err) || ms_run_ooms(run, &r, err)) {
+        if (ms_run_open(&run, s, d, &ro, err) || ms_run_ooms(&r, run, err)) {
             ms_run_free(run);
             cJSON_Delete(file);
             return NULL;

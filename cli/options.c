@@ -126,7 +126,7 @@ void cli_limits_from_env(ms_limits *lim)
 {
     const char *max_input = getenv("MEMSNAP_MAX_INPUT");
     uint64_t v;
-    if (max_input && *max_input && ms_parse_size(max_input, &v) == 0) {
+    if (max_input && *max_input && ms_parse_size(&v, max_input, NULL) == 0) {
         lim->max_input_bytes = v;
         lim->max_expansion = 0;
     }

@@ -100,11 +100,11 @@ int report_chart_file(char **svg_out, ms_run *run, const char *label, const repo
     const ms_leak_report *lr = NULL;
     ms_leak_mark *marks = NULL;
     size_t n_marks = 0;
-    int rc = ms_run_timeline(run, &t, err);
+    int rc = ms_run_timeline(&t, run, err);
     if (!rc)
-        rc = ms_run_leaks(run, &lr, err);
+        rc = ms_run_leaks(&lr, run, err);
     if (!rc)
-        rc = ms_leak_marks_of(&marks, &n_marks, s, t, lr, err);
+        rc = ms_leak_marks_from_report(&marks, &n_marks, s, t, lr, err);
     if (rc)
         return rc;
     ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;

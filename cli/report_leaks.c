@@ -58,7 +58,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         }
         if (own)
             run = own;
-        if (ms_run_timeline(run, &tl, err) || ms_run_leaks(run, &r, err) ||
+        if (ms_run_timeline(&tl, run, err) || ms_run_leaks(&r, run, err) ||
             (d == chart_device && feed_profile(profile, r, err))) {
             ms_run_free(own);
             cJSON_Delete(fo);

@@ -66,7 +66,7 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             run = own;
         }
         if (!rc)
-            rc = ms_run_ooms(run, &r, err);
+            rc = ms_run_ooms(&r, run, err);
         if (rc) {
             ms_run_free(own);
             return rc;

@@ -17,7 +17,7 @@ static void set_nomem(ms_error *err)
 {
     err->code = MS_ERR_NOMEM;
     err->offset = MS_NO_OFFSET;
-    snprintf(err->message, sizeof err->message, "%s", ms_code_message(MS_ERR_NOMEM));
+    snprintf(err->message, sizeof err->message, "%s", ms_code_text(MS_ERR_NOMEM));
 }
 
 static cJSON *num(cJSON *obj, const char *key, double v)
@@ -77,7 +77,7 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
-        if (!r && k == 0 && ms_oom_analyze(&r, s, device, NULL, NULL, &err))
+        if (!r && k == 0 && ms_oom_report_build(&r, s, device, NULL, NULL, &err))
             r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
         num(e, "event", (double)i);
@@ -115,7 +115,7 @@ static cJSON *device_leaks(const ms_snapshot *s, int device, const ms_timeline *
         return summary_leaks_json(&known->leaks); /* the same analysis, already run */
     ms_leak_report *r = NULL;
     ms_error lerr;
-    if (ms_leaks_find(&r, s, device, t, NULL, &lerr))
+    if (ms_leak_report_build(&r, s, device, t, NULL, &lerr))
         return NULL;
     ms_leak_totals lt = ms_leak_report_totals(r);
     ms_leak_report_free(r);
@@ -172,7 +172,7 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leak
     num(pre, "bytes", (double)t->preexisting_bytes);
     num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
-    const char *wrap = ms_wrap_evidence_key(t->wrap_evidence);
+    const char *wrap = ms_wrap_evidence_name(t->wrap_evidence);
     if (wrap)
         cJSON_AddStringToObject(dev, "ring_buffer_wrapped", wrap);
     else

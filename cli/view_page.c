@@ -33,9 +33,9 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
                            size_t *n_marks, ms_chart_highlight **out, ms_error *err)
 {
     const ms_leak_report *r = NULL;
-    int rc = ms_run_leaks(run, &r, err);
+    int rc = ms_run_leaks(&r, run, err);
     if (!rc)
-        rc = ms_leak_marks_of(marks, n_marks, ms_run_snapshot(run), t, r, err);
+        rc = ms_leak_marks_from_report(marks, n_marks, ms_run_snapshot(run), t, r, err);
     ms_chart_highlight *hl = NULL;
     if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
         rc = MS_ERR_NOMEM;
@@ -66,18 +66,18 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     const char *cat_names[MS_CAT_COUNT];
     for (int k = 0; k < MS_CAT_COUNT; k++)
         cat_names[k] = ms_category_name((ms_category)k);
-    int rc = ms_run_timeline(run, &t, err);
+    int rc = ms_run_timeline(&t, run, err);
     if (!rc && o->leaks)
         rc = leak_highlights(run, t, &marks, &n_marks, &hl, err);
     if (!rc)
-        rc = ms_run_iterations(run, &it, err);
+        rc = ms_run_iterations(&it, run, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
         iters[i] = (ms_export_iteration){it->items[i].start_us, it->items[i].end_us};
     /* The iterations the strip shows are the ones the categories are cut by: the run's. */
     if (!rc)
-        rc = ms_run_categories(run, &cats, err);
+        rc = ms_run_categories(&cats, run, err);
     if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
         rc = MS_ERR_NOMEM;
     if (rc == MS_ERR_NOMEM && err) {

@@ -54,13 +54,13 @@ int main(int argc, char **argv)
     /* NULL timeline and options: the analysis builds the timeline it needs and finds the
      * iterations itself (annotations, optimizer steps, repeated forward calls, ...). */
     ms_leak_report *report = NULL;
-    if (ms_leaks_find(&report, snap, device, NULL, NULL, &err)) {
+    if (ms_leak_report_build(&report, snap, device, NULL, NULL, &err)) {
         fprintf(stderr, "%s: %s\n", argv[1], err.message);
         ms_snapshot_free(snap);
         return 2;
     }
     printf("%zu iterations (%s)\n", report->iterations->n,
-           ms_iter_method_key(report->iterations->method));
+           ms_iter_method_name(report->iterations->method));
     int found = 0;
     for (size_t i = 0; i < report->n; i++) {
         const ms_leak *leak = &report->items[i];
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         /* The finding's numbers are its members' summed. */
         printf("%s %s: %" PRIu64 " alive, %" PRIu64
                " bytes, +%.0f per iteration (+%.0f bytes)",
-               ms_leak_kind_name(leak->kind), ms_leak_pattern_key(leak->pattern),
+               ms_leak_kind_name(leak->kind), ms_leak_pattern_name(leak->pattern),
                leak->count, leak->bytes, leak->growth_count, leak->growth_bytes);
         if (leak->call_site != UINT32_MAX) {
             /* The sites of a forward pass are inside the model; the fix is at the call. */

@@ -155,6 +155,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
                                    "highlighted allocation %zu is not in the timeline",
                                    spec->highlights[h].alloc);
     chart->x_mode = spec->x_mode;
+    chart->event_clock = spec->x_mode == MS_CHART_X_TIME && !src->trace->has_times;
     chart->by = spec->by;
     chart->theme = ms__theme(spec->dark);
 
@@ -209,7 +210,7 @@ done:
 static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *srcs, size_t n)
 {
     ms_chart_spec s = *spec;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n && !s.keep_time_axis; i++)
         if (srcs[i].trace && !srcs[i].trace->has_times)
             s.x_mode = MS_CHART_X_EVENTS;
     return s;

@@ -104,6 +104,10 @@ typedef struct ms_chart_spec {
     const char *title;        /* NULL: "file · cuda:N · peak … · reserved peak …" */
     bool dark;
     bool no_legend;
+    /* A trace without times is drawn over events whatever x_mode asks; true keeps
+     * MS_CHART_X_TIME on its event-index clock (the view's export, which labels those
+     * instants as events itself). */
+    bool keep_time_axis;
     const ms_chart_highlight *highlights;
     size_t n_highlights;
 } ms_chart_spec;
@@ -196,6 +200,7 @@ typedef struct ms_chart {
     ms_chart_rect plot;  /* the data area; plot.w == n_cols exactly */
     ms_chart_theme theme;
     ms_chart_x x_mode;
+    bool event_clock;    /* MS_CHART_X_TIME over a trace without times: x is event / 1e6 */
     ms_chart_by by;
     bool overlay;
 

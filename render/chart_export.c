@@ -106,7 +106,7 @@ static int64_t site_label_id(exporter *x, uint32_t stack)
     const ms_snapshot *snap = x->src->snap;
     uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
     char label[MS_CHART_TEXT];
-    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label))
+    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
         snprintf(label, sizeof label, "(no stack recorded)");
     return ms__st_id(&x->st, label);
 }
@@ -442,6 +442,7 @@ static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit,
             }
             ms_chart_spec spec = {0};
             spec.x_mode = MS_CHART_X_TIME;
+            spec.keep_time_axis = true; /* no times: the page labels instants as events */
             spec.by = by;
             spec.has_from = spec.has_to = true;
             spec.from = lo;
@@ -657,6 +658,8 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
     size_t n_ev = src->trace->n;
     ms__sb_num(doc, n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0);
     ms__sb_printf(doc, ",\"events\":%zu,", n_ev);
+    if (!src->trace->has_times)
+        ms__sb_puts(doc, "\"times\":false,"); /* its times are event indexes */
     ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
     for (int pass = 0; pass < 2; pass++) {
         ms__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");

@@ -79,7 +79,7 @@ static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
 
 static void site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
 {
-    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, buf, cap) != 0)
+    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, buf, cap) == 0)
         snprintf(buf, cap, "(no stack recorded)");
 }
 

@@ -160,12 +160,14 @@ void ms__x_scale(ms_chart *chart)
 {
     int target = (int)ms__clampd(chart->plot.w / 110.0, 2, 16);
     double span = chart->x_hi - chart->x_lo;
-    double step = ms_chart_nice_step(span, target);
-    if (chart->x_mode == MS_CHART_X_EVENTS) {
-        if (step < 1)
-            step = 1;
-        if (fabs(step - 2.5) < 1e-9)
-            step = 5; /* event numbers are whole */
+    /* An event clock (x = event / 1e6) ticks at whole events, labelled as events. */
+    double unit = chart->event_clock ? 1e-6 : 1;
+    double step = ms_chart_nice_step(span / unit, target) * unit;
+    if (chart->x_mode == MS_CHART_X_EVENTS || chart->event_clock) {
+        if (step < unit)
+            step = unit;
+        if (fabs(step / unit - 2.5) < 1e-9)
+            step = 5 * unit; /* event numbers are whole */
     }
     double k0 = ceil(chart->x_lo / step - 1e-9);
     chart->n_xticks = 0;
@@ -175,17 +177,19 @@ void ms__x_scale(ms_chart *chart)
         ms_chart_tick *t = &chart->xticks[chart->n_xticks++];
         t->value = k * step;
         t->px = ms_chart_px(chart, t->value);
-        format_x(chart->x_mode, t->value, step, t->label, sizeof t->label);
+        format_x(chart->event_clock ? MS_CHART_X_EVENTS : chart->x_mode, t->value / unit,
+                 step / unit, t->label, sizeof t->label);
     }
     ms__copy_text(chart->x_title, sizeof chart->x_title,
-                  chart->x_mode == MS_CHART_X_TIME ? "seconds since the first event"
-                                                   : "event index");
+                  chart->x_mode == MS_CHART_X_TIME && !chart->event_clock
+                      ? "seconds since the first event"
+                      : "event index");
 }
 
 void ms__format_at(const ms_chart *chart, double x, char *buf, size_t cap)
 {
-    if (chart->x_mode == MS_CHART_X_EVENTS) {
-        snprintf(buf, cap, "event %.0f", x);
+    if (chart->x_mode == MS_CHART_X_EVENTS || chart->event_clock) {
+        snprintf(buf, cap, "event %.0f", chart->event_clock ? x * 1e6 : x);
         return;
     }
     double step = ms_chart_nice_step(chart->x_hi - chart->x_lo, 10) / 10;

@@ -76,7 +76,7 @@ static void check_truth_file(const char *name)
         if (!ok || !label)
             continue;
         int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(c, time_us, by), 0);
+        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, c, time_us, NULL), 0);
         int64_t total = 0;
         for (int k = 0; k < MS_CAT_COUNT; k++) {
             CHECK_TRUE_IN(ctx, by[k] >= 0);
@@ -153,7 +153,7 @@ static void check_inference(const char *name)
         CHECK_EQ_INT_IN(name, bad, 0);
         CHECK_TRUE_IN(name, activations > 0);
         ms_category_phases ph;
-        ms_categories_phases(c, &ph);
+        ms_categories_phases(&ph, c);
         CHECK_EQ_INT_IN(name, ph.backward, 0);
         CHECK_EQ_INT_IN(name, ph.optimizer, 0);
         CHECK_TRUE_IN(name, ph.forward >= 2);
@@ -187,7 +187,7 @@ static void check_consistency(const char *path, const char *name, void *arg)
     /* Every event of small traces, a stride of big ones. */
     size_t step = t->n_events > 20000 ? t->n_events / 5000 : 1;
     for (size_t e = 0; e < t->n_events; e += step) {
-        if (ms_categories_at_event(c, (int64_t)e, by)) {
+        if (ms_categories_at_event(by, c, (int64_t)e, NULL)) {
             check_fail("%s: at_event %zu failed", name, e);
             break;
         }
@@ -200,13 +200,19 @@ static void check_consistency(const char *path, const char *name, void *arg)
         }
     }
     check_count++;
-    CHECK_EQ_INT_IN(name, ms_categories_at_event(c, -1, by), 0);
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, -1, NULL), 0);
     int64_t start = 0;
     for (int k = 0; k < MS_CAT_COUNT; k++)
         start += by[k];
     CHECK_EQ_INT_IN(name, start, t->active_start);
-    CHECK_TRUE_IN(name, ms_categories_at_event(c, (int64_t)t->n_events, by) != 0);
-    CHECK_TRUE_IN(name, ms_categories_at_event(c, -2, by) != 0);
+    CHECK_TRUE_IN(name, ms_categories_at_event(by, c, (int64_t)t->n_events, NULL) != 0);
+    CHECK_TRUE_IN(name, ms_categories_at_event(by, c, -2, NULL) != 0);
+    /* A failure says why in the caller's ms_error, as every fallible function does. */
+    ms_error aerr;
+    ms_error_clear(&aerr);
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, -2, &aerr), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(name, aerr.code, MS_ERR_ARG);
+    CHECK_EQ_STR_IN(name, aerr.message, "no event -2 in this trace");
 
     const ms_category_point *pk = ms_categories_peak(c);
     CHECK_EQ_INT_IN(name, pk->bytes, t->peak_bytes);
@@ -237,18 +243,22 @@ static void check_consistency(const char *path, const char *name, void *arg)
                         it->items[k].live_end_bytes);
         CHECK_EQ_INT_IN(name, ms_categories_iteration_peak(c, k)->bytes, it->items[k].peak_bytes);
         ms_category_formula f;
-        CHECK_EQ_INT_IN(name, ms_categories_formula(c, k, &f), 0);
+        CHECK_EQ_INT_IN(name, ms_categories_formula(&f, c, k, NULL), 0);
         CHECK_EQ_INT_IN(name, f.measured_peak, it->items[k].peak_bytes);
         CHECK_TRUE_IN(name, f.estimate >= f.parameter + f.optimizer_state);
     }
     CHECK_TRUE_IN(name, ms_categories_iteration_end(c, it ? it->n : 0) == NULL);
-    /* Explanations exist for everything and never overflow. */
+    /* Explanations exist for everything and never overflow; as every text writer, the
+     * result is the whole text's length, and a cut one is its start. */
     char small[24], buf[512];
     for (size_t i = 0; i < t->n_allocs && i < 2000; i++) {
-        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, small, sizeof small), 0);
+        size_t need = ms_categories_explain(c, i, small, sizeof small);
         CHECK_TRUE_IN(name, strlen(small) < sizeof small);
-        ms_categories_explain(c, i, buf, sizeof buf);
+        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, buf, sizeof buf), need);
+        CHECK_EQ_INT_IN(name, strlen(buf), need);
         CHECK_TRUE_IN(name, strlen(buf) > 10);
+        CHECK_TRUE_IN(name, strncmp(buf, small, strlen(small)) == 0);
+        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, NULL, 0), need);
     }
 done:
     ms_categories_free(c);
@@ -266,7 +276,7 @@ static void sweep_fn(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT]
 {
     sweep_ctx *x = ctx;
     int64_t by[MS_CAT_COUNT];
-    if (event != x->next++ || ms_categories_at_event(x->c, event, by) ||
+    if (event != x->next++ || ms_categories_at_event(by, x->c, event, NULL) ||
         memcmp(by, bytes, sizeof by))
         x->ok = false;
 }
@@ -275,7 +285,7 @@ static void check_api(void)
 {
     CHECK_EQ_STR(ms_category_name(MS_CAT_OPTIMIZER_STATE), "optimizer_state");
     CHECK_EQ_STR(ms_category_name(MS_CAT_COUNT), "unknown");
-    CHECK_EQ_STR(ms_category_reason_key(MS_CATR_BACKWARD_KEPT), "backward-kept");
+    CHECK_EQ_STR(ms_category_reason_name(MS_CATR_BACKWARD_KEPT), "backward-kept");
     CHECK_TRUE(ms_category_reason_weak(MS_CATR_PRETRACE_KEPT));
     CHECK_TRUE(!ms_category_reason_weak(MS_CATR_BACKWARD_KEPT));
     ms_categories_free(NULL);
@@ -305,11 +315,12 @@ static void check_api(void)
                 break;
             }
         sweep_ctx x = {given, 10, true};
-        CHECK_EQ_INT(ms_categories_sweep(given, 10, (int64_t)t->n_events - 1, sweep_fn, &x), 0);
+        CHECK_EQ_INT(
+            ms_categories_sweep(given, 10, (int64_t)t->n_events - 1, sweep_fn, &x, NULL), 0);
         CHECK_TRUE(x.ok && x.next == (int64_t)t->n_events);
-        CHECK_TRUE(ms_categories_sweep(given, 5, 4, sweep_fn, &x) != 0);
+        CHECK_TRUE(ms_categories_sweep(given, 5, 4, sweep_fn, &x, NULL) != 0);
         ms_category_phases ph;
-        ms_categories_phases(given, &ph);
+        ms_categories_phases(&ph, given);
         CHECK_EQ_INT(ph.forward, 3);
         CHECK_EQ_INT(ph.backward, 3);
         CHECK_EQ_INT(ph.optimizer, 3);
@@ -317,13 +328,14 @@ static void check_api(void)
         /* Times before the trace give the start, after it the end. */
         int64_t by[MS_CAT_COUNT], total = 0;
         CHECK_EQ_INT(ms_categories_event_at_time(given, t->t_first_us - 1), -1);
-        CHECK_EQ_INT(ms_categories_at_time(given, INT64_MAX, by), 0);
+        CHECK_EQ_INT(ms_categories_at_time(by, given, INT64_MAX, NULL), 0);
         for (int k = 0; k < MS_CAT_COUNT; k++)
             total += by[k];
         CHECK_EQ_INT(total, t->live_end_bytes);
         CHECK_EQ_INT(ms_categories_of(given, t->n_allocs), MS_CAT_OTHER);
-        char buf[8];
-        CHECK_TRUE(ms_categories_explain(given, t->n_allocs, buf, sizeof buf) != 0);
+        char buf[8] = "x";
+        CHECK_EQ_INT(ms_categories_explain(given, t->n_allocs, buf, sizeof buf), 0);
+        CHECK_EQ_STR(buf, "");
     }
     ms_categories_free(own);
     ms_categories_free(given);
@@ -344,7 +356,7 @@ static void check_python_stacks(void)
     ms_error err;
     if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
         ms_category_phases ph;
-        ms_categories_phases(c, &ph);
+        ms_categories_phases(&ph, c);
         CHECK_TRUE(ph.from_empty_stacks);
         CHECK_TRUE(!ph.from_engine_frames);
         CHECK_EQ_INT(ph.backward, 3);

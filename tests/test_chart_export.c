@@ -480,7 +480,7 @@ static void one(const char *path, const char *name, void *arg)
     ms_leak_mark *marks = NULL;
     size_t n_marks = 0;
     ms_error err;
-    ms_leaks_marks(&marks, &n_marks, s, t, NULL, &err);
+    ms_leak_marks_build(&marks, &n_marks, s, t, NULL, &err);
     ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
     for (size_t i = 0; i < n_marks; i++)
         hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label};

@@ -44,8 +44,8 @@ static ms_leak_report *find(const char *name, fixture *fx)
 {
     ms_leak_report *r = NULL;
     ms_error err;
-    if (ms_leaks_find(&r, fx->s, fx->device, fx->t, NULL, &err)) {
-        check_fail("%s: ms_leaks_find: %s", name, err.message);
+    if (ms_leak_report_build(&r, fx->s, fx->device, fx->t, NULL, &err)) {
+        check_fail("%s: ms_leak_report_build: %s", name, err.message);
         return NULL;
     }
     return r;
@@ -260,7 +260,7 @@ static void test_truth_leaks(const char *name, bool check_marks)
             ms_leak_mark *mk = NULL;
             size_t nm = 0;
             ms_error err;
-            CHECK_EQ_INT_IN(name, ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
+            CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
             CHECK_EQ_INT_IN(name, nm, leaked_allocs);
             for (size_t i = 0; i < nm; i++) {
                 CHECK_TRUE_IN(name, mk[i].alloc_index < fx.t->n_allocs);
@@ -294,7 +294,7 @@ static void test_graph_leak(const char *name)
         const ms_leak *L = r->n ? &r->items[0] : NULL;
         CHECK_TRUE_IN(name, L && L->kind == MS_LEAK_LEAK && tl);
         if (L && tl) {
-            CHECK_EQ_STR_IN(name, ms_leak_pattern_key(L->pattern),
+            CHECK_EQ_STR_IN(name, ms_leak_pattern_name(L->pattern),
                             cJSON_GetObjectItem(tl, "kind")->valuestring);
             CHECK_TRUE_IN(name, L->n_members >= 2);
             CHECK_TRUE_IN(name,
@@ -337,7 +337,7 @@ static void test_graph_leak(const char *name)
         ms_leak_mark *mk = NULL;
         size_t nm = 0;
         ms_error err;
-        CHECK_EQ_INT_IN(name, ms_leaks_marks(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
+        CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
         CHECK_EQ_INT_IN(name, nm, L ? L->count : 0);
         for (size_t i = 0; i < nm; i++) {
             CHECK_EQ_INT_IN(name, mk[i].finding, 0);

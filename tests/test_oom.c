@@ -164,7 +164,7 @@ static void one(const char *path, const char *name, void *arg)
     }
     ms_oom_report *r = NULL;
     ms_error err;
-    if (ms_oom_analyze(&r, s, device, t, NULL, &err)) {
+    if (ms_oom_report_build(&r, s, device, t, NULL, &err)) {
         check_fail("%s: %s", name, err.message);
     } else {
         CHECK_EQ_INT_IN(name, r->n, 1);
@@ -343,7 +343,7 @@ static void check_damaged(const char *path)
         read_ok++;
         for (int d = 0; d < ms_snapshot_device_count(s); d++) {
             ms_oom_report *r = NULL;
-            int rc = ms_oom_analyze(&r, s, d, NULL, NULL, &err);
+            int rc = ms_oom_report_build(&r, s, d, NULL, NULL, &err);
             CHECK_TRUE_IN(path, rc == 0 || err.message[0] != '\0');
             answered += rc == 0;
             ms_oom_report_free(r);

@@ -43,7 +43,7 @@ int main(void)
         return check_finish("test_oom_chart");
     ms_oom_report *r = NULL;
     ms_error err;
-    if (ms_oom_analyze(&r, s, device, t, NULL, &err) || r->n != 1) {
+    if (ms_oom_report_build(&r, s, device, t, NULL, &err) || r->n != 1) {
         check_fail("analyze: %s", err.message);
     } else {
         const ms_oom *o = &r->items[0];

@@ -121,7 +121,7 @@ static void check_heights(const char *ctx, const ms_chart *ch, const ms_categori
     size_t W = ch->n_cols, bad = 0, bad_sum = 0, other = 0;
     for (size_t c = 0; c < W; c += step) {
         int64_t e = ch->col_event[c], by[MS_CAT_COUNT] = {0};
-        if (e != MS_CHART_NO_EVENT && ms_categories_at_event(cats, e, by) != 0) {
+        if (e != MS_CHART_NO_EVENT && ms_categories_at_event(by, cats, e, NULL) != 0) {
             check_fail("%s: ms_categories_at_event(%lld) failed", ctx, (long long)e);
             return;
         }
@@ -224,7 +224,7 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
     ms_leak_mark *marks = NULL;
     size_t n = 0;
     ms_error err;
-    if (ms_leaks_marks(&marks, &n, s, src->tl, NULL, &err) || n == 0) {
+    if (ms_leak_marks_build(&marks, &n, s, src->tl, NULL, &err) || n == 0) {
         ms_leak_marks_free(marks);
         return;
     }

@@ -31,7 +31,7 @@ static void check_iterations(const char *name, ms_run *run, const ms_snapshot *s
 {
     ms_error err;
     const ms_iterations *it = NULL;
-    if (ms_run_iterations(run, &it, &err)) {
+    if (ms_run_iterations(&it, run, &err)) {
         check_fail("%s: iterations: %s", name, err.message);
         return;
     }
@@ -41,11 +41,11 @@ static void check_iterations(const char *name, ms_run *run, const ms_snapshot *s
         same_iterations(name, "ms_iterations_find", it, own);
     ms_iterations_free(own);
     ms_leak_report *lr = NULL;
-    if (ms_leaks_find(&lr, s, device, t, NULL, &err) == 0)
-        same_iterations(name, "ms_leaks_find", it, lr->iterations);
+    if (ms_leak_report_build(&lr, s, device, t, NULL, &err) == 0)
+        same_iterations(name, "ms_leak_report_build", it, lr->iterations);
     ms_leak_report_free(lr);
     const ms_categories *c = NULL;
-    if (ms_run_categories(run, &c, &err) == 0)
+    if (ms_run_categories(&c, run, &err) == 0)
         same_iterations(name, "categories", it, ms_categories_iterations(c));
     /* Iterations are in order, inside the trace, and an unfinished one ends it. */
     for (size_t k = 0; k < it->n + it->n_unfinished; k++) {
@@ -63,7 +63,7 @@ static void check_iterations(const char *name, ms_run *run, const ms_snapshot *s
     /* The OOM analysis lists the iterations before the failure and ends with the one it
      * happened in, marked, with the run's numbering. */
     const ms_oom_report *oo = NULL;
-    if (ms_run_ooms(run, &oo, &err)) {
+    if (ms_run_ooms(&oo, run, &err)) {
         check_fail("%s: ooms: %s", name, err.message);
         return;
     }
@@ -93,12 +93,12 @@ static void check_phases(const char *name, ms_run *run, const ms_snapshot *s, in
     ms_error err;
     const ms_phases *ph = NULL;
     const ms_categories *c = NULL;
-    if (ms_run_phases(run, &ph, &err) || ms_run_categories(run, &c, &err)) {
+    if (ms_run_phases(&ph, run, &err) || ms_run_categories(&c, run, &err)) {
         check_fail("%s: phases: %s", name, err.message);
         return;
     }
     ms_category_phases cp;
-    ms_categories_phases(c, &cp);
+    ms_categories_phases(&cp, c);
     CHECK_EQ_INT_IN(name, (int64_t)ph->counts[MS_PHASE_FORWARD], (int64_t)cp.forward);
     CHECK_EQ_INT_IN(name, (int64_t)ph->counts[MS_PHASE_BACKWARD], (int64_t)cp.backward);
     CHECK_EQ_INT_IN(name, (int64_t)ph->counts[MS_PHASE_OPTIMIZER], (int64_t)cp.optimizer);
@@ -115,7 +115,7 @@ static void check_phases(const char *name, ms_run *run, const ms_snapshot *s, in
     /* Annotation ranges: the run's, the library's pairing and render's chart model agree. */
     const ms_annotation_range *ar = NULL;
     size_t nar = 0;
-    if (ms_run_annotation_ranges(run, &ar, &nar, &err)) {
+    if (ms_run_annotation_ranges(&ar, &nar, run, &err)) {
         check_fail("%s: ranges: %s", name, err.message);
         return;
     }
@@ -168,7 +168,7 @@ static void check_frames(const char *name, ms_run *run, const ms_snapshot *s)
     ms_error err;
     const ms_frame_class *fc = NULL;
     size_t n = 0;
-    if (ms_run_frame_classes(run, &fc, &n, &err)) {
+    if (ms_run_frame_classes(&fc, &n, run, &err)) {
         check_fail("%s: frames: %s", name, err.message);
         return;
     }
@@ -201,7 +201,7 @@ static void check_categories_and_leaks(const char *name, ms_run *run, const ms_s
     ms_error err;
     const ms_categories *c = NULL;
     const ms_iterations *it = NULL;
-    if (ms_run_categories(run, &c, &err) || ms_run_iterations(run, &it, &err)) {
+    if (ms_run_categories(&c, run, &err) || ms_run_iterations(&it, run, &err)) {
         check_fail("%s: categories: %s", name, err.message);
         return;
     }
@@ -226,7 +226,7 @@ static void check_categories_and_leaks(const char *name, ms_run *run, const ms_s
     /* Leak bytes: the run's report and the leaks command's own call. */
     const ms_leak_report *lr = NULL;
     ms_leak_report *own = NULL;
-    if (ms_run_leaks(run, &lr, &err) || ms_leaks_find(&own, s, device, t, NULL, &err)) {
+    if (ms_run_leaks(&lr, run, &err) || ms_leak_report_build(&own, s, device, t, NULL, &err)) {
         check_fail("%s: leaks: %s", name, err.message);
         return;
     }
@@ -241,7 +241,7 @@ static void check_categories_and_leaks(const char *name, ms_run *run, const ms_s
     CHECK_TRUE_IN(name, lr->iterations->n == it->n);
     /* An OOM's leak is one of the leak findings. */
     const ms_oom_report *oo = NULL;
-    if (ms_run_ooms(run, &oo, &err) == 0) {
+    if (ms_run_ooms(&oo, run, &err) == 0) {
         for (size_t i = 0; i < oo->n; i++) {
             if (!oo->items[i].leak_bytes)
                 continue;
@@ -269,7 +269,7 @@ static void one_file(const char *path, const char *name, void *arg)
         check_fail("%s: run: %s", name, err.message);
     } else {
         const ms_timeline *rt = NULL;
-        if (ms_run_timeline(run, &rt, &err) == 0) {
+        if (ms_run_timeline(&rt, run, &err) == 0) {
             CHECK_EQ_INT_IN(name, (int64_t)rt->n_events, (int64_t)t->n_events);
             CHECK_EQ_INT_IN(name, rt->peak_bytes, t->peak_bytes);
         }

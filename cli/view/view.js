@@ -33,6 +33,7 @@
   }
 
   function decodeFile(D) {
+    if (D.times === false) EVENTS = true;
     var A = D.allocs, n = A.n;
     D.al = { idx: deltas(A.idx), size: uvarints(A.size), talloc: svarints(A.talloc),
              tfree: svarints(A.tfree), stack: svarints(A.stack), site: uvarints(A.site),
@@ -81,7 +82,10 @@
     var sign = b < 0 ? '-' : '';
     return k === 0 ? sign + v.toFixed(0) + ' B' : sign + v.toFixed(v < 9.995 ? 2 : 1) + ' ' + u[k];
   }
-  function fmtS(s) { return s.toFixed(s < 10 ? 4 : 3) + ' s'; }
+  /* A trace without times (old PyTorch) is exported with event indexes as microseconds:
+   * its instants read as events, never as made-up seconds. */
+  var EVENTS = false;
+  function fmtS(s) { return EVENTS ? 'event ' + Math.round(s * 1e6) : s.toFixed(s < 10 ? 4 : 3) + ' s'; }
   function isPy(file) { return /\.py$/.test(file); }
 
   function el(tag, attrs, parent) {
@@ -264,7 +268,8 @@
 
     /* Title. */
     var zoomed = this.v0 > 0 || this.v1 < D.span * (1 - 1e-9);
-    var title = D.title + (zoomed ? '  ·  window ' + this.v0.toFixed(3) + '–' + this.v1.toFixed(3) + ' s' : '');
+    var title = D.title + (zoomed ? '  ·  window ' + (EVENTS ? fmtS(this.v0) + '–' + fmtS(this.v1)
+                                                             : this.v0.toFixed(3) + '–' + this.v1.toFixed(3) + ' s') : '');
     var t = el('text', { x: 10, y: 21, 'font-size': 15, 'font-weight': 'bold', fill: th.fg }, svg);
     t.textContent = title;
 

@@ -68,15 +68,15 @@ static void fuzz_analyses(const ms_snapshot *s, int d, const ms_timeline *t)
         int64_t by[MS_CAT_COUNT];
         const ms_trace *tr = ms_snapshot_trace(s, d);
         int64_t n = tr ? (int64_t)tr->n : 0;
-        ms_categories_at_event(c, -1, by);
-        ms_categories_at_event(c, n / 2, by);
-        ms_categories_at_event(c, n - 1, by);
-        ms_categories_at_time(c, INT64_MIN, by);
-        ms_categories_at_time(c, INT64_MAX, by);
+        ms_categories_at_event(by, c, -1, NULL);
+        ms_categories_at_event(by, c, n / 2, NULL);
+        ms_categories_at_event(by, c, n - 1, NULL);
+        ms_categories_at_time(by, c, INT64_MIN, NULL);
+        ms_categories_at_time(by, c, INT64_MAX, NULL);
         const ms_iterations *it = ms_categories_iterations(c);
         for (size_t k = 0; it && k < it->n && k < 4; k++) {
             ms_category_formula f;
-            ms_categories_formula(c, k, &f);
+            ms_categories_formula(&f, c, k, NULL);
             ms_categories_iteration_end(c, k);
             ms_categories_iteration_peak(c, k);
         }
@@ -84,7 +84,7 @@ static void fuzz_analyses(const ms_snapshot *s, int d, const ms_timeline *t)
         for (size_t i = 0; i < t->n_allocs && i < 16; i++)
             ms_categories_explain(c, i, buf, sizeof buf);
         ms_category_phases ph;
-        ms_categories_phases(c, &ph);
+        ms_categories_phases(&ph, c);
     }
     ms_categories_free(c);
     const ms_trace *tr = ms_snapshot_trace(s, d);
@@ -94,12 +94,12 @@ static void fuzz_analyses(const ms_snapshot *s, int d, const ms_timeline *t)
         ms_heap *h = NULL;
         if (ms_heap_build(&h, s, d, at[k], &err) == 0) {
             uint64_t bytes, largest;
-            ms_heap_usable_free(h, 2u << 20, 0, &bytes, &largest);
+            ms_heap_usable_free(&bytes, &largest, h, 2u << 20, 0);
         }
         ms_heap_free(h);
     }
     ms_oom_report *o = NULL;
-    if (ms_oom_analyze(&o, s, d, t, NULL, &err) == 0)
+    if (ms_oom_report_build(&o, s, d, t, NULL, &err) == 0)
         ms_oom_report_free(o);
 }
 
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             ms_free(alive);
             /* The iterations and leak analyses read the same model. */
             ms_leak_report *r = NULL;
-            if (ms_leaks_find(&r, s, d, t, NULL, &err) == 0)
+            if (ms_leak_report_build(&r, s, d, t, NULL, &err) == 0)
                 ms_leak_report_free(r);
             fuzz_analyses(s, d, t);
         }

@@ -83,9 +83,9 @@ MS_API int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_
 MS_API void ms_heap_free(ms_heap *h);
 
 /* Free blocks a request could use: same stream, same pool (small/large by the request's
- * block size), default pool. Fills the total, count and largest; returns the count. */
-MS_API uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
-                                    uint64_t stream_raw, uint64_t *bytes, uint64_t *largest);
+ * block size), default pool. Fills their total bytes and the largest; returns the count. */
+MS_API uint64_t ms_heap_usable_free(uint64_t *bytes, uint64_t *largest, const ms_heap *h,
+                                    uint64_t request_block_bytes, uint64_t stream_raw);
 
 #ifdef __cplusplus
 }

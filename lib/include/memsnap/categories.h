@@ -80,7 +80,7 @@ typedef enum ms_category_reason {
         MS_CATR_COUNT
 } ms_category_reason;
 
-MS_API const char *ms_category_reason_key(ms_category_reason r);  /* "backward-kept" */
+MS_API const char *ms_category_reason_name(ms_category_reason r); /* "backward-kept" */
 MS_API const char *ms_category_reason_text(ms_category_reason r); /* one sentence */
 /* True where the evidence is a pattern rather than a record (say so to people). */
 MS_API bool ms_category_reason_weak(ms_category_reason r);
@@ -102,20 +102,21 @@ MS_API const ms_iterations *ms_categories_iterations(const ms_categories *c);
  * MS_CATR_NO_PHASES out of range). */
 MS_API ms_category ms_categories_of(const ms_categories *c, size_t alloc_index);
 MS_API ms_category_reason ms_categories_reason(const ms_categories *c, size_t alloc_index);
-/* One line for people: the reason with the phase and times filled in, e.g. "made in
- * backward 2 (autograd engine frames) at 1.131 s, alive after it ended at 1.134 s". */
-MS_API int ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf,
-                                 size_t cap);
+/* A text writer (memsnap/core.h): one line for people, the reason with the phase and
+ * times filled in, e.g. "made in backward 2 (autograd engine frames) at 1.131 s, alive
+ * after it ended at 1.134 s"; "" for an index out of range. */
+MS_API size_t ms_categories_explain(const ms_categories *c, size_t alloc_index, char *buf,
+                                    size_t cap);
 
 /* Bytes (requested) alive right after `event` (-1: before the first event) by category;
  * they sum to the timeline's active bytes there. Costs at most a few thousand events'
  * replay from the nearest stored checkpoint. */
-MS_API int ms_categories_at_event(const ms_categories *c, int64_t event,
-                                  int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_event(int64_t bytes[MS_CAT_COUNT], const ms_categories *c,
+                                  int64_t event, ms_error *err);
 /* The same right after the last event at or before `time_us` (the trace's clock); before
  * the first event gives the state at the start. */
-MS_API int ms_categories_at_time(const ms_categories *c, int64_t time_us,
-                                 int64_t bytes[MS_CAT_COUNT]);
+MS_API int ms_categories_at_time(int64_t bytes[MS_CAT_COUNT], const ms_categories *c,
+                                 int64_t time_us, ms_error *err);
 /* The event index ms_categories_at_time uses for `time_us` (-1: the start). */
 MS_API int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us);
 
@@ -124,7 +125,7 @@ MS_API int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_
 MS_API int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
                                void (*fn)(void *ctx, int64_t event,
                                           const int64_t bytes[MS_CAT_COUNT]),
-                               void *ctx);
+                               void *ctx, ms_error *err);
 
 /* A point of the timeline with its breakdown. */
 typedef struct ms_category_point {
@@ -147,16 +148,16 @@ MS_API const ms_category_point *ms_categories_iteration_peak(const ms_categories
  * much of the end is what `memsnap leaks` reports as leaks (findings of kind
  * MS_LEAK_LEAK, their allocations still alive after the last event). `r` is a leak
  * report of the device whose alloc indices refer to this categorisation's timeline
- * (ms_leaks_find given that timeline, or given NULL: builds are deterministic); NULL
- * runs ms_leaks_find with default options, as `memsnap leaks` does. */
+ * (ms_leak_report_build given that timeline, or given NULL: builds are deterministic); NULL
+ * runs ms_leak_report_build with default options, as `memsnap leaks` does. */
 typedef struct ms_category_end {
     ms_category_point at;        /* after the last event (-1: an empty trace's start) */
     int64_t held_by_leaks_bytes; /* part of at.bytes */
     uint64_t leak_findings;      /* leak findings holding any of it */
 } ms_category_end;
 
-MS_API int ms_categories_end(const ms_categories *c, const ms_leak_report *r,
-                             ms_category_end *out, ms_error *err);
+MS_API int ms_categories_end(ms_category_end *out, const ms_categories *c,
+                             const ms_leak_report *r, ms_error *err);
 
 /* The Hugging Face guide's training-memory formula for iteration k, with the measured
  * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
@@ -172,7 +173,8 @@ typedef struct ms_category_formula {
     int64_t measured_peak;       /* the iteration's real peak */
 } ms_category_formula;
 
-MS_API int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out);
+MS_API int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size_t k,
+                                 ms_error *err);
 
 /* Phases found, for people: counts by kind and where they came from. */
 typedef struct ms_category_phases {
@@ -183,7 +185,7 @@ typedef struct ms_category_phases {
     bool from_empty_stacks;  /* the autograd thread's empty stacks (stacks='python') */
 } ms_category_phases;
 
-MS_API void ms_categories_phases(const ms_categories *c, ms_category_phases *out);
+MS_API void ms_categories_phases(ms_category_phases *out, const ms_categories *c);
 
 /* Without building everything: the bytes by category of any allocation lives of the
  * device of `t` (e.g. t->peak_alive of a timeline built without MS_TIMELINE_ALLOCS),

@@ -94,7 +94,7 @@ typedef struct ms_profile {
 } ms_profile;
 
 /* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
- * all allocations by site, and the leak totals (ms_leaks_find with default options; when
+ * all allocations by site, and the leak totals (ms_leak_report_build with default options; when
  * that analysis fails the leaks stay unknown rather than failing the profile). `device`
  * -1 picks the device with the most events (ties: the lowest id). `name` is copied. */
 MS_API int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
@@ -202,17 +202,17 @@ MS_API int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile 
                            ms_error *err);
 MS_API void ms_pair_free(ms_pair *p);
 
-/* The plain-words verdict, one paragraph, e.g. "rank1 peaks 51.0% higher than rank0
- * (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at 0.61 s); most of it (+240.0 MiB) is
- * held at the peak by modeling_gpt2.py:123 forward." When either file leaks it says so:
- * "A leaks 1 finding, 90.09 MiB, +30.03 MiB per iteration; B does not." Names default
- * to "rankN" or the file's base name. Truncates to fit `cap`; returns the length it
- * needed. */
+/* A text writer (memsnap/core.h): the plain-words verdict, one paragraph, e.g. "rank1
+ * peaks 51.0% higher than rank0 (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at
+ * 0.61 s); most of it (+240.0 MiB) is held at the peak by modeling_gpt2.py:123 forward."
+ * When either file leaks it says so: "A leaks 1 finding, 90.09 MiB, +30.03 MiB per
+ * iteration; B does not." Names default to "rankN" or the file's base name. */
 MS_API size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
                               char *buf, size_t cap);
 
-/* "rank3" when the name holds a rank, else the file's base name. */
-MS_API void ms_profile_label(const ms_profile *p, char *buf, size_t cap);
+/* A text writer (memsnap/core.h): "rank3" when the name holds a rank, else the file's
+ * base name ("stdin" for "-"). */
+MS_API size_t ms_profile_label(const ms_profile *p, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ many ranks */
 

@@ -43,8 +43,8 @@ typedef struct ms_error {
     char message[320];  /* one line, no trailing newline */
 } ms_error;
 
-MS_API const char *ms_code_name(int code);     /* "MS_ERR_TRUNCATED" */
-MS_API const char *ms_code_message(int code);  /* "input ends early" */
+MS_API const char *ms_code_name(int code); /* "MS_ERR_TRUNCATED" */
+MS_API const char *ms_code_text(int code); /* "input ends early" */
 MS_API void ms_error_clear(ms_error *err);
 
 /* ------------------------------------------------------------------ limits */
@@ -89,10 +89,22 @@ MS_API ms_limits ms_limits_default(void);
 /* Releases a plain array handed out by the library (ms_alloc[], ms_site_total[]). */
 MS_API void ms_free(void *p);
 
+/* Text writers. Every function that writes text into a caller's buffer (buf, cap) is
+ * one of these, named ms_*_format or saying what it writes (ms_categories_explain,
+ * ms_pair_verdict, ms_profile_label), and they all keep one rule, as snprintf does:
+ *  - they return the length of the whole text (without the NUL), also when it did not
+ *    fit: a result >= cap means the text was cut, and a buffer of result + 1 bytes
+ *    holds it all; buf may be NULL when cap is 0, to ask for the length;
+ *  - with cap > 0 the buffer always ends with a NUL, and a cut text is cut before a
+ *    whole UTF-8 character, never inside one (it may then be up to 3 bytes shorter
+ *    than cap - 1);
+ *  - they cannot fail: what they cannot describe (an unknown frame id, an allocation
+ *    index out of range) gives a fixed text such as "(no stack)", or "" (length 0). */
+
 /* "1.50 GiB", "512 B" */
-MS_API void ms_format_bytes(int64_t bytes, char *buf, size_t cap);
-/* Parses "20GiB", "512MB", "1.5G", "4096"; returns 0 or MS_ERR_ARG. */
-MS_API int ms_parse_size(const char *text, uint64_t *out);
+MS_API size_t ms_format_bytes(int64_t bytes, char *buf, size_t cap);
+/* Parses "20GiB", "512MB", "1.5G", "4096" into *out; returns 0 or MS_ERR_ARG. */
+MS_API int ms_parse_size(uint64_t *out, const char *text, ms_error *err);
 
 #ifdef __cplusplus
 }

@@ -35,7 +35,7 @@ typedef enum ms_iter_method {
         MS_ITER_METHOD_COUNT
 } ms_iter_method;
 
-MS_API const char *ms_iter_method_key(ms_iter_method m);  /* "optimizer-frames" */
+MS_API const char *ms_iter_method_name(ms_iter_method m); /* "optimizer-frames" */
 MS_API const char *ms_iter_method_text(ms_iter_method m); /* one line for people */
 
 typedef struct ms_iter_options {
@@ -65,6 +65,7 @@ typedef struct ms_iterations {
      * the last complete iteration, when they hold an out-of-memory error. Views that
      * list the iterations up to a failure end with it, marked. */
     size_t n_unfinished;
+    bool has_times;         /* the trace's: false, start_us/end_us are event indexes */
 } ms_iterations;
 
 /* Finds the iterations of one device. `t` is that device's timeline: with an active curve

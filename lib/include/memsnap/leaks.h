@@ -55,7 +55,7 @@ typedef enum ms_leak_pattern {
         MS_LEAK_PATTERN_COUNT
 } ms_leak_pattern;
 
-MS_API const char *ms_leak_pattern_key(ms_leak_pattern p);  /* "graph" */
+MS_API const char *ms_leak_pattern_name(ms_leak_pattern p); /* "graph" */
 MS_API const char *ms_leak_pattern_text(ms_leak_pattern p); /* one line for people */
 
 typedef struct ms_leak_options {
@@ -133,12 +133,12 @@ typedef struct ms_leak_report {
  * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS (alloc indices refer to it); NULL builds one
  * internally, and then alloc indices refer to a fresh build of the same timeline
  * (builds are deterministic). Retained findings are always computed; callers filter. */
-MS_API int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device,
-                         const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+MS_API int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int device,
+                                const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
 MS_API void ms_leak_report_free(ms_leak_report *r);
 
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
- * "file:line function, 768 KiB". `t` as for ms_leaks_find but required. */
+ * "file:line function, 768 KiB". `t` as for ms_leak_report_build but required. */
 typedef struct ms_leak_mark {
     size_t alloc_index;      /* into t->allocs[] */
     ms_leak_kind kind;
@@ -149,11 +149,11 @@ typedef struct ms_leak_mark {
     size_t finding;
 } ms_leak_mark;
 
-MS_API int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
-                          const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
+MS_API int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                               const ms_timeline *t, const ms_leak_options *opt, ms_error *err);
 /* The same marks from a report already found (`t` the timeline it was found on). */
-MS_API int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
-                            const ms_timeline *t, const ms_leak_report *r, ms_error *err);
+MS_API int ms_leak_marks_from_report(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                                     const ms_timeline *t, const ms_leak_report *r, ms_error *err);
 MS_API void ms_leak_marks_free(ms_leak_mark *marks);
 
 #ifdef __cplusplus

@@ -5,9 +5,12 @@
  * and every pointer obtained from an object (strings, arrays, views) lives exactly as
  * long as that object.
  *
- * Conventions: functions return 0 on success and a negative ms_code on failure, with
- * the details (code, byte offset where it applies, message) in a caller-owned ms_error.
- * The library never prints and never exits.
+ * Conventions (docs/api.md has them all): a function that can fail returns 0 on success
+ * and a negative ms_code on failure, with the details (code, byte offset where it
+ * applies, message) in a caller-owned ms_error, its last parameter (NULL accepted);
+ * output parameters come first; ms_X_name() is an enum's stable key and ms_X_text()
+ * its prose; text writers keep one rule (memsnap/core.h). The library never prints and
+ * never exits.
  *
  * This header includes the whole basic API, one header per part (each may be included
  * alone): core.h (errors, limits, helpers), model.h (reading and the snapshot model),

@@ -86,7 +86,8 @@ typedef struct ms_oom_facts {
     ms_oom_basis basis;
 } ms_oom_facts;
 
-/* Decides the cause; writes one line saying why (with numbers) into why. */
+/* Decides the cause, and writes one line saying why (with numbers) into why/cap as a
+ * text writer does (memsnap/core.h: NUL-terminated, cut before a whole character). */
 MS_API ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
 
 #define MS_OOM_MAX_ADVICE 8
@@ -206,8 +207,8 @@ typedef struct ms_oom_options {
 /* Explains every oom event of one device. `t`: that device's timeline built with
  * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, or NULL to build one. A device without oom
  * events gives n == 0. `opt` may be NULL. */
-MS_API int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
-                          const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
+MS_API int ms_oom_report_build(ms_oom_report **out, const ms_snapshot *s, int device,
+                               const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
 MS_API void ms_oom_report_free(ms_oom_report *r);
 
 #ifdef __cplusplus

@@ -30,7 +30,7 @@ typedef struct ms_annotation_range {
     bool open_end;   /* end_us is INT64_MAX */
 } ms_annotation_range;
 
-/* The device's ranges sorted by start, outer first among equal starts; free() *out. */
+/* The device's ranges sorted by start, outer first among equal starts; ms_free(*out). */
 MS_API int ms_annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snapshot *s,
                                 int device, ms_error *err);
 

@@ -43,24 +43,24 @@ MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
 MS_API int ms_run_device(const ms_run *r);
 
 /* The device's timeline (ms_run_options.timeline_flags). */
-MS_API int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err);
+MS_API int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
  * holds the same object. */
-MS_API int ms_run_iterations(ms_run *r, const ms_iterations **out, ms_error *err);
+MS_API int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err);
 /* The device's annotation ranges (ms_annotation_ranges), paired once. */
-MS_API int ms_run_annotation_ranges(ms_run *r, const ms_annotation_range **out, size_t *n_out,
+MS_API int ms_run_annotation_ranges(const ms_annotation_range **out, size_t *n_out, ms_run *r,
                                     ms_error *err);
 /* The phase list (inferred from stacks where there are no annotations). */
-MS_API int ms_run_phases(ms_run *r, const ms_phases **out, ms_error *err);
+MS_API int ms_run_phases(const ms_phases **out, ms_run *r, ms_error *err);
 /* The class of every frame of the snapshot, indexed by frame id (ms_frame_classify). */
-MS_API int ms_run_frame_classes(ms_run *r, const ms_frame_class **out, size_t *n_out,
+MS_API int ms_run_frame_classes(const ms_frame_class **out, size_t *n_out, ms_run *r,
                                 ms_error *err);
 /* Categories of the timeline's allocations, built on the run's iterations. */
-MS_API int ms_run_categories(ms_run *r, const ms_categories **out, ms_error *err);
+MS_API int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err);
 /* Leak findings (their alloc indices refer to ms_run_timeline). */
-MS_API int ms_run_leaks(ms_run *r, const ms_leak_report **out, ms_error *err);
+MS_API int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err);
 /* OOM analyses, with the run's categories behind their category breakdowns. */
-MS_API int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err);
+MS_API int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err);
 
 #ifdef __cplusplus
 }

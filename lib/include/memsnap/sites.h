@@ -66,9 +66,11 @@ MS_API bool ms_frame_kind_is_python(ms_frame_kind k);
 /* Code a user cannot act on when looking for their line: torch's and compiled code. */
 MS_API bool ms_frame_kind_is_internal(ms_frame_kind k);
 
-/* Writes a layer frame for people: "modules/linear.py:134 forward" for Python layers,
- * "MmBackward0" for the autograd node of a backward allocation. */
-MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+/* Text writers (the rule is in memsnap/core.h). */
+
+/* A layer frame for people: "modules/linear.py:134 forward" for Python layers,
+ * "MmBackward0" for the autograd node of a backward allocation; "" for an unknown id. */
+MS_API size_t ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ sites */
 
@@ -77,14 +79,15 @@ MS_API int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, s
  * backward node, else the innermost frame past the capture machinery.
  * Returns a frame id, or UINT32_MAX for an empty/unknown stack. Cached per stack. */
 MS_API uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
-/* Writes "file:line function" (file shortened to its last two path parts). */
-MS_API int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
-/* Writes "file:line" only (same shortening); C++ frames give the library's name. */
-MS_API int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf,
-                                   size_t cap);
-/* Writes the function name; C++ names lose their parameter list. */
-MS_API int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf,
-                                   size_t cap);
+/* Text writers (memsnap/core.h): "file:line function" (file shortened to its last two
+ * path parts, each part at most 511 bytes), "(no stack)" for an unknown id. */
+MS_API size_t ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+/* "file:line" only (same shortening); C++ frames give the library's name. */
+MS_API size_t ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf,
+                                      size_t cap);
+/* The function name; C++ names lose their parameter list; "" for an unknown id. */
+MS_API size_t ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf,
+                                      size_t cap);
 
 /* ------------------------------------------------------------------ site totals */
 

@@ -43,7 +43,7 @@ typedef enum ms_wrap_evidence {
 } ms_wrap_evidence;
 
 /* "annotations_before_first_event", "entry_count_round"; NULL for MS_WRAP_NONE. */
-MS_API const char *ms_wrap_evidence_key(ms_wrap_evidence e);
+MS_API const char *ms_wrap_evidence_name(ms_wrap_evidence e);
 
 typedef struct ms_timeline {
     int device;

@@ -840,8 +840,8 @@ void ms_heap_free(ms_heap *h)
     free(h);
 }
 
-uint64_t ms_heap_usable_free(const ms_heap *h, uint64_t request_block_bytes,
-                             uint64_t stream_raw, uint64_t *bytes, uint64_t *largest)
+uint64_t ms_heap_usable_free(uint64_t *bytes, uint64_t *largest, const ms_heap *h,
+                             uint64_t request_block_bytes, uint64_t stream_raw)
 {
     bool small = request_block_bytes <= MS_SMALL_REQUEST_MAX;
     uint64_t n = 0, sum = 0, big = 0;

@@ -37,7 +37,7 @@ static const char *const REASON_TEXTS[] = {
 #undef MS_X_TEXT
 };
 
-const char *ms_category_reason_key(ms_category_reason r)
+const char *ms_category_reason_name(ms_category_reason r)
 {
     return (unsigned)r < MS_CATR_COUNT ? REASON_KEYS[r] : "unknown";
 }

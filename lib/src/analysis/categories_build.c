@@ -240,49 +240,73 @@ static const char *src_text(uint8_t src)
     return "between phases";
 }
 
-int ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t cap)
+/* "1.234 s", or "event N" on a trace without times (its times are event indexes). */
+static const char *when(const ms_categories *c, int64_t us, char *b, size_t cap)
 {
-    if (!c || i >= c->n || !buf || !cap)
-        return MS_ERR_ARG;
+    if (c->t->has_times)
+        snprintf(b, cap, "%.3f s", secs(c, us));
+    else
+        snprintf(b, cap, "event %lld", (long long)us);
+    return b;
+}
+
+size_t ms_categories_explain(const ms_categories *c, size_t i, char *buf, size_t cap)
+{
+    char w0[40], w1[40], w2[40];
+    if (cap)
+        buf[0] = '\0';
+    if (!c || i >= c->n)
+        return 0;
+    int n;
     const ms_alloc *a = &c->t->allocs[i];
     ms_category_reason r = (ms_category_reason)c->why[i];
     const char *weak = ms_category_reason_weak(r) ? " (weak evidence)" : "";
     if (a->alloc_event < 0) {
         if (a->free_event >= 0)
-            snprintf(buf, cap, "%s; freed at %.3f s%s", ms_category_reason_text(r),
-                     secs(c, ev_time(c, a->free_event)), weak);
+            n = snprintf(buf, cap, "%s; freed at %s%s", ms_category_reason_text(r),
+                         when(c, ev_time(c, a->free_event), w0, sizeof w0), weak);
         else
-            snprintf(buf, cap, "%s; still alive at the end%s", ms_category_reason_text(r), weak);
-        return 0;
+            n = snprintf(buf, cap, "%s; still alive at the end%s", ms_category_reason_text(r),
+                         weak);
+        return ms__text_done(buf, cap, n);
     }
     size_t k = ms__cat_seg_of(&c->x, a->alloc_event);
-    if (k >= c->x.nsegs) {
-        snprintf(buf, cap, "%s%s", ms_category_reason_text(r), weak);
-        return 0;
-    }
+    if (k >= c->x.nsegs)
+        return ms__text_done(buf, cap,
+                             snprintf(buf, cap, "%s%s", ms_category_reason_text(r), weak));
     const ms__cat_seg *g = &c->x.segs[k];
     char freed[64];
     if (a->free_event >= 0)
-        snprintf(freed, sizeof freed, "freed at %.3f s", secs(c, ev_time(c, a->free_event)));
+        snprintf(freed, sizeof freed, "freed at %s", when(c, ev_time(c, a->free_event), w0, sizeof w0));
     else
         snprintf(freed, sizeof freed, "never freed");
-    if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT)
-        snprintf(buf, cap, "made at %.3f s in %s %u (%s; %.3f-%.3f s), %s: %s%s",
-                 secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
-                 g->ordinal + 1, src_text(g->src), secs(c, ev_time(c, g->start)),
-                 secs(c, ev_time(c, g->end - 1)), freed, ms_category_reason_text(r), weak);
+    if ((g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) &&
+        !c->t->has_times)
+        n = snprintf(buf, cap, "made at %s in %s %u (%s; events %lld-%lld), %s: %s%s",
+                     when(c, ev_time(c, a->alloc_event), w1, sizeof w1),
+                     ms__cat_phase_name(g->kind), g->ordinal + 1, src_text(g->src),
+                     (long long)g->start, (long long)(g->end - 1), freed,
+                     ms_category_reason_text(r), weak);
+    else if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT)
+        n = snprintf(buf, cap, "made at %.3f s in %s %u (%s; %.3f-%.3f s), %s: %s%s",
+                     secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
+                     g->ordinal + 1, src_text(g->src), secs(c, ev_time(c, g->start)),
+                     secs(c, ev_time(c, g->end - 1)), freed, ms_category_reason_text(r), weak);
     else
-        snprintf(buf, cap, "made at %.3f s in the %s before %s, %s: %s%s",
-                 secs(c, ev_time(c, a->alloc_event)), ms__cat_phase_name(g->kind),
-                 k + 1 < c->x.nsegs ? ms__cat_phase_name(c->x.segs[k + 1].kind) : "the end",
-                 freed, ms_category_reason_text(r), weak);
-    return 0;
+        n = snprintf(buf, cap, "made at %s in the %s before %s, %s: %s%s",
+                     when(c, ev_time(c, a->alloc_event), w2, sizeof w2),
+                     ms__cat_phase_name(g->kind),
+                     k + 1 < c->x.nsegs ? ms__cat_phase_name(c->x.segs[k + 1].kind) : "the end",
+                     freed, ms_category_reason_text(r), weak);
+    return ms__text_done(buf, cap, n);
 }
 
-int ms_categories_at_event(const ms_categories *c, int64_t event, int64_t bytes[MS_CAT_COUNT])
+int ms_categories_at_event(int64_t bytes[MS_CAT_COUNT], const ms_categories *c, int64_t event,
+                           ms_error *err)
 {
     if (!c || event < -1 || (event >= 0 && (uint64_t)event >= c->t->n_events))
-        return MS_ERR_ARG;
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no event %lld in this trace",
+                        (long long)event);
     size_t k = (size_t)(event + 1) / CP_STRIDE;
     memcpy(bytes, c->cp[k], sizeof c->cp[k]);
     for (int64_t e = (int64_t)(k * CP_STRIDE); e <= event; e++)
@@ -306,21 +330,22 @@ int64_t ms_categories_event_at_time(const ms_categories *c, int64_t time_us)
     return (int64_t)lo - 1;
 }
 
-int ms_categories_at_time(const ms_categories *c, int64_t time_us, int64_t bytes[MS_CAT_COUNT])
+int ms_categories_at_time(int64_t bytes[MS_CAT_COUNT], const ms_categories *c, int64_t time_us,
+                          ms_error *err)
 {
     if (!c)
-        return MS_ERR_ARG;
-    return ms_categories_at_event(c, ms_categories_event_at_time(c, time_us), bytes);
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_categories_at_time: no categories");
+    return ms_categories_at_event(bytes, c, ms_categories_event_at_time(c, time_us), err);
 }
 
 int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
                         void (*fn)(void *ctx, int64_t event, const int64_t bytes[MS_CAT_COUNT]),
-                        void *ctx)
+                        void *ctx, ms_error *err)
 {
     if (!c || !fn || first < 0 || last < first || (uint64_t)last >= c->t->n_events)
-        return MS_ERR_ARG;
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_categories_sweep: bad argument");
     int64_t by[MS_CAT_COUNT];
-    int rc = ms_categories_at_event(c, first - 1, by);
+    int rc = ms_categories_at_event(by, c, first - 1, err);
     if (rc)
         return rc;
     for (int64_t e = first; e <= last; e++) {
@@ -354,7 +379,7 @@ static void held_by_leaks(const ms_categories *c, const ms_leak_report *r, ms_ca
     }
 }
 
-int ms_categories_end(const ms_categories *c, const ms_leak_report *r, ms_category_end *out,
+int ms_categories_end(ms_category_end *out, const ms_categories *c, const ms_leak_report *r,
                       ms_error *err)
 {
     if (!c || !out)
@@ -362,7 +387,7 @@ int ms_categories_end(const ms_categories *c, const ms_leak_report *r, ms_catego
     memset(out, 0, sizeof *out);
     int64_t last = c->t->n_events ? (int64_t)c->t->n_events - 1 : -1;
     int64_t by[MS_CAT_COUNT];
-    int rc = ms_categories_at_event(c, last, by);
+    int rc = ms_categories_at_event(by, c, last, NULL);
     if (rc)
         return ms__fail(err, rc, MS_NO_OFFSET, "no state after event %lld", (long long)last);
     fill_point(c, &out->at, last, by);
@@ -378,7 +403,7 @@ int ms_categories_end(const ms_categories *c, const ms_leak_report *r, ms_catego
     /* The categories' own timeline has the active curve the leak analysis needs; a
      * caller's may not, and a fresh build gives the same alloc indices. */
     const ms_timeline *lt = c->t->active ? c->t : NULL;
-    rc = ms_leaks_find(&own, c->s, c->t->device, lt, NULL, err);
+    rc = ms_leak_report_build(&own, c->s, c->t->device, lt, NULL, err);
     if (rc)
         return rc;
     held_by_leaks(c, own, out);
@@ -396,15 +421,16 @@ const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, si
     return c && c->it && k < c->it->n ? &c->iter_peak[k] : NULL;
 }
 
-int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula *out)
+int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size_t k,
+                          ms_error *err)
 {
     if (!c || !out || !c->it || k >= c->it->n)
-        return MS_ERR_ARG;
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no iteration %zu", k);
     memset(out, 0, sizeof *out);
     out->iteration = k;
     const ms_iteration *x = &c->it->items[k];
     int64_t by[MS_CAT_COUNT];
-    int rc = ms_categories_at_event(c, x->start_event - 1, by);
+    int rc = ms_categories_at_event(by, c, x->start_event - 1, err);
     if (rc)
         return rc;
     /* Optimizer intermediates: temporaries made in an optimizer step, tracked beside the
@@ -441,7 +467,7 @@ int ms_categories_formula(const ms_categories *c, size_t k, ms_category_formula 
     return 0;
 }
 
-void ms_categories_phases(const ms_categories *c, ms_category_phases *out)
+void ms_categories_phases(ms_category_phases *out, const ms_categories *c)
 {
     memset(out, 0, sizeof *out);
     if (!c)

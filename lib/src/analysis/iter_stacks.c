@@ -168,7 +168,7 @@ int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *t
     if (!ok)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
     char site[96];
-    if (ms_site_format(s, best, site, sizeof site) == 0)
+    if (ms_site_format(s, best, site, sizeof site) > 0)
         snprintf(c->detail, sizeof c->detail, "calls from %s", site);
     return 0;
 }

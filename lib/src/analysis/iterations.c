@@ -24,7 +24,7 @@ static const char *const METHOD_TEXTS[] = {
 #undef MS_X_TEXT
 };
 
-const char *ms_iter_method_key(ms_iter_method m)
+const char *ms_iter_method_name(ms_iter_method m)
 {
     return (unsigned)m < MS_ITER_METHOD_COUNT ? METHOD_KEYS[m] : "unknown";
 }
@@ -241,6 +241,7 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
     if (!it)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
     it->device = tr->device;
+    it->has_times = tr->has_times;
     it->method = c->n ? c->method : MS_ITER_NONE;
     memcpy(it->detail, c->detail, sizeof it->detail);
     if (c->n) {

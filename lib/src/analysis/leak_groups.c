@@ -27,7 +27,7 @@ static const char *const PATTERN_TEXTS[] = {
 #undef MS_X_TEXT
 };
 
-const char *ms_leak_pattern_key(ms_leak_pattern p)
+const char *ms_leak_pattern_name(ms_leak_pattern p)
 {
     return (unsigned)p < MS_LEAK_PATTERN_COUNT ? PATTERN_KEYS[p] : "unknown";
 }

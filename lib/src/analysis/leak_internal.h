@@ -21,7 +21,7 @@ int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint);
  * so that equal sizes always come out the same way. A qsort comparator of ms_leak. */
 int ms__leak_cmp(const void *a, const void *b);
 
-/* Turns the per-site findings of ms_leaks_find's first stage into findings a user can act
+/* Turns the per-site findings of ms_leak_report_build's first stage into findings a user can act
  * on: allocations of a leaking site that never repeat leave the leak (retained); leaks
  * made in the same pass of the same iterations become one finding with its sites as
  * members; every finding gets its members, pattern and a representative stack. Rebuilds

@@ -583,8 +583,8 @@ static int check_timeline(const ms_snapshot *s, int device, const ms_timeline *t
     return 0;
 }
 
-int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device, const ms_timeline *t,
-                  const ms_leak_options *opt, ms_error *err)
+int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int device,
+                         const ms_timeline *t, const ms_leak_options *opt, ms_error *err)
 {
     *out = NULL;
     int rc = check_timeline(s, device, t, err);
@@ -602,8 +602,8 @@ int ms_leaks_find(ms_leak_report **out, const ms_snapshot *s, int device, const 
     return rc;
 }
 
-int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, const ms_timeline *t,
-                   const ms_leak_options *opt, ms_error *err)
+int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_leak_options *opt, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -616,13 +616,13 @@ int ms_leaks_marks(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s, cons
     rc = find_with(&r, s, t, opt, err);
     if (rc)
         return rc;
-    rc = ms_leak_marks_of(out, n_out, s, t, r, err);
+    rc = ms_leak_marks_from_report(out, n_out, s, t, r, err);
     ms_leak_report_free(r);
     return rc;
 }
 
-int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
-                     const ms_timeline *t, const ms_leak_report *r, ms_error *err)
+int ms_leak_marks_from_report(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                              const ms_timeline *t, const ms_leak_report *r, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -649,10 +649,10 @@ int ms_leak_marks_of(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
             char bytes[32], where[96];
             ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
             if (L->pattern != MS_LEAK_PATTERN_GRAPH || L->call_site == UINT32_MAX ||
-                ms_site_format(s, L->call_site, where, sizeof where) != 0)
+                ms_site_format(s, L->call_site, where, sizeof where) == 0)
                 snprintf(where, sizeof where, "%s", site);
             snprintf(grouped, sizeof grouped, "%s %s, %zu sites, %s: %s",
-                     ms_leak_pattern_key(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
+                     ms_leak_pattern_name(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
                      bytes, where);
         }
         for (size_t j = 0; j < L->n_index; j++) {

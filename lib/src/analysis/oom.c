@@ -86,7 +86,7 @@ static uint64_t rest_needed(const ms_oom_facts *f)
  * order is the order of certainty: a single huge allocation is a fact about the
  * blocks; a leak is a trend across iterations; the category split is an inference
  * from phases. */
-ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap)
+static ms_oom_cause decide(const ms_oom_facts *f, char *why, size_t cap)
 {
     char a[32], b[32], c[32], d[32];
     const uint64_t req = f->request_block_bytes, total = f->allocated_bytes;
@@ -153,6 +153,14 @@ ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap)
     snprintf(why, cap, "no block-level cause; the categories of memory are not known, so "
                        "activations and model state could not be told apart");
     return MS_OOM_OTHER;
+}
+
+ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap)
+{
+    ms_oom_cause cause = decide(f, why, cap);
+    if (cap && strlen(why) + 1 >= cap)
+        ms__utf8_trim(why); /* the text writers' rule: cut before a whole character */
+    return cause;
 }
 
 /* ------------------------------------------------------------------ analysis */
@@ -633,8 +641,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->free_in_reserved_bytes = h->inactive_bytes;
     o->free_blocks = h->inactive_count;
     o->largest_free_block_bytes = h->largest_inactive;
-    o->usable_free_blocks = ms_heap_usable_free(h, o->request_block_bytes, o->stream_raw,
-                                                &o->usable_free_bytes, &o->largest_usable_block);
+    o->usable_free_blocks = ms_heap_usable_free(&o->usable_free_bytes, &o->largest_usable_block, h,
+                                                o->request_block_bytes, o->stream_raw);
     for (size_t b = 0; b < h->n_blocks; b++)
         if (h->blocks[b].state == MS_BLOCK_ACTIVE_ALLOCATED &&
             h->blocks[b].size > o->largest_alive_bytes)
@@ -746,7 +754,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
         opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0) {
         o->have_categories = true;
     }
-    else if (cats && ms_categories_at_event(cats, (int64_t)event, o->category_bytes) == 0) {
+    else if (cats && ms_categories_at_event(o->category_bytes, cats, (int64_t)event, NULL) == 0) {
         o->have_categories = true;
         if (block_categories_from(o, t, cats)) {
             free(alive);
@@ -787,8 +795,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     return 0;
 }
 
-int ms_oom_analyze(ms_oom_report **out, const ms_snapshot *s, int device,
-                   const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
+int ms_oom_report_build(ms_oom_report **out, const ms_snapshot *s, int device,
+                        const ms_timeline *t, const ms_oom_options *opt, ms_error *err)
 {
     return ms__oom_analyze_with(out, s, device, t, opt, NULL, NULL, err);
 }
@@ -831,7 +839,7 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
     /* Iterations and leaks are context: a trace they cannot be found in still gets its
      * allocator state and cause. */
     ms_error soft;
-    if (!run_lr && ms_leaks_find(&lr, s, device, t, NULL, &soft))
+    if (!run_lr && ms_leak_report_build(&lr, s, device, t, NULL, &soft))
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;

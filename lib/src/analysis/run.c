@@ -71,7 +71,7 @@ int ms_run_device(const ms_run *r)
     return r ? r->device : -1;
 }
 
-int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err)
+int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->tl) {
@@ -85,7 +85,7 @@ int ms_run_timeline(ms_run *r, const ms_timeline **out, ms_error *err)
     return 0;
 }
 
-int ms_run_iterations(ms_run *r, const ms_iterations **out, ms_error *err)
+int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->it_view) {
@@ -95,7 +95,7 @@ int ms_run_iterations(ms_run *r, const ms_iterations **out, ms_error *err)
             r->it_view = r->leaks->iterations;
         } else {
             const ms_timeline *t;
-            int rc = ms_run_timeline(r, &t, err);
+            int rc = ms_run_timeline(&t, r, err);
             if (!rc)
                 rc = ms_iterations_find(&r->it, r->s, r->device, t, &r->opt.iter, err);
             if (rc)
@@ -107,7 +107,7 @@ int ms_run_iterations(ms_run *r, const ms_iterations **out, ms_error *err)
     return 0;
 }
 
-int ms_run_annotation_ranges(ms_run *r, const ms_annotation_range **out, size_t *n_out,
+int ms_run_annotation_ranges(const ms_annotation_range **out, size_t *n_out, ms_run *r,
                              ms_error *err)
 {
     *out = NULL;
@@ -123,15 +123,15 @@ int ms_run_annotation_ranges(ms_run *r, const ms_annotation_range **out, size_t 
     return 0;
 }
 
-int ms_run_phases(ms_run *r, const ms_phases **out, ms_error *err)
+int ms_run_phases(const ms_phases **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->phases) {
         const ms_timeline *t;
         const ms_iterations *it;
-        int rc = ms_run_timeline(r, &t, err);
+        int rc = ms_run_timeline(&t, r, err);
         if (!rc)
-            rc = ms_run_iterations(r, &it, err);
+            rc = ms_run_iterations(&it, r, err);
         if (!rc)
             rc = ms_phases_find(&r->phases, r->s, t, it, err);
         if (rc)
@@ -141,7 +141,7 @@ int ms_run_phases(ms_run *r, const ms_phases **out, ms_error *err)
     return 0;
 }
 
-int ms_run_frame_classes(ms_run *r, const ms_frame_class **out, size_t *n_out, ms_error *err)
+int ms_run_frame_classes(const ms_frame_class **out, size_t *n_out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -159,15 +159,15 @@ int ms_run_frame_classes(ms_run *r, const ms_frame_class **out, size_t *n_out, m
     return 0;
 }
 
-int ms_run_categories(ms_run *r, const ms_categories **out, ms_error *err)
+int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->cats) {
         const ms_timeline *t;
         const ms_iterations *it;
-        int rc = ms_run_timeline(r, &t, err);
+        int rc = ms_run_timeline(&t, r, err);
         if (!rc)
-            rc = ms_run_iterations(r, &it, err);
+            rc = ms_run_iterations(&it, r, err);
         if (!rc)
             rc = ms_categories_build(&r->cats, r->s, r->device, t, it, err);
         if (rc)
@@ -177,18 +177,18 @@ int ms_run_categories(ms_run *r, const ms_categories **out, ms_error *err)
     return 0;
 }
 
-int ms_run_leaks(ms_run *r, const ms_leak_report **out, ms_error *err)
+int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->leaks) {
         const ms_timeline *t;
-        int rc = ms_run_timeline(r, &t, err);
+        int rc = ms_run_timeline(&t, r, err);
         ms_leak_options lo;
         memset(&lo, 0, sizeof lo);
         lo.iter = r->opt.iter;
         lo.min_bytes = r->opt.leak_min_bytes;
         if (!rc)
-            rc = ms_leaks_find(&r->leaks, r->s, r->device, t, &lo, err);
+            rc = ms_leak_report_build(&r->leaks, r->s, r->device, t, &lo, err);
         if (rc)
             return rc;
         if (!r->it_view)
@@ -198,7 +198,7 @@ int ms_run_leaks(ms_run *r, const ms_leak_report **out, ms_error *err)
     return 0;
 }
 
-int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err)
+int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->ooms) {
@@ -208,7 +208,7 @@ int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err)
         for (size_t i = 0; i < tr->n && !any; i++)
             any = tr->action[i] == MS_ACT_OOM;
         const ms_timeline *t = NULL;
-        int rc = any ? ms_run_timeline(r, &t, err) : 0;
+        int rc = any ? ms_run_timeline(&t, r, err) : 0;
         if (rc)
             return rc;
         const ms_leak_report *lr = NULL;
@@ -216,9 +216,9 @@ int ms_run_ooms(ms_run *r, const ms_oom_report **out, ms_error *err)
         ms_error soft;
         /* Leaks and categories are context for an OOM: one that cannot be found still
          * leaves the allocator state and a cause. */
-        if (any && ms_run_leaks(r, &lr, &soft))
+        if (any && ms_run_leaks(&lr, r, &soft))
             lr = NULL;
-        if (any && ms_run_categories(r, &cats, &soft))
+        if (any && ms_run_categories(&cats, r, &soft))
             cats = NULL;
         ms_oom_options oo = {r->opt.oom_top_sites, NULL, NULL};
         rc = ms__oom_analyze_with(&r->ooms, r->s, r->device, t, &oo, lr, cats, err);

@@ -4,7 +4,7 @@
 
 #include "memsnap/run.h"
 
-/* ms_oom_analyze with the run's leak report and categories (NULL: built inside). */
+/* ms_oom_report_build with the run's leak report and categories (NULL: built inside). */
 int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
                          const ms_timeline *t, const ms_oom_options *opt,
                          const ms_leak_report *lr, const ms_categories *cats, ms_error *err);

@@ -422,7 +422,7 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
     return 0;
 }
 
-const char *ms_wrap_evidence_key(ms_wrap_evidence e)
+const char *ms_wrap_evidence_name(ms_wrap_evidence e)
 {
     switch (e) {
     case MS_WRAP_ANNOTATIONS: return "annotations_before_first_event";

@@ -15,7 +15,7 @@ const char *ms_code_name(int code)
     return "MS_ERR_UNKNOWN";
 }
 
-const char *ms_code_message(int code)
+const char *ms_code_text(int code)
 {
     switch (code) {
 #define MS_X_TEXT(name, value, text) \

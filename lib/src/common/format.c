@@ -9,25 +9,60 @@
 
 #include "internal.h"
 
-void ms_format_bytes(int64_t bytes, char *buf, size_t cap)
+/* Text cut by a buffer's end must not end inside a UTF-8 character (docs/security.md). */
+void ms__utf8_trim(char *buf)
+{
+    size_t n = strlen(buf), i = n;
+    while (i > 0 && n - i < 3 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80)
+        i--;
+    if (i == 0 || (unsigned char)buf[i - 1] < 0xC0)
+        return;
+    unsigned char lead = (unsigned char)buf[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (n - (i - 1) < need)
+        buf[i - 1] = '\0';
+}
+
+size_t ms__text_done(char *buf, size_t cap, int n)
+{
+    if (n < 0) { /* an encoding error: nothing sensible was written */
+        if (cap)
+            buf[0] = '\0';
+        return 0;
+    }
+    if (cap && (size_t)n >= cap)
+        ms__utf8_trim(buf);
+    return (size_t)n;
+}
+
+size_t ms_format_bytes(int64_t bytes, char *buf, size_t cap)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     const char *sign = bytes < 0 ? "-" : "";
     uint64_t mag = bytes < 0 ? (uint64_t)0 - (uint64_t)bytes : (uint64_t)bytes;
-    if (mag < 1024) {
-        snprintf(buf, cap, "%s%llu B", sign, (unsigned long long)mag);
-        return;
-    }
+    if (mag < 1024)
+        return ms__text_done(buf, cap,
+                             snprintf(buf, cap, "%s%llu B", sign, (unsigned long long)mag));
     double v = (double)mag;
     size_t u = 0;
     while (v >= 1024.0 && u + 1 < sizeof units / sizeof units[0]) {
         v /= 1024.0;
         u++;
     }
-    snprintf(buf, cap, "%s%.2f %s", sign, v, units[u]);
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%s%.2f %s", sign, v, units[u]));
 }
 
-int ms_parse_size(const char *text, uint64_t *out)
+static int parse_size(const char *text, uint64_t *out);
+
+int ms_parse_size(uint64_t *out, const char *text, ms_error *err)
+{
+    int rc = parse_size(text, out);
+    if (rc)
+        return ms__fail(err, rc, MS_NO_OFFSET, "not a size: '%.200s'", text ? text : "");
+    return 0;
+}
+
+static int parse_size(const char *text, uint64_t *out)
 {
     if (!text || !*text)
         return MS_ERR_ARG;

@@ -22,6 +22,13 @@
 /* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
 int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
 
+/* The text writers' rule (memsnap/core.h): `n` is what snprintf returned for buf/cap;
+ * a text cut by the buffer's end loses an incomplete UTF-8 character left at its end.
+ * Returns the whole text's length. */
+size_t ms__text_done(char *buf, size_t cap, int n);
+/* Drops an incomplete UTF-8 sequence at the end of buf (a NUL-terminated string). */
+void ms__utf8_trim(char *buf);
+
 /* Overflow-checked size arithmetic: false on overflow. */
 static inline bool ms__mul(size_t a, size_t b, size_t *out)
 {

@@ -271,6 +271,14 @@ static void put(text *t, const char *fmt, ...)
         t->len += (size_t)n;
 }
 
+/* The text writers' rule (memsnap/core.h) for a text put together piece by piece. */
+static size_t text_done(text *t)
+{
+    if (t->cap && t->len >= t->cap)
+        ms__utf8_trim(t->buf);
+    return t->len;
+}
+
 static void signed_bytes(int64_t v, char *buf, size_t cap)
 {
     if (cap < 2)
@@ -405,7 +413,7 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
             p->m[MS_M_ALLOCS].a == 1 ? "" : "s", (long long)p->m[MS_M_OOMS].a,
             p->m[MS_M_OOMS].a == 1 ? "" : "s");
         leak_words(&t, p, name_a, name_b);
-        return t.len;
+        return text_done(&t);
     }
 
     ms_format_bytes(pk->b, b2, sizeof b2);
@@ -454,5 +462,5 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
     if (pk->delta == 0 && rp->delta == 0 && le->delta == 0 && oo->delta == 0)
         put(&t, " The peaks agree; the files differ only in allocation counts or in which "
                 "sites hold memory.");
-    return t.len;
+    return text_done(&t);
 }

@@ -273,20 +273,14 @@ int ms_rank_from_name(const char *path)
     return parse_rank_digits(base + start, end - start);
 }
 
-void ms_profile_label(const ms_profile *p, char *buf, size_t cap)
+size_t ms_profile_label(const ms_profile *p, char *buf, size_t cap)
 {
-    if (!cap)
-        return;
-    if (p->rank >= 0) {
-        snprintf(buf, cap, "rank%d", p->rank);
-        return;
-    }
-    if (!strcmp(p->name, "-")) {
-        snprintf(buf, cap, "stdin"); /* "- peaks 51% higher" would not read */
-        return;
-    }
+    if (p->rank >= 0)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "rank%d", p->rank));
+    if (!strcmp(p->name, "-")) /* "- peaks 51% higher" would not read */
+        return ms__text_done(buf, cap, snprintf(buf, cap, "stdin"));
     const char *base = strrchr(p->name, '/');
-    snprintf(buf, cap, "%s", base ? base + 1 : p->name);
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%s", base ? base + 1 : p->name));
 }
 
 /* ------------------------------------------------------------------ from a snapshot */
@@ -303,8 +297,7 @@ static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
      * summary match the ones taken from the pickle. */
     char loc[1024];
     for (size_t i = 0; i < n_tot && rc == 0; i++) {
-        if (ms_site_format_location(s, tot[i].site, loc, sizeof loc) < 0)
-            loc[0] = '\0';
+        ms_site_format_location(s, tot[i].site, loc, sizeof loc);
         char function[1024];
         ms_site_format_function(s, tot[i].site, function, sizeof function);
         rc = ms_profile_add_site(p, set, loc, function, tot[i].bytes, tot[i].count, err);
@@ -337,7 +330,7 @@ static int add_leaks(ms_profile *p, const ms_snapshot *s, const ms_timeline *t, 
 {
     ms_leak_report *r = NULL;
     ms_error lerr;
-    if (ms_leaks_find(&r, s, t->device, t, NULL, &lerr) != 0) {
+    if (ms_leak_report_build(&r, s, t->device, t, NULL, &lerr) != 0) {
         if (lerr.code == MS_ERR_NOMEM)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "%s", lerr.message);
         return 0;

@@ -207,22 +207,8 @@ static const char *short_path(const char *path)
  * "[clone .isra.0]". A person recognises the qualified name alone, so that is what is
  * shown: "void at::native::f<float, ...>(at::Tensor&) const" becomes "at::native::f".
  * Python function names pass through unchanged. */
-/* Text cut by a buffer's end must not end inside a UTF-8 character (docs/security.md):
- * drops an incomplete sequence at the end of buf. */
-static void trim_partial_utf8(char *buf)
-{
-    size_t n = strlen(buf), i = n;
-    while (i > 0 && n - i < 3 && ((unsigned char)buf[i - 1] & 0xC0) == 0x80)
-        i--;
-    if (i == 0 || (unsigned char)buf[i - 1] < 0xC0)
-        return;
-    unsigned char lead = (unsigned char)buf[i - 1];
-    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    if (n - (i - 1) < need)
-        buf[i - 1] = '\0';
-}
-
-static void short_function(const char *name, char *out, size_t cap)
+/* Writes the short name into out/cap and returns its whole length (a text writer). */
+static size_t short_function(const char *name, char *out, size_t cap)
 {
     size_t n = strlen(name);
     /* Drop trailing " [clone ...]" and " const" decorations. */
@@ -258,9 +244,9 @@ static void short_function(const char *name, char *out, size_t cap)
         }
     }
     /* Copy without template arguments; a space outside them ends a return type. */
-    size_t o = 0;
+    size_t o = 0; /* the whole text's length; what fits of it is written */
     int angle = 0, paren = 0;
-    for (size_t i = 0; i < n && cap; i++) {
+    for (size_t i = 0; i < n; i++) {
         char c = name[i];
         if (c == '(')
             paren++;
@@ -281,15 +267,18 @@ static void short_function(const char *name, char *out, size_t cap)
             continue;
         }
         if (o + 1 < cap)
-            out[o++] = c;
+            out[o] = c;
+        o++;
     }
     if (cap) {
         out[o < cap ? o : cap - 1] = '\0';
-        trim_partial_utf8(out);
+        if (o >= cap)
+            ms__utf8_trim(out);
     }
+    return o;
 }
 
-int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+size_t ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
     int n;
@@ -304,41 +293,32 @@ int ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, 
         else
             n = snprintf(buf, cap, "%s", (strrchr(file, '/') ? strrchr(file, '/') + 1 : file));
     }
-    if (cap && n >= 0 && (size_t)n >= cap)
-        trim_partial_utf8(buf);
-    return n < 0 ? MS_ERR_ARG : 0;
+    return ms__text_done(buf, cap, n);
 }
 
-int ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+size_t ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    if (cap == 0)
-        return MS_ERR_ARG;
-    short_function(f ? ms_snapshot_string(s, f->name) : "", buf, cap);
-    return 0;
+    return short_function(f ? ms_snapshot_string(s, f->name) : "", buf, cap);
 }
 
-int ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+size_t ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
     if (!f)
-        return snprintf(buf, cap, "(no stack)") < 0 ? MS_ERR_ARG : 0;
+        return ms__text_done(buf, cap, snprintf(buf, cap, "(no stack)"));
     char where[512], function[512];
     ms_site_format_location(s, frame_id, where, sizeof where);
     ms_site_format_function(s, frame_id, function, sizeof function);
-    int n = snprintf(buf, cap, "%s %s", where, function);
-    if (cap && n >= 0 && (size_t)n >= cap)
-        trim_partial_utf8(buf);
-    return n < 0 ? MS_ERR_ARG : 0;
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%s %s", where, function));
 }
 
-int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+size_t ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
-    if (!buf || !cap)
-        return MS_ERR_ARG;
-    buf[0] = 0;
+    if (cap)
+        buf[0] = 0;
     if (frame_id == UINT32_MAX || frame_id >= ms_snapshot_frame_count(s))
-        return MS_ERR_ARG;
+        return 0;
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
     const char *name = ms_snapshot_string(s, f->name);
     const char *hit = strstr(name, "Backward");
@@ -351,6 +331,5 @@ int ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t c
         b--;
     while (isdigit((unsigned char)*e))
         e++;
-    snprintf(buf, cap, "%.*s", (int)(e - b), b);
-    return 0;
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%.*s", (int)(e - b), b));
 }
