@@ -182,6 +182,11 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         cJSON_ReplaceItemInObject(o, "time_us", cJSON_CreateNumber((double)us));
         cJSON_ReplaceItemInObject(o, "seconds", cJSON_CreateNumber(cli_seconds(t0, us)));
         cJSON_AddStringToObject(o, "asked", q->at[i].text);
+        /* An instant after the last event shows the state at the end; say so rather than
+         * pass a typo (seconds for milliseconds) as a measurement. */
+        cJSON_AddBoolToObject(o, "past_end", us > t->t_last_us);
+        if (us > t->t_last_us)
+            cJSON_AddNumberToObject(o, "end_seconds", cli_seconds(t0, t->t_last_us));
         cJSON_AddItemToArray(at, o);
     }
 
@@ -356,7 +361,14 @@ static void print_device(FILE *out, const cJSON *dev)
         col[ncol++].total = get(x, "end_bytes");
     }
     print_table(out, col, ncol);
-    if (nit > 3)
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(dev, "at"))
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "past_end")))
+            fprintf(out, "  (at %.3fs lies past the end of the trace at %.3fs: its column is the "
+                         "state at the end)\n",
+                    get(a, "seconds"), get(a, "end_seconds"));
+    if (nit == 4)
+        fprintf(out, "  (the end of iteration 3 is in --json)\n");
+    else if (nit > 4)
         fprintf(out, "  (the ends of iterations 3..%d are in --json)\n", nit - 1);
     const cJSON *end = cJSON_GetObjectItemCaseSensitive(dev, "end");
     if (cJSON_IsObject(end)) {

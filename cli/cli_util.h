@@ -66,6 +66,12 @@ int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file))
 /* The last path component. */
 const char *cli_basename(const char *path);
 
+/* "s" unless n is exactly one: "1 allocation", "2 allocations", "0.5 allocations". */
+static inline const char *cli_plural(double n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* Seconds between two trace times, as a double. */
 double cli_seconds(int64_t from_us, int64_t to_us);
 /* "1.234s" after t0, or "#N" (event N) on a trace without times, whose times are event

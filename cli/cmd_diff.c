@@ -130,6 +130,31 @@ static void print_leaks(const ms_pair *p)
     }
 }
 
+/* Where each peak falls in its run, not when: ranks start recording at different times,
+ * so a difference of wall-clock offsets measures those starts. */
+static void print_place(const ms_pair *p)
+{
+    const ms_peak_place *x = &p->a->peak_place, *y = &p->b->peak_place;
+    char a[48], b[48], d[48];
+    for (int k = 0; k < 2; k++) {
+        const ms_peak_place *q = k ? y : x;
+        char *out = k ? b : a;
+        if (q->iteration)
+            snprintf(out, 48, "%s%u of %u", q->unfinished ? "unfinished " : "", q->iteration,
+                     q->iterations);
+        else
+            snprintf(out, 48, "%s", q->iterations ? "outside" : "none");
+    }
+    if (x->iteration && y->iteration && x->iteration != y->iteration)
+        snprintf(d, sizeof d, "%+lld", (long long)y->iteration - (long long)x->iteration);
+    else
+        snprintf(d, sizeof d, "%s", strcmp(a, b) ? "differs" : "same");
+    printf("%-18s %14s %14s %14s %8s\n", "peak in iteration", a, b, d, "");
+    snprintf(a, sizeof a, "%s", x->phase >= 0 ? ms_phase_kind_name((ms_phase_kind)x->phase) : "-");
+    snprintf(b, sizeof b, "%s", y->phase >= 0 ? ms_phase_kind_name((ms_phase_kind)y->phase) : "-");
+    printf("%-18s %14s %14s %14s %8s\n", "peak in phase", a, b, strcmp(a, b) ? "differs" : "same", "");
+}
+
 static void print_text(const ms_pair *p, const char *la, const char *lb, const char *verdict,
                        int top)
 {
@@ -141,8 +166,13 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
            strcmp(lb, "B") ? " (" : "", strcmp(lb, "B") ? cli_term(lb) : "",
            strcmp(lb, "B") ? ")" : "");
     printf("%-18s %14s %14s %14s %8s\n", "", cli_term(la), cli_term(lb), "B-A", "change");
+    bool places = p->a->peak_place.known && p->b->peak_place.known;
     for (int m = 0; m < MS_M_COUNT; m++) {
         char a[48], b[48], d[48], pc[32];
+        if (m == MS_M_PEAK_TIME && places) {
+            print_place(p);
+            continue;
+        }
         cell(m, p->m[m].a, false, a, sizeof a);
         cell(m, p->m[m].b, false, b, sizeof b);
         cell(m, p->m[m].delta, true, d, sizeof d);

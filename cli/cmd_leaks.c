@@ -17,7 +17,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
-            "                    [--stack] [--step NAME] [--iterations N] [--device N]\n"
+            "                    [--stack] [--top K] [--step NAME] [--iterations N]\n"
+            "                    [--device N]\n"
             "\n"
             "Finds allocations that outlive the iteration that made them and whose live\n"
             "count grows from one iteration end to the next (leaks). With too few\n"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
             "  --fail            exit 1 when a leak is found (for CI)\n"
             "  --stack           print the stack of an allocation of each finding (your\n"
             "                    frames marked '>', torch's and native frames folded)\n"
+            "  --top K           list at most K findings per device, largest first (the\n"
+            "                    verdict still counts them all)\n"
             "  --step NAME       annotation (record_function) name that marks one iteration\n"
             "  --iterations N    the number of iterations the trace holds\n"
             "  --device N        only this device (default: every device in use)\n"
@@ -42,6 +45,7 @@ static void usage(FILE *out)
 typedef struct opts {
     bool json, all, fail, stack;
     int device;
+    size_t top; /* 0: every finding */
     ms_leak_options lo;
 } opts;
 
@@ -79,7 +83,7 @@ static void growth_text(double count, double bytes, char *buf, size_t cap)
 {
     char gb[32];
     ms_format_bytes((int64_t)(bytes + 0.5), gb, sizeof gb);
-    snprintf(buf, cap, "+%.4g allocs, +%s", count, gb);
+    snprintf(buf, cap, "+%.4g alloc%s, +%s", count, cli_plural(count), gb);
 }
 
 static bool shown(const opts *o, const ms_leak *L)
@@ -153,7 +157,7 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
         torches += fk == MS_FRAME_TORCH;
     }
     uint32_t site = ms_stack_site(s, stack);
-    printf("%*sstack (innermost first, %zu frames):\n", indent, "", n);
+    printf("%*sstack (innermost first, %zu frame%s):\n", indent, "", n, cli_plural((double)n));
     size_t torch = 0, native = 0;
     for (size_t k = 0; k < n; k++) {
         ms_frame_kind fk = shown_kind(s, fr[k]);
@@ -177,12 +181,50 @@ static void print_stack(const ms_snapshot *s, uint32_t stack, int indent)
     print_folded(torch, native, indent);
 }
 
+/* With --iterations N, the iterations the trace's own marks give when they are not N
+ * (NULL otherwise): a stated count moves the reference point, and with it the counts, so
+ * the output says so. */
+static ms_iterations *unforced_iterations(const opts *o, const ms_snapshot *s, int device,
+                                          const ms_timeline *t, const ms_leak_report *r)
+{
+    if (!o->lo.iter.expected)
+        return NULL;
+    ms_iter_options io = o->lo.iter;
+    io.expected = 0;
+    ms_iterations *it = NULL;
+    ms_error err;
+    if (ms_iterations_find(&it, s, device, t, &io, &err))
+        return NULL;
+    if (it->n == r->iterations->n) {
+        ms_iterations_free(it);
+        return NULL;
+    }
+    return it;
+}
+
+static void print_unforced(const opts *o, const ms_iterations *found, const ms_leak_report *r,
+                           const ms_timeline *t)
+{
+    const ms_iterations *it = r->iterations;
+    printf("  --iterations %u: without it the trace gives %zu iteration%s (%s)", o->lo.iter.expected,
+           found->n, cli_plural((double)found->n), ms_iter_method_name(found->method));
+    char when[48];
+    if (it->n)
+        printf("; findings are counted at the end of iteration %zu (%s), so allocations made "
+               "after it are not counted",
+               it->n, cli_when(when, sizeof when, t->has_times, t->t_first_us,
+                               it->items[it->n - 1].end_us));
+    printf("\n");
+}
+
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
-                         const ms_leak_report *r)
+                         const ms_leak_report *r, const ms_iterations *found)
 {
     int64_t t0 = t->t_first_us;
     printf("device %d\n", r->device);
     leaks_iterations_print(stdout, r->iterations, t0, 2);
+    if (found)
+        print_unforced(o, found, r, t);
     if (r->oom_count) {
         char req[32];
         ms_format_bytes((int64_t)r->first_oom_bytes, req, sizeof req);
@@ -191,11 +233,13 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                (unsigned long long)r->oom_count, r->oom_count == 1 ? "" : "s", req,
                cli_when(when, sizeof when, t->has_times, t0, r->first_oom_us));
     }
-    size_t rows = 0;
+    size_t rows = 0, total = 0;
     int wsite = 4, wlayer = 5;
     for (size_t i = 0; i < r->n; i++) {
         const ms_leak *L = &r->items[i];
         if (!shown(o, L))
+            continue;
+        if (o->top && total++ >= o->top)
             continue;
         /* Members are rows too, indented under their finding. */
         for (size_t m = 0; m < (L->n_members > 1 ? L->n_members + 1 : 1); m++) {
@@ -216,10 +260,13 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
     }
     printf("  %-8s  %-*s  %-*s  %6s  %-21s  %10s  %-24s  %8s  %8s\n", "KIND", wsite, "SITE",
            wlayer, "LAYER", "COUNT", "BYTES EACH", "ALIVE", "GROWTH/ITERATION", "FIRST", "LAST");
+    size_t listed = 0;
     for (size_t i = 0; i < r->n; i++) {
         const ms_leak *L = &r->items[i];
         if (!shown(o, L))
             continue;
+        if (o->top && listed++ >= o->top)
+            break;
         char site[160], layer[160], each[72], alive[32], growth[64] = "-";
         site_text(s, L->site, site, sizeof site);
         layer_text(s, L->layer, layer, sizeof layer);
@@ -249,6 +296,14 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             printf("  %-8s  %s%s: %s\n", "", ms_leak_pattern_name(L->pattern), call,
                    ms_leak_pattern_text(L->pattern));
         }
+        /* The user's own line, where the site is not it (a library's or the standard
+         * library's code) nor the model call named above: what to open first. */
+        if (L->user_frame != UINT32_MAX && L->user_frame != L->site &&
+            L->user_frame != L->call_site) {
+            char uf[160];
+            site_text(s, L->user_frame, uf, sizeof uf);
+            printf("  %-8s  from %s\n", "", uf);
+        }
         for (size_t m = 0; L->n_members > 1 && m < L->n_members; m++) {
             const ms_leak_member *M = &r->members[L->first_member + m];
             char msite[150];
@@ -273,6 +328,9 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                 printf("%*suser metadata: %s\n", 12, "", um);
         }
     }
+    if (o->top && total > o->top)
+        printf("  (%zu more finding%s: --top %zu lists the largest)\n", total - o->top,
+               cli_plural((double)(total - o->top)), o->top);
 }
 
 static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
@@ -356,12 +414,18 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         if (r->iterations->n > iterations)
             iterations = r->iterations->n;
         oom = oom || r->oom_count;
+        ms_iterations *found = unforced_iterations(o, s, d, t, r);
         if (o->json) {
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddItemToArray(devs, dj);
             leaks_json_int(dj, "device", (int64_t)(d));
             cJSON_AddItemToObject(dj, "iterations",
                                   leaks_iterations_to_json(r->iterations, t->t_first_us));
+            if (found) {
+                cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
+                leaks_json_int(fj, "count", (int64_t)found->n);
+                cJSON_AddStringToObject(fj, "method", ms_iter_method_name(found->method));
+            }
             leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
             if (r->oom_count) {
                 leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
@@ -371,12 +435,16 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(dj, "leak_sites", (int64_t)(dt.leak_sites));
             leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
             leaks_json_int(dj, "retained", (int64_t)(dt.retained));
+            size_t listed = 0;
             for (size_t i = 0; i < r->n; i++)
-                if (shown(o, &r->items[i]))
+                if (shown(o, &r->items[i]) && (!o->top || listed++ < o->top))
                     cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, r, &r->items[i], d));
+            if (o->top && listed > o->top)
+                leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
-            print_device(o, s, t, r);
+            print_device(o, s, t, r, found);
         }
+        ms_iterations_free(found);
         ms_run_free(run);
     }
     if (!rc) {
@@ -409,7 +477,7 @@ int cmd_leaks(int argc, char **argv)
         cli_error(CMD, "out of memory");
         return 2;
     }
-    long long device = -1, iterations = 0;
+    long long device = -1, iterations = 0, top = 0;
     size_t nfiles = 0;
     const cli_option table[] = {
         {CLI_FLAG("--json", &o.json)},
@@ -418,6 +486,7 @@ int cmd_leaks(int argc, char **argv)
         {CLI_FLAG("--fail", &o.fail)},
         {CLI_SIZE("--min-bytes", &o.lo.min_bytes)},
         {CLI_STRING("--step", &o.lo.iter.step_name)},
+        {CLI_INT("--top", &top, 1, 100000)},
         {CLI_ITERATIONS(&iterations)},
         {CLI_DEVICE(&device)},
     };
@@ -428,6 +497,7 @@ int cmd_leaks(int argc, char **argv)
         return 0;
     }
     o.device = (int)device;
+    o.top = (size_t)top;
     o.lo.iter.expected = (uint32_t)iterations;
     if (!rc && !nfiles) {
         cli_error(CMD, "no FILE given (see --help)");

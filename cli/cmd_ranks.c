@@ -38,11 +38,12 @@ static double peak_seconds(const ms_profile *p)
 }
 
 /* "845.5 MiB +21%*": value, distance from the median, and a star when it is an outlier. */
-static void value_cell(const ms_delta *d, bool flagged, char *buf, size_t cap)
+static void value_cell(const ms_delta *d, bool flagged, bool pair, char *buf, size_t cap)
 {
-    char v[48], pc[32];
+    char v[48], pc[32] = "";
     ms_format_bytes(d->b, v, sizeof v);
-    pct_text(d, pc, sizeof pc);
+    if (!pair) /* the "median" of two is their mean: a distance from it says nothing */
+        pct_text(d, pc, sizeof pc);
     snprintf(buf, cap, "%12s %8s%s", v, pc, flagged ? "*" : " ");
 }
 
@@ -61,6 +62,38 @@ static void leaks_cell(const ms_profile *p, char *buf, size_t cap)
     char b[48];
     ms_format_bytes(p->leaks.bytes > INT64_MAX ? INT64_MAX : (int64_t)p->leaks.bytes, b, sizeof b);
     snprintf(buf, cap, "%s in %llu", b, (unsigned long long)p->leaks.findings);
+}
+
+/* The site lines under an outlier: the sites of the metric that made it one (at the
+ * peak for the peak, at the end for live memory at the end), those that push it the way
+ * it went first. Reserved memory is the allocator's cache and has no sites. */
+static void print_outlier_sites(const ms_rank_row *row, int top)
+{
+    bool peak = row->outlier & MS_OUT_PEAK, end = !peak && (row->outlier & MS_OUT_LIVE_END);
+    if (!peak && !end) {
+        printf("      (reserved memory is the allocator's cache: no site holds it; see memsnap "
+               "categories and oom for what it holds)\n");
+        return;
+    }
+    if (end && !row->sites_end_known) {
+        printf("      (sites alive at the end: not in a summary input)\n");
+        return;
+    }
+    const ms_site_delta *sites = peak ? row->sites : row->sites_end;
+    size_t n = peak ? row->n_sites : row->n_sites_end;
+    int64_t dir = peak ? row->peak.delta : row->live_end.delta;
+    size_t shown = 0;
+    for (size_t s = 0; s < n && shown < 3 && shown < (size_t)top; s++) {
+        const ms_site_delta *d = &sites[s];
+        if ((dir > 0 && d->delta_bytes < 0) || (dir < 0 && d->delta_bytes > 0))
+            continue;
+        char dv[48], mv[48];
+        signed_size_text(d->delta_bytes, dv, sizeof dv);
+        ms_format_bytes(d->a_bytes, mv, sizeof mv);
+        printf("      %12s %s vs the median %s: %s%s%s\n", dv, peak ? "at the peak" : "at the end",
+               mv, cli_term(d->site), d->function[0] ? " " : "", cli_term(d->function));
+        shown++;
+    }
 }
 
 static void print_text(const ms_ranks *r, const char *const *labels, int top)
@@ -83,9 +116,9 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             snprintf(rank, sizeof rank, "%d", p->rank);
         else
             snprintf(rank, sizeof rank, "-");
-        value_cell(&row->peak, row->outlier & MS_OUT_PEAK, c1, sizeof c1);
-        value_cell(&row->reserved_peak, row->outlier & MS_OUT_RESERVED, c2, sizeof c2);
-        value_cell(&row->live_end, row->outlier & MS_OUT_LIVE_END, c3, sizeof c3);
+        value_cell(&row->peak, row->outlier & MS_OUT_PEAK, r->pair, c1, sizeof c1);
+        value_cell(&row->reserved_peak, row->outlier & MS_OUT_RESERVED, r->pair, c2, sizeof c2);
+        value_cell(&row->live_end, row->outlier & MS_OUT_LIVE_END, r->pair, c3, sizeof c3);
         snprintf(t, sizeof t, "%.2f s", peak_seconds(p));
         leaks_cell(p, lk, sizeof lk);
         if (p->n_sites[MS_SITES_AT_PEAK]) {
@@ -97,6 +130,8 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         printf("%-*.*s %5s %4d %22s %22s %22s %9s %18s  %s\n", wi, wi, cli_term(labels[i]), rank,
                p->device, c1, c2, c3, t, lk, site);
     }
+    if (r->pair)
+        return; /* the caller prints the pair's difference */
     char m1[48], m2[48], m3[48];
     ms_format_bytes(r->median_peak, m1, sizeof m1);
     ms_format_bytes(r->median_reserved_peak, m2, sizeof m2);
@@ -109,8 +144,8 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         printf("\nNo outliers: every file is within %g%% of the median.\n", r->threshold_pct);
         return;
     }
-    printf("\nOutliers (* more than %g%% from the median): %zu of %zu files\n",
-           r->threshold_pct, r->n_outliers, r->n);
+    printf("\nOutliers (* more than %g%% from the median): %zu of %zu file%s\n",
+           r->threshold_pct, r->n_outliers, r->n, cli_plural((double)r->n));
     for (size_t i = 0; i < r->n; i++) {
         const ms_rank_row *row = &r->rows[i];
         if (!row->outlier)
@@ -131,22 +166,28 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
             sep = ", ";
         }
         printf("\n");
-        /* The sites that push the peak the way it went explain it; with a normal peak,
-         * the largest changes whatever their sign. */
-        int64_t dir = row->outlier & MS_OUT_PEAK ? row->peak.delta : 0;
-        size_t shown = 0;
-        for (size_t s = 0; s < row->n_sites && shown < 3 && shown < (size_t)top; s++) {
-            const ms_site_delta *d = &row->sites[s];
-            if ((dir > 0 && d->delta_bytes < 0) || (dir < 0 && d->delta_bytes > 0))
-                continue;
-            char dv[48], mv[48];
-            signed_size_text(d->delta_bytes, dv, sizeof dv);
-            ms_format_bytes(d->a_bytes, mv, sizeof mv);
-            printf("      %12s at the peak vs the median %s: %s%s%s\n", dv, mv, cli_term(d->site),
-                   d->function[0] ? " " : "", cli_term(d->function));
-            shown++;
-        }
+        print_outlier_sites(row, top);
     }
+}
+
+/* Two files: their difference, as `memsnap diff` says it. */
+static int print_pair(const ms_ranks *r)
+{
+    ms_pair *p = NULL;
+    ms_error err;
+    if (ms_pair_compare(&p, r->rows[0].p, r->rows[1].p, &err)) {
+        cli_error("ranks", "%s", err.message);
+        return 2;
+    }
+    char la[256], lb[256];
+    compare_pair_labels(p, la, lb, sizeof la, "A", "B");
+    char *verdict = compare_pair_verdict(p, la, lb);
+    if (verdict)
+        printf("\nTwo files are a pair, not a median and its outliers (memsnap diff compares "
+               "them in full):\n%s\n", cli_term(verdict));
+    free(verdict);
+    ms_pair_free(p);
+    return verdict ? 0 : 2;
 }
 
 static cJSON *ranks_json(const ms_ranks *r, compare_inputs *in, const char *const *labels,
@@ -159,6 +200,19 @@ static cJSON *ranks_json(const ms_ranks *r, compare_inputs *in, const char *cons
         in->v[i].file_json = NULL;
     }
     compare_ranks_fill(doc, r, labels, top);
+    if (r->pair) {
+        /* Two files: their difference as `diff --json` gives it, in place of outliers. */
+        ms_pair *p = NULL;
+        ms_error err;
+        if (ms_pair_compare(&p, r->rows[0].p, r->rows[1].p, &err) == 0) {
+            char la[256], lb[256];
+            compare_pair_labels(p, la, lb, sizeof la, "A", "B");
+            char *verdict = compare_pair_verdict(p, la, lb);
+            cJSON_AddItemToObject(doc, "pair", compare_pair_json(p, 0, 1, la, lb, verdict, top));
+            free(verdict);
+            ms_pair_free(p);
+        }
+    }
     return doc;
 }
 
@@ -209,8 +263,11 @@ int cmd_ranks(int argc, char **argv)
     }
     if (o.json)
         rc = cli_print_json(ranks_json(r, &in, (const char *const *)labels, o.top));
-    else
+    else {
         print_text(r, (const char *const *)labels, o.top);
+        if (r->pair)
+            rc = print_pair(r);
+    }
     if (rc == 0 && o.fail && r->n_outliers)
         rc = 1;
 done:

@@ -53,6 +53,10 @@ static void usage(FILE *out)
           "  --title TEXT         page title (default: memsnap report)\n"
           "  --device N           only device N (default: every device; charts and\n"
           "                       comparisons use each file's busiest device)\n"
+          "  --compare            compare the files side by side (ranks, outliers) even when\n"
+          "                       their names are not ranks of one job\n"
+          "  --no-compare         never compare them (by default ranks of one job are:\n"
+          "                       ddp_rank0.pickle ddp_rank1.pickle)\n"
           "  --top K              sites listed per table (default 10)\n"
           "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"
           "  --iterations N       the number of iterations the trace holds\n"
@@ -76,6 +80,8 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     const cli_option table[] = {
         {CLI_FLAG("--fail-on-leaks", &o->fail_on_leaks)},
         {CLI_FLAG("--fail-on-oom", &o->fail_on_oom)},
+        {CLI_FLAG("--compare", &o->compare)},
+        {CLI_FLAG("--no-compare", &o->no_compare)},
         {CLI_OUTPUT(&o->out_dir)},
         {CLI_STRING("--title", &o->title)},
         {CLI_STRING("--step", &o->step_name)},
@@ -109,7 +115,45 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
         cli_error(CMD, "--max-growth needs --baseline OLD to measure growth against");
         return 2;
     }
+    if (o->compare && o->no_compare) {
+        cli_error(CMD, "--compare and --no-compare contradict each other");
+        return 2;
+    }
     return 0;
+}
+
+/* Files are ranks of one job when each name holds a rank (ms_rank_from_name), no two the
+ * same, and the names are the same apart from their digits (ddp_rank0.pickle,
+ * ddp_rank1.pickle): their medians and outliers mean something. Two unrelated runs
+ * side by side would make a verdict of their differences; before/after is --baseline. */
+static bool ranks_of_one_job(char *const *files, size_t n, const char **why)
+{
+    char stem0[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        int rank = ms_rank_from_name(files[i]);
+        if (rank < 0) {
+            *why = "a file name holds no rank";
+            return false;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (ms_rank_from_name(files[j]) == rank) {
+                *why = "two files hold the same rank";
+                return false;
+            }
+        char stem[512];
+        size_t k = 0;
+        for (const char *c = cli_basename(files[i]); *c && k + 1 < sizeof stem; c++)
+            if (*c < '0' || *c > '9')
+                stem[k++] = *c;
+        stem[k] = 0;
+        if (i == 0) {
+            memcpy(stem0, stem, k + 1);
+        } else if (strcmp(stem, stem0)) {
+            *why = "the file names differ beyond their rank";
+            return false;
+        }
+    }
+    return true;
 }
 
 /* The directories this run created, each by identity (device and inode, taken right
@@ -624,7 +668,13 @@ int cmd_report(int argc, char **argv)
     cJSON_AddStringToObject(doc, "title", o.title ? o.title : "memsnap report");
     cJSON_AddStringToObject(doc, "memsnap_version", MS_VERSION_STRING);
     cJSON *files_json = cJSON_AddArrayToObject(doc, "files");
-    bool keep = n > 1 && n <= MAX_CHART_FILES;
+    /* Side by side only what is comparable (or what --compare asks for). */
+    const char *why_not = NULL;
+    bool compare = n > 1 && !o.no_compare &&
+                   (o.compare || ranks_of_one_job(o.files, n, &why_not));
+    if (n > 1 && o.no_compare)
+        why_not = "--no-compare";
+    bool keep = compare && n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && !rc; i++) {
         fs[i].path = o.files[i];
         rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
@@ -634,12 +684,15 @@ int cmd_report(int argc, char **argv)
         views[i] = fs[i].view;
         cat_svgs[i] = fs[i].cat_svg;
     }
-    if (!rc && n > 1) {
+    if (!rc && compare) {
         cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
         if (cmp)
             cJSON_AddItemToObject(doc, "comparison", cmp);
     } else if (!rc) {
         cJSON_AddNullToObject(doc, "comparison");
+        /* Why several files were not compared, so a reader knows how to ask for it. */
+        if (why_not)
+            cJSON_AddStringToObject(doc, "comparison_skipped", why_not);
     }
     if (!rc && o.baseline) {
         cJSON *b = compare_baseline(&o, fs, n, &rc);

@@ -47,6 +47,17 @@ static const char *size_text(double bytes, char *buf)
     return buf;
 }
 
+/* " from train/ddp.py:30 worker" after a top site made outside the user's code. */
+static void print_user_frame(const cJSON *site)
+{
+    char uf[512];
+    const cJSON *line = cJSON_GetObjectItemCaseSensitive(site, "line");
+    if (leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(site, "user_frame"),
+                              cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(site, "filename")),
+                              cJSON_IsNumber(line) ? line->valuedouble : -1, uf, sizeof uf))
+        printf(" from %s", cli_term(uf));
+}
+
 static void print_device(const cJSON *dev)
 {
     char a[32], b[32];
@@ -54,11 +65,12 @@ static void print_device(const cJSON *dev)
     if (get(dev, "events") == 0)
         printf("device %d: no events recorded\n", (int)get(dev, "device"));
     else if (!times)
-        printf("device %d: %.0f events (this PyTorch recorded no times: event indexes stand "
-               "for them)\n", (int)get(dev, "device"), get(dev, "events"));
+        printf("device %d: %.0f event%s (this PyTorch recorded no times: event indexes stand "
+               "for them)\n", (int)get(dev, "device"), get(dev, "events"),
+               cli_plural(get(dev, "events")));
     else
-        printf("device %d: %.0f events over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
-               get(dev, "time.seconds"));
+        printf("device %d: %.0f event%s over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
+               cli_plural(get(dev, "events")), get(dev, "time.seconds"));
     const cJSON *act;
     printf("  actions         ");
     int first = 1;
@@ -84,8 +96,8 @@ static void print_device(const cJSON *dev)
         categories_print_line(stdout, cats, get(dev, "peak.bytes"));
         printf("\n");
     }
-    printf("  live at end     %s in %.0f allocations\n", size_text(get(dev, "live_end.bytes"), a),
-           get(dev, "live_end.count"));
+    printf("  live at end     %s in %.0f allocation%s\n", size_text(get(dev, "live_end.bytes"), a),
+           get(dev, "live_end.count"), cli_plural(get(dev, "live_end.count")));
     printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),
            size_text(get(dev, "reserved.end_bytes"), b));
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
@@ -139,33 +151,35 @@ static void print_device(const cJSON *dev)
         const cJSON *st;
         cJSON_ArrayForEach(st, sites)
         {
-            printf("  %12s %8.0f  %s %s\n", size_text(get(st, "bytes"), a), get(st, "count"),
+            printf("  %12s %8.0f  %s %s", size_text(get(st, "bytes"), a), get(st, "count"),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"))),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"))));
+            print_user_frame(st);
+            printf("\n");
         }
     }
 }
 
 static void print_file(const cJSON *file)
 {
-    printf("%s (pickle protocol %d, %.0f bytes)\n",
+    printf("%s (pickle protocol %d, %.0f byte%s)\n",
            cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))),
-           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"));
+           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"),
+           cli_plural(get(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
-    if (cJSON_GetArraySize(set) > 0) {
-        printf("allocator settings: ");
-        const cJSON *kv;
-        int first = 1;
-        cJSON_ArrayForEach(kv, set)
-        {
-            if (strcmp(kv->string, "roundup_power2_divisions") == 0)
-                continue; /* a 16-entry table nobody reads in a summary */
-            printf("%s%s=%s", first ? "" : ", ", cli_term(kv->string),
-                   cli_term(cJSON_GetStringValue(kv)));
-            first = 0;
-        }
-        printf("\n");
+    /* Only what differs from PyTorch's defaults: the rest is the same in every file. */
+    const cJSON *kv;
+    int first = 1;
+    cJSON_ArrayForEach(kv, set)
+    {
+        if (summary_setting_is_default(kv->string, cJSON_GetStringValue(kv)))
+            continue;
+        printf("%s%s=%s", first ? "allocator settings: " : ", ", cli_term(kv->string),
+               cli_term(cJSON_GetStringValue(kv)));
+        first = 0;
     }
+    if (!first)
+        printf("\n");
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(file, "devices");
     if (cJSON_GetArraySize(devices) == 0)
         printf("no device has events or segments\n");

@@ -55,6 +55,24 @@ static cJSON *delta_list(const ms_delta *d, size_t n)
     return arr;
 }
 
+cJSON *compare_peak_place_json(const ms_peak_place *pl)
+{
+    if (!pl->known)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (pl->iteration)
+        cJSON_AddNumberToObject(o, "iteration", pl->iteration);
+    else
+        cJSON_AddNullToObject(o, "iteration");
+    cJSON_AddNumberToObject(o, "iterations", pl->iterations);
+    cJSON_AddBoolToObject(o, "unfinished", pl->unfinished);
+    if (pl->phase >= 0)
+        cJSON_AddStringToObject(o, "phase", ms_phase_kind_name((ms_phase_kind)pl->phase));
+    else
+        cJSON_AddNullToObject(o, "phase");
+    return o;
+}
+
 cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
                         const char *verdict, int top)
 {
@@ -68,6 +86,10 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
     cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
     cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
     cJSON_AddItemToObject(o, "metrics", metrics_json(p));
+    /* Where each peak falls in its run: what to compare rather than peak_time_us. */
+    cJSON *place = cJSON_AddObjectToObject(o, "peak_place");
+    cJSON_AddItemToObject(place, "a", compare_peak_place_json(&p->a->peak_place));
+    cJSON_AddItemToObject(place, "b", compare_peak_place_json(&p->b->peak_place));
     cJSON_AddItemToObject(o, "sites",
                           site_deltas_json(p->sites[MS_SITES_AT_PEAK],
                                            p->n_sites[MS_SITES_AT_PEAK], top));
@@ -121,6 +143,8 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
     cJSON_AddNumberToObject(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
     cJSON_AddNumberToObject(med, "live_end_bytes", (double)r->median_live_end);
     cJSON_AddNumberToObject(doc, "threshold_pct", r->threshold_pct);
+    /* Two files: no outliers; "pair" holds their difference (ranks --json). */
+    cJSON_AddBoolToObject(doc, "is_pair", r->pair);
     cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
     cJSON *outliers = cJSON_CreateArray();
     for (size_t i = 0; i < r->n; i++) {
@@ -162,6 +186,9 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
         cJSON_AddItemToObject(o, "live_end_delta_pct", pct_json(&row->live_end));
         cJSON_AddBoolToObject(o, "outlier", row->outlier != 0);
         cJSON_AddItemToObject(o, "sites", site_deltas_json(row->sites, row->n_sites, top));
+        if (row->sites_end_known)
+            cJSON_AddItemToObject(o, "sites_at_end",
+                                  site_deltas_json(row->sites_end, row->n_sites_end, top));
         cJSON_AddItemToArray(ranks, o);
         for (size_t k = 0; k < COMPARE_OUTLIER_KEY_COUNT; k++) {
             if (!(row->outlier & COMPARE_OUTLIER_KEYS[k].bit))
@@ -175,6 +202,13 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
             cJSON_AddNumberToObject(x, "median", (double)d->a);
             cJSON_AddNumberToObject(x, "delta_bytes", (double)d->delta);
             cJSON_AddItemToObject(x, "delta_pct", pct_json(d));
+            /* The sites behind this metric: "sites" (at the peak), "sites_at_end", or none
+             * for reserved memory (the allocator's cache). */
+            unsigned bit = COMPARE_OUTLIER_KEYS[k].bit;
+            cJSON_AddStringToObject(x, "sites_key",
+                                    bit == MS_OUT_PEAK ? "sites"
+                                    : bit == MS_OUT_LIVE_END && row->sites_end_known ? "sites_at_end"
+                                                                                    : "");
             cJSON_AddItemToArray(outliers, x);
         }
     }

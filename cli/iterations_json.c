@@ -213,6 +213,46 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
     cJSON_AddStringToObject(o, "function", ms_snapshot_string(s, f->name));
 }
 
+void leaks_user_frame_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
+{
+    if (frame == UINT32_MAX || !ms_snapshot_frame(s, frame)) {
+        cJSON_AddNullToObject(o, "user_frame");
+        return;
+    }
+    const ms_frame *f = ms_snapshot_frame(s, frame);
+    cJSON *u = cJSON_AddObjectToObject(o, "user_frame");
+    if (!u)
+        return;
+    cJSON_AddStringToObject(u, "filename", ms_snapshot_string(s, f->filename));
+    frame_line_json(u, f);
+    cJSON_AddStringToObject(u, "name", ms_snapshot_string(s, f->name));
+}
+
+bool leaks_user_frame_text(const cJSON *uf, const char *site_file, double site_line, char *buf,
+                           size_t cap)
+{
+    if (cap)
+        buf[0] = 0;
+    const char *file = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(uf, "filename"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(uf, "name"));
+    const cJSON *line = cJSON_GetObjectItemCaseSensitive(uf, "line");
+    if (!file || !name || !cap)
+        return false;
+    if (site_file && !strcmp(site_file, file) && cJSON_IsNumber(line) && line->valuedouble == site_line)
+        return false;
+    /* The last two parts of the path, as sites are shown. */
+    const char *p = strrchr(file, '/');
+    if (p)
+        while (p > file && p[-1] != '/')
+            p--;
+    const char *shortp = p && p > file ? p : file;
+    if (cJSON_IsNumber(line))
+        snprintf(buf, cap, "%s:%.0f %s", shortp, line->valuedouble, name);
+    else
+        snprintf(buf, cap, "%s:? %s", shortp, name);
+    return true;
+}
+
 static void layer_json(cJSON *o, const ms_snapshot *s, uint32_t layer)
 {
     char buf[160];
@@ -279,6 +319,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     cJSON_AddStringToObject(e, "pattern_text", ms_leak_pattern_text(L->pattern));
     leaks_json_int(e, "device", device);
     site_json(cJSON_AddObjectToObject(e, "site"), s, L->site);
+    leaks_user_frame_json(e, s, L->user_frame);
     layer_json(e, s, L->layer);
     leaks_json_int(e, "count", (int64_t)L->count);
     leaks_json_int(e, "bytes", (int64_t)L->bytes);
@@ -311,6 +352,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(members, o);
         site_json(cJSON_AddObjectToObject(o, "site"), s, M->site);
+        leaks_user_frame_json(o, s, M->user_frame);
         layer_json(o, s, M->layer);
         leaks_json_int(o, "count", (int64_t)M->count);
         leaks_json_int(o, "bytes", (int64_t)M->bytes);

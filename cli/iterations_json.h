@@ -44,6 +44,16 @@ void leaks_finding_context(const ms_snapshot *s, const ms_timeline *t, const ms_
                            const ms_leak *L, const char **compile_context,
                            const char **user_metadata);
 
+/* Adds "user_frame": {"filename", "line", "name"} of `frame` (ms_stack_user_frame), or
+ * null for UINT32_MAX: the user's line behind a leak finding or a top site. */
+void leaks_user_frame_json(cJSON *o, const ms_snapshot *s, uint32_t frame);
+
+/* The user_frame object `uf` as "train/ddp.py:30 worker" (the path's last two parts) into
+ * buf; false, and buf empty, when it is null or the same line as the site (`site_file`,
+ * `site_line`, NULL for none): then the site is the user's line already. */
+bool leaks_user_frame_text(const cJSON *uf, const char *site_file, double site_line, char *buf,
+                           size_t cap);
+
 /* A stack as [{"filename", "line", "name", "kind"}], innermost first; kind is "user",
  * "torch", "native", "library" or "compiled" (ms_frame_kind_of). */
 cJSON *leaks_stack_json(const ms_snapshot *s, uint32_t stack);

@@ -42,6 +42,7 @@ typedef struct report_opts {
     const char *baseline;   /* a pickle, a summary JSON, or a report directory */
     bool has_max_growth;
     double max_growth;      /* percent */
+    bool compare, no_compare; /* --compare / --no-compare: the files side by side or not */
 } report_opts;
 
 /* ------------------------------------------------------------------ JSON pieces */

@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "iterations_json.h"
 #include "report.h"
 #include "summary_input.h"
+#include "summary_json.h"
 #include "view_page.h"
 
 #define MAX_ITER_ROWS 60
@@ -115,7 +117,25 @@ static void kv_text(FILE *out, const char *k, const char *v, const char *extra)
 
 /* "site function" in one cell, as every table names a site. C++ template names run to
  * hundreds of characters; they are cut, with the whole name in the tooltip. */
+static void site_cell_from(FILE *out, const char *site, const char *function, const char *from);
+
 static void site_cell(FILE *out, const char *site, const char *function)
+{
+    site_cell_from(out, site, function, NULL);
+}
+
+/* The same, followed by the user's line behind the site when `o`'s user_frame is not the
+ * site itself (a site inside a library). */
+static void site_cell_user(FILE *out, const char *site, const char *function, const cJSON *o,
+                           const char *site_file, double site_line)
+{
+    char uf[512];
+    bool shown = leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(o, "user_frame"),
+                                       site_file, site_line, uf, sizeof uf);
+    site_cell_from(out, site, function, shown ? uf : NULL);
+}
+
+static void site_cell_from(FILE *out, const char *site, const char *function, const char *from)
 {
     size_t n = function ? strlen(function) : 0;
     if (n > MAX_FUNCTION) {
@@ -141,6 +161,11 @@ static void site_cell(FILE *out, const char *site, const char *function)
         } else {
             esc(out, function);
         }
+    }
+    if (from) {
+        fputs(" <span class=\"muted\">from ", out);
+        esc(out, from);
+        fputs("</span>", out);
     }
     fputs("</td>", out);
 }
@@ -375,6 +400,9 @@ static void comparison(FILE *out, const cJSON *cmp, const char *svg)
         }
         fputs(".</p>\n", out);
     }
+    /* Two files are a pair: the median of two is their mean and says nothing more. */
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ranks, "is_pair")))
+        return;
     fprintf(out, "<h3>Ranks against the median</h3>\n<table class=\"wide\"><tr><th>file</th>"
                  "<th class=\"num\">rank</th><th class=\"num\">device</th>"
                  "<th class=\"num\">peak</th><th class=\"num\">reserved peak</th>"
@@ -452,7 +480,8 @@ static void device_facts(FILE *out, const cJSON *dev)
     ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
     snprintf(extra, sizeof extra, "%s at the end", b);
     kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
-    snprintf(extra, sizeof extra, "in %.0f allocations", report_num(dev, "live_end.count"));
+    snprintf(extra, sizeof extra, "in %.0f allocation%s", report_num(dev, "live_end.count"),
+             cli_plural(report_num(dev, "live_end.count")));
     kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
     char ev[64], span[64];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
@@ -465,8 +494,9 @@ static void device_facts(FILE *out, const cJSON *dev)
         kv_text(out, "trace", "complete", NULL);
     } else {
         ms_format_bytes((int64_t)report_num(dev, "preexisting.bytes"), b, sizeof b);
-        snprintf(extra, sizeof extra, "%s in %.0f allocations rebuilt from before the first event",
-                 b, report_num(dev, "preexisting.count"));
+        snprintf(extra, sizeof extra, "%s in %.0f allocation%s rebuilt from before the first event",
+                 b, report_num(dev, "preexisting.count"),
+                 cli_plural(report_num(dev, "preexisting.count")));
         kv_text(out, "trace", "incomplete", extra);
     }
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "annotations"));
@@ -494,7 +524,8 @@ static void top_sites(FILE *out, const cJSON *dev)
         size_cell(out, bytes);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * bytes / peak : 0.0);
         fprintf(out, "<td class=\"num\">%.0f</td>", report_num(s, "count"));
-        site_cell(out, report_str(s, "site"), report_str(s, "function"));
+        site_cell_user(out, report_str(s, "site"), report_str(s, "function"), s,
+                       report_str(s, "filename"), report_num(s, "line"));
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -556,9 +587,9 @@ static void stack_details(FILE *out, const cJSON *stack)
         users += !strcmp(report_str(f, "kind"), "user");
         torches += !strcmp(report_str(f, "kind"), "torch");
     }
-    fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frames, "
+    fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frame%s, "
                  "innermost first)</summary><pre>",
-            n);
+            n, cli_plural(n));
     int torch = 0, native = 0, shown = 0;
     cJSON_ArrayForEach(f, stack)
     {
@@ -647,8 +678,9 @@ static void leaks_table(FILE *out, const cJSON *file)
             char gb[32];
             ms_format_bytes((int64_t)(report_num(L, "growth_per_iteration.bytes") + 0.5), gb,
                             sizeof gb);
-            snprintf(growth, sizeof growth, "+%.3g allocs, +%s",
-                     report_num(L, "growth_per_iteration.count"), gb);
+            snprintf(growth, sizeof growth, "+%.3g alloc%s, +%s",
+                     report_num(L, "growth_per_iteration.count"),
+                     cli_plural(report_num(L, "growth_per_iteration.count")), gb);
         }
         const cJSON *members = cJSON_GetObjectItemCaseSensitive(L, "members");
         int nm = cJSON_GetArraySize(members);
@@ -661,7 +693,8 @@ static void leaks_table(FILE *out, const cJSON *file)
             site_cell(out, site, NULL);
             site_cell(out, "-", NULL);
         } else {
-            site_cell(out, site, report_str(L, "site.function"));
+            site_cell_user(out, site, report_str(L, "site.function"), L,
+                           report_str(L, "site.filename"), report_num(L, "site.line"));
             const char *layer = report_str(L, "layer");
             site_cell(out, *layer ? layer : "-", NULL);
         }
@@ -868,15 +901,15 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
     esc(out, report_str(file, "path"));
     fputs("</h2>\n<p class=\"sub\">", out);
-    fprintf(out, "pickle protocol %.0f, %.0f bytes", report_num(file, "pickle_protocol"),
-            report_num(file, "pickle_bytes"));
+    fprintf(out, "pickle protocol %.0f, %.0f byte%s", report_num(file, "pickle_protocol"),
+            report_num(file, "pickle_bytes"), cli_plural(report_num(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     const cJSON *kv;
     bool first = true;
     cJSON_ArrayForEach(kv, set)
     {
-        if (!strcmp(kv->string, "roundup_power2_divisions") || !cJSON_IsString(kv))
-            continue; /* a 16-entry table nobody reads in a summary */
+        if (!cJSON_IsString(kv) || summary_setting_is_default(kv->string, kv->valuestring))
+            continue; /* what every file has says nothing */
         fputs(first ? " · allocator: " : ", ", out);
         esc(out, kv->string);
         fputc('=', out);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "iterations_json.h"
 #include "report.h"
 #include "summary_input.h"
 
@@ -159,6 +160,8 @@ static void comparison(FILE *out, const cJSON *cmp)
     if (cJSON_IsObject(p))
         pair(out, p);
     const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(cmp, "ranks");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ranks, "is_pair")))
+        return; /* two files: the pair above, no median */
     fputs("| file | rank | peak | vs median | reserved peak | vs median | outlier |\n"
           "|---|--:|--:|--:|--:|--:|---|\n",
           out);
@@ -237,6 +240,17 @@ static void categories(FILE *out, const cJSON *file)
         fprintf(out, "![memory by category](%s)\n\n", png);
 }
 
+/* ", from train/ddp.py:30 worker": the user's line behind a site in a library. */
+static void md_user_frame(FILE *out, const cJSON *o, const char *site_file, double site_line)
+{
+    char uf[512];
+    if (!leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(o, "user_frame"), site_file,
+                               site_line, uf, sizeof uf))
+        return;
+    fputs(", from ", out);
+    md(out, uf);
+}
+
 static void file_details(FILE *out, const cJSON *file)
 {
     fputs("#### ", out);
@@ -266,6 +280,7 @@ static void file_details(FILE *out, const cJSON *file)
             md(out, report_str(s, "site"));
             fputc(' ', out);
             md_function(out, report_str(s, "function"));
+            md_user_frame(out, s, report_str(s, "filename"), report_num(s, "line"));
             fputs(" |\n", out);
         }
         fputc('\n', out);
@@ -317,6 +332,7 @@ static void file_details(FILE *out, const cJSON *file)
             md(out, cli_basename(report_str(L, "site.filename")));
             fprintf(out, ":%.0f ", report_num(L, "site.line"));
             md(out, report_str(L, "site.function"));
+            md_user_frame(out, L, report_str(L, "site.filename"), report_num(L, "site.line"));
         }
         fprintf(out, " | %.0f | %s | %s |\n", report_num(L, "count"), b, g);
     }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "categories_json.h"
+#include "compare_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
 #include "memsnap/oom.h"
@@ -60,6 +61,7 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive
             num(e, "line", f ? (double)f->line : 0);
         num(e, "bytes", (double)tot[i].bytes);
         num(e, "count", (double)tot[i].count);
+        leaks_user_frame_json(e, s, tot[i].user_frame);
         cJSON_AddItemToArray(arr, e);
     }
     ms_free(tot);
@@ -187,6 +189,14 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leak
         int64_t by[MS_CAT_COUNT];
         if (iters && ms_categories_sum(by, s, t, it, t->peak_alive, t->n_peak_alive, err) == 0) {
             cJSON_AddItemToObject(peak, "categories", categories_object(by));
+            /* Where the peak falls in the run, which ranks compare (not its time). */
+            ms_phases *ph = NULL;
+            ms_error perr;
+            if (ms_phases_find(&ph, s, t, it, &perr))
+                ph = NULL;
+            ms_peak_place pl = ms_peak_place_of(it, ph, t->peak_event);
+            ms_phases_free(ph);
+            cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));
         } else {
             cJSON_Delete(iters);
             iters = NULL;
@@ -224,6 +234,50 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
                          ms_error *err)
 {
     return summary_file_json_ex(path, s, device, top_k, true, NULL, err);
+}
+
+bool summary_setting_is_default(const char *key, const char *value)
+{
+    /* PyTorch's CUDACachingAllocator defaults (c10/cuda/CUDAAllocatorConfig.h), as the
+     * snapshot writes them; a key this list does not know is shown. */
+    static const char *const defaults[][2] = {
+        {"PYTORCH_CUDA_ALLOC_CONF", ""},
+        {"max_split_size", "-1"},
+        {"garbage_collection_threshold", "0"},
+        {"expandable_segments", "False"},
+        {"pinned_num_register_threads", "1"},
+        {"release_lock_on_cudamalloc", "False"},
+        {"pinned_use_cuda_host_register", "False"},
+        {"graph_capture_record_stream_reuse", "False"},
+    };
+    if (!key || !value)
+        return false;
+    if (!strcmp(key, "roundup_power2_divisions")) {
+        /* "{1: 0, 2: 0, ...}": the default rounds no size class, every value 0. */
+        for (const char *p = strchr(value, ':'); p; p = strchr(p + 1, ':')) {
+            const char *v = p + 1;
+            while (*v == ' ')
+                v++;
+            if (*v != '0' || (v[1] >= '0' && v[1] <= '9'))
+                return false;
+        }
+        return true;
+    }
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (!strcmp(key, defaults[i][0])) {
+            if (!strcmp(value, defaults[i][1]))
+                return true;
+            /* 0.0 and 0 alike */
+            char *end = NULL;
+            double a = strtod(value, &end);
+            if (*value && end && !*end && *defaults[i][1]) {
+                char *dend = NULL;
+                double b = strtod(defaults[i][1], &dend);
+                return dend && !*dend && a == b;
+            }
+            return false;
+        }
+    return false;
 }
 
 cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
@@ -364,6 +418,32 @@ static int read_leaks(ms_error *err, const cJSON *dev, ms_profile *p)
     return 0;
 }
 
+/* peak.place (a summary written before it carried one has none: the place stays unknown
+ * and comparisons fall back on the time of the peak). */
+static int read_place(ms_error *err, const cJSON *pl, ms_profile *p)
+{
+    if (!pl || cJSON_IsNull(pl))
+        return 0;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(pl, "iteration");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(pl, "iterations");
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(pl, "phase");
+    if (!cJSON_IsObject(pl) || !(cJSON_IsNull(it) || cJSON_IsNumber(it)) || !cJSON_IsNumber(n) ||
+        !(cJSON_IsNull(ph) || cJSON_IsString(ph)) ||
+        (cJSON_IsNumber(it) && !(it->valuedouble >= 1 && it->valuedouble <= 4294967295.0)) ||
+        !(n->valuedouble >= 0 && n->valuedouble <= 4294967295.0)) {
+        fail(err, "summary JSON \"peak.place\" is not {iteration, iterations, phase}");
+        return MS_ERR_FORMAT;
+    }
+    ms_peak_place place = {true, cJSON_IsNumber(it) ? (uint32_t)it->valuedouble : 0,
+                           (uint32_t)n->valuedouble,
+                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "unfinished")), -1};
+    for (int k = 0; cJSON_IsString(ph) && k < MS_PHASE_KIND_COUNT; k++)
+        if (!strcmp(ph->valuestring, ms_phase_kind_name((ms_phase_kind)k)))
+            place.phase = k;
+    ms_profile_set_peak_place(p, &place);
+    return 0;
+}
+
 static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 {
     int64_t v = 0;
@@ -410,6 +490,8 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
     const cJSON *tc = cJSON_GetObjectItemCaseSensitive(dev, "trace_complete");
     p->trace_complete = cJSON_IsTrue(tc);
     if (read_leaks(err, dev, p))
+        return MS_ERR_FORMAT;
+    if (read_place(err, cJSON_GetObjectItemCaseSensitive(peak, "place"), p))
         return MS_ERR_FORMAT;
 
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");

@@ -27,6 +27,10 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
  * prints in its verdict (ms_leak_report_totals), as summaries, diff and ranks write them. */
 cJSON *summary_leaks_json(const ms_leak_totals *lt);
 
+/* Whether an allocator setting (summary JSON "allocator_settings", values as text) is
+ * PyTorch's default: the text views list only those that are not. */
+bool summary_setting_is_default(const char *key, const char *value);
+
 /* A profile from one file's object of that JSON: `devices` is the object's "devices"
  * list, `path` names the profile. `device` -1 takes the device with the most events
  * (ties: the lowest id), as for a snapshot. The sites at the peak come from "top_sites",

@@ -556,6 +556,29 @@ static void write_tables(exporter *x, ms__sbuf *b)
         ms__sb_puts(b, which ? ",\"umeta\":" : ",\"cctx\":");
         ms__sb_b64(b, &x->v);
     }
+    /* The user's line behind each allocation made in a library's or the standard
+     * library's code (ms_stack_user_frame, string id, -1 where the site is the user's line
+     * or there is none); written only when some allocation has one. */
+    bool any_user = false;
+    for (size_t i = 0; i < x->n_alloc_local && snap && !any_user; i++) {
+        uint32_t st = tl->allocs[x->alloc_of[i]].stack;
+        uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
+        any_user = uf != UINT32_MAX && uf != ms_stack_site(snap, st);
+    }
+    for (size_t i = 0; any_user && i < x->n_alloc_local; i++) {
+        uint32_t st = tl->allocs[x->alloc_of[i]].stack;
+        uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
+        char label[MS_CHART_TEXT];
+        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st) ||
+            ms_site_format(snap, uf, label, sizeof label) == 0)
+            ms__vb_s(&x->v, -1);
+        else
+            ms__vb_s(&x->v, ms__st_id(&x->st, label));
+    }
+    if (any_user) {
+        ms__sb_puts(b, ",\"user\":");
+        ms__sb_b64(b, &x->v);
+    }
     ms__sb_puts(b, "}");
 
     /* Stacks: frame count then local frame ids, innermost first. */

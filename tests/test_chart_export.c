@@ -267,6 +267,7 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
 
     /* The whole trace at level 0 is ms_chart_build()'s chart with the shared y scale. */
     ms_chart_spec whole = {0};
+    whole.keep_time_axis = true; /* as the export draws a trace without times */
     double xs;
     int64_t fit = 0;
     ms_chart_extent(&src, &whole, &xs, &fit, &err);
@@ -427,6 +428,7 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     double span = cJSON_GetNumberValue(get(doc, "span"));
     size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
     ms_chart_spec whole = {0};
+    whole.keep_time_axis = true; /* as the export draws a trace without times */
     double xs;
     int64_t fit = 0;
     ms_chart_extent(&src, &whole, &xs, &fit, &err);

@@ -274,6 +274,156 @@ static void test_truth_leaks(const char *name, bool check_marks)
     close_fixture(&fx);
 }
 
+static bool frame_matches(const fixture *fx, uint32_t frame, const cJSON *want)
+{
+    const ms_frame *f = frame == UINT32_MAX ? NULL : ms_snapshot_frame(fx->s, frame);
+    if (!f || !want)
+        return false;
+    return !strcmp(ms_snapshot_string(fx->s, f->filename),
+                   cJSON_GetObjectItem(want, "filename")->valuestring) &&
+           f->line == (int64_t)cJSON_GetObjectItem(want, "line")->valuedouble &&
+           !strcmp(ms_snapshot_string(fx->s, f->name), cJSON_GetObjectItem(want, "name")->valuestring);
+}
+
+/* Issue 22, the user's own line: a leak made inside a library (a kept lm_head output, a
+ * forward hook's Conv1D output) keeps its allocating site and names the user's line that
+ * led to it, as the script measured it; its allocations are exactly the kept addresses. */
+static void test_user_frame(const char *name)
+{
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_leak_report *r = find(name, &fx);
+    cJSON *tl, *list = r ? cJSON_GetObjectItem(fx.truth, "leaks") : NULL;
+    cJSON_ArrayForEach(tl, list)
+    {
+        const ms_leak *L = NULL;
+        const ms_leak_member *M = leak_member_at(
+            &fx, r, cJSON_GetObjectItem(tl, "filename")->valuestring,
+            (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
+            cJSON_GetObjectItem(tl, "name")->valuestring, &L);
+        CHECK_TRUE_IN(name, M != NULL);
+        if (!M)
+            continue;
+        const cJSON *uf = cJSON_GetObjectItem(tl, "user_frame");
+        CHECK_TRUE_IN(name, frame_matches(&fx, M->user_frame, uf));
+        CHECK_TRUE_IN(name, frame_matches(&fx, L->user_frame, uf));
+        CHECK_TRUE_IN(name, L->user_frame != L->site); /* the site stays the library's */
+        const cJSON *addrs = cJSON_GetObjectItem(tl, "addresses");
+        CHECK_EQ_INT_IN(name, M->n_index, cJSON_GetArraySize(addrs));
+        for (size_t j = 0; j < M->n_index; j++) {
+            uint64_t a = fx.t->allocs[r->alloc_index[M->first_index + j]].addr;
+            bool listed = false;
+            const cJSON *ad;
+            cJSON_ArrayForEach(ad, addrs) listed = listed || (uint64_t)ad->valuedouble == a;
+            CHECK_TRUE_IN(name, listed);
+        }
+    }
+    ms_leak_report_free(r);
+    close_fixture(&fx);
+}
+
+/* Leaks made by the user's own line: the user's line is the site itself. */
+static void test_user_frame_is_site(const char *name)
+{
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_leak_report *r = find(name, &fx);
+    for (size_t i = 0; r && i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        if (L->kind != MS_LEAK_LEAK)
+            continue;
+        for (size_t m = 0; m < L->n_members; m++) {
+            const ms_leak_member *M = &r->members[L->first_member + m];
+            CHECK_TRUE_IN(name, M->user_frame != UINT32_MAX);
+            CHECK_EQ_INT_IN(name, M->user_frame, M->site);
+            CHECK_EQ_INT_IN(name, ms_frame_kind_of(fx.s, M->user_frame), MS_FRAME_USER);
+        }
+    }
+    ms_leak_report_free(r);
+    close_fixture(&fx);
+}
+
+static bool frame_at(const ms_snapshot *s, uint32_t frame, const char *file_end, int64_t line,
+                     const char *fn)
+{
+    const ms_frame *f = frame == UINT32_MAX ? NULL : ms_snapshot_frame(s, frame);
+    if (!f)
+        return false;
+    const char *file = ms_snapshot_string(s, f->filename);
+    size_t n = strlen(file), k = strlen(file_end);
+    return n >= k && !strcmp(file + n - k, file_end) && f->line == line &&
+           !strcmp(ms_snapshot_string(s, f->name), fn);
+}
+
+/* The user's line skips the standard library and names the same line for every top site.
+ * ddp_rank0: each site in transformers was led to by train/ddp.py:30 worker (the forward
+ * call), under multiprocessing's spawn.py and process.py frames; the model's .cuda() at
+ * line 23. compile_reduce_overhead: 12 allocations made in contextlib.py's __exit__ (in
+ * Inductor's cudagraph trees), 8 called from scenarios_compat.py:210 _compile_train, 4
+ * with no other frame outside torch: no user line (stacks read with Python's pickle). */
+static void test_site_user_frames(void)
+{
+    fixture fx;
+    if (open_fixture(&fx, "ddp_rank0"))
+        return;
+    ms_timeline *t = NULL;
+    ms_error err;
+    CHECK_EQ_INT(ms_timeline_build(&t, fx.s, fx.device, MS_TIMELINE_PEAK_ALIVE, &err), 0);
+    ms_site_total *tot = NULL;
+    size_t n = 0;
+    if (t)
+        CHECK_EQ_INT(ms_site_totals(&tot, &n, fx.s, t->peak_alive, t->n_peak_alive, &err), 0);
+    size_t library = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tot[i].user_frame == UINT32_MAX)
+            continue;
+        CHECK_EQ_INT(ms_frame_kind_of(fx.s, tot[i].user_frame), MS_FRAME_USER);
+        CHECK_TRUE(!ms_frame_is_stdlib(fx.s, tot[i].user_frame));
+        if (ms_frame_kind_of(fx.s, tot[i].site) != MS_FRAME_LIBRARY)
+            continue;
+        library++;
+        const ms_frame *sf = ms_snapshot_frame(fx.s, tot[i].site);
+        bool cuda = !strcmp(ms_snapshot_string(fx.s, sf->name), "cuda");
+        CHECK_TRUE(frame_at(fx.s, tot[i].user_frame, "/train/ddp.py", cuda ? 23 : 30, "worker"));
+    }
+    CHECK_TRUE(library >= 5);
+    /* Sites made by the autograd engine's thread have no Python: no user line. */
+    for (size_t i = 0; i < n; i++)
+        if (ms_frame_kind_of(fx.s, tot[i].site) == MS_FRAME_NATIVE)
+            CHECK_EQ_INT(tot[i].user_frame, UINT32_MAX);
+    ms_free(tot);
+    ms_timeline_free(t);
+    close_fixture(&fx);
+
+    if (open_fixture(&fx, "compile_reduce_overhead"))
+        return;
+    size_t ctx = 0, without = 0;
+    for (uint32_t st = 0; st < ms_snapshot_stack_count(fx.s); st++) {
+        size_t nf = 0;
+        const uint32_t *fr = ms_snapshot_stack(fx.s, st, &nf);
+        for (size_t k = 0; k < nf; k++) {
+            if (ms_frame_kind_of(fx.s, fr[k]) != MS_FRAME_USER)
+                continue;
+            if (frame_at(fx.s, fr[k], "/usr/lib/python3.12/contextlib.py", 144, "__exit__")) {
+                CHECK_TRUE(ms_frame_is_stdlib(fx.s, fr[k]));
+                uint32_t uf = ms_stack_user_frame(fx.s, st);
+                if (uf == UINT32_MAX)
+                    without++;
+                else if (frame_at(fx.s, uf, "/train/scenarios_compat.py", 210, "_compile_train"))
+                    ctx++;
+                else
+                    CHECK_TRUE(!"contextlib's caller is scenarios_compat.py:210 or nothing");
+            }
+            break;
+        }
+    }
+    CHECK_TRUE(ctx >= 1);
+    CHECK_TRUE(without >= 1); /* cudagraph trees' own thread: contextlib and torch only */
+    close_fixture(&fx);
+}
+
 /* The graph leak: an eval loop without no_grad summing losses as tensors. One finding,
  * named graph, blamed on the line that calls the forward, whose allocations come from
  * every step and grow by what the allocator's own counters measured per step (steps
@@ -583,6 +733,13 @@ int main(void)
     test_truth_leaks("leak_hook_infer", true);
     test_truth_leaks("leak_shared_line", true);
     test_graph_leak("leak_eval_graph");
+    test_truth_leaks("leak_library_logits", false);
+    test_truth_leaks("leak_hook_library", false);
+    test_user_frame("leak_library_logits");
+    test_user_frame("leak_hook_library");
+    test_user_frame_is_site("leak_forward_hook");
+    test_user_frame_is_site("leak_layers");
+    test_site_user_frames();
     test_one_time("leak_shared_line");
     test_no_leak("noleak_keep_grad", true);
     test_no_leak("noleak_bounded_cache", true);

@@ -38,7 +38,8 @@
     D.al = { idx: deltas(A.idx), size: uvarints(A.size), talloc: svarints(A.talloc),
              tfree: svarints(A.tfree), stack: svarints(A.stack), site: uvarints(A.site),
              cat: A.cat ? svarints(A.cat) : null,
-             cctx: A.cctx ? svarints(A.cctx) : null, umeta: A.umeta ? svarints(A.umeta) : null };
+             cctx: A.cctx ? svarints(A.cctx) : null, umeta: A.umeta ? svarints(A.umeta) : null,
+             user: A.user ? svarints(A.user) : null };
     var f = uvarints(D.frames.f), frames = [];
     for (var i = 0; i + 2 < f.length; i += 3) frames.push([f[i], zz(f[i + 1]), f[i + 2]]);
     D.fr = frames;
@@ -587,6 +588,8 @@
       out.stack = al.stack[a];
       var ta = al.talloc[a], tf = al.tfree[a];
       out.lines.push(fmtBytes(al.size[a]) + ' allocation' + (g.hl ? ' · flagged as a leak' : ''));
+      /* The user's line behind a site in a library (chart_export.c writes it only then). */
+      if (al.user && al.user[a] >= 0) out.lines.push('from ' + D.strings[al.user[a]]);
       if (al.cat && al.cat[a] >= 0) out.lines.push('category: ' + D.strings[al.cat[a]].replace(/_/g, ' '));
       /* Only traces recorded with them carry these columns (chart_export.c). */
       if (al.cctx && al.cctx[a] >= 0) out.lines.push('compile context: ' + D.strings[al.cctx[a]]);

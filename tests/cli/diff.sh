@@ -55,7 +55,7 @@ expect 0 'not available \(a summary input' -- diff $R0 "$T/s1.json"
 # Many files: ranks, and diff with three or more.
 expect 0 '^median ' -- ranks $R0 $R1 testdata/gpt2_train.pickle
 expect 0 'Outliers \(\* more than 10% from the median\)' -- diff $R0 $R1 testdata/oom.pickle
-expect 0 'No outliers: every file is within 60% of the median' -- ranks $R0 $R1 --threshold 60
+expect 0 'No outliers: every file is within 60% of the median' -- ranks $R0 $R1 $R1 --threshold 60
 expect 1 'Outliers' -- ranks $R0 $R1 testdata/oom.pickle --fail
 expect 0 'No outliers' -- ranks $R0 $R0 $R0 --fail
 

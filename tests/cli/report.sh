@@ -60,11 +60,12 @@ if [ "$charts" = 1 ]; then
     || { bad "chart name not made safe"; ls "$T/evil"; }
 fi
 
-# Two files with one base name (two runs' mem.pickle) keep apart.
+# Two files with one base name (two runs' mem.pickle) keep apart; --compare puts them
+# side by side (their names hold no rank: not compared by default, see verdicts.sh).
 mkdir -p "$T/run1" "$T/run2"
 cp testdata/ddp_rank0.pickle "$T/run1/mem.pickle"
 cp testdata/ddp_rank1.pickle "$T/run2/mem.pickle"
-run 0 "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same"
+run 0 "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same" --compare
 if [ "$charts" = 1 ]; then
   [ -s "$T/same/timeline-mem.png" ] && [ -s "$T/same/timeline-mem-2.png" ] && [ -s "$T/same/ranks.png" ] \
     && [ -s "$T/same/categories-mem.png" ] && [ -s "$T/same/categories-mem-2.png" ] \

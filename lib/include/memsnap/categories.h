@@ -71,7 +71,18 @@ MS_API const char *ms_category_name(ms_category c);
     X(MS_CATR_GAP_KEPT, "gap-kept", "made between phases, outside any forward, backward "  \
                                     "or optimizer step, and kept")                         \
     X(MS_CATR_NO_PHASES, "no-phases",                                                      \
-      "no forward, backward or optimizer phase was found in this trace")
+      "no forward, backward or optimizer phase was found in this trace")                   \
+    X(MS_CATR_BACKWARD_REUSED, "backward-reused",                                          \
+      "made in a forward pass, alive after the backward that followed and freed with "     \
+      "that backward's gradients, with a parameter's size (compiled code reused a buffer " \
+      "saved for backward as a .grad)")                                                    \
+    X(MS_CATR_LATE_PARAMETER, "late-parameter",                                            \
+      "made after training began and never freed; every backward after it made a "         \
+      "gradient of its size, and the next optimizer step state of its size (a lazy or "    \
+      "materialised module, or a layer added mid-run)")                                    \
+    X(MS_CATR_NO_STACKS, "no-stacks",                                                      \
+      "the trace has no stacks (recorded with context None or 'state') and no forward or " \
+      "backward annotation: what it was made for cannot be told")
 
 typedef enum ms_category_reason {
 #define MS_X_ENUM(name, key, text) name,
@@ -183,6 +194,13 @@ typedef struct ms_category_phases {
     bool from_python_frames; /* Python forward/backward/optimizer frames */
     bool from_engine_frames; /* autograd engine C++ frames (stacks='all') */
     bool from_empty_stacks;  /* the autograd thread's empty stacks (stacks='python') */
+    /* The trace's allocations carry no stacks at all: without forward/backward
+     * annotations, what was made inside the iterations is 'other' (reason no-stacks). */
+    bool no_stacks;
+    /* The snapshot has CUDA-graph private pools (segments with pool_id != (0,0)): graph
+     * replays make no allocations, so what a replay writes (its outputs, gradients
+     * included) is inside the pool's reserved memory and in no category. */
+    bool cuda_graph_pools;
 } ms_category_phases;
 
 MS_API void ms_categories_phases(ms_category_phases *out, const ms_categories *c);

@@ -19,6 +19,7 @@
 #include "memsnap/export.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/phases.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,27 @@ typedef struct ms_leak_totals {
 } ms_leak_totals;
 
 MS_API ms_leak_totals ms_leak_report_totals(const ms_leak_report *r);
+
+/* ------------------------------------------------------------------ place of the peak */
+
+/* Where an event falls in the run: which iteration and which phase. Two ranks of one job
+ * start recording at different wall-clock times, so the time of their peaks says little;
+ * "iteration 3, backward" in both says they peak at the same point of the work. */
+typedef struct ms_peak_place {
+    bool known;          /* false: not computed (a summary written before it carried it) */
+    uint32_t iteration;  /* 1-based; 0 when the event lies outside every iteration */
+    uint32_t iterations; /* complete iterations the run has */
+    bool unfinished;     /* the event lies in the unfinished last iteration */
+    int phase;           /* ms_phase_kind, -1 when no phase holds it */
+} ms_peak_place;
+
+/* The place of `event` (-1: before the first event) in the iterations and phases of one
+ * device; `ph` may be NULL (phase -1). */
+MS_API ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph,
+                                      int64_t event);
+/* Text writer (memsnap/core.h): "iteration 3 of 5, backward", "outside the iterations,
+ * setup", "no iterations"; "unknown" when not known. */
+MS_API size_t ms_peak_place_format(const ms_peak_place *pl, char *buf, size_t cap);
 
 /* ------------------------------------------------------------------ profiles */
 
@@ -89,6 +111,9 @@ typedef struct ms_profile {
      * means unknown (a summary written before summaries carried leaks), not "no leak". */
     bool leaks_known;
     ms_leak_totals leaks;
+    /* Where the peak falls in the run (ms_profile_from_snapshot; a caller reading a
+     * summary sets it with ms_profile_set_peak_place). */
+    ms_peak_place peak_place;
 
     void *priv_; /* owned strings; not for callers */
 } ms_profile;
@@ -116,6 +141,7 @@ MS_API void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
 MS_API int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n,
                                           ms_error *err);
 MS_API void ms_profile_set_leaks(ms_profile *p, const ms_leak_totals *leaks);
+MS_API void ms_profile_set_peak_place(ms_profile *p, const ms_peak_place *place);
 MS_API void ms_profile_free(ms_profile *p);
 
 /* The rank written in a file name: "rank3", "ddp_rank1", "rank_12", "mem-3.pickle",
@@ -232,6 +258,11 @@ typedef struct ms_rank_row {
      * by |change|, largest first (unchanged ones left out). a_bytes is the median. */
     ms_site_delta *sites;
     size_t n_sites;
+    /* The same for the sites alive at the end (what explains a live-at-end outlier);
+     * known only when every profile has its sites at the end (a summary JSON has not). */
+    ms_site_delta *sites_end;
+    size_t n_sites_end;
+    bool sites_end_known;
 } ms_rank_row;
 
 typedef struct ms_ranks {
@@ -242,6 +273,10 @@ typedef struct ms_ranks {
     int64_t median_live_end;
     double threshold_pct;
     size_t n_outliers;       /* rows with any outlier bit */
+    /* Two files: the median of two is their mean, so each is as far from it as the other
+     * and neither is the odd one out. No row is flagged; compare them as a pair
+     * (ms_pair_compare) instead. Outliers need three files or more. */
+    bool pair;
 } ms_ranks;
 
 MS_API int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n,

@@ -94,6 +94,9 @@ typedef struct ms_leak {
      * final state for allocations alive at the end, else the request rounded to 512 B.
      * Counted over the finding's own allocations made after its first iteration. */
     double growth_allocated_bytes;
+    /* The user's own line behind `stack` (ms_stack_user_frame): what led to an allocation
+     * made inside torch or a library; UINT32_MAX when the stack has none. */
+    uint32_t user_frame;
 } ms_leak;
 
 /* One site (and layer) of a finding. Its allocations are the finding's
@@ -111,6 +114,7 @@ typedef struct ms_leak_member {
     size_t first_index;
     size_t n_index;
     double growth_allocated_bytes;
+    uint32_t user_frame;     /* as ms_leak.user_frame, for this member's stack */
 } ms_leak_member;
 
 typedef struct ms_leak_report {

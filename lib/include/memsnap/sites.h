@@ -79,6 +79,14 @@ MS_API size_t ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf
  * backward node, else the innermost frame past the capture machinery.
  * Returns a frame id, or UINT32_MAX for an empty/unknown stack. Cached per stack. */
 MS_API uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id);
+/* The user's own line of a stack: the innermost frame the classifier calls the user's
+ * (MS_FRAME_USER) that is not the Python standard library (a .py file under a
+ * lib/pythonX.Y directory outside site-/dist-packages). What led to an allocation made
+ * inside torch or an installed library. UINT32_MAX when the stack has no such frame
+ * (empty, unknown, or only library, torch, compiled and native code). */
+MS_API uint32_t ms_stack_user_frame(const ms_snapshot *s, uint32_t stack_id);
+/* Whether a frame is the Python standard library (the rule above). */
+MS_API bool ms_frame_is_stdlib(const ms_snapshot *s, uint32_t frame_id);
 /* Text writers (memsnap/core.h): "file:line function" (file shortened to its last two
  * path parts, each part at most 511 bytes), "(no stack)" for an unknown id. */
 MS_API size_t ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
@@ -95,6 +103,10 @@ typedef struct ms_site_total {
     uint32_t site;   /* frame id, or UINT32_MAX for allocations without a stack */
     uint64_t bytes;
     uint64_t count;
+    /* The user's line behind the site's allocations (ms_stack_user_frame): of the user
+     * lines its allocations come from, the one behind the most bytes (ties: the lowest
+     * frame id); UINT32_MAX when none has one. */
+    uint32_t user_frame;
 } ms_site_total;
 
 /* Groups allocations by ms_stack_site(), largest bytes first. */

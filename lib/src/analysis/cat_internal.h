@@ -43,11 +43,17 @@ typedef struct ms__cat_ctx {
     const ms_iterations *it;  /* may be NULL */
     uint8_t *stack_flags;
     bool cpp_stacks;          /* some stack has C++ frames */
+    bool no_stacks;           /* no allocation of the trace has a stack */
+    int64_t loop_start;       /* with no_stacks: where the training loop began, -1 unknown */
     ms__cat_seg *segs;
     size_t nsegs;
     size_t counts[MS__PH_COUNT];
     bool have_phases;
     int64_t last_phase_start;
+    size_t last_bwd;          /* index of the last backward segment (counts[BWD] > 0) */
+    size_t prev_bwd;          /* ... and of the one before it (counts[BWD] > 1) */
+    size_t *bwd_after;        /* per segment: the next backward with no forward before
+                               * it, SIZE_MAX none */
     int64_t iter_start;       /* first event of the first iteration, -1 unknown */
     uint8_t src_all;
 } ms__cat_ctx;
@@ -64,14 +70,31 @@ void ms__cat_ctx_free(ms__cat_ctx *x);
 size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event);
 /* The segment holding an event (SIZE_MAX when there are none). */
 size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event);
+/* Bits of `origin` over the segment kind: a candidate for a refinement (ms__cat_refine
+ * looks at no other allocation's life). */
+#define MS__CAT_KIND_MASK 0x0fu
+#define MS__CAT_REUSE_CAND 0x80u /* forward-kept, alive after the backward that followed */
+#define MS__CAT_LATE_CAND 0x40u  /* never freed, made inside the iterations */
+
 /* The category of one allocation life, its reason (ms_category_reason) and the kind of
- * segment it was made in. */
+ * segment it was made in (with the candidate bits above). */
 ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
                              uint8_t *origin);
 /* Second look once every allocation has a category (parameter sizes known); 0 or
- * MS_ERR_NOMEM. */
+ * MS_ERR_NOMEM. `allocs` in the timeline's order (by alloc event) whenever one of them
+ * needs all (ms__cat_refine_needs_all); `origin` as ms__cat_classify gave it. */
 int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
-                   uint8_t *why);
+                   uint8_t *why, const uint8_t *origin);
+/* For an allocation refined to MS_CATR_BACKWARD_REUSED: the event after which it is a
+ * gradient (the last of the backward it was saved for); an activation before. */
+int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a);
+/* Whether refining this allocation needs the others' categories (a reused gradient's
+ * fellow gradients): a caller holding only some allocations must classify them all
+ * then. `param_sz`: the sorted sizes of the parameters among them. Late-parameter
+ * candidates (MS__CAT_LATE_CAND) need them too unless the last backward rules them out
+ * (ms_categories_sum checks that from the trace). */
+bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
+                              const uint64_t *param_sz, size_t np);
 const char *ms__cat_phase_name(uint8_t kind);
 
 #endif

@@ -50,7 +50,8 @@ const char *ms_category_reason_text(ms_category_reason r)
 bool ms_category_reason_weak(ms_category_reason r)
 {
     return r == MS_CATR_WORKSPACE_PATTERN || r == MS_CATR_PRETRACE_KEPT ||
-           r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES;
+           r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES || r == MS_CATR_BACKWARD_REUSED ||
+           r == MS_CATR_LATE_PARAMETER || r == MS_CATR_NO_STACKS;
 }
 
 /* ------------------------------------------------------------------ stacks */
@@ -232,6 +233,7 @@ typedef struct run {
 void ms__cat_ctx_free(ms__cat_ctx *x)
 {
     free(x->segs);
+    free(x->bwd_after);
     free(x->stack_flags);
     memset(x, 0, sizeof *x);
 }
@@ -470,7 +472,7 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
 
 /* Runs of tags into runs of phase kinds, gaps between runs of one phase joined; returns
  * how many are left. */
-static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward)
+static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward, bool no_stacks)
 {
     for (size_t k = 0; k < nruns; k++) {
         if (runs[k].kind == TAG_EMPTY) {
@@ -482,14 +484,16 @@ static size_t merge_runs(run *runs, size_t nruns, bool empty_is_backward)
     /* Untagged allocations between a forward and a backward are the loss computed outside
      * the model's forward; between two backward (or optimizer) runs they belong to it
      * (hooks, Python-side bookkeeping). Between two forwards they stay a gap: that is
-     * where inference loops move the next batch to the GPU. */
+     * where inference loops move the next batch to the GPU. Without stacks nothing is
+     * tagged but by annotations, and what lies between two optimizer steps is the next
+     * iteration's forward and backward, not the step's bookkeeping. */
     size_t m = 0;
     for (size_t k = 0; k < nruns; k++) {
         run r = runs[k];
         if (r.kind == MS__PH_GAP && m > 0 && k + 1 < nruns) {
             uint8_t prev = runs[m - 1].kind, next = runs[k + 1].kind;
             if ((prev == MS__PH_FWD && next == MS__PH_BWD) ||
-                (prev == next && (prev == MS__PH_BWD || prev == MS__PH_OPT)))
+                (prev == next && (prev == MS__PH_BWD || (prev == MS__PH_OPT && !no_stacks))))
                 r.kind = prev;
         }
         if (m && runs[m - 1].kind == r.kind) {
@@ -523,6 +527,10 @@ static bool segments_from_runs(ms__cat_ctx *x, const run *runs, size_t nruns)
         if (g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) {
             x->have_phases = true;
             x->last_phase_start = g->start;
+        }
+        if (g->kind == MS__PH_BWD) {
+            x->prev_bwd = x->last_bwd;
+            x->last_bwd = k;
         }
         x->src_all |= g->src;
     }
@@ -607,7 +615,18 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
          * come with empty stacks while everything else has one. With C++ frames recorded
          * (or no stacks at all) an empty stack says nothing. */
         bool empty_is_backward = !any_cpp && with_stack * 10 >= allocs && with_stack < allocs;
-        nruns = merge_runs(runs, nruns, empty_is_backward);
+        x->no_stacks = allocs > 0 && with_stack == 0;
+        /* Without stacks the iteration finder can start the first iteration late; the
+         * first free of the trace says that the loop has begun (building and moving a
+         * model only allocates). */
+        x->loop_start = x->iter_start;
+        for (size_t i = 0; x->no_stacks && i < tr->n; i++)
+            if (tr->action[i] == MS_ACT_FREE_COMPLETED) {
+                if (x->loop_start < 0 || (int64_t)i < x->loop_start)
+                    x->loop_start = (int64_t)i;
+                break;
+            }
+        nruns = merge_runs(runs, nruns, empty_is_backward, x->no_stacks);
         ok = segments_from_runs(x, runs, nruns);
     }
     free(runs);
@@ -619,6 +638,21 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
     close_at_iterations(x);
     close_at_annotations(x, ar, nar);
     free(ar);
+    /* For each segment, the backward its forward's saved tensors are for: the next
+     * backward, with no other forward before it. */
+    x->bwd_after = malloc((x->nsegs ? x->nsegs : 1) * sizeof *x->bwd_after);
+    if (!x->bwd_after) {
+        ms__cat_ctx_free(x);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
+    }
+    size_t after = SIZE_MAX;
+    for (size_t k = x->nsegs; k-- > 0;) {
+        x->bwd_after[k] = after;
+        if (x->segs[k].kind == MS__PH_BWD)
+            after = k;
+        else if (x->segs[k].kind == MS__PH_FWD)
+            after = SIZE_MAX;
+    }
     return 0;
 }
 
@@ -659,8 +693,8 @@ static bool alive_at(const ms_alloc *a, int64_t boundary)
     return a->free_event < 0 || a->free_event >= boundary;
 }
 
-ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
-                             uint8_t *origin)
+static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                            uint8_t *origin, size_t *seg)
 {
     uint8_t sf = a->stack != MS_NO_STACK && a->stack < ms_snapshot_stack_count(x->s)
                      ? x->stack_flags[a->stack]
@@ -686,6 +720,18 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     const ms__cat_seg *g = &x->segs[k];
     const ms__cat_seg *next = k + 1 < x->nsegs ? &x->segs[k + 1] : NULL;
     *origin = g->kind;
+    *seg = k;
+    /* Without stacks only annotations cut the trace; with none for forward or backward,
+     * a setup that runs into the iterations and the gaps between optimizer steps hold
+     * the forward and backward passes, and "made before the first step and alive" or
+     * "made and freed between steps" would name activations and gradients parameters
+     * and temporaries. Say that it cannot be told instead. */
+    if (x->no_stacks && !x->counts[MS__PH_FWD] && !x->counts[MS__PH_BWD] &&
+        (g->kind == MS__PH_GAP ||
+         (g->kind == MS__PH_SETUP && x->loop_start >= 0 && a->alloc_event >= x->loop_start))) {
+        *why = MS_CATR_NO_STACKS;
+        return MS_CAT_OTHER;
+    }
     switch (g->kind) {
     case MS__PH_SETUP:
         if (next && next->kind == MS__PH_FWD && x->iter_start >= 0 &&
@@ -746,34 +792,366 @@ ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *w
     }
 }
 
+/* The flags that make an allocation a candidate for a refinement, from what the
+ * classification had at hand; the refinements then look only at these. */
+ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                             uint8_t *origin)
+{
+    size_t k = SIZE_MAX;
+    ms_category c = classify(x, a, why, origin, &k);
+    if (k == SIZE_MAX)
+        return c;
+    if (*why == MS_CATR_FORWARD_KEPT && a->free_event >= 0) {
+        /* Alive after the backward its forward saved it for, and freed before the next
+         * forward began (where zero_grad frees gradients, and before outputs kept for
+         * an iteration are replaced). */
+        size_t j = x->bwd_after[k];
+        if (j != SIZE_MAX && a->free_event >= x->segs[j].close) {
+            size_t f = j + 1;
+            while (f < x->nsegs && x->segs[f].kind != MS__PH_FWD)
+                f++;
+            if (f == x->nsegs || a->free_event < x->segs[f].start)
+                *origin |= MS__CAT_REUSE_CAND;
+        }
+    }
+    /* Two backwards after it at least: what the last iteration before the snapshot made
+     * and held (a loss kept when it was taken) is "never freed" by the trace's end. */
+    if (a->free_event < 0 && a->size > 0 && x->counts[MS__PH_BWD] >= 2 && x->iter_start >= 0 &&
+        a->alloc_event >= x->iter_start && a->alloc_event < x->segs[x->prev_bwd].start &&
+        (c == MS_CAT_ACTIVATION || c == MS_CAT_INPUT || c == MS_CAT_OTHER ||
+         *why == MS_CATR_WORKSPACE_PATTERN) &&
+        *why != MS_CATR_NO_STACKS && *why != MS_CATR_NO_PHASES)
+        *origin |= MS__CAT_LATE_CAND;
+    return c;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
-                   uint8_t *why)
+/* The sorted sizes of what is called a parameter; NULL with *np 0 when none (or out of
+ * memory: *oom). */
+static uint64_t *param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *cat, size_t *np,
+                             bool *oom)
 {
-    /* Only stacks='python' needs this: with C++ frames the workspace names itself. The
-     * autograd thread's cuBLAS handle gets its own workspace at the first backward
-     * matmul, made in backward and never freed like a kept .grad; but every .grad has
-     * the size of its parameter, and the workspace has none's. */
-    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
-        return 0;
-    size_t np = 0;
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        np += cat[i] == MS_CAT_PARAMETER;
-    if (!np)
-        return 0;
-    uint64_t *sz = malloc(np * sizeof *sz);
-    if (!sz)
-        return MS_ERR_NOMEM;
-    np = 0;
+        m += cat[i] == MS_CAT_PARAMETER;
+    *np = 0;
+    if (!m)
+        return NULL;
+    uint64_t *sz = malloc(m * sizeof *sz);
+    if (!sz) {
+        *oom = true;
+        return NULL;
+    }
     for (size_t i = 0; i < n; i++)
         if (cat[i] == MS_CAT_PARAMETER)
-            sz[np++] = allocs[i].size;
-    qsort(sz, np, sizeof *sz, cmp_u64);
+            sz[(*np)++] = allocs[i].size;
+    qsort(sz, *np, sizeof *sz, cmp_u64);
+    return sz;
+}
+
+static size_t count_size(const uint64_t *sz, size_t n, uint64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (sz[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t c = 0;
+    while (lo + c < n && sz[lo + c] == v)
+        c++;
+    return c;
+}
+
+/* The first of `allocs` (in the timeline's order: by alloc event, those made before the
+ * trace last) made at or after `event`. */
+static size_t first_made_at(const ms_alloc *allocs, size_t n, int64_t event)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (allocs[mid].alloc_event >= 0 && allocs[mid].alloc_event < event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Compiled backward code (Inductor) writes a gradient into a buffer its forward saved
+ * for it, once that buffer's last use is done: the .grad then lives in memory made in
+ * the forward. The trace shows it as an allocation of the forward that outlives the
+ * backward (flagged by the classification), has a parameter's size, and is freed among
+ * that backward's gradients (by zero_grad), where activations saved for backward are
+ * freed inside it. */
+typedef struct reuse_cand {
+    size_t alloc;
+    size_t bwd; /* segment of the backward it was saved for */
+} reuse_cand;
+
+static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                               uint8_t *cat, uint8_t *why, const uint8_t *origin)
+{
+    size_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any += (origin[i] & MS__CAT_REUSE_CAND) != 0;
+    if (!any)
+        return 0;
+    bool oom = false;
+    size_t np = 0;
+    uint64_t *sz = param_sizes(allocs, n, cat, &np, &oom);
+    reuse_cand *rc = malloc(any * sizeof *rc);
+    if (oom || !rc) {
+        free(sz);
+        free(rc);
+        return MS_ERR_NOMEM;
+    }
+    size_t nrc = 0;
+    for (size_t i = 0; i < n && np; i++) {
+        const ms_alloc *a = &allocs[i];
+        if (!(origin[i] & MS__CAT_REUSE_CAND) || why[i] != MS_CATR_FORWARD_KEPT ||
+            !bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
+            continue;
+        rc[nrc++] = (reuse_cand){i, x->bwd_after[ms__cat_seg_of(x, a->alloc_event)]};
+    }
+    free(sz);
+    /* Candidates come by alloc event, so their backwards in order: for each, the first
+     * and last free of the gradients it made, from its own allocations only. */
+    size_t last = SIZE_MAX;
+    int64_t w0 = 0, w1 = -1;
+    for (size_t k = 0; k < nrc; k++) {
+        size_t j = rc[k].bwd;
+        if (j != last) {
+            last = j;
+            w0 = INT64_MAX;
+            w1 = -1;
+            for (size_t i = first_made_at(allocs, n, x->segs[j].start);
+                 i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < x->segs[j].end;
+                 i++) {
+                if (why[i] != MS_CATR_BACKWARD_KEPT || allocs[i].free_event < 0)
+                    continue;
+                w0 = allocs[i].free_event < w0 ? allocs[i].free_event : w0;
+                w1 = allocs[i].free_event > w1 ? allocs[i].free_event : w1;
+            }
+        }
+        const ms_alloc *a = &allocs[rc[k].alloc];
+        if (a->free_event < w0 || a->free_event > w1)
+            continue;
+        cat[rc[k].alloc] = MS_CAT_GRADIENT;
+        why[rc[k].alloc] = MS_CATR_BACKWARD_REUSED;
+    }
+    free(rc);
+    return 0;
+}
+
+/* (size, ordinal of the phase that made it) of gradients or optimizer state. */
+typedef struct size_ord {
+    uint64_t size;
+    uint32_t ord;
+} size_ord;
+
+static int cmp_size_ord(const void *a, const void *b)
+{
+    const size_ord *x = a, *y = b;
+    if (x->size != y->size)
+        return (x->size > y->size) - (x->size < y->size);
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The ordinal of the first segment of `kind` starting after `event`; UINT32_MAX none. */
+static uint32_t next_ordinal(const ms__cat_ctx *x, int64_t event, uint8_t kind)
+{
+    for (size_t k = ms__cat_seg_of(x, event) + 1; k < x->nsegs; k++)
+        if (x->segs[k].kind == kind)
+            return x->segs[k].ordinal;
+    return UINT32_MAX;
+}
+
+/* The ordinal of the backward a gradient belongs to. */
+static uint32_t grad_backward(const ms__cat_ctx *x, const ms_alloc *a, uint8_t why)
+{
+    size_t k = ms__cat_seg_of(x, a->alloc_event);
+    if (why == MS_CATR_BACKWARD_REUSED && x->bwd_after[k] != SIZE_MAX)
+        k = x->bwd_after[k];
+    return x->segs[k].ordinal;
+}
+
+/* Parameters made after training began (nn.LazyLinear's first forward, a model
+ * materialised from the meta device in a pre-hook, a layer added mid-run) look like
+ * activations or inputs that are never freed. What tells them apart is what training
+ * does with a parameter: every backward after it makes a gradient of its size, and the
+ * first optimizer step after that makes state of its size (when the optimizer keeps
+ * any). Caches and buffers have no gradient and stay what they were. A size held by
+ * more never-freed candidates and parameters than the last backward makes gradients of
+ * is ambiguous and left alone. */
+static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                              uint8_t *cat, uint8_t *why, const uint8_t *origin)
+{
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
+    if (!nc)
+        return 0;
+    uint64_t *csz = malloc(nc * sizeof *csz);
+    if (!csz)
+        return MS_ERR_NOMEM;
+    nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (origin[i] & MS__CAT_LATE_CAND)
+            csz[nc++] = allocs[i].size;
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    /* The last backward must make a gradient of a candidate's size: most candidates
+     * (library workspaces, leaked tensors) fail here, on that backward's allocations
+     * alone. */
+    bool op = false;
+    size_t np = 0;
+    uint64_t *psz = param_sizes(allocs, n, cat, &np, &op);
+    size_t *in_last = calloc(nc, sizeof *in_last);
+    if (op || !in_last) {
+        free(csz);
+        free(psz);
+        free(in_last);
+        return MS_ERR_NOMEM;
+    }
+    const ms__cat_seg *lb = &x->segs[x->last_bwd];
+    for (size_t i = first_made_at(allocs, n, lb->start);
+         i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < lb->end; i++)
+        if (cat[i] == MS_CAT_GRADIENT) {
+            size_t lo = 0, hi = nc;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (csz[mid] < allocs[i].size)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < nc && csz[lo] == allocs[i].size)
+                in_last[lo]++;
+        }
+    /* Sizes held by more candidates and parameters than the last backward made
+     * gradients of are out; none left, nothing to do. */
+    size_t live = 0;
+    for (size_t k = 0; k < nc;) {
+        size_t same = 1;
+        while (k + same < nc && csz[k + same] == csz[k])
+            same++;
+        if (in_last[k] < same + count_size(psz, np, csz[k]))
+            memset(csz + k, 0, same * sizeof *csz);
+        else
+            live += same;
+        k += same;
+    }
+    free(in_last);
+    if (!live) {
+        free(csz);
+        free(psz);
+        return 0;
+    }
+    /* csz keeps the sizes that passed (0 for the others, first after sorting). */
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    size_t off = nc - live;
+    uint64_t *ok_sz = csz + off;
+    size_t nok = live;
+    uint64_t lo_sz = ok_sz[0], hi_sz = ok_sz[nok - 1];
+    /* Gradients and optimizer state of the candidates' sizes only: few records. */
+    size_ord *g = NULL, *o = NULL;
+    size_t ng = 0, cg = 0, no = 0, co = 0;
+    bool any_state = false, oom = false;
+    for (size_t i = 0; i < n && !oom; i++) {
+        bool grad = cat[i] == MS_CAT_GRADIENT;
+        bool state = why[i] == MS_CATR_OPTIMIZER_KEPT;
+        if (!grad && !state)
+            continue;
+        any_state |= state;
+        const ms_alloc *a = &allocs[i];
+        if (a->size < lo_sz || a->size > hi_sz || !count_size(ok_sz, nok, a->size))
+            continue;
+        if (grad && ms__grow((void **)&g, &cg, ng + 1, sizeof *g))
+            g[ng++] = (size_ord){a->size, grad_backward(x, a, why[i])};
+        else if (state && ms__grow((void **)&o, &co, no + 1, sizeof *o))
+            o[no++] = (size_ord){a->size, x->segs[ms__cat_seg_of(x, a->alloc_event)].ordinal};
+        else
+            oom = true;
+    }
+    if (oom) {
+        free(csz);
+        free(g);
+        free(o);
+        free(psz);
+        return MS_ERR_NOMEM;
+    }
+    if (ng)
+        qsort(g, ng, sizeof *g, cmp_size_ord);
+    if (no)
+        qsort(o, no, sizeof *o, cmp_size_ord);
+    uint32_t nbwd = (uint32_t)x->counts[MS__PH_BWD];
+    for (size_t i = 0; i < n; i++) {
+        if (!(origin[i] & MS__CAT_LATE_CAND))
+            continue;
+        const ms_alloc *a = &allocs[i];
+        uint32_t b0 = next_ordinal(x, a->alloc_event, MS__PH_BWD);
+        if (b0 == UINT32_MAX)
+            continue;
+        /* This size's gradients, by backward: one in each from b0 on. */
+        size_ord key = {a->size, b0};
+        size_t lo = 0, hi = ng;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_size_ord(&g[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        uint32_t want = b0;
+        for (size_t k = lo; k < ng && g[k].size == a->size; k++)
+            want += g[k].ord == want;
+        if (want != nbwd || !count_size(ok_sz, nok, a->size))
+            continue;
+        if (any_state) {
+            /* The first optimizer step after its first backward. */
+            uint32_t o0 = UINT32_MAX;
+            for (size_t k = 0; k < x->nsegs; k++)
+                if (x->segs[k].kind == MS__PH_BWD && x->segs[k].ordinal == b0) {
+                    o0 = next_ordinal(x, x->segs[k].start, MS__PH_OPT);
+                    break;
+                }
+            size_ord okey = {a->size, o0};
+            if (o0 == UINT32_MAX || !no || !bsearch(&okey, o, no, sizeof *o, cmp_size_ord))
+                continue;
+        }
+        cat[i] = MS_CAT_PARAMETER;
+        why[i] = MS_CATR_LATE_PARAMETER;
+    }
+    free(csz);
+    free(g);
+    free(o);
+    free(psz);
+    return 0;
+}
+
+/* Only stacks='python' needs this: with C++ frames the workspace names itself. The
+ * autograd thread's cuBLAS handle gets its own workspace at the first backward matmul,
+ * made in backward and never freed like a kept .grad; but every .grad has the size of
+ * its parameter, and the workspace has none's. */
+static int refine_backward_workspace(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                                     uint8_t *cat, uint8_t *why)
+{
+    if (x->cpp_stacks || x->counts[MS__PH_BWD] < 2)
+        return 0;
+    bool oom = false;
+    size_t np = 0;
+    uint64_t *sz = param_sizes(allocs, n, cat, &np, &oom);
+    if (oom)
+        return MS_ERR_NOMEM;
+    if (!np)
+        return 0;
     for (size_t i = 0; i < n; i++) {
         const ms_alloc *a = &allocs[i];
         if (why[i] != MS_CATR_BACKWARD_KEPT || a->free_event >= 0)
@@ -787,6 +1165,34 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
     }
     free(sz);
     return 0;
+}
+
+int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                   uint8_t *why, const uint8_t *origin)
+{
+    if (!x->have_phases)
+        return 0;
+    int rc = refine_reused_grads(x, allocs, n, cat, why, origin);
+    if (!rc)
+        rc = refine_late_params(x, allocs, n, cat, why, origin);
+    if (!rc)
+        rc = refine_backward_workspace(x, allocs, n, cat, why);
+    return rc;
+}
+
+int64_t ms__cat_reuse_event(const ms__cat_ctx *x, const ms_alloc *a)
+{
+    if (a->alloc_event < 0)
+        return -1;
+    size_t j = x->bwd_after[ms__cat_seg_of(x, a->alloc_event)];
+    return j == SIZE_MAX ? -1 : x->segs[j].close - 1;
+}
+
+bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
+                              const uint64_t *param_sz, size_t np)
+{
+    return (origin & MS__CAT_REUSE_CAND) && why == MS_CATR_FORWARD_KEPT && np &&
+           bsearch(&a->size, param_sz, np, sizeof *param_sz, cmp_u64);
 }
 
 const char *ms__cat_phase_name(uint8_t kind)
@@ -803,6 +1209,153 @@ const char *ms__cat_phase_name(uint8_t kind)
     default:
         return "gap";
     }
+}
+
+typedef struct addr_ev {
+    uint64_t addr;
+    int64_t event;
+    size_t size_index; /* into the candidates' sorted sizes */
+    bool freed;
+} addr_ev;
+
+static int cmp_addr_ev(const void *a, const void *b)
+{
+    const addr_ev *x = a, *y = b;
+    if (x->addr != y->addr)
+        return (x->addr > y->addr) - (x->addr < y->addr);
+    return (x->event > y->event) - (x->event < y->event);
+}
+
+/* Whether any late-parameter candidate among `allocs` could pass: the last backward must
+ * make at least as many gradients (allocations alive after it) of the candidate's size
+ * as the candidates and parameters among `allocs` hold. A necessary condition of the
+ * rule on the whole trace, read from the last backward's own events, so a caller with a
+ * few allocations (the summary's peak) skips classifying all of them in the usual case:
+ * a library workspace, or a leaked tensor. -1 when out of memory. */
+static int late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                         const uint8_t *origin, const uint64_t *psz, size_t np)
+{
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
+    if (!nc)
+        return 0;
+    uint64_t *csz = malloc(nc * sizeof *csz);
+    size_t *in_last = calloc(nc, sizeof *in_last);
+    addr_ev *m = NULL;
+    size_t nm = 0, cm = 0;
+    int rc = 0;
+    if (!csz || !in_last) {
+        rc = -1;
+        goto out;
+    }
+    nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (origin[i] & MS__CAT_LATE_CAND)
+            csz[nc++] = allocs[i].size;
+    qsort(csz, nc, sizeof *csz, cmp_u64);
+    const ms_trace *tr = x->tr;
+    const ms__cat_seg *lb = &x->segs[x->last_bwd];
+    for (int64_t e = lb->start; e < lb->end && (uint64_t)e < tr->n; e++) {
+        if (tr->action[e] != MS_ACT_ALLOC)
+            continue;
+        size_t lo = 0, hi = nc;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (csz[mid] < tr->size[e])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nc || csz[lo] != tr->size[e])
+            continue;
+        if (!ms__grow((void **)&m, &cm, nm + 1, sizeof *m)) {
+            rc = -1;
+            goto out;
+        }
+        m[nm++] = (addr_ev){tr->addr[e], e, lo, false};
+    }
+    if (nm)
+        qsort(m, nm, sizeof *m, cmp_addr_ev);
+    /* A free before the backward closed ends the latest of its address made before it. */
+    for (int64_t f = lb->start; nm && f < lb->close && (uint64_t)f < tr->n; f++) {
+        if (tr->action[f] != MS_ACT_FREE_COMPLETED)
+            continue;
+        addr_ev key = {tr->addr[f], f, 0, false};
+        size_t lo = 0, hi = nm;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_addr_ev(&m[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && m[lo - 1].addr == key.addr && !m[lo - 1].freed)
+            m[lo - 1].freed = true;
+    }
+    for (size_t k = 0; k < nm; k++)
+        if (!m[k].freed)
+            in_last[m[k].size_index]++;
+    for (size_t k = 0; k < nc && !rc;) {
+        size_t same = 1;
+        while (k + same < nc && csz[k + same] == csz[k])
+            same++;
+        if (in_last[k] >= same + count_size(psz, np, csz[k]))
+            rc = 1;
+        k += same;
+    }
+out:
+    free(csz);
+    free(in_last);
+    free(m);
+    return rc;
+}
+
+/* The categories of some allocations (`allocs`, lives of the device's trace) when their
+ * refinement needs every allocation's: the whole device classified, each of `allocs`
+ * found by the event that made it. Made before the trace, an allocation is refined by
+ * nothing and keeps the category it has. A life whose category changes (a buffer reused
+ * as a .grad) counts as what it is right after `at_event`. */
+static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int device,
+                             int64_t at_event, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                             ms_error *err)
+{
+    ms_timeline *full = NULL;
+    int rc = ms_timeline_build(&full, s, device, MS_TIMELINE_ALLOCS, err);
+    if (rc)
+        return rc;
+    size_t m = full->n_allocs, nev = full->n_events, bytes;
+    uint8_t *fc = malloc(m ? m : 1), *fw = malloc(m ? m : 1), *fo = malloc(m ? m : 1);
+    uint32_t *at = ms__mul(nev ? nev : 1, sizeof *at, &bytes) ? malloc(bytes) : NULL;
+    if (!fc || !fw || !fo || !at) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+    } else {
+        memset(at, 0xff, nev * sizeof *at);
+        for (size_t i = 0; i < m; i++) {
+            fc[i] = (uint8_t)ms__cat_classify(x, &full->allocs[i], &fw[i], &fo[i]);
+            int64_t e = full->allocs[i].alloc_event;
+            if (e >= 0 && (uint64_t)e < nev && i < UINT32_MAX)
+                at[e] = (uint32_t)i;
+        }
+        if (ms__cat_refine(x, full->allocs, m, fc, fw, fo))
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        for (size_t i = 0; i < n && !rc; i++) {
+            int64_t e = allocs[i].alloc_event;
+            if (e < 0 || (uint64_t)e >= nev || at[e] == UINT32_MAX)
+                continue;
+            cat[i] = fc[at[e]];
+            /* A buffer reused as a .grad is an activation until its backward ends. */
+            if (fw[at[e]] == MS_CATR_BACKWARD_REUSED &&
+                at_event < ms__cat_reuse_event(x, &full->allocs[at[e]]))
+                cat[i] = MS_CAT_ACTIVATION;
+        }
+    }
+    free(fc);
+    free(fw);
+    free(fo);
+    free(at);
+    ms_timeline_free(full);
+    return rc;
 }
 
 int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
@@ -823,25 +1376,40 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
     }
     ms__cat_ctx x;
     int rc = ms__cat_ctx_build(&x, s, t, it, err);
-    uint8_t *cat = NULL, *why = NULL;
+    uint8_t *cat = NULL, *why = NULL, *origin = NULL;
     if (!rc) {
-        cat = malloc(n ? n : 1);
-        why = malloc(n ? n : 1);
-        if (!cat || !why)
+        cat = calloc(n ? n : 1, 1);
+        why = calloc(n ? n : 1, 1);
+        origin = calloc(n ? n : 1, 1);
+        if (!cat || !why || !origin)
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     if (!rc) {
-        for (size_t i = 0; i < n; i++) {
-            uint8_t origin;
-            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin);
+        for (size_t i = 0; i < n; i++)
+            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin[i]);
+        bool all = false, oom = false;
+        size_t np = 0;
+        uint64_t *psz = param_sizes(allocs, n, cat, &np, &oom);
+        for (size_t i = 0; i < n && !all; i++)
+            all = ms__cat_refine_needs_all(&allocs[i], why[i], origin[i], psz, np);
+        if (!all && !oom && x.have_phases && x.counts[MS__PH_BWD]) {
+            int lp = late_possible(&x, allocs, n, origin, psz, np);
+            oom = lp < 0;
+            all = lp > 0;
         }
-        if (ms__cat_refine(&x, allocs, n, cat, why))
+        free(psz);
+        if (oom)
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+        else if (all)
+            rc = classify_from_all(&x, s, t->device, t->peak_event, allocs, n, cat, err);
+        else if (ms__cat_refine(&x, allocs, n, cat, why, origin))
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++)
             bytes[cat[i]] += (int64_t)allocs[i].size;
     }
     free(cat);
     free(why);
+    free(origin);
     if (x.segs || x.stack_flags)
         ms__cat_ctx_free(&x);
     ms_iterations_free(own);

@@ -11,6 +11,18 @@
 
 #define CP_STRIDE 4096
 
+/* cat[] of an allocation whose category changes once during its life: born an
+ * activation, the category in the low bits from its switch event on (a buffer a
+ * compiled backward reused for a .grad). */
+#define CAT_SWITCHED 0x80u
+#define CAT_MASK 0x7fu
+
+/* An activation that becomes a gradient right after `event`. */
+typedef struct cat_switch {
+    int64_t event;
+    int64_t size;
+} cat_switch;
+
 struct ms_categories {
     const ms_snapshot *s;
     const ms_timeline *t;
@@ -21,8 +33,10 @@ struct ms_categories {
     size_t n;          /* allocations */
     uint8_t *cat;      /* per allocation */
     uint8_t *why;
-    uint8_t *origin;   /* segment kind it was made in */
+    uint8_t *origin;   /* segment kind it was made in, and candidate bits */
     uint32_t *ev_alloc; /* per event: the allocation it starts or ends, UINT32_MAX none */
+    cat_switch *sw;     /* by event */
+    size_t nsw;
     int64_t (*cp)[MS_CAT_COUNT]; /* totals before event k * CP_STRIDE */
     size_t ncp;
     ms_category_point peak;
@@ -35,10 +49,31 @@ static inline void apply_event(const ms_categories *c, int64_t e, int64_t *by)
     if (i == UINT32_MAX)
         return;
     const ms_alloc *a = &c->t->allocs[i];
+    uint8_t k = c->cat[i];
     if (a->alloc_event == e)
-        by[c->cat[i]] += (int64_t)a->size;
+        by[k & CAT_SWITCHED ? MS_CAT_ACTIVATION : k] += (int64_t)a->size;
     else
-        by[c->cat[i]] -= (int64_t)a->size;
+        by[k & CAT_MASK] -= (int64_t)a->size;
+}
+
+static inline void apply_switch(const cat_switch *w, int64_t *by)
+{
+    by[MS_CAT_ACTIVATION] -= w->size;
+    by[MS_CAT_GRADIENT] += w->size;
+}
+
+/* The first switch at or after `event`. */
+static size_t switch_from(const ms_categories *c, int64_t event)
+{
+    size_t lo = 0, hi = c->nsw;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->sw[mid].event < event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 static void fill_point(const ms_categories *c, ms_category_point *p, int64_t e, const int64_t *by)
@@ -61,6 +96,7 @@ void ms_categories_free(ms_categories *c)
     free(c->why);
     free(c->origin);
     free(c->ev_alloc);
+    free(c->sw);
     free(c->cp);
     free(c->iter_end);
     free(c->iter_peak);
@@ -84,10 +120,10 @@ static int sweep_build(ms_categories *c, ms_error *err)
     int64_t by[MS_CAT_COUNT] = {0};
     for (size_t i = 0; i < c->n; i++)
         if (t->allocs[i].alloc_event < 0)
-            by[c->cat[i]] += (int64_t)t->allocs[i].size;
+            by[c->cat[i] & CAT_MASK] += (int64_t)t->allocs[i].size;
     if (t->peak_event < 0)
         fill_point(c, &c->peak, -1, by);
-    size_t k = 0;
+    size_t k = 0, w = 0;
     int64_t total = 0;
     for (int q = 0; q < MS_CAT_COUNT; q++)
         total += by[q];
@@ -105,9 +141,12 @@ static int sweep_build(ms_categories *c, ms_error *err)
         if (i != UINT32_MAX) {
             const ms_alloc *a = &t->allocs[i];
             int64_t d = a->alloc_event == (int64_t)e ? (int64_t)a->size : -(int64_t)a->size;
-            by[c->cat[i]] += d;
+            uint8_t q = c->cat[i];
+            by[d > 0 && (q & CAT_SWITCHED) ? MS_CAT_ACTIVATION : q & CAT_MASK] += d;
             total += d;
         }
+        while (w < c->nsw && c->sw[w].event == (int64_t)e)
+            apply_switch(&c->sw[w++], by);
         if ((int64_t)e == t->peak_event)
             fill_point(c, &c->peak, (int64_t)e, by);
         if (k < nit && (int64_t)e >= c->it->items[k].start_event) {
@@ -117,6 +156,34 @@ static int sweep_build(ms_categories *c, ms_error *err)
                 fill_point(c, &c->iter_end[k], (int64_t)e, by);
         }
     }
+    return 0;
+}
+
+static int cmp_switch(const void *a, const void *b)
+{
+    const cat_switch *x = a, *y = b;
+    return (x->event > y->event) - (x->event < y->event);
+}
+
+/* Buffers reused as gradients are activations until the backward that reused them
+ * ends; 0 or -1 when out of memory. */
+static int switches_build(ms_categories *c)
+{
+    size_t m = 0, cap = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->why[i] != MS_CATR_BACKWARD_REUSED)
+            continue;
+        int64_t e = ms__cat_reuse_event(&c->x, &c->t->allocs[i]);
+        if (e < 0)
+            continue;
+        if (!ms__grow((void **)&c->sw, &cap, m + 1, sizeof *c->sw))
+            return -1;
+        c->sw[m++] = (cat_switch){e, (int64_t)c->t->allocs[i].size};
+        c->cat[i] |= CAT_SWITCHED;
+    }
+    c->nsw = m;
+    if (m)
+        qsort(c->sw, m, sizeof *c->sw, cmp_switch);
     return 0;
 }
 
@@ -180,7 +247,7 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
             c->ev_alloc[a->free_event] = (uint32_t)i;
     }
-    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why)) {
+    if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why, c->origin) || switches_build(c)) {
         ms_categories_free(c);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
@@ -205,7 +272,7 @@ const ms_iterations *ms_categories_iterations(const ms_categories *c)
 
 ms_category ms_categories_of(const ms_categories *c, size_t i)
 {
-    return c && i < c->n ? (ms_category)c->cat[i] : MS_CAT_OTHER;
+    return c && i < c->n ? (ms_category)(c->cat[i] & CAT_MASK) : MS_CAT_OTHER;
 }
 
 ms_category_reason ms_categories_reason(const ms_categories *c, size_t i)
@@ -311,6 +378,9 @@ int ms_categories_at_event(int64_t bytes[MS_CAT_COUNT], const ms_categories *c, 
     memcpy(bytes, c->cp[k], sizeof c->cp[k]);
     for (int64_t e = (int64_t)(k * CP_STRIDE); e <= event; e++)
         apply_event(c, e, bytes);
+    for (size_t w = switch_from(c, (int64_t)(k * CP_STRIDE)); w < c->nsw && c->sw[w].event <= event;
+         w++)
+        apply_switch(&c->sw[w], bytes);
     return 0;
 }
 
@@ -348,8 +418,11 @@ int ms_categories_sweep(const ms_categories *c, int64_t first, int64_t last,
     int rc = ms_categories_at_event(by, c, first - 1, err);
     if (rc)
         return rc;
+    size_t w = switch_from(c, first);
     for (int64_t e = first; e <= last; e++) {
         apply_event(c, e, by);
+        while (w < c->nsw && c->sw[w].event == e)
+            apply_switch(&c->sw[w++], by);
         fn(ctx, e, by);
     }
     return 0;
@@ -436,11 +509,15 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
     /* Optimizer intermediates: temporaries made in an optimizer step, tracked beside the
      * categories in the same sweep. */
     int64_t opt_tmp = 0;
+    size_t w = switch_from(c, x->start_event);
     for (int64_t e = x->start_event - 1; e < x->end_event; e++) {
         if (e >= x->start_event) {
             apply_event(c, e, by);
+            while (w < c->nsw && c->sw[w].event == e)
+                apply_switch(&c->sw[w++], by);
             uint32_t i = c->ev_alloc[e];
-            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY && c->origin[i] == MS__PH_OPT) {
+            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY &&
+                (c->origin[i] & MS__CAT_KIND_MASK) == MS__PH_OPT) {
                 const ms_alloc *a = &c->t->allocs[i];
                 opt_tmp += a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
             }
@@ -479,4 +556,10 @@ void ms_categories_phases(ms_category_phases *out, const ms_categories *c)
     out->from_python_frames = (c->x.src_all & MS__SRC_PY) != 0;
     out->from_engine_frames = (c->x.src_all & MS__SRC_ENGINE) != 0;
     out->from_empty_stacks = (c->x.src_all & MS__SRC_EMPTY) != 0;
+    out->no_stacks = c->x.no_stacks;
+    size_t nseg = 0;
+    const ms_segment *seg = ms_snapshot_segments(c->s, &nseg);
+    for (size_t k = 0; k < nseg; k++)
+        if (seg[k].device == c->t->device && (seg[k].pool_id[0] || seg[k].pool_id[1]))
+            out->cuda_graph_pools = true;
 }

@@ -142,8 +142,8 @@ static int cmp_sized(const void *pa, const void *pb)
 /* Moves the allocations of leak part `p` whose size was made in one iteration only to the
  * end of its index range; returns how many (0: no split). A leak whose sizes mostly never
  * repeat (variable shapes) is left whole: there the size says nothing. */
-static size_t split_once(ms_leak_report *r, const ms_timeline *t, const part *p, sized *tmp,
-                         bool *once)
+static size_t split_once(ms_leak_report *r, const ms_timeline *t, const ms__stackinfo *si,
+                         const part *p, sized *tmp, bool *once)
 {
     size_t n = p->L.n_index;
     size_t *idx = &r->alloc_index[p->L.first_index];
@@ -162,9 +162,14 @@ static size_t split_once(ms_leak_report *r, const ms_timeline *t, const part *p,
             repeats = repeats || tmp[b].iter != tmp[a].iter;
             b++;
         }
-        for (size_t j = a; j < b; j++)
-            once[tmp[j].ai] = !repeats;
-        n_once += repeats ? 0 : b - a;
+        /* A library workspace is made once by design even when its size matches the
+         * leak's: cuBLASLt's 1 MiB workspace, made by the first addmm of any layer at a
+         * library's shared line (transformers' Conv1D), is no output a hook kept. */
+        for (size_t j = a; j < b; j++) {
+            uint32_t st = t->allocs[idx[tmp[j].ai]].stack;
+            once[tmp[j].ai] = !repeats || (st != MS_NO_STACK && (si[st].flags & MS__ST_WORKSPACE));
+            n_once += once[tmp[j].ai];
+        }
         a = b;
     }
     if (!n_once || n_once * 2 >= n)
@@ -269,6 +274,7 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
     L->first_alloc_us = INT64_MAX;
     L->last_alloc_us = INT64_MIN;
     L->stack = L->n_index ? t->allocs[r->alloc_index[L->first_index]].stack : MS_NO_STACK;
+    L->user_frame = ms_stack_user_frame(s, L->stack);
     int64_t first_iter = INT64_MAX, prev_iter = INT64_MIN;
     uint64_t later_count = 0, later_bytes = 0, later_blocks = 0, pass = 0;
     bool same_pass = true, have_pass = false;
@@ -482,7 +488,7 @@ static void split_parts(refine *w, ms_leak_report *r, const ms_snapshot *s,
         p->L = r->items[f];
         bool regrow = false;
         if (p->L.kind == MS_LEAK_LEAK) {
-            size_t n_once = split_once(r, t, p, w->tmp, w->once);
+            size_t n_once = split_once(r, t, si, p, w->tmp, w->once);
             if (n_once) {
                 part *q = &w->parts[np++];
                 q->L = p->L;
@@ -651,6 +657,7 @@ static void lay_out(refine *w, size_t keep, const ms_leak_report *r, size_t *nme
             M->growth_bytes = p->L.growth_bytes;
             M->growth_allocated_bytes = p->L.growth_allocated_bytes;
             M->stack = p->L.stack;
+            M->user_frame = p->L.user_frame;
             M->first_index = ni;
             M->n_index = p->L.n_index;
             memcpy(w->new_index + ni, r->alloc_index + p->L.first_index,

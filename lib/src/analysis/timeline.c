@@ -499,6 +499,72 @@ static int by_bytes_desc(const void *a, const void *b)
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
+typedef struct site_user {
+    uint32_t site_slot, user;
+    uint64_t bytes;
+} site_user;
+
+static int by_site_user(const void *a, const void *b)
+{
+    const site_user *x = a, *y = b;
+    if (x->site_slot != y->site_slot)
+        return x->site_slot < y->site_slot ? -1 : 1;
+    return (x->user > y->user) - (x->user < y->user);
+}
+
+/* Each site's user line: stacks of one site can come from several lines of the user's
+ * code; the one behind the most bytes is the site's. Summed per stack first (a run has a
+ * few thousand stacks), then per (site, user line). Returns nonzero on no memory. */
+static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
+                            const ms_alloc *allocs, size_t n_allocs)
+{
+    for (size_t k = 0; k <= nf; k++)
+        acc[k].user_frame = UINT32_MAX;
+    size_t nst = ms_snapshot_stack_count(s);
+    uint64_t *per_stack = calloc(nst ? nst : 1, sizeof *per_stack);
+    site_user *su = malloc((nst ? nst : 1) * sizeof *su);
+    uint64_t *best = calloc(nf + 1, sizeof *best);
+    if (!per_stack || !su || !best) {
+        free(per_stack);
+        free(su);
+        free(best);
+        return -1;
+    }
+    for (size_t i = 0; i < n_allocs; i++)
+        if (allocs[i].stack < nst)
+            per_stack[allocs[i].stack] += allocs[i].size;
+    size_t n = 0;
+    for (uint32_t st = 0; st < nst; st++) {
+        if (!per_stack[st])
+            continue;
+        uint32_t user = ms_stack_user_frame(s, st);
+        uint32_t site = ms_stack_site(s, st);
+        if (user == UINT32_MAX)
+            continue;
+        su[n].site_slot = site == UINT32_MAX ? (uint32_t)nf : site;
+        su[n].user = user;
+        su[n].bytes = per_stack[st];
+        n++;
+    }
+    qsort(su, n, sizeof *su, by_site_user);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        uint64_t bytes = 0;
+        while (j < n && su[j].site_slot == su[i].site_slot && su[j].user == su[i].user)
+            bytes += su[j++].bytes;
+        /* Ascending user ids: a tie keeps the lowest. */
+        if (bytes > best[su[i].site_slot]) {
+            best[su[i].site_slot] = bytes;
+            acc[su[i].site_slot].user_frame = su[i].user;
+        }
+        i = j;
+    }
+    free(per_stack);
+    free(su);
+    free(best);
+    return 0;
+}
+
 int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
                    const ms_alloc *allocs, size_t n_allocs, ms_error *err)
 {
@@ -516,6 +582,10 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
         acc[k].site = site;
         acc[k].bytes += allocs[i].size;
         acc[k].count++;
+    }
+    if (site_user_frames(acc, nf, s, allocs, n_allocs)) {
+        free(acc);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     }
     size_t m = 0;
     for (size_t k = 0; k <= nf; k++)

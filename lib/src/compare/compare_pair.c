@@ -399,17 +399,31 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
     }
     char b1[48], b2[48], b3[48], pc[32];
     const ms_delta *pk = &p->m[MS_M_PEAK];
-    double ta = (double)p->m[MS_M_PEAK_TIME].a / 1e6, tb = (double)p->m[MS_M_PEAK_TIME].b / 1e6;
+    /* Where each peak falls: in the run (iteration and phase) when both profiles know it,
+     * for two ranks start recording at different times and a wall-clock offset compares
+     * those starts, not the work; else the time since each trace's first event. */
+    char wa[128], wb[128];
+    bool places = p->a->peak_place.known && p->b->peak_place.known;
+    if (places) {
+        char x[112];
+        ms_peak_place_format(&p->a->peak_place, x, sizeof x);
+        snprintf(wa, sizeof wa, "in %s", x);
+        ms_peak_place_format(&p->b->peak_place, x, sizeof x);
+        snprintf(wb, sizeof wb, "in %s", x);
+    } else {
+        snprintf(wa, sizeof wa, "at %.2f s", (double)p->m[MS_M_PEAK_TIME].a / 1e6);
+        snprintf(wb, sizeof wb, "at %.2f s", (double)p->m[MS_M_PEAK_TIME].b / 1e6);
+    }
 
     if (p->match) {
         ms_format_bytes(pk->a, b1, sizeof b1);
         ms_format_bytes(p->m[MS_M_RESERVED_PEAK].a, b2, sizeof b2);
         ms_format_bytes(p->m[MS_M_LIVE_END].a, b3, sizeof b3);
         put(&t,
-            "%s and %s match: the same peak (%s at %.2f s), reserved peak (%s), live memory "
+            "%s and %s match: the same peak (%s %s), reserved peak (%s), live memory "
             "at the end (%s), %lld allocation%s and %lld OOM%s; no site holds different "
             "memory.",
-            name_a, name_b, b1, ta, b2, b3, (long long)p->m[MS_M_ALLOCS].a,
+            name_a, name_b, b1, wa, b2, b3, (long long)p->m[MS_M_ALLOCS].a,
             p->m[MS_M_ALLOCS].a == 1 ? "" : "s", (long long)p->m[MS_M_OOMS].a,
             p->m[MS_M_OOMS].a == 1 ? "" : "s");
         leak_words(&t, p, name_a, name_b);
@@ -421,14 +435,16 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
     if (pk->delta != 0) {
         signed_bytes(pk->delta, b1, sizeof b1);
         pct_words(pk, pc, sizeof pc);
-        put(&t, "%s peaks %s %s than %s (%s: %s at %.2f s vs %s at %.2f s)", name_b, pc,
-            pk->delta > 0 ? "higher" : "lower", name_a, b1, b2, tb, b3, ta);
+        put(&t, "%s peaks %s %s than %s (%s: %s %s vs %s %s)", name_b, pc,
+            pk->delta > 0 ? "higher" : "lower", name_a, b1, b2, wb, b3, wa);
         if (p->sites_known[MS_SITES_AT_PEAK])
             explain(&t, p->sites[MS_SITES_AT_PEAK], p->n_sites[MS_SITES_AT_PEAK], pk->delta,
                     "at the peak");
     } else {
-        put(&t, "%s and %s peak at the same %s (at %.2f s vs %.2f s)", name_a, name_b, b2, ta,
-            tb);
+        if (places && !strcmp(wa, wb))
+            put(&t, "%s and %s peak at the same %s, both %s", name_a, name_b, b2, wa);
+        else
+            put(&t, "%s and %s peak at the same %s (%s vs %s)", name_a, name_b, b2, wa, wb);
     }
     put(&t, ".");
 

@@ -326,6 +326,52 @@ static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
 
 /* The leak totals `memsnap leaks` prints for this device. A trace the leak analysis
  * cannot read leaves them unknown: the rest of the profile is still worth comparing. */
+ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph, int64_t event)
+{
+    ms_peak_place pl = {true, 0, 0, false, -1};
+    if (!it)
+        return pl;
+    pl.iterations = (uint32_t)it->n;
+    size_t n = it->n + it->n_unfinished;
+    for (size_t k = 0; k < n && event >= 0; k++)
+        if (event >= it->items[k].start_event && event < it->items[k].end_event) {
+            pl.iteration = (uint32_t)(k + 1);
+            pl.unfinished = k >= it->n;
+            break;
+        }
+    size_t at = ph && event >= 0 ? ms_phases_at_event(ph, event) : SIZE_MAX;
+    if (at != SIZE_MAX && at < ph->n)
+        pl.phase = (int)ph->items[at].kind;
+    return pl;
+}
+
+size_t ms_peak_place_format(const ms_peak_place *pl, char *buf, size_t cap)
+{
+    if (!pl || !pl->known)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "unknown"));
+    char where[96];
+    if (pl->iteration && pl->unfinished)
+        snprintf(where, sizeof where, "the unfinished iteration %u", pl->iteration);
+    else if (pl->iteration)
+        snprintf(where, sizeof where, "iteration %u of %u", pl->iteration, pl->iterations);
+    else if (!pl->iterations)
+        snprintf(where, sizeof where, "no iterations");
+    else
+        snprintf(where, sizeof where, "outside the iterations");
+    if (pl->phase >= 0)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s, %s", where,
+                                                ms_phase_kind_name((ms_phase_kind)pl->phase)));
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%s", where));
+}
+
+void ms_profile_set_peak_place(ms_profile *p, const ms_peak_place *place)
+{
+    if (p && place)
+        p->peak_place = *place;
+}
+
+/* The leak totals, and where the peak falls: both read the iterations the leak analysis
+ * found, so they are found once. */
 static int add_leaks(ms_profile *p, const ms_snapshot *s, const ms_timeline *t, ms_error *err)
 {
     ms_leak_report *r = NULL;
@@ -336,6 +382,12 @@ static int add_leaks(ms_profile *p, const ms_snapshot *s, const ms_timeline *t, 
         return 0;
     }
     ms_leak_totals lt = ms_leak_report_totals(r);
+    ms_phases *ph = NULL;
+    if (ms_phases_find(&ph, s, t, r->iterations, &lerr) != 0)
+        ph = NULL; /* the iteration still says where the peak is */
+    ms_peak_place pl = ms_peak_place_of(r->iterations, ph, p->peak_event);
+    ms_profile_set_peak_place(p, &pl);
+    ms_phases_free(ph);
     ms_leak_report_free(r);
     ms_profile_set_leaks(p, &lt);
     return 0;

@@ -26,23 +26,31 @@ static bool off_median(const ms_delta *d, double threshold)
     return d->pct > threshold || d->pct < -threshold;
 }
 
-static int push_site(ms_rank_row *row, size_t *cap, const ms_site_delta *d)
+static int push_site(ms_site_delta **sites, size_t *n, size_t *cap, const ms_site_delta *d)
 {
-    if (!ms__grow((void **)&row->sites, cap, row->n_sites + 1, sizeof *row->sites))
+    if (!ms__grow((void **)sites, cap, *n + 1, sizeof **sites))
         return MS_ERR_NOMEM;
-    row->sites[row->n_sites++] = *d;
+    (*sites)[(*n)++] = *d;
     return 0;
 }
 
-/* For every site seen at any file's peak: its median over all files (0 where a file does
- * not list it), then each file's difference from that median. */
-static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_error *err)
+static ms_site_delta **row_sites(ms_rank_row *row, ms_site_set set, size_t **n)
+{
+    *n = set == MS_SITES_AT_END ? &row->n_sites_end : &row->n_sites;
+    return set == MS_SITES_AT_END ? &row->sites_end : &row->sites;
+}
+
+/* For every site seen in `set` of any file (at its peak, or at the end): its median over
+ * all files (0 where a file does not list it), then each file's difference from that
+ * median. */
+static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_site_set set,
+                        ms_error *err)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        if (pr[i]->n_sites[MS_SITES_AT_PEAK] > SIZE_MAX - total)
+        if (pr[i]->n_sites[set] > SIZE_MAX - total)
             return ms__fail(err, MS_ERR_LIMIT, MS_NO_OFFSET, "too many sites");
-        total += pr[i]->n_sites[MS_SITES_AT_PEAK];
+        total += pr[i]->n_sites[set];
     }
     rank_site *all = cmp_calloc(total, sizeof *all);
     int64_t *vals = cmp_calloc(n, sizeof *vals);
@@ -55,8 +63,8 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < pr[i]->n_sites[MS_SITES_AT_PEAK]; j++)
-            all[k++] = (rank_site){&pr[i]->sites[MS_SITES_AT_PEAK][j], i};
+        for (size_t j = 0; j < pr[i]->n_sites[set]; j++)
+            all[k++] = (rank_site){&pr[i]->sites[set][j], i};
     qsort(all, total, sizeof *all, rank_site_order);
 
     for (size_t g = 0; g < total && rc == 0;) {
@@ -90,15 +98,19 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_e
                                (int64_t)((uint64_t)per_file[i] - (uint64_t)median),
                                0,
                                counts[i]};
-            if (push_site(&r->rows[i], &caps[i], &d))
+            size_t *nr;
+            ms_site_delta **list = row_sites(&r->rows[i], set, &nr);
+            if (push_site(list, nr, &caps[i], &d))
                 rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing ranks");
         }
         g = e;
     }
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (r->rows[i].n_sites > 1)
-            qsort(r->rows[i].sites, r->rows[i].n_sites, sizeof *r->rows[i].sites,
-                  cmp_site_delta_order);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t *nr;
+        ms_site_delta **list = row_sites(&r->rows[i], set, &nr);
+        if (*nr > 1)
+            qsort(*list, *nr, sizeof **list, cmp_site_delta_order);
+    }
 done:
     free(all);
     free(vals);
@@ -126,6 +138,7 @@ int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n
     }
     r->n = n;
     r->threshold_pct = threshold_pct;
+    r->pair = n == 2;
 
     for (size_t i = 0; i < n; i++)
         v[i] = profiles[i]->peak_bytes;
@@ -145,6 +158,8 @@ int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n
         row->peak = cmp_delta(r->median_peak, p->peak_bytes);
         row->reserved_peak = cmp_delta(r->median_reserved_peak, p->reserved_peak_bytes);
         row->live_end = cmp_delta(r->median_live_end, p->live_end_bytes);
+        if (r->pair)
+            continue; /* both would be "outliers" by the same amount, either way */
         if (off_median(&row->peak, threshold_pct))
             row->outlier |= MS_OUT_PEAK;
         if (off_median(&row->reserved_peak, threshold_pct))
@@ -154,7 +169,15 @@ int ms_ranks_compare(ms_ranks **out, const ms_profile *const *profiles, size_t n
         if (row->outlier)
             r->n_outliers++;
     }
-    int rc = site_medians(r, profiles, n, err);
+    int rc = site_medians(r, profiles, n, MS_SITES_AT_PEAK, err);
+    bool end_known = true;
+    for (size_t i = 0; i < n; i++)
+        end_known = end_known && profiles[i]->sites_known[MS_SITES_AT_END];
+    if (!rc && end_known) {
+        rc = site_medians(r, profiles, n, MS_SITES_AT_END, err);
+        for (size_t i = 0; i < n; i++)
+            r->rows[i].sites_end_known = true;
+    }
     if (rc) {
         ms_ranks_free(r);
         return rc;
@@ -168,8 +191,10 @@ void ms_ranks_free(ms_ranks *r)
     if (!r)
         return;
     if (r->rows)
-        for (size_t i = 0; i < r->n; i++)
+        for (size_t i = 0; i < r->n; i++) {
             free(r->rows[i].sites);
+            free(r->rows[i].sites_end);
+        }
     free(r->rows);
     free(r);
 }

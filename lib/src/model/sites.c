@@ -180,6 +180,42 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
     return first_real != UINT32_MAX ? first_real : frames[0];
 }
 
+/* The interpreter's own library: /usr/lib/python3.12/contextlib.py,
+ * /opt/conda/lib/python3.11/multiprocessing/spawn.py. Its frames (a pool's worker, a
+ * context manager) are the user's by the classifier, yet never the line a user edits. */
+static bool is_stdlib_file(const char *file)
+{
+    if (!ends_with(file, ".py") || strstr(file, "-packages/"))
+        return false;
+    for (const char *p = strstr(file, "/lib"); p; p = strstr(p + 1, "/lib")) {
+        const char *q = p + 4;
+        if (!strncmp(q, "64", 2))
+            q += 2;
+        if (!strncmp(q, "/python", 7) && isdigit((unsigned char)q[7]))
+            return true;
+    }
+    return false;
+}
+
+bool ms_frame_is_stdlib(const ms_snapshot *s, uint32_t frame_id)
+{
+    if (!s || frame_id >= s->n_frames)
+        return false;
+    return is_stdlib_file(ms_snapshot_string(s, s->frames[frame_id].filename));
+}
+
+uint32_t ms_stack_user_frame(const ms_snapshot *s, uint32_t stack_id)
+{
+    if (!s || stack_id >= s->n_stacks)
+        return UINT32_MAX;
+    size_t n;
+    const uint32_t *frames = ms_snapshot_stack(s, stack_id, &n);
+    for (size_t i = 0; i < n; i++)
+        if (ms_frame_kind_of(s, frames[i]) == MS_FRAME_USER && !ms_frame_is_stdlib(s, frames[i]))
+            return frames[i];
+    return UINT32_MAX;
+}
+
 uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id)
 {
     if (stack_id >= s->n_stacks)
