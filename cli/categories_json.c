@@ -220,6 +220,11 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         num(o, "activation", f.activation);
         num(o, "estimate", f.estimate);
         num(o, "measured_peak", f.measured_peak);
+        /* The formula covers complete iterations; the run's real peak may be in the
+         * unfinished one the trace ends in (an OOM's). */
+        const ms_category_point *rp = ms_categories_peak(c);
+        if (it->n_unfinished && rp->event >= it->items[it->n].start_event)
+            num(o, "real_peak_unfinished_iteration", (int64_t)it->n + 1);
     } else {
         cJSON_AddNullToObject(dev, "formula");
     }
@@ -413,6 +418,13 @@ static void print_device(FILE *out, const cJSON *dev)
             fprintf(out, "    not in the formula, at that peak: workspace %s, temporaries %s, "
                          "other %s\n",
                     w, tm, ot);
+        }
+        if (get(f, "real_peak_unfinished_iteration") > 0) {
+            char real[32];
+            size_text(get(cJSON_GetObjectItemCaseSensitive(dev, "peak"), "bytes"), real, sizeof real);
+            fprintf(out, "    the real peak, %s, is in iteration %.0f, unfinished (the trace ends "
+                         "in it, at an OOM)\n",
+                    real, get(f, "real_peak_unfinished_iteration"));
         }
     }
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(dev, "explain");

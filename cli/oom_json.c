@@ -40,6 +40,14 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     cJSON_AddBoolToObject(e, "limit_refused", o->limit_refused);
     cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
     cJSON_AddStringToObject(e, "why", o->why);
+    cJSON_AddStringToObject(e, "cause_basis", ms_oom_basis_name(o->basis));
+    if (o->basis == MS_OOM_BASIS_SHARE_OF_LIVE) {
+        cJSON_AddNullToObject(e, "still_to_allocate_bytes");
+        cJSON_AddNullToObject(e, "basis_iteration");
+    } else {
+        num(e, "still_to_allocate_bytes", (double)o->still_to_allocate);
+        num(e, "basis_iteration", (double)o->basis_iteration + 1);
+    }
     cJSON *adv = cJSON_AddArrayToObject(e, "advice");
     for (size_t i = 0; i < o->n_advice; i++)
         cJSON_AddItemToArray(adv, cJSON_CreateString(o->advice[i]));
@@ -65,6 +73,20 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
         num(st, "count", (double)o->top_sites[i].count);
         cJSON_AddItemToArray(sites, st);
     }
+    if (o->act_layer_calls > 0) {
+        cJSON *ac = cJSON_AddObjectToObject(e, "activations");
+        num(ac, "layer_calls", (double)o->act_layer_calls);
+        num(ac, "bytes", (double)o->act_layer_bytes);
+        num(ac, "bytes_per_layer_call", (double)(o->act_layer_bytes / (int64_t)o->act_layer_calls));
+        num(ac, "checkpoint_keep_bytes", (double)o->checkpoint_keep_bytes);
+        num(ac, "checkpoint_save_bytes", (double)o->checkpoint_save_bytes);
+    } else {
+        cJSON_AddNullToObject(e, "activations");
+    }
+    if (o->peak_iteration == SIZE_MAX)
+        cJSON_AddNullToObject(e, "peak_iteration");
+    else
+        num(e, "peak_iteration", (double)o->peak_iteration + 1);
     cJSON *its = cJSON_AddArrayToObject(e, "iterations");
     for (size_t i = 0; i < o->n_iters; i++) {
         cJSON *it = cJSON_CreateObject();
@@ -178,26 +200,42 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
     }
     const cJSON *its = cJSON_GetObjectItemCaseSensitive(e, "iterations");
     if (cJSON_GetArraySize(its) > 0) {
-        fprintf(out, "%*s  live at iteration ends before it:", w, "");
+        /* Peaks tell what each iteration needed; live memory at the ends tells what it
+         * kept (a leak grows there). */
+        const char *label = "iterations       ";
         const cJSON *it;
-        double prev = -1;
+        double prev = -1, top = get(e, "peak_iteration");
         cJSON_ArrayForEach(it, its)
         {
+            double idx = get(it, "index");
+            const char *highest = idx == top ? ", the highest" : "";
+            fprintf(out, "%*s  %s #%-3.0f ", w, "", label, idx);
+            label = "                 ";
             if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "unfinished"))) {
                 /* It has no end: what it reached before failing is what tells. */
-                fprintf(out, "; failed in #%.0f (unfinished, peak %s)", get(it, "index"),
-                        sz(get(it, "peak_bytes"), a));
+                fprintf(out, "peak so far %s%s; unfinished: the failure\n",
+                        sz(get(it, "peak_bytes"), a), highest);
                 continue;
             }
             double v = get(it, "live_end_bytes");
-            fprintf(out, " #%.0f %s", get(it, "index"), sz(v, a));
+            fprintf(out, "peak %s%s; live at its end %s", sz(get(it, "peak_bytes"), c), highest,
+                    sz(v, a));
             if (prev >= 0 && v != prev)
                 fprintf(out, " (%s%s)", v > prev ? "+" : "-", sz(v > prev ? v - prev : prev - v, b));
             prev = v;
+            fprintf(out, "\n");
         }
-        fprintf(out, "\n");
     }
     fprintf(out, "%*s  why               %s\n", w, "", cli_term(str(e, "why")));
+    /* Without history (share_of_live) the why and the advice say what the free memory
+     * was weighed against. */
+    const char *basis = str(e, "cause_basis");
+    if (basis[0] && strcmp(basis, "share_of_live"))
+        fprintf(out, "%*s  to finish it      %s more to allocate, from #%.0f: %s\n", w, "",
+                sz(get(e, "still_to_allocate_bytes"), a), get(e, "basis_iteration"),
+                !strcmp(basis, "previous_iteration_peak")
+                    ? "its growth from the same point to its peak"
+                    : "everything it allocated after the same point (this one is larger)");
     const cJSON *adv;
     cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
         fprintf(out, "%*s  advice            %s\n", w, "", cli_term(cJSON_GetStringValue(adv)));

@@ -121,6 +121,37 @@ static const char *sz(double bytes, char *buf)
     return buf;
 }
 
+/* The iterations before the failure, one line: each one's peak and live memory at its
+ * end, then the failing one with its peak so far ("" when none is known). */
+static void iterations_line(char *buf, size_t cap, const cJSON *e)
+{
+    const cJSON *its = report_get(e, "iterations");
+    size_t used = 0;
+    buf[0] = '\0';
+    if (cJSON_GetArraySize(its) == 0)
+        return;
+    double top = report_num(e, "peak_iteration");
+    int n = snprintf(buf, cap, "Iterations up to it:");
+    used = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, its)
+    {
+        char a[32], b[32];
+        double idx = report_num(it, "index");
+        const char *highest = idx == top ? ", the highest" : "";
+        if (cJSON_IsTrue(report_get(it, "unfinished")))
+            n = snprintf(buf + used, cap - used, " #%.0f peak so far %s%s, unfinished: the failure.",
+                         idx, sz(report_num(it, "peak_bytes"), a), highest);
+        else
+            n = snprintf(buf + used, cap - used, " #%.0f peak %s%s, %s live at its end;", idx,
+                         sz(report_num(it, "peak_bytes"), a), highest,
+                         sz(report_num(it, "live_end_bytes"), b));
+        if (n < 0 || (size_t)n >= cap - used)
+            return; /* cut at the buffer's end */
+        used += (size_t)n;
+    }
+}
+
 void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
 {
     const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
@@ -145,6 +176,12 @@ void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
                 sz(report_num(e, "reserved_bytes"), e2), sz(report_num(e, "free_in_reserved_bytes"), f),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), g));
         report_html_escape(out, report_str(e, "why"));
+        char iters[1024];
+        iterations_line(iters, sizeof iters, e);
+        if (iters[0]) {
+            fputs("<br>", out);
+            report_html_escape(out, iters);
+        }
         fputs("<ul>", out);
         const cJSON *adv;
         cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
@@ -196,6 +233,12 @@ void report_md_ooms(FILE *out, const cJSON *file)
                 sz(report_num(e, "request_bytes"), a), sz(report_num(e, "free_in_reserved_bytes"), b),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), c),
                 sz(report_num(e, "device_free_bytes"), d));
+        char iters[1024];
+        iterations_line(iters, sizeof iters, e);
+        if (iters[0]) {
+            report_md_escape(out, iters);
+            fputc('\n', out);
+        }
         const cJSON *adv;
         cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
         {

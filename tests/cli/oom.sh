@@ -30,7 +30,7 @@ contains "leak cause" "$out" "cause leak"
 contains "leak site" "$out" "scenarios_explain.py:544"
 
 # JSON: every recording, against its truth.
-for f in oom_fragmentation oom_activations oom_model_state oom_leak oom_leak_ring oom_single_expandable; do
+for f in oom_fragmentation oom_activations oom_model_state oom_leak oom_leak_ring oom_single_expandable oom_act_trap; do
     "$BIN" oom --json "testdata/$f.pickle" > "$tmp/$f.json"; rc=$?
     check "$f --json exit" 0 $rc
     got=$(jget "$tmp/$f.json" "d['files'][0]['ooms'][0]['cause']")
@@ -45,6 +45,34 @@ for f in oom_fragmentation oom_activations oom_model_state oom_leak oom_leak_rin
     got=$(jget "$tmp/$f.json" "sorted(d['files'][0]['ooms'][0]['categories'].keys()) == sorted(['parameter','gradient','optimizer_state','activation','temporary','workspace','input','other'])")
     check "$f eight category keys" True "$got"
 done
+# The cause is what would have let the iteration finish (issue 22): on oom_act_trap the
+# free pieces add up to far more than the request, but not to what the iteration, larger
+# than the one before, still had to allocate.
+j="$tmp/oom_act_trap.json"
+check "trap basis" previous_iteration_allocations "$(jget "$j" "d['files'][0]['ooms'][0]['cause_basis']")"
+check "trap rest exceeds free" True "$(jget "$j" "d['files'][0]['ooms'][0]['still_to_allocate_bytes'] > d['files'][0]['ooms'][0]['usable_free_bytes']")"
+check "trap iterations end unfinished" "[False, False, True]" "$(jget "$j" "[i['unfinished'] for i in d['files'][0]['ooms'][0]['iterations']]")"
+check "trap iteration peaks" "[787907600, 1557626888]" "$(jget "$j" "[i['peak_bytes'] for i in d['files'][0]['ooms'][0]['iterations'][:-1]]")"
+check "trap peak iteration" 3 "$(jget "$j" "d['files'][0]['ooms'][0]['peak_iteration']")"
+check "trap per layer call" 8388608 "$(jget "$j" "d['files'][0]['ooms'][0]['activations']['bytes_per_layer_call']")"
+check "trap first advice" True "$(jget "$j" "d['files'][0]['ooms'][0]['advice'][0].startswith('activations hold')")"
+check "fragmentation basis" share_of_live "$(jget "$tmp/oom_fragmentation.json" "d['files'][0]['ooms'][0]['cause_basis']")"
+check "fragmentation no estimate" None "$(jget "$tmp/oom_fragmentation.json" "d['files'][0]['ooms'][0]['still_to_allocate_bytes']")"
+out=$("$BIN" oom testdata/oom_act_trap.pickle)
+contains "trap text cause" "$out" "cause activations"
+contains "trap text peaks" "$out" "#2   peak 1.45 GiB; live at its end 193.47 MiB"
+contains "trap text unfinished" "$out" "#3   peak so far 2.43 GiB, the highest; unfinished: the failure"
+contains "trap text rest" "$out" "to finish it      2.73 GiB more to allocate, from #2"
+contains "trap text checkpointing" "$out" "activation checkpointing (torch.utils.checkpoint) in 17 segments"
+contains "trap text free pieces" "$out" "but not the 2.73 GiB the iteration still had to allocate"
+"$BIN" report testdata/oom_act_trap.pickle -o "$tmp/rep_trap" > /dev/null; rc=$?
+check "trap report exit" 0 $rc
+contains "trap report md iterations" "$(cat "$tmp/rep_trap/summary.md")" "\#3 peak so far 2.43 GiB, the highest, unfinished: the failure."
+contains "trap report page iterations" "$(cat "$tmp/rep_trap/index.html")" "#2 peak 1.45 GiB, 193.47 MiB live at its end;"
+# categories: the formula covers complete iterations and says the real peak is in the
+# failing one.
+contains "trap categories real peak" "$("$BIN" categories testdata/oom_act_trap.pickle)" "the real peak, 2.43 GiB, is in iteration 3, unfinished"
+check "trap categories json" 3 "$("$BIN" categories --json testdata/oom_act_trap.pickle | python3 -c "import json,sys; print(json.load(sys.stdin)['files'][0]['devices'][0]['formula']['real_peak_unfinished_iteration'])")"
 check "ring is approximate" True "$(jget "$tmp/oom_leak_ring.json" "d['files'][0]['ooms'][0]['approximate']")"
 check "complete is exact" False "$(jget "$tmp/oom_leak.json" "d['files'][0]['ooms'][0]['approximate']")"
 

@@ -43,6 +43,30 @@ MS_API const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
  * parameter, gradient, optimizer_state, activation, temporary, workspace, input, other. */
 #define MS_OOM_CATEGORIES 8
 
+/* How much the failing iteration still had to allocate was estimated, which decides
+ * whether free memory inside reserved segments would have let it finish (fragmentation
+ * is the cause only then). */
+#define MS_OOM_BASIS_LIST(X)                                                             \
+    X(MS_OOM_BASIS_SHARE_OF_LIVE, "share_of_live",                                       \
+      "no earlier iteration reached the failure's point: the free memory must be at "     \
+      "least half of live memory")                                                       \
+    X(MS_OOM_BASIS_PREVIOUS_PEAK, "previous_iteration_peak",                             \
+      "the previous iteration, as large at the same point, grew this much more to its "   \
+      "peak")                                                                            \
+    X(MS_OOM_BASIS_PREVIOUS_ALLOCATIONS, "previous_iteration_allocations",               \
+      "the failing iteration is larger than the previous one at the same point: "         \
+      "everything the previous one allocated after that point")
+
+typedef enum ms_oom_basis {
+#define MS_X_ENUM(name, key, text) name,
+    MS_OOM_BASIS_LIST(MS_X_ENUM)
+#undef MS_X_ENUM
+        MS_OOM_BASIS_COUNT
+} ms_oom_basis;
+
+MS_API const char *ms_oom_basis_name(ms_oom_basis b); /* "previous_iteration_peak" */
+MS_API const char *ms_oom_basis_text(ms_oom_basis b); /* one line for people */
+
 /* What the cause is decided from; a pure function of these, so it can be tested on
  * constructed cases as well as on recordings. */
 typedef struct ms_oom_facts {
@@ -55,13 +79,18 @@ typedef struct ms_oom_facts {
     const int64_t *category_bytes; /* MS_OOM_CATEGORIES entries, or NULL when unknown */
     uint64_t leak_bytes;           /* alive at the failure from sites that leak */
     double leak_growth_bytes;      /* their growth per iteration */
+    /* What the failing iteration still had to allocate, the failed request included
+     * (basis says how it was estimated; unused for MS_OOM_BASIS_SHARE_OF_LIVE, where
+     * half of allocated_bytes stands for it). */
+    uint64_t still_to_allocate;
+    ms_oom_basis basis;
 } ms_oom_facts;
 
 /* Decides the cause, and writes one line saying why (with numbers) into why/cap as a
  * text writer does (memsnap/core.h: NUL-terminated, cut before a whole character). */
 MS_API ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
 
-#define MS_OOM_MAX_ADVICE 6
+#define MS_OOM_MAX_ADVICE 8
 #define MS_OOM_MAX_ITERS 8
 
 typedef struct ms_oom_iter {
@@ -100,6 +129,9 @@ typedef struct ms_oom {
     bool categories_estimated;     /* else estimated from the live allocations' stacks:
                                     * optimizer frames, autograd nodes, forward frames */
     int64_t category_bytes[MS_OOM_CATEGORIES]; /* requested bytes alive, by category */
+    /* Of those, what leaking sites hold (from block_leak and block_category; zero when
+     * either is unknown): the advice counts it under the leak, not twice. */
+    int64_t leak_category_bytes[MS_OOM_CATEGORIES];
 
     ms_site_total *top_sites;      /* alive at the failure, largest first */
     size_t n_top_sites;
@@ -108,11 +140,29 @@ typedef struct ms_oom {
                                           * the unfinished one it happened in */
     size_t n_iters;
     ms_iter_method iter_method;
+    /* The iteration (0-based index) with the highest peak up to the failure, the
+     * unfinished one included; SIZE_MAX when no iteration is known. */
+    size_t peak_iteration;
 
     /* The largest leak finding alive at the failure (site UINT32_MAX when none). */
     uint32_t leak_site;
     uint64_t leak_bytes;
     double leak_growth_bytes;
+
+    /* What the failing iteration still had to allocate (ms_oom_facts.still_to_allocate),
+     * how it was estimated, and from which iteration (0-based; SIZE_MAX: none). */
+    uint64_t still_to_allocate;
+    ms_oom_basis basis;
+    size_t basis_iteration;
+
+    /* Activations of the failing iteration alive at the failure, made under a layer's
+     * forward: how many layer calls made them and their bytes (0 when none). */
+    uint64_t act_layer_calls;
+    int64_t act_layer_bytes;
+    /* Activation checkpointing in about sqrt(calls) segments keeps the segments' inputs
+     * and one segment's activations: what it would keep of act_layer_bytes, and save. */
+    int64_t checkpoint_keep_bytes;
+    int64_t checkpoint_save_bytes;
 
     bool limit_refused;            /* the device had far more free than the request */
     ms_oom_cause cause;

@@ -31,6 +31,27 @@ static const char *const CAUSE_TEXTS[] = {
 #undef MS_X_TEXT
 };
 
+static const char *const BASIS_NAMES[] = {
+#define MS_X_NAME(name, key, text) key,
+    MS_OOM_BASIS_LIST(MS_X_NAME)
+#undef MS_X_NAME
+};
+static const char *const BASIS_TEXTS[] = {
+#define MS_X_TEXT(name, key, text) text,
+    MS_OOM_BASIS_LIST(MS_X_TEXT)
+#undef MS_X_TEXT
+};
+
+const char *ms_oom_basis_name(ms_oom_basis b)
+{
+    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_NAMES[b] : "unknown";
+}
+
+const char *ms_oom_basis_text(ms_oom_basis b)
+{
+    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_TEXTS[b] : "unknown";
+}
+
 const char *ms_oom_cause_name(ms_oom_cause c)
 {
     return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_NAMES[c] : "unknown";
@@ -52,19 +73,41 @@ static double pct(double part, double whole)
     return whole > 0 ? 100.0 * part / whole : 0;
 }
 
-/* The order of the tests is the order of certainty: fragmentation and a single huge
- * allocation are facts about the blocks; a leak is a trend across iterations; the
- * category split is an inference from phases. */
+/* What joining the free pieces must cover for the iteration to finish: the estimate,
+ * or without one half of live memory (a failure with no history to compare is blamed
+ * on fragmentation only when free memory is a large share of what is alive). */
+static uint64_t rest_needed(const ms_oom_facts *f)
+{
+    return f->basis == MS_OOM_BASIS_SHARE_OF_LIVE ? f->allocated_bytes / 2 : f->still_to_allocate;
+}
+
+/* The cause is what would have let the iteration finish. Fragmentation needs free
+ * pieces that add up to the request and to the rest of the iteration: joining pieces
+ * that serve one more request only moves the failure a little later. After that the
+ * order is the order of certainty: a single huge allocation is a fact about the
+ * blocks; a leak is a trend across iterations; the category split is an inference
+ * from phases. */
 static ms_oom_cause decide(const ms_oom_facts *f, char *why, size_t cap)
 {
     char a[32], b[32], c[32], d[32];
     const uint64_t req = f->request_block_bytes, total = f->allocated_bytes;
-    if (req > 0 && f->usable_free_bytes >= req && f->largest_usable_block < req) {
-        snprintf(why, cap,
-                 "%s is free inside reserved segments, more than the %s request, but in %llu "
-                 "pieces, the largest %s",
-                 fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)req, b),
-                 (unsigned long long)f->usable_free_blocks, fmt((int64_t)f->largest_usable_block, c));
+    if (req > 0 && f->usable_free_bytes >= req && f->largest_usable_block < req &&
+        f->usable_free_bytes >= rest_needed(f)) {
+        if (f->basis == MS_OOM_BASIS_SHARE_OF_LIVE)
+            snprintf(why, cap,
+                     "%s is free inside reserved segments, more than the %s request and at "
+                     "least half of the %s allocated, but in %llu pieces, the largest %s",
+                     fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)req, b),
+                     fmt((int64_t)total, d), (unsigned long long)f->usable_free_blocks,
+                     fmt((int64_t)f->largest_usable_block, c));
+        else
+            snprintf(why, cap,
+                     "%s is free inside reserved segments, enough for the %s the iteration "
+                     "still had to allocate, but in %llu pieces, the largest %s (the request "
+                     "was %s)",
+                     fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)f->still_to_allocate, d),
+                     (unsigned long long)f->usable_free_blocks,
+                     fmt((int64_t)f->largest_usable_block, c), fmt((int64_t)req, b));
         return MS_OOM_FRAGMENTATION;
     }
     if (req > total) {
@@ -152,30 +195,131 @@ static void note(ms_oom *o, const char *text)
     o->approximate = true;
 }
 
-/* Activations of the current iteration by layer: allocations alive at the failure that
- * were made after the last complete iteration ended, grouped by their layer frame. */
-static void layer_stats(const ms__stackinfo *si, const ms_alloc *alive, size_t n,
-                        int64_t since, uint64_t *layers, int64_t *bytes)
+static int cmp_alloc_event(const void *x, const void *y)
 {
-    *layers = 0;
+    int64_t a = ((const ms_alloc *)x)->alloc_event, b = ((const ms_alloc *)y)->alloc_event;
+    return (a > b) - (a < b);
+}
+
+/* Activations of the failing iteration by layer call: allocations alive at the failure,
+ * made since the last complete iteration ended under a layer's forward frame, in the
+ * order they were made. A new call begins where the layer (its frame chain) changes, or
+ * where a stack already seen in the current call comes again: one call allocates at each
+ * of its lines once, so `for layer in layers: x = layer(x)` over one kind of layer still
+ * counts every call. Sorts `alive`. */
+static void layer_stats(const ms__stackinfo *si, size_t n_stacks, ms_alloc *alive, size_t n,
+                        int64_t since, uint64_t *calls, int64_t *bytes)
+{
+    *calls = 0;
     *bytes = 0;
-    uint64_t seen[64];
+    qsort(alive, n, sizeof *alive, cmp_alloc_event);
+    uint64_t cur = 0;
+    uint32_t seen[32];
     size_t nseen = 0;
     for (size_t i = 0; i < n; i++) {
-        if (alive[i].alloc_event < since || alive[i].stack == MS_NO_STACK)
+        uint32_t st = alive[i].stack;
+        if (alive[i].alloc_event < since || st == MS_NO_STACK || st >= n_stacks ||
+            (si[st].flags & MS__ST_WORKSPACE))
             continue;
-        uint64_t key = si[alive[i].stack].layer_call;
+        uint64_t key = si[st].layer_call;
         if (!key)
             continue;
         *bytes += (int64_t)alive[i].size;
-        bool found = false;
-        for (size_t k = 0; k < nseen && !found; k++)
-            found = seen[k] == key;
-        if (!found && nseen < 64)
-            seen[nseen++] = key;
-        if (!found)
-            (*layers)++;
+        bool again = false;
+        for (size_t k = 0; k < nseen && !again; k++)
+            again = seen[k] == st;
+        if (key != cur || again || nseen == sizeof seen / sizeof seen[0]) {
+            (*calls)++;
+            cur = key;
+            nseen = 0;
+        }
+        seen[nseen++] = st;
     }
+}
+
+/* Checkpointing L layer calls in about sqrt(L) segments keeps each segment's input
+ * (about one call's bytes) and, while one segment is recomputed, that segment's
+ * activations: roughly 2 sqrt(L) calls' worth instead of L (Chen et al., "Training Deep
+ * Nets with Sublinear Memory Cost", 2016). Below four calls it saves nothing. */
+static void checkpoint_estimate(ms_oom *o)
+{
+    uint64_t L = o->act_layer_calls;
+    if (L < 4 || o->act_layer_bytes <= 0)
+        return;
+    uint64_t seg = 1;
+    while (seg * seg < L)
+        seg++;
+    uint64_t per_seg = (L + seg - 1) / seg;
+    double per_call = (double)o->act_layer_bytes / (double)L;
+    int64_t keep = (int64_t)(per_call * (double)(seg + per_seg));
+    if (keep < o->act_layer_bytes) {
+        o->checkpoint_keep_bytes = keep;
+        o->checkpoint_save_bytes = o->act_layer_bytes - keep;
+    }
+}
+
+/* Live requested bytes right before event i. */
+static int64_t live_before(const ms_timeline *t, size_t i)
+{
+    return i ? t->active[i - 1] : t->active_start;
+}
+
+/* What the failing iteration still had to allocate, from the iteration before it. The
+ * matching point is the previous iteration's allocation with the failed request's
+ * number (the request is the k+1-th allocation of the failing iteration): iterations run
+ * the same program, so the k+1-th allocation of each is the same operation. When the
+ * failing iteration had grown at most a quarter more than the previous one had at that
+ * point, the previous one's growth from there to its peak is what this one still
+ * needed. When it had grown more (larger inputs), that peak does not bound it, and
+ * nothing the trace holds says by how much to scale it; then every byte the previous
+ * one allocated after that point counts, more than its net growth, so free memory is
+ * credited with finishing the iteration only when it surely would have. Without a
+ * previous iteration that reaches the point, the basis stays share_of_live. */
+static void estimate_rest(ms_oom *o, const ms_trace *tr, const ms_timeline *t,
+                          const ms_iterations *it, size_t last, int64_t fail_start,
+                          size_t event)
+{
+    o->basis = MS_OOM_BASIS_SHARE_OF_LIVE;
+    o->basis_iteration = SIZE_MAX;
+    o->still_to_allocate = 0;
+    if (!t->active || last == 0 || fail_start < 0 || (size_t)fail_start > event)
+        return;
+    const ms_iteration *p = &it->items[last - 1];
+    if (p->partial || p->start_event < 0 || p->start_event >= p->end_event ||
+        p->end_event > fail_start)
+        return;
+    uint64_t k = 0;
+    for (size_t i = (size_t)fail_start; i < event; i++)
+        k += tr->action[i] == MS_ACT_ALLOC;
+    size_t m = SIZE_MAX;
+    uint64_t seen = 0;
+    for (size_t i = (size_t)p->start_event; i < (size_t)p->end_event && m == SIZE_MAX; i++)
+        if (tr->action[i] == MS_ACT_ALLOC && seen++ == k)
+            m = i;
+    if (m == SIZE_MAX)
+        return; /* the failing iteration had gone past the previous one's end */
+    int64_t at_match = live_before(t, m);
+    int64_t grown_prev = at_match - live_before(t, (size_t)p->start_event);
+    int64_t grown_fail = t->active[event] - live_before(t, (size_t)fail_start);
+    bool same_size = grown_prev >= 0 ? grown_fail <= grown_prev + grown_prev / 4 : grown_fail <= 0;
+    uint64_t need = 0;
+    if (same_size) {
+        int64_t peak = at_match;
+        for (size_t i = m; i < (size_t)p->end_event; i++)
+            if (t->active[i] > peak)
+                peak = t->active[i];
+        need = (uint64_t)(peak - at_match);
+        o->basis = MS_OOM_BASIS_PREVIOUS_PEAK;
+    } else {
+        for (size_t i = m; i < (size_t)p->end_event; i++)
+            if (tr->action[i] == MS_ACT_ALLOC)
+                need += tr->size[i];
+        o->basis = MS_OOM_BASIS_PREVIOUS_ALLOCATIONS;
+    }
+    /* Both count from the matching allocation itself, the failed request's counterpart;
+     * the request is weighed on its own by the rule as well. */
+    o->still_to_allocate = need;
+    o->basis_iteration = last - 1;
 }
 
 /* Without a categorisation, a rough one from what each live allocation's stack says:
@@ -220,17 +364,47 @@ static int block_categories(ms_oom *o, const ms_snapshot *s, const ms__stackinfo
     return 0;
 }
 
-static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
-                         int64_t act_layer_bytes)
+/* Live memory as the causes weigh it: the categories' sum when known, else what is
+ * allocated. */
+static int64_t live_total(const ms_oom *o)
 {
-    char a[32], b[32], c[32], site[256] = "";
-    if (o->limit_refused)
-        add_advice(o,
-                   "the device still had %s free when the %s request failed: a per-process "
-                   "limit (torch.cuda.set_per_process_memory_fraction) or another allocator "
-                   "setting refused it, not the GPU",
-                   fmt((int64_t)o->device_free_bytes, a), fmt((int64_t)o->request_block_bytes, b));
-    switch (o->cause) {
+    if (o->have_categories || o->categories_estimated) {
+        int64_t sum = 0;
+        for (int i = 0; i < MS_OOM_CATEGORIES; i++)
+            sum += o->category_bytes[i] > 0 ? o->category_bytes[i] : 0;
+        if (sum > 0)
+            return sum;
+    }
+    return (int64_t)o->allocated_bytes;
+}
+
+/* The bytes a contributor holds at the failure (0: not a contributor here). */
+static int64_t held_by(const ms_oom *o, ms_oom_cause c)
+{
+    const int64_t *k = o->category_bytes;
+    bool cats = o->have_categories || o->categories_estimated;
+    const int64_t *l = o->leak_category_bytes;
+    switch (c) {
+    case MS_OOM_ACTIVATIONS:
+        return cats ? k[C_ACT] + k[C_TEMP] + k[C_INPUT] - (l[C_ACT] + l[C_TEMP] + l[C_INPUT]) : 0;
+    case MS_OOM_MODEL_STATE:
+        return cats ? k[C_PARAM] + k[C_GRAD] + k[C_OPTIM] - (l[C_PARAM] + l[C_GRAD] + l[C_OPTIM])
+                    : 0;
+    case MS_OOM_LEAK:
+        return o->leak_growth_bytes > 0 ? (int64_t)o->leak_bytes : 0;
+    case MS_OOM_SINGLE_ALLOCATION:
+        return (int64_t)o->largest_alive_bytes;
+    default:
+        return 0;
+    }
+}
+
+/* The advice for one contributor, with its numbers. */
+static void advise(ms_oom *o, const ms_snapshot *s, ms_oom_cause c)
+{
+    char a[32], b[32], d[32], e[32], site[256] = "";
+    double share = pct((double)held_by(o, c), (double)live_total(o));
+    switch (c) {
     case MS_OOM_FRAGMENTATION:
         add_advice(o,
                    "%s sits free inside reserved segments in %llu pieces, the largest %s: set "
@@ -240,27 +414,47 @@ static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
                    fmt((int64_t)o->largest_usable_block, b));
         break;
     case MS_OOM_ACTIVATIONS: {
-        int64_t act = o->category_bytes[C_ACT] + o->category_bytes[C_TEMP];
-        if (act_layers > 0)
+        int64_t act = held_by(o, c);
+        if (o->checkpoint_save_bytes > 0) {
+            uint64_t seg = 1;
+            while (seg * seg < o->act_layer_calls)
+                seg++;
             add_advice(o,
-                       "activations hold %s, %s per layer over %llu layer calls of this "
-                       "iteration: use activation checkpointing (torch.utils.checkpoint) or a "
-                       "smaller micro-batch / sequence length",
-                       fmt(act, a), fmt(act_layer_bytes / (int64_t)act_layers, b),
-                       (unsigned long long)act_layers);
-        else
+                       "activations hold %s (%.0f%% of live memory), %s per layer call over "
+                       "%llu layer calls of this iteration: activation checkpointing "
+                       "(torch.utils.checkpoint) in %llu segments would keep about %s of "
+                       "their %s, saving about %s; or use a smaller micro-batch / sequence "
+                       "length",
+                       fmt(act, a), share,
+                       fmt(o->act_layer_bytes / (int64_t)o->act_layer_calls, b),
+                       (unsigned long long)o->act_layer_calls, (unsigned long long)seg,
+                       fmt(o->checkpoint_keep_bytes, d), fmt(o->act_layer_bytes, e),
+                       fmt(o->checkpoint_save_bytes, site));
+        } else if (o->act_layer_calls > 0) {
             add_advice(o,
-                       "activations hold %s: use activation checkpointing "
-                       "(torch.utils.checkpoint) or a smaller micro-batch / sequence length",
-                       fmt(act, a));
+                       "activations hold %s (%.0f%% of live memory), %s per layer call over "
+                       "%llu layer calls of this iteration: use a smaller micro-batch / "
+                       "sequence length; with this few layer calls activation checkpointing "
+                       "saves little",
+                       fmt(act, a), share,
+                       fmt(o->act_layer_bytes / (int64_t)o->act_layer_calls, b),
+                       (unsigned long long)o->act_layer_calls);
+        } else {
+            add_advice(o,
+                       "activations hold %s (%.0f%% of live memory): use activation "
+                       "checkpointing (torch.utils.checkpoint) or a smaller micro-batch / "
+                       "sequence length",
+                       fmt(act, a), share);
+        }
         break;
     }
     case MS_OOM_MODEL_STATE:
         add_advice(o,
-                   "parameters hold %s, gradients %s, optimizer state %s: shard them across "
-                   "ranks (FSDP, ZeRO) or use a lighter optimizer (SGD, 8-bit Adam, Adafactor)",
+                   "parameters hold %s, gradients %s, optimizer state %s (%.0f%% of live "
+                   "memory): shard them across ranks (FSDP, ZeRO) or use a lighter optimizer "
+                   "(SGD, 8-bit Adam, Adafactor)",
                    fmt(o->category_bytes[C_PARAM], a), fmt(o->category_bytes[C_GRAD], b),
-                   fmt(o->category_bytes[C_OPTIM], c));
+                   fmt(o->category_bytes[C_OPTIM], d), share);
         break;
     case MS_OOM_LEAK:
         if (o->leak_site != UINT32_MAX)
@@ -279,15 +473,60 @@ static void write_advice(ms_oom *o, const ms_snapshot *s, uint64_t act_layers,
                        fmt((int64_t)o->request_block_bytes, a), fmt((int64_t)o->allocated_bytes, b));
         else
             add_advice(o,
-                       "one allocation of %s holds more than all others together: check the "
-                       "site that made it (below) and split or shrink that tensor",
-                       fmt((int64_t)o->largest_alive_bytes, a));
+                       "one allocation of %s holds %s: check the site that made it (below) "
+                       "and split or shrink that tensor",
+                       fmt((int64_t)o->largest_alive_bytes, a),
+                       o->cause == MS_OOM_SINGLE_ALLOCATION ? "more than all others together"
+                                                            : "a quarter or more of live memory");
         break;
     default:
         break;
     }
-    if (o->cause != MS_OOM_FRAGMENTATION && o->free_in_reserved_bytes >= o->request_block_bytes &&
-        o->free_blocks > 1)
+}
+
+/* The cause's advice first, then every other contributor that holds at least a quarter
+ * of live memory, each with its numbers; then what the numbers around it say. */
+static void write_advice(ms_oom *o, const ms_snapshot *s)
+{
+    char a[32], b[32], c[32], site[256] = "";
+    advise(o, s, o->cause);
+    static const ms_oom_cause contributors[] = {MS_OOM_ACTIVATIONS, MS_OOM_MODEL_STATE,
+                                                MS_OOM_LEAK, MS_OOM_SINGLE_ALLOCATION};
+    int64_t live = live_total(o);
+    /* A request larger than all live memory: nothing alive could have made room. */
+    if (o->request_block_bytes > o->allocated_bytes)
+        live = 0;
+    for (size_t i = 0; i < sizeof contributors / sizeof contributors[0]; i++) {
+        ms_oom_cause k = contributors[i];
+        int64_t held = held_by(o, k);
+        if (k != o->cause && held > 0 && live > 0 && held * 4 >= live)
+            advise(o, s, k);
+    }
+    if (o->limit_refused)
+        add_advice(o,
+                   "the device still had %s free when the %s request failed: a per-process "
+                   "limit (torch.cuda.set_per_process_memory_fraction) or another allocator "
+                   "setting refused it, not the GPU",
+                   fmt((int64_t)o->device_free_bytes, a), fmt((int64_t)o->request_block_bytes, b));
+    if (o->cause != MS_OOM_FRAGMENTATION && o->usable_free_bytes >= o->request_block_bytes &&
+        o->largest_usable_block < o->request_block_bytes) {
+        /* Fragmentation was weighed and found too small to finish the iteration. */
+        char how[96];
+        if (o->basis == MS_OOM_BASIS_SHARE_OF_LIVE)
+            snprintf(how, sizeof how, "less than half of the %s allocated",
+                     fmt((int64_t)o->allocated_bytes, c));
+        else
+            snprintf(how, sizeof how, "the %s the iteration still had to allocate",
+                     fmt((int64_t)o->still_to_allocate, c));
+        add_advice(o,
+                   "%s is free inside reserved segments in %llu pieces (largest %s): joined "
+                   "(expandable_segments:True) they would serve this %s request, but %s %s",
+                   fmt((int64_t)o->usable_free_bytes, a), (unsigned long long)o->usable_free_blocks,
+                   fmt((int64_t)o->largest_usable_block, b),
+                   fmt((int64_t)o->request_block_bytes, site),
+                   o->basis == MS_OOM_BASIS_SHARE_OF_LIVE ? "they are" : "not", how);
+    } else if (o->cause != MS_OOM_FRAGMENTATION &&
+               o->free_in_reserved_bytes >= o->request_block_bytes && o->free_blocks > 1)
         add_advice(o,
                    "%s is free inside reserved segments in %llu blocks (largest %s); "
                    "expandable_segments:True would let them be used together",
@@ -495,6 +734,9 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->n_top_sites = n_sites < top ? n_sites : top;
 
     /* Iterations that ended before the failure. */
+    o->basis = MS_OOM_BASIS_SHARE_OF_LIVE;
+    o->basis_iteration = SIZE_MAX;
+    o->peak_iteration = SIZE_MAX;
     int64_t since = 0;
     if (lr && lr->iterations) {
         const ms_iterations *it = lr->iterations;
@@ -518,8 +760,17 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
             o->iters[o->n_iters++] = (ms_oom_iter){last, it->items[last].end_event,
                                                    it->items[last].live_end_bytes,
                                                    it->items[last].peak_bytes, true};
+        for (size_t k = 0; k < last + (failing ? 1 : 0); k++)
+            if (o->peak_iteration == SIZE_MAX ||
+                it->items[k].peak_bytes > it->items[o->peak_iteration].peak_bytes)
+                o->peak_iteration = k;
         if (last > 0)
             since = it->items[last - 1].end_event;
+        /* The iteration the failure is in: the unfinished one, or, when the program caught
+         * the error and went on, the complete one around it. */
+        bool inside = last < it->n + it->n_unfinished &&
+                      it->items[last].start_event <= (int64_t)event;
+        estimate_rest(o, tr, t, it, last, inside ? it->items[last].start_event : since, event);
     }
     /* Leaks: findings whose allocations are alive at the failure. */
     if (lr) {
@@ -575,10 +826,16 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
     }
-    uint64_t layers = 0;
-    int64_t layer_bytes = 0;
-    if (si)
-        layer_stats(si, alive, n_alive, since, &layers, &layer_bytes);
+    if (o->block_leak && o->block_category)
+        for (size_t b = 0; b < o->heap->n_blocks; b++)
+            if (o->block_leak[b] && o->block_category[b] < MS_OOM_CATEGORIES)
+                o->leak_category_bytes[o->block_category[b]] +=
+                    (int64_t)o->heap->blocks[b].requested_size;
+    if (si) {
+        layer_stats(si, ms_snapshot_stack_count(s), alive, n_alive, since, &o->act_layer_calls,
+                    &o->act_layer_bytes);
+        checkpoint_estimate(o);
+    }
     free(alive);
     if ((rc = fill_window(o, t, tr, event)))
         return ms__fail(err, rc, MS_NO_OFFSET, "out of memory");
@@ -587,9 +844,11 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                       o->usable_free_blocks, o->largest_usable_block, o->largest_alive_bytes,
                       o->have_categories || o->categories_estimated ? o->category_bytes : NULL,
                       o->leak_bytes,
-                      o->leak_growth_bytes};
+                      o->leak_growth_bytes,
+                      o->still_to_allocate,
+                      o->basis};
     o->cause = ms_oom_decide(&f, o->why, sizeof o->why);
-    write_advice(o, s, layers, layer_bytes);
+    write_advice(o, s);
     return 0;
 }
 
