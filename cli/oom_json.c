@@ -181,9 +181,9 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
             get(e, "free_blocks") == 1 ? "" : "s",
             sz(get(e, "largest_free_block_bytes"), b));
     if (get(e, "usable_free_bytes") != get(e, "free_in_reserved_bytes"))
-        fprintf(out, "%*s    usable for it   %s in %.0f blocks, largest %s (same pool and stream)\n",
+        fprintf(out, "%*s    usable for it   %s in %.0f block%s, largest %s (same pool and stream)\n",
                 w, "", sz(get(e, "usable_free_bytes"), a), get(e, "usable_free_blocks"),
-                sz(get(e, "largest_usable_block_bytes"), b));
+                cli_plural(get(e, "usable_free_blocks")), sz(get(e, "largest_usable_block_bytes"), b));
     const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "categories");
     if (cJSON_IsObject(cat)) {
         fprintf(out, "%*s  categories%s", w, "",

@@ -534,9 +534,10 @@ static void write_advice(ms_oom *o, const ms_snapshot *s)
                    fmt((int64_t)o->largest_free_block_bytes, b));
     if (o->n_top_sites > 0 && o->top_sites[0].site != UINT32_MAX && o->cause != MS_OOM_LEAK) {
         ms_site_format(s, o->top_sites[0].site, site, sizeof site);
-        add_advice(o, "the largest site alive at the failure is %s with %s in %llu allocations",
+        add_advice(o, "the largest site alive at the failure is %s with %s in %llu allocation%s",
                    site, fmt((int64_t)o->top_sites[0].bytes, a),
-                   (unsigned long long)o->top_sites[0].count);
+                   (unsigned long long)o->top_sites[0].count,
+                   o->top_sites[0].count == 1 ? "" : "s");
     }
 }
 
