@@ -106,6 +106,7 @@ struct ms_snapshot {
     size_t *stack_start;
     size_t n_stacks;
     uint32_t *site_cache;  /* per stack: site frame id + 1, 0 = not computed */
+    uint32_t *user_cache;  /* per stack: user frame id + 1 (UINT32_MAX: none), 0 = not computed */
 
     uint64_t *streams;
     size_t n_streams, cap_streams;

@@ -204,16 +204,30 @@ bool ms_frame_is_stdlib(const ms_snapshot *s, uint32_t frame_id)
     return is_stdlib_file(ms_snapshot_string(s, s->frames[frame_id].filename));
 }
 
-uint32_t ms_stack_user_frame(const ms_snapshot *s, uint32_t stack_id)
+static uint32_t compute_user_frame(const ms_snapshot *s, uint32_t stack_id)
 {
-    if (!s || stack_id >= s->n_stacks)
-        return UINT32_MAX;
     size_t n;
     const uint32_t *frames = ms_snapshot_stack(s, stack_id, &n);
     for (size_t i = 0; i < n; i++)
         if (ms_frame_kind_of(s, frames[i]) == MS_FRAME_USER && !ms_frame_is_stdlib(s, frames[i]))
             return frames[i];
     return UINT32_MAX;
+}
+
+uint32_t ms_stack_user_frame(const ms_snapshot *s, uint32_t stack_id)
+{
+    if (!s || stack_id >= s->n_stacks)
+        return UINT32_MAX;
+    if (!s->user_cache) /* a model built without the caches (tests) */
+        return compute_user_frame(s, stack_id);
+    /* Logically const, as the site cache: the view asks once per allocation, and a
+     * stack's frames are classified by string matching. */
+    uint32_t *cache = &((ms_snapshot *)s)->user_cache[stack_id];
+    if (*cache == 0) {
+        uint32_t f = compute_user_frame(s, stack_id);
+        *cache = f == UINT32_MAX ? UINT32_MAX : f + 1; /* frame ids stay below 2^32 - 2 */
+    }
+    return *cache == UINT32_MAX ? UINT32_MAX : *cache - 1;
 }
 
 uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id)
