@@ -249,7 +249,9 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, ",\"hl\":[");
     bool first = true;
     for (size_t g = 0; g < ch->n_groups; g++) {
-        if (!ch->groups[g].highlight)
+        /* Outlined allocations, and the bands of leak findings (not suspects). */
+        bool leak_band = ch->groups[g].kind == MS_CHART_GROUP_LEAK && !ch->groups[g].suspect;
+        if (!ch->groups[g].highlight && !leak_band)
             continue;
         ms__sb_printf(b, "%s[%zu,%lld]", first ? "" : ",", g,
                   ch->groups[g].mark[0] ? (long long)ms__st_id(&x->st, ch->groups[g].mark) : -1LL);

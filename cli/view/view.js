@@ -616,7 +616,8 @@
       out.title = D.strings[-1 - g.ref];
       out.size = hit.h;
       out.stack = g.stack;
-      out.lines.push(fmtBytes(hit.h) + ' held by this site here');
+      out.lines.push(fmtBytes(hit.h) + (g.hl ? ' held by this leak finding here · flagged as a leak'
+                                             : ' held by this site here'));
       var it2 = this.iterAt(hit.x);
       if (D.it.length && it2 >= 0) out.lines.push('iteration ' + (it2 + 1) + ' of ' + D.it.length);
       out.lines.push('stack: this site\'s largest allocation');
