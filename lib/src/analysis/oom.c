@@ -212,6 +212,8 @@ static void layer_stats(const ms__stackinfo *si, size_t n_stacks, ms_alloc *aliv
 {
     *calls = 0;
     *bytes = 0;
+    if (n == 0)
+        return; /* nothing alive (alive may be NULL): qsort must not see a NULL base */
     qsort(alive, n, sizeof *alive, cmp_alloc_event);
     uint64_t cur = 0;
     uint32_t seen[32];
