@@ -16,16 +16,17 @@
  * replaying forward from the right starting state is exact. The starting state is what
  * the trace cannot explain: segments the final state holds that the trace did not create
  * (replayed backward from the final `segments`), and allocations alive before the first
- * kept event (freed in the trace without an alloc, or active at the end without one). */
+ * kept event (freed in the trace without an alloc, or active at the end without one),
+ * built in allocator_start.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "addrmap.h"
+#include "alloc_internal.h"
 #include "internal.h"
 #include "memsnap/allocator.h"
 
-#define NIL UINT32_MAX
 #define MIN_BLOCK ((uint64_t)512)
 #define LARGE_SPLIT_MIN ((uint64_t)1 << 20) /* kSmallSize: large remainders above it split */
 
@@ -67,7 +68,7 @@ static unsigned log2_floor(uint64_t v)
     return 63u - (unsigned)__builtin_clzll(v);
 }
 
-static uint64_t round_with(const uint64_t div[16], bool have_div, uint64_t size)
+uint64_t ms__heap_round_with(const uint64_t div[16], bool have_div, uint64_t size)
 {
     if (size < MIN_BLOCK)
         return MIN_BLOCK;
@@ -96,49 +97,10 @@ uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size)
     uint64_t div[16];
     const char *t = setting(s, "roundup_power2_divisions");
     bool have = t && parse_divisions(t, div);
-    return round_with(div, have, size);
+    return ms__heap_round_with(div, have, size);
 }
 
 /* ------------------------------------------------------------------ state */
-
-typedef struct blk {
-    uint64_t addr, size, req;
-    int64_t alloc_event;
-    uint32_t stack;
-    uint32_t prev, next, seg;
-    uint32_t tl, tr; /* children in the address index */
-    uint8_t state; /* ms_block_state */
-    bool estimated;
-} blk;
-
-typedef struct seg {
-    uint64_t start, end, stream_raw;
-    uint32_t first, last;
-    bool expandable;
-    int8_t pool; /* 0 unknown, 1 small, 2 large: from the first block handed out */
-    uint32_t tl, tr; /* children in the live segments' index */
-} seg;
-
-typedef struct hsim {
-    const ms_snapshot *s;
-    blk *b;
-    size_t nb, capb;
-    uint32_t *freeb;
-    size_t nfreeb, capfreeb;
-    seg *g;
-    size_t ng, capg;
-    uint32_t *ord; /* live segment ids by start address, filled from the index by emit */
-    size_t nord, capord; /* nord: live segments */
-    uint32_t groot;      /* the live segments in a treap by start */
-    ms_addrmap map; /* block start address -> block */
-    uint32_t root;  /* the address index: a treap of the live blocks */
-    uint64_t changes; /* events that touched the state, to share unchanged states */
-    uint64_t div[16];
-    bool have_div, div_used;
-    uint64_t max_split;
-    uint64_t bad;  /* inconsistencies */
-    bool nomem;
-} hsim;
 
 static bool is_free(const blk *b)
 {
@@ -148,15 +110,8 @@ static bool is_free(const blk *b)
 /* The address index: every live block in a treap ordered by (address, id), so that the
  * block holding an address is found in O(log n) (carve) instead of walking the segment's
  * block list, which made a trace of allocations placed inside free blocks quadratic.
- * Priorities are a hash of the id: deterministic, and not steerable by the file. */
-static uint32_t prio(uint32_t i)
-{
-    uint32_t h = i * 0x9e3779b1u;
-    h ^= h >> 15;
-    h *= 0x85ebca77u;
-    return h ^ (h >> 13);
-}
-
+ * Priorities are a hash of the id (ms__heap_prio): deterministic, and not steerable by
+ * the file. */
 static bool idx_less(const hsim *x, uint32_t a, uint32_t b)
 {
     return x->b[a].addr < x->b[b].addr || (x->b[a].addr == x->b[b].addr && a < b);
@@ -183,7 +138,7 @@ static uint32_t idx_merge(hsim *x, uint32_t l, uint32_t r)
 {
     uint32_t root = NIL, *at = &root;
     while (l != NIL && r != NIL) {
-        if (prio(l) > prio(r)) {
+        if (ms__heap_prio(l) > ms__heap_prio(r)) {
             *at = l;
             at = &x->b[l].tr;
             l = x->b[l].tr;
@@ -199,8 +154,8 @@ static uint32_t idx_merge(hsim *x, uint32_t l, uint32_t r)
 
 static uint32_t idx_insert(hsim *x, uint32_t root, uint32_t n)
 {
-    uint32_t *at = &root, p = prio(n);
-    while (*at != NIL && prio(*at) >= p)
+    uint32_t *at = &root, p = ms__heap_prio(n);
+    while (*at != NIL && ms__heap_prio(*at) >= p)
         at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
     idx_split(x, *at, n, &x->b[n].tl, &x->b[n].tr);
     *at = n;
@@ -361,8 +316,8 @@ static bool seg_overlaps(const hsim *x, uint64_t a, uint64_t e)
 
 static void ord_insert(hsim *x, uint32_t n)
 {
-    uint32_t *at = &x->groot, p = prio(n);
-    while (*at != NIL && prio(*at) >= p)
+    uint32_t *at = &x->groot, p = ms__heap_prio(n);
+    while (*at != NIL && ms__heap_prio(*at) >= p)
         at = seg_less(x, n, *at) ? &x->g[*at].tl : &x->g[*at].tr;
     uint32_t t = *at, *l = &x->g[n].tl, *r = &x->g[n].tr;
     while (t != NIL) { /* split the subtree at n */
@@ -390,7 +345,7 @@ static void ord_remove(hsim *x, uint32_t n)
         return;
     uint32_t l = x->g[n].tl, r = x->g[n].tr;
     while (l != NIL && r != NIL) { /* merge its subtrees */
-        if (prio(l) > prio(r)) {
+        if (ms__heap_prio(l) > ms__heap_prio(r)) {
             *at = l;
             at = &x->g[l].tr;
             l = x->g[l].tr;
@@ -465,7 +420,7 @@ static void seg_join(hsim *x, uint32_t l, uint32_t r)
 }
 
 /* cudaMalloc'd segment, or pages mapped into an expandable segment. */
-static void seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw, bool exp)
+void ms__heap_seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw, bool exp)
 {
     if (size == 0 || addr + size < addr || seg_overlaps(x, addr, addr + size)) {
         x->bad++;
@@ -587,7 +542,7 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
 
 /* Makes [addr, addr+size) a block of its own inside the free block that holds it;
  * returns it, or NIL when no free block holds it. */
-static uint32_t carve(hsim *x, uint64_t addr, uint64_t size)
+uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
 {
     uint32_t sid = seg_find(x, addr);
     if (sid == NIL)
@@ -623,7 +578,7 @@ static uint32_t carve(hsim *x, uint64_t addr, uint64_t size)
 
 static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32_t stack)
 {
-    uint64_t want = round_with(x->div, x->have_div, req);
+    uint64_t want = ms__heap_round_with(x->div, x->have_div, req);
     if (x->have_div && want != (req + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK)
         x->div_used = true;
     uint32_t i = ms__addrmap_get(&x->map, addr);
@@ -633,7 +588,7 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
         x->bad++;
         if (i != NIL)
             i = free_and_merge(x, i);
-        i = carve(x, addr, want);
+        i = ms__heap_carve(x, addr, want);
         if (i == NIL)
             return;
     }
@@ -671,307 +626,6 @@ static void hsim_release(hsim *x)
     free(x->g);
     free(x->ord);
     ms__addrmap_free(&x->map);
-}
-
-/* ------------------------------------------------------------------ starting state */
-
-typedef struct range {
-    uint64_t start, end, stream_raw;
-    bool exp;
-    uint32_t l, r; /* children in the index (tidy ranges) */
-} range;
-
-/* The address ranges the backward pass keeps. While they are tidy (non-empty, pairwise
- * disjoint: what a consistent file gives) they sit in a treap by start, so undoing a
- * segment event costs O(log n) and a trace with tens of thousands of segment events
- * stays near-linear; the first empty or overlapping range (a file that contradicts
- * itself) turns them into the plain list they were, cut by a scan. `slots` holds the
- * tidy ones' free slots. */
-typedef struct ranges {
-    range *r;
-    size_t n, cap;
-    bool messy;
-    uint32_t root;
-    uint32_t *slots;
-    size_t nslots, capslots;
-} ranges;
-
-static uint32_t r_floor(const ranges *rs, uint64_t a) /* last start <= a */
-{
-    uint32_t best = NIL;
-    for (uint32_t t = rs->root; t != NIL;) {
-        if (rs->r[t].start <= a) {
-            best = t;
-            t = rs->r[t].r;
-        } else {
-            t = rs->r[t].l;
-        }
-    }
-    return best;
-}
-
-static uint32_t r_after(const ranges *rs, uint64_t a) /* first start > a */
-{
-    uint32_t best = NIL;
-    for (uint32_t t = rs->root; t != NIL;) {
-        if (rs->r[t].start > a) {
-            best = t;
-            t = rs->r[t].l;
-        } else {
-            t = rs->r[t].r;
-        }
-    }
-    return best;
-}
-
-static void r_split(ranges *rs, uint32_t t, uint64_t key, uint32_t *l, uint32_t *r)
-{
-    while (t != NIL) {
-        if (rs->r[t].start < key) {
-            *l = t;
-            l = &rs->r[t].r;
-            t = rs->r[t].r;
-        } else {
-            *r = t;
-            r = &rs->r[t].l;
-            t = rs->r[t].l;
-        }
-    }
-    *l = *r = NIL;
-}
-
-static void r_insert(ranges *rs, uint32_t n)
-{
-    uint32_t *at = &rs->root, p = prio(n);
-    while (*at != NIL && prio(*at) >= p)
-        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
-    r_split(rs, *at, rs->r[n].start, &rs->r[n].l, &rs->r[n].r);
-    *at = n;
-}
-
-static void r_erase(ranges *rs, uint32_t n)
-{
-    uint32_t *at = &rs->root;
-    while (*at != NIL && *at != n)
-        at = rs->r[n].start < rs->r[*at].start ? &rs->r[*at].l : &rs->r[*at].r;
-    if (*at != n)
-        return;
-    uint32_t l = rs->r[n].l, r = rs->r[n].r;
-    while (l != NIL && r != NIL) { /* merge */
-        if (prio(l) > prio(r)) {
-            *at = l;
-            at = &rs->r[l].r;
-            l = rs->r[l].r;
-        } else {
-            *at = r;
-            at = &rs->r[r].l;
-            r = rs->r[r].l;
-        }
-    }
-    *at = l != NIL ? l : r;
-}
-
-/* The tidy ranges, by start, become the plain list. */
-static bool ranges_go_messy(ranges *rs)
-{
-    size_t live = rs->n - rs->nslots, m = 0;
-    range *list = malloc((live ? live : 1) * sizeof *list);
-    if (!list)
-        return false;
-    uint32_t i = rs->root;
-    while (i != NIL && rs->r[i].l != NIL)
-        i = rs->r[i].l;
-    for (; i != NIL && m < live; i = r_after(rs, rs->r[i].start))
-        list[m++] = rs->r[i];
-    free(rs->r);
-    rs->r = list;
-    rs->n = m;
-    rs->cap = live ? live : 1;
-    rs->nslots = 0;
-    rs->messy = true;
-    rs->root = NIL;
-    return true;
-}
-
-static bool ranges_add(ranges *rs, range v)
-{
-    if (!rs->messy) {
-        uint32_t f = r_floor(rs, v.start), k = r_after(rs, v.start);
-        if ((v.end <= v.start || (f != NIL && rs->r[f].end > v.start) ||
-             (k != NIL && rs->r[k].start < v.end)) &&
-            !ranges_go_messy(rs))
-            return false;
-    }
-    if (rs->messy) {
-        if (!ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
-            return false;
-        rs->r[rs->n++] = v;
-        return true;
-    }
-    uint32_t i;
-    if (rs->nslots) {
-        i = rs->slots[--rs->nslots];
-    } else {
-        if (rs->n >= NIL - 1 || !ms__grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
-            return false;
-        i = (uint32_t)rs->n++;
-    }
-    v.l = v.r = NIL;
-    rs->r[i] = v;
-    r_insert(rs, i);
-    return true;
-}
-
-/* Removes [a, e) from the ranges, splitting one that holds it. */
-static bool ranges_cut(ranges *rs, uint64_t a, uint64_t e)
-{
-    if (!rs->messy && e <= a && !ranges_go_messy(rs))
-        return false; /* an empty or wrapped cut: the list's rule */
-    if (!rs->messy) {
-        /* Tidy: the range holding a, then those starting inside (a, e). */
-        uint32_t k = r_floor(rs, a);
-        if (k == NIL || rs->r[k].end <= a)
-            k = r_after(rs, a);
-        while (k != NIL && rs->r[k].start < e) {
-            range v = rs->r[k];
-            uint32_t next = r_after(rs, v.start);
-            r_erase(rs, k);
-            if (!ms__grow((void **)&rs->slots, &rs->capslots, rs->nslots + 1, sizeof *rs->slots))
-                return false;
-            rs->slots[rs->nslots++] = k;
-            if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
-                return false;
-            if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
-                return false;
-            k = next;
-        }
-        return true;
-    }
-    for (size_t k = 0; k < rs->n; k++) {
-        range v = rs->r[k];
-        if (v.end <= a || v.start >= e)
-            continue;
-        rs->r[k] = rs->r[--rs->n];
-        k--;
-        if (v.start < a && !ranges_add(rs, (range){v.start, a, v.stream_raw, v.exp, NIL, NIL}))
-            return false;
-        if (v.end > e && !ranges_add(rs, (range){e, v.end, v.stream_raw, v.exp, NIL, NIL}))
-            return false;
-    }
-    return true;
-}
-
-static int by_start(const void *a, const void *b)
-{
-    const range *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Per address: the first of its alloc / free events in the trace. */
-enum { FIRST_ALLOC = 1, FIRST_FREE_REQ = 2, FIRST_FREE = 3 };
-
-static int build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first, ms_error *err)
-{
-    const ms_snapshot *s = x->s;
-    size_t nseg, nblk;
-    const ms_segment *fs = ms_snapshot_segments(s, &nseg);
-    const ms_block *fb = ms_snapshot_blocks(s, &nblk);
-    ranges rs = {NULL, 0, 0, false, NIL, NULL, 0, 0};
-    for (size_t k = 0; k < nseg; k++)
-        if (fs[k].device == device &&
-            !ranges_add(&rs, (range){fs[k].address, fs[k].address + fs[k].total_size,
-                                     fs[k].stream_raw, fs[k].is_expandable, NIL, NIL}))
-            goto nomem;
-    /* Backward from the end: undo what each segment event did. */
-    for (size_t i = tr->n; i-- > 0;) {
-        uint64_t a = tr->addr[i], e = a + tr->size[i];
-        uint64_t st = ms_snapshot_stream(s, tr->stream[i]);
-        switch (tr->action[i]) {
-        case MS_ACT_SEGMENT_ALLOC:
-        case MS_ACT_SEGMENT_MAP:
-            if (!ranges_cut(&rs, a, e))
-                goto nomem;
-            break;
-        case MS_ACT_SEGMENT_FREE:
-        case MS_ACT_SEGMENT_UNMAP:
-            if (!ranges_cut(&rs, a, e) ||
-                !ranges_add(&rs, (range){a, e, st, tr->action[i] == MS_ACT_SEGMENT_UNMAP, NIL,
-                                         NIL}))
-                goto nomem;
-            break;
-        default:
-            break;
-        }
-    }
-    if (!rs.messy && !ranges_go_messy(&rs)) /* by start: the order seg_add wants */
-        goto nomem;
-    free(rs.slots);
-    rs.slots = NULL;
-    if (rs.n > 1)
-        qsort(rs.r, rs.n, sizeof *rs.r, by_start);
-    for (size_t k = 0; k < rs.n && !x->nomem; k++)
-        seg_add(x, rs.r[k].start, rs.r[k].end - rs.r[k].start, rs.r[k].stream_raw, rs.r[k].exp);
-    free(rs.r);
-    rs.r = NULL;
-    if (x->nomem)
-        goto nomem;
-
-    /* Which addresses the trace first meets as an allocation, which as a free. */
-    for (size_t i = 0; i < tr->n; i++) {
-        unsigned act = tr->action[i];
-        unsigned kind = act == MS_ACT_ALLOC            ? FIRST_ALLOC
-                        : act == MS_ACT_FREE_REQUESTED ? FIRST_FREE_REQ
-                        : act == MS_ACT_FREE_COMPLETED ? FIRST_FREE
-                                                       : 0;
-        if (!kind || ms__addrmap_get(first, tr->addr[i]) != NIL)
-            continue;
-        if (!ms__addrmap_put(first, tr->addr[i], kind))
-            goto nomem;
-        if (kind == FIRST_ALLOC)
-            continue;
-        /* Alive before the trace began and freed in it: the block's size is the
-         * request's rounding, unless the allocator did not split the rest (unknowable). */
-        uint64_t size = tr->size[i];
-        uint32_t bi = carve(x, tr->addr[i], round_with(x->div, x->have_div, size));
-        if (x->nomem)
-            goto nomem;
-        if (bi == NIL) {
-            x->bad++;
-            continue;
-        }
-        blk *b = &x->b[bi];
-        b->state = kind == FIRST_FREE ? MS_BLOCK_ACTIVE_PENDING_FREE : MS_BLOCK_ACTIVE_ALLOCATED;
-        b->req = size;
-        b->estimated = true;
-    }
-    /* Active at the end and never allocated or freed in the trace: alive throughout,
-     * with the size the final state gives. */
-    for (size_t k = 0; k < nseg; k++) {
-        if (fs[k].device != device)
-            continue;
-        for (size_t j = fs[k].first_block; j < fs[k].first_block + fs[k].n_blocks && j < nblk; j++) {
-            const ms_block *fbk = &fb[j];
-            if (fbk->state != MS_BLOCK_ACTIVE_ALLOCATED && fbk->state != MS_BLOCK_ACTIVE_PENDING_FREE)
-                continue;
-            if (ms__addrmap_get(first, fbk->address) != NIL)
-                continue;
-            uint32_t bi = carve(x, fbk->address, fbk->size);
-            if (x->nomem)
-                goto nomem;
-            if (bi == NIL) {
-                x->bad++;
-                continue;
-            }
-            x->b[bi].state = (uint8_t)fbk->state;
-            x->b[bi].req = fbk->requested_size;
-            x->b[bi].stack = fbk->stack;
-        }
-    }
-    return 0;
-nomem:
-    free(rs.r);
-    free(rs.slots);
-    return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
 }
 
 /* ------------------------------------------------------------------ replay */
@@ -1013,10 +667,10 @@ static void step(hsim *x, const ms_trace *tr, size_t i)
         break;
     }
     case MS_ACT_SEGMENT_ALLOC:
-        seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), false);
+        ms__heap_seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), false);
         break;
     case MS_ACT_SEGMENT_MAP:
-        seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), true);
+        ms__heap_seg_add(x, addr, size, ms_snapshot_stream(x->s, tr->stream[i]), true);
         break;
     case MS_ACT_SEGMENT_FREE:
         seg_free(x, addr, size);
@@ -1132,7 +786,7 @@ static int build_each(ms_heap **out, const ms_snapshot *s, int device, const int
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         goto done;
     }
-    if ((rc = build_start(&x, tr, device, &first, err)))
+    if ((rc = ms__heap_build_start(&x, tr, device, &first, err)))
         goto done;
     ms__addrmap_free(&first);
     int64_t next = 0;

@@ -93,5 +93,13 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
 bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
                               const uint64_t *param_sz, size_t np);
 const char *ms__cat_phase_name(uint8_t kind);
+/* The sorted sizes of the allocations categorised as parameters; NULL with *np 0 when none
+ * (or out of memory: *oom). In categories_refine.c. */
+uint64_t *ms__cat_param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *cat, size_t *np,
+                              bool *oom);
+/* Whether a late-parameter candidate among `allocs` could pass, from the last backward's
+ * own events: 1 may, 0 cannot, -1 out of memory. In categories_refine.c. */
+int ms__cat_late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                          const uint8_t *origin, const uint64_t *psz, size_t np);
 
 #endif

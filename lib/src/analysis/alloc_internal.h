@@ -1,0 +1,77 @@
+/* Private pieces of the allocator replay shared by its files: the simulated allocator's
+ * blocks and segments, and the steps the starting state (allocator_start.c) takes with
+ * the replay's own rules (allocator.c). */
+#ifndef MEMSNAP_ALLOC_INTERNAL_H
+#define MEMSNAP_ALLOC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addrmap.h"
+#include "internal.h"
+
+#define NIL UINT32_MAX
+
+typedef struct blk {
+    uint64_t addr, size, req;
+    int64_t alloc_event;
+    uint32_t stack;
+    uint32_t prev, next, seg;
+    uint32_t tl, tr; /* children in the address index */
+    uint8_t state; /* ms_block_state */
+    bool estimated;
+} blk;
+
+typedef struct seg {
+    uint64_t start, end, stream_raw;
+    uint32_t first, last;
+    bool expandable;
+    int8_t pool; /* 0 unknown, 1 small, 2 large: from the first block handed out */
+    uint32_t tl, tr; /* children in the live segments' index */
+} seg;
+
+typedef struct hsim {
+    const ms_snapshot *s;
+    blk *b;
+    size_t nb, capb;
+    uint32_t *freeb;
+    size_t nfreeb, capfreeb;
+    seg *g;
+    size_t ng, capg;
+    uint32_t *ord; /* live segment ids by start address, filled from the index by emit */
+    size_t nord, capord; /* nord: live segments */
+    uint32_t groot;      /* the live segments in a treap by start */
+    ms_addrmap map; /* block start address -> block */
+    uint32_t root;  /* the address index: a treap of the live blocks */
+    uint64_t changes; /* events that touched the state, to share unchanged states */
+    uint64_t div[16];
+    bool have_div, div_used;
+    uint64_t max_split;
+    uint64_t bad;  /* inconsistencies */
+    bool nomem;
+} hsim;
+
+/* A treap node's priority: a hash of its id, deterministic and not steerable by the file.
+ * Inline: the block index calls it on every insert and erase. */
+static inline uint32_t ms__heap_prio(uint32_t i)
+{
+    uint32_t h = i * 0x9e3779b1u;
+    h ^= h >> 15;
+    h *= 0x85ebca77u;
+    return h ^ (h >> 13);
+}
+
+/* The block a request of `size` gets: its rounding (roundup_power2_divisions in div). */
+uint64_t ms__heap_round_with(const uint64_t div[16], bool have_div, uint64_t size);
+/* cudaMalloc'd segment, or pages mapped into an expandable segment. */
+void ms__heap_seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw, bool exp);
+/* Makes [addr, addr+size) a block of its own inside the free block that holds it;
+ * returns it, or NIL when no free block holds it. */
+uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size);
+/* The state before the trace's first event (allocator_start.c); 0 or MS_ERR_NOMEM.
+ * `first`: per address, the first of its alloc / free events in the trace. */
+int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first,
+                         ms_error *err);
+
+#endif
