@@ -119,7 +119,10 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
         value_cell(&row->peak, row->outlier & MS_OUT_PEAK, r->pair, c1, sizeof c1);
         value_cell(&row->reserved_peak, row->outlier & MS_OUT_RESERVED, r->pair, c2, sizeof c2);
         value_cell(&row->live_end, row->outlier & MS_OUT_LIVE_END, r->pair, c3, sizeof c3);
-        snprintf(t, sizeof t, "%.2f s", peak_seconds(p));
+        if (p->has_times)
+            snprintf(t, sizeof t, "%.2f s", peak_seconds(p));
+        else /* no clock: never a made-up 0.00 s */
+            snprintf(t, sizeof t, "event %lld", (long long)p->peak_event);
         leaks_cell(p, lk, sizeof lk);
         if (p->n_sites[MS_SITES_AT_PEAK]) {
             char b[48];

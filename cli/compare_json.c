@@ -160,7 +160,10 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
             cJSON_AddNullToObject(o, "rank");
         cJSON_AddNumberToObject(o, "device", p->device);
         cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
-        cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
+        if (p->has_times)
+            cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
+        else
+            cJSON_AddNullToObject(o, "peak_time_us"); /* a trace without times */
         cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
         cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
         /* null: read from a summary written before summaries carried leaks. */

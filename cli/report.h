@@ -89,6 +89,8 @@ char *report_svg_inline(const char *svg, size_t len, const char *prefix);
 
 /* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "". */
 double report_num(const cJSON *o, const char *path);
+/* "1.234 s" of a seconds field, or "-" where it is null (a trace without times). */
+const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path);
 const char *report_str(const cJSON *o, const char *path);
 const cJSON *report_get(const cJSON *o, const char *path);
 

@@ -266,7 +266,9 @@ static void overview(FILE *out, const cJSON *files)
             esc(out, report_str(file, "path"));
             fprintf(out, "</a></td><td class=\"num\">%d</td>", d);
             size_cell(out, report_num(dev, "peak.bytes"));
-            fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(dev, "peak.seconds"));
+            char when[32];
+            fprintf(out, "<td class=\"num\">%s</td>",
+                    report_seconds(when, sizeof when, dev, "peak.seconds"));
             size_cell(out, report_num(dev, "reserved.peak_bytes"));
             size_cell(out, report_num(dev, "live_end.bytes"));
             double it = iteration_count(file, d);
@@ -426,7 +428,10 @@ static void comparison(FILE *out, const cJSON *cmp, const char *svg)
                    outlier_metric(ranks, f, "reserved_peak_bytes"));
         delta_cell(out, row, "live_end_bytes", "live_end_delta_pct",
                    outlier_metric(ranks, f, "live_end_bytes"));
-        fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(row, "peak_time_us") / 1e6);
+        if (cJSON_IsNumber(report_get(row, "peak_time_us")))
+            fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(row, "peak_time_us") / 1e6);
+        else
+            fputs("<td class=\"num\">-</td>", out); /* a trace without times */
         const cJSON *ts = cJSON_GetObjectItemCaseSensitive(row, "top_site");
         if (cJSON_IsObject(ts))
             site_cell(out, report_str(ts, "site"), report_str(ts, "function"));
@@ -474,8 +479,11 @@ static void device_facts(FILE *out, const cJSON *dev)
 {
     char extra[128], b[32];
     fputs("<table class=\"kv\">\n", out);
-    snprintf(extra, sizeof extra, "at %.3f s (event %.0f)", report_num(dev, "peak.seconds"),
-             report_num(dev, "peak.event"));
+    if (cJSON_IsNumber(report_get(dev, "peak.seconds")))
+        snprintf(extra, sizeof extra, "at %.3f s (event %.0f)", report_num(dev, "peak.seconds"),
+                 report_num(dev, "peak.event"));
+    else
+        snprintf(extra, sizeof extra, "at event %.0f", report_num(dev, "peak.event"));
     kv_size(out, "peak", report_num(dev, "peak.bytes"), extra);
     ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
     snprintf(extra, sizeof extra, "%s at the end", b);
@@ -485,7 +493,10 @@ static void device_facts(FILE *out, const cJSON *dev)
     kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
     char ev[64], span[64];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
-    snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
+    if (cJSON_IsNumber(report_get(dev, "time.seconds")))
+        snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
+    else
+        snprintf(span, sizeof span, "this PyTorch recorded no times");
     kv_text(out, "events", ev, span);
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "actions.alloc"));
     kv_text(out, "allocations", ev, NULL);
@@ -548,8 +559,12 @@ static void ooms(FILE *out, const cJSON *dev)
     {
         if (shown++ == 20)
             break;
-        fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.3f s</td>",
-                report_num(o, "event"), (report_num(o, "time_us") - t0) / 1e6);
+        if (cJSON_IsNumber(report_get(o, "time_us")))
+            fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.3f s</td>",
+                    report_num(o, "event"), (report_num(o, "time_us") - t0) / 1e6);
+        else
+            fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">-</td>",
+                    report_num(o, "event"));
         size_cell(out, report_num(o, "requested_bytes"));
         size_cell(out, report_num(o, "device_free_bytes"));
         fputs("</tr>\n", out);
@@ -793,12 +808,21 @@ static void iterations_table(FILE *out, const cJSON *file)
         {
             double live = report_num(x, "live_end_bytes");
             if (rows++ < MAX_ITER_ROWS) {
-                fprintf(out, "<tr><td class=\"num\">%.0f%s</td><td class=\"num\">%.3f s</td>"
-                             "<td class=\"num\">%.3f s</td>",
+                char w0[32], w1[32];
+                if (!cJSON_IsNumber(report_get(x, "start_s"))) { /* no times: events */
+                    snprintf(w0, sizeof w0, "event %.0f", report_num(x, "start_event"));
+                    snprintf(w1, sizeof w1, "%.0f events",
+                             report_num(x, "end_event") - report_num(x, "start_event"));
+                } else {
+                    report_seconds(w0, sizeof w0, x, "start_s");
+                    report_seconds(w1, sizeof w1, x, "duration_s");
+                }
+                fprintf(out, "<tr><td class=\"num\">%.0f%s</td><td class=\"num\">%s</td>"
+                             "<td class=\"num\">%s</td>",
                         report_num(x, "index"),
                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "partial")) ? " (partial)"
                                                                                      : "",
-                        report_num(x, "start_s"), report_num(x, "duration_s"));
+                        w0, w1);
                 size_cell(out, report_num(x, "peak_bytes"));
                 size_cell(out, live);
                 char d[48] = "";

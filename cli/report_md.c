@@ -105,8 +105,9 @@ static void overview(FILE *out, const cJSON *files)
             }
             fputs("| ", out);
             md(out, cli_basename(report_str(file, "path")));
-            fprintf(out, " | %d | %s | %.3f s | %s | %s | %s | %s | %d |\n", d, p,
-                    report_num(dev, "peak.seconds"), r, l, it, lk,
+            char when[32];
+            fprintf(out, " | %d | %s | %s | %s | %s | %s | %s | %d |\n", d, p,
+                    report_seconds(when, sizeof when, dev, "peak.seconds"), r, l, it, lk,
                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms")));
         }
     }

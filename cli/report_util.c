@@ -26,6 +26,15 @@ const cJSON *report_get(const cJSON *o, const char *path)
     return NULL;
 }
 
+const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path)
+{
+    if (cJSON_IsNumber(report_get(o, path)))
+        snprintf(buf, cap, "%.3f s", report_num(o, path));
+    else
+        snprintf(buf, cap, "-"); /* null: the trace has no times */
+    return buf;
+}
+
 double report_num(const cJSON *o, const char *path)
 {
     const cJSON *v = report_get(o, path);

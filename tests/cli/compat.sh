@@ -88,6 +88,12 @@ sys.exit(0 if ok else 1)
 PY
 done
 "$bin" summary testdata/gpt2_train.pickle | grep -q 'events over 1.155 s' && ok || bad "a trace with times lost its seconds"
+# The report and ranks of a trace without times show no made-up seconds either.
+"$bin" report testdata/old20_gpt2_train.pickle testdata/oldctx_gpt2_train.pickle -o "$tmp/rep-old" > /dev/null 2>&1
+if grep -qE '0\.000 s' "$tmp/rep-old/index.html" "$tmp/rep-old/summary.md"; then bad "report shows 0.000 s on a trace without times"; else ok; fi
+grep -q 'this PyTorch recorded no times' "$tmp/rep-old/index.html" && ok || bad "report does not say the trace has no times"
+"$bin" ranks testdata/old20_gpt2_train.pickle testdata/gpt2_train.pickle testdata/oldctx_gpt2_train.pickle > "$tmp/r" 2>&1
+grep -q 'event 1544' "$tmp/r" && ! grep -q ' 0\.00 s' "$tmp/r" && ok || bad "ranks: peak of a trace without times not as an event"
 
 # A recording that started late is not called a wrapped ring buffer; a ring that filled is.
 "$bin" summary testdata/cat_prebuilt.pickle | grep -q 'the recording started after them, or the ring buffer dropped older events' && ok || bad "cat_prebuilt: late start wording"
