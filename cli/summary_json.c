@@ -187,13 +187,12 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leak
         iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
         /* What the memory alive at the peak is (docs/json.md peak.categories). */
         int64_t by[MS_CAT_COUNT];
-        if (iters && ms_categories_sum(by, s, t, it, t->peak_alive, t->n_peak_alive, err) == 0) {
+        /* The phases come from the categories' pass: where the peak falls in the run,
+         * which ranks compare (not its time). */
+        ms_phases *ph = NULL;
+        if (iters && ms_categories_sum_phases(by, &ph, s, t, it, t->peak_alive, t->n_peak_alive,
+                                              err) == 0) {
             cJSON_AddItemToObject(peak, "categories", categories_object(by));
-            /* Where the peak falls in the run, which ranks compare (not its time). */
-            ms_phases *ph = NULL;
-            ms_error perr;
-            if (ms_phases_find(&ph, s, t, it, &perr))
-                ph = NULL;
             ms_peak_place pl = ms_peak_place_of(it, ph, t->peak_event);
             ms_phases_free(ph);
             cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));

@@ -212,6 +212,14 @@ MS_API void ms_categories_phases(ms_category_phases *out, const ms_categories *c
 MS_API int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s,
                              const ms_timeline *t, const ms_iterations *it,
                              const ms_alloc *allocs, size_t n, ms_error *err);
+/* ms_categories_sum, and the phases ms_phases_find would give (*phases, freed with
+ * ms_phases_free) from the same pass over the trace: the phase tagging is the costly
+ * part of both. *phases is NULL when they cannot be found; the sum still stands. */
+struct ms_phases;
+MS_API int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], struct ms_phases **phases,
+                                    const ms_snapshot *s, const ms_timeline *t,
+                                    const ms_iterations *it, const ms_alloc *allocs, size_t n,
+                                    ms_error *err);
 
 #ifdef __cplusplus
 }

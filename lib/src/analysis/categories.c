@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "cat_internal.h"
+#include "phases_internal.h"
 #include "timeline_internal.h"
 #include "internal.h"
 #include "memsnap/phases.h"
@@ -886,6 +887,15 @@ static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int dev
 int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const ms_timeline *t,
                       const ms_iterations *it, const ms_alloc *allocs, size_t n, ms_error *err)
 {
+    return ms_categories_sum_phases(bytes, NULL, s, t, it, allocs, n, err);
+}
+
+int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
+                             const ms_snapshot *s, const ms_timeline *t, const ms_iterations *it,
+                             const ms_alloc *allocs, size_t n, ms_error *err)
+{
+    if (phases)
+        *phases = NULL;
     ms_error_clear(err);
     for (int c = 0; c < MS_CAT_COUNT; c++)
         bytes[c] = 0;
@@ -931,6 +941,11 @@ int ms_categories_sum(int64_t bytes[MS_CAT_COUNT], const ms_snapshot *s, const m
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
         for (size_t i = 0; i < n && !rc; i++)
             bytes[cat[i]] += (int64_t)allocs[i].size;
+    }
+    if (!rc && phases) {
+        ms_error perr; /* no phases leaves the sum standing */
+        if (ms__phases_from_ctx(phases, &x, t->device, &perr))
+            *phases = NULL;
     }
     free(cat);
     free(why);
