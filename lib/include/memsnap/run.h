@@ -73,7 +73,8 @@ MS_API void ms_run_free(ms_run *r);
 MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
 MS_API int ms_run_device(const ms_run *r);
 
-/* The device's timeline (ms_run_options.timeline_flags). */
+/* The device's timeline (ms_run_options.timeline_flags; a fuller one once a getter
+ * needed more, see there). */
 MS_API int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
  * holds the same object. */
