@@ -472,15 +472,19 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     spec.to = t->hi;
     spec.y_fit = b->y_fit;
     ms_error_clear(&t->err);
-    /* Wide windows are cheaper built on the whole trace than copied. */
-    if ((size_t)(e1 - e0) * 4 >= n_ev) {
+    /* The whole trace needs no slice. */
+    if (e0 == 0 && (size_t)e1 == n_ev) {
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
         t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
         return;
     }
+    /* Windows of a quarter of the events or more are charted as the whole trace charts
+     * them (the page's format since the pyramid was built: these were once built on the
+     * whole trace); a slice costs only its window. */
+    bool as_whole = (size_t)(e1 - e0) * 4 >= n_ev;
     size_t nh = 0;
-    t->rc = ms__slicer_cut(sl, e0, e1, o->highlights, o->n_highlights, &nh, &t->err);
+    t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
     spec.highlights = sl->hl;
     spec.n_highlights = nh;
     if (!t->rc)

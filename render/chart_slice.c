@@ -41,6 +41,10 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
     if (!s->order || !s->pre || !s->slice_of || !s->hl)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    s->first_oom = -1;
+    for (size_t e = 0; e < src->trace->n && s->first_oom < 0; e++)
+        if (src->trace->action[e] == MS_ACT_OOM)
+            s->first_oom = (int64_t)e;
     bool sorted = true;
     for (size_t i = 0; i < n; i++) {
         s->slice_of[i] = -1;
@@ -135,8 +139,8 @@ static int64_t renumber(int64_t e, int64_t e0, int64_t e1, int64_t shift)
 
 /* The slice of events [e0, e1) (e0 > 0: with the stand-in event first). Windows must come
  * in increasing order between ms__slicer_restart() calls. */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
-                   size_t n_hl, size_t *n_hl_out, ms_error *err)
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err)
 {
     const ms_timeline *tl = s->src->tl;
     const ms_trace *tr = s->src->trace;
@@ -155,7 +159,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
     while (last < s->n_order && tl->allocs[s->order[last]].alloc_event < e1)
         last++;
     int64_t shift = e0 > 0 ? 1 : 0;
-    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift;
+    size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
+    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
     size_t n_al = s->n_alive + (last - first) + s->n_pre;
     if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
@@ -165,8 +170,23 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
         s->time_us[0] = tr->time_us[0];
         s->active[0] = tl->active[e0 - 1];
         s->reserved[0] = tl->reserved[e0 - 1];
+        if (as_whole && s->first_oom >= 0 && s->first_oom < e0) {
+            /* Left of the window, so no column shows it; it only names the OOMs. */
+            s->action[0] = MS_ACT_OOM;
+            s->addr[0] = tr->addr[s->first_oom];
+            s->size[0] = tr->size[s->first_oom];
+        }
     }
     size_t m = (size_t)(e1 - e0);
+    if (trail) {
+        /* Right of the window (event e1 already lies past it): no column sees it. */
+        size_t at = (size_t)shift + m;
+        s->action[at] = MS_ACT_OTHER;
+        s->addr[at] = s->size[at] = 0;
+        s->time_us[at] = tr->time_us[tr->n - 1];
+        s->active[at] = tl->active[tr->n - 1];
+        s->reserved[at] = tl->reserved[tr->n - 1];
+    }
     memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
     memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
     memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
@@ -301,7 +321,7 @@ int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_c
         e1 = e0;
     size_t nh = 0;
     if (!rc)
-        rc = ms__slicer_cut(&sl, e0, e1, spec->highlights, spec->n_highlights, &nh, err);
+        rc = ms__slicer_cut(&sl, e0, e1, true, spec->highlights, spec->n_highlights, &nh, err);
     if (!rc) {
         ms_chart_spec s = *spec;
         s.highlights = sl.hl;

@@ -21,6 +21,7 @@ typedef struct ms__slicer {
     size_t n_order;
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
+    int64_t first_oom;  /* the trace's first OOM event, -1 */
     size_t next;        /* sweep position in order[] */
     size_t *alive;      /* allocated before the current window start, maybe still alive */
     size_t n_alive, cap_alive;
@@ -48,9 +49,16 @@ void ms__slicer_free(ms__slicer *s);
 void ms__slicer_restart(ms__slicer *s);
 /* The slice of events [e0, e1) in s->out (e0 > 0: with the stand-in event first), and
  * the highlights that fall in it (s->hl, *n_hl_out of them). Windows must come in
- * increasing order between ms__slicer_restart() calls. */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
-                   size_t n_hl, size_t *n_hl_out, ms_error *err);
+ * increasing order between ms__slicer_restart() calls.
+ *
+ * A chart of a slice differs from the whole trace's in two things outside the window:
+ * an annotation range left open runs to the slice's last event, not the trace's, and
+ * the OOM markers' label names the slice's first OOM, not the trace's. `as_whole` keeps
+ * those as the whole trace has them: the stand-in event is the trace's first OOM when
+ * that came before the window, and a second stand-in after the window sits at the
+ * trace's last time. */
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err);
 
 /* x (seconds since the first event) of event e of a source with events. */
 double ms__slice_x(const ms_chart_source *src, size_t e);
