@@ -61,12 +61,20 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
         slicer_allocs = tl->allocs;
         qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
     }
+    s->order_ev = calloc(s->n_order ? 2 * s->n_order : 1, sizeof *s->order_ev);
+    if (!s->order_ev)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    for (size_t k = 0; k < s->n_order; k++) {
+        s->order_ev[2 * k] = tl->allocs[s->order[k]].alloc_event;
+        s->order_ev[2 * k + 1] = tl->allocs[s->order[k]].free_event;
+    }
     return 0;
 }
 
 void ms__slicer_free(ms__slicer *s)
 {
     free(s->order);
+    free(s->order_ev);
     free(s->pre);
     free(s->alive);
     free(s->action);
@@ -144,19 +152,23 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
 {
     const ms_timeline *tl = s->src->tl;
     const ms_trace *tr = s->src->trace;
-    /* Allocations made before the window join the alive list; the dead leave it. */
-    while (s->next < s->n_order && tl->allocs[s->order[s->next]].alloc_event < e0)
-        if (!slicer_add_alive(s, s->order[s->next++]))
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    /* The alive list drops what died before the window, then takes what was made
+     * before it and lives into it, keeping order[]'s order. */
+    const int64_t *ev = s->order_ev;
     size_t k = 0;
     for (size_t i = 0; i < s->n_alive; i++) {
-        const ms_alloc *a = &tl->allocs[s->alive[i]];
-        if (a->free_event < 0 || a->free_event >= e0)
+        int64_t f = ev[2 * s->alive[i] + 1];
+        if (f < 0 || f >= e0)
             s->alive[k++] = s->alive[i];
     }
     s->n_alive = k;
+    for (; s->next < s->n_order && ev[2 * s->next] < e0; s->next++) {
+        int64_t f = ev[2 * s->next + 1];
+        if ((f < 0 || f >= e0) && !slicer_add_alive(s, s->next))
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    }
     size_t first = s->next, last = s->next;
-    while (last < s->n_order && tl->allocs[s->order[last]].alloc_event < e1)
+    while (last < s->n_order && ev[2 * last] < e1)
         last++;
     int64_t shift = e0 > 0 ? 1 : 0;
     size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
@@ -191,23 +203,31 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
     memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
     memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
-    memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
-    memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+    /* The curves need no copy unless a stand-in follows the window: the stand-in before
+     * it holds the state of the event before it, which is where a view of the whole
+     * trace's curves begins. */
+    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
+    if (trail) {
+        memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
+        memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+        act = s->active;
+        res = s->reserved;
+    }
 
     /* The slice keeps the whole timeline's order of allocations (those made before the
      * window, those made in it, those from before the trace), so band choices that tie on
      * score fall the same way. Those made before the window are made at the stand-in
      * event, so they stack above those from before the trace, as in the whole trace. */
     size_t na = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        const size_t *list = pass == 0 ? s->alive : pass == 1 ? s->order + first : s->pre;
-        size_t len = pass == 0 ? s->n_alive : pass == 1 ? last - first : s->n_pre;
-        for (size_t i = 0; i < len; i++) {
-            const ms_alloc *a = &tl->allocs[list[i]];
-            if (pass == 2 && a->free_event >= 0 && a->free_event < e0)
-                continue;
-            s->global[na++] = list[i];
-        }
+    for (size_t i = 0; i < s->n_alive; i++)
+        s->global[na++] = s->order[s->alive[i]];
+    memcpy(s->global + na, s->order + first, (last - first) * sizeof *s->global);
+    na += last - first;
+    for (size_t i = 0; i < s->n_pre; i++) {
+        const ms_alloc *a = &tl->allocs[s->pre[i]];
+        if (a->free_event >= 0 && a->free_event < e0)
+            continue;
+        s->global[na++] = s->pre[i];
     }
     for (size_t i = 0; i < na; i++) {
         ms_alloc a = tl->allocs[s->global[i]];
@@ -239,8 +259,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     s->trace.compile_context = s->trace.user_metadata = NULL; /* indexed by the whole trace */
     s->tl = *tl;
     s->tl.n_events = n_ev;
-    s->tl.active = s->active;
-    s->tl.reserved = s->reserved;
+    s->tl.active = act;
+    s->tl.reserved = res;
     s->tl.active_start = shift ? tl->active[e0 - 1] : tl->active_start;
     s->tl.reserved_start = shift ? tl->reserved[e0 - 1] : tl->reserved_start;
     s->tl.allocs = s->allocs;

@@ -18,12 +18,15 @@
 typedef struct ms__slicer {
     const ms_chart_source *src;
     size_t *order;      /* trace allocations by alloc event */
+    int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
+                           16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
     int64_t first_oom;  /* the trace's first OOM event, -1 */
     size_t next;        /* sweep position in order[] */
-    size_t *alive;      /* allocated before the current window start, maybe still alive */
+    size_t *alive;      /* positions in order[] allocated before the current window
+                           start and alive at it */
     size_t n_alive, cap_alive;
     /* The slice. */
     ms_trace trace;
