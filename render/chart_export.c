@@ -16,16 +16,6 @@
 
 /* ------------------------------------------------------------------ export state */
 
-static int64_t colour_id(ms__str_table *t, ms_chart_rgb c)
-{
-    char hex[8];
-    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
-    int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
-    int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
-    snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
-    return ms__st_id(t, hex);
-}
-
 typedef struct exporter {
     const ms_chart_source *src;
     const ms_chart_export_opts *o;
@@ -46,7 +36,78 @@ typedef struct exporter {
     int64_t t0;
     bool bad;
     ms__vbuf v;
+    /* Colour text ids by 24-bit colour: each band of each window names its colour, and
+     * the text is the same every time (open addressing, key + 1, 0 empty). */
+    uint32_t *colour_key;
+    int64_t *colour_id;
+    size_t n_colours, colour_slots;
 } exporter;
+
+static uint32_t colour_hash(uint32_t k)
+{
+    k ^= k >> 15;
+    k *= 0x2c1b3c6dU;
+    k ^= k >> 12;
+    return k;
+}
+
+static int64_t colour_id(exporter *x, ms_chart_rgb c)
+{
+    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
+    int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
+    int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
+    uint32_t key = ((uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b) + 1;
+    size_t mask = x->colour_slots - 1;
+    size_t i = x->colour_slots ? colour_hash(key) & mask : 0;
+    for (; x->colour_slots && x->colour_key[i]; i = (i + 1) & mask)
+        if (x->colour_key[i] == key)
+            return x->colour_id[i];
+    char hex[8];
+    snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
+    int64_t id = ms__st_id(&x->st, hex);
+    if (x->st.bad)
+        return id;
+    if (2 * (x->n_colours + 1) > x->colour_slots) {
+        size_t n = x->colour_slots ? 2 * x->colour_slots : 1024;
+        uint32_t *k2 = calloc(n, sizeof *k2);
+        int64_t *v2 = calloc(n, sizeof *v2);
+        if (!k2 || !v2) {
+            free(k2);
+            free(v2);
+            return id; /* uncached: still right */
+        }
+        for (size_t j = 0; j < x->colour_slots; j++) {
+            if (!x->colour_key[j])
+                continue;
+            size_t h = colour_hash(x->colour_key[j]) & (n - 1);
+            while (k2[h])
+                h = (h + 1) & (n - 1);
+            k2[h] = x->colour_key[j];
+            v2[h] = x->colour_id[j];
+        }
+        free(x->colour_key);
+        free(x->colour_id);
+        x->colour_key = k2;
+        x->colour_id = v2;
+        x->colour_slots = n;
+        mask = n - 1;
+    }
+    i = colour_hash(key) & mask;
+    while (x->colour_key[i])
+        i = (i + 1) & mask;
+    x->colour_key[i] = key;
+    x->colour_id[i] = id;
+    x->n_colours++;
+    return id;
+}
+
+/* Forgets the cached colours (the strings they name were dropped). */
+static void colours_forget(exporter *x)
+{
+    if (x->colour_slots)
+        memset(x->colour_key, 0, x->colour_slots * sizeof *x->colour_key);
+    x->n_colours = 0;
+}
 
 static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 {
@@ -217,7 +278,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
         if (gr->kind != MS_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
             gr->site < x->n_frame_ids && x->site_stack[gr->site] != MS_NO_STACK)
             stack = stack_ref(x, x->site_stack[gr->site]);
-        ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, gr->fill));
+        ms__vb_u(&x->v, (uint64_t)colour_id(x, gr->fill));
         ms__vb_s(&x->v, gr->legend);
         ms__vb_s(&x->v, stack);
     }
@@ -261,7 +322,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, "],\"leg\":[");
     for (size_t i = 0; i < ch->n_legend; i++)
         ms__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
-                  (long long)colour_id(&x->st, ch->legend[i].rgb),
+                  (long long)colour_id(x, ch->legend[i].rgb),
                   (long long)ms__st_id(&x->st, ch->legend[i].text));
     ms__sb_puts(b, "],\"ln\":[");
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
@@ -270,7 +331,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             ms__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
             ms__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
             ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, ch->names[r->name]));
-            ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, ch->name_rgb[r->name]));
+            ms__vb_u(&x->v, (uint64_t)colour_id(x, ch->name_rgb[r->name]));
         }
         if (lane)
             ms__sb_puts(b, ",");
@@ -299,7 +360,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
 static void rgb_json(exporter *x, ms__sbuf *b, const char *key, ms_chart_rgb c)
 {
     ms__sb_printf(b, "\"%s\":", key);
-    int64_t id = colour_id(&x->st, c); /* may grow the table: index after */
+    int64_t id = colour_id(x, c); /* may grow the table: index after */
     ms__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
 }
 
@@ -390,6 +451,7 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_stacks = m.stacks;
     x->n_frames = m.frames;
     ms__st_truncate(&x->st, m.strings);
+    colours_forget(x);
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
@@ -424,6 +486,10 @@ typedef struct builder {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
+    bool count;              /* count the tiles' crowded events */
+    /* Per level, whether its windows' columns still split events (1), found by the first
+     * grouping to build it (-1 before): the windows are the same in every grouping. */
+    signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
 } builder;
 
 static ms_chart_rect export_area(const ms_chart_export_opts *o)
@@ -456,7 +522,7 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
     int64_t prev_col = INT64_MIN;
     size_t crowded = 0;
-    for (int64_t e = e0; e < e1 && crowded * 100 <= n_ev; e++) {
+    for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
         int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
         crowded += col == prev_col;
         prev_col = col;
@@ -672,6 +738,7 @@ static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *f
             }
             b->t = tiles;
             b->n = n_tiles;
+            b->count = b->deeper[level] < 0;
             b->ahead = 4;
             ms__slicer_restart(b->sl[0]);
             if (b->sl[1])
@@ -696,7 +763,9 @@ static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *f
         last_tables = tables_estimate(x) - tables_before;
         m->levels = level + 1;
         /* Nearly every event has a column of its own: deeper windows show nothing new. */
-        if (c.crowded * 100 <= n_ev)
+        if (b->deeper[level] < 0)
+            b->deeper[level] = c.crowded * 100 > n_ev;
+        if (!b->deeper[level])
             break;
     }
     ms__sb_puts(&m->b, "]");
@@ -879,6 +948,7 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
     b->t = first;
     b->n = n_first;
     b->ahead = n_first;
+    b->count = true;
     run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
     int rc = 0;
     size_t share[N_MODES] = {0};
@@ -1011,6 +1081,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     b.o = opts;
     b.area = export_area(opts);
     b.y_fit = y_fit;
+    memset(b.deeper, -1, sizeof b.deeper);
     b.sl[0] = &sl[0];
     b.sl[1] = two ? &sl[1] : NULL;
     if (!rc)
@@ -1046,5 +1117,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_of);
     free(x.site_stack);
     free(x.v.p);
+    free(x.colour_key);
+    free(x.colour_id);
     return rc;
 }
