@@ -36,6 +36,7 @@ typedef struct exporter {
     int64_t t0;
     bool bad;
     ms__vbuf v;
+    ms__vbuf runs; /* one band's heights, before their count */
     /* Colour text ids by 24-bit colour: each band of each window names its colour, and
      * the text is the same every time (open addressing, key + 1, 0 empty). */
     uint32_t *colour_key;
@@ -284,13 +285,12 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     }
     ms__sb_puts(b, ",\"gf\":");
     ms__sb_b64(b, &x->v);
+    /* A band's runs go to a scratch stream first: its count leads, and the heights are
+     * read once. */
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * ch->n_cols;
-        size_t runs = 0;
-        for (size_t c = 0; c < ch->n_cols; c++)
-            runs += h[c] > 0 && (c == 0 || h[c - 1] != h[c]);
-        ms__vb_u(&x->v, runs);
-        size_t end = 0;
+        size_t runs = 0, end = 0;
+        x->runs.n = 0;
         for (size_t c = 0; c < ch->n_cols;) {
             if (h[c] <= 0) {
                 c++;
@@ -299,12 +299,15 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             size_t c1 = c;
             while (c1 + 1 < ch->n_cols && h[c1 + 1] == h[c])
                 c1++;
-            ms__vb_u(&x->v, c - end);
-            ms__vb_u(&x->v, c1 - c + 1);
-            ms__vb_u(&x->v, (uint64_t)h[c]);
+            ms__vb_u(&x->runs, c - end);
+            ms__vb_u(&x->runs, c1 - c + 1);
+            ms__vb_u(&x->runs, (uint64_t)h[c]);
+            runs++;
             end = c1 + 1;
             c = c1 + 1;
         }
+        ms__vb_u(&x->v, runs);
+        ms__vb_append(&x->v, &x->runs);
     }
     ms__sb_puts(b, ",\"h\":");
     ms__sb_b64(b, &x->v);
@@ -1088,7 +1091,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
     if (!rc) {
         write_doc(&x, &doc, &frame, modes);
-        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad;
+        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad || x.runs.bad;
         for (int k = 0; k < N_MODES; k++)
             bad = bad || modes[k].b.bad;
         if (bad)
@@ -1117,6 +1120,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_of);
     free(x.site_stack);
     free(x.v.p);
+    free(x.runs.p);
     free(x.colour_key);
     free(x.colour_id);
     return rc;

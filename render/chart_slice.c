@@ -176,20 +176,40 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     size_t n_al = s->n_alive + (last - first) + s->n_pre;
     if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    if (shift) {
-        s->action[0] = MS_ACT_OTHER;
-        s->addr[0] = s->size[0] = 0;
-        s->time_us[0] = tr->time_us[0];
-        s->active[0] = tl->active[e0 - 1];
-        s->reserved[0] = tl->reserved[e0 - 1];
-        if (as_whole && s->first_oom >= 0 && s->first_oom < e0) {
-            /* Left of the window, so no column shows it; it only names the OOMs. */
-            s->action[0] = MS_ACT_OOM;
-            s->addr[0] = tr->addr[s->first_oom];
-            s->size[0] = tr->size[s->first_oom];
-        }
-    }
     size_t m = (size_t)(e1 - e0);
+    bool oom_in = as_whole && shift && s->first_oom >= 0 && s->first_oom < e0;
+    /* Action and time are the slice's own (the stand-in sits at the trace's first time,
+     * so x values stay the whole trace's). The other columns are borrowed from the trace
+     * from the event before the window on, unless a stand-in needs values of its own:
+     * the curves there are the stand-in's state anyway, and addr and size are read only
+     * at OOM events, which a plain stand-in is not. */
+    bool own = trail || oom_in;
+    if (shift) {
+        s->action[0] = oom_in ? MS_ACT_OOM : MS_ACT_OTHER; /* left of the window, so no
+                                                             column shows the OOM; it
+                                                             only names the OOMs */
+        s->time_us[0] = tr->time_us[0];
+    }
+    memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
+    memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
+    const uint64_t *addr = tr->addr + e0 - shift, *size = tr->size + e0 - shift;
+    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
+    if (own) {
+        if (shift) {
+            s->addr[0] = oom_in ? tr->addr[s->first_oom] : 0;
+            s->size[0] = oom_in ? tr->size[s->first_oom] : 0;
+            s->active[0] = tl->active[e0 - 1];
+            s->reserved[0] = tl->reserved[e0 - 1];
+        }
+        memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
+        memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
+        memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
+        memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+        addr = s->addr;
+        size = s->size;
+        act = s->active;
+        res = s->reserved;
+    }
     if (trail) {
         /* Right of the window (event e1 already lies past it): no column sees it. */
         size_t at = (size_t)shift + m;
@@ -198,20 +218,6 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         s->time_us[at] = tr->time_us[tr->n - 1];
         s->active[at] = tl->active[tr->n - 1];
         s->reserved[at] = tl->reserved[tr->n - 1];
-    }
-    memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
-    memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
-    memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
-    memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
-    /* The curves need no copy unless a stand-in follows the window: the stand-in before
-     * it holds the state of the event before it, which is where a view of the whole
-     * trace's curves begins. */
-    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
-    if (trail) {
-        memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
-        memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
-        act = s->active;
-        res = s->reserved;
     }
 
     /* The slice keeps the whole timeline's order of allocations (those made before the
@@ -251,8 +257,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     s->trace = *tr;
     s->trace.n = n_ev;
     s->trace.action = s->action;
-    s->trace.addr = s->addr;
-    s->trace.size = s->size;
+    s->trace.addr = addr;
+    s->trace.size = size;
     s->trace.time_us = s->time_us;
     s->trace.stack = NULL;
     s->trace.stream = NULL;
