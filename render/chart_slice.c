@@ -173,7 +173,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     int64_t shift = e0 > 0 ? 1 : 0;
     size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
     size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
-    size_t n_al = s->n_alive + (last - first) + s->n_pre;
+    size_t n_al = s->n_alive + (last - first) + s->n_pre + (as_whole ? n_hl : 0);
     if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     size_t m = (size_t)(e1 - e0);
@@ -213,8 +213,10 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     if (trail) {
         /* Right of the window (event e1 already lies past it): no column sees it. */
         size_t at = (size_t)shift + m;
-        s->action[at] = MS_ACT_OTHER;
-        s->addr[at] = s->size[at] = 0;
+        bool oom_after = s->first_oom >= e1; /* the OOMs' label names it, as in the whole */
+        s->action[at] = oom_after ? MS_ACT_OOM : MS_ACT_OTHER;
+        s->addr[at] = oom_after ? tr->addr[s->first_oom] : 0;
+        s->size[at] = oom_after ? tr->size[s->first_oom] : 0;
         s->time_us[at] = tr->time_us[tr->n - 1];
         s->active[at] = tl->active[tr->n - 1];
         s->reserved[at] = tl->reserved[tr->n - 1];
@@ -243,6 +245,25 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
         s->allocs[i] = a;
         s->slice_of[s->global[i]] = (int32_t)i;
+    }
+    /* A whole-trace chart gives every highlighted allocation its leak band, in the window
+     * or not: those outside come too, made and freed at the stand-ins, so they hold no
+     * bytes in any column and score nothing, as outside the window they do. */
+    for (size_t h = 0; as_whole && h < n_hl; h++) {
+        if (s->slice_of[hl[h].alloc] >= 0)
+            continue;
+        ms_alloc a = tl->allocs[hl[h].alloc];
+        int64_t after = shift + (int64_t)m; /* the stand-in after the window */
+        a.alloc_event = a.alloc_event < 0 ? -1 : a.alloc_event < e0 ? 0 : after;
+        a.free_event = a.free_event < 0 || a.free_event >= e1 ? -1 : 0;
+        a.free_requested_event =
+            a.free_requested_event < 0 || a.free_requested_event >= e1 ? -1
+            : a.free_requested_event < e0                               ? 0
+                                                                        : after;
+        s->global[na] = hl[h].alloc;
+        s->allocs[na] = a;
+        s->slice_of[hl[h].alloc] = (int32_t)na;
+        na++;
     }
     size_t nh = 0;
     for (size_t h = 0; h < n_hl; h++) {

@@ -57,9 +57,11 @@ void ms__slicer_restart(ms__slicer *s);
  * A chart of a slice differs from the whole trace's in two things outside the window:
  * an annotation range left open runs to the slice's last event, not the trace's, and
  * the OOM markers' label names the slice's first OOM, not the trace's. `as_whole` keeps
- * those as the whole trace has them: the stand-in event is the trace's first OOM when
- * that came before the window, and a second stand-in after the window sits at the
- * trace's last time. */
+ * those as the whole trace has them: a second stand-in after the window sits at the
+ * trace's last time, and the stand-in before or after the window is the trace's first
+ * OOM when that lies on its side of the window (no column shows either stand-in). With
+ * `as_whole`, the highlighted allocations outside the window come too (their leak
+ * bands, empty, are in the whole trace's chart). */
 int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
                    const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err);
 
