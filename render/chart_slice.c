@@ -81,8 +81,6 @@ void ms__slicer_free(ms__slicer *s)
     free(s->addr);
     free(s->size);
     free(s->time_us);
-    free(s->active);
-    free(s->reserved);
     free(s->allocs);
     free(s->global);
     free(s->cat_of);
@@ -119,8 +117,6 @@ static bool slicer_room(ms__slicer *s, size_t events, size_t allocs)
         GROW(s->addr);
         GROW(s->size);
         GROW(s->time_us);
-        GROW(s->active);
-        GROW(s->reserved);
         s->cap_events = c;
     }
     if (allocs > s->cap_allocs) {
@@ -178,49 +174,41 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     size_t m = (size_t)(e1 - e0);
     bool oom_in = as_whole && shift && s->first_oom >= 0 && s->first_oom < e0;
-    /* Action and time are the slice's own (the stand-in sits at the trace's first time,
-     * so x values stay the whole trace's). The other columns are borrowed from the trace
-     * from the event before the window on, unless a stand-in needs values of its own:
-     * the curves there are the stand-in's state anyway, and addr and size are read only
-     * at OOM events, which a plain stand-in is not. */
-    bool own = trail || oom_in;
+    bool oom_after = trail && s->first_oom >= e1;
+    /* Action and time are the slice's own: the stand-ins are no events of the trace, and
+     * the one before the window sits at the trace's first time, so x values stay the
+     * whole trace's. The other columns are borrowed from the trace, from the event before
+     * the window to the one after it: a stand-in's curves are then those of its neighbour
+     * in the trace (the state carried into the window, before it; after it, a state no
+     * column reads), and addr and size are read only at OOM events, so they are the
+     * slice's own only when a stand-in is the trace's first OOM. */
     if (shift) {
-        s->action[0] = oom_in ? MS_ACT_OOM : MS_ACT_OTHER; /* left of the window, so no
-                                                             column shows the OOM; it
-                                                             only names the OOMs */
+        s->action[0] = oom_in ? MS_ACT_OOM : MS_ACT_OTHER; /* no column shows it */
         s->time_us[0] = tr->time_us[0];
     }
     memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
     memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
+    if (trail) {
+        /* Right of the window (event e1 already lies past it): no column sees it. */
+        s->action[(size_t)shift + m] = oom_after ? MS_ACT_OOM : MS_ACT_OTHER;
+        s->time_us[(size_t)shift + m] = tr->time_us[tr->n - 1];
+    }
     const uint64_t *addr = tr->addr + e0 - shift, *size = tr->size + e0 - shift;
-    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
-    if (own) {
+    if (oom_in || oom_after) {
+        memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
+        memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
         if (shift) {
             s->addr[0] = oom_in ? tr->addr[s->first_oom] : 0;
             s->size[0] = oom_in ? tr->size[s->first_oom] : 0;
-            s->active[0] = tl->active[e0 - 1];
-            s->reserved[0] = tl->reserved[e0 - 1];
         }
-        memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
-        memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
-        memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
-        memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+        if (trail) {
+            s->addr[(size_t)shift + m] = oom_after ? tr->addr[s->first_oom] : 0;
+            s->size[(size_t)shift + m] = oom_after ? tr->size[s->first_oom] : 0;
+        }
         addr = s->addr;
         size = s->size;
-        act = s->active;
-        res = s->reserved;
     }
-    if (trail) {
-        /* Right of the window (event e1 already lies past it): no column sees it. */
-        size_t at = (size_t)shift + m;
-        bool oom_after = s->first_oom >= e1; /* the OOMs' label names it, as in the whole */
-        s->action[at] = oom_after ? MS_ACT_OOM : MS_ACT_OTHER;
-        s->addr[at] = oom_after ? tr->addr[s->first_oom] : 0;
-        s->size[at] = oom_after ? tr->size[s->first_oom] : 0;
-        s->time_us[at] = tr->time_us[tr->n - 1];
-        s->active[at] = tl->active[tr->n - 1];
-        s->reserved[at] = tl->reserved[tr->n - 1];
-    }
+    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
 
     /* The slice keeps the whole timeline's order of allocations (those made before the
      * window, those made in it, those from before the trace), so band choices that tie on

@@ -33,7 +33,7 @@ typedef struct ms__slicer {
     ms_timeline tl;
     uint8_t *action;
     uint64_t *addr, *size;
-    int64_t *time_us, *active, *reserved;
+    int64_t *time_us;   /* the curves, addresses and sizes are mostly the trace's own */
     size_t cap_events;
     ms_alloc *allocs;
     size_t *global;     /* slice alloc -> global index */
