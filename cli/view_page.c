@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chart_export.h"
+#include "cli_util.h"
 #include "memsnap/leaks.h"
 #include "memsnap/run.h"
 #include "report.h"
@@ -98,6 +99,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.n_highlights = n_marks;
         eo.iterations = iters;
         eo.n_iterations = it->n;
+        eo.threads = cli_limits()->threads;
         ms_chart_export_stats st;
         rc = ms_chart_export_json(out, &st, &src, &eo, err);
         if (!rc && bytes)

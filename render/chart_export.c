@@ -7,6 +7,7 @@
 #include "export_text.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +15,6 @@
 #include "render_util.h"
 
 /* ------------------------------------------------------------------ export state */
-
-static int64_t colour_id(ms__str_table *t, ms_chart_rgb c)
-{
-    char hex[8];
-    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
-    int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
-    int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
-    snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
-    return ms__st_id(t, hex);
-}
 
 typedef struct exporter {
     const ms_chart_source *src;
@@ -45,7 +36,79 @@ typedef struct exporter {
     int64_t t0;
     bool bad;
     ms__vbuf v;
+    ms__vbuf runs; /* one band's heights, before their count */
+    /* Colour text ids by 24-bit colour: each band of each window names its colour, and
+     * the text is the same every time (open addressing, key + 1, 0 empty). */
+    uint32_t *colour_key;
+    int64_t *colour_id;
+    size_t n_colours, colour_slots;
 } exporter;
+
+static uint32_t colour_hash(uint32_t k)
+{
+    k ^= k >> 15;
+    k *= 0x2c1b3c6dU;
+    k ^= k >> 12;
+    return k;
+}
+
+static int64_t colour_id(exporter *x, ms_chart_rgb c)
+{
+    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
+    int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
+    int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
+    uint32_t key = ((uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b) + 1;
+    size_t mask = x->colour_slots - 1;
+    size_t i = x->colour_slots ? colour_hash(key) & mask : 0;
+    for (; x->colour_slots && x->colour_key[i]; i = (i + 1) & mask)
+        if (x->colour_key[i] == key)
+            return x->colour_id[i];
+    char hex[8];
+    snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
+    int64_t id = ms__st_id(&x->st, hex);
+    if (x->st.bad)
+        return id;
+    if (2 * (x->n_colours + 1) > x->colour_slots) {
+        size_t n = x->colour_slots ? 2 * x->colour_slots : 1024;
+        uint32_t *k2 = calloc(n, sizeof *k2);
+        int64_t *v2 = calloc(n, sizeof *v2);
+        if (!k2 || !v2) {
+            free(k2);
+            free(v2);
+            return id; /* uncached: still right */
+        }
+        for (size_t j = 0; j < x->colour_slots; j++) {
+            if (!x->colour_key[j])
+                continue;
+            size_t h = colour_hash(x->colour_key[j]) & (n - 1);
+            while (k2[h])
+                h = (h + 1) & (n - 1);
+            k2[h] = x->colour_key[j];
+            v2[h] = x->colour_id[j];
+        }
+        free(x->colour_key);
+        free(x->colour_id);
+        x->colour_key = k2;
+        x->colour_id = v2;
+        x->colour_slots = n;
+        mask = n - 1;
+    }
+    i = colour_hash(key) & mask;
+    while (x->colour_key[i])
+        i = (i + 1) & mask;
+    x->colour_key[i] = key;
+    x->colour_id[i] = id;
+    x->n_colours++;
+    return id;
+}
+
+/* Forgets the cached colours (the strings they name were dropped). */
+static void colours_forget(exporter *x)
+{
+    if (x->colour_slots)
+        memset(x->colour_key, 0, x->colour_slots * sizeof *x->colour_key);
+    x->n_colours = 0;
+}
 
 static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 {
@@ -216,19 +279,18 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
         if (gr->kind != MS_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
             gr->site < x->n_frame_ids && x->site_stack[gr->site] != MS_NO_STACK)
             stack = stack_ref(x, x->site_stack[gr->site]);
-        ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, gr->fill));
+        ms__vb_u(&x->v, (uint64_t)colour_id(x, gr->fill));
         ms__vb_s(&x->v, gr->legend);
         ms__vb_s(&x->v, stack);
     }
     ms__sb_puts(b, ",\"gf\":");
     ms__sb_b64(b, &x->v);
+    /* A band's runs go to a scratch stream first: its count leads, and the heights are
+     * read once. */
     for (size_t g = 0; g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * ch->n_cols;
-        size_t runs = 0;
-        for (size_t c = 0; c < ch->n_cols; c++)
-            runs += h[c] > 0 && (c == 0 || h[c - 1] != h[c]);
-        ms__vb_u(&x->v, runs);
-        size_t end = 0;
+        size_t runs = 0, end = 0;
+        x->runs.n = 0;
         for (size_t c = 0; c < ch->n_cols;) {
             if (h[c] <= 0) {
                 c++;
@@ -237,12 +299,15 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             size_t c1 = c;
             while (c1 + 1 < ch->n_cols && h[c1 + 1] == h[c])
                 c1++;
-            ms__vb_u(&x->v, c - end);
-            ms__vb_u(&x->v, c1 - c + 1);
-            ms__vb_u(&x->v, (uint64_t)h[c]);
+            ms__vb_u(&x->runs, c - end);
+            ms__vb_u(&x->runs, c1 - c + 1);
+            ms__vb_u(&x->runs, (uint64_t)h[c]);
+            runs++;
             end = c1 + 1;
             c = c1 + 1;
         }
+        ms__vb_u(&x->v, runs);
+        ms__vb_append(&x->v, &x->runs);
     }
     ms__sb_puts(b, ",\"h\":");
     ms__sb_b64(b, &x->v);
@@ -260,7 +325,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, "],\"leg\":[");
     for (size_t i = 0; i < ch->n_legend; i++)
         ms__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
-                  (long long)colour_id(&x->st, ch->legend[i].rgb),
+                  (long long)colour_id(x, ch->legend[i].rgb),
                   (long long)ms__st_id(&x->st, ch->legend[i].text));
     ms__sb_puts(b, "],\"ln\":[");
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
@@ -269,7 +334,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             ms__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
             ms__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
             ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, ch->names[r->name]));
-            ms__vb_u(&x->v, (uint64_t)colour_id(&x->st, ch->name_rgb[r->name]));
+            ms__vb_u(&x->v, (uint64_t)colour_id(x, ch->name_rgb[r->name]));
         }
         if (lane)
             ms__sb_puts(b, ",");
@@ -298,7 +363,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
 static void rgb_json(exporter *x, ms__sbuf *b, const char *key, ms_chart_rgb c)
 {
     ms__sb_printf(b, "\"%s\":", key);
-    int64_t id = colour_id(&x->st, c); /* may grow the table: index after */
+    int64_t id = colour_id(x, c); /* may grow the table: index after */
     ms__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
 }
 
@@ -389,34 +454,270 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_stacks = m.stacks;
     x->n_frames = m.frames;
     ms__st_truncate(&x->st, m.strings);
+    colours_forget(x);
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
 }
 
+/* ------------------------------------------------------------------ building tiles */
+
+/* One window's chart. A level's tiles are built by up to two threads (the caller's and a
+ * helper, ms_chart_export_opts.threads) and written by the caller in order, so the
+ * page's tables number allocations, stacks and strings as one thread would. */
+typedef struct tile {
+    ms_chart_by by;
+    double lo, hi;
+    size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
+    size_t n_events; /* the events inside the window */
+    ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
+    int rc;
+    ms_error err;
+    bool done;
+} tile;
+
+typedef struct builder {
+    const ms_chart_source *src;
+    const ms_chart_export_opts *o;
+    ms_chart_rect area;
+    int64_t y_fit;
+    tile *t;
+    size_t n;
+    size_t claimed, written; /* tiles handed out, tiles the writer is done with */
+    size_t ahead;            /* charts built but not yet written, at most: their memory */
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
+    bool count;              /* count the tiles' crowded events */
+    /* Per level, whether its windows' columns still split events (1), found by the first
+     * grouping to build it (-1 before): the windows are the same in every grouping. */
+    signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
+} builder;
+
+static ms_chart_rect export_area(const ms_chart_export_opts *o)
+{
+    return (ms_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
+}
+
+static double export_span(const ms_chart_source *src)
+{
+    size_t n_ev = src->trace->n;
+    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
+    return span > 0 ? span : 1e-6;
+}
+
+/* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
+ * unchanging inputs (the snapshot's site cache is filled before threads start). */
+static void build_tile(const builder *b, ms__slicer *sl, tile *t)
+{
+    const ms_chart_source *src = b->src;
+    const ms_chart_export_opts *o = b->o;
+    size_t n_ev = src->trace->n;
+    int64_t e0 = ms__slice_first_event(src, t->lo, false);
+    int64_t e1 = ms__slice_first_event(src, t->hi, true);
+    /* Columns as the chart cuts them, near enough for a count. The count only decides
+     * whether to go deeper (crowded above 1% of the events): once past that it stops, so
+     * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
+     * the level's sum past it, so each tile may stop on its own count. */
+    const int64_t *t_us = src->trace->time_us;
+    double per_us = floor(b->area.w) / ((t->hi - t->lo) * 1e6);
+    int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
+    int64_t prev_col = INT64_MIN;
+    size_t crowded = 0;
+    for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
+        int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
+        crowded += col == prev_col;
+        prev_col = col;
+    }
+    t->crowded = crowded;
+    t->n_events = (size_t)(e1 - e0);
+    ms_chart_spec spec = {0};
+    spec.x_mode = MS_CHART_X_TIME;
+    spec.keep_time_axis = true; /* no times: the page labels instants as events */
+    spec.by = t->by;
+    spec.has_from = spec.has_to = true;
+    spec.from = t->lo;
+    spec.to = t->hi;
+    spec.y_fit = b->y_fit;
+    ms_error_clear(&t->err);
+    /* The whole trace needs no slice. */
+    if (e0 == 0 && (size_t)e1 == n_ev) {
+        spec.highlights = o->highlights;
+        spec.n_highlights = o->n_highlights;
+        t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
+        return;
+    }
+    /* Windows of a quarter of the events or more are charted as the whole trace charts
+     * them (the page's format since the pyramid was built: these were once built on the
+     * whole trace); a slice costs only its window. */
+    bool as_whole = (size_t)(e1 - e0) * 4 >= n_ev;
+    size_t nh = 0;
+    t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
+    spec.highlights = sl->hl;
+    spec.n_highlights = nh;
+    if (!t->rc)
+        t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
+    /* The slice's allocation numbers mean nothing once the next window is cut. */
+    for (size_t g = 0; !t->rc && g < t->ch->n_groups; g++)
+        if (t->ch->groups[g].alloc >= 0)
+            t->ch->groups[g].alloc = (int64_t)sl->global[t->ch->groups[g].alloc];
+}
+
+/* Claims the next tile under the lock, when there is one and room for its chart. */
+static bool claim(builder *b, size_t *k)
+{
+    if (b->stop || b->claimed >= b->n || b->claimed >= b->written + b->ahead)
+        return false;
+    *k = b->claimed++;
+    return true;
+}
+
+static void *helper_main(void *arg)
+{
+    builder *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        size_t k;
+        if (claim(b, &k)) {
+            pthread_mutex_unlock(&b->mu);
+            build_tile(b, b->sl[1], &b->t[k]);
+            pthread_mutex_lock(&b->mu);
+            b->t[k].done = true;
+            pthread_cond_broadcast(&b->cv);
+            continue;
+        }
+        if (b->stop || b->claimed >= b->n)
+            break;
+        pthread_cond_wait(&b->cv, &b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+/* Builds b->t[0..n) and hands each to `take` in order (NULL: keep them all in the
+ * tiles; then `ahead` must be n). Stops at the first tile that failed or that `take`
+ * refused; returns that code. */
+typedef int (*take_fn)(void *ctx, size_t k, tile *t);
+
+static int run_tiles(builder *b, bool two, take_fn take, void *ctx)
+{
+    b->claimed = b->written = 0;
+    b->stop = false;
+    pthread_t helper;
+    bool helped = false;
+    if (two && b->n > 1) {
+        pthread_mutex_init(&b->mu, NULL);
+        pthread_cond_init(&b->cv, NULL);
+        helped = pthread_create(&helper, NULL, helper_main, b) == 0;
+        if (!helped) {
+            pthread_cond_destroy(&b->cv);
+            pthread_mutex_destroy(&b->mu);
+        }
+    }
+    int rc = 0;
+    if (helped)
+        pthread_mutex_lock(&b->mu);
+    while (b->written < b->n) {
+        tile *t = &b->t[b->written];
+        size_t k;
+        if (t->done) {
+            if (helped)
+                pthread_mutex_unlock(&b->mu);
+            /* Without a writer the tiles keep their results, failures included. */
+            rc = !take ? 0 : t->rc ? t->rc : take(ctx, b->written, t);
+            if (helped)
+                pthread_mutex_lock(&b->mu);
+            b->written++;
+            if (rc) {
+                b->stop = true;
+                if (helped)
+                    pthread_cond_broadcast(&b->cv);
+                break;
+            }
+            if (helped)
+                pthread_cond_broadcast(&b->cv);
+        } else if (claim(b, &k)) {
+            if (helped)
+                pthread_mutex_unlock(&b->mu);
+            build_tile(b, b->sl[0], &b->t[k]);
+            if (helped)
+                pthread_mutex_lock(&b->mu);
+            b->t[k].done = true;
+        } else {
+            pthread_cond_wait(&b->cv, &b->mu); /* only with a helper building t */
+        }
+    }
+    if (helped) {
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(helper, NULL);
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+    }
+    return rc;
+}
+
+static void free_tiles(tile *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        ms_chart_free(t[k].ch);
+        t[k].ch = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------ one grouping */
+
+typedef struct level_ctx {
+    exporter *x;
+    mode_out *m;
+    ms__sbuf *frame;
+    int level;
+    size_t crowded;
+    ms_chart_export_stats *stats;
+} level_ctx;
+
+/* The writer: tile k of a level into the grouping's text, in order. */
+static int take_tile(void *arg, size_t k, tile *t)
+{
+    level_ctx *c = arg;
+    if (c->frame && c->level == 0)
+        write_frame(c->x, c->frame, t->ch);
+    if (c->level == 0)
+        memcpy(c->m->legend_title, t->ch->legend_title, sizeof c->m->legend_title);
+    if (k)
+        ms__sb_puts(&c->m->b, ",");
+    write_tile(c->x, &c->m->b, t->ch, NULL, t->n_events);
+    c->stats->tiles++;
+    c->crowded += t->crowded;
+    ms_chart_free(t->ch);
+    t->ch = NULL;
+    return 0;
+}
+
 /* Builds the levels of one grouping into `m` until the budget or the trace's own detail
- * runs out. The first chart of the first mode also gives the page its frame. */
+ * runs out. The first chart of the first mode also gives the page its frame. `first`
+ * is its level 0, built already. */
 /* `limit`: the whole output's size (other modes' text in `base`, the tables estimated)
  * may not pass it; level 0 is always kept. */
-static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit, size_t base,
-                      int64_t y_fit, mode_out *m, ms__sbuf *frame, ms_chart_export_stats *stats,
-                      ms_error *err)
+static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *first,
+                      size_t limit, size_t base, mode_out *m, ms__sbuf *frame,
+                      ms_chart_export_stats *stats, ms_error *err)
 {
     const ms_chart_source *src = x->src;
     const ms_chart_export_opts *o = x->o;
-    ms_chart_rect area = {0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
     size_t n_ev = src->trace->n;
-    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
-    if (!(span > 0))
-        span = 1e-6;
+    double span = export_span(src);
     int max_levels = o->max_levels > 0 ? o->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
     if (max_levels > MS_CHART_EXPORT_MAX_LEVELS)
         max_levels = MS_CHART_EXPORT_MAX_LEVELS;
     ms__sb_puts(&m->b, "[");
     size_t last_level = 0, last_tables = 0;
     int rc = 0;
+    tile *tiles = calloc((size_t)1 << (max_levels - 1), sizeof *tiles);
+    if (!tiles)
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory building charts");
     for (int level = 0; level < max_levels && !rc; level++) {
-        size_t tiles = (size_t)1 << level;
+        size_t n_tiles = (size_t)1 << level;
         /* Each level costs about twice the one before; stop before the budget breaks. */
         size_t now = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
         if (level > 0 && now + 2 * last_level + last_tables > limit)
@@ -424,61 +725,34 @@ static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit,
         mark before = mark_now(x, &m->b);
         size_t tables_before = tables_estimate(x);
         size_t start = m->b.n;
-        size_t crowded = 0; /* events sharing a column with the one before */
         ms__sb_puts(&m->b, level ? ",[" : "[");
-        ms__slicer_restart(sl);
-        for (size_t k = 0; k < tiles && !rc; k++) {
-            double lo = span * (double)k / (double)tiles;
-            double hi = k + 1 == tiles ? span : span * (double)(k + 1) / (double)tiles;
-            int64_t e0 = ms__slice_first_event(src, lo, false);
-            int64_t e1 = ms__slice_first_event(src, hi, true);
-            /* Columns as the chart cuts them, near enough for a count. The count only
-             * decides whether to go deeper (crowded above 1% of the events): once past
-             * that it stops, so the coarse levels do not pay a pass over the trace. */
-            const int64_t *t_us = src->trace->time_us;
-            double per_us = floor(area.w) / ((hi - lo) * 1e6);
-            int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(lo * 1e6);
-            int64_t prev_col = INT64_MIN;
-            for (int64_t e = e0; e < e1 && crowded * 100 <= n_ev; e++) {
-                int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
-                crowded += col == prev_col;
-                prev_col = col;
+        level_ctx c = {x, m, frame, level, 0, stats};
+        if (level == 0) {
+            /* The whole trace, built with the other groupings' (build_modes). */
+            rc = first->rc ? first->rc : take_tile(&c, 0, first);
+            if (first->rc)
+                *err = first->err;
+        } else {
+            memset(tiles, 0, n_tiles * sizeof *tiles);
+            for (size_t k = 0; k < n_tiles; k++) {
+                tiles[k].by = by;
+                tiles[k].lo = span * (double)k / (double)n_tiles;
+                tiles[k].hi = k + 1 == n_tiles ? span : span * (double)(k + 1) / (double)n_tiles;
             }
-            ms_chart_spec spec = {0};
-            spec.x_mode = MS_CHART_X_TIME;
-            spec.keep_time_axis = true; /* no times: the page labels instants as events */
-            spec.by = by;
-            spec.has_from = spec.has_to = true;
-            spec.from = lo;
-            spec.to = hi;
-            spec.y_fit = y_fit;
-            ms_chart *ch = NULL;
-            const size_t *global = NULL;
-            /* Wide windows are cheaper built on the whole trace than copied. */
-            if ((size_t)(e1 - e0) * 4 >= n_ev) {
-                spec.highlights = o->highlights;
-                spec.n_highlights = o->n_highlights;
-                rc = ms_chart_build(&ch, src, &spec, area, err);
-            } else {
-                size_t nh = 0;
-                rc = ms__slicer_cut(sl, e0, e1, o->highlights, o->n_highlights, &nh, err);
-                spec.highlights = sl->hl;
-                spec.n_highlights = nh;
-                if (!rc)
-                    rc = ms_chart_build(&ch, &sl->out, &spec, area, err);
-                global = sl->global;
-            }
-            if (!rc) {
-                if (frame && level == 0)
-                    write_frame(x, frame, ch);
-                if (level == 0)
-                    memcpy(m->legend_title, ch->legend_title, sizeof m->legend_title);
-                if (k)
-                    ms__sb_puts(&m->b, ",");
-                write_tile(x, &m->b, ch, global, (size_t)(e1 - e0));
-                stats->tiles++;
-            }
-            ms_chart_free(ch);
+            b->t = tiles;
+            b->n = n_tiles;
+            b->count = b->deeper[level] < 0;
+            b->ahead = 4;
+            ms__slicer_restart(b->sl[0]);
+            if (b->sl[1])
+                ms__slicer_restart(b->sl[1]);
+            rc = run_tiles(b, two, take_tile, &c);
+            for (size_t k = 0; rc && k < n_tiles; k++)
+                if (tiles[k].done && tiles[k].rc) {
+                    *err = tiles[k].err;
+                    break;
+                }
+            free_tiles(tiles, n_tiles);
         }
         ms__sb_puts(&m->b, "]");
         if (rc)
@@ -492,10 +766,13 @@ static int build_mode(exporter *x, ms__slicer *sl, ms_chart_by by, size_t limit,
         last_tables = tables_estimate(x) - tables_before;
         m->levels = level + 1;
         /* Nearly every event has a column of its own: deeper windows show nothing new. */
-        if (crowded * 100 <= n_ev)
+        if (b->deeper[level] < 0)
+            b->deeper[level] = c.crowded * 100 > n_ev;
+        if (!b->deeper[level])
             break;
     }
     ms__sb_puts(&m->b, "]");
+    free(tiles);
     return rc;
 }
 
@@ -653,25 +930,49 @@ static int site_stacks(exporter *x, ms_error *err)
  * a sixteenth: twelve (or eight) bands whose heights change every column cost more per
  * window than four hundred allocations that each hold one size, and past a few levels
  * people look at allocations; they zoom less deep. */
-static int build_modes(exporter *x, ms__slicer *sl, size_t limit, int64_t y_fit, mode_out *m,
+static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out *m,
                        ms__sbuf *frame, ms_chart_export_stats *stats, ms_error *err)
 {
+    /* Every grouping keeps its whole-trace chart: build the three at once. */
+    tile first[N_MODES];
+    memset(first, 0, sizeof first);
+    size_t n_first = 0;
+    int at[N_MODES];
+    for (int k = 0; k < N_MODES; k++) {
+        at[k] = -1;
+        if (!m[k].on)
+            continue;
+        at[k] = (int)n_first;
+        first[n_first].by = MODE_BY[k];
+        first[n_first].lo = 0;
+        first[n_first].hi = export_span(x->src);
+        n_first++;
+    }
+    b->t = first;
+    b->n = n_first;
+    b->ahead = n_first;
+    b->count = true;
+    run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
+    int rc = 0;
     size_t share[N_MODES] = {0};
     share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
     share[MODE_CATEGORY] = m[MODE_CATEGORY].on ? limit / 16 : 0;
-    int rc = build_mode(x, sl, MS_CHART_BY_ALLOC, limit - share[MODE_SITE] - share[MODE_CATEGORY],
-                        0, y_fit, &m[MODE_ALLOC], frame, stats, err);
+    rc = build_mode(x, b, two, MS_CHART_BY_ALLOC, &first[at[MODE_ALLOC]],
+                    limit - share[MODE_SITE] - share[MODE_CATEGORY], 0, &m[MODE_ALLOC], frame,
+                    stats, err);
     stats->levels[MODE_ALLOC] = m[MODE_ALLOC].levels;
     size_t used = frame->n + m[MODE_ALLOC].b.n;
     for (int k = MODE_ALLOC + 1; k < N_MODES && !rc; k++) {
         if (!m[k].on)
             continue;
         size_t mode_limit = used + tables_estimate(x) + share[k];
-        rc = build_mode(x, sl, MODE_BY[k], mode_limit < limit ? mode_limit : limit, used, y_fit,
-                        &m[k], NULL, stats, err);
+        rc = build_mode(x, b, two, MODE_BY[k], &first[at[k]],
+                        mode_limit < limit ? mode_limit : limit, used, &m[k], NULL, stats,
+                        err);
         stats->levels[k] = m[k].levels;
         used += m[k].b.n;
     }
+    free_tiles(first, n_first);
     return rc;
 }
 
@@ -740,14 +1041,18 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     x.alloc_local = calloc(na ? na : 1, sizeof *x.alloc_local);
     x.stack_local = calloc(x.n_stack_ids ? x.n_stack_ids : 1, sizeof *x.stack_local);
     x.frame_local = calloc(x.n_frame_ids ? x.n_frame_ids : 1, sizeof *x.frame_local);
-    ms__slicer sl;
+    ms__slicer sl[2];
+    memset(sl, 0, sizeof sl);
+    bool two = opts->threads >= 2;
     mode_out modes[N_MODES];
     memset(modes, 0, sizeof modes);
     modes[MODE_ALLOC].on = true;
     modes[MODE_SITE].on = !opts->no_site_mode;
     modes[MODE_CATEGORY].on = src->categories != NULL;
     ms__sbuf frame = {0}, doc = {0};
-    int rc = ms__slicer_init(&sl, src, opts->n_highlights, err);
+    int rc = ms__slicer_init(&sl[0], src, opts->n_highlights, err);
+    if (!rc && two)
+        rc = ms__slicer_init(&sl[1], src, opts->n_highlights, err);
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
@@ -769,11 +1074,24 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         budget = need;
     /* A few hundred bytes of keys and brackets are left outside the estimate. */
     size_t limit = budget > 4096 ? budget - 1024 : budget;
+    /* The snapshot fills its site cache as sites are asked for: fill it now, before a
+     * second thread asks too. */
+    for (size_t i = 0; two && !rc && i < x.n_stack_ids; i++)
+        ms_stack_site(src->snap, (uint32_t)i);
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.src = src;
+    b.o = opts;
+    b.area = export_area(opts);
+    b.y_fit = y_fit;
+    memset(b.deeper, -1, sizeof b.deeper);
+    b.sl[0] = &sl[0];
+    b.sl[1] = two ? &sl[1] : NULL;
     if (!rc)
-        rc = build_modes(&x, &sl, limit, y_fit, modes, &frame, stats, err);
+        rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
     if (!rc) {
         write_doc(&x, &doc, &frame, modes);
-        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad;
+        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad || x.runs.bad;
         for (int k = 0; k < N_MODES; k++)
             bad = bad || modes[k].b.bad;
         if (bad)
@@ -791,7 +1109,8 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(frame.p);
     for (int k = 0; k < N_MODES; k++)
         free(modes[k].b.p);
-    ms__slicer_free(&sl);
+    ms__slicer_free(&sl[0]);
+    ms__slicer_free(&sl[1]);
     ms__st_free(&x.st);
     free(x.alloc_local);
     free(x.alloc_of);
@@ -801,5 +1120,8 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_of);
     free(x.site_stack);
     free(x.v.p);
+    free(x.runs.p);
+    free(x.colour_key);
+    free(x.colour_id);
     return rc;
 }

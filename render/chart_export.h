@@ -49,6 +49,9 @@ typedef struct ms_chart_export_opts {
     const uint8_t *alloc_category;
     const char *const *category_names;
     size_t n_category_names;
+    /* The most threads building charts at once (ms_limits.threads): 2 builds a level's
+     * windows on two threads, the page unchanged; below 2, the caller's thread only. */
+    unsigned threads;
 } ms_chart_export_opts;
 
 /* Facts about what was written, for logs and tests. */

@@ -41,6 +41,10 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
     if (!s->order || !s->pre || !s->slice_of || !s->hl)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    s->first_oom = -1;
+    for (size_t e = 0; e < src->trace->n && s->first_oom < 0; e++)
+        if (src->trace->action[e] == MS_ACT_OOM)
+            s->first_oom = (int64_t)e;
     bool sorted = true;
     for (size_t i = 0; i < n; i++) {
         s->slice_of[i] = -1;
@@ -57,20 +61,26 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
         slicer_allocs = tl->allocs;
         qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
     }
+    s->order_ev = calloc(s->n_order ? 2 * s->n_order : 1, sizeof *s->order_ev);
+    if (!s->order_ev)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    for (size_t k = 0; k < s->n_order; k++) {
+        s->order_ev[2 * k] = tl->allocs[s->order[k]].alloc_event;
+        s->order_ev[2 * k + 1] = tl->allocs[s->order[k]].free_event;
+    }
     return 0;
 }
 
 void ms__slicer_free(ms__slicer *s)
 {
     free(s->order);
+    free(s->order_ev);
     free(s->pre);
     free(s->alive);
     free(s->action);
     free(s->addr);
     free(s->size);
     free(s->time_us);
-    free(s->active);
-    free(s->reserved);
     free(s->allocs);
     free(s->global);
     free(s->cat_of);
@@ -107,8 +117,6 @@ static bool slicer_room(ms__slicer *s, size_t events, size_t allocs)
         GROW(s->addr);
         GROW(s->size);
         GROW(s->time_us);
-        GROW(s->active);
-        GROW(s->reserved);
         s->cap_events = c;
     }
     if (allocs > s->cap_allocs) {
@@ -135,59 +143,87 @@ static int64_t renumber(int64_t e, int64_t e0, int64_t e1, int64_t shift)
 
 /* The slice of events [e0, e1) (e0 > 0: with the stand-in event first). Windows must come
  * in increasing order between ms__slicer_restart() calls. */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
-                   size_t n_hl, size_t *n_hl_out, ms_error *err)
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err)
 {
     const ms_timeline *tl = s->src->tl;
     const ms_trace *tr = s->src->trace;
-    /* Allocations made before the window join the alive list; the dead leave it. */
-    while (s->next < s->n_order && tl->allocs[s->order[s->next]].alloc_event < e0)
-        if (!slicer_add_alive(s, s->order[s->next++]))
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    /* The alive list drops what died before the window, then takes what was made
+     * before it and lives into it, keeping order[]'s order. */
+    const int64_t *ev = s->order_ev;
     size_t k = 0;
     for (size_t i = 0; i < s->n_alive; i++) {
-        const ms_alloc *a = &tl->allocs[s->alive[i]];
-        if (a->free_event < 0 || a->free_event >= e0)
+        int64_t f = ev[2 * s->alive[i] + 1];
+        if (f < 0 || f >= e0)
             s->alive[k++] = s->alive[i];
     }
     s->n_alive = k;
+    for (; s->next < s->n_order && ev[2 * s->next] < e0; s->next++) {
+        int64_t f = ev[2 * s->next + 1];
+        if ((f < 0 || f >= e0) && !slicer_add_alive(s, s->next))
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    }
     size_t first = s->next, last = s->next;
-    while (last < s->n_order && tl->allocs[s->order[last]].alloc_event < e1)
+    while (last < s->n_order && ev[2 * last] < e1)
         last++;
     int64_t shift = e0 > 0 ? 1 : 0;
-    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift;
-    size_t n_al = s->n_alive + (last - first) + s->n_pre;
+    size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
+    size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
+    size_t n_al = s->n_alive + (last - first) + s->n_pre + (as_whole ? n_hl : 0);
     if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    if (shift) {
-        s->action[0] = MS_ACT_OTHER;
-        s->addr[0] = s->size[0] = 0;
-        s->time_us[0] = tr->time_us[0];
-        s->active[0] = tl->active[e0 - 1];
-        s->reserved[0] = tl->reserved[e0 - 1];
-    }
     size_t m = (size_t)(e1 - e0);
+    bool oom_in = as_whole && shift && s->first_oom >= 0 && s->first_oom < e0;
+    bool oom_after = trail && s->first_oom >= e1;
+    /* Action and time are the slice's own: the stand-ins are no events of the trace, and
+     * the one before the window sits at the trace's first time, so x values stay the
+     * whole trace's. The other columns are borrowed from the trace, from the event before
+     * the window to the one after it: a stand-in's curves are then those of its neighbour
+     * in the trace (the state carried into the window, before it; after it, a state no
+     * column reads), and addr and size are read only at OOM events, so they are the
+     * slice's own only when a stand-in is the trace's first OOM. */
+    if (shift) {
+        s->action[0] = oom_in ? MS_ACT_OOM : MS_ACT_OTHER; /* no column shows it */
+        s->time_us[0] = tr->time_us[0];
+    }
     memcpy(s->action + shift, tr->action + e0, m * sizeof *s->action);
-    memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
-    memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
     memcpy(s->time_us + shift, tr->time_us + e0, m * sizeof *s->time_us);
-    memcpy(s->active + shift, tl->active + e0, m * sizeof *s->active);
-    memcpy(s->reserved + shift, tl->reserved + e0, m * sizeof *s->reserved);
+    if (trail) {
+        /* Right of the window (event e1 already lies past it): no column sees it. */
+        s->action[(size_t)shift + m] = oom_after ? MS_ACT_OOM : MS_ACT_OTHER;
+        s->time_us[(size_t)shift + m] = tr->time_us[tr->n - 1];
+    }
+    const uint64_t *addr = tr->addr + e0 - shift, *size = tr->size + e0 - shift;
+    if (oom_in || oom_after) {
+        memcpy(s->addr + shift, tr->addr + e0, m * sizeof *s->addr);
+        memcpy(s->size + shift, tr->size + e0, m * sizeof *s->size);
+        if (shift) {
+            s->addr[0] = oom_in ? tr->addr[s->first_oom] : 0;
+            s->size[0] = oom_in ? tr->size[s->first_oom] : 0;
+        }
+        if (trail) {
+            s->addr[(size_t)shift + m] = oom_after ? tr->addr[s->first_oom] : 0;
+            s->size[(size_t)shift + m] = oom_after ? tr->size[s->first_oom] : 0;
+        }
+        addr = s->addr;
+        size = s->size;
+    }
+    int64_t *act = tl->active + e0 - shift, *res = tl->reserved + e0 - shift; /* read only */
 
     /* The slice keeps the whole timeline's order of allocations (those made before the
      * window, those made in it, those from before the trace), so band choices that tie on
      * score fall the same way. Those made before the window are made at the stand-in
      * event, so they stack above those from before the trace, as in the whole trace. */
     size_t na = 0;
-    for (int pass = 0; pass < 3; pass++) {
-        const size_t *list = pass == 0 ? s->alive : pass == 1 ? s->order + first : s->pre;
-        size_t len = pass == 0 ? s->n_alive : pass == 1 ? last - first : s->n_pre;
-        for (size_t i = 0; i < len; i++) {
-            const ms_alloc *a = &tl->allocs[list[i]];
-            if (pass == 2 && a->free_event >= 0 && a->free_event < e0)
-                continue;
-            s->global[na++] = list[i];
-        }
+    for (size_t i = 0; i < s->n_alive; i++)
+        s->global[na++] = s->order[s->alive[i]];
+    memcpy(s->global + na, s->order + first, (last - first) * sizeof *s->global);
+    na += last - first;
+    for (size_t i = 0; i < s->n_pre; i++) {
+        const ms_alloc *a = &tl->allocs[s->pre[i]];
+        if (a->free_event >= 0 && a->free_event < e0)
+            continue;
+        s->global[na++] = s->pre[i];
     }
     for (size_t i = 0; i < na; i++) {
         ms_alloc a = tl->allocs[s->global[i]];
@@ -197,6 +233,25 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
         a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
         s->allocs[i] = a;
         s->slice_of[s->global[i]] = (int32_t)i;
+    }
+    /* A whole-trace chart gives every highlighted allocation its leak band, in the window
+     * or not: those outside come too, made and freed at the stand-ins, so they hold no
+     * bytes in any column and score nothing, as outside the window they do. */
+    for (size_t h = 0; as_whole && h < n_hl; h++) {
+        if (s->slice_of[hl[h].alloc] >= 0)
+            continue;
+        ms_alloc a = tl->allocs[hl[h].alloc];
+        int64_t after = shift + (int64_t)m; /* the stand-in after the window */
+        a.alloc_event = a.alloc_event < 0 ? -1 : a.alloc_event < e0 ? 0 : after;
+        a.free_event = a.free_event < 0 || a.free_event >= e1 ? -1 : 0;
+        a.free_requested_event =
+            a.free_requested_event < 0 || a.free_requested_event >= e1 ? -1
+            : a.free_requested_event < e0                               ? 0
+                                                                        : after;
+        s->global[na] = hl[h].alloc;
+        s->allocs[na] = a;
+        s->slice_of[hl[h].alloc] = (int32_t)na;
+        na++;
     }
     size_t nh = 0;
     for (size_t h = 0; h < n_hl; h++) {
@@ -211,16 +266,16 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlig
     s->trace = *tr;
     s->trace.n = n_ev;
     s->trace.action = s->action;
-    s->trace.addr = s->addr;
-    s->trace.size = s->size;
+    s->trace.addr = addr;
+    s->trace.size = size;
     s->trace.time_us = s->time_us;
     s->trace.stack = NULL;
     s->trace.stream = NULL;
     s->trace.compile_context = s->trace.user_metadata = NULL; /* indexed by the whole trace */
     s->tl = *tl;
     s->tl.n_events = n_ev;
-    s->tl.active = s->active;
-    s->tl.reserved = s->reserved;
+    s->tl.active = act;
+    s->tl.reserved = res;
     s->tl.active_start = shift ? tl->active[e0 - 1] : tl->active_start;
     s->tl.reserved_start = shift ? tl->reserved[e0 - 1] : tl->reserved_start;
     s->tl.allocs = s->allocs;
@@ -301,7 +356,7 @@ int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_c
         e1 = e0;
     size_t nh = 0;
     if (!rc)
-        rc = ms__slicer_cut(&sl, e0, e1, spec->highlights, spec->n_highlights, &nh, err);
+        rc = ms__slicer_cut(&sl, e0, e1, true, spec->highlights, spec->n_highlights, &nh, err);
     if (!rc) {
         ms_chart_spec s = *spec;
         s.highlights = sl.hl;

@@ -18,18 +18,22 @@
 typedef struct ms__slicer {
     const ms_chart_source *src;
     size_t *order;      /* trace allocations by alloc event */
+    int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
+                           16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
+    int64_t first_oom;  /* the trace's first OOM event, -1 */
     size_t next;        /* sweep position in order[] */
-    size_t *alive;      /* allocated before the current window start, maybe still alive */
+    size_t *alive;      /* positions in order[] allocated before the current window
+                           start and alive at it */
     size_t n_alive, cap_alive;
     /* The slice. */
     ms_trace trace;
     ms_timeline tl;
     uint8_t *action;
     uint64_t *addr, *size;
-    int64_t *time_us, *active, *reserved;
+    int64_t *time_us;   /* the curves, addresses and sizes are mostly the trace's own */
     size_t cap_events;
     ms_alloc *allocs;
     size_t *global;     /* slice alloc -> global index */
@@ -48,9 +52,18 @@ void ms__slicer_free(ms__slicer *s);
 void ms__slicer_restart(ms__slicer *s);
 /* The slice of events [e0, e1) in s->out (e0 > 0: with the stand-in event first), and
  * the highlights that fall in it (s->hl, *n_hl_out of them). Windows must come in
- * increasing order between ms__slicer_restart() calls. */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, const ms_chart_highlight *hl,
-                   size_t n_hl, size_t *n_hl_out, ms_error *err);
+ * increasing order between ms__slicer_restart() calls.
+ *
+ * A chart of a slice differs from the whole trace's in two things outside the window:
+ * an annotation range left open runs to the slice's last event, not the trace's, and
+ * the OOM markers' label names the slice's first OOM, not the trace's. `as_whole` keeps
+ * those as the whole trace has them: a second stand-in after the window sits at the
+ * trace's last time, and the stand-in before or after the window is the trace's first
+ * OOM when that lies on its side of the window (no column shows either stand-in). With
+ * `as_whole`, the highlighted allocations outside the window come too (their leak
+ * bands, empty, are in the whole trace's chart). */
+int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err);
 
 /* x (seconds since the first event) of event e of a source with events. */
 double ms__slice_x(const ms_chart_source *src, size_t e);

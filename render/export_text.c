@@ -136,6 +136,28 @@ void ms__vb_u(ms__vbuf *v, uint64_t x)
     vb_byte(v, (uint8_t)x);
 }
 
+void ms__vb_append(ms__vbuf *v, const ms__vbuf *w)
+{
+    if (w->bad)
+        v->bad = true;
+    if (v->bad || !w->n)
+        return;
+    if (w->n > v->cap - v->n) {
+        size_t cap = v->cap ? v->cap : 256;
+        while (cap - v->n < w->n && cap <= MAX_OUT)
+            cap *= 2;
+        uint8_t *p = cap <= MAX_OUT ? realloc(v->p, cap) : NULL;
+        if (!p) {
+            v->bad = true;
+            return;
+        }
+        v->p = p;
+        v->cap = cap;
+    }
+    memcpy(v->p + v->n, w->p, w->n);
+    v->n += w->n;
+}
+
 void ms__vb_s(ms__vbuf *v, int64_t x)
 {
     uint64_t z = x < 0 ? ((uint64_t)(-(x + 1)) << 1) | 1 : (uint64_t)x << 1;

@@ -43,6 +43,8 @@ typedef struct ms__vbuf {
 
 void ms__vb_u(ms__vbuf *v, uint64_t x);
 void ms__vb_s(ms__vbuf *v, int64_t x);
+/* Appends w's bytes to v (w unchanged). */
+void ms__vb_append(ms__vbuf *v, const ms__vbuf *w);
 /* The stream as a quoted base64 string; empties the stream for the next one. */
 void ms__sb_b64(ms__sbuf *b, ms__vbuf *v);
 

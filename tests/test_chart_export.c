@@ -154,6 +154,48 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
     CHECK_EQ_STR_IN(ctx, a->peak_label, b->peak_label);
 }
 
+/* Everything the page writes of a window (chart_export.c's write_tile) is the same: the
+ * window chart keeps the highlighted allocations outside the window as empty bands, the
+ * annotation lanes that stay open to the trace's end and the trace's first OOM, as the
+ * whole trace's chart does. */
+static void same_page_tile(const char *ctx, const ms_chart *a, const ms_chart *b)
+{
+    CHECK_TRUE_IN(ctx, a->x_lo == b->x_lo && a->x_hi == b->x_hi);
+    CHECK_EQ_INT_IN(ctx, a->n_groups, b->n_groups);
+    CHECK_EQ_INT_IN(ctx, a->n_legend, b->n_legend);
+    CHECK_EQ_INT_IN(ctx, a->show_low, b->show_low);
+    CHECK_EQ_INT_IN(ctx, a->n_ooms, b->n_ooms);
+    CHECK_EQ_INT_IN(ctx, a->n_oom_px, b->n_oom_px);
+    CHECK_EQ_STR_IN(ctx, a->oom_label, b->oom_label);
+    if (a->n_groups != b->n_groups || a->n_cols != b->n_cols)
+        return;
+    size_t bad_groups = 0, bad_cells = 0;
+    for (size_t g = 0; g < a->n_groups; g++) {
+        const ms_chart_group *x = &a->groups[g], *y = &b->groups[g];
+        bad_groups += x->kind != y->kind || x->alloc != y->alloc || x->site != y->site ||
+                      x->legend != y->legend || x->highlight != y->highlight ||
+                      x->suspect != y->suspect || strcmp(x->label, y->label) != 0 ||
+                      strcmp(x->mark, y->mark) != 0 || x->fill.r != y->fill.r ||
+                      x->fill.g != y->fill.g || x->fill.b != y->fill.b;
+        for (size_t c = 0; c < a->n_cols; c++)
+            bad_cells += a->heights[g * a->n_cols + c] != b->heights[g * b->n_cols + c];
+    }
+    CHECK_EQ_INT_IN(ctx, bad_groups, 0);
+    CHECK_EQ_INT_IN(ctx, bad_cells, 0);
+    for (size_t i = 0; i < a->n_legend && i < b->n_legend; i++)
+        CHECK_EQ_STR_IN(ctx, a->legend[i].text, b->legend[i].text);
+    size_t bad_runs = 0;
+    for (size_t l = 0; l < a->n_lanes && l < b->n_lanes; l++)
+        for (size_t i = 0; i < a->n_lane_runs[l] && i < b->n_lane_runs[l]; i++)
+            bad_runs += a->lane_runs[l][i].x0 != b->lane_runs[l][i].x0 ||
+                        a->lane_runs[l][i].x1 != b->lane_runs[l][i].x1 ||
+                        strcmp(a->names[a->lane_runs[l][i].name],
+                               b->names[b->lane_runs[l][i].name]) != 0;
+    CHECK_EQ_INT_IN(ctx, bad_runs, 0);
+    for (size_t i = 0; i < a->n_oom_px && i < b->n_oom_px; i++)
+        CHECK_TRUE_IN(ctx, a->oom_px[i] == b->oom_px[i]);
+}
+
 static const char *const BY_NAME[] = {"alloc", "site", "phase", "category"};
 
 /* A budget is kept: the levels stop before the text outgrows it (tables included, a
@@ -211,8 +253,10 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
             int rb = ms_chart_build_window(&sliced, &src, &spec, AREA, &err);
             CHECK_EQ_INT_IN(ctx, ra, 0);
             CHECK_EQ_INT_IN(ctx, rb, 0);
-            if (!ra && !rb)
+            if (!ra && !rb) {
                 same_chart(ctx, whole, sliced, !(by & 1));
+                same_page_tile(ctx, whole, sliced);
+            }
             ms_chart_free(whole);
             ms_chart_free(sliced);
         }
