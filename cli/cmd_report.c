@@ -303,20 +303,26 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     ms_error err;
     ms_error_clear(&err);
-    cJSON *fj = summary_file_json(f->path, s, o->device, o->top, &err);
-    if (!fj) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
-    cJSON_AddItemToArray(files_json, fj);
+    /* One run of the charted device serves the summary, the comparison profile, the
+     * charts, the leaks and the OOMs, so every part of the report reads one analysis
+     * (with the user's --step / --iterations throughout). */
     int device = o->device >= 0 ? o->device : cli_busiest_device(s);
     ms_run_options ro;
     memset(&ro, 0, sizeof ro);
     ro.iter.step_name = o->step_name;
     ro.iter.expected = o->iterations;
     ro.oom_top_sites = (size_t)o->top;
-    if (ms_profile_from_snapshot(&f->profile, s, f->path, device, &err) ||
-        ms_run_open(&f->run, s, device, &ro, &err) || ms_run_timeline(&f->tl, f->run, &err)) {
+    if (ms_run_open(&f->run, s, device, &ro, &err) || ms_run_timeline(&f->tl, f->run, &err)) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
+    if (!fj) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    cJSON_AddItemToArray(files_json, fj);
+    if (ms_profile_from_run(&f->profile, f->run, f->path, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
