@@ -12,12 +12,13 @@
  *     remains fits the share, and the stretch from the first to the last gap taken
  *     becomes one break. Whatever happened inside a break is still drawn (a column shows
  *     its window's maximum), squeezed.
- *   - Without them, a gap between two events becomes a break when it is longer than a
+ *   - Without them, a gap between two events becomes a break when it is longer than
  *     half of everything else that remains on the axis.
- *   - Breaks that touch merge; at most MS_CHART_MAX_BREAKS are kept (those that save the
- *     most), and a break must save a twentieth of the axis and squeeze its stretch at
- *     least four times, or the axis stays linear there. A trace where nothing needs it
- *     gets the identity: the run axis is then the time axis.
+ *   - Breaks that touch, or have less than a break's width of time between them, merge;
+ *     at most MS_CHART_MAX_BREAKS are kept (those that save the most), and a break must
+ *     save a twentieth of the axis and squeeze its stretch at least four times, or the
+ *     axis stays linear there. A trace where nothing needs it gets the identity: the run
+ *     axis is then the time axis.
  * Each break takes BREAK_SHARE of the final axis whatever it hides, so its width does not
  * depend on the pixels (the view's zoom reuses one warp at every scale); outside the
  * breaks one axis unit is one second. */
@@ -264,6 +265,15 @@ static void knots(ms_chart_warp *w, span *c, size_t n, double T)
         double busy = T - hidden;
         width = BREAK_SHARE * busy / (1 - (double)n * BREAK_SHARE);
         double axis = busy + (double)n * width;
+        /* Two breaks with less than a break's width of time between them are one. */
+        k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (k && c[i].a - c[k - 1].b < width)
+                c[k - 1].b = c[i].b;
+            else
+                c[k++] = c[i];
+        }
+        n = k;
         k = 0;
         for (size_t i = 0; i < n; i++) {
             double len = c[i].b - c[i].a;
