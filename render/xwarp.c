@@ -182,6 +182,8 @@ static int slow_piece(finder *f, size_t first, size_t end, double share, double 
     size_t k;
     if (collect_gaps(f, first, last, idle, &k))
         return -1;
+    if (k == 0)
+        return 0;
     qsort(f->gaps, k, sizeof *f->gaps, gap_desc);
     double got = 0;
     size_t lo = SIZE_MAX, hi = 0;
@@ -224,6 +226,8 @@ static int big_gaps(finder *f, double T)
     size_t k;
     if (collect_gaps(f, 0, f->n - 1, T / 100, &k)) /* a smaller one can never qualify */
         return -1;
+    if (k == 0)
+        return 0;
     qsort(f->gaps, k, sizeof *f->gaps, gap_desc);
     double rest = T;
     for (size_t i = 0; i < k; i++) {
