@@ -12,15 +12,16 @@
  * concern, none of which draws (see chart_impl.h): theme.c (colours), scale.c (x/y
  * scales, ticks, number formatting), lod.c (per-column aggregation), group.c (which
  * allocations form which band), stack.c (band heights per column), annotations.c (lanes),
- * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), chart.c
+ * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), xwarp.c
+ * (the run axis: where its breaks go), chart.c
  * (the pipeline, ms_chart_free). ms_chart_build_figure (figure.c) does a whole image of
  * several files: panels on shared scales, or an overlay.
  *
  * Serialising it (for a JSON or HTML exporter): every field below is either a number, a
  * fixed-size NUL-terminated string, or an array whose length is a sibling count field
  * (noted beside it). Coordinates are device pixels of the surface the chart was built
- * for (`area`); byte counts are int64 bytes; x values are in x units (seconds or event
- * index, see ms_chart_x). Colours are sRGB components in [0, 1].
+ * for (`area`); byte counts are int64 bytes; x values are in x units (seconds, event
+ * index, or the run axis's units, see ms_chart_x). Colours are sRGB components in [0, 1].
  *
  * Ownership: ms_chart_build*() hands out an ms_chart that the caller releases with
  * ms_chart_free(); the chart copies every string it shows, so it does not keep the
@@ -82,6 +83,8 @@ typedef enum ms_chart_x {
  * stretch (or a slow set-up) into a narrow piece of fixed share. Columns are uniform in
  * u, so a window [from, to] in u (spec->from/to with MS_CHART_X_RUN) zooms across breaks
  * like any other. Outside [t[0], t[n_segments]] W runs on at one second per unit.
+ * Times are seconds since the first event of the trace it was found from: a source over
+ * a slice of that trace (its own first event later) needs the knots shifted to match.
  * Plain data: it can be copied and serialised as it is. */
 #define MS_CHART_MAX_BREAKS 12
 #define MS_CHART_MAX_SEGMENTS (2 * MS_CHART_MAX_BREAKS + 1)

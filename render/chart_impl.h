@@ -6,7 +6,9 @@
  *   theme.c        colours: the two themes, the band palette, shades of a hue, the
  *                  categories' colours
  *   layout.c       the panel's rectangles (title, lanes, plot, legend), legend entries, titles
- *   scale.c        x positions of events, the x window, y and x scales, ticks, labels
+ *   xwarp.c        the run axis: which idle stretches become breaks (ms_chart_warp)
+ *   scale.c        x positions of events, the x window, y and x scales, ticks, labels,
+ *                  the axis's segments and the breaks' labels
  *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
  *   group.c        which allocations make up which band, and the bands' colours
  *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
