@@ -312,6 +312,55 @@ static void run_axis_checks(void)
     }
     cJSON_Delete(run);
     cJSON_Delete(lin);
+    /* Recorded for this: 3.6 s of waiting (truth: idle_from_us .. idle_to_us) after the
+     * model is loaded, then 4 steps, the first one slow (warm-up). */
+    run = model("testdata/idle_start.pickle", "rec_idle_run");
+    lin = model("testdata/idle_start.pickle --x time", "rec_idle_time");
+    cJSON *truth = NULL;
+    {
+        size_t len;
+        char *text = check_read_text("testdata/idle_start.truth.json", &len);
+        truth = text ? cJSON_Parse(text) : NULL;
+        free(text);
+    }
+    CHECK_TRUE(truth != NULL);
+    if (run && lin && truth) {
+        const cJSON *pr = panel0(run);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(pr, "iterations")),
+                     cJSON_GetObjectItem(truth, "iterations")->valueint);
+        CHECK_TRUE_IN("recorded idle start: iterations", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("recorded idle start: --x time", iter_share(panel0(lin), 0, -1) < 0.25);
+        CHECK_TRUE_IN("recorded idle start: --x time, later steps",
+                      iter_share(panel0(lin), 1, -1) < 0.05);
+        CHECK_EQ_INT(segments_ok(pr, "rec_idle_run"), 1);
+        /* The break holds the whole wait. */
+        double wait = (item_num(truth, "idle_to_us") - item_num(truth, "idle_from_us")) / 1e6,
+               hidden = 0;
+        const cJSON *sg;
+        cJSON_ArrayForEach(sg, cJSON_GetObjectItem(cJSON_GetObjectItem(pr, "x"), "segments"))
+            if (cJSON_IsTrue(cJSON_GetObjectItem(sg, "gap")))
+                hidden = item_num(sg, "to_s") - item_num(sg, "from_s");
+        CHECK_TRUE(wait > 3.5);
+        CHECK_TRUE(hidden >= wait);
+    }
+    cJSON_Delete(truth);
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* Recorded for this: a fresh GPT-2 whose first step (0.49 s) is 30 times the other
+     * four, each of which keeps its logits (the leak the later steps should show). */
+    run = model("testdata/slow_first_leak.pickle --leaks", "rec_slow_run");
+    lin = model("testdata/slow_first_leak.pickle --leaks --x time", "rec_slow_time");
+    if (run && lin) {
+        const cJSON *pr = panel0(run);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(pr, "iterations")), 5);
+        CHECK_TRUE_IN("recorded slow first: iterations", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("recorded slow first: the four later steps", iter_share(pr, 1, -1) >= 0.6);
+        CHECK_TRUE_IN("recorded slow first: --x time", iter_share(panel0(lin), 1, -1) < 0.15);
+        CHECK_TRUE(segments_ok(pr, "rec_slow_run") >= 1);
+        labels_clear(run, "rec_slow_run");
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
     /* The same on DDP rank 0, whose first step starts 0.65 s after 7 ms of set-up. */
     run = model("testdata/ddp_rank0.pickle", "ddp_run");
     lin = model("testdata/ddp_rank0.pickle --x time", "ddp_time");
