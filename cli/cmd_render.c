@@ -334,12 +334,12 @@ int cmd_render(int argc, char **argv)
 
     size_t n = o.n_files;
     ms_snapshot *snaps[MAX_FILES] = {0};
-    ms_timeline *tls[MAX_FILES] = {0}; /* overlays: curves only, cheaper than a run's */
     ms_run *runs[MAX_FILES] = {0};
     ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
     ms_chart_warp warps[MAX_FILES];
-    unsigned flags = MS_TIMELINE_CURVES | (o.overlay ? 0u : MS_TIMELINE_ALLOCS);
+    /* An overlay draws the curves alone: its runs build no allocations list. */
+    ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
     rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         rc = cli_load(CMD, o.files[i], &snaps[i]);
@@ -352,17 +352,16 @@ int cmd_render(int argc, char **argv)
             rc = 2;
             break;
         }
-        /* A stacked chart draws from the file's run; an overlay needs only the curves. */
+        /* Every chart draws from the file's run; an overlay needs only the curves. */
         const ms_timeline *tl = NULL;
-        if (o.overlay ? ms_timeline_build(&tls[i], snaps[i], device, flags, &err)
-                      : ms_run_open(&runs[i], snaps[i], device, NULL, &err) ||
-                            ms_run_timeline(&tl, runs[i], &err)) {
+        if (ms_run_open(&runs[i], snaps[i], device, o.overlay ? &overlay_ro : NULL, &err) ||
+            ms_run_timeline(&tl, runs[i], &err)) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;
         }
         srcs[i] = (ms_chart_source){.snap = snaps[i], .trace = ms_snapshot_trace(snaps[i], device),
-                                    .tl = o.overlay ? tls[i] : tl, .label = cli_basename(o.files[i])};
+                                    .tl = tl, .label = cli_basename(o.files[i])};
         if (o.overlay)
             continue;
         /* Passes over the trace that only these groupings need. */
@@ -461,7 +460,6 @@ int cmd_render(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         ms_chart_free(charts[i]);
         ms_run_free(runs[i]);
-        ms_timeline_free(tls[i]);
         ms_snapshot_free(snaps[i]);
     }
     ms_chart_group_rules_free(&o.rules);

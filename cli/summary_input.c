@@ -213,14 +213,15 @@ typedef struct hook_ctx {
 
 /* Runs on a loader thread while the snapshot is open: the `files[]` object needs the
  * snapshot, and building it here keeps it off the main thread. */
-static int keep_summary(void *vctx, size_t index, const char *path, const ms_snapshot *s,
+static int keep_summary(void *vctx, size_t index, const char *path, ms_run *run,
                         const ms_profile *p, ms_error *err)
 {
+    (void)p; /* read from `run`, which the summary reads too */
     hook_ctx *ctx = vctx;
     if (!ctx->want_json)
         return 0;
-    ctx->slots[index].file_json =
-        summary_file_json_ex(path, s, ctx->device, ctx->top_k, true, p, err);
+    ctx->slots[index].file_json = summary_file_json_ex(path, ms_run_snapshot(run), ctx->device,
+                                                       ctx->top_k, true, run, err);
     return ctx->slots[index].file_json ? 0 : (err->code ? err->code : MS_ERR_NOMEM);
 }
 

@@ -13,6 +13,7 @@
 #include "cli_util.h"
 #include "iterations_json.h"
 #include "memsnap/oom.h"
+#include "memsnap/run.h"
 
 static void set_nomem(ms_error *err)
 {
@@ -26,7 +27,6 @@ static cJSON *num(cJSON *obj, const char *key, double v)
     return cJSON_AddNumberToObject(obj, key, v);
 }
 
-/* Top sites among the allocations alive right after the peak event. */
 /* A time on the trace's clock, or null where the trace has none. */
 static void time_json(cJSON *obj, const char *key, bool has_times, int64_t us)
 {
@@ -36,13 +36,14 @@ static void time_json(cJSON *obj, const char *key, bool has_times, int64_t us)
         cJSON_AddNullToObject(obj, key);
 }
 
-static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive,
-                         size_t n_alive, int top_k, ms_error *err)
+/* The top sites among the allocations alive right after the peak event (the run's). */
+static int add_top_sites(cJSON *dev, ms_run *run, int top_k, ms_error *err)
 {
+    const ms_snapshot *s = ms_run_snapshot(run);
     cJSON *arr = cJSON_AddArrayToObject(dev, "top_sites");
-    ms_site_total *tot = NULL;
+    const ms_site_total *tot = NULL;
     size_t n_tot = 0;
-    int rc = ms_site_totals(&tot, &n_tot, s, alive, n_alive, err);
+    int rc = ms_run_peak_sites(&tot, &n_tot, run, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < n_tot && (int)i < top_k; i++) {
@@ -64,22 +65,21 @@ static int add_top_sites(cJSON *dev, const ms_snapshot *s, const ms_alloc *alive
         leaks_user_frame_json(e, s, tot[i].user_frame);
         cJSON_AddItemToArray(arr, e);
     }
-    ms_free(tot);
     return 0;
 }
 
 /* Each oom event with its cause (memsnap oom explains it in full). */
-static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
+static void add_ooms(cJSON *dev, ms_run *run)
 {
-    const ms_trace *tr = ms_snapshot_trace(s, device);
+    const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
     cJSON *arr = cJSON_AddArrayToObject(dev, "ooms");
-    ms_oom_report *r = NULL;
+    const ms_oom_report *r = NULL;
     ms_error err;
     size_t k = 0;
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
-        if (!r && k == 0 && ms_oom_report_build(&r, s, device, NULL, NULL, &err))
+        if (!r && k == 0 && ms_run_ooms(&r, run, &err))
             r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
         num(e, "event", (double)i);
@@ -96,7 +96,6 @@ static void add_ooms(cJSON *dev, const ms_snapshot *s, int device)
         k++;
         cJSON_AddItemToArray(arr, e);
     }
-    ms_oom_report_free(r);
 }
 
 cJSON *summary_leaks_json(const ms_leak_totals *lt)
@@ -108,35 +107,36 @@ cJSON *summary_leaks_json(const ms_leak_totals *lt)
     return o;
 }
 
-/* The device's leak totals, or NULL when the leak analysis cannot read this trace: the
- * rest of the summary still stands, and a reader takes a missing object as unknown. */
-static cJSON *device_leaks(const ms_snapshot *s, int device, const ms_timeline *t,
-                           const ms_profile *known)
+/* The iterations, and what the memory alive at the peak is and where it falls in them
+ * (docs/json.md peak.categories, peak.place): NULL with err filled when the run has none. */
+static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
 {
-    if (known && known->device == device && known->leaks_known)
-        return summary_leaks_json(&known->leaks); /* the same analysis, already run */
-    ms_leak_report *r = NULL;
-    ms_error lerr;
-    if (ms_leak_report_build(&r, s, device, t, NULL, &lerr))
+    const ms_iterations *it = NULL;
+    if (ms_run_iterations(&it, run, err))
         return NULL;
-    ms_leak_totals lt = ms_leak_report_totals(r);
-    ms_leak_report_free(r);
-    return summary_leaks_json(&lt);
+    const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
+    cJSON *iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+    int64_t by[MS_CAT_COUNT];
+    ms_peak_place pl;
+    if (iters && ms_run_peak_categories(by, run, err) == 0 &&
+        ms_run_peak_place(&pl, run, err) == 0) {
+        cJSON_AddItemToObject(peak, "categories", categories_object(by));
+        cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));
+        return iters;
+    }
+    cJSON_Delete(iters);
+    if (err->code == MS_OK)
+        set_nomem(err);
+    return NULL;
 }
 
-static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leaks,
-                          const ms_profile *known, ms_error *err)
+/* One device's object, every figure read from `run`. */
+static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
 {
-    ms_timeline *t = NULL;
-    /* The active curve alone (8 bytes per event, less than the parser's memo freed just
-     * before) gives the iterations their peaks, and the allocations alive at the peak
-     * are collected while the timeline is built: one pass over the trace in all. The
-     * allocations list is what the leak analysis needs besides the curve; without leaks
-     * it is not built (it would double the memory of a summary of a long trace). */
-    unsigned flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
-    if (leaks && !(known && known->device == device && known->leaks_known))
-        flags |= MS_TIMELINE_ALLOCS;
-    if (ms_timeline_build(&t, s, device, flags, err))
+    const ms_snapshot *s = ms_run_snapshot(run);
+    int device = ms_run_device(run);
+    const ms_timeline *t = NULL;
+    if (ms_run_timeline(&t, run, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
     num(dev, "device", device);
@@ -179,40 +179,19 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leak
         cJSON_AddStringToObject(dev, "ring_buffer_wrapped", wrap);
     else
         cJSON_AddNullToObject(dev, "ring_buffer_wrapped");
-    add_ooms(dev, s, device);
-    ms_iterations *it = NULL;
-    cJSON *iters = NULL;
-    if (ms_iterations_find(&it, s, device, t, NULL, err) == 0) {
-        const ms_trace *tr = ms_snapshot_trace(s, device);
-        iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
-        /* What the memory alive at the peak is (docs/json.md peak.categories). */
-        int64_t by[MS_CAT_COUNT];
-        /* The phases come from the categories' pass: where the peak falls in the run,
-         * which ranks compare (not its time). */
-        ms_phases *ph = NULL;
-        if (iters && ms_categories_sum_phases(by, &ph, s, t, it, t->peak_alive, t->n_peak_alive,
-                                              err) == 0) {
-            cJSON_AddItemToObject(peak, "categories", categories_object(by));
-            ms_peak_place pl = ms_peak_place_of(it, ph, t->peak_event);
-            ms_phases_free(ph);
-            cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));
-        } else {
-            cJSON_Delete(iters);
-            iters = NULL;
-        }
-        ms_iterations_free(it);
-        if (!iters && err->code == MS_OK)
-            set_nomem(err);
-    }
+    add_ooms(dev, run);
+    cJSON *iters = device_iterations(peak, run, err);
     if (!iters) {
         cJSON_Delete(dev);
-        ms_timeline_free(t);
         return NULL;
     }
     cJSON_AddItemToObject(dev, "iterations", iters);
-    cJSON *lk = leaks ? device_leaks(s, device, t, known) : NULL;
-    if (lk)
-        cJSON_AddItemToObject(dev, "leaks", lk);
+    /* The leak totals, or none when the leak analysis cannot read this trace: the rest
+     * of the summary still stands, and a reader takes a missing object as unknown. */
+    ms_leak_totals lt;
+    ms_error lerr;
+    if (leaks && ms_run_leak_totals(&lt, run, &lerr) == 0)
+        cJSON_AddItemToObject(dev, "leaks", summary_leaks_json(&lt));
     size_t n_ann, n_dev_ann = 0;
     const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
     for (size_t i = 0; i < n_ann; i++)
@@ -220,12 +199,10 @@ static cJSON *device_json(const ms_snapshot *s, int device, int top_k, bool leak
     num(dev, "annotations", (double)n_dev_ann);
     if (!t->has_times)
         num(dev, "annotations_unplaced", (double)ms_snapshot_annotations_unplaced(s));
-    int sites_rc = add_top_sites(dev, s, t->peak_alive, t->n_peak_alive, top_k, err);
-    if (sites_rc) {
+    if (add_top_sites(dev, run, top_k, err)) {
         cJSON_Delete(dev);
         dev = NULL;
     }
-    ms_timeline_free(t);
     return dev;
 }
 
@@ -280,7 +257,7 @@ bool summary_setting_is_default(const char *key, const char *value)
 }
 
 cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
-                            bool leaks, const ms_profile *known, ms_error *err)
+                            bool leaks, ms_run *known, ms_error *err)
 {
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
@@ -296,7 +273,24 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
-        cJSON *dev = device_json(s, d, top_k, leaks, known, err);
+        cJSON *dev = NULL;
+        if (known && ms_run_device(known) == d && ms_run_snapshot(known) == s) {
+            dev = device_json(known, top_k, leaks, err);
+        } else {
+            /* The active curve alone (8 bytes per event) gives the iterations their
+             * peaks, and the allocations alive at the peak are collected while the
+             * timeline is built: one pass over the trace in all. The allocations list
+             * is what the leak analysis needs besides the curve; without leaks it is
+             * not built (it would double the memory of a summary of a long trace). */
+            ms_run_options ro;
+            memset(&ro, 0, sizeof ro);
+            ro.timeline_flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE |
+                                (leaks ? MS_TIMELINE_ALLOCS : 0u);
+            ms_run *run = NULL;
+            if (ms_run_open(&run, s, d, &ro, err) == 0)
+                dev = device_json(run, top_k, leaks, err);
+            ms_run_free(run);
+        }
         if (!dev) {
             cJSON_Delete(file);
             return NULL;

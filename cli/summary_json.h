@@ -10,6 +10,7 @@
 
 #include "memsnap/compare.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/run.h"
 
 /* Builds {"path", "pickle_protocol", "devices": [...]} for one file. `device` -1 lists
  * every device in use; `top_k` is the number of top sites at the peak per device.
@@ -18,10 +19,11 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
                          ms_error *err);
 /* The same with choices: `leaks` false leaves out devices[].leaks (for `summary`'s text,
  * which does not show them: the leak analysis costs as much again); `known`, when not
- * NULL, gives its device's leak totals from that profile (made from the same snapshot)
- * instead of running the leak analysis again. */
+ * NULL, is a run of `s` (the one a comparison profile was read from): its device's
+ * figures are read from it, so the summary and the profile show one analysis. Every
+ * other device gets a run of its own. */
 cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
-                            bool leaks, const ms_profile *known, ms_error *err);
+                            bool leaks, ms_run *known, ms_error *err);
 
 /* {"findings", "bytes", "growth_per_iteration_bytes"}: the leak totals `memsnap leaks`
  * prints in its verdict (ms_leak_report_totals), as summaries, diff and ranks write them. */

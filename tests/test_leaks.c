@@ -737,6 +737,8 @@ int main(void)
     test_truth_leaks("leak_hook_library", false);
     test_user_frame("leak_library_logits");
     test_user_frame("leak_hook_library");
+    /* A fresh process: the first step pays CUDA/cuBLAS set-up (the run axis's case). */
+    test_truth_leaks("slow_first_leak", false);
     test_user_frame_is_site("leak_forward_hook");
     test_user_frame_is_site("leak_layers");
     test_site_user_frames();

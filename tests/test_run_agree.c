@@ -1,10 +1,13 @@
 /* One run, many views: for every testdata snapshot, one ms_run is built and each view's
  * own code path (summary's one-pass categories, the categories analysis, the leak
- * finder, the OOM analysis, render's chart model) is asked for the same facts, which
- * must agree: iteration counts and bounds, phase counts and ranges, annotation ranges,
- * frame kinds, categories at the peak and leak bytes. */
+ * finder, the OOM analysis, render's chart model, the comparison profile) is asked for
+ * the same facts, which must agree: iteration counts and bounds, phase counts and
+ * ranges, annotation ranges, frame kinds, categories at the peak and leak bytes. The
+ * figures `summary --json`, `diff --json` and `ranks --json` print are checked against
+ * the run too (MEMSNAP_BIN). */
 #include "../render/chart_impl.h"
 #include "check.h"
+#include "memsnap/compare.h"
 #include "memsnap/run.h"
 
 static bool same_iterations(const char *ctx, const char *what, const ms_iterations *a,
@@ -255,6 +258,321 @@ static void check_categories_and_leaks(const char *name, ms_run *run, const ms_s
     ms_leak_report_free(own);
 }
 
+/* The leak totals counted here from the run's findings, not by ms_leak_report_totals. */
+static ms_leak_totals count_leaks(const ms_leak_report *lr)
+{
+    ms_leak_totals lt = {0, 0, 0.0};
+    for (size_t k = 0; k < lr->n; k++) {
+        if (lr->items[k].kind != MS_LEAK_LEAK)
+            continue;
+        lt.findings++;
+        lt.bytes += lr->items[k].bytes;
+        lt.growth_bytes += lr->items[k].growth_bytes;
+    }
+    return lt;
+}
+
+static void same_leaks(const char *ctx, const char *what, const ms_leak_totals *a,
+                       const ms_leak_totals *b)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s %s leaks", ctx, what);
+    CHECK_EQ_INT_IN(where, (int64_t)a->findings, (int64_t)b->findings);
+    CHECK_EQ_INT_IN(where, (int64_t)a->bytes, (int64_t)b->bytes);
+    CHECK_NEAR_IN(where, a->growth_bytes, b->growth_bytes, 0.5);
+}
+
+static void same_place(const char *ctx, const char *what, const ms_peak_place *a,
+                       const ms_peak_place *b)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s %s place", ctx, what);
+    CHECK_EQ_INT_IN(where, (int64_t)a->known, (int64_t)b->known);
+    CHECK_EQ_INT_IN(where, (int64_t)a->iteration, (int64_t)b->iteration);
+    CHECK_EQ_INT_IN(where, (int64_t)a->iterations, (int64_t)b->iterations);
+    CHECK_EQ_INT_IN(where, (int64_t)a->unfinished, (int64_t)b->unfinished);
+    CHECK_EQ_INT_IN(where, (int64_t)a->phase, (int64_t)b->phase);
+}
+
+/* The place of the peak is where the run's iterations and phases put the peak event. */
+static void check_place_is_the_runs(const char *name, ms_run *run, const ms_timeline *t,
+                                    const ms_peak_place *pl)
+{
+    ms_error err;
+    const ms_iterations *it = NULL;
+    const ms_phases *ph = NULL;
+    if (ms_run_iterations(&it, run, &err)) {
+        check_fail("%s: iterations: %s", name, err.message);
+        return;
+    }
+    CHECK_EQ_INT_IN(name, (int64_t)pl->iterations, (int64_t)it->n);
+    int64_t e = t->peak_event;
+    size_t holds = SIZE_MAX;
+    for (size_t k = 0; k < it->n + it->n_unfinished && e >= 0; k++)
+        if (e >= it->items[k].start_event && e < it->items[k].end_event)
+            holds = k;
+    CHECK_EQ_INT_IN(name, (int64_t)pl->iteration, holds == SIZE_MAX ? 0 : (int64_t)holds + 1);
+    CHECK_EQ_INT_IN(name, (int64_t)pl->unfinished, (int64_t)(holds != SIZE_MAX && holds >= it->n));
+    if (ms_run_phases(&ph, run, &err) == 0 && e >= 0) {
+        size_t at = ms_phases_at_event(ph, e);
+        CHECK_EQ_INT_IN(name, (int64_t)pl->phase,
+                        at < ph->n ? (int64_t)ph->items[at].kind : (int64_t)-1);
+    }
+}
+
+/* summary's own run (the lean timeline it asks for) and the comparison profile, read
+ * from the full run and from a run of their own: the same iterations, peak, categories
+ * at the peak, place, sites and leak totals. */
+static void check_summary_and_profile(const char *name, ms_run *run, const ms_snapshot *s,
+                                      int device, const ms_timeline *t)
+{
+    ms_error err;
+    const ms_iterations *it = NULL;
+    const ms_categories *c = NULL;
+    ms_peak_place pl;
+    if (ms_run_iterations(&it, run, &err) || ms_run_categories(&c, run, &err) ||
+        ms_run_peak_place(&pl, run, &err)) {
+        check_fail("%s: run: %s", name, err.message);
+        return;
+    }
+    check_place_is_the_runs(name, run, t, &pl);
+    const ms_leak_report *lr = NULL;
+    bool leaks = ms_run_leaks(&lr, run, &err) == 0;
+    ms_leak_totals want = {0, 0, 0.0}, got;
+    if (leaks) {
+        want = count_leaks(lr);
+        CHECK_EQ_INT_IN(name, ms_run_leak_totals(&got, run, &err), 0);
+        same_leaks(name, "ms_run_leak_totals", &want, &got);
+    }
+
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeline_flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
+    ms_run *lean = NULL;
+    const ms_timeline *lt = NULL;
+    if (ms_run_open(&lean, s, device, &ro, &err) || ms_run_timeline(&lt, lean, &err)) {
+        check_fail("%s: summary's run: %s", name, err.message);
+        ms_run_free(lean);
+        return;
+    }
+    CHECK_EQ_INT_IN(name, lt->peak_bytes, t->peak_bytes);
+    CHECK_EQ_INT_IN(name, lt->peak_event, t->peak_event);
+    const ms_iterations *lit = NULL;
+    if (ms_run_iterations(&lit, lean, &err) == 0)
+        same_iterations(name, "summary's run", it, lit);
+    int64_t by[MS_CAT_COUNT];
+    const ms_category_point *pk = ms_categories_peak(c);
+    if (ms_run_peak_categories(by, lean, &err) == 0 && pk) {
+        for (int k = 0; k < MS_CAT_COUNT; k++) {
+            char where[256];
+            snprintf(where, sizeof where, "%s summary's peak %s", name,
+                     ms_category_name((ms_category)k));
+            CHECK_EQ_INT_IN(where, by[k], pk->by[k]);
+        }
+    }
+    ms_peak_place lpl;
+    if (ms_run_peak_place(&lpl, lean, &err) == 0)
+        same_place(name, "summary's run", &pl, &lpl);
+    /* Leaks need the allocations the lean timeline lacks: the run builds a fuller one,
+     * and the first stays valid. */
+    if (leaks) {
+        CHECK_EQ_INT_IN(name, ms_run_leak_totals(&got, lean, &err), 0);
+        same_leaks(name, "summary's run", &want, &got);
+        const ms_timeline *full = NULL;
+        if (ms_run_timeline(&full, lean, &err) == 0) {
+            CHECK_TRUE_IN(name, full->allocs != NULL || full->n_allocs == 0);
+            CHECK_EQ_INT_IN(name, (int64_t)full->n_allocs, (int64_t)t->n_allocs);
+        }
+        CHECK_EQ_INT_IN(name, lt->peak_bytes, t->peak_bytes);
+    }
+    const ms_site_total *sites = NULL;
+    size_t n_sites = 0;
+    const ms_alloc *alive = NULL;
+    size_t n_alive = 0;
+    uint64_t alive_bytes = 0, site_bytes = 0;
+    if (ms_run_peak_sites(&sites, &n_sites, lean, &err) == 0 &&
+        ms_run_peak_alive(&alive, &n_alive, lean, &err) == 0) {
+        for (size_t i = 0; i < n_alive; i++)
+            alive_bytes += alive[i].size;
+        for (size_t i = 0; i < n_sites; i++)
+            site_bytes += sites[i].bytes;
+        CHECK_EQ_INT_IN(name, (int64_t)site_bytes, (int64_t)alive_bytes);
+    }
+
+    /* diff's and ranks' profile, read from the run and from a run of its own. */
+    ms_profile *p = NULL, *q = NULL;
+    if (ms_profile_from_run(&p, run, name, &err) ||
+        ms_profile_from_snapshot(&q, s, name, device, &err)) {
+        check_fail("%s: profile: %s", name, err.message);
+    } else {
+        CHECK_EQ_INT_IN(name, p->peak_bytes, t->peak_bytes);
+        CHECK_EQ_INT_IN(name, q->peak_event, t->peak_event);
+        CHECK_EQ_INT_IN(name, (int64_t)p->leaks_known, (int64_t)leaks);
+        CHECK_EQ_INT_IN(name, (int64_t)q->leaks_known, (int64_t)leaks);
+        if (leaks) {
+            same_leaks(name, "profile", &want, &p->leaks);
+            same_leaks(name, "own profile", &want, &q->leaks);
+            same_place(name, "profile", &pl, &p->peak_place);
+            same_place(name, "own profile", &pl, &q->peak_place);
+        }
+        CHECK_EQ_INT_IN(name, (int64_t)p->n_sites[MS_SITES_AT_PEAK], (int64_t)n_sites);
+        CHECK_EQ_INT_IN(name, (int64_t)q->n_sites[MS_SITES_AT_PEAK], (int64_t)n_sites);
+        uint64_t pb = 0;
+        for (size_t i = 0; i < q->n_sites[MS_SITES_AT_PEAK]; i++)
+            pb += q->sites[MS_SITES_AT_PEAK][i].bytes;
+        CHECK_EQ_INT_IN(name, (int64_t)pb, (int64_t)alive_bytes);
+    }
+    ms_profile_free(p);
+    ms_profile_free(q);
+    ms_run_free(lean);
+}
+
+/* ------------------------------------------------------------------ the printed figures */
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1e300;
+}
+
+static cJSON *run_json(const char *name, const char *bin, const char *args, const char *path)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' '%s' 2>/dev/null", bin, args, path, path);
+    /* summary takes one file: the second is only for diff and ranks */
+    if (!strncmp(args, "summary", 7))
+        snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>/dev/null", bin, args, path);
+    int st = 0;
+    char *out = check_run(cmd, &st);
+    cJSON *doc = out ? cJSON_Parse(out) : NULL;
+    free(out);
+    if (!doc || st != 0)
+        check_fail("%s: %s: exit %d, %s", name, args, st, doc ? "JSON" : "no JSON");
+    return doc;
+}
+
+/* One device object of a `summary --json` files[] entry against the run. */
+static void check_device_json(const char *name, const char *what, const cJSON *dev,
+                              const ms_timeline *t, const ms_iterations *it,
+                              const ms_peak_place *pl, const int64_t *peak_cats,
+                              const ms_leak_totals *lk, bool leaks)
+{
+    char where[256];
+    snprintf(where, sizeof where, "%s %s", name, what);
+    if (!dev) {
+        check_fail("%s: no device", where);
+        return;
+    }
+    const cJSON *peak = cJSON_GetObjectItemCaseSensitive(dev, "peak");
+    CHECK_EQ_INT_IN(where, (int64_t)jnum(peak, "bytes"), t->peak_bytes);
+    CHECK_EQ_INT_IN(where, (int64_t)jnum(peak, "event"), t->peak_event);
+    const cJSON *iters = cJSON_GetObjectItemCaseSensitive(dev, "iterations");
+    CHECK_EQ_INT_IN(where, (int64_t)jnum(iters, "count"), (int64_t)it->n);
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(iters, "items");
+    CHECK_EQ_INT_IN(where, (int64_t)cJSON_GetArraySize(items), (int64_t)it->n);
+    for (size_t k = 0; k < it->n && (int)k < cJSON_GetArraySize(items); k++) {
+        const cJSON *x = cJSON_GetArrayItem(items, (int)k);
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(x, "start_event"), it->items[k].start_event);
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(x, "end_event"), it->items[k].end_event);
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(x, "peak_bytes"), it->items[k].peak_bytes);
+    }
+    const cJSON *place = cJSON_GetObjectItemCaseSensitive(peak, "place");
+    const cJSON *pit = cJSON_GetObjectItemCaseSensitive(place, "iteration");
+    CHECK_EQ_INT_IN(where, cJSON_IsNumber(pit) ? (int64_t)pit->valuedouble : 0,
+                    (int64_t)pl->iteration);
+    CHECK_EQ_INT_IN(where, (int64_t)jnum(place, "iterations"), (int64_t)pl->iterations);
+    const cJSON *pph = cJSON_GetObjectItemCaseSensitive(place, "phase");
+    CHECK_EQ_STR_IN(where, cJSON_IsString(pph) ? pph->valuestring : "(none)",
+                    pl->phase >= 0 ? ms_phase_kind_name((ms_phase_kind)pl->phase) : "(none)");
+    const cJSON *cats = cJSON_GetObjectItemCaseSensitive(peak, "categories");
+    for (int k = 0; peak_cats && k < MS_CAT_COUNT; k++)
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(cats, ms_category_name((ms_category)k)),
+                        peak_cats[k]);
+    const cJSON *jl = cJSON_GetObjectItemCaseSensitive(dev, "leaks");
+    CHECK_EQ_INT_IN(where, (int64_t)(jl != NULL), (int64_t)leaks);
+    if (leaks && jl) {
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(jl, "findings"), (int64_t)lk->findings);
+        CHECK_EQ_INT_IN(where, (int64_t)jnum(jl, "bytes"), (int64_t)lk->bytes);
+        CHECK_NEAR_IN(where, jnum(jl, "growth_per_iteration_bytes"), lk->growth_bytes, 0.5);
+    }
+}
+
+static const cJSON *file_device(const cJSON *doc, int file)
+{
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
+    const cJSON *f = cJSON_GetArrayItem(files, file);
+    return cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f, "devices"), 0);
+}
+
+/* What summary, diff and ranks print for this file and device is the run's. */
+static void check_printed(const char *name, const char *path, ms_run *run, int device,
+                          const ms_timeline *t)
+{
+    const char *bin = getenv("MEMSNAP_BIN");
+    if (!bin) {
+        check_fail("MEMSNAP_BIN is not set (ctest sets it)");
+        return;
+    }
+    ms_error err;
+    const ms_iterations *it = NULL;
+    ms_peak_place pl;
+    int64_t cats[MS_CAT_COUNT];
+    if (ms_run_iterations(&it, run, &err) || ms_run_peak_place(&pl, run, &err) ||
+        ms_run_peak_categories(cats, run, &err)) {
+        check_fail("%s: run: %s", name, err.message);
+        return;
+    }
+    const ms_leak_report *lr = NULL;
+    bool leaks = ms_run_leaks(&lr, run, &err) == 0;
+    ms_leak_totals lk = leaks ? count_leaks(lr) : (ms_leak_totals){0, 0, 0.0};
+
+    char args[128];
+    snprintf(args, sizeof args, "summary --json --device %d", device);
+    cJSON *doc = run_json(name, bin, args, path);
+    if (doc)
+        check_device_json(name, "summary", file_device(doc, 0), t, it, &pl, cats, &lk, leaks);
+    cJSON_Delete(doc);
+
+    snprintf(args, sizeof args, "diff --json --device %d", device);
+    doc = run_json(name, bin, args, path);
+    if (doc) {
+        for (int f = 0; f < 2; f++)
+            check_device_json(name, "diff files[]", file_device(doc, f), t, it, &pl, cats, &lk,
+                              leaks);
+        /* The pair's own figures come from the profiles: the same run's. */
+        const cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "pairs"), 0);
+        const cJSON *pk = cJSON_GetObjectItemCaseSensitive(pair, "leaks");
+        CHECK_EQ_INT_IN(name, (int64_t)(pk != NULL), (int64_t)leaks);
+        if (pk && leaks) {
+            CHECK_EQ_INT_IN(name, (int64_t)jnum(pk, "a_bytes"), (int64_t)lk.bytes);
+            CHECK_EQ_INT_IN(name, (int64_t)jnum(pk, "b_findings"), (int64_t)lk.findings);
+        }
+        const cJSON *pp = cJSON_GetObjectItemCaseSensitive(pair, "peak_place");
+        const cJSON *pa = cJSON_GetObjectItemCaseSensitive(pp, "a");
+        if (leaks) {
+            const cJSON *pit = cJSON_GetObjectItemCaseSensitive(pa, "iteration");
+            CHECK_EQ_INT_IN(name, cJSON_IsNumber(pit) ? (int64_t)pit->valuedouble : 0,
+                            (int64_t)pl.iteration);
+            CHECK_EQ_INT_IN(name, (int64_t)jnum(pa, "iterations"), (int64_t)pl.iterations);
+        }
+    }
+    cJSON_Delete(doc);
+
+    snprintf(args, sizeof args, "ranks --json --device %d", device);
+    doc = run_json(name, bin, args, path);
+    if (doc) {
+        check_device_json(name, "ranks files[]", file_device(doc, 1), t, it, &pl, cats, &lk,
+                          leaks);
+        const cJSON *r0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "ranks"), 0);
+        const cJSON *rl = cJSON_GetObjectItemCaseSensitive(r0, "leaks");
+        CHECK_EQ_INT_IN(name, (int64_t)jnum(r0, "peak_bytes"), t->peak_bytes);
+        CHECK_EQ_INT_IN(name, (int64_t)(cJSON_IsObject(rl)), (int64_t)leaks);
+        if (leaks && rl)
+            CHECK_EQ_INT_IN(name, (int64_t)jnum(rl, "bytes"), (int64_t)lk.bytes);
+    }
+    cJSON_Delete(doc);
+}
+
 static void one_file(const char *path, const char *name, void *arg)
 {
     (void)arg;
@@ -277,6 +595,8 @@ static void one_file(const char *path, const char *name, void *arg)
         check_phases(name, run, s, device, rt ? rt : t);
         check_frames(name, run, s);
         check_categories_and_leaks(name, run, s, device, rt ? rt : t);
+        check_summary_and_profile(name, run, s, device, rt ? rt : t);
+        check_printed(name, path, run, device, rt ? rt : t);
     }
     ms_run_free(run);
     ms_timeline_free(t);

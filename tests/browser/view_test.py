@@ -3,7 +3,7 @@
 pipe, tests/browser/cdp.py).
 
   view_test.py MEMSNAP SNAPSHOT [--report] [--max-bytes N] [--max-load SECONDS]
-               [--zoom-iteration] [--keep DIR]
+               [--zoom-iteration] [--hover-width F] [--keep DIR]
 
 Writes the page with `memsnap view` (and with --report, `memsnap report`'s index.html),
 loads it from a file:// URL and checks, with real values:
@@ -19,7 +19,10 @@ loads it from a file:// URL and checks, with real values:
     hovered column, the legend names the categories, the keyboard walks them;
     with --zoom-iteration a click on the iteration strip zooms to one iteration and the
     bands then are that iteration's own allocations;
-  * a screenshot is not blank (many colours, ink over a real part of the page).
+  * a screenshot is not blank (many colours, ink over a real part of the page);
+  * with --hover-width F: hovering along a line at a quarter of the plot's height finds an
+    allocation (a tooltip naming a site) in at least a share F of 60 columns across the
+    plot: the run, not an idle start or a slow set-up, gets the width (issue 23).
 Prints the page size, the time `memsnap view` took and the load time. Exit 0 passed,
 1 failed, 77 skipped (no Chromium)."""
 import json
@@ -142,6 +145,18 @@ class Page:
           return [Number(v.getAttribute('data-memsnap-level'))].concat(
             v.getAttribute('data-memsnap-window').split(' ').map(Number));})()""")
 
+    def hover_width(self, cols=60, at=0.25):
+        """The share of columns, across the plot at `at` of its height, whose hover shows a
+        tooltip naming a site."""
+        x, y, w, h, sy = self.plot()
+        py = y - sy + h - h * at
+        hits = 0
+        for i in range(cols):
+            self.b.mouse("mouseMoved", x + 1 + (w - 2) * (i + 0.5) / cols, py)
+            t = self.tooltip()
+            hits += (not t["hidden"]) and bool(t["site"])
+        return hits / float(cols)
+
     def scan(self, want, cols=48, rows=14):
         """Hovers a grid over the plot, bottom up, until want(tooltip) holds."""
         x, y, w, h, sy = self.plot()
@@ -174,6 +189,10 @@ def drive(b, url, args, leaks):
     t = p.tooltip()
     check(t["hidden"], "tooltip hidden before any hover")
     b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-chart]').scrollIntoView()"})
+    if args.get("hover_width"):
+        share = p.hover_width()
+        check(share >= args["hover_width"], "hovering across the plot finds allocations in %.0f%% "
+              "of the columns (at least %.0f%%)" % (share * 100, args["hover_width"] * 100))
 
     flagged = [l for l in leaks if l.get("kind") == "leak"]
     if flagged:
@@ -319,7 +338,7 @@ def main(argv):
             args["report"] = True
         elif a == "--zoom-iteration":
             args["zoom_iteration"] = True
-        elif a in ("--max-bytes", "--max-load", "--keep"):
+        elif a in ("--max-bytes", "--max-load", "--keep", "--hover-width"):
             args[a[2:].replace("-", "_")] = argv[i + 1]
             i += 1
         else:
@@ -327,6 +346,8 @@ def main(argv):
         i += 1
     if "max_load" in args:
         args["max_load"] = float(args["max_load"])
+    if "hover_width" in args:
+        args["hover_width"] = float(args["hover_width"])
     memsnap, snap = pos[0], pos[1]
     chromium = cdp.find_chromium()
     if not chromium:

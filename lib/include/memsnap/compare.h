@@ -20,41 +20,17 @@
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 #include "memsnap/phases.h"
+#include "memsnap/run.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ leak totals */
-
-/* What a device's leak findings add up to: the figures `memsnap leaks` prints in its
- * verdict, and the ones every comparison and summary carries, so all of them read the
- * same analysis. Only findings of kind MS_LEAK_LEAK count (not suspects or retained). */
-typedef struct ms_leak_totals {
-    uint64_t findings;   /* leak findings (a finding may group several sites) */
-    uint64_t bytes;      /* requested bytes their allocations hold (ms_leak.bytes) */
-    double growth_bytes; /* growth per iteration, summed (ms_leak.growth_bytes) */
-} ms_leak_totals;
-
-MS_API ms_leak_totals ms_leak_report_totals(const ms_leak_report *r);
+/* ms_leak_totals (the leak findings' totals every comparison carries) and
+ * ms_peak_place (where the peak falls in the run) are the run's: memsnap/run.h. */
 
 /* ------------------------------------------------------------------ place of the peak */
 
-/* Where an event falls in the run: which iteration and which phase. Two ranks of one job
- * start recording at different wall-clock times, so the time of their peaks says little;
- * "iteration 3, backward" in both says they peak at the same point of the work. */
-typedef struct ms_peak_place {
-    bool known;          /* false: not computed (a summary written before it carried it) */
-    uint32_t iteration;  /* 1-based; 0 when the event lies outside every iteration */
-    uint32_t iterations; /* complete iterations the run has */
-    bool unfinished;     /* the event lies in the unfinished last iteration */
-    int phase;           /* ms_phase_kind, -1 when no phase holds it */
-} ms_peak_place;
-
-/* The place of `event` (-1: before the first event) in the iterations and phases of one
- * device; `ph` may be NULL (phase -1). */
-MS_API ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph,
-                                      int64_t event);
 /* Text writer (memsnap/core.h): "iteration 3 of 5, backward", "outside the iterations,
  * setup", "no iterations"; "unknown" when not known. */
 MS_API size_t ms_peak_place_format(const ms_peak_place *pl, char *buf, size_t cap);
@@ -121,9 +97,15 @@ typedef struct ms_profile {
 /* Profile of one device of a snapshot: timeline, sites alive at the peak and at the end,
  * all allocations by site, and the leak totals (ms_leak_report_build with default options; when
  * that analysis fails the leaks stay unknown rather than failing the profile). `device`
- * -1 picks the device with the most events (ties: the lowest id). `name` is copied. */
+ * -1 picks the device with the most events (ties: the lowest id). `name` is copied.
+ * Made from a run of its own (ms_profile_from_run). */
 MS_API int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
                                     int device, ms_error *err);
+/* The same profile read from a run of the device (memsnap/run.h): its timeline, the sites
+ * alive at its peak, its leak totals and the place of its peak are the run's, so a view
+ * of the same run (the summary) shows the same figures. The run's leak analysis runs with
+ * its options. */
+MS_API int ms_profile_from_run(ms_profile **out, ms_run *run, const char *name, ms_error *err);
 
 /* An empty profile for callers that fill the numbers themselves (all zero, rank from
  * the name, site sets unknown). */
@@ -155,10 +137,11 @@ MS_API int ms_rank_from_name(const char *path);
  * file that failed has out[i] NULL and errs[i] filled; the return value is 0 when all
  * loaded, else the code of the first failure in path order.
  * `hook`, when not NULL, runs on the worker thread for each file that loaded, with the
- * snapshot still open, so a caller can take more from it; a non-zero return fails that
- * file with the hook's error. */
-typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path,
-                               const ms_snapshot *s, const ms_profile *p, ms_error *err);
+ * run the profile was read from (its snapshot still open: ms_run_snapshot), so a caller
+ * takes more from the same analysis; a non-zero return fails that file with the hook's
+ * error. */
+typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path, ms_run *run,
+                               const ms_profile *p, ms_error *err);
 MS_API int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths,
                             size_t n, int device, unsigned threads,
                             const ms_limits *limits, ms_profile_hook hook, void *ctx);

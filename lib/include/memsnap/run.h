@@ -24,13 +24,44 @@ extern "C" {
 
 typedef struct ms_run ms_run;
 
+/* What a device's leak findings add up to: the figures `memsnap leaks` prints in its
+ * verdict, and the ones every summary and comparison carries, so all of them read the
+ * same analysis. Only findings of kind MS_LEAK_LEAK count (not suspects or retained). */
+typedef struct ms_leak_totals {
+    uint64_t findings;   /* leak findings (a finding may group several sites) */
+    uint64_t bytes;      /* requested bytes their allocations hold (ms_leak.bytes) */
+    double growth_bytes; /* growth per iteration, summed (ms_leak.growth_bytes) */
+} ms_leak_totals;
+
+MS_API ms_leak_totals ms_leak_report_totals(const ms_leak_report *r);
+
+/* Where an event falls in the run: which iteration and which phase. Two ranks of one job
+ * start recording at different wall-clock times, so the time of their peaks says little;
+ * "iteration 3, backward" in both says they peak at the same point of the work. */
+typedef struct ms_peak_place {
+    bool known;          /* false: not computed (a summary written before it carried it) */
+    uint32_t iteration;  /* 1-based; 0 when the event lies outside every iteration */
+    uint32_t iterations; /* complete iterations the run has */
+    bool unfinished;     /* the event lies in the unfinished last iteration */
+    int phase;           /* ms_phase_kind, -1 when no phase holds it */
+} ms_peak_place;
+
+/* The place of `event` (-1: before the first event) in the iterations and phases of one
+ * device; `ph` may be NULL (phase -1). */
+MS_API ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph,
+                                      int64_t event);
+
 typedef struct ms_run_options {
     ms_iter_options iter;     /* how iterations are found (every view uses the same) */
     uint64_t leak_min_bytes;  /* ms_leak_options.min_bytes */
     size_t oom_top_sites;     /* ms_oom_options.top_sites (0: 10) */
     /* MS_TIMELINE_* flags of the run's timeline; 0: MS_TIMELINE_CURVES |
      * MS_TIMELINE_ALLOCS, which every getter can use. A view that asks only for
-     * categories may pass MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE (half the memory). */
+     * categories may pass MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE (half the memory);
+     * `summary` MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE. A getter that needs more
+     * (leaks: allocations and the active curve; OOMs: both curves) builds a fuller
+     * timeline of the same trace then, and ms_run_timeline returns that one from then
+     * on; a timeline handed out before lives as long as the run. */
     unsigned timeline_flags;
 } ms_run_options;
 
@@ -42,7 +73,8 @@ MS_API void ms_run_free(ms_run *r);
 MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
 MS_API int ms_run_device(const ms_run *r);
 
-/* The device's timeline (ms_run_options.timeline_flags). */
+/* The device's timeline (ms_run_options.timeline_flags; a fuller one once a getter
+ * needed more, see there). */
 MS_API int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
  * holds the same object. */
@@ -61,6 +93,23 @@ MS_API int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err
 MS_API int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err);
 /* OOM analyses, with the run's categories behind their category breakdowns. */
 MS_API int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err);
+
+/* The peak, as `memsnap summary` and the comparisons (diff, ranks) read it. */
+/* The allocations alive right after the timeline's peak event (its peak_alive when the
+ * run's timeline_flags have MS_TIMELINE_PEAK_ALIVE, else found once by a replay). */
+MS_API int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *err);
+/* Their bytes by site, largest first (ms_site_totals). */
+MS_API int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r,
+                             ms_error *err);
+/* Their bytes by category, as ms_run_categories would class them (ms_categories_sum
+ * over the run's iterations); the phases are found in the same pass when the run has
+ * none yet. */
+MS_API int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err);
+/* Where the peak falls (ms_peak_place_of) in the run's iterations and phases; phases
+ * that cannot be found leave phase -1. */
+MS_API int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err);
+/* ms_leak_report_totals of ms_run_leaks. */
+MS_API int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,10 @@ struct ms_run {
     int device;
     ms_run_options opt;
     ms_timeline *tl;
+    unsigned tl_flags;       /* what tl was built with */
+    /* Timelines handed out before a getter needed a fuller one (at most one per flag). */
+    ms_timeline *old_tl[4];
+    size_t n_old_tl;
     ms_iterations *it;       /* owned unless the leak report holds it */
     const ms_iterations *it_view;
     ms_annotation_range *ranges;
@@ -24,7 +28,28 @@ struct ms_run {
     ms_categories *cats;
     ms_leak_report *leaks;
     ms_oom_report *ooms;
+    ms_alloc *peak_alive;    /* found by a replay; NULL when tl->peak_alive serves */
+    size_t n_peak_alive;
+    bool have_peak_alive;
+    ms_site_total *peak_sites;
+    size_t n_peak_sites;
+    bool have_peak_sites;
+    int64_t peak_cats[MS_CAT_COUNT];
+    bool have_peak_cats;
+    bool peak_phases_tried;  /* the categories' pass looked for the phases */
 };
+
+static unsigned default_flags(const ms_run *r)
+{
+    return r->opt.timeline_flags ? r->opt.timeline_flags : MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
+}
+
+static bool has_flags(unsigned have, unsigned need)
+{
+    if (have & MS_TIMELINE_CURVES)
+        have |= MS_TIMELINE_ACTIVE;
+    return (have & need) == need;
+}
 
 int ms_run_open(ms_run **out, const ms_snapshot *s, int device, const ms_run_options *opt,
                 ms_error *err)
@@ -57,7 +82,11 @@ void ms_run_free(ms_run *r)
     ms_phases_free(r->phases);
     free(r->ranges);
     free(r->classes);
+    free(r->peak_alive);
+    ms_free(r->peak_sites);
     ms_timeline_free(r->tl);
+    for (size_t i = 0; i < r->n_old_tl; i++)
+        ms_timeline_free(r->old_tl[i]);
     free(r);
 }
 
@@ -75,13 +104,47 @@ int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->tl) {
-        unsigned flags = r->opt.timeline_flags ? r->opt.timeline_flags
-                                               : MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
+        unsigned flags = default_flags(r);
         int rc = ms_timeline_build(&r->tl, r->s, r->device, flags, err);
         if (rc)
             return rc;
+        r->tl_flags = flags;
     }
     *out = r->tl;
+    return 0;
+}
+
+int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_error *err)
+{
+    *out = NULL;
+    if (!r->tl && !has_flags(default_flags(r), need)) {
+        /* Nothing built yet: one timeline with both the caller's flags and these. */
+        unsigned flags = default_flags(r) | need;
+        int rc = ms_timeline_build(&r->tl, r->s, r->device, flags, err);
+        if (rc)
+            return rc;
+        r->tl_flags = flags;
+    }
+    const ms_timeline *t;
+    int rc = ms_run_timeline(&t, r, err);
+    if (rc || has_flags(r->tl_flags, need)) {
+        *out = rc ? NULL : t;
+        return rc;
+    }
+    /* A fact that needs more than the run's timeline holds: a fuller timeline of the same
+     * trace (the same figures, the allocations in the same order), kept beside the first,
+     * which callers may still hold. Each upgrade adds a flag, so there are at most four. */
+    if (r->n_old_tl >= sizeof r->old_tl / sizeof r->old_tl[0])
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "run: too many timeline upgrades");
+    ms_timeline *full = NULL;
+    unsigned flags = r->tl_flags | need;
+    rc = ms_timeline_build(&full, r->s, r->device, flags, err);
+    if (rc)
+        return rc;
+    r->old_tl[r->n_old_tl++] = r->tl;
+    r->tl = full;
+    r->tl_flags = flags;
+    *out = full;
     return 0;
 }
 
@@ -165,7 +228,7 @@ int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err)
     if (!r->cats) {
         const ms_timeline *t;
         const ms_iterations *it;
-        int rc = ms_run_timeline(&t, r, err);
+        int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS, err);
         if (!rc)
             rc = ms_run_iterations(&it, r, err);
         if (!rc)
@@ -182,7 +245,7 @@ int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err)
     *out = NULL;
     if (!r->leaks) {
         const ms_timeline *t;
-        int rc = ms_run_timeline(&t, r, err);
+        int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE, err);
         ms_leak_options lo;
         memset(&lo, 0, sizeof lo);
         lo.iter = r->opt.iter;
@@ -208,7 +271,8 @@ int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err)
         for (size_t i = 0; i < tr->n && !any; i++)
             any = tr->action[i] == MS_ACT_OOM;
         const ms_timeline *t = NULL;
-        int rc = any ? ms_run_timeline(&t, r, err) : 0;
+        int rc = any ? ms__run_timeline_with(&t, r, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, err)
+                     : 0;
         if (rc)
             return rc;
         const ms_leak_report *lr = NULL;
@@ -227,4 +291,141 @@ int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err)
     }
     *out = r->ooms;
     return 0;
+}
+
+/* ------------------------------------------------------------------ the peak */
+
+int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    const ms_timeline *t;
+    int rc = ms_run_timeline(&t, r, err);
+    if (rc)
+        return rc;
+    if (t->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
+        /* Collected while the timeline was built (NULL only when nothing was alive). */
+        *out = t->peak_alive;
+        *n_out = t->n_peak_alive;
+        return 0;
+    }
+    if (!r->have_peak_alive) {
+        rc = ms_timeline_alive_at(&r->peak_alive, &r->n_peak_alive, r->s, t, t->peak_event, err);
+        if (rc)
+            return rc;
+        r->have_peak_alive = true;
+    }
+    *out = r->peak_alive;
+    *n_out = r->n_peak_alive;
+    return 0;
+}
+
+int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (!r->have_peak_sites) {
+        const ms_alloc *alive;
+        size_t n_alive;
+        int rc = ms_run_peak_alive(&alive, &n_alive, r, err);
+        if (!rc)
+            rc = ms_site_totals(&r->peak_sites, &r->n_peak_sites, r->s, alive, n_alive, err);
+        if (rc)
+            return rc;
+        r->have_peak_sites = true;
+    }
+    *out = r->peak_sites;
+    *n_out = r->n_peak_sites;
+    return 0;
+}
+
+int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err)
+{
+    if (!r->have_peak_cats) {
+        const ms_timeline *t;
+        const ms_iterations *it;
+        const ms_alloc *alive = NULL;
+        size_t n_alive = 0;
+        int rc = ms_run_timeline(&t, r, err);
+        if (!rc)
+            rc = ms_run_iterations(&it, r, err);
+        if (!rc)
+            rc = ms_run_peak_alive(&alive, &n_alive, r, err);
+        /* The phase tagging is the costly part of both: the phases come from this pass
+         * when the run has none yet. */
+        ms_phases *ph = NULL;
+        bool want_phases = !r->phases && !r->peak_phases_tried;
+        if (!rc)
+            rc = ms_categories_sum_phases(r->peak_cats, want_phases ? &ph : NULL, r->s, t, it,
+                                          alive, n_alive, err);
+        if (rc)
+            return rc;
+        if (want_phases) {
+            r->peak_phases_tried = true;
+            r->phases = ph;
+        }
+        r->have_peak_cats = true;
+    }
+    memcpy(out, r->peak_cats, sizeof r->peak_cats);
+    return 0;
+}
+
+int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err)
+{
+    const ms_timeline *t;
+    const ms_iterations *it;
+    int rc = ms_run_timeline(&t, r, err);
+    if (!rc)
+        rc = ms_run_iterations(&it, r, err);
+    if (rc)
+        return rc;
+    const ms_phases *ph = r->phases;
+    ms_error soft; /* no phases: the iteration still says where the peak is */
+    if (!ph && !r->peak_phases_tried && ms_run_phases(&ph, r, &soft))
+        ph = NULL;
+    *out = ms_peak_place_of(it, ph, t->peak_event);
+    return 0;
+}
+
+int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
+{
+    const ms_leak_report *lr;
+    int rc = ms_run_leaks(&lr, r, err);
+    if (rc)
+        return rc;
+    *out = ms_leak_report_totals(lr);
+    return 0;
+}
+
+ms_leak_totals ms_leak_report_totals(const ms_leak_report *r)
+{
+    ms_leak_totals t = {0, 0, 0.0};
+    for (size_t i = 0; r && i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        if (L->kind != MS_LEAK_LEAK)
+            continue;
+        t.findings++;
+        t.bytes += L->bytes;
+        t.growth_bytes += L->growth_bytes;
+    }
+    return t;
+}
+
+ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph, int64_t event)
+{
+    ms_peak_place pl = {true, 0, 0, false, -1};
+    if (!it)
+        return pl;
+    pl.iterations = (uint32_t)it->n;
+    size_t n = it->n + it->n_unfinished;
+    for (size_t k = 0; k < n && event >= 0; k++)
+        if (event >= it->items[k].start_event && event < it->items[k].end_event) {
+            pl.iteration = (uint32_t)(k + 1);
+            pl.unfinished = k >= it->n;
+            break;
+        }
+    size_t at = ph && event >= 0 ? ms_phases_at_event(ph, event) : SIZE_MAX;
+    if (at != SIZE_MAX && at < ph->n)
+        pl.phase = (int)ph->items[at].kind;
+    return pl;
 }

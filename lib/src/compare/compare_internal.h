@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "analysis/run_internal.h"
 #include "memsnap/compare.h"
 
 /* calloc of n elements with the multiplication checked; NULL on overflow too. A valid
@@ -27,5 +28,9 @@ ms_delta cmp_delta(int64_t a, int64_t b);
 /* Median of n values (sorted in place); of an even count, the mean of the middle two
  * rounded toward minus infinity. 0 for n == 0. */
 int64_t cmp_median(int64_t *v, size_t n);
+
+/* The run a profile is read from: `device` -1 is the busiest; MS_ERR_ARG naming the
+ * device when the snapshot has none such. */
+int cmp_run_open(ms_run **out, const ms_snapshot *s, int device, ms_error *err);
 
 #endif

@@ -29,8 +29,10 @@ static void load_one(load_job *job, size_t i)
     if (ms_snapshot_read_file(&s, job->paths[i], job->limits, err) != 0)
         return;
     ms_profile *p = NULL;
-    if (ms_profile_from_snapshot(&p, s, job->paths[i], job->device, err) == 0) {
-        if (job->hook && job->hook(job->ctx, i, job->paths[i], s, p, err) != 0) {
+    ms_run *run = NULL;
+    if (cmp_run_open(&run, s, job->device, err) == 0 &&
+        ms_profile_from_run(&p, run, job->paths[i], err) == 0) {
+        if (job->hook && job->hook(job->ctx, i, job->paths[i], run, p, err) != 0) {
             if (err->code == 0) /* a hook that forgot to say why still fails the file */
                 ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "%s: rejected by the caller",
                          job->paths[i]);
@@ -38,6 +40,7 @@ static void load_one(load_job *job, size_t i)
             p = NULL;
         }
     }
+    ms_run_free(run);
     ms_snapshot_free(s);
     job->out[i] = p;
 }

@@ -188,20 +188,6 @@ int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, size_t n
     return 0;
 }
 
-ms_leak_totals ms_leak_report_totals(const ms_leak_report *r)
-{
-    ms_leak_totals t = {0, 0, 0.0};
-    for (size_t i = 0; r && i < r->n; i++) {
-        const ms_leak *L = &r->items[i];
-        if (L->kind != MS_LEAK_LEAK)
-            continue;
-        t.findings++;
-        t.bytes += L->bytes;
-        t.growth_bytes += L->growth_bytes;
-    }
-    return t;
-}
-
 void ms_profile_set_leaks(ms_profile *p, const ms_leak_totals *leaks)
 {
     if (!p || !leaks)
@@ -283,18 +269,14 @@ size_t ms_profile_label(const ms_profile *p, char *buf, size_t cap)
     return ms__text_done(buf, cap, snprintf(buf, cap, "%s", base ? base + 1 : p->name));
 }
 
-/* ------------------------------------------------------------------ from a snapshot */
+/* ------------------------------------------------------------------ from a run */
 
-static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
-                           const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+/* Written exactly as `summary --json` writes top_sites, so sites read back from a summary
+ * match the ones taken from the pickle. */
+static int add_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
+                     const ms_site_total *tot, size_t n_tot, ms_error *err)
 {
-    ms_site_total *tot = NULL;
-    size_t n_tot = 0;
-    int rc = ms_site_totals(&tot, &n_tot, s, allocs, n_allocs, err);
-    if (rc)
-        return rc;
-    /* Written exactly as `summary --json` writes top_sites, so sites read back from a
-     * summary match the ones taken from the pickle. */
+    int rc = 0;
     char loc[1024];
     for (size_t i = 0; i < n_tot && rc == 0; i++) {
         ms_site_format_location(s, tot[i].site, loc, sizeof loc);
@@ -302,13 +284,24 @@ static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
         ms_site_format_function(s, tot[i].site, function, sizeof function);
         rc = ms_profile_add_site(p, set, loc, function, tot[i].bytes, tot[i].count, err);
     }
-    ms_free(tot);
     if (rc)
         return rc;
     p->sites_known[set] = true; /* even when nothing was alive */
     p->sites_complete[set] = true;
     ms_profile_sort_sites(p, set);
     return 0;
+}
+
+static int add_site_totals(ms_profile *p, ms_site_set set, const ms_snapshot *s,
+                           const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+{
+    ms_site_total *tot = NULL;
+    size_t n_tot = 0;
+    int rc = ms_site_totals(&tot, &n_tot, s, allocs, n_allocs, err);
+    if (!rc)
+        rc = add_sites(p, set, s, tot, n_tot, err);
+    ms_free(tot);
+    return rc;
 }
 
 static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
@@ -322,27 +315,6 @@ static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
     rc = add_site_totals(p, set, s, alive, n_alive, err);
     ms_free(alive);
     return rc;
-}
-
-/* The leak totals `memsnap leaks` prints for this device. A trace the leak analysis
- * cannot read leaves them unknown: the rest of the profile is still worth comparing. */
-ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph, int64_t event)
-{
-    ms_peak_place pl = {true, 0, 0, false, -1};
-    if (!it)
-        return pl;
-    pl.iterations = (uint32_t)it->n;
-    size_t n = it->n + it->n_unfinished;
-    for (size_t k = 0; k < n && event >= 0; k++)
-        if (event >= it->items[k].start_event && event < it->items[k].end_event) {
-            pl.iteration = (uint32_t)(k + 1);
-            pl.unfinished = k >= it->n;
-            break;
-        }
-    size_t at = ph && event >= 0 ? ms_phases_at_event(ph, event) : SIZE_MAX;
-    if (at != SIZE_MAX && at < ph->n)
-        pl.phase = (int)ph->items[at].kind;
-    return pl;
 }
 
 size_t ms_peak_place_format(const ms_peak_place *pl, char *buf, size_t cap)
@@ -370,54 +342,45 @@ void ms_profile_set_peak_place(ms_profile *p, const ms_peak_place *place)
         p->peak_place = *place;
 }
 
-/* The leak totals, and where the peak falls: both read the iterations the leak analysis
- * found, so they are found once. */
-static int add_leaks(ms_profile *p, const ms_snapshot *s, const ms_timeline *t, ms_error *err)
+/* The leak totals `memsnap leaks` prints for this device, and where the peak falls: both
+ * read the run's iterations. A trace the leak analysis cannot read leaves them unknown:
+ * the rest of the profile is still worth comparing. */
+static int add_leaks(ms_profile *p, ms_run *run, ms_error *err)
 {
-    ms_leak_report *r = NULL;
+    ms_leak_totals lt;
     ms_error lerr;
-    if (ms_leak_report_build(&r, s, t->device, t, NULL, &lerr) != 0) {
+    if (ms_run_leak_totals(&lt, run, &lerr) != 0) {
         if (lerr.code == MS_ERR_NOMEM)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "%s", lerr.message);
         return 0;
     }
-    ms_leak_totals lt = ms_leak_report_totals(r);
-    ms_phases *ph = NULL;
-    if (ms_phases_find(&ph, s, t, r->iterations, &lerr) != 0)
-        ph = NULL; /* the iteration still says where the peak is */
-    ms_peak_place pl = ms_peak_place_of(r->iterations, ph, p->peak_event);
+    ms_peak_place pl;
+    int rc = ms_run_peak_place(&pl, run, err);
+    if (rc)
+        return rc;
     ms_profile_set_peak_place(p, &pl);
-    ms_phases_free(ph);
-    ms_leak_report_free(r);
     ms_profile_set_leaks(p, &lt);
     return 0;
 }
 
-int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
-                             int device, ms_error *err)
+int ms_profile_from_run(ms_profile **out, ms_run *run, const char *name, ms_error *err)
 {
     *out = NULL;
-    if (!s || !name)
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_from_snapshot: bad argument");
-    if (device < 0)
-        device = ms_snapshot_busiest_device(s);
-    if (device >= ms_snapshot_device_count(s))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
-                        "device %d not in the snapshot (it has %d)", device,
-                        ms_snapshot_device_count(s));
-
+    if (!run || !name)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_from_run: bad argument");
+    const ms_snapshot *s = ms_run_snapshot(run);
     ms_profile *p = NULL;
     int rc = ms_profile_new(&p, name, err);
     if (rc)
         return rc;
-    ms_timeline *t = NULL;
-    /* The active curve is what the leak analysis needs besides the allocations. */
-    rc = ms_timeline_build(&t, s, device, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE, err);
+    /* The allocations list (every site, and the leak analysis) with the active curve. */
+    const ms_timeline *t = NULL;
+    rc = ms__run_timeline_with(&t, run, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE, err);
     if (rc) {
         ms_profile_free(p);
         return rc;
     }
-    p->device = device;
+    p->device = ms_run_device(run);
     p->events = t->n_events;
     p->t_first_us = t->t_first_us;
     p->peak_bytes = t->peak_bytes;
@@ -433,18 +396,54 @@ int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char 
     p->trace_complete = t->trace_complete;
 
     int64_t last = t->n_events ? (int64_t)t->n_events - 1 : -1;
-    rc = add_alive_sites(p, MS_SITES_AT_PEAK, s, t, t->peak_event, err);
+    const ms_site_total *peak_sites = NULL;
+    size_t n_peak_sites = 0;
+    rc = ms_run_peak_sites(&peak_sites, &n_peak_sites, run, err);
+    if (!rc)
+        rc = add_sites(p, MS_SITES_AT_PEAK, s, peak_sites, n_peak_sites, err);
     if (!rc)
         rc = add_alive_sites(p, MS_SITES_AT_END, s, t, last, err);
     if (!rc)
         rc = add_site_totals(p, MS_SITES_TOTAL, s, t->allocs, t->n_allocs, err);
     if (!rc)
-        rc = add_leaks(p, s, t, err);
-    ms_timeline_free(t);
+        rc = add_leaks(p, run, err);
     if (rc) {
         ms_profile_free(p);
         return rc;
     }
     *out = p;
     return 0;
+}
+
+int cmp_run_open(ms_run **out, const ms_snapshot *s, int device, ms_error *err)
+{
+    *out = NULL;
+    if (!s)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_from_snapshot: bad argument");
+    if (device < 0)
+        device = ms_snapshot_busiest_device(s);
+    if (device >= ms_snapshot_device_count(s))
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
+                        "device %d not in the snapshot (it has %d)", device,
+                        ms_snapshot_device_count(s));
+    /* What a profile reads (allocations, the active curve) and the allocations alive at
+     * the peak, collected in the same pass rather than found by a replay. */
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeline_flags = MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
+    return ms_run_open(out, s, device, &ro, err);
+}
+
+int ms_profile_from_snapshot(ms_profile **out, const ms_snapshot *s, const char *name,
+                             int device, ms_error *err)
+{
+    *out = NULL;
+    if (!s || !name)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_from_snapshot: bad argument");
+    ms_run *run = NULL;
+    int rc = cmp_run_open(&run, s, device, err);
+    if (!rc)
+        rc = ms_profile_from_run(out, run, name, err);
+    ms_run_free(run);
+    return rc;
 }

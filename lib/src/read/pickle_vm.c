@@ -1065,8 +1065,37 @@ typedef struct span_entry {
     uint64_t gen;
     uint32_t len, cap;
     uint32_t stack;
+    uint32_t next; /* slot + 1 of the span that followed this one last time; 0: none */
     uint8_t *bytes; /* len bytes; NULL for an empty slot */
 } span_entry;
+
+/* A training loop allocates in the same order every step, so the span that follows a
+ * span is, nearly always, the one that followed it last time. Trying that one first
+ * costs one compare of the bytes, where finding a span by its hash costs a scan of the
+ * run, a hash and the same compare. The compare alone decides: a wrong guess only
+ * costs the compare. */
+static span_entry *span_guess(ms_vm *vm, const fast_reader *r)
+{
+    if (!vm->span_prev)
+        return NULL;
+    uint32_t next = vm->spans[vm->span_prev - 1].next;
+    if (!next)
+        return NULL;
+    span_entry *g = &vm->spans[next - 1];
+    if (!g->bytes || g->gen != vm->memo_gen || r->end - r->p <= 3 + (ptrdiff_t)g->len + 8 ||
+        r->p[1] != 0x94 || r->p[2] != '(' || r->p[3 + g->len] != 'e' ||
+        memcmp(g->bytes, r->p + 3, g->len) != 0)
+        return NULL;
+    return g;
+}
+
+static void span_follow(ms_vm *vm, const span_entry *e)
+{
+    uint32_t slot = e ? (uint32_t)(e - vm->spans) + 1 : 0;
+    if (vm->span_prev)
+        vm->spans[vm->span_prev - 1].next = slot;
+    vm->span_prev = slot;
+}
 
 /* True when every memo reference in the run at p (n bytes) names a committed entry: only
  * then may the run be remembered (a reference to the entry being read is not one). */
@@ -1087,31 +1116,41 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
 {
     size_t span = 0;
     uint64_t h = 0;
-    span_entry *e = NULL;
+    span_entry *e = span_guess(vm, r);
+    if (e)
+        span = e->len;
     /* "]" MEMOIZE "(" frames "e": the common inline list. Only runs that fit the cache
      * are wanted, so with that many bytes ahead the scan needs no bounds checks. */
-    if (r->end - r->p > 3 + SPAN_MAX + 8 && r->p[1] == 0x94 && r->p[2] == '(' &&
-        (span = ref_run_length(r->p + 3, SPAN_MAX)) >= 2) {
+    else if (r->end - r->p > 3 + SPAN_MAX + 8 && r->p[1] == 0x94 && r->p[2] == '(' &&
+             (span = ref_run_length(r->p + 3, SPAN_MAX)) >= 2) {
         h = bytes_hash(r->p + 3, span);
         e = &vm->spans[h & (SPAN_SLOTS - 1)];
-        if (e->len == span && e->hash == h && e->gen == vm->memo_gen &&
-            memcmp(e->bytes, r->p + 3, span) == 0) {
-            *out = e->stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
-                                           : VMAKE(T_CONV, (uint64_t)e->stack << 1 | 1);
-            if (fast_memoize(r, *out, false, NULL) != FAST_OK)
-                return FAST_BAIL;
-            r->p += 3 + span + 1;
-            return FAST_OK;
-        }
+        if (!(e->len == span && e->hash == h && e->gen == vm->memo_gen &&
+              memcmp(e->bytes, r->p + 3, span) == 0))
+            goto miss;
     }
+    if (e) {
+        *out = e->stack == MS_NO_STACK ? VMAKE(T_SPC, SPC_NONE)
+                                       : VMAKE(T_CONV, (uint64_t)e->stack << 1 | 1);
+        if (fast_memoize(r, *out, false, NULL) != FAST_OK)
+            return FAST_BAIL;
+        r->p += 3 + span + 1;
+        span_follow(vm, e);
+        return FAST_OK;
+    }
+miss:
     if (fast_frames(vm, r, out, err_rc) != FAST_OK)
         return FAST_BAIL;
     const uint8_t *bytes = r->p - span - 1;
-    if (e && span_committed(vm, bytes, span)) {
+    if (!e || !span_committed(vm, bytes, span)) {
+        span_follow(vm, NULL);
+    } else {
         if (e->cap < span) {
             uint8_t *b = realloc(e->bytes, span);
-            if (!b)
+            if (!b) {
+                span_follow(vm, NULL);
                 return FAST_OK; /* not remembered: only slower */
+            }
             e->bytes = b;
             e->cap = (uint32_t)span;
         }
@@ -1120,6 +1159,8 @@ static int fast_frames_cached(ms_vm *vm, fast_reader *r, ms_val *out, int *err_r
         e->len = (uint32_t)span;
         memcpy(e->bytes, bytes, span);
         e->stack = VTAG(*out) == T_CONV ? (uint32_t)(VPAY(*out) >> 1) : MS_NO_STACK;
+        e->next = 0;
+        span_follow(vm, e);
     }
     return FAST_OK;
 }

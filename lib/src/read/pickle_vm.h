@@ -90,6 +90,7 @@ typedef struct ms_vm {
 
     /* Frames lists seen as raw bytes, with their stacks (see fast_events). */
     struct span_entry *spans;
+    uint32_t span_prev; /* slot + 1 of the span the last frames list was; 0: none */
     uint64_t memo_gen;
     entry_shape *shape;        /* keys of a trace entry as last learnt (fast_events) */
 

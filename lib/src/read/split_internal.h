@@ -109,6 +109,7 @@ typedef struct ms_split {
     size_t n_streams, streams_cap;
     uint16_t last_stream;
     split_span *spans;
+    uint32_t span_prev; /* slot + 1 of the span the last frames list was; 0: none */
 
     split_mark done;
 } split_worker;

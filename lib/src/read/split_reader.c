@@ -56,8 +56,33 @@ typedef struct split_span {
     uint32_t len, cap; /* len 0: empty slot */
     uint32_t stack;
     int64_t max_defer; /* largest deferred index among its frames, -1 none */
+    uint32_t next;     /* slot + 1 of the span that followed this one last time; 0: none */
     uint8_t *bytes;
 } split_span;
+
+/* As the VM does (pickle_vm.c, span_guess): the span that followed this one last time
+ * is tried first, with one compare of the bytes. p is just after the list's MARK. */
+static split_span *span_guess(split_worker *w, const uint8_t *p, const uint8_t *end)
+{
+    if (!w->span_prev)
+        return NULL;
+    uint32_t next = w->spans[w->span_prev - 1].next;
+    if (!next)
+        return NULL;
+    split_span *g = &w->spans[next - 1];
+    if (!g->len || end - p <= (ptrdiff_t)g->len + 8 || p[g->len] != 'e' ||
+        memcmp(g->bytes, p, g->len) != 0)
+        return NULL;
+    return g;
+}
+
+static void span_follow(split_worker *w, const split_span *e)
+{
+    uint32_t slot = e ? (uint32_t)(e - w->spans) + 1 : 0;
+    if (w->span_prev)
+        w->spans[w->span_prev - 1].next = slot;
+    w->span_prev = slot;
+}
 
 /* ------------------------------------------------------------------ the thread's tables */
 
@@ -465,19 +490,24 @@ static bool read_frames(split_worker *w, const uint8_t **pp, const uint8_t *end,
     if (p < end && p[0] == '(') {
         p++;
         uint64_t h = 0;
-        size_t span = end - p > (ptrdiff_t)SPAN_MAX + 8 ? ref_run_length(p, SPAN_MAX) : 0;
-        split_span *e = NULL;
-        if (span >= 2) {
+        split_span *e = span_guess(w, p, end);
+        size_t span = e ? e->len
+                        : end - p > (ptrdiff_t)SPAN_MAX + 8 ? ref_run_length(p, SPAN_MAX) : 0;
+        if (!e && span >= 2) {
             h = bytes_hash(p, span);
             e = &w->spans[h & (SPAN_SLOTS - 1)];
+            if (!(e->len == span && e->hash == h && memcmp(e->bytes, p, span) == 0))
+                goto miss;
         }
-        if (e && e->len == span && e->hash == h && memcmp(e->bytes, p, span) == 0) {
+        if (e) {
             if (e->max_defer >= 0)
                 note_deferred(w, (uint64_t)e->max_defer);
             *stack = e->stack;
             p += span + 1;
+            span_follow(w, e);
             goto done;
         }
+    miss:
         while (p < end && p[0] != 'e') {
             if (n == MAX_FRAMES || !frame_ref(w, &p, end, &refs[n], &max_defer))
                 return false;
@@ -499,7 +529,11 @@ static bool read_frames(split_worker *w, const uint8_t **pp, const uint8_t *end,
             e->len = (uint32_t)span;
             e->stack = *stack;
             e->max_defer = max_defer;
+            e->next = 0;
             memcpy(e->bytes, p - span - 1, span);
+            span_follow(w, e);
+        } else {
+            span_follow(w, NULL);
         }
     } else if (p < end && (p[0] == 'h' || p[0] == 'j' || p[0] == '}')) {
         if (!frame_ref(w, &p, end, &refs[0], &max_defer) || p >= end || p[0] != 'a')
