@@ -57,7 +57,10 @@ static void usage(FILE *out)
             "  --width N            image width in pixels (default 1600)\n"
             "  --height N           image height (default 800; 500 per panel for several files)\n"
             "  --device N           device to draw (default: the one with the most events)\n"
-            "  --x time|events      x axis: seconds since the first event (default) or event index\n"
+            "  --x run|time|events  x axis: the run (default): seconds, with idle stretches and\n"
+            "                       slow set-up compressed into marked breaks so the\n"
+            "                       iterations get the width; time: seconds, linear; events:\n"
+            "                       event index (--overlay draws run as time)\n"
             "  --from X, --to X     draw only this window (seconds, or event index with --x events)\n"
             "  --by alloc|site|phase|category|compile|group\n"
             "                       bands per allocation (default), per allocation site, per\n"
@@ -93,8 +96,8 @@ typedef struct opts {
     ms_chart_group_rules rules;
 } opts;
 
-static const char *const X_MODES[] = {"time", "events", NULL};
-static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_TIME, MS_CHART_X_EVENTS};
+static const char *const X_MODES[] = {"run", "time", "events", NULL};
+static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_RUN, MS_CHART_X_TIME, MS_CHART_X_EVENTS};
 static const char *const GROUPINGS[] = {"alloc", "site",    "phase", "category",
                                         "compile", "group", NULL};
 static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC,    MS_CHART_BY_SITE,
@@ -118,6 +121,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     memset(o, 0, sizeof *o);
     o->width = 1600;
     o->height = 800;
+    o->spec.x_mode = MS_CHART_X_RUN;
     *help = false;
     long long top = 0;
     int x = -1, by = -1;
@@ -249,6 +253,31 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
     return 0;
 }
 
+/* The run axis of one file, found once for the extent and the chart. */
+static int file_warp(const char *path, ms_chart_source *src, ms_chart_warp *w)
+{
+    ms_error err;
+    if (ms_chart_warp_find(w, src->trace, src->iterations, &err)) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        return 2;
+    }
+    src->warp = w;
+    return 0;
+}
+
+/* --from/--to are seconds; on the run axis each file's window is in its own axis units. */
+static ms_chart_spec file_spec(const ms_chart_spec *s, const ms_chart_source *src)
+{
+    ms_chart_spec f = *s;
+    if (f.x_mode == MS_CHART_X_RUN && src->warp && src->trace->has_times) {
+        if (f.has_from)
+            f.from = ms_chart_warp_u(src->warp, f.from);
+        if (f.has_to)
+            f.to = ms_chart_warp_u(src->warp, f.to);
+    }
+    return f;
+}
+
 /* --format json: the chart model every image of these options is drawn from. */
 static int write_model(const char *path, const ms_chart *const *charts, size_t n, int width,
                        int height)
@@ -308,6 +337,7 @@ int cmd_render(int argc, char **argv)
     ms_run *runs[MAX_FILES] = {0};
     ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
+    ms_chart_warp warps[MAX_FILES];
     /* An overlay draws the curves alone: its runs build no allocations list. */
     ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
     rc = 0;
@@ -345,24 +375,28 @@ int cmd_render(int argc, char **argv)
         if (o.spec.by == MS_CHART_BY_PHASE && (rc = phases_of(o.files[i], runs[i], &srcs[i])))
             break;
         srcs[i].group_rules = &o.rules;
-        /* The model's iteration spans: only the JSON shows them, and finding them costs a
-         * pass over the trace that images do not need. */
-        if (o.json && ms_run_iterations(&srcs[i].iterations, runs[i], &err)) {
+        /* The run axis is cut at the iterations, and the JSON shows them; the time and
+         * events axes' images need neither pass over the trace. */
+        bool run = o.spec.x_mode == MS_CHART_X_RUN;
+        if ((o.json || run) && ms_run_iterations(&srcs[i].iterations, runs[i], &err)) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;
         }
+        if (run && (rc = file_warp(o.files[i], &srcs[i], &warps[i])))
+            break;
     }
 
     /* Panels share both scales so that a taller hill means more memory. */
     ms_chart_spec spec = o.spec;
+    double span = 0;
     if (!rc && n > 1 && !o.overlay) {
-        double span = 0;
         int64_t bytes = 0;
         for (size_t i = 0; i < n && !rc; i++) {
             double s;
             int64_t b;
-            if (ms_chart_extent(&srcs[i], &o.spec, &s, &b, &err)) {
+            ms_chart_spec fs = file_spec(&o.spec, &srcs[i]);
+            if (ms_chart_extent(&srcs[i], &fs, &s, &b, &err)) {
                 cli_error(CMD, "%s: %s", o.files[i], err.message);
                 rc = 2;
             } else {
@@ -371,7 +405,7 @@ int cmd_render(int argc, char **argv)
             }
         }
         spec.y_fit = bytes;
-        if (!spec.has_to) {
+        if (!spec.has_to && spec.x_mode != MS_CHART_X_RUN) {
             spec.has_to = true;
             spec.to = (spec.has_from ? spec.from : 0) + span;
         }
@@ -389,7 +423,11 @@ int cmd_render(int argc, char **argv)
     }
     for (size_t i = 0; !rc && !o.overlay && i < n; i++) {
         ms_chart_rect area = ms_render_panel_rect((int)o.width, (int)o.height, n, i);
-        ms_chart_spec panel = spec;
+        ms_chart_spec panel = file_spec(&spec, &srcs[i]);
+        if (o.spec.x_mode == MS_CHART_X_RUN && n > 1 && !o.spec.has_to) {
+            panel.has_to = true; /* as long as the longest file, in this file's units */
+            panel.to = (panel.has_from ? panel.from : 0) + span;
+        }
         ms_chart_highlight *hl = NULL;
         ms_leak_mark *marks = NULL;
         if (o.leaks && (rc = leak_highlights(o.files[i], runs[i], &marks, &hl,

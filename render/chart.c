@@ -44,7 +44,8 @@ static int check_spec(const ms_chart_spec *spec, ms_error *err)
 {
     if (!spec)
         return ms__render_fail(err, MS_ERR_ARG, "no chart spec");
-    if (spec->x_mode != MS_CHART_X_TIME && spec->x_mode != MS_CHART_X_EVENTS)
+    if (spec->x_mode != MS_CHART_X_TIME && spec->x_mode != MS_CHART_X_EVENTS &&
+        spec->x_mode != MS_CHART_X_RUN)
         return ms__render_fail(err, MS_ERR_ARG, "unknown x mode");
     if (spec->by != MS_CHART_BY_ALLOC && spec->by != MS_CHART_BY_SITE &&
         spec->by != MS_CHART_BY_PHASE && spec->by != MS_CHART_BY_CATEGORY &&
@@ -171,10 +172,22 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
     return ms__chart_iterations(chart, src, err);
 }
 
-static int build_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                         ms_chart_rect area, ms_error *err)
+static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
+                         const ms_chart_spec *spec_in, ms_chart_rect area, ms_error *err)
 {
-    int rc = ms__check_source(src, true, err);
+    int rc = ms__check_source(src_in, true, err);
+    if (rc)
+        return rc;
+    /* The run axis: the source carries the chart's copy of its warp from here on. */
+    ms_chart_spec run_spec = *spec_in;
+    ms_chart_source run_src;
+    chart->run_axis = spec_in->x_mode == MS_CHART_X_RUN;
+    rc = ms__run_source(&run_src, &chart->warp, src_in, &run_spec.x_mode, err);
+    if (rc)
+        return rc;
+    run_src.warp = chart->run_axis ? &chart->warp : NULL;
+    const ms_chart_source *src = &run_src;
+    const ms_chart_spec *spec = &run_spec;
     if (!rc && spec->by == MS_CHART_BY_CATEGORY)
         rc = check_categories(src, err);
     if (rc)
@@ -242,7 +255,7 @@ done:
 static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *srcs, size_t n)
 {
     ms_chart_spec s = *spec;
-    for (size_t i = 0; i < n && !s.keep_time_axis; i++)
+    for (size_t i = 0; i < n && (!s.keep_time_axis || s.x_mode == MS_CHART_X_RUN); i++)
         if (srcs[i].trace && !srcs[i].trace->has_times)
             s.x_mode = MS_CHART_X_EVENTS;
     return s;
@@ -330,6 +343,9 @@ int ms_chart_build_overlay(ms_chart **out, const ms_chart_source *srcs, size_t n
     if (rc)
         return rc;
     ms_chart_spec adj = spec_for(spec_in, srcs, n_srcs <= MS_CHART_MAX_SERIES ? n_srcs : 0);
+    /* Each file has its own run axis and curves share one: an overlay is drawn on time. */
+    if (adj.x_mode == MS_CHART_X_RUN)
+        adj.x_mode = MS_CHART_X_TIME;
     const ms_chart_spec *spec = &adj;
     if (n_srcs == 0 || n_srcs > MS_CHART_MAX_SERIES)
         return ms__render_fail(err, MS_ERR_ARG, "an overlay takes 1 to %d files (got %zu)",

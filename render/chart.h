@@ -12,15 +12,16 @@
  * concern, none of which draws (see chart_impl.h): theme.c (colours), scale.c (x/y
  * scales, ticks, number formatting), lod.c (per-column aggregation), group.c (which
  * allocations form which band), stack.c (band heights per column), annotations.c (lanes),
- * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), chart.c
+ * layout.c (rectangles, legend, title), markers.c (peak, OOM, highlight pins), xwarp.c
+ * (the run axis: where its breaks go), chart.c
  * (the pipeline, ms_chart_free). ms_chart_build_figure (figure.c) does a whole image of
  * several files: panels on shared scales, or an overlay.
  *
  * Serialising it (for a JSON or HTML exporter): every field below is either a number, a
  * fixed-size NUL-terminated string, or an array whose length is a sibling count field
  * (noted beside it). Coordinates are device pixels of the surface the chart was built
- * for (`area`); byte counts are int64 bytes; x values are in x units (seconds or event
- * index, see ms_chart_x). Colours are sRGB components in [0, 1].
+ * for (`area`); byte counts are int64 bytes; x values are in x units (seconds, event
+ * index, or the run axis's units, see ms_chart_x). Colours are sRGB components in [0, 1].
  *
  * Ownership: ms_chart_build*() hands out an ms_chart that the caller releases with
  * ms_chart_free(); the chart copies every string it shows, so it does not keep the
@@ -70,8 +71,40 @@ typedef struct ms_chart_rgb {
 
 typedef enum ms_chart_x {
     MS_CHART_X_TIME = 0, /* seconds since the first event of the trace */
-    MS_CHART_X_EVENTS    /* event index; event i spans [i, i+1) */
+    MS_CHART_X_EVENTS,   /* event index; event i spans [i, i+1) */
+    MS_CHART_X_RUN       /* the run axis: seconds, with idle stretches and slow set-up
+                            compressed into marked breaks (ms_chart_warp); x units are
+                            axis units u = W(seconds) */
 } ms_chart_x;
+
+/* The run axis's warp W: a monotone piecewise-linear map from trace time (seconds since
+ * the first event) to axis units u. Segments that are not breaks run at one second per
+ * unit, so time reads the same everywhere outside a break; a break squeezes a long idle
+ * stretch (or a slow set-up) into a narrow piece of fixed share. Columns are uniform in
+ * u, so a window [from, to] in u (spec->from/to with MS_CHART_X_RUN) zooms across breaks
+ * like any other. Outside [t[0], t[n_segments]] W runs on at one second per unit.
+ * Times are seconds since the first event of the trace it was found from: a source over
+ * a slice of that trace (its own first event later) needs the knots shifted to match.
+ * Plain data: it can be copied and serialised as it is. */
+#define MS_CHART_MAX_BREAKS 12
+#define MS_CHART_MAX_SEGMENTS (2 * MS_CHART_MAX_BREAKS + 1)
+typedef struct ms_chart_warp {
+    size_t n_segments;                    /* 1 .. MS_CHART_MAX_SEGMENTS */
+    double t[MS_CHART_MAX_SEGMENTS + 1];  /* knots, seconds, strictly increasing */
+    double u[MS_CHART_MAX_SEGMENTS + 1];  /* the knots' axis units, strictly increasing */
+    bool gap[MS_CHART_MAX_SEGMENTS];      /* segment k = [t[k], t[k+1]] is a break */
+    size_t n_breaks;                      /* segments with gap set */
+} ms_chart_warp;
+
+struct ms_iterations;
+/* The run axis of a device trace (render/xwarp.c says how it is chosen): from its times
+ * and, when given, its iterations (memsnap/iterations.h). A trace without times, or one
+ * where nothing needs compressing, gets the identity (one segment, no break). */
+int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
+                       const struct ms_iterations *it, ms_error *err);
+/* u of a time in seconds, and the time of an axis position (the inverse). */
+double ms_chart_warp_u(const ms_chart_warp *w, double t);
+double ms_chart_warp_t(const ms_chart_warp *w, double u);
 
 typedef enum ms_chart_by {
     MS_CHART_BY_ALLOC = 0, /* one band per large allocation, stacked as PyTorch's viewer */
@@ -157,6 +190,10 @@ typedef struct ms_chart_source {
     const struct ms_iterations *iterations;
     /* --by group: the user's rules, matched against each allocation's frames. */
     const struct ms_chart_group_rules *group_rules;
+    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: found when building
+     * from the trace and `iterations`. Pass it when several calls need it (extent, then
+     * build) or when the window was given in seconds and converted with it. */
+    const ms_chart_warp *warp;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {
@@ -249,6 +286,16 @@ typedef struct ms_chart_label {
     ms_chart_rgb rgb;
 } ms_chart_label;
 
+/* A piece of the x axis inside the window, left to right: the whole plot for the time and
+ * events axes, the run axis's segments (ms_chart_warp) for MS_CHART_X_RUN. */
+typedef struct ms_chart_segment {
+    double px0, px1;     /* pixels */
+    double from, to;     /* seconds (event index on the events axis) */
+    bool gap;            /* a break: drawn hatched, with `label` under the axis */
+    char label[32];      /* a break's duration, "⋯ 3.6 s"; "" otherwise */
+    double label_x, label_w; /* the label's centre and estimated width (pixels) */
+} ms_chart_segment;
+
 /* One iteration of the run inside the window, in pixels. */
 typedef struct ms_chart_iter {
     size_t index; /* 0-based, as memsnap iterations numbers them */
@@ -259,7 +306,10 @@ typedef struct ms_chart {
     ms_chart_rect area;  /* the panel */
     ms_chart_rect plot;  /* the data area; plot.w == n_cols exactly */
     ms_chart_theme theme;
-    ms_chart_x x_mode;
+    ms_chart_x x_mode;   /* MS_CHART_X_RUN only when the warp has a break; a run axis
+                            with nothing to compress is the time axis (run_axis says) */
+    bool run_axis;       /* the run axis was asked for (and the trace has times) */
+    ms_chart_warp warp;  /* MS_CHART_X_RUN: the warp the x units come from */
     bool event_clock;    /* MS_CHART_X_TIME over a trace without times: x is event / 1e6 */
     ms_chart_by by;
     bool overlay;
@@ -268,6 +318,9 @@ typedef struct ms_chart {
      * column also takes x_hi itself). */
     double x_lo, x_hi, dx;
     size_t n_cols;
+    /* The axis's pieces inside the window (one unless the run axis has breaks in it). */
+    ms_chart_segment segments[MS_CHART_MAX_SEGMENTS];
+    size_t n_segments;
     double y_max;        /* bytes at the top of the plot, a multiple of the tick step */
 
     /* Per column, n_cols each (stacked charts; NULL in overlays). */
@@ -391,6 +444,9 @@ int ms_chart_extent(const ms_chart_source *src, const ms_chart_spec *spec, doubl
 
 /* Pixel position of x (x units) and of a byte count inside the chart's plot. */
 double ms_chart_px(const ms_chart *chart, double x);
+/* Seconds since the first event at an x position of a time or run chart (x itself on the
+ * time axis, W^-1(x) on the run axis). */
+double ms_chart_x_seconds(const ms_chart *chart, double x);
 double ms_chart_py(const ms_chart *chart, double bytes);
 /* The x value of an event of the source the chart was built from (-1: x of event 0). */
 double ms_chart_event_x(const ms_chart_source *src, ms_chart_x mode, int64_t event);

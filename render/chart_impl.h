@@ -6,7 +6,9 @@
  *   theme.c        colours: the two themes, the band palette, shades of a hue, the
  *                  categories' colours
  *   layout.c       the panel's rectangles (title, lanes, plot, legend), legend entries, titles
- *   scale.c        x positions of events, the x window, y and x scales, ticks, labels
+ *   xwarp.c        the run axis: which idle stretches become breaks (ms_chart_warp)
+ *   scale.c        x positions of events, the x window, y and x scales, ticks, labels,
+ *                  the axis's segments and the breaks' labels
  *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
  *   group.c        which allocations make up which band, and the bands' colours
  *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
@@ -99,8 +101,26 @@ static inline double ms__event_x(const ms_chart_source *src, ms_chart_x mode, in
     if (mode == MS_CHART_X_EVENTS)
         return (double)event;
     if ((size_t)event >= src->trace->n)
-        return 0.0;
-    return (double)(src->trace->time_us[event] - ms__t_first(src)) / 1e6;
+        return mode == MS_CHART_X_RUN && src->warp ? ms_chart_warp_u(src->warp, 0.0) : 0.0;
+    double t = (double)(src->trace->time_us[event] - ms__t_first(src)) / 1e6;
+    return mode == MS_CHART_X_RUN && src->warp ? ms_chart_warp_u(src->warp, t) : t;
+}
+
+/* ms_chart_warp_u for a run of times that mostly grow: *k is the segment the last call
+ * found, so a pass over a trace costs a compare or two per event. */
+static inline double ms__warp_u_near(const ms_chart_warp *w, double t, size_t *k)
+{
+    size_t n = w->n_segments;
+    if (t < w->t[0] || t >= w->t[n])
+        return ms_chart_warp_u(w, t);
+    while (*k + 1 < n && t >= w->t[*k + 1])
+        (*k)++;
+    while (*k > 0 && t < w->t[*k])
+        (*k)--;
+    size_t s = *k;
+    if (!w->gap[s])
+        return w->u[s] + (t - w->t[s]);
+    return w->u[s] + (t - w->t[s]) / (w->t[s + 1] - w->t[s]) * (w->u[s + 1] - w->u[s]);
 }
 
 /* Where the whole trace ends, in x units; never zero so scales stay finite. */
@@ -231,6 +251,15 @@ void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__g
 void ms__place_labels(ms_chart *chart, const size_t *rank);
 
 /* ------------------------------------------------------------------ chart.c */
+
+/* The axis's pieces in pixels (chart->segments) once the window and plot are known, and
+ * the breaks' labels. */
+void ms__segments(ms_chart *chart);
+/* xwarp.c: *out is src, and for *mode == MS_CHART_X_RUN carries a warp (src->warp, or one
+ * found into *w); *mode becomes MS_CHART_X_TIME when that warp has no break, so a run axis
+ * with nothing to compress draws exactly as the time axis. */
+int ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
+                   ms_chart_x *mode, ms_error *err);
 
 /* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
  * allocations, when need_allocs). */

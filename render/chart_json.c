@@ -111,6 +111,15 @@ static const char *label_kind(ms_chart_label_kind k)
     }
 }
 
+/* Whether pixel column px lies in (or next to) a break of the run axis. */
+static bool in_break(const ms_chart *ch, double px)
+{
+    for (size_t i = 0; i < ch->n_segments; i++)
+        if (ch->segments[i].gap && px >= ch->segments[i].px0 - 2 && px <= ch->segments[i].px1 + 2)
+            return true;
+    return false;
+}
+
 /* A point inside band g's fill that no line, outline or label covers (its tallest steady
  * column), for checking a raster against the model; false when the band has none.
  * `below` is the bottom of band g in every column (the bands under it, summed). */
@@ -145,6 +154,8 @@ static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, do
             continue;
         if (ch->has_peak && fabs(mid - ch->peak_py) < 4)
             continue;
+        if (in_break(ch, px))
+            continue; /* draw.c hatches the breaks over the bands */
         bool clear = true;
         for (size_t i = 0; i < ch->n_oom_px && clear; i++)
             clear = fabs(ch->oom_px[i] - px) > 4;
@@ -205,16 +216,26 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
     ms__sb_puts(b, ",\"y\":{\"max_bytes\":");
     ms__sb_num(b, ch->y_max);
     ms__sb_puts(b, "},\"x\":{\"kind\":");
-    ms__sb_str(b, ch->x_mode == MS_CHART_X_EVENTS ? "events" : "time");
-    ms__sb_puts(b, ",\"segments\":[{\"px0\":");
-    num(b, ch->plot.x);
-    ms__sb_puts(b, ",\"px1\":");
-    num(b, ch->plot.x + ch->plot.w);
-    ms__sb_puts(b, ",\"from_s\":");
-    ms__sb_num(b, ch->x_lo);
-    ms__sb_puts(b, ",\"to_s\":");
-    ms__sb_num(b, ch->x_hi);
-    ms__sb_puts(b, ",\"gap\":false}]},\"iterations\":[");
+    ms__sb_str(b, ch->x_mode == MS_CHART_X_EVENTS ? "events" : ch->run_axis ? "run" : "time");
+    ms__sb_puts(b, ",\"segments\":[");
+    for (size_t i = 0; i < ch->n_segments; i++) {
+        const ms_chart_segment *sg = &ch->segments[i];
+        ms__sb_puts(b, i ? ",{\"px0\":" : "{\"px0\":");
+        num(b, sg->px0);
+        ms__sb_puts(b, ",\"px1\":");
+        num(b, sg->px1);
+        ms__sb_puts(b, ",\"from_s\":");
+        ms__sb_num(b, sg->from);
+        ms__sb_puts(b, ",\"to_s\":");
+        ms__sb_num(b, sg->to);
+        ms__sb_printf(b, ",\"gap\":%s", sg->gap ? "true" : "false");
+        if (sg->gap) {
+            ms__sb_puts(b, ",\"label\":");
+            ms__sb_str(b, sg->label);
+        }
+        ms__sb_puts(b, "}");
+    }
+    ms__sb_puts(b, "]},\"iterations\":[");
     for (size_t i = 0; i < ch->n_iters; i++) {
         ms__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index + 1);
         num(b, ch->iters[i].px0);

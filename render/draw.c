@@ -282,6 +282,59 @@ static void draw_grid_and_axes(pen *p)
     cairo_restore(cr);
 }
 
+/* The run axis's breaks over the plot: a pale wash with light hatching, so what they
+ * squeeze still shows through and nobody reads them as time at the axis's scale. */
+static void draw_breaks(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    for (size_t i = 0; i < ch->n_segments; i++) {
+        const ms_chart_segment *sg = &ch->segments[i];
+        if (!sg->gap)
+            continue;
+        double x0 = sg->px0, w = sg->px1 - sg->px0, top = ch->plot.y, h = ch->plot.h;
+        cairo_save(cr);
+        rect(p, x0, top, w, h);
+        cairo_clip(cr);
+        rgba(p, ch->theme.bg, 0.55);
+        cairo_paint(cr);
+        rgba(p, ch->theme.muted, 0.55);
+        cairo_set_line_width(cr, 1.0);
+        for (double y = top - w; y < top + h + w; y += 7) {
+            move_to(p, x0, y + w);
+            line_to(p, x0 + w, y);
+        }
+        cairo_stroke(cr);
+        cairo_restore(cr);
+    }
+}
+
+/* The x axis line, cut at each break by a pair of slanted ticks, and the breaks' labels
+ * (how long each lasted) where tick labels go. */
+static void draw_x_axis(pen *p, double bottom)
+{
+    const ms_chart *ch = p->chart;
+    cairo_t *cr = p->cr;
+    for (size_t i = 0; i < ch->n_segments; i++) {
+        const ms_chart_segment *sg = &ch->segments[i];
+        if (!sg->gap) {
+            move_to(p, sg->px0, bottom);
+            line_to(p, sg->px1, bottom);
+            continue;
+        }
+        for (int k = 0; k < 2; k++) {
+            double x = k ? sg->px1 : sg->px0;
+            move_to(p, x - 3, bottom + 5);
+            line_to(p, x + 3, bottom - 5);
+        }
+    }
+    cairo_stroke(cr);
+    for (size_t i = 0; i < ch->n_segments; i++)
+        if (ch->segments[i].gap && ch->segments[i].label[0])
+            text_at(p, ch->segments[i].label_x, ch->plot.y + ch->plot.h + 16, 0.5,
+                    ch->segments[i].label);
+}
+
 static void draw_axis_labels(pen *p)
 {
     const ms_chart *ch = p->chart;
@@ -290,8 +343,13 @@ static void draw_axis_labels(pen *p)
     rgb(p, ch->theme.muted);
     cairo_set_line_width(cr, 1.0);
     double bottom = crisp(ch->plot.y + ch->plot.h);
-    move_to(p, ch->plot.x, bottom);
-    line_to(p, ch->plot.x + ch->plot.w, bottom);
+    if (ch->x_mode == MS_CHART_X_RUN) {
+        font(p, 11, false);
+        draw_x_axis(p, bottom);
+    } else {
+        move_to(p, ch->plot.x, bottom);
+        line_to(p, ch->plot.x + ch->plot.w, bottom);
+    }
     move_to(p, crisp(ch->plot.x) - 1, ch->plot.y);
     line_to(p, crisp(ch->plot.x) - 1, ch->plot.y + ch->plot.h);
     cairo_stroke(cr);
@@ -512,6 +570,7 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
         draw_overlay(&p);
     else
         draw_stacked(&p, acc, drawn);
+    draw_breaks(&p);
     draw_ooms(&p);
     draw_peak(&p);
     /* Labels after every line and outline, so none crosses a label. */

@@ -139,8 +139,9 @@ void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_cha
     bool zoomed = (spec->has_from && spec->from > 0) ||
                   (spec->has_to && spec->to < ms__full_span(src, spec->x_mode) * (1 - 1e-9));
     if (zoomed) {
-        if (chart->x_mode == MS_CHART_X_TIME)
-            snprintf(window, sizeof window, "  ·  window %.3f–%.3f s", chart->x_lo, chart->x_hi);
+        if (chart->x_mode == MS_CHART_X_TIME || chart->x_mode == MS_CHART_X_RUN)
+            snprintf(window, sizeof window, "  ·  window %.3f–%.3f s",
+                     ms_chart_x_seconds(chart, chart->x_lo), ms_chart_x_seconds(chart, chart->x_hi));
         else
             snprintf(window, sizeof window, "  ·  events %.0f–%.0f", chart->x_lo, chart->x_hi);
     }

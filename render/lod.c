@@ -65,6 +65,9 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     int64_t t0 = ms__t_first(src);
     int64_t col = -1;
     bool by_time = mode == MS_CHART_X_TIME;
+    /* The run axis: x through the warp, its segment remembered from event to event. */
+    const ms_chart_warp *warp = mode == MS_CHART_X_RUN ? src->warp : NULL;
+    size_t seg = 0;
     int64_t d_lo = by_time ? first_offset(x_lo, false) : 0;  /* x >= x_lo from here */
     int64_t d_hi = by_time ? first_offset(x_hi, true) : 0;   /* x > x_hi from here */
     for (int64_t e = 0; e < n; e++) {
@@ -76,8 +79,10 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
             continue; /* after it */
         /* The same arithmetic as ms_chart_event_x, inlined for the hot loop; events that
          * share a time share its column, and skip the two divisions. */
-        if (!by_time || e == 0 || t_us[e] != t_us[e - 1]) {
-            double x = mode == MS_CHART_X_TIME ? (double)(t_us[e] - t0) / 1e6 : (double)e;
+        if (!(by_time || warp) || e == 0 || t_us[e] != t_us[e - 1]) {
+            double x = by_time ? (double)(t_us[e] - t0) / 1e6
+                       : warp  ? ms__warp_u_near(warp, (double)(t_us[e] - t0) / 1e6, &seg)
+                               : (double)e;
             col = ms__column_of(x, x_lo, x_hi, dx, n_cols);
         }
         int64_t c = col;
@@ -172,12 +177,22 @@ int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, 
     return 0;
 }
 
-int ms_chart_extent(const ms_chart_source *src, const ms_chart_spec *spec, double *x_span,
-                    int64_t *y_bytes, ms_error *err)
+int ms_chart_extent(const ms_chart_source *src_in, const ms_chart_spec *spec_in,
+                    double *x_span, int64_t *y_bytes, ms_error *err)
 {
-    int rc = ms__check_source(src, false, err);
+    int rc = ms__check_source(src_in, false, err);
     if (rc)
         return rc;
+    ms_chart_spec run_spec = *spec_in;
+    if (run_spec.x_mode == MS_CHART_X_RUN && !src_in->trace->has_times)
+        run_spec.x_mode = MS_CHART_X_EVENTS; /* as ms_chart_build draws it */
+    ms_chart_source run_src;
+    ms_chart_warp warp;
+    rc = ms__run_source(&run_src, &warp, src_in, &run_spec.x_mode, err);
+    if (rc)
+        return rc;
+    const ms_chart_source *src = &run_src;
+    const ms_chart_spec *spec = &run_spec;
     double lo, hi;
     rc = ms__window(spec, ms__full_span(src, spec->x_mode), &lo, &hi, err);
     if (rc)

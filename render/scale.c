@@ -1,6 +1,7 @@
 /* Scales of the chart model (see chart_impl.h): where an event or a byte count lands in
  * pixels, the x window, round tick steps and every number a chart prints. */
 #include "chart_impl.h"
+#include "label_place.h"
 
 #include <math.h>
 #include <string.h>
@@ -67,13 +68,16 @@ double ms__full_span(const ms_chart_source *src, ms_chart_x mode)
     if (mode == MS_CHART_X_EVENTS)
         return n ? (double)n : 1.0;
     double span = n ? (double)(src->trace->time_us[n - 1] - ms__t_first(src)) / 1e6 : 0.0;
-    return span > 0 ? span : 1e-6;
+    span = span > 0 ? span : 1e-6;
+    return mode == MS_CHART_X_RUN && src->warp ? ms_chart_warp_u(src->warp, span) : span;
 }
 
 double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us)
 {
     if (mode == MS_CHART_X_TIME)
         return (double)(t_us - ms__t_first(src)) / 1e6;
+    if (mode == MS_CHART_X_RUN && src->warp)
+        return ms_chart_warp_u(src->warp, (double)(t_us - ms__t_first(src)) / 1e6);
     size_t lo = 0, hi = src->trace->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -88,6 +92,11 @@ double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us)
 double ms_chart_px(const ms_chart *chart, double x)
 {
     return chart->plot.x + (x - chart->x_lo) / chart->dx;
+}
+
+double ms_chart_x_seconds(const ms_chart *chart, double x)
+{
+    return chart->x_mode == MS_CHART_X_RUN ? ms_chart_warp_t(&chart->warp, x) : x;
 }
 
 double ms_chart_py(const ms_chart *chart, double bytes)
@@ -156,8 +165,126 @@ static void format_x(ms_chart_x mode, double x, double step, char *buf, size_t c
         snprintf(buf, cap, "%.0f", x);
 }
 
+/* "⋯ 3.6 s", "⋯ 254 ms": how long a break lasted. */
+static void format_break(double s, char *buf, size_t cap)
+{
+    if (s >= 99.5)
+        snprintf(buf, cap, "⋯ %.0f s", s);
+    else if (s >= 0.9995)
+        snprintf(buf, cap, "⋯ %.1f s", s);
+    else if (s >= 0.00995)
+        snprintf(buf, cap, "⋯ %.0f ms", s * 1e3);
+    else
+        snprintf(buf, cap, "⋯ %.1f ms", s * 1e3);
+}
+
+/* Estimated width of an axis label (11 px regular): the callout estimate is for 11 px
+ * bold, a little wide, which keeps neighbours apart. */
+static double axis_text_w(const char *text)
+{
+    return ms_callout_text_width(text);
+}
+
+void ms__segments(ms_chart *chart)
+{
+    double right = chart->plot.x + chart->plot.w;
+    chart->n_segments = 0;
+    if (chart->x_mode != MS_CHART_X_RUN) {
+        chart->segments[0] = (ms_chart_segment){.px0 = chart->plot.x, .px1 = right,
+                                                .from = chart->x_lo, .to = chart->x_hi};
+        chart->n_segments = 1;
+        return;
+    }
+    const ms_chart_warp *w = &chart->warp;
+    size_t n = w->n_segments;
+    for (size_t k = 0; k < n; k++) {
+        /* The warp runs on at one second per unit past its ends. */
+        double u0 = k == 0 && !w->gap[k] ? -INFINITY : w->u[k];
+        double u1 = k + 1 == n && !w->gap[k] ? INFINITY : w->u[k + 1];
+        u0 = fmax(u0, chart->x_lo);
+        u1 = fmin(u1, chart->x_hi);
+        if (!(u1 > u0) || chart->n_segments == MS_CHART_MAX_SEGMENTS)
+            continue;
+        ms_chart_segment *sg = &chart->segments[chart->n_segments++];
+        *sg = (ms_chart_segment){.px0 = ms_chart_px(chart, u0), .px1 = ms_chart_px(chart, u1),
+                                 .from = ms_chart_warp_t(w, u0), .to = ms_chart_warp_t(w, u1),
+                                 .gap = w->gap[k]};
+        if (!sg->gap)
+            continue;
+        /* The label says how long the whole break lasted, even where the window cuts it. */
+        format_break(w->t[k + 1] - w->t[k], sg->label, sizeof sg->label);
+        sg->label_w = axis_text_w(sg->label);
+        sg->label_x = ms__clampd((sg->px0 + sg->px1) / 2, chart->plot.x + sg->label_w / 2,
+                                 right - sg->label_w / 2);
+        /* Two breaks side by side: the later one keeps its band, not its label. */
+        for (size_t i = 0; i + 1 < chart->n_segments; i++) {
+            const ms_chart_segment *o = &chart->segments[i];
+            if (o->label[0] && fabs(o->label_x - sg->label_x) < (o->label_w + sg->label_w) / 2 + 6)
+                sg->label[0] = '\0';
+        }
+    }
+    if (chart->n_segments) { /* tile the plot exactly, whatever the rounding */
+        chart->segments[0].px0 = chart->plot.x;
+        chart->segments[chart->n_segments - 1].px1 = right;
+        for (size_t i = 1; i < chart->n_segments; i++)
+            chart->segments[i].px0 = chart->segments[i - 1].px1;
+    }
+}
+
+/* Whether an x tick's label at px would touch a kept tick's or a break's label. */
+static bool tick_clear(const ms_chart *chart, double px, const char *label)
+{
+    double half = axis_text_w(label) / 2 + 4;
+    for (size_t i = 0; i < chart->n_xticks; i++)
+        if (fabs(chart->xticks[i].px - px) < half + axis_text_w(chart->xticks[i].label) / 2)
+            return false;
+    for (size_t i = 0; i < chart->n_segments; i++) {
+        const ms_chart_segment *sg = &chart->segments[i];
+        if (sg->label[0] && fabs(sg->label_x - px) < half + sg->label_w / 2)
+            return false;
+    }
+    return true;
+}
+
+/* The run axis: ticks at round seconds inside each piece that is not a break (one step
+ * for all of them, since outside the breaks a unit is a second), none where its label
+ * would meet a break's label or another tick's. */
+static void x_scale_run(ms_chart *chart)
+{
+    int target = (int)ms__clampd(chart->plot.w / 110.0, 2, 16);
+    double step = ms_chart_nice_step(chart->x_hi - chart->x_lo, target);
+    int dec = step_decimals(step);
+    chart->n_xticks = 0;
+    for (size_t i = 0; i < chart->n_segments; i++) {
+        const ms_chart_segment *sg = &chart->segments[i];
+        if (sg->gap)
+            continue;
+        for (double k = ceil(sg->from / step - 1e-9);
+             k * step <= sg->to + step * 1e-9 && chart->n_xticks < MS_CHART_MAX_TICKS; k += 1) {
+            double t = k * step, x = ms_chart_warp_u(&chart->warp, t);
+            char label[32];
+            snprintf(label, sizeof label, "%.*f s", dec, fabs(t) < step * 1e-6 ? 0.0 : t);
+            double px = ms_chart_px(chart, x);
+            if (px < chart->plot.x - 0.5 || px > chart->plot.x + chart->plot.w + 0.5 ||
+                !tick_clear(chart, px, label))
+                continue;
+            ms_chart_tick *tk = &chart->xticks[chart->n_xticks++];
+            tk->value = x;
+            tk->px = px;
+            memcpy(tk->label, label, sizeof tk->label);
+        }
+    }
+    ms__copy_text(chart->x_title, sizeof chart->x_title,
+                  "seconds since the first event  ·  ⋯ compressed idle time");
+}
+
 void ms__x_scale(ms_chart *chart)
 {
+    ms__segments(chart);
+    if (chart->x_mode == MS_CHART_X_RUN) {
+        x_scale_run(chart);
+        return;
+    }
     int target = (int)ms__clampd(chart->plot.w / 110.0, 2, 16);
     double span = chart->x_hi - chart->x_lo;
     /* An event clock (x = event / 1e6) ticks at whole events, labelled as events. */
@@ -196,5 +323,5 @@ void ms__format_at(const ms_chart *chart, double x, char *buf, size_t cap)
     int dec = step_decimals(step);
     if (dec < 2)
         dec = 2;
-    snprintf(buf, cap, "%.*f s", dec, x);
+    snprintf(buf, cap, "%.*f s", dec, ms_chart_x_seconds(chart, x));
 }

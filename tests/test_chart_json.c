@@ -3,8 +3,12 @@
  * points have the bands' colours), a site keeps its colour in two panels and after a
  * zoom, no band but a leak finding is red, labels never collide with each other, the
  * reserved line, the peak line or the plot's edge, the leak band of --by category sits
- * under the activations, and --by group bands carry the rules' names. */
+ * under the activations, and --by group bands carry the rules' names. The run axis (the
+ * default x axis): the iterations get the width on runs with a long idle start and with
+ * a slow first iteration, its breaks are narrow and say how long they lasted, its
+ * segments tile the plot, and `--x time` still shows the problem. */
 #include <cairo.h>
+#include <dirent.h>
 
 #include "check.h"
 
@@ -218,6 +222,237 @@ static int labels_clear(const cJSON *j, const char *name)
     return n_labels;
 }
 
+/* ------------------------------------------------------------------ the run axis */
+
+static const cJSON *panel0(const cJSON *j)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(j, "panels"), 0);
+}
+
+static double item_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Share of the plot's width that iterations first .. last (0-based, -1: to the end) take. */
+static double iter_share(const cJSON *panel, int first, int last)
+{
+    const cJSON *plot = cJSON_GetObjectItem(panel, "plot");
+    const cJSON *its = cJSON_GetObjectItem(panel, "iterations");
+    int n = cJSON_GetArraySize(its);
+    double w = 0;
+    for (int i = first; i < n && (last < 0 || i <= last); i++) {
+        const cJSON *it = cJSON_GetArrayItem(its, i);
+        w += item_num(it, "px1") - item_num(it, "px0");
+    }
+    return w / num_at(plot, 2);
+}
+
+/* The segments tile the plot left to right, in pixels and in seconds; breaks are narrow
+ * and labelled with their duration; outside them one pixel is the same time everywhere.
+ * Returns the number of breaks. */
+static int segments_ok(const cJSON *panel, const char *name)
+{
+    const cJSON *plot = cJSON_GetObjectItem(panel, "plot");
+    const cJSON *segs = cJSON_GetObjectItem(cJSON_GetObjectItem(panel, "x"), "segments");
+    int n = cJSON_GetArraySize(segs), gaps = 0;
+    CHECK_TRUE_IN(name, n >= 1);
+    double x = num_at(plot, 0), right = num_at(plot, 0) + num_at(plot, 2), t = NAN, scale = NAN;
+    for (int i = 0; i < n; i++) {
+        const cJSON *sg = cJSON_GetArrayItem(segs, i);
+        char ctx[160];
+        snprintf(ctx, sizeof ctx, "%s: segment %d", name, i);
+        double p0 = item_num(sg, "px0"), p1 = item_num(sg, "px1"), f = item_num(sg, "from_s"),
+               to = item_num(sg, "to_s");
+        CHECK_NEAR_IN(ctx, p0, x, 0.011);
+        CHECK_TRUE_IN(ctx, p1 > p0 && to > f);
+        if (i)
+            CHECK_NEAR_IN(ctx, f, t, 1e-9 + fabs(t) * 1e-9);
+        x = p1;
+        t = to;
+        if (cJSON_IsTrue(cJSON_GetObjectItem(sg, "gap"))) {
+            gaps++;
+            CHECK_TRUE_IN(ctx, p1 - p0 <= 0.03 * num_at(plot, 2)); /* narrow */
+            /* "⋯ 4.6 s" / "⋯ 254 ms": the duration, as long as from_s .. to_s */
+            const cJSON *label = cJSON_GetObjectItem(sg, "label");
+            double v = NAN;
+            char unit[8] = "";
+            if (cJSON_IsString(label) && label->valuestring[0] &&
+                sscanf(label->valuestring, "\xe2\x8b\xaf %lf %7s", &v, unit) == 2) {
+                double secs = strcmp(unit, "ms") ? v : v / 1e3;
+                CHECK_NEAR_IN(ctx, secs, to - f, 0.051 * (to - f) + 6e-5);
+            }
+            continue;
+        }
+        double s = (to - f) / (p1 - p0);
+        if (!isnan(scale) && p1 - p0 > 20) /* a sliver's px are rounded to 0.01 */
+            CHECK_NEAR_IN(ctx, s, scale, scale * 0.02);
+        if (isnan(scale) && p1 - p0 > 20)
+            scale = s;
+    }
+    CHECK_NEAR_IN(name, x, right, 0.011);
+    return gaps;
+}
+
+static void run_axis_checks(void)
+{
+    /* A long idle start: leak_layers waits 4.3 s before its first step (4.65 s in all). */
+    cJSON *run = model("testdata/leak_layers.pickle", "idle_run");
+    cJSON *lin = model("testdata/leak_layers.pickle --x time", "idle_time");
+    if (run && lin) {
+        const cJSON *pr = panel0(run), *pl = panel0(lin);
+        CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pr, "x"), "kind")->valuestring, "run");
+        CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "x"), "kind")->valuestring, "time");
+        CHECK_TRUE_IN("idle start: iterations take the width", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("idle start: --x time shows the problem", iter_share(pl, 0, -1) < 0.10);
+        CHECK_EQ_INT(segments_ok(pr, "idle_run"), 1);
+        CHECK_EQ_INT(segments_ok(pl, "idle_time"), 0);
+        labels_clear(run, "idle_run");
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* Recorded for this: 3.6 s of waiting (truth: idle_from_us .. idle_to_us) after the
+     * model is loaded, then 4 steps, the first one slow (warm-up). */
+    run = model("testdata/idle_start.pickle", "rec_idle_run");
+    lin = model("testdata/idle_start.pickle --x time", "rec_idle_time");
+    cJSON *truth = NULL;
+    {
+        size_t len;
+        char *text = check_read_text("testdata/idle_start.truth.json", &len);
+        truth = text ? cJSON_Parse(text) : NULL;
+        free(text);
+    }
+    CHECK_TRUE(truth != NULL);
+    if (run && lin && truth) {
+        const cJSON *pr = panel0(run);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(pr, "iterations")),
+                     cJSON_GetObjectItem(truth, "iterations")->valueint);
+        CHECK_TRUE_IN("recorded idle start: iterations", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("recorded idle start: --x time", iter_share(panel0(lin), 0, -1) < 0.25);
+        CHECK_TRUE_IN("recorded idle start: --x time, later steps",
+                      iter_share(panel0(lin), 1, -1) < 0.05);
+        CHECK_EQ_INT(segments_ok(pr, "rec_idle_run"), 1);
+        /* The break holds the whole wait. */
+        double wait = (item_num(truth, "idle_to_us") - item_num(truth, "idle_from_us")) / 1e6,
+               hidden = 0;
+        const cJSON *sg;
+        cJSON_ArrayForEach(sg, cJSON_GetObjectItem(cJSON_GetObjectItem(pr, "x"), "segments"))
+            if (cJSON_IsTrue(cJSON_GetObjectItem(sg, "gap")))
+                hidden = item_num(sg, "to_s") - item_num(sg, "from_s");
+        CHECK_TRUE(wait > 3.5);
+        CHECK_TRUE(hidden >= wait);
+    }
+    cJSON_Delete(truth);
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* Recorded for this: a fresh GPT-2 whose first step (0.49 s) is 30 times the other
+     * four, each of which keeps its logits (the leak the later steps should show). */
+    run = model("testdata/slow_first_leak.pickle --leaks", "rec_slow_run");
+    lin = model("testdata/slow_first_leak.pickle --leaks --x time", "rec_slow_time");
+    if (run && lin) {
+        const cJSON *pr = panel0(run);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(pr, "iterations")), 5);
+        CHECK_TRUE_IN("recorded slow first: iterations", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("recorded slow first: the four later steps", iter_share(pr, 1, -1) >= 0.6);
+        CHECK_TRUE_IN("recorded slow first: --x time", iter_share(panel0(lin), 1, -1) < 0.15);
+        CHECK_TRUE(segments_ok(pr, "rec_slow_run") >= 1);
+        labels_clear(run, "rec_slow_run");
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* The same on DDP rank 0, whose first step starts 0.65 s after 7 ms of set-up. */
+    run = model("testdata/ddp_rank0.pickle", "ddp_run");
+    lin = model("testdata/ddp_rank0.pickle --x time", "ddp_time");
+    if (run && lin) {
+        CHECK_TRUE_IN("ddp: iterations take the width", iter_share(panel0(run), 0, -1) >= 0.75);
+        CHECK_TRUE_IN("ddp: --x time", iter_share(panel0(lin), 0, -1) < 0.55);
+        CHECK_TRUE(segments_ok(panel0(run), "ddp_run") >= 1);
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* A slow first iteration: GPT-2's first step (1.1 s of CUDA and cuBLAS set-up) is 50
+     * times the others; on the time axis it takes 95% of the width. */
+    run = model("testdata/gpt2_train.pickle", "slow_run");
+    lin = model("testdata/gpt2_train.pickle --x time", "slow_time");
+    if (run && lin) {
+        const cJSON *pr = panel0(run), *pl = panel0(lin);
+        CHECK_TRUE_IN("slow first: iterations", iter_share(pr, 0, -1) >= 0.75);
+        CHECK_TRUE_IN("slow first: the later iterations get the width", iter_share(pr, 1, -1) >= 0.6);
+        CHECK_TRUE_IN("slow first: the first is squeezed", iter_share(pr, 0, 0) <= 0.2);
+        CHECK_TRUE_IN("slow first: --x time", iter_share(pl, 1, -1) < 0.05);
+        CHECK_TRUE(segments_ok(pr, "slow_run") >= 1);
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* Nothing to compress (memory churn at an even pace): the run axis is the time axis,
+     * one segment without a break, and the same model but for its kind. */
+    run = model("testdata/noleak_grad_accum.pickle", "even_run");
+    lin = model("testdata/noleak_grad_accum.pickle --x time", "even_time");
+    if (run && lin) {
+        CHECK_EQ_INT(segments_ok(panel0(run), "even_run"), 0);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(panel0(run), "x"),
+                                                            "segments")), 1);
+        cJSON_ReplaceItemInObject(cJSON_GetObjectItem(panel0(run), "x"), "kind",
+                                  cJSON_CreateString("time"));
+        char *a = cJSON_PrintUnformatted(run), *b = cJSON_PrintUnformatted(lin);
+        CHECK_EQ_STR_IN("even pace: run axis == time axis", a, b);
+        free(a);
+        free(b);
+    }
+    cJSON_Delete(run);
+    cJSON_Delete(lin);
+    /* A trace without times: the run axis falls back to events, as the time axis does. */
+    run = model("testdata/old20_gpt2_train.pickle", "old_run");
+    if (run)
+        CHECK_EQ_STR(cJSON_GetObjectItem(cJSON_GetObjectItem(panel0(run), "x"), "kind")->valuestring,
+                     "events");
+    cJSON_Delete(run);
+    /* Two files: a run axis each, both tiling their plot. */
+    run = model("testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle", "two_run");
+    if (run) {
+        const cJSON *p = cJSON_GetObjectItem(run, "panels");
+        CHECK_TRUE(segments_ok(cJSON_GetArrayItem(p, 0), "two_run 0") >= 1);
+        CHECK_TRUE(segments_ok(cJSON_GetArrayItem(p, 1), "two_run 1") >= 1);
+        CHECK_TRUE(iter_share(cJSON_GetArrayItem(p, 1), 0, -1) >= 0.6);
+    }
+    cJSON_Delete(run);
+}
+
+/* The label checks on the default (run) axis over every bundled snapshot, with and
+ * without the leak callouts. */
+static void labels_everywhere(void)
+{
+    DIR *d = opendir("testdata");
+    CHECK_TRUE(d != NULL);
+    if (!d)
+        return;
+    int files = 0, labels = 0, breaks = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 8 || strcmp(e->d_name + len - 7, ".pickle"))
+            continue;
+        for (int leaks = 0; leaks < 2; leaks++) {
+            char args[512];
+            snprintf(args, sizeof args, "testdata/%s%s", e->d_name, leaks ? " --leaks" : "");
+            cJSON *j = model(args, "every");
+            if (j) {
+                labels += labels_clear(j, args);
+                const cJSON *panel;
+                cJSON_ArrayForEach(panel, cJSON_GetObjectItem(j, "panels"))
+                    breaks += segments_ok(panel, args);
+            }
+            cJSON_Delete(j);
+        }
+        files++;
+    }
+    closedir(d);
+    CHECK_TRUE(files >= 50);
+    CHECK_TRUE(labels >= 100);
+    CHECK_TRUE(breaks >= 50);
+}
+
 /* ------------------------------------------------------------------ bands */
 
 static int band_index(const cJSON *panel, const char *prefix)
@@ -332,6 +567,9 @@ int main(void)
         CHECK_TRUE(cJSON_GetObjectItem(cJSON_GetArrayItem(bands, 0), "max_bytes")->valuedouble > 0);
         CHECK_TRUE(cJSON_GetObjectItem(cJSON_GetArrayItem(bands, 1), "max_bytes")->valuedouble > 0);
     }
+
+    run_axis_checks();
+    labels_everywhere();
 
     cJSON_Delete(ranks);
     cJSON_Delete(whole);

@@ -46,7 +46,7 @@ expect_words() { # label expected -- words...
   [ "$got" = "$want" ] && ok "$label" || bad "$label: got '$got', want '$want'"
 }
 expect_words "--format values" "json png svg " -- memsnap render a.pickle --format ""
-expect_words "--x values" "events time " -- memsnap render a.pickle --x ""
+expect_words "--x values" "events run time " -- memsnap render a.pickle --x ""
 expect_words "--by values" "alloc category compile group phase site " -- memsnap render --by ""
 expect_words "a prefix" "--leaks " -- memsnap render --le
 expect_words "--top takes a number" "" -- memsnap summary --top ""

@@ -104,7 +104,7 @@ expect "unknown format" 2 "unknown image format 'gif'" -- "$bin" render testdata
 expect "unknown option" 2 "unknown option '--bogus'" -- "$bin" render --bogus testdata/oom.pickle -o "$tmp/x.png"
 expect "bad --width" 2 "--width: 'wide' is not an integer" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --width wide
 expect "too small" 2 "--height: '10' is not an integer in 200" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --height 10
-expect "bad --x" 2 "--x takes 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
+expect "bad --x" 2 "--x takes 'run', 'time' or 'events'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --x pixels
 expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase', 'category', 'compile' or 'group'" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by colour
 expect "--by group without rules" 2 "--by group needs at least one --group NAME=REGEX" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group
 expect "--group without --by group" 2 "--group draws only with --by group" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --group 'a=b'
@@ -115,7 +115,7 @@ rm -f "$tmp/m.json"
 if "$bin" render testdata/gpt2_train.pickle --format json -o "$tmp/m.json" > "$tmp/out" 2>&1 &&
    [ ! -s "$tmp/out" ] && jq -e '.panels | length == 1' "$tmp/m.json" > /dev/null &&
    jq -e '.panels[0].plot | length == 4' "$tmp/m.json" > /dev/null &&
-   jq -e '.panels[0].x.kind == "time"' "$tmp/m.json" > /dev/null &&
+   jq -e '.panels[0].x.kind == "run"' "$tmp/m.json" > /dev/null &&
    jq -e '[.panels[0].labels[].kind] | index("peak") != null' "$tmp/m.json" > /dev/null; then
   ok "--format json writes the chart model"
 else
