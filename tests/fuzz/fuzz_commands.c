@@ -47,6 +47,11 @@ static char dir[256];
 static char in_path[300], out_path[300], rep_path[300];
 static FILE *devnull;
 
+static void remove_dir(void)
+{
+    rmdir(dir);
+}
+
 static int setup(void)
 {
     static int state; /* 0 not yet, 1 ready, -1 failed */
@@ -63,6 +68,7 @@ static int setup(void)
     snprintf(dir, sizeof dir, "%s/memsnap-fuzz.XXXXXX", base);
     if (!mkdtemp(dir))
         return state;
+    atexit(remove_dir); /* emptied after every input */
     snprintf(in_path, sizeof in_path, "%s/input.pickle", dir);
     snprintf(out_path, sizeof out_path, "%s/out", dir);
     snprintf(rep_path, sizeof rep_path, "%s/report", dir);
