@@ -3,7 +3,9 @@
  * same error at the same byte, or the same events and tables. Then every analysis a
  * command runs on a model: sites, iterations and leaks, categories (checkpoints,
  * formula, explanations), the allocator state at the start, the middle and the end,
- * and the OOM analysis. Also linked with replay_main.c as a plain test that replays
+ * and the OOM analysis. Last, every command on the same bytes as the tool runs it, output
+ * writers included (fuzz_commands.c: render's charts by every grouping, view's page,
+ * report, diff and ranks). Also linked with replay_main.c as a plain test that replays
  * the corpus. */
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,8 @@
 
 #include "internal.h"
 #include "read/vm_iface.h"
+
+#include "fuzz_commands.h"
 
 #include "memsnap/allocator.h"
 #include "memsnap/categories.h"
@@ -116,8 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.parallel_min_bytes = 0;
     int rc = ms_snapshot_read_memory(&s, data, size, &lim, &err);
     check_split_read(data, size, &lim, s, rc, &err);
-    if (rc != 0)
+    if (rc != 0) {
+        fuzz_commands(data, size, NULL);
         return 0;
+    }
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         ms_timeline *t = NULL;
         if (ms_timeline_build(&t, s, d, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS | MS_TIMELINE_PEAK_ALIVE, &err) == 0) {
@@ -142,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         ms_timeline_free(t);
     }
+    fuzz_commands(data, size, s);
     ms_snapshot_free(s);
     return 0;
 }
