@@ -75,13 +75,8 @@ static int setup(void)
     devnull = fopen("/dev/null", "w");
     if (!devnull)
         return state;
-    /* The fuzz target's small limits (fuzz_snapshot.c), one thread. */
-    ms_limits lim = ms_limits_default();
-    lim.max_objects = 1u << 16;
-    lim.max_memo = 1u << 16;
-    lim.max_string = 1u << 16;
-    lim.max_events = 1u << 16;
-    lim.parallel_min_bytes = 0;
+    /* The fuzz target's small limits, one thread. */
+    ms_limits lim = fuzz_limits();
     lim.threads = 1;
     cli_set_limits(&lim);
     state = 1;

@@ -111,13 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ms_snapshot *s = NULL;
     ms_error err;
-    ms_limits lim = ms_limits_default();
-    /* Small limits keep each run fast; they are limits, not different code paths. */
-    lim.max_objects = 1u << 16;
-    lim.max_memo = 1u << 16;
-    lim.max_string = 1u << 16;
-    lim.max_events = 1u << 16;
-    lim.parallel_min_bytes = 0;
+    ms_limits lim = fuzz_limits();
     int rc = ms_snapshot_read_memory(&s, data, size, &lim, &err);
     check_split_read(data, size, &lim, s, rc, &err);
     if (rc != 0) {
