@@ -335,12 +335,16 @@
     (D.segs || []).forEach(function (g) {
       if (!g[4] || g[1] <= self.v0 || g[0] >= self.v1) return;
       var a = Math.max(P[0], self.px(g[0])), b = Math.min(P[0] + P[2], self.px(g[1]));
-      breaks.push({ a: a, b: b, mid: (a + b) / 2, label: g[5] });
+      /* The chart left out the label where it had no room at the whole trace's scale. */
+      var d = g[3] - g[2], label = g[5] || '⋯ ' + (d >= 1 ? d.toFixed(1) + ' s' : (d * 1e3).toFixed(d >= 0.01 ? 0 : 1) + ' ms');
+      var mid = (a + b) / 2, last = breaks[breaks.length - 1], full = label;
+      if (last && last.label && Math.abs(mid - last.mid) < 60) label = '';
+      breaks.push({ a: a, b: b, mid: mid, label: label, full: full });
     });
     this.shown.forEach(function (s) {
       s.T.xt.forEach(function (t) {
         if (t[0] < self.v0 - 1e-12 || t[0] > self.v1 + 1e-12) return;
-        if (breaks.some(function (k) { return Math.abs(self.px(t[0]) - k.mid) < 34; })) return;
+        if (breaks.some(function (k) { return k.label && Math.abs(self.px(t[0]) - k.mid) < 34; })) return;
         if (xt.length && Math.abs(self.px(t[0]) - self.px(xt[xt.length - 1][0])) < 40) return;
         xt.push(t);
       });
@@ -398,7 +402,7 @@
       var hid = this.root.id + '-hatch', pat = el('pattern', { id: hid, width: 7, height: 7, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, defs);
       el('path', { d: 'M0 0V7', stroke: th.muted, 'stroke-opacity': 0.55, 'stroke-width': 1 }, pat);
       breaks.forEach(function (k) {
-        var r = el('g', { 'data-memsnap-break': k.label }, plot);
+        var r = el('g', { 'data-memsnap-break': k.full }, plot);
         el('rect', { x: k.a, y: P[1], width: Math.max(k.b - k.a, 0.5), height: P[3], fill: th.bg, 'fill-opacity': 0.55 }, r);
         el('rect', { x: k.a, y: P[1], width: Math.max(k.b - k.a, 0.5), height: P[3], fill: 'url(#' + hid + ')' }, r);
       });
@@ -490,6 +494,7 @@
       var yb = Math.floor(P[1] + P[3]) + 0.5;
       ax += 'M' + (k.a - 3) + ' ' + (yb + 5) + 'L' + (k.a + 3) + ' ' + (yb - 5) + 'M' + (k.b - 3) + ' ' + (yb + 5) + 'L' + (k.b + 3) + ' ' + (yb - 5);
       /* Kept inside the plot's width: a break at either end would cut its label. */
+      if (!k.label) return;
       var half = k.label.length * 3.3, bx = Math.max(P[0] + half - 8, Math.min(P[0] + P[2] - half + 8, k.mid));
       var bl = el('text', { x: bx, y: P[1] + P[3] + 18, 'font-size': 11, 'text-anchor': 'middle', fill: th.muted }, svg);
       bl.textContent = k.label;
