@@ -470,7 +470,8 @@
     }
 
     /* The selected band, outlined. */
-    this.selLayer = el('g', {}, plot);
+    /* Never under the pointer: redrawn on click, it would swallow a double-click. */
+    this.selLayer = el('g', { 'pointer-events': 'none' }, plot);
     this.drawSel();
 
     /* Iterations: a strip under the plot, clickable. */
