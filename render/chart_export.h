@@ -52,8 +52,8 @@ typedef struct ms_chart_export_opts {
     /* The most threads building charts at once (ms_limits.threads): 2 builds a level's
      * windows on two threads, the page unchanged; below 2, the caller's thread only. */
     unsigned threads;
-    /* The x axis: MS_CHART_X_RUN (the default, 0 here means it too when `x_set` is false)
-     * or MS_CHART_X_TIME. On the run axis the pyramid's windows are uniform in axis units
+    /* The x axis, when `x_set`: MS_CHART_X_RUN or MS_CHART_X_TIME; unset, the run axis
+     * (render's default). On the run axis the pyramid's windows are uniform in axis units
      * of one warp found for the whole trace (ms_chart_warp_find, from src->trace and
      * src->iterations); a trace without times, or with nothing to compress, gets the time
      * axis's page exactly. */
@@ -71,8 +71,9 @@ typedef struct ms_chart_export_stats {
 } ms_chart_export_stats;
 
 /* The chart ms_chart_build() makes of the window spec->from .. spec->to (both given; the
- * time axis, or the run axis in the units of src->warp, which must then be set), built from a slice of the trace: it costs the window's events and allocations,
- * not the trace's. Its groups' alloc indices refer to the whole timeline, its col_event
+ * time axis, or the run axis in the units of src->warp, which must then be set), built
+ * from a slice of the trace: it costs the window's events and allocations, not the
+ * trace's. Its groups' alloc indices refer to the whole timeline, its col_event
  * to the whole trace's events. The pyramid builds its windows this way. */
 int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
                           ms_chart_rect area, ms_error *err);
