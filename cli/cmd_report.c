@@ -60,11 +60,33 @@ static void usage(FILE *out)
           "  --top K              sites listed per table (default 10)\n"
           "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"
           "  --iterations N       the number of iterations the trace holds\n"
+          "  --x run|time         the interactive timeline's x axis: the run (default; idle\n"
+          "                       stretches and slow set-up compressed into marked breaks)\n"
+          "                       or linear time\n"
+          "  --group NAME=REGEX   repeatable: the interactive timeline gets a by-group view\n"
+          "                       with a band NAME for allocations with a frame\n"
+          "                       \"file:line function\" matching REGEX (first rule wins)\n"
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 all gates passed, 1 a gate failed (one line per failed gate),\n"
           "2 usage error or unreadable input.\n",
           out);
+}
+
+/* --x: the view's axes (the events axis is render's only: the view's windows are cut in
+ * time). */
+static const char *const X_MODES[] = {"run", "time", NULL};
+
+/* --group NAME=REGEX, repeatable: compiled as it is read. */
+static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
+{
+    (void)name;
+    ms_error err;
+    if (ms_chart_group_rules_add(ctx, value, &err)) {
+        cli_error(cmd, "%s", err.message);
+        return 2;
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, report_opts *o, bool *help)
@@ -77,7 +99,10 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
         return 2;
     }
     long long device = -1, top = 10, iterations = 0;
+    int x = -1;
     const cli_option table[] = {
+        {CLI_CHOICE("--x", &x, X_MODES)},
+        {CLI_CALLBACK("--group", add_group_rule, &o->groups)},
         {CLI_FLAG("--fail-on-leaks", &o->fail_on_leaks)},
         {CLI_FLAG("--fail-on-oom", &o->fail_on_oom)},
         {CLI_FLAG("--compare", &o->compare)},
@@ -100,6 +125,7 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     }
     if (rc)
         return rc;
+    o->x_time = x == 1;
     o->device = (int)device;
     o->top = (int)top;
     o->iterations = (uint32_t)iterations;
@@ -381,7 +407,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
         if (budget && budget < (size_t)1024 * 1024)
             budget = (size_t)1024 * 1024;
-        view_opts vo = {o->step_name, o->iterations, true, budget};
+        view_opts vo = {o->step_name, o->iterations, true, budget, o->x_time, &o->groups};
         if (view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL, &err)) {
             cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
             return 2;
@@ -646,11 +672,13 @@ int cmd_report(int argc, char **argv)
     if (help) {
         usage(stdout);
         free(o.files);
+        ms_chart_group_rules_free(&o.groups);
         return 0;
     }
     made_dirs made;
     if (rc || (rc = make_dir(o.out_dir, &made))) {
         free(o.files);
+        ms_chart_group_rules_free(&o.groups);
         return rc;
     }
     /* Every file of the report is renamed into place only once all were written: a
@@ -770,5 +798,6 @@ done:
     free(cmp_svg);
     cJSON_Delete(doc);
     free(o.files);
+    ms_chart_group_rules_free(&o.groups);
     return rc;
 }

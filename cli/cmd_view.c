@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "chart.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "options.h"
@@ -36,6 +37,12 @@ static void usage(FILE *out)
           "  --no-leaks           do not outline the allocations memsnap leaks blames\n"
           "  --step NAME          annotation that marks one iteration (see memsnap leaks)\n"
           "  --iterations N       the number of iterations the trace holds\n"
+          "  --x run|time         x axis: the run (default; idle stretches and slow set-up\n"
+          "                       compressed into marked breaks that say how long they\n"
+          "                       lasted, zoomable across) or linear time\n"
+          "  --group NAME=REGEX   repeatable: adds a by-group view, a band NAME for the\n"
+          "                       allocations with a frame \"file:line function\" matching\n"
+          "                       REGEX (first rule wins; the rest is other)\n"
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 written, 2 usage error or unreadable input.\n",
@@ -49,7 +56,24 @@ typedef struct opts {
     bool has_device;
     long long device;
     view_opts v;
+    ms_chart_group_rules groups;
 } opts;
+
+/* --x: the view's axes (the events axis is render's only: the view's windows are cut in
+ * time). */
+static const char *const X_MODES[] = {"run", "time", NULL};
+
+/* --group NAME=REGEX, repeatable: compiled as it is read. */
+static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
+{
+    (void)name;
+    ms_error err;
+    if (ms_chart_group_rules_add(ctx, value, &err)) {
+        cli_error(cmd, "%s", err.message);
+        return 2;
+    }
+    return 0;
+}
 
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
@@ -59,7 +83,10 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     long long iterations = 0;
     uint64_t budget = 0;
     bool has_budget = false;
+    int x = -1;
     const cli_option table[] = {
+        {CLI_CHOICE("--x", &x, X_MODES)},
+        {CLI_CALLBACK("--group", add_group_rule, &o->groups)},
         {CLI_OUTPUT(&o->output)},
         {CLI_STRING("--title", &o->title)},
         {CLI_STRING("--step", &o->v.step_name)},
@@ -92,6 +119,8 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     if (rc)
         return rc;
     o->v.iterations = (uint32_t)iterations;
+    o->v.x_time = x == 1;
+    o->v.groups = &o->groups;
     o->v.budget = (size_t)budget;
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap view --help)");
@@ -137,12 +166,12 @@ int cmd_view(int argc, char **argv)
     opts o;
     bool help;
     int rc = parse(argc, argv, &o, &help);
-    if (help) {
-        usage(stdout);
-        return 0;
-    }
-    if (rc)
+    if (help || rc) {
+        ms_chart_group_rules_free(&o.groups);
+        if (help)
+            usage(stdout);
         return rc;
+    }
     char *json[MAX_FILES] = {0};
     const char *labels[MAX_FILES];
     for (size_t i = 0; i < o.n_files && !rc; i++) {
@@ -174,5 +203,6 @@ int cmd_view(int argc, char **argv)
     }
     for (size_t i = 0; i < o.n_files; i++)
         free(json[i]);
+    ms_chart_group_rules_free(&o.groups);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "chart.h"
 #include "memsnap/run.h"
 #include "memsnap/categories.h"
 #include "memsnap/compare.h"
@@ -43,6 +44,8 @@ typedef struct report_opts {
     bool has_max_growth;
     double max_growth;      /* percent */
     bool compare, no_compare; /* --compare / --no-compare: the files side by side or not */
+    bool x_time;            /* --x time: the interactive timeline on the linear time axis */
+    ms_chart_group_rules groups; /* --group NAME=REGEX: the timeline's by-group grouping */
 } report_opts;
 
 /* ------------------------------------------------------------------ JSON pieces */

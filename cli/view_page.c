@@ -89,8 +89,11 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     }
     if (!rc) {
         ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
-                               .label = label, .categories = cats};
+                               .label = label, .categories = cats, .iterations = it,
+                               .group_rules = o->groups};
         ms_chart_export_opts eo = {0};
+        eo.x_set = true;
+        eo.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
         eo.alloc_category = alloc_cat;
         eo.category_names = cat_names;
         eo.n_category_names = MS_CAT_COUNT;

@@ -379,6 +379,26 @@ static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
     ms__sb_str(b, ch->title);
     ms__sb_puts(b, ",\"xtitle\":");
     ms__sb_str(b, ch->x_title);
+    if (ch->x_mode == MS_CHART_X_RUN) {
+        /* The run axis's pieces over the whole trace (this is its level-0 chart): axis
+         * units, seconds, whether a break, and the break's label as render draws it. */
+        ms__sb_puts(b, ",\"segs\":[");
+        for (size_t i = 0; i < ch->n_segments; i++) {
+            const ms_chart_segment *g = &ch->segments[i];
+            ms__sb_puts(b, i ? ",[" : "[");
+            ms__sb_num(b, ms_chart_warp_u(&ch->warp, g->from));
+            ms__sb_puts(b, ",");
+            ms__sb_num(b, ms_chart_warp_u(&ch->warp, g->to));
+            ms__sb_puts(b, ",");
+            ms__sb_num(b, g->from);
+            ms__sb_puts(b, ",");
+            ms__sb_num(b, g->to);
+            ms__sb_printf(b, ",%d,", g->gap ? 1 : 0);
+            ms__sb_str(b, g->label);
+            ms__sb_puts(b, "]");
+        }
+        ms__sb_puts(b, "]");
+    }
     ms__sb_printf(b, ",\"lanes\":%zu,\"lanerect\":[", ch->n_lanes);
     for (size_t i = 0; i < ch->n_lanes; i++)
         ms__sb_printf(b, "%s[%g,%g]", i ? "," : "", ch->lane_rect[i].y, ch->lane_rect[i].h);
@@ -409,10 +429,10 @@ static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
 
 /* The groupings the page switches between, in the order they are built: the first also
  * gives the page its frame and takes what the others leave of the budget. */
-enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, N_MODES };
-static const char *const MODE_KEY[N_MODES] = {"alloc", "site", "category"};
+enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, MODE_GROUP, N_MODES };
+static const char *const MODE_KEY[N_MODES] = {"alloc", "site", "category", "group"};
 static const ms_chart_by MODE_BY[N_MODES] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE,
-                                             MS_CHART_BY_CATEGORY};
+                                             MS_CHART_BY_CATEGORY, MS_CHART_BY_GROUP};
 
 typedef struct mode_out {
     bool on;
@@ -489,6 +509,9 @@ typedef struct builder {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
+    /* The run axis with breaks: windows are [lo, hi) in its units (src->warp); NULL: the
+     * time axis, windows in seconds. */
+    const ms_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
     /* Per level, whether its windows' columns still split events (1), found by the first
      * grouping to build it (-1 before): the windows are the same in every grouping. */
@@ -500,11 +523,14 @@ static ms_chart_rect export_area(const ms_chart_export_opts *o)
     return (ms_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
 }
 
+/* The axis's length: seconds, or on the run axis (src->warp set by the exporter only
+ * when it has breaks) its units. */
 static double export_span(const ms_chart_source *src)
 {
     size_t n_ev = src->trace->n;
     double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
-    return span > 0 ? span : 1e-6;
+    span = span > 0 ? span : 1e-6;
+    return src->warp ? ms_chart_warp_u(src->warp, span) : span;
 }
 
 /* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
@@ -514,8 +540,11 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     const ms_chart_source *src = b->src;
     const ms_chart_export_opts *o = b->o;
     size_t n_ev = src->trace->n;
-    int64_t e0 = ms__slice_first_event(src, t->lo, false);
-    int64_t e1 = ms__slice_first_event(src, t->hi, true);
+    const ms_chart_warp *w = b->warp;
+    /* On the run axis a window [lo, hi) in axis units holds the events whose times the
+     * (monotone) warp maps into it. */
+    int64_t e0 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->lo) : t->lo, false);
+    int64_t e1 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->hi) : t->hi, true);
     /* Columns as the chart cuts them, near enough for a count. The count only decides
      * whether to go deeper (crowded above 1% of the events): once past that it stops, so
      * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
@@ -525,15 +554,18 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
     int64_t prev_col = INT64_MIN;
     size_t crowded = 0;
+    double per_u = floor(b->area.w) / (t->hi - t->lo);
     for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
-        int64_t col = (int64_t)((double)(t_us[e] - t_lo) * per_us);
+        int64_t col = w ? (int64_t)((ms_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
+                                     t->lo) * per_u)
+                        : (int64_t)((double)(t_us[e] - t_lo) * per_us);
         crowded += col == prev_col;
         prev_col = col;
     }
     t->crowded = crowded;
     t->n_events = (size_t)(e1 - e0);
     ms_chart_spec spec = {0};
-    spec.x_mode = MS_CHART_X_TIME;
+    spec.x_mode = w ? MS_CHART_X_RUN : MS_CHART_X_TIME;
     spec.keep_time_axis = true; /* no times: the page labels instants as events */
     spec.by = t->by;
     spec.has_from = spec.has_to = true;
@@ -957,8 +989,10 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
     size_t share[N_MODES] = {0};
     share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
     share[MODE_CATEGORY] = m[MODE_CATEGORY].on ? limit / 16 : 0;
+    share[MODE_GROUP] = m[MODE_GROUP].on ? limit / 16 : 0;
     rc = build_mode(x, b, two, MS_CHART_BY_ALLOC, &first[at[MODE_ALLOC]],
-                    limit - share[MODE_SITE] - share[MODE_CATEGORY], 0, &m[MODE_ALLOC], frame,
+                    limit - share[MODE_SITE] - share[MODE_CATEGORY] - share[MODE_GROUP], 0,
+                    &m[MODE_ALLOC], frame,
                     stats, err);
     stats->levels[MODE_ALLOC] = m[MODE_ALLOC].levels;
     size_t used = frame->n + m[MODE_ALLOC].b.n;
@@ -988,6 +1022,13 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
     ms__sb_printf(doc, ",\"events\":%zu,", n_ev);
     if (!src->trace->has_times)
         ms__sb_puts(doc, "\"times\":false,"); /* its times are event indexes */
+    if (src->warp) {
+        /* The run axis: windows, ticks and peaks are in its units (the frame's `segs`
+         * map them to seconds). */
+        ms__sb_puts(doc, "\"axis\":\"run\",\"uspan\":");
+        ms__sb_num(doc, export_span(src));
+        ms__sb_puts(doc, ",");
+    }
     ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
     for (int pass = 0; pass < 2; pass++) {
         ms__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");
@@ -1030,6 +1071,22 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         if (!opts->highlights || opts->highlights[h].alloc >= src->tl->n_allocs)
             return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
 
+    /* The run axis: one warp for the whole trace, which every window shares (a slice
+     * starts at the trace's first time, so its knots need no shift). Nothing to compress
+     * (or no times): the time axis's page, exactly. */
+    ms_chart_warp warp;
+    ms_chart_source run_src = *src;
+    run_src.warp = NULL;
+    ms_chart_x x_mode = opts->x_set ? opts->x_mode : MS_CHART_X_RUN;
+    if (x_mode == MS_CHART_X_RUN && src->trace->has_times) {
+        int wrc = ms_chart_warp_find(&warp, src->trace, src->iterations, err);
+        if (wrc)
+            return wrc;
+        if (warp.n_breaks)
+            run_src.warp = &warp;
+    }
+    src = &run_src;
+
     exporter x;
     memset(&x, 0, sizeof x);
     x.src = src;
@@ -1049,6 +1106,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     modes[MODE_ALLOC].on = true;
     modes[MODE_SITE].on = !opts->no_site_mode;
     modes[MODE_CATEGORY].on = src->categories != NULL;
+    modes[MODE_GROUP].on = src->group_rules && src->group_rules->n;
     ms__sbuf frame = {0}, doc = {0};
     int rc = ms__slicer_init(&sl[0], src, opts->n_highlights, err);
     if (!rc && two)
@@ -1084,6 +1142,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     b.o = opts;
     b.area = export_area(opts);
     b.y_fit = y_fit;
+    b.warp = src->warp;
     memset(b.deeper, -1, sizeof b.deeper);
     b.sl[0] = &sl[0];
     b.sl[1] = two ? &sl[1] : NULL;

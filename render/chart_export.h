@@ -52,27 +52,35 @@ typedef struct ms_chart_export_opts {
     /* The most threads building charts at once (ms_limits.threads): 2 builds a level's
      * windows on two threads, the page unchanged; below 2, the caller's thread only. */
     unsigned threads;
+    /* The x axis, when `x_set`: MS_CHART_X_RUN or MS_CHART_X_TIME; unset, the run axis
+     * (render's default). On the run axis the pyramid's windows are uniform in axis units
+     * of one warp found for the whole trace (ms_chart_warp_find, from src->trace and
+     * src->iterations); a trace without times, or with nothing to compress, gets the time
+     * axis's page exactly. */
+    ms_chart_x x_mode;
+    bool x_set;
 } ms_chart_export_opts;
 
 /* Facts about what was written, for logs and tests. */
 typedef struct ms_chart_export_stats {
     size_t bytes;
-    int levels[3];            /* levels written: [0] by allocation, [1] by site, [2] by
-                                 category */
+    int levels[4];            /* levels written: [0] by allocation, [1] by site, [2] by
+                                 category, [3] by group */
     size_t tiles;             /* charts built */
     size_t allocs, stacks, frames;
 } ms_chart_export_stats;
 
-/* The chart ms_chart_build() makes of the window spec->from .. spec->to (time mode, both
- * given), built from a slice of the trace: it costs the window's events and allocations,
- * not the trace's. Its groups' alloc indices refer to the whole timeline, its col_event
+/* The chart ms_chart_build() makes of the window spec->from .. spec->to (both given; the
+ * time axis, or the run axis in the units of src->warp, which must then be set), built
+ * from a slice of the trace: it costs the window's events and allocations, not the
+ * trace's. Its groups' alloc indices refer to the whole timeline, its col_event
  * to the whole trace's events. The pyramid builds its windows this way. */
 int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
                           ms_chart_rect area, ms_error *err);
 
-/* The pyramid of `src` (a stacked time chart; MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS) as
- * JSON text: by allocation, by site (unless opts->no_site_mode) and, when src->categories
- * is given, by category. `stats` may be NULL. */
+/* The pyramid of `src` (a stacked chart; MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS) as
+ * JSON text: by allocation, by site (unless opts->no_site_mode), when src->categories is
+ * given by category, and when src->group_rules has rules by group. `stats` may be NULL. */
 int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
                          const ms_chart_export_opts *opts, ms_error *err);
 

@@ -291,7 +291,10 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     }
     s->out = (ms_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
                                .label = s->src->label, .categories = s->src->categories,
-                               .category_alloc = cat};
+                               .category_alloc = cat, .group_rules = s->src->group_rules,
+                               /* The slice starts at the trace's first time (the stand-in
+                                * sits there), so the trace's warp needs no shift. */
+                               .warp = s->src->warp};
     return 0;
 }
 
@@ -339,19 +342,24 @@ int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_c
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
-    if (!spec || !src || !src->trace || !src->tl || spec->x_mode != MS_CHART_X_TIME ||
+    bool run = spec && spec->x_mode == MS_CHART_X_RUN && src && src->warp;
+    if (!spec || !src || !src->trace || !src->tl || (spec->x_mode != MS_CHART_X_TIME && !run) ||
         !spec->has_from || !spec->has_to || !(spec->to > spec->from) ||
         (src->tl->n_allocs && !src->tl->allocs) || src->tl->n_events != src->trace->n ||
         (src->tl->n_events && (!src->tl->active || !src->tl->reserved)))
-        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time window and a "
-                                                "timeline with curves and allocations");
+        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time (or run axis with "
+                                                "its warp) window and a timeline with curves "
+                                                "and allocations");
     for (size_t h = 0; h < spec->n_highlights; h++)
         if (!spec->highlights || spec->highlights[h].alloc >= src->tl->n_allocs)
             return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
     ms__slicer sl;
     int rc = ms__slicer_init(&sl, src, spec->n_highlights, err);
-    int64_t e0 = ms__slice_first_event(src, spec->from, false);
-    int64_t e1 = ms__slice_first_event(src, spec->to, true);
+    /* The run axis's window in seconds: the warp is monotone, so its events are those. */
+    double from = run ? ms_chart_warp_t(src->warp, spec->from) : spec->from;
+    double to = run ? ms_chart_warp_t(src->warp, spec->to) : spec->to;
+    int64_t e0 = ms__slice_first_event(src, from, false);
+    int64_t e1 = ms__slice_first_event(src, to, true);
     if (e1 < e0)
         e1 = e0;
     size_t nh = 0;

@@ -261,6 +261,47 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
             ms_chart_free(sliced);
         }
     }
+    /* The run axis: windows in its units, across its breaks, are the whole trace's too
+     * (the slice carries the trace's warp; it starts at the trace's first time). */
+    ms_chart_warp warp;
+    ms_error werr;
+    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, &werr), 0);
+    if (!warp.n_breaks)
+        return;
+    src.warp = &warp;
+    double uspan = ms_chart_warp_u(&warp, span);
+    /* The first break and a little on either side of it, then windows as above. */
+    size_t k = 0;
+    while (!warp.gap[k])
+        k++;
+    double bu0 = warp.u[k], bu1 = warp.u[k + 1], pad = (bu1 - bu0) * 0.7;
+    double RW[][2] = {{fmax(0, bu0 - pad), fmin(uspan, bu1 + pad)}, {0, uspan * 0.5},
+                      {uspan * 0.25, uspan}, {uspan * 0.123, uspan * 0.31}};
+    for (size_t w = 0; w < sizeof RW / sizeof RW[0]; w++) {
+        for (int by = 0; by < 2; by++) {
+            char ctx[300];
+            snprintf(ctx, sizeof ctx, "%s run-axis window %.6f-%.6f by %s", path, RW[w][0],
+                     RW[w][1], by ? "category" : "alloc");
+            ms_chart_spec spec = {0};
+            spec.x_mode = MS_CHART_X_RUN;
+            spec.by = by ? MS_CHART_BY_CATEGORY : MS_CHART_BY_ALLOC;
+            spec.has_from = spec.has_to = true;
+            spec.from = RW[w][0];
+            spec.to = RW[w][1];
+            ms_chart *whole = NULL, *sliced = NULL;
+            int ra = ms_chart_build(&whole, &src, &spec, AREA, &werr);
+            int rb = ms_chart_build_window(&sliced, &src, &spec, AREA, &werr);
+            CHECK_EQ_INT_IN(ctx, ra, 0);
+            CHECK_EQ_INT_IN(ctx, rb, 0);
+            if (!ra && !rb) {
+                CHECK_EQ_INT_IN(ctx, sliced->x_mode, MS_CHART_X_RUN);
+                same_chart(ctx, whole, sliced, true);
+                same_page_tile(ctx, whole, sliced);
+            }
+            ms_chart_free(whole);
+            ms_chart_free(sliced);
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ the JSON */
@@ -301,6 +342,45 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     double span = cJSON_GetNumberValue(get(doc, "span"));
     size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
     const cJSON *levels = get(get(doc, "modes"), "alloc");
+    /* The run axis: written only where the trace's warp has breaks, one segment per piece
+     * of it; windows are then in its units. Elsewhere the page is the time axis's. */
+    ms_chart_warp warp;
+    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, &err), 0);
+    bool run = get(doc, "axis") != NULL;
+    CHECK_EQ_INT_IN(path, run, warp.n_breaks > 0);
+    if (run) {
+        CHECK_EQ_STR_IN(path, cJSON_GetStringValue(get(doc, "axis")), "run");
+        const cJSON *segs = get(doc, "segs");
+        CHECK_EQ_INT_IN(path, cJSON_GetArraySize(segs), warp.n_segments);
+        size_t n_gap = 0, bad_seg = 0;
+        const cJSON *sg;
+        cJSON_ArrayForEach(sg, segs)
+        {
+            double u0 = cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 0));
+            double t0 = cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 2));
+            bad_seg += fabs(ms_chart_warp_u(&warp, t0) - u0) > 1e-9 * (span + 1);
+            n_gap += cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 4)) != 0;
+        }
+        CHECK_EQ_INT_IN(path, bad_seg, 0);
+        CHECK_EQ_INT_IN(path, n_gap, warp.n_breaks);
+        span = cJSON_GetNumberValue(get(doc, "uspan"));
+        const int64_t *tu = src.trace->time_us;
+        double t_end = (double)(tu[src.trace->n - 1] - tu[0]) / 1e6;
+        CHECK_TRUE_IN(path, fabs(span - ms_chart_warp_u(&warp, t_end)) < 1e-9);
+    }
+    /* --x time: no run axis keys; a trace with nothing to compress gets that very page. */
+    ms_chart_export_opts ot = o;
+    ot.x_set = true;
+    ot.x_mode = MS_CHART_X_TIME;
+    char *text_time = NULL;
+    if (ms_chart_export_json(&text_time, NULL, &src, &ot, &err) == 0) {
+        CHECK_TRUE_IN(path, strstr(text_time, "\"segs\"") == NULL);
+        if (!run)
+            CHECK_EQ_INT_IN(path, strcmp(text, text_time) != 0, 0);
+    } else {
+        check_fail("%s: --x time page: %s", path, err.message);
+    }
+    free(text_time);
     CHECK_EQ_INT_IN(path, cJSON_GetArraySize(levels), st.levels[0]);
     /* No categories given, no category mode. */
     CHECK_TRUE_IN(path, get(get(doc, "modes"), "category") == NULL);
@@ -312,6 +392,7 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     /* The whole trace at level 0 is ms_chart_build()'s chart with the shared y scale. */
     ms_chart_spec whole = {0};
     whole.keep_time_axis = true; /* as the export draws a trace without times */
+    whole.x_mode = run ? MS_CHART_X_RUN : MS_CHART_X_TIME;
     double xs;
     int64_t fit = 0;
     ms_chart_extent(&src, &whole, &xs, &fit, &err);
@@ -476,6 +557,10 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     double xs;
     int64_t fit = 0;
     ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    if (get(doc, "axis")) {
+        whole.x_mode = MS_CHART_X_RUN;
+        span = cJSON_GetNumberValue(get(doc, "uspan"));
+    }
     whole.by = MS_CHART_BY_CATEGORY;
     whole.y_fit = fit;
     whole.has_from = whole.has_to = true;
@@ -515,6 +600,67 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     within_budget(ctx, &src, o);
 }
 
+/* --group rules: the page gets a by-group grouping whose bands are the rules' names (and
+ * "other"), ms_chart_build()'s chart by group at level 0. */
+static void group_json(const char *path, const char *name, const ms_snapshot *s,
+                       const ms_timeline *t)
+{
+    char ctx[300];
+    snprintf(ctx, sizeof ctx, "%s group mode", path);
+    ms_chart_group_rules rules = {0};
+    ms_error err;
+    CHECK_EQ_INT_IN(ctx, ms_chart_group_rules_add(&rules, "hf=transformers/", &err), 0);
+    CHECK_EQ_INT_IN(ctx, ms_chart_group_rules_add(&rules, "model=\\.py:[0-9]+ forward", &err), 0);
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+                           .label = name, .group_rules = &rules};
+    ms_chart_export_opts o = {0};
+    o.no_site_mode = true;
+    char *text = NULL;
+    ms_chart_export_stats st;
+    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    cJSON *doc = rc ? NULL : cJSON_Parse(text);
+    const cJSON *levels = get(get(doc, "modes"), "group");
+    CHECK_TRUE_IN(ctx, cJSON_IsArray(levels));
+    CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(levels), st.levels[3]);
+    CHECK_TRUE_IN(ctx, st.levels[3] >= 1);
+    const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
+    ms_chart_spec whole = {0};
+    whole.keep_time_axis = true;
+    whole.by = MS_CHART_BY_GROUP;
+    double xs;
+    int64_t fit = 0;
+    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    whole.y_fit = fit;
+    whole.x_mode = doc && get(doc, "axis") ? MS_CHART_X_RUN : MS_CHART_X_TIME;
+    whole.has_from = whole.has_to = true;
+    whole.to = doc ? cJSON_GetNumberValue(get(doc, get(doc, "axis") ? "uspan" : "span")) : 1;
+    whole.to = whole.to > 0 ? whole.to : 1e-6;
+    ms_chart *ch = NULL;
+    if (t0 && ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+        int64_t *g;
+        size_t ng = varints(cJSON_GetStringValue(get(t0, "g")), &g, true);
+        CHECK_EQ_INT_IN(ctx, ng, ch->n_groups);
+        size_t bad_label = 0, named = 0;
+        for (size_t k = 0; k < ng && k < ch->n_groups; k++) {
+            const char *label = g[k] < 0 ? cJSON_GetStringValue(cJSON_GetArrayItem(
+                                               get(doc, "strings"), (int)(-1 - g[k])))
+                                         : NULL;
+            bad_label += !label || strcmp(label, ch->groups[k].label) != 0;
+            named += label && (!strcmp(label, "hf") || !strcmp(label, "model"));
+        }
+        CHECK_EQ_INT_IN(ctx, bad_label, 0);
+        CHECK_TRUE_IN(ctx, named >= 1); /* the bands carry the rules' names */
+        free(g);
+    } else {
+        check_fail("%s: level-0 chart: %s", ctx, err.message);
+    }
+    ms_chart_free(ch);
+    cJSON_Delete(doc);
+    free(text);
+    ms_chart_group_rules_free(&rules);
+}
+
 static void one(const char *path, const char *name, void *arg)
 {
     (void)arg;
@@ -537,6 +683,8 @@ static void one(const char *path, const char *name, void *arg)
     json_checks(path, name, s, t, hl, n_marks);
     if (cats)
         category_json(path, name, s, t, cats, hl, n_marks);
+    if (strstr(path, "gpt2_train") || strstr(path, "idle_start"))
+        group_json(path, name, s, t);
     ms_categories_free(cats);
     free(hl);
     ms_leak_marks_free(marks);

@@ -32,8 +32,37 @@
     return out;
   }
 
+  /* The x axis. On the run axis (D.axis "run") x values are axis units u, and D.segs maps
+   * them to seconds piece by piece: [u0, u1, t0, t1, break, label]; outside a break (and
+   * past either end) one unit is one second. Without it u is seconds. */
+  function toU(D, t) {
+    var S = D.segs;
+    if (!S || !S.length) return t;
+    if (t <= S[0][2]) return S[0][0] + (t - S[0][2]);
+    for (var i = 0; i < S.length; i++) {
+      var g = S[i];
+      if (t <= g[3]) return g[4] ? g[0] + (t - g[2]) / (g[3] - g[2]) * (g[1] - g[0]) : g[0] + (t - g[2]);
+    }
+    g = S[S.length - 1];
+    return g[1] + (t - g[3]);
+  }
+  function toT(D, u) {
+    var S = D.segs;
+    if (!S || !S.length) return u;
+    if (u <= S[0][0]) return S[0][2] + (u - S[0][0]);
+    for (var i = 0; i < S.length; i++) {
+      var g = S[i];
+      if (u <= g[1]) return g[4] ? g[2] + (u - g[0]) / (g[1] - g[0]) * (g[3] - g[2]) : g[2] + (u - g[0]);
+    }
+    g = S[S.length - 1];
+    return g[3] + (u - g[1]);
+  }
+
   function decodeFile(D) {
     if (D.times === false) EVENTS = true;
+    if (D.axis !== 'run') D.segs = null;
+    /* The axis's length in x units (seconds, or the run axis's units). */
+    D.full = D.axis === 'run' ? D.uspan : D.span > 0 ? D.span : 1e-6;
     var A = D.allocs, n = A.n;
     D.al = { idx: deltas(A.idx), size: uvarints(A.size), talloc: svarints(A.talloc),
              tfree: svarints(A.tfree), stack: svarints(A.stack), site: uvarints(A.site),
@@ -112,7 +141,7 @@
     decodeFile(D);
     this.mode = 'alloc';
     this.v0 = 0;
-    this.v1 = D.span > 0 ? D.span : 1e-6;
+    this.v1 = D.full;
     this.sel = null;      /* the band whose stack is pinned: {tile, group} */
     this.build();
     this.draw();
@@ -123,7 +152,7 @@
   /* The deepest level whose windows are at least as wide as the view: the view then
    * spans one or two windows and shows between half and all of their columns. */
   View.prototype.level = function () {
-    var L = this.levels(), span = this.D.span > 0 ? this.D.span : 1e-6;
+    var L = this.levels(), span = this.D.full;
     var want = Math.floor(Math.log2(span / Math.max(this.v1 - this.v0, 1e-12)));
     return Math.max(0, Math.min(L.length - 1, want));
   };
@@ -158,7 +187,7 @@
     var self = this, D = this.D, root = this.root;
     var bar = html('div', 'msv-bar', null, root);
     this.btn = {};
-    [['alloc', 'by allocation'], ['site', 'by site'], ['category', 'by category']].forEach(function (m) {
+    [['alloc', 'by allocation'], ['site', 'by site'], ['category', 'by category'], ['group', 'by group']].forEach(function (m) {
       if (!D.modes[m[0]]) return;
       var b = html('button', null, m[1], bar);
       b.type = 'button';
@@ -168,7 +197,7 @@
     });
     var reset = html('button', null, 'reset zoom', bar);
     reset.type = 'button';
-    reset.addEventListener('click', function () { self.zoom(0, D.span); });
+    reset.addEventListener('click', function () { self.zoom(0, D.full); });
     this.info = html('span', 'msv-info', '', bar);
     var main = html('div', 'msv-main', null, root);
     var box = html('div', 'msv-chart', null, main);
@@ -223,7 +252,7 @@
     });
     box.addEventListener('mousemove', function (ev) { if (!drag) self.hover(pt(ev), ev); });
     box.addEventListener('mouseleave', function () { self.hideTip(); });
-    box.addEventListener('dblclick', function (ev) { ev.preventDefault(); self.zoom(0, D.span); });
+    box.addEventListener('dblclick', function (ev) { ev.preventDefault(); self.zoom(0, D.full); });
     box.addEventListener('keydown', function (ev) { self.key(ev); });
     this.setMode('alloc');
   };
@@ -240,7 +269,7 @@
   };
 
   View.prototype.zoom = function (a, b) {
-    var span = this.D.span > 0 ? this.D.span : 1e-6;
+    var span = this.D.full;
     var L = this.levels(), deepest = L[L.length - 1][0];
     /* Past the deepest windows a column grows wider than a few pixels and shows nothing
      * new; stop there. */
@@ -268,9 +297,10 @@
     this.shown = tiles.map(function (T) { return { T: T, d: decodeTile(D, T) }; });
 
     /* Title. */
-    var zoomed = this.v0 > 0 || this.v1 < D.span * (1 - 1e-9);
-    var title = D.title + (zoomed ? '  ·  window ' + (EVENTS ? fmtS(this.v0) + '–' + fmtS(this.v1)
-                                                             : this.v0.toFixed(3) + '–' + this.v1.toFixed(3) + ' s') : '');
+    var zoomed = this.v0 > 0 || this.v1 < D.full * (1 - 1e-9);
+    var w0 = toT(D, this.v0), w1 = toT(D, this.v1);
+    var title = D.title + (zoomed ? '  ·  window ' + (EVENTS ? fmtS(w0) + '–' + fmtS(w1)
+                                                             : w0.toFixed(3) + '–' + w1.toFixed(3) + ' s') : '');
     var t = el('text', { x: 10, y: 21, 'font-size': 15, 'font-weight': 'bold', fill: th.fg }, svg);
     t.textContent = title;
 
@@ -299,9 +329,22 @@
     /* Grid. */
     var grid = [], xt = [];
     D.yt.forEach(function (t) { var y = Math.floor(self.py(t[0])) + 0.5; grid.push('M' + P[0] + ' ' + y + 'H' + (P[0] + P[2])); });
+    /* The run axis's breaks in view: where they are, and their labels' places, which
+     * tick labels keep clear of. */
+    var breaks = [];
+    (D.segs || []).forEach(function (g) {
+      if (!g[4] || g[1] <= self.v0 || g[0] >= self.v1) return;
+      var a = Math.max(P[0], self.px(g[0])), b = Math.min(P[0] + P[2], self.px(g[1]));
+      /* The chart left out the label where it had no room at the whole trace's scale. */
+      var d = g[3] - g[2], label = g[5] || '⋯ ' + (d >= 1 ? d.toFixed(1) + ' s' : (d * 1e3).toFixed(d >= 0.01 ? 0 : 1) + ' ms');
+      var mid = (a + b) / 2, last = breaks[breaks.length - 1], full = label;
+      if (last && last.label && Math.abs(mid - last.mid) < 60) label = '';
+      breaks.push({ a: a, b: b, mid: mid, label: label, full: full });
+    });
     this.shown.forEach(function (s) {
       s.T.xt.forEach(function (t) {
         if (t[0] < self.v0 - 1e-12 || t[0] > self.v1 + 1e-12) return;
+        if (breaks.some(function (k) { return k.label && Math.abs(self.px(t[0]) - k.mid) < 34; })) return;
         if (xt.length && Math.abs(self.px(t[0]) - self.px(xt[xt.length - 1][0])) < 40) return;
         xt.push(t);
       });
@@ -353,6 +396,17 @@
     el('path', { d: outline.join(''), stroke: th.outline, 'stroke-opacity': 0.75, 'stroke-width': 0.9, fill: 'none' }, plot);
     if (low.length) el('path', { d: low.join(''), stroke: th.outline, 'stroke-opacity': 0.9, 'stroke-width': 1, 'stroke-dasharray': '3 2', fill: 'none' }, plot);
     if (reserved.length) el('path', { d: reserved.join(''), stroke: th.reserved, 'stroke-opacity': 0.85, 'stroke-width': 1.4, fill: 'none' }, plot);
+
+    /* Breaks: a pale wash with light hatching over what they squeeze (draw.c's look). */
+    if (breaks.length) {
+      var hid = this.root.id + '-hatch', pat = el('pattern', { id: hid, width: 7, height: 7, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, defs);
+      el('path', { d: 'M0 0V7', stroke: th.muted, 'stroke-opacity': 0.55, 'stroke-width': 1 }, pat);
+      breaks.forEach(function (k) {
+        var r = el('g', { 'data-memsnap-break': k.full }, plot);
+        el('rect', { x: k.a, y: P[1], width: Math.max(k.b - k.a, 0.5), height: P[3], fill: th.bg, 'fill-opacity': 0.55 }, r);
+        el('rect', { x: k.a, y: P[1], width: Math.max(k.b - k.a, 0.5), height: P[3], fill: 'url(#' + hid + ')' }, r);
+      });
+    }
 
     /* Highlighted (leaked) allocations: outlined, the first band of each label pinned. */
     var pins = [];
@@ -416,16 +470,17 @@
     }
 
     /* The selected band, outlined. */
-    this.selLayer = el('g', {}, plot);
+    /* Never under the pointer: redrawn on click, it would swallow a double-click. */
+    this.selLayer = el('g', { 'pointer-events': 'none' }, plot);
     this.drawSel();
 
     /* Iterations: a strip under the plot, clickable. */
     this.iterY = P[1] + P[3] + 2;
     var its = D.it, iv = [];
-    for (var i = 0; i < its.length; i++) if (its[i][1] >= this.v0 && its[i][0] <= this.v1) iv.push(i);
+    for (var i = 0; i < its.length; i++) if (its[i][1] >= w0 && its[i][0] <= w1) iv.push(i);
     if (iv.length && iv.length <= P[2] / 3) {
       iv.forEach(function (i) {
-        var a = Math.max(P[0], self.px(its[i][0])), b = Math.min(P[0] + P[2], self.px(its[i][1]));
+        var a = Math.max(P[0], self.px(toU(D, its[i][0]))), b = Math.min(P[0] + P[2], self.px(toU(D, its[i][1])));
         el('rect', { x: a, y: self.iterY, width: Math.max(b - a, 1), height: 5, fill: i % 2 ? '#8fa6cf' : '#2e5aac' }, svg);
       });
     } else if (iv.length) {
@@ -436,6 +491,15 @@
     /* Axes and labels. */
     var ax = 'M' + P[0] + ' ' + (Math.floor(P[1] + P[3]) + 0.5) + 'H' + (P[0] + P[2]) +
              'M' + (Math.floor(P[0]) - 0.5) + ' ' + P[1] + 'V' + (P[1] + P[3]);
+    breaks.forEach(function (k) {
+      var yb = Math.floor(P[1] + P[3]) + 0.5;
+      ax += 'M' + (k.a - 3) + ' ' + (yb + 5) + 'L' + (k.a + 3) + ' ' + (yb - 5) + 'M' + (k.b - 3) + ' ' + (yb + 5) + 'L' + (k.b + 3) + ' ' + (yb - 5);
+      /* Kept inside the plot's width: a break at either end would cut its label. */
+      if (!k.label) return;
+      var half = k.label.length * 3.3, bx = Math.max(P[0] + half - 8, Math.min(P[0] + P[2] - half + 8, k.mid));
+      var bl = el('text', { x: bx, y: P[1] + P[3] + 18, 'font-size': 11, 'text-anchor': 'middle', fill: th.muted }, svg);
+      bl.textContent = k.label;
+    });
     el('path', { d: ax, stroke: th.muted, 'stroke-width': 1 }, svg);
     D.yt.forEach(function (t) {
       var e = el('text', { x: P[0] - 7, y: self.py(t[0]) + 4, 'font-size': 11, 'text-anchor': 'end', fill: th.fg }, svg);
@@ -443,7 +507,7 @@
     });
     /* Zoomed past the deepest windows, their ticks may all fall outside the view: then
      * the view's two ends are labelled instead. */
-    if (xt.length < 2) xt = [[this.v0, fmtS(this.v0)], [this.v1, fmtS(this.v1)]];
+    if (xt.length < 2) xt = [[this.v0, fmtS(w0)], [this.v1, fmtS(w1)]];
     xt.forEach(function (t, i) {
       var x = self.px(t[0]);
       var anchor = i === 0 && x < P[0] + 20 ? 'start' : x > P[0] + P[2] - 20 ? 'end' : 'middle';
@@ -477,7 +541,8 @@
     this.info.textContent = 'zoom level ' + (level + 1) + ' of ' + this.levels().length +
       ' · ' + shownCols + ' columns of ' + fmtS((this.v1 - this.v0) / Math.max(shownCols, 1)) + ' each · drag to zoom, double-click to reset';
     this.root.setAttribute('data-memsnap-level', String(level));
-    this.root.setAttribute('data-memsnap-window', this.v0 + ' ' + this.v1);
+    /* Seconds since the first event, whatever the axis. */
+    this.root.setAttribute('data-memsnap-window', w0 + ' ' + w1);
   };
 
   /* Cuts text to about `w` pixels (an estimate: the page has no text metrics before it
@@ -599,18 +664,19 @@
       var it = ta >= 0 ? this.iterAt(ta / 1e6) : -1;
       if (D.it.length) out.lines.push(it >= 0 ? 'iteration ' + (it + 1) + ' of ' + D.it.length : 'outside the iterations');
       out.key = 'a' + a;
-    } else if (this.mode === 'category') {
+    } else if (this.mode === 'category' || this.mode === 'group') {
       /* A category band: what it holds at the hovered column, and its share of it. */
       out.title = D.strings[-1 - g.ref];
       out.category = out.title;
+      out.group = this.mode === 'group';
       out.size = hit.h;
       out.stack = -1;
       var total = hit.s.acc ? hit.s.acc[hit.c] : 0;
       out.lines.push(fmtBytes(hit.h) + ' held as ' + out.title + ' here' +
                      (total > 0 ? ' (' + (100 * hit.h / total).toFixed(1) + '% of ' + fmtBytes(total) + ')' : ''));
-      var it3 = this.iterAt(hit.x);
-      out.lines.push('at ' + fmtS(hit.x) + (D.it.length && it3 >= 0 ? ' · iteration ' + (it3 + 1) + ' of ' + D.it.length : ''));
-      out.note = 'A category holds many allocations: switch to by allocation for their stacks.';
+      var it3 = this.iterAt(toT(D, hit.x));
+      out.lines.push('at ' + fmtS(toT(D, hit.x)) + (D.it.length && it3 >= 0 ? ' · iteration ' + (it3 + 1) + ' of ' + D.it.length : ''));
+      out.note = 'A ' + (out.group ? 'group' : 'category') + ' holds many allocations: switch to by allocation for their stacks.';
       out.key = 's' + g.ref;
     } else {
       out.title = D.strings[-1 - g.ref];
@@ -618,7 +684,7 @@
       out.stack = g.stack;
       out.lines.push(fmtBytes(hit.h) + (g.hl ? ' held by this leak finding here · flagged as a leak'
                                              : ' held by this site here'));
-      var it2 = this.iterAt(hit.x);
+      var it2 = this.iterAt(toT(D, hit.x));
       if (D.it.length && it2 >= 0) out.lines.push('iteration ' + (it2 + 1) + ' of ' + D.it.length);
       out.lines.push('stack: this site\'s largest allocation');
       out.key = 's' + g.ref;
@@ -627,12 +693,12 @@
   };
 
   /* What the grey band on top is in each grouping (render's legend says the same). */
-  var REMAINDER = { alloc: 'smaller allocations', site: 'other sites', category: 'no allocation recorded' };
+  var REMAINDER = { alloc: 'smaller allocations', site: 'other sites', category: 'no allocation recorded', group: 'other' };
 
   /* The tooltip's heading: a band's site, or its category (test hooks: docs/view.md). */
   function tipTitle(t, info) {
     var b = html('b', null, info.title, t);
-    b.setAttribute(info.category ? 'data-memsnap-category' : 'data-memsnap-site', info.title);
+    b.setAttribute(info.group ? 'data-memsnap-group' : info.category ? 'data-memsnap-category' : 'data-memsnap-site', info.title);
   }
 
   View.prototype.tipAt = function (p, ev, content) {
@@ -658,12 +724,12 @@
     if (lane) {
       this.tipAt(p, ev, function (t) {
         html('b', null, lane.name, t);
-        html('div', 'msv-dim', fmtS(lane.a) + ' – ' + fmtS(lane.b) + ' · click to zoom', t);
+        html('div', 'msv-dim', fmtS(toT(D, lane.a)) + ' – ' + fmtS(toT(D, lane.b)) + ' · click to zoom', t);
       });
       return;
     }
     if (p[1] >= this.iterY - 1 && p[1] <= this.iterY + 7 && p[0] >= P[0] && p[0] < P[0] + P[2]) {
-      var it = this.iterAt(this.xAt(p[0]));
+      var it = this.iterAt(toT(D, this.xAt(p[0])));
       if (it >= 0) {
         this.tipAt(p, ev, function (t) {
           html('b', null, 'iteration ' + (it + 1) + ' of ' + D.it.length, t);
@@ -677,7 +743,7 @@
     if (hit.g === -1) {
       this.tipAt(p, ev, function (t) {
         html('b', null, REMAINDER[self.mode] || 'other', t);
-        html('div', null, '≈ ' + fmtBytes(hit.h) + ' at ' + fmtS(hit.x), t);
+        html('div', null, '≈ ' + fmtBytes(hit.h) + ' at ' + fmtS(toT(D, hit.x)), t);
       });
       return;
     }
@@ -694,8 +760,8 @@
     if (lane) { this.zoom(lane.a, lane.b); return; }
     var P = this.D.plot;
     if (p[1] >= this.iterY - 1 && p[1] <= this.iterY + 7 && p[0] >= P[0] && p[0] < P[0] + P[2]) {
-      var it = this.iterAt(this.xAt(p[0]));
-      if (it >= 0) { this.zoom(this.D.it[it][0], this.D.it[it][1]); return; }
+      var it = this.iterAt(toT(this.D, this.xAt(p[0])));
+      if (it >= 0) { this.zoom(toU(this.D, this.D.it[it][0]), toU(this.D, this.D.it[it][1])); return; }
     }
     var hit = this.pick(p);
     if (hit && hit.g >= 0) this.select(hit);
@@ -783,7 +849,7 @@
     else if (k === 'ArrowRight') this.zoom(this.v0 + w / 4, this.v1 + w / 4);
     else if (k === '+' || k === '=') this.zoom(m - w / 4, m + w / 4);
     else if (k === '-' || k === '_') this.zoom(m - w, m + w);
-    else if (k === 'Escape' || k === '0') { this.zoom(0, this.D.span); this.hideTip(); }
+    else if (k === 'Escape' || k === '0') { this.zoom(0, this.D.full); this.hideTip(); }
     else if (k === 'ArrowUp' || k === 'ArrowDown') this.moveFocus(k === 'ArrowUp' ? 1 : -1);
     else if (k === 'Enter' || k === ' ') { if (this.focus) this.select(this.focus); }
     else return;

@@ -3,7 +3,7 @@
 pipe, tests/browser/cdp.py).
 
   view_test.py MEMSNAP SNAPSHOT [--report] [--max-bytes N] [--max-load SECONDS]
-               [--zoom-iteration] [--hover-width F] [--keep DIR]
+               [--zoom-iteration] [--hover-width F] [--group NAME=REGEX]... [--keep DIR]
 
 Writes the page with `memsnap view` (and with --report, `memsnap report`'s index.html),
 loads it from a file:// URL and checks, with real values:
@@ -22,7 +22,11 @@ loads it from a file:// URL and checks, with real values:
   * a screenshot is not blank (many colours, ink over a real part of the page);
   * with --hover-width F: hovering along a line at a quarter of the plot's height finds an
     allocation (a tooltip naming a site) in at least a share F of 60 columns across the
-    plot: the run, not an idle start or a slow set-up, gets the width (issue 23).
+    plot: the run, not an idle start or a slow set-up, gets the width (issue 23);
+  * on the run axis (a page with breaks): every break is drawn hatched, its duration under
+    the axis, and dragging across one zooms to a window (in seconds) that holds it;
+  * with --group (passed to memsnap view and report): the by-group switch, a band's
+    tooltip naming one of the groups, the legend naming them.
 Prints the page size, the time `memsnap view` took and the load time. Exit 0 passed,
 1 failed, 77 skipped (no Chromium)."""
 import json
@@ -129,8 +133,10 @@ class Page:
         return self.b.eval("""(function(){
           var t = document.querySelector('[data-memsnap-tooltip]');
           var s = t.querySelector('[data-memsnap-site]'), c = t.querySelector('[data-memsnap-category]');
+          var g = t.querySelector('[data-memsnap-group]');
           return {hidden: t.hidden, text: t.textContent, site: s ? s.getAttribute('data-memsnap-site') : null,
-                  category: c ? c.getAttribute('data-memsnap-category') : null};
+                  category: c ? c.getAttribute('data-memsnap-category') : null,
+                  group: g ? g.getAttribute('data-memsnap-group') : null};
         })()""")
 
     def stack(self):
@@ -292,6 +298,70 @@ def drive(b, url, args, leaks):
     hit3 = p.scan(lambda t: bool(t["site"]) and "held by this site" in t["text"])
     check(hit3 is not None, "by site: hovering a band names a site and its bytes")
     by_category(b, p)
+    if args.get("groups"):
+        by_group(b, p, args["groups"])
+    across_break(b, p, args)
+
+
+def breaks(b):
+    return b.eval("""Array.prototype.map.call(document.querySelectorAll('[data-memsnap-break]'), function (e) {
+        var r = e.firstChild; return [e.getAttribute('data-memsnap-break'), Number(r.getAttribute('x')),
+                                      Number(r.getAttribute('width'))]; })""")
+
+
+def across_break(b, p, args):
+    """The run axis: the breaks drawn, a duration under the axis; a drag from before the
+    first break to after it zooms to a window holding it, where it is drawn wider."""
+    b.key("Escape")
+    segs = b.eval("memsnapViews[0].D.segs") or []
+    gaps = [g for g in segs if g[4]]
+    if not gaps:
+        print("no breaks on this page's axis (time axis or nothing to compress)")
+        return
+    br = breaks(b)
+    check(len(br) == len(gaps), "every break is drawn (%d of %d)" % (len(br), len(gaps)))
+    labels = b.eval("Array.prototype.map.call(document.querySelectorAll('[data-memsnap-chart] svg text'), "
+                    "function (e) { return e.textContent; })")
+    check(any(t.startswith("\u22ef ") for t in labels), "a break's duration is written under the axis")
+    g = gaps[0]
+    x, y, w, h, sy = p.plot()
+    vb = b.eval("memsnapViews[0].D.plot")
+    k = w / vb[2]
+    bx0 = x + (br[0][1] - vb[0]) * k
+    bx1 = bx0 + br[0][2] * k
+    a, c = max(x + 1, bx0 - 0.04 * w), min(x + w - 1, bx1 + 0.04 * w)
+    b.drag(a, y - sy + h * 0.5, c, y - sy + h * 0.5)
+    win = p.window()
+    print("across the break %s (%.4f-%.4f s): window %.4f-%.4f s" % (g[5], g[2], g[3], win[1], win[2]))
+    # A break at the axis's start (an idle start) can only be dragged across from inside it.
+    starts_ok = win[1] <= g[2] + 1e-6 if g[0] > 0 else win[1] < g[3]
+    check(starts_ok and win[2] >= g[3] - 1e-6, "dragging across a break zooms to a window across it")
+    br2 = breaks(b)
+    check(len(br2) >= 1 and br2[0][2] > br[0][2] * 1.5, "zoomed, the break is drawn wider (%.1f -> %.1f px)"
+          % (br[0][2], br2[0][2] if br2 else 0))
+    if args.get("shots"):
+        b.mouse("mouseMoved", 5, 5)
+        b.screenshot(args["shots"] + "-break.png")
+    b.key("Escape")
+
+
+def by_group(b, p, groups):
+    """The by-group switch (--group): its button, a band's tooltip naming a group, the legend."""
+    names = [g.split("=", 1)[0] for g in groups]
+    has = b.eval("!!document.querySelector('[data-memsnap-mode=group]')")
+    if not check(has, "the page offers by group"):
+        return
+    b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=group]').click()"})
+    check(b.eval("document.querySelector('[data-memsnap-mode=group]').getAttribute('aria-pressed')") == "true",
+          "the by-group button is pressed")
+    hit = p.scan(lambda t: t["group"] in names and (" held as " + t["group"]) in t["text"])
+    check(hit is not None, "by group: hovering a band names its group (%s) and its bytes" % "/".join(names))
+    if hit:
+        print("group tooltip: %s" % hit[2]["text"])
+    legend = b.eval("Array.prototype.map.call(document.querySelectorAll('[data-memsnap-chart] svg text'), "
+                    "function (e) { return e.textContent; })")
+    check(any(n in legend for n in names), "the legend names the groups")
+    b.mouse("mouseMoved", 5, 5)
 
 
 CATEGORIES = ("parameter", "optimizer state", "workspace", "gradient", "input", "activation",
@@ -338,6 +408,9 @@ def main(argv):
             args["report"] = True
         elif a == "--zoom-iteration":
             args["zoom_iteration"] = True
+        elif a == "--group":
+            args.setdefault("groups", []).append(argv[i + 1])
+            i += 1
         elif a in ("--max-bytes", "--max-load", "--keep", "--hover-width"):
             args[a[2:].replace("-", "_")] = argv[i + 1]
             i += 1
@@ -357,7 +430,8 @@ def main(argv):
     os.makedirs(tmp, exist_ok=True)
     page = os.path.join(tmp, "view.html")
     t0 = time.monotonic()
-    subprocess.run([memsnap, "view", snap, "-o", page], check=True)
+    gflags = [x for g in args.get("groups", []) for x in ("--group", g)]
+    subprocess.run([memsnap, "view", snap, "-o", page] + gflags, check=True)
     took = time.monotonic() - t0
     size = os.path.getsize(page)
     print("memsnap view %s: %.2f s, page %d bytes (%.2f MiB)" % (snap, took, size, size / 1048576.0))
@@ -373,7 +447,7 @@ def main(argv):
     pages = [page]
     if args.get("report"):
         rdir = os.path.join(tmp, "report")
-        subprocess.run([memsnap, "report", snap, "-o", rdir], stdout=subprocess.DEVNULL)
+        subprocess.run([memsnap, "report", snap, "-o", rdir] + gflags, stdout=subprocess.DEVNULL)
         pages.append(os.path.join(rdir, "index.html"))
     for pg in pages:
         if "max_bytes" in args and pg != page:
