@@ -173,6 +173,10 @@ typedef struct ms__range {
     int depth;
 } ms__range;
 
+/* ms_annotation_ranges (memsnap/phases.h), remembered for the last snapshot and device
+ * asked (annotation_cache.c): the charts of one snapshot's windows pair them once. */
+int ms__annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snapshot *snap,
+                          int device, ms_error *err);
 /* START/END annotations of the trace's device paired into ranges sorted by start; the
  * caller frees *out. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
