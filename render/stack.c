@@ -1,7 +1,8 @@
 /* Stacking of the chart model (see chart_impl.h): the height of every band in every
  * pixel column — the bytes its allocations hold right after the column's representative
- * event — and the "other" band on top. One sweep over the bands' alloc/free events,
- * bucketed by event index, visiting the columns in event order. */
+ * event — and the "other" band on top. One pass over the bands' allocations puts each
+ * alloc and free at the column it first shows in; each band's row is then its running
+ * sum, written whole. */
 #include "chart_impl.h"
 
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
@@ -65,7 +66,7 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
         for (size_t k = k0; k < k1; k++)
             row[order[k]] = h;
     }
-    for (size_t k = k0; k < k1; k++)
+    for (size_t k = k0; h && k < k1; k++)
         stacked[k] += h;
 }
 
