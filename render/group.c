@@ -32,63 +32,14 @@ static void heap_down(scored *h, size_t n, size_t i)
     }
 }
 
-/* Bytes x lifetime inside the window [lo, hi], what ranks bands. On the time axis an
- * event's x is (time - t0) / 1e6: events whose time offset lies below d_lo have x below
- * lo, those at or past d_hi have x at or past hi, so the clamps need no division (the
- * offsets are found with the very arithmetic ms__event_x uses, so no score changes). */
-typedef struct scorer {
-    const ms_chart_source *src;
-    ms_chart_x mode;
-    double lo, hi;
-    int64_t t0, d_lo, d_hi; /* d_lo INT64_MIN, d_hi INT64_MAX: no shortcut */
-} scorer;
-
-/* The smallest time offset d (microseconds) with (double)d / 1e6 >= x; `none` when x is
- * beyond any offset this search may meet. */
-static int64_t first_offset_at(double x, int64_t none)
+static double lifetime_score(const ms_chart_source *src, ms_chart_x mode, const ms_alloc *a,
+                             double lo, double hi)
 {
-    if (!(x > -4.0e12 && x < 4.0e12))
-        return none;
-    int64_t d = (int64_t)floor(x * 1e6) - 2;
-    while (!((double)d / 1e6 >= x))
-        d++;
-    while ((double)(d - 1) / 1e6 >= x)
-        d--;
-    return d;
-}
-
-static scorer scorer_for(const ms_chart *chart, const ms_chart_source *src)
-{
-    scorer s = {src, chart->x_mode, chart->x_lo, chart->x_hi, 0, INT64_MIN, INT64_MAX};
-    if (s.mode == MS_CHART_X_TIME) {
-        s.t0 = ms__t_first(src);
-        s.d_lo = first_offset_at(s.lo, INT64_MIN);
-        s.d_hi = first_offset_at(s.hi, INT64_MAX);
-    }
-    return s;
-}
-
-static double lifetime_score(const scorer *s, const ms_alloc *a)
-{
-    const ms_chart_source *src = s->src;
-    const ms_trace *tr = src->trace;
-    double lo = s->lo, hi = s->hi;
-    double from = lo, to = hi;
-    int64_t e = a->alloc_event;
-    bool by_time = s->mode == MS_CHART_X_TIME;
-    if (e >= 0 && !(by_time && (size_t)e < tr->n && tr->time_us[e] - s->t0 < s->d_lo)) {
-        from = ms__event_x(src, s->mode, e);
-        from = from > lo ? from : lo;
-    }
-    e = a->free_event;
-    if (e < 0) {
-        if (s->mode == MS_CHART_X_EVENTS)
-            to = (double)tr->n < hi ? (double)tr->n : hi;
-    } else if (!(by_time && (size_t)e < tr->n && tr->time_us[e] - s->t0 >= s->d_hi)) {
-        to = ms__event_x(src, s->mode, e);
-        to = to < hi ? to : hi;
-    }
-    double span = to - from;
+    double from = a->alloc_event < 0 ? lo : ms__event_x(src, mode, a->alloc_event);
+    double to = a->free_event < 0 ? hi : ms__event_x(src, mode, a->free_event);
+    if (mode == MS_CHART_X_EVENTS && a->free_event < 0)
+        to = (double)src->trace->n;
+    double span = (to < hi ? to : hi) - (from > lo ? from : lo);
     return span > 0 ? span * (double)a->size : 0;
 }
 
@@ -294,14 +245,13 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     }
     size_t n_heap = 0;
     double window = chart->x_hi - chart->x_lo;
-    scorer sc = scorer_for(chart, src);
     for (size_t i = 0; i < tl->n_allocs; i++) {
         /* No lifetime exceeds the window: most small allocations are out before their
          * event times are even looked up. */
         if ((n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score) ||
             (leaked && leaked[i]))
             continue;
-        double s = lifetime_score(&sc, &tl->allocs[i]);
+        double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
         if (!(s > 0))
             continue;
         if (n_heap < top) {
@@ -431,7 +381,6 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     /* Band labels name a size and a site: 400 bands share a few dozen sites and sizes,
      * each formatted once (printf was a fifth of choosing the bands). */
     text_memo sites = {0}, sizes = {0};
-    scorer score = scorer_for(chart, src);
     if (text_memo_init(&sites, n) || text_memo_init(&sizes, n)) {
         text_memo_free(&sites);
         text_memo_free(&sizes);
@@ -446,7 +395,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         g.alloc = (int64_t)chosen[i];
         g.site = site_of(sc, a->stack);
         g.legend = -1;
-        g.score = lifetime_score(&score, a);
+        g.score = lifetime_score(src, chart->x_mode, a, chart->x_lo, chart->x_hi);
         bool fresh;
         char *size = text_memo_get(&sizes, a->size, &fresh);
         if (fresh)
@@ -563,11 +512,10 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
     }
 #define SLOT(k) ((k) < n_ids ? (size_t)(k) : n_ids)
-    scorer score = scorer_for(chart, src);
     for (size_t i = 0; i < tl->n_allocs; i++) {
         if (by_phase && key[i] == UINT32_MAX)
             continue;
-        double sc_i = lifetime_score(&score, &tl->allocs[i]);
+        double sc_i = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
         if (sc_i > 0)
             total[SLOT(key[i])] += sc_i;
     }
