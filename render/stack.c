@@ -122,12 +122,13 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         k_first += ev_s[k] == MS_CHART_NO_EVENT;
     }
     if (table) {
-        size_t k = k_first;
-        for (size_t e = 0; e < E; e++) {
-            while (k < W && ev_s[k] < (int64_t)e)
-                k++;
-            tab[e] = (uint32_t)k;
-        }
+        /* Sorted column k takes the events after the previous column's, up to its own. */
+        size_t e = 0;
+        for (size_t k = k_first; k < W && e < E; k++)
+            for (; e < E && (int64_t)e <= ev_s[k]; e++)
+                tab[e] = (uint32_t)k;
+        for (; e < E; e++)
+            tab[e] = (uint32_t)W;
     }
 #define RANK(e) (tab ? tab[e] : rank_of(ev_s, k_first, W, (e)))
     size_t n_rec = 0;
