@@ -11,7 +11,7 @@
  *                  the axis's segments and the breaks' labels
  *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
  *   group.c        which allocations make up which band, and the bands' colours
- *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
+ *   stack.c        band heights per column (one pass over the bands' allocations)
  *   annotations.c  annotation ranges and the lanes drawn above the plot
  *   markers.c      peak, OOM and highlight markers
  *   chart.c        the pipeline (ms_chart_build, ms_chart_build_overlay), ms_chart_free
