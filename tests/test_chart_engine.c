@@ -40,7 +40,8 @@ typedef struct trace_case {
 } trace_case;
 
 /* `shape` 0: times in order, often repeated; 1: a few out of order; 2: every time
- * random; 3: far fewer events than columns. */
+ * random; 3: far fewer events than columns; 4: times at the reader's limits (+-2^62 us),
+ * so offsets from the first time come near the ends of int64. */
 static void make_case(trace_case *c, int shape)
 {
     memset(c, 0, sizeof *c);
@@ -57,6 +58,9 @@ static void make_case(trace_case *c, int shape)
         if (next_u64() % 3)
             t += pick(0, e % 500 == 0 ? 3000000 : 900);
         c->time_us[e] = shape == 2 ? pick(-1000, 2000000) : t;
+        if (shape == 4)
+            c->time_us[e] = e == 0 ? -((int64_t)1 << 62)
+                                   : ((int64_t)1 << 62) - pick(0, (int64_t)1 << 40);
         if (shape == 1 && next_u64() % 50 == 0)
             c->time_us[e] = t - pick(0, 500000);
         a += pick(-300, 300);
@@ -238,8 +242,8 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
 
 int main(void)
 {
-    for (int round = 0; round < 48; round++) {
-        int shape = round % 4;
+    for (int round = 0; round < 50; round++) {
+        int shape = round % 5;
         trace_case c;
         make_case(&c, shape);
         ms_chart_source src = {.snap = NULL, .trace = &c.tr, .tl = &c.tl, .label = "random"};
