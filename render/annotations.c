@@ -19,7 +19,7 @@ int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
         return 0;
     ms_annotation_range *ar = NULL;
     size_t n = 0;
-    int rc = ms_annotation_ranges(&ar, &n, src->snap, src->tl->device, err);
+    int rc = ms__annotation_ranges(&ar, &n, src->snap, src->tl->device, err);
     if (rc || n == 0) {
         free(ar);
         return rc;

@@ -11,7 +11,7 @@
  *                  the axis's segments and the breaks' labels
  *   lod.c          level of detail: what each pixel column shows (one pass over the trace)
  *   group.c        which allocations make up which band, and the bands' colours
- *   stack.c        band heights per column (one sweep over the bands' alloc/free events)
+ *   stack.c        band heights per column (one pass over the bands' allocations)
  *   annotations.c  annotation ranges and the lanes drawn above the plot
  *   markers.c      peak, OOM and highlight markers
  *   chart.c        the pipeline (ms_chart_build, ms_chart_build_overlay), ms_chart_free
@@ -173,6 +173,10 @@ typedef struct ms__range {
     int depth;
 } ms__range;
 
+/* ms_annotation_ranges (memsnap/phases.h), remembered for the last snapshot and device
+ * asked (annotation_cache.c): the charts of one snapshot's windows pair them once. */
+int ms__annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snapshot *snap,
+                          int device, ms_error *err);
 /* START/END annotations of the trace's device paired into ranges sorted by start; the
  * caller frees *out. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,

@@ -164,6 +164,51 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
     return 0;
 }
 
+/* Texts by a 64-bit key (a site, a size), each made once per chart: open addressing,
+ * at most `n` keys, 128 bytes a text. */
+typedef struct text_memo {
+    uint64_t *key;
+    uint32_t *at; /* slot -> text index + 1, 0 empty */
+    char (*text)[128];
+    size_t n, slots;
+} text_memo;
+
+static int text_memo_init(text_memo *m, size_t n)
+{
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
+    m->key = ms__alloc_n(slots, sizeof *m->key);
+    m->at = ms__alloc_n(slots, sizeof *m->at);
+    m->text = ms__alloc_n(n, sizeof *m->text);
+    m->n = 0;
+    m->slots = slots;
+    return m->key && m->at && m->text ? 0 : MS_ERR_NOMEM;
+}
+
+static void text_memo_free(text_memo *m)
+{
+    free(m->key);
+    free(m->at);
+    free(m->text);
+}
+
+/* The text of `key`; *fresh when it was not there yet (the caller writes it). */
+static char *text_memo_get(text_memo *m, uint64_t key, bool *fresh)
+{
+    size_t mask = m->slots - 1;
+    size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & mask;
+    for (; m->at[i]; i = (i + 1) & mask)
+        if (m->key[i] == key) {
+            *fresh = false;
+            return m->text[m->at[i] - 1];
+        }
+    m->key[i] = key;
+    m->at[i] = (uint32_t)++m->n;
+    *fresh = true;
+    return m->text[m->n - 1];
+}
+
 /* ------------------------------------------------------------------ by allocation */
 
 /* Stack order is allocation order; allocations alive before the trace (alloc_event -1)
@@ -333,6 +378,15 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         free(chosen);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
     }
+    /* Band labels name a size and a site: 400 bands share a few dozen sites and sizes,
+     * each formatted once (printf was a fifth of choosing the bands). */
+    text_memo sites = {0}, sizes = {0};
+    if (text_memo_init(&sites, n) || text_memo_init(&sizes, n)) {
+        text_memo_free(&sites);
+        text_memo_free(&sizes);
+        free(chosen);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory labelling bands");
+    }
     for (size_t i = 0; i < n; i++) {
         const ms_alloc *a = &tl->allocs[chosen[i]];
         ms_chart_group g;
@@ -342,13 +396,23 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         g.site = site_of(sc, a->stack);
         g.legend = -1;
         g.score = lifetime_score(src, chart->x_mode, a, chart->x_lo, chart->x_hi);
-        char size[32], where[128];
-        ms_chart_format_bytes((double)a->size, size, sizeof size);
-        site_label(src->snap, g.site, where, sizeof where);
-        snprintf(g.label, sizeof g.label, "%s %s", size, where);
+        bool fresh;
+        char *size = text_memo_get(&sizes, a->size, &fresh);
+        if (fresh)
+            ms_chart_format_bytes((double)a->size, size, 32);
+        char *where = text_memo_get(&sites, g.site, &fresh);
+        if (fresh)
+            site_label(src->snap, g.site, where, 128);
+        /* "%s %s": at most 31 + 1 + 127 bytes, never cut in a label of 160. */
+        size_t n_size = strlen(size), n_where = strlen(where);
+        memcpy(g.label, size, n_size);
+        g.label[n_size] = ' ';
+        memcpy(g.label + n_size + 1, where, n_where + 1);
         chart->groups[chart->n_groups++] = g;
         gr->of_alloc[chosen[i]] = (int32_t)i;
     }
+    text_memo_free(&sites);
+    text_memo_free(&sizes);
     free(chosen);
     gr->n_groups = n;
     rc = colour_by_site(chart, src, spec, err);

@@ -17,22 +17,94 @@ static int64_t reserved_of(const ms_timeline *tl, int64_t e)
     return e < 0 ? tl->reserved_start : tl->reserved[e];
 }
 
-/* The smallest time offset d whose x, (double)d / 1e6, passes `x_min` (strictly when
- * `above`). x grows with d, so the test is one integer compare per event and events
- * outside a window skip the divisions; the search checks the very arithmetic the loop
- * uses, so no event changes column. */
-static int64_t first_offset(double x_min, bool above)
+/* The column of an integer x key: a time offset in microseconds (x = key / 1e6) or an
+ * event index (x = key), with the arithmetic ms_chart_event_x uses, so no event changes
+ * column. It never decreases as the key grows: (double)key, the division by a positive
+ * 1e6 or dx, the subtraction of x_lo, floor and the clamps all keep the order. */
+typedef struct key_cols {
+    bool by_time;
+    double x_lo, x_hi, dx;
+    size_t n_cols;
+} key_cols;
+
+static int64_t key_col(const key_cols *k, int64_t key)
 {
-    if (!(x_min > -4.0e12)) /* far before any time (+-2^62 us is 4.6e12 s) */
-        return INT64_MIN;
-    if (!(x_min < 4.0e12))
+    double x = k->by_time ? (double)key / 1e6 : (double)key;
+    return ms__column_of(x, k->x_lo, k->x_hi, k->dx, k->n_cols);
+}
+
+/* The smallest key above `key` whose column is past `col` (the column of `key`), or
+ * INT64_MAX when none is. Columns never decrease with the key (key_col), so a search
+ * finds it; it starts where the column's right edge should be and mostly ends after two
+ * columns are computed. The loop over events then tells columns apart by an integer
+ * compare, and the divisions are paid once per column instead of once per event. */
+static int64_t next_key(const key_cols *k, int64_t key, int64_t col)
+{
+    if (col >= (int64_t)k->n_cols || key == INT64_MAX)
         return INT64_MAX;
-    int64_t d = (int64_t)floor(x_min * 1e6) - 2;
-    while (above ? !((double)d / 1e6 > x_min) : !((double)d / 1e6 >= x_min))
-        d++;
-    while (above ? (double)(d - 1) / 1e6 > x_min : (double)(d - 1) / 1e6 >= x_min)
-        d--;
-    return d;
+    double edge = col < 0                          ? k->x_lo
+                  : col + 1 >= (int64_t)k->n_cols ? k->x_hi
+                                                   : k->x_lo + (double)(col + 1) * k->dx;
+    double guess = floor(edge * (k->by_time ? 1e6 : 1.0));
+    int64_t lo = key, hi; /* key_col(lo) <= col < key_col(hi) */
+    int64_t j = key + 1;
+    if (guess > (double)key && guess < 9.0e18)
+        j = (int64_t)guess;
+    if (j <= key)
+        j = key + 1;
+    if (key_col(k, j) > col) {
+        if (j - 1 == lo || key_col(k, j - 1) <= col)
+            return j;
+        hi = j - 1;
+    } else {
+        lo = j;
+        for (uint64_t step = 1;; step *= 2) {
+            /* Unsigned: lo may be negative (times out of order). */
+            if (step > (uint64_t)INT64_MAX - (uint64_t)lo) {
+                if (key_col(k, INT64_MAX) <= col)
+                    return INT64_MAX;
+                hi = INT64_MAX;
+                break;
+            }
+            int64_t t = (int64_t)((uint64_t)lo + step);
+            if (key_col(k, t) > col) {
+                hi = t;
+                break;
+            }
+            lo = t;
+        }
+    }
+    while ((uint64_t)hi - (uint64_t)lo > 1) {
+        int64_t mid = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
+        if (key_col(k, mid) > col)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* What the events of one column have shown so far in a run of them: folded into the
+ * column's arrays when the run ends, exactly as the events one by one would have been
+ * (the first event with the most active bytes wins, in event order). */
+typedef struct col_run {
+    int64_t first, last, ev, act, res, low;
+} col_run;
+
+static void fold_run(const col_run *r, int64_t c, int64_t *first, int64_t *last, int64_t *ev,
+                     int64_t *act, int64_t *res, int64_t *low)
+{
+    if (first[c] == MS_CHART_NO_EVENT)
+        first[c] = r->first;
+    last[c] = r->last;
+    if (ev[c] == MS_CHART_NO_EVENT || r->act > act[c]) {
+        ev[c] = r->ev;
+        act[c] = r->act;
+    }
+    if (res && r->res > res[c])
+        res[c] = r->res;
+    if (low && r->low < low[c])
+        low[c] = r->low;
 }
 
 /* Per column: the state with the most active bytes among the events inside the column
@@ -62,47 +134,71 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     int64_t carry = -1; /* the state before the first event */
     int64_t n = (int64_t)tl->n_events;
     const int64_t *t_us = src->trace->time_us;
+    const int64_t *active = tl->active, *reserved = tl->reserved;
     int64_t t0 = ms__t_first(src);
-    int64_t col = -1;
-    bool by_time = mode == MS_CHART_X_TIME;
     /* The run axis: x through the warp, its segment remembered from event to event. */
     const ms_chart_warp *warp = mode == MS_CHART_X_RUN ? src->warp : NULL;
-    size_t seg = 0;
-    int64_t d_lo = by_time ? first_offset(x_lo, false) : 0;  /* x >= x_lo from here */
-    int64_t d_hi = by_time ? first_offset(x_hi, true) : 0;   /* x > x_hi from here */
-    for (int64_t e = 0; e < n; e++) {
-        if (by_time && t_us[e] - t0 < d_lo) {
-            carry = e; /* before the window: column -1 */
-            continue;
+    if (warp) {
+        size_t seg = 0;
+        int64_t col = -1;
+        for (int64_t e = 0; e < n; e++) {
+            /* Events that share a time share its column, and skip the divisions. */
+            if (e == 0 || t_us[e] != t_us[e - 1])
+                col = ms__column_of(ms__warp_u_near(warp, (double)(t_us[e] - t0) / 1e6, &seg),
+                                    x_lo, x_hi, dx, n_cols);
+            if (col < 0) {
+                carry = e;
+                continue;
+            }
+            if (col >= (int64_t)n_cols)
+                continue;
+            col_run one = {e, e, e, active[e], reserved[e], active[e]};
+            fold_run(&one, col, first, last, ev, act, res, low);
         }
-        if (by_time && t_us[e] - t0 >= d_hi)
-            continue; /* after it */
-        /* The same arithmetic as ms_chart_event_x, inlined for the hot loop; events that
-         * share a time share its column, and skip the two divisions. */
-        if (!(by_time || warp) || e == 0 || t_us[e] != t_us[e - 1]) {
-            double x = by_time ? (double)(t_us[e] - t0) / 1e6
-                       : warp  ? ms__warp_u_near(warp, (double)(t_us[e] - t0) / 1e6, &seg)
-                               : (double)e;
-            col = ms__column_of(x, x_lo, x_hi, dx, n_cols);
+    } else {
+        /* x is a function of an integer key (the time offset, or the event index): the
+         * events of a column are those whose key lies in [k_lo, k_hi), and a run of
+         * them is summed up in registers. Keys out of order (a hostile trace's times)
+         * only end runs early. */
+        key_cols kc = {mode == MS_CHART_X_TIME, x_lo, x_hi, dx, n_cols};
+        int64_t k_lo = 1, k_hi = 0; /* empty: the first event finds its column */
+        int64_t col = -1;
+        col_run r = {0, 0, 0, 0, 0, 0};
+        bool in_run = false;
+        for (int64_t e = 0; e < n; e++) {
+            int64_t key = kc.by_time ? t_us[e] - t0 : e;
+            if (key < k_lo || key >= k_hi) {
+                if (in_run)
+                    fold_run(&r, col, first, last, ev, act, res, low);
+                in_run = false;
+                col = key_col(&kc, key);
+                k_lo = key;
+                k_hi = next_key(&kc, key, col);
+            }
+            if (col < 0) {
+                carry = e; /* before the window */
+                continue;
+            }
+            if (col >= (int64_t)n_cols)
+                continue; /* after it */
+            int64_t a = active[e];
+            if (!in_run) {
+                r = (col_run){e, e, e, a, reserved[e], a};
+                in_run = true;
+                continue;
+            }
+            r.last = e;
+            if (a > r.act) {
+                r.ev = e;
+                r.act = a;
+            }
+            if (reserved[e] > r.res)
+                r.res = reserved[e];
+            if (a < r.low)
+                r.low = a;
         }
-        int64_t c = col;
-        if (c < 0) {
-            carry = e;
-            continue;
-        }
-        if (c >= (int64_t)n_cols)
-            continue;
-        if (first[c] == MS_CHART_NO_EVENT)
-            first[c] = e;
-        last[c] = e;
-        if (ev[c] == MS_CHART_NO_EVENT || tl->active[e] > act[c]) {
-            ev[c] = e;
-            act[c] = tl->active[e];
-        }
-        if (res && tl->reserved[e] > res[c])
-            res[c] = tl->reserved[e];
-        if (low && tl->active[e] < low[c])
-            low[c] = tl->active[e];
+        if (in_run)
+            fold_run(&r, col, first, last, ev, act, res, low);
     }
     for (size_t c = 0; c < n_cols; c++) {
         double lo = x_lo + (double)c * dx;

@@ -2,22 +2,29 @@
  * highlighted (leaked) allocations' outlines and label pins. */
 #include "chart_impl.h"
 
+/* The first OOM event at or after `e` (tr->n: none). OOMs are rare and every window's
+ * chart looks for them: memchr scans the actions many bytes at a time. */
+static size_t next_oom(const ms_trace *tr, size_t e)
+{
+    if (e >= tr->n)
+        return tr->n;
+    const uint8_t *p = memchr(tr->action + e, MS_ACT_OOM, tr->n - e);
+    return p ? (size_t)(p - tr->action) : tr->n;
+}
+
 int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
 {
     const ms_trace *tr = src->trace;
     size_t n = 0;
-    for (size_t e = 0; e < tr->n; e++)
-        if (tr->action[e] == MS_ACT_OOM)
-            n++;
+    for (size_t e = next_oom(tr, 0); e < tr->n; e = next_oom(tr, e + 1))
+        n++;
     if (n == 0)
         return 0;
     chart->oom_px = ms__alloc_n(n, sizeof *chart->oom_px);
     if (!chart->oom_px)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
     int64_t last_col = -1;
-    for (size_t e = 0; e < tr->n; e++) {
-        if (tr->action[e] != MS_ACT_OOM)
-            continue;
+    for (size_t e = next_oom(tr, 0); e < tr->n; e = next_oom(tr, e + 1)) {
         if (chart->oom_label[0] == '\0') {
             /* The first failure says what was asked and what the device had left. */
             char want[32], left[32];

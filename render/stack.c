@@ -1,13 +1,10 @@
 /* Stacking of the chart model (see chart_impl.h): the height of every band in every
  * pixel column — the bytes its allocations hold right after the column's representative
- * event — and the "other" band on top. One sweep over the bands' alloc/free events,
- * bucketed by event index, visiting the columns in event order. */
+ * event — and the "other" band on top. One pass over the bands' allocations puts each
+ * alloc and free at the column it first shows in; each band's row is then its running
+ * sum, written whole. */
 #include "chart_impl.h"
 
-typedef struct delta {
-    int32_t group;
-    int64_t bytes;
-} delta;
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -29,6 +26,58 @@ static void sort_columns(size_t *order, size_t n, const int64_t *ev)
     }
 }
 
+/* A change of one band's bytes from sorted column k on. */
+typedef struct change {
+    uint32_t group, k;
+    int64_t bytes;
+} change;
+
+static int cmp_change_k(const void *a, const void *b)
+{
+    const change *x = a, *y = b;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The first sorted column (from k_first, the first with an event) whose event is `e` or
+ * later: an event's change shows from that column on (W: in none). */
+static uint32_t rank_of(const int64_t *ev_s, size_t k_first, size_t W, int64_t e)
+{
+    size_t lo = k_first, hi = W;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ev_s[mid] < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
+
+/* Writes one band's row from its running total at each sorted column, and adds it to the
+ * columns' stacked sum. */
+static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool in_order,
+                     size_t k0, size_t k1, int64_t run)
+{
+    int64_t h = run > 0 ? run : 0;
+    if (in_order) {
+        for (size_t k = k0; k < k1; k++)
+            row[k] = h;
+    } else {
+        for (size_t k = k0; k < k1; k++)
+            row[order[k]] = h;
+    }
+    for (size_t k = k0; h && k < k1; k++)
+        stacked[k] += h;
+}
+
+/* A band's height at a column is the bytes its allocations hold right after the column's
+ * event, so an allocation's bytes count from the first column (in event order) whose
+ * event is at or after its alloc event, until the same for its free event. Each change
+ * is put at that column's rank k, and a band's row is then its running sum over k: the
+ * heights are written a band at a time, never a column at a time across 400 bands. With
+ * few bands and many changes (by site, by category) the changes are summed in place in
+ * the rows; with many bands and few changes (by allocation) they are sorted by band, and
+ * the rows filled between them. */
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
                       ms_error *err)
 {
@@ -37,88 +86,150 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
     if (G > MS_CHART_MAX_GROUPS || (G && W > MS_CHART_MAX_CELLS / G))
         return ms__render_fail(err, MS_ERR_LIMIT,
                                "%zu bands x %zu columns is too many to draw", G, W);
-    chart->heights = ms__alloc_n(G * W, sizeof *chart->heights);
+    if (W > UINT32_MAX - 1)
+        return ms__render_fail(err, MS_ERR_LIMIT, "%zu columns is too many to draw", W);
+    size_t n_in = 0; /* allocations in some band */
+    for (size_t i = 0; i < tl->n_allocs; i++)
+        n_in += gr->of_alloc[i] >= 0;
+    size_t est = 2 * n_in; /* their changes, at most */
+    bool dense = G * W <= 4 * est + 65536;
+    /* Ranks from a table of every event when changes are many, else by a search. */
+    bool table = E && est * 16 >= E;
+    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
+                           : malloc((G && W ? G * W : 1) * sizeof *chart->heights);
     chart->col_other = ms__alloc_n(W, sizeof *chart->col_other);
-    int64_t *cur = ms__alloc_n(G, sizeof *cur);
+    int64_t *stacked = ms__alloc_n(W, sizeof *stacked);
+    int64_t *init = ms__alloc_n(G, sizeof *init); /* bytes from before the trace */
     size_t *order = ms__alloc_n(W, sizeof *order);
-    uint32_t *bucket = ms__alloc_n(E + 1, sizeof *bucket); /* half the memory of size_t */
-    if (!chart->heights || !chart->col_other || !cur || !order || !bucket) {
-        free(cur);
-        free(order);
-        free(bucket);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+    int64_t *ev_s = ms__alloc_n(W, sizeof *ev_s);
+    uint32_t *tab = table ? malloc(E * sizeof *tab) : NULL;
+    change *rec = NULL, *by_band = NULL;
+    size_t *band_end = NULL;
+    int rc = 0;
+    if (!chart->heights || !chart->col_other || !stacked || !init || !order || !ev_s ||
+        (table && !tab)) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        goto done;
     }
-    size_t n_delta = 0;
-    for (size_t i = 0; i < tl->n_allocs; i++) {
-        int32_t g = gr->of_alloc[i];
-        if (g < 0)
-            continue;
-        const ms_alloc *a = &tl->allocs[i];
-        int64_t bytes = a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
-        if (a->alloc_event < 0)
-            cur[g] += bytes;
-        else if ((size_t)a->alloc_event < E) {
-            bucket[a->alloc_event]++;
-            n_delta++;
-        }
-        if (a->free_event >= 0 && (size_t)a->free_event < E) {
-            bucket[a->free_event]++;
-            n_delta++;
-        }
-    }
-    delta *d = n_delta <= UINT32_MAX ? ms__alloc_n(n_delta, sizeof *d) : NULL;
-    if (!d) {
-        free(cur);
-        free(order);
-        free(bucket);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
-    }
-    /* Counting sort: bucket[e] becomes the first slot of event e's deltas. */
-    uint32_t sum = 0;
-    for (size_t e = 0; e <= E; e++) {
-        uint32_t k = bucket[e];
-        bucket[e] = sum;
-        sum += k;
-    }
-    for (size_t i = 0; i < tl->n_allocs; i++) {
-        int32_t g = gr->of_alloc[i];
-        if (g < 0)
-            continue;
-        const ms_alloc *a = &tl->allocs[i];
-        int64_t bytes = a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
-        if (a->alloc_event >= 0 && (size_t)a->alloc_event < E)
-            d[bucket[a->alloc_event]++] = (delta){g, bytes};
-        if (a->free_event >= 0 && (size_t)a->free_event < E)
-            d[bucket[a->free_event]++] = (delta){g, -bytes};
-    }
-    /* bucket[e] now ends event e's run; event e's deltas are [bucket[e-1], bucket[e]). */
     for (size_t c = 0; c < W; c++)
         order[c] = c;
     sort_columns(order, W, chart->col_event);
-    size_t next = 0, pos = 0; /* next event to apply, its first delta */
+    bool in_order = true;
+    size_t k_first = 0; /* columns that show nothing come first: every band 0 there */
+    for (size_t k = 0; k < W; k++) {
+        ev_s[k] = chart->col_event[order[k]];
+        in_order = in_order && order[k] == k;
+        k_first += ev_s[k] == MS_CHART_NO_EVENT;
+    }
+    if (table) {
+        /* Sorted column k takes the events after the previous column's, up to its own. */
+        size_t e = 0;
+        for (size_t k = k_first; k < W && e < E; k++)
+            for (; e < E && (int64_t)e <= ev_s[k]; e++)
+                tab[e] = (uint32_t)k;
+        for (; e < E; e++)
+            tab[e] = (uint32_t)W;
+    }
+#define RANK(e) (tab ? tab[e] : rank_of(ev_s, k_first, W, (e)))
+    size_t n_rec = 0;
+    if (!dense) {
+        rec = ms__alloc_n(est + G, sizeof *rec);
+        if (!rec) {
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        int32_t g = gr->of_alloc[i];
+        if (g < 0)
+            continue;
+        const ms_alloc *a = &tl->allocs[i];
+        int64_t bytes = a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
+        for (int side = 0; side < 2; side++) {
+            int64_t e = side ? a->free_event : a->alloc_event;
+            int64_t b = side ? -bytes : bytes;
+            if (e < 0) {
+                if (!side)
+                    init[g] += b; /* alive before the trace */
+                continue;
+            }
+            if ((size_t)e >= E)
+                continue;
+            uint32_t k = RANK((size_t)e);
+            if (k >= W)
+                continue; /* after every column's event */
+            if (dense)
+                chart->heights[(size_t)g * W + order[k]] += b;
+            else
+                rec[n_rec++] = (change){(uint32_t)g, k, b};
+        }
+    }
+#undef RANK
+    if (dense) {
+        /* Each row holds its band's changes at their columns: their running sum. */
+        for (size_t g = 0; g < G; g++) {
+            int64_t *row = chart->heights + g * W;
+            int64_t run = 0;
+            for (size_t k = 0; k < W; k++) {
+                size_t c = in_order ? k : order[k];
+                if (k == k_first)
+                    run += init[g];
+                run += row[c];
+                int64_t h = run > 0 ? run : 0;
+                row[c] = h;
+                stacked[k] += h;
+            }
+        }
+    } else {
+        for (size_t g = 0; g < G && k_first < W; g++)
+            if (init[g])
+                rec[n_rec++] = (change){(uint32_t)g, (uint32_t)k_first, init[g]};
+        /* By band (a counting sort), then each band's changes by column. */
+        band_end = ms__alloc_n(G + 1, sizeof *band_end);
+        by_band = ms__alloc_n(n_rec, sizeof *by_band);
+        if (!band_end || !by_band) {
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+            goto done;
+        }
+        for (size_t i = 0; i < n_rec; i++)
+            band_end[rec[i].group + 1]++;
+        for (size_t g = 0; g < G; g++)
+            band_end[g + 1] += band_end[g];
+        for (size_t i = 0; i < n_rec; i++)
+            by_band[band_end[rec[i].group]++] = rec[i];
+        size_t at = 0;
+        for (size_t g = 0; g < G; g++) {
+            change *cg = by_band + at;
+            size_t n_g = band_end[g] - at;
+            if (n_g > 1)
+                qsort(cg, n_g, sizeof *cg, cmp_change_k);
+            int64_t *row = chart->heights + g * W;
+            int64_t run = 0;
+            size_t k0 = 0;
+            for (size_t i = 0; i < n_g;) {
+                size_t k = cg[i].k;
+                fill_row(row, stacked, order, in_order, k0, k, run);
+                for (; i < n_g && cg[i].k == k; i++)
+                    run += cg[i].bytes;
+                k0 = k;
+            }
+            fill_row(row, stacked, order, in_order, k0, W, run);
+            at = band_end[g];
+        }
+    }
     for (size_t k = 0; k < W; k++) {
         size_t c = order[k];
-        int64_t e = chart->col_event[c];
-        if (e == MS_CHART_NO_EVENT) {
-            chart->col_other[c] = 0;
-            continue;
-        }
-        for (; (int64_t)next <= e && next < E; next++) {
-            for (; pos < bucket[next]; pos++)
-                cur[d[pos].group] += d[pos].bytes;
-        }
-        int64_t stacked = 0;
-        for (size_t g = 0; g < G; g++) {
-            int64_t h = cur[g] > 0 ? cur[g] : 0;
-            chart->heights[g * W + c] = h;
-            stacked += h;
-        }
-        int64_t other = chart->col_active[c] - stacked;
-        chart->col_other[c] = other > 0 ? other : 0;
+        int64_t other = chart->col_active[c] - stacked[k];
+        chart->col_other[c] = k < k_first || other < 0 ? 0 : other;
     }
-    free(d);
-    free(cur);
+done:
+    free(rec);
+    free(by_band);
+    free(band_end);
+    free(stacked);
+    free(init);
     free(order);
-    free(bucket);
-    return 0;
+    free(ev_s);
+    free(tab);
+    return rc;
 }
