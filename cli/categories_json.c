@@ -100,6 +100,9 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
     return arr;
 }
 
+static cJSON *categories_json_with(const ms_snapshot *s, int device, const ms_categories *c,
+                                   const ms_leak_report *lr, const cat_query *q);
+
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err)
 {
@@ -118,14 +121,30 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     memset(&ro, 0, sizeof ro);
     ro.timeline_flags = MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE;
     cJSON *dev = NULL;
-    if (!ms_run_open(&run, s, device, &ro, err) && !ms_run_categories(&c, run, err))
-        dev = categories_json_of(s, device, c, q);
+    const ms_leak_report *lr = NULL;
+    ms_error soft;
+    /* The leak findings first, for what they hold at the end: the run then takes its
+     * iterations from them rather than finding them a second time. A trace they cannot
+     * read leaves "end" to ms_categories_end, which says so. */
+    if (!ms_run_open(&run, s, device, &ro, err)) {
+        if (ms_run_leaks(&lr, run, &soft))
+            lr = NULL;
+        if (!ms_run_categories(&c, run, err))
+            dev = categories_json_with(s, device, c, lr, q);
+    }
     ms_run_free(run);
     return dev;
 }
 
 cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
                           const cat_query *q)
+{
+    return categories_json_with(s, device, c, NULL, q);
+}
+
+/* `lr`: the device's leak findings when the caller has them (NULL: found here). */
+static cJSON *categories_json_with(const ms_snapshot *s, int device, const ms_categories *c,
+                                   const ms_leak_report *lr, const cat_query *q)
 {
     const ms_timeline *t = ms_categories_timeline(c);
     const ms_iterations *it = ms_categories_iterations(c);
@@ -158,7 +177,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
      * cannot read this trace. */
     ms_category_end last;
     ms_error eerr;
-    if (ms_categories_end(&last, c, NULL, &eerr) == 0) {
+    if (ms_categories_end(&last, c, lr, &eerr) == 0) {
         cJSON *o = point_json(&last.at, t0, t->has_times);
         num(o, "held_by_leaks_bytes", last.held_by_leaks_bytes);
         num(o, "leak_findings", (int64_t)last.leak_findings);

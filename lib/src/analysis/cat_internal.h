@@ -70,6 +70,9 @@ void ms__cat_ctx_free(ms__cat_ctx *x);
 size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event);
 /* The segment holding an event (SIZE_MAX when there are none). */
 size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event);
+/* The same, starting from the segment `*hint` (SIZE_MAX: none) found for an earlier event
+ * and left at this one's: events visited in order cost no search. */
+size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint);
 /* Bits of `origin` over the segment kind: a candidate for a refinement (ms__cat_refine
  * looks at no other allocation's life). */
 #define MS__CAT_KIND_MASK 0x0fu
@@ -77,12 +80,13 @@ size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event);
 #define MS__CAT_LATE_CAND 0x40u  /* never freed, made inside the iterations */
 
 /* The category of one allocation life, its reason (ms_category_reason) and the kind of
- * segment it was made in (with the candidate bits above). */
-ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
-                             uint8_t *origin);
+ * segment it was made in (with the candidate bits above). The segment is found with
+ * ms__cat_seg_near from `*hint`: classify allocations in event order with one hint. */
+ms_category ms__cat_classify_near(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                                  uint8_t *origin, size_t *hint);
 /* Second look once every allocation has a category (parameter sizes known); 0 or
  * MS_ERR_NOMEM. `allocs` in the timeline's order (by alloc event) whenever one of them
- * needs all (ms__cat_refine_needs_all); `origin` as ms__cat_classify gave it. */
+ * needs all (ms__cat_refine_needs_all); `origin` as ms__cat_classify_near gave it. */
 int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
                    uint8_t *why, const uint8_t *origin);
 /* Whether refining this allocation needs the others' categories (a reused gradient's

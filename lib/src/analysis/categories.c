@@ -689,6 +689,21 @@ size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event)
     return lo;
 }
 
+size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint)
+{
+    size_t k = *hint;
+    /* Allocations come in event order: the segment is the last one's or one of the
+     * next few; anything else (the lives made before the trace, at the end) searches. */
+    if (k < x->nsegs && event >= 0 && x->segs[k].start <= event) {
+        for (int step = 0; step < 4; step++) {
+            if (k + 1 == x->nsegs || event < x->segs[k + 1].start)
+                return *hint = k;
+            k++;
+        }
+    }
+    return *hint = ms__cat_seg_of(x, event);
+}
+
 static bool alive_at(const ms_alloc *a, int64_t boundary)
 {
     /* Alive when the events before `boundary` have happened. */
@@ -696,7 +711,7 @@ static bool alive_at(const ms_alloc *a, int64_t boundary)
 }
 
 static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
-                            uint8_t *origin, size_t *seg)
+                            uint8_t *origin, size_t *seg, size_t *hint)
 {
     uint8_t sf = a->stack != MS_NO_STACK && a->stack < ms_snapshot_stack_count(x->s)
                      ? x->stack_flags[a->stack]
@@ -718,7 +733,7 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = MS_CATR_NO_PHASES;
         return MS_CAT_OTHER;
     }
-    size_t k = ms__cat_seg_of(x, a->alloc_event);
+    size_t k = ms__cat_seg_near(x, a->alloc_event, hint);
     const ms__cat_seg *g = &x->segs[k];
     const ms__cat_seg *next = k + 1 < x->nsegs ? &x->segs[k + 1] : NULL;
     *origin = g->kind;
@@ -796,11 +811,11 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
 
 /* The flags that make an allocation a candidate for a refinement, from what the
  * classification had at hand; the refinements then look only at these. */
-ms_category ms__cat_classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
-                             uint8_t *origin)
+ms_category ms__cat_classify_near(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *why,
+                                  uint8_t *origin, size_t *hint)
 {
     size_t k = SIZE_MAX;
-    ms_category c = classify(x, a, why, origin, &k);
+    ms_category c = classify(x, a, why, origin, &k, hint);
     if (k == SIZE_MAX)
         return c;
     if (*why == MS_CATR_FORWARD_KEPT && a->free_event >= 0) {
@@ -861,8 +876,9 @@ static int classify_from_all(const ms__cat_ctx *x, const ms_snapshot *s, int dev
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     } else {
         memset(at, 0xff, nev * sizeof *at);
+        size_t hint = SIZE_MAX;
         for (size_t i = 0; i < m; i++) {
-            fc[i] = (uint8_t)ms__cat_classify(x, &full->allocs[i], &fw[i], &fo[i]);
+            fc[i] = (uint8_t)ms__cat_classify_near(x, &full->allocs[i], &fw[i], &fo[i], &hint);
             int64_t e = full->allocs[i].alloc_event;
             if (e >= 0 && (uint64_t)e < nev && i < UINT32_MAX)
                 at[e] = (uint32_t)i;
@@ -920,8 +936,9 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
             rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     if (!rc) {
+        size_t hint = SIZE_MAX;
         for (size_t i = 0; i < n; i++)
-            cat[i] = (uint8_t)ms__cat_classify(&x, &allocs[i], &why[i], &origin[i]);
+            cat[i] = (uint8_t)ms__cat_classify_near(&x, &allocs[i], &why[i], &origin[i], &hint);
         bool all = false, oom = false;
         size_t np = 0;
         uint64_t *psz = ms__cat_param_sizes(allocs, n, cat, &np, &oom);

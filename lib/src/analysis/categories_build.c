@@ -172,9 +172,10 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     memset(c->ev_alloc, 0xff, nev * sizeof *c->ev_alloc);
+    size_t hint = SIZE_MAX;
     for (size_t i = 0; i < c->n; i++) {
         const ms_alloc *a = &t->allocs[i];
-        c->cat[i] = (uint8_t)ms__cat_classify(&c->x, a, &c->why[i], &c->origin[i]);
+        c->cat[i] = (uint8_t)ms__cat_classify_near(&c->x, a, &c->why[i], &c->origin[i], &hint);
         if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
             c->ev_alloc[a->alloc_event] = (uint32_t)i;
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
