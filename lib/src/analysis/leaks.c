@@ -64,6 +64,12 @@ typedef struct gmap {
     ms_addrmap index; /* gkey(site, layer) -> group */
     group *g;
     size_t n, cap;
+    /* Per stack id, its group once found (UINT32_MAX not yet): a stack's site and layer
+     * never change, and millions of allocations share thousands of stacks. nstacks 0:
+     * no cache (no memory for one). */
+    uint32_t *by_stack;
+    size_t nstacks;
+    uint32_t no_stack; /* the same for allocations without a stack */
 } gmap;
 
 /* The map key of (site, layer): the pair through fmix64, a bijection, so no two pairs
@@ -104,8 +110,27 @@ static uint32_t gmap_find(const gmap *m, uint32_t site, uint32_t layer)
     return ms__addrmap_get(&m->index, gkey(site, layer)); /* MS_ADDRMAP_NONE is UINT32_MAX */
 }
 
+/* The group of a stack's allocations: gmap_get (create) or gmap_find of its site and
+ * layer, looked up once per stack. */
+static uint32_t group_of(gmap *m, const ms_snapshot *s, const ms__stackinfo *si, uint32_t stack,
+                         bool create)
+{
+    uint32_t *slot = stack == MS_NO_STACK ? &m->no_stack
+                     : stack < m->nstacks ? &m->by_stack[stack]
+                                          : NULL;
+    if (slot && *slot != UINT32_MAX)
+        return *slot;
+    uint32_t site = stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, stack);
+    uint32_t layer = stack == MS_NO_STACK ? UINT32_MAX : si[stack].layer;
+    uint32_t g = create ? gmap_get(m, site, layer) : gmap_find(m, site, layer);
+    if (slot)
+        *slot = g; /* UINT32_MAX (none or no memory) leaves it unknown */
+    return g;
+}
+
 static void gmap_free(gmap *m)
 {
+    free(m->by_stack);
     for (size_t i = 0; i < m->n; i++) {
         free(m->g[i].live_diff);
         free(m->g[i].live_bdiff);
@@ -142,11 +167,6 @@ static bool alive_at(const ms_alloc *a, int64_t boundary)
 {
     int64_t rel = release_event(a);
     return a->alloc_event < boundary && (rel < 0 || rel >= boundary);
-}
-
-static uint32_t stack_layer(const ms__stackinfo *si, uint32_t stack)
-{
-    return stack == MS_NO_STACK ? UINT32_MAX : si[stack].layer;
 }
 
 /* Classification of one group over N iteration ends. */
@@ -324,8 +344,7 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
         const ms_alloc *a = &t->allocs[i];
         if (a->alloc_event >= ref)
             continue;
-        uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        uint32_t g = gmap_get(m, site, stack_layer(si, a->stack));
+        uint32_t g = group_of(m, s, si, a->stack, true);
         if (g == UINT32_MAX)
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
         group *gr = &m->g[g];
@@ -436,9 +455,7 @@ static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
         bool tail = a->alloc_event >= ref && release_event(a) < 0;
         if (!tail && (a->alloc_event >= ref || !alive_at(a, ref)))
             continue;
-        uint32_t site = a->stack == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, a->stack);
-        uint32_t g = tail ? gmap_find(m, site, stack_layer(si, a->stack))
-                          : gmap_get(m, site, stack_layer(si, a->stack));
+        uint32_t g = group_of(m, s, si, a->stack, !tail);
         if (g == UINT32_MAX || g >= m->n || gidx[g] == SIZE_MAX)
             continue;
         if (tail ? m->g[g].kind != MS_LEAK_LEAK : !counts_for(si, a, it, m->g[g].kind, ref, single))
@@ -513,6 +530,12 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
 
     gmap m;
     memset(&m, 0, sizeof m);
+    m.no_stack = UINT32_MAX;
+    size_t nst = ms_snapshot_stack_count(s);
+    if (nst && (m.by_stack = malloc(nst * sizeof *m.by_stack)) != NULL) {
+        memset(m.by_stack, 0xff, nst * sizeof *m.by_stack);
+        m.nstacks = nst;
+    }
     size_t *gidx = NULL, *counts = NULL, total = 0;
     uint32_t *alloc_group = NULL;
     int rc = ms__addrmap_init(&m.index, 64)
