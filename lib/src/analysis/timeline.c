@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "addrmap.h"
+#include "bigmem.h"
 #include "checked_math.h"
 #include "internal.h"
 #include "timeline_internal.h"
@@ -240,6 +241,20 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     size_t bad_event = 0;
     if (!ms__addrmap_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    if (x->keep_all) {
+        /* Every allocation event makes one record: room for all of them at once, in
+         * huge pages where the system gives them on request (a 5.8M-event trace keeps
+         * 140 MB of records, 34,000 page faults in 4 KiB pages). */
+        size_t nalloc = 0;
+        for (size_t i = 0; i < n; i++)
+            nalloc += tr->action[i] == MS_ACT_ALLOC;
+        size_t bytes;
+        if (nalloc && ms__mul(nalloc, sizeof *x->recs, &bytes) &&
+            (x->recs = malloc(bytes)) != NULL) {
+            x->cap_recs = nalloc;
+            ms__advise_huge(x->recs, bytes);
+        }
+    }
 
     for (size_t i = 0; i < n; i++) {
         const unsigned act = tr->action[i];
