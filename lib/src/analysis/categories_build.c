@@ -70,7 +70,7 @@ void ms_categories_free(ms_categories *c)
 }
 
 /* One sweep over the trace: checkpoints, the iterations' ends and peaks. */
-static int sweep_build(ms_categories *c, ms_error *err)
+static int sweep_build(ms_categories *c, const uint32_t *pre, size_t npre, ms_error *err)
 {
     const ms_timeline *t = c->t;
     size_t nev = t->n_events;
@@ -82,9 +82,8 @@ static int sweep_build(ms_categories *c, ms_error *err)
     if (!c->cp || !c->iter_end || !c->iter_peak)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for category totals");
     int64_t by[MS_CAT_COUNT] = {0};
-    for (size_t i = 0; i < c->n; i++)
-        if (t->allocs[i].alloc_event < 0)
-            by[c->cat[i]] += (int64_t)t->allocs[i].size;
+    for (size_t j = 0; j < npre; j++)
+        by[c->cat[pre[j]]] += (int64_t)t->allocs[pre[j]].size;
     if (t->peak_event < 0)
         fill_point(c, &c->peak, -1, by);
     size_t k = 0;
@@ -172,20 +171,33 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     memset(c->ev_alloc, 0xff, nev * sizeof *c->ev_alloc);
-    size_t hint = SIZE_MAX;
+    /* The lives made before the trace, noted here for the sweep's starting totals
+     * rather than found by reading every allocation again. */
+    uint32_t *pre = NULL;
+    size_t npre = 0, cap_pre = 0, hint = SIZE_MAX;
     for (size_t i = 0; i < c->n; i++) {
         const ms_alloc *a = &t->allocs[i];
         c->cat[i] = (uint8_t)ms__cat_classify_near(&c->x, a, &c->why[i], &c->origin[i], &hint);
+        if (a->alloc_event < 0) {
+            if (!ms__grow((void **)&pre, &cap_pre, npre + 1, sizeof *pre)) {
+                free(pre);
+                ms_categories_free(c);
+                return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
+            }
+            pre[npre++] = (uint32_t)i;
+        }
         if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
             c->ev_alloc[a->alloc_event] = (uint32_t)i;
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
             c->ev_alloc[a->free_event] = (uint32_t)i;
     }
     if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why, c->origin)) {
+        free(pre);
         ms_categories_free(c);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
-    rc = sweep_build(c, err);
+    rc = sweep_build(c, pre, npre, err);
+    free(pre);
     if (rc) {
         ms_categories_free(c);
         return rc;
