@@ -403,6 +403,8 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
             ms_timeline_free(t);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for the curves");
         }
+        ms__advise_huge(t->active, bytes);
+        ms__advise_huge(t->reserved, bytes);
     }
     sim x;
     memset(&x, 0, sizeof x);
