@@ -335,13 +335,21 @@ static int fail_findings(ms_error *err)
 /* First pass: every allocation made before the reference point goes to its (site, layer)
  * group; those that outlived their own iteration are counted at each iteration end they
  * lived through. */
+/* ... and notes, in *cand (ascending), the allocations a finding may hold: alive at the
+ * reference point, or made after it and never released (collect_allocations reads only
+ * these, not every allocation again). */
 static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
                            const ms__stackinfo *si, const ms_iterations *it, int64_t ref,
-                           ms_error *err)
+                           size_t **cand, size_t *ncand, ms_error *err)
 {
-    size_t N = it->n, hint = 0;
+    size_t N = it->n, hint = 0, cap = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
+        if (alive_at(a, ref) || (a->alloc_event >= ref && release_event(a) < 0)) {
+            if (!ms__grow((void **)cand, &cap, *ncand + 1, sizeof **cand))
+                return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
+            (*cand)[(*ncand)++] = i;
+        }
         if (a->alloc_event >= ref)
             continue;
         uint32_t g = group_of(m, s, si, a->stack, true);
@@ -432,24 +440,25 @@ static int open_findings(ms_leak_report *r, gmap *m, size_t **gidx_out, size_t *
     return 0;
 }
 
-/* Second pass: the allocations behind each finding, added to its totals; (*alloc_group)[i]
- * is allocation i's finding (UINT32_MAX none), *total how many have one. */
+/* Second pass: the allocations behind each finding, added to its totals; (*alloc_group)[j]
+ * is allocation cand[j]'s finding (UINT32_MAX none), *total how many have one. */
 static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
                                const ms_timeline *t, const ms__stackinfo *si,
-                               const size_t *gidx, size_t *counts, uint32_t **alloc_group_out,
-                               size_t *total_out, ms_error *err)
+                               const size_t *cand, size_t ncand, const size_t *gidx,
+                               size_t *counts, uint32_t **alloc_group_out, size_t *total_out,
+                               ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     const ms_iterations *it = r->iterations;
     int64_t ref = r->ref_event;
     bool single = it->n <= 1;
     size_t total = 0;
-    uint32_t *alloc_group = malloc((t->n_allocs ? t->n_allocs : 1) * sizeof *alloc_group);
+    uint32_t *alloc_group = malloc((ncand ? ncand : 1) * sizeof *alloc_group);
     if (!alloc_group)
         return fail_findings(err);
-    for (size_t i = 0; i < t->n_allocs; i++) {
-        const ms_alloc *a = &t->allocs[i];
-        alloc_group[i] = UINT32_MAX;
+    for (size_t j = 0; j < ncand; j++) {
+        const ms_alloc *a = &t->allocs[cand[j]];
+        alloc_group[j] = UINT32_MAX;
         /* A leak's copy made after the last boundary (a loop that keeps something after
          * its optimizer step) is still one of its allocations when it is never freed. */
         bool tail = a->alloc_event >= ref && release_event(a) < 0;
@@ -472,7 +481,7 @@ static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
             L->first_alloc_us = at;
         if (at > L->last_alloc_us)
             L->last_alloc_us = at;
-        alloc_group[i] = (uint32_t)gidx[g];
+        alloc_group[j] = (uint32_t)gidx[g];
         counts[gidx[g]]++;
         total++;
     }
@@ -484,9 +493,9 @@ static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
 /* Drops empty and small findings, lays out their allocation index ranges and sorts them
  * (whole findings move; their index ranges move with them). gidx and counts are reused:
  * per finding, its new place and its allocation count. */
-static int lay_out_index(ms_leak_report *r, const ms_timeline *t, const ms_leak_options *opt,
-                         size_t *gidx, size_t *counts, const uint32_t *alloc_group, size_t total,
-                         ms_error *err)
+static int lay_out_index(ms_leak_report *r, const ms_leak_options *opt, const size_t *cand,
+                         size_t ncand, size_t *gidx, size_t *counts, const uint32_t *alloc_group,
+                         size_t total, ms_error *err)
 {
     size_t keep = 0;
     for (size_t f = 0; f < r->n; f++) {
@@ -508,11 +517,11 @@ static int lay_out_index(ms_leak_report *r, const ms_timeline *t, const ms_leak_
         r->items[f].n_index = 0;
         pos += counts[f];
     }
-    for (size_t i = 0; i < t->n_allocs; i++) {
-        if (alloc_group[i] == UINT32_MAX || gidx[alloc_group[i]] == SIZE_MAX)
+    for (size_t j = 0; j < ncand; j++) {
+        if (alloc_group[j] == UINT32_MAX || gidx[alloc_group[j]] == SIZE_MAX)
             continue;
-        ms_leak *L = &r->items[gidx[alloc_group[i]]];
-        r->alloc_index[L->first_index + L->n_index++] = i;
+        ms_leak *L = &r->items[gidx[alloc_group[j]]];
+        r->alloc_index[L->first_index + L->n_index++] = cand[j];
     }
     r->n_alloc_index = pos;
     qsort(r->items, r->n, sizeof *r->items, ms__leak_cmp);
@@ -536,20 +545,22 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
         memset(m.by_stack, 0xff, nst * sizeof *m.by_stack);
         m.nstacks = nst;
     }
-    size_t *gidx = NULL, *counts = NULL, total = 0;
+    size_t *gidx = NULL, *counts = NULL, total = 0, *cand = NULL, ncand = 0;
     uint32_t *alloc_group = NULL;
     int rc = ms__addrmap_init(&m.index, 64)
-                 ? count_survivors(&m, s, t, si, it, ref, err)
+                 ? count_survivors(&m, s, t, si, it, ref, &cand, &ncand, err)
                  : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
     if (!rc && N <= 1)
         rc = mark_suspects(&m, s, t, si, ref, err);
     if (!rc)
         rc = open_findings(r, &m, &gidx, &counts, err);
     if (!rc)
-        rc = collect_allocations(r, &m, s, t, si, gidx, counts, &alloc_group, &total, err);
+        rc = collect_allocations(r, &m, s, t, si, cand, ncand, gidx, counts, &alloc_group,
+                                 &total, err);
     if (!rc)
-        rc = lay_out_index(r, t, opt, gidx, counts, alloc_group, total, err);
+        rc = lay_out_index(r, opt, cand, ncand, gidx, counts, alloc_group, total, err);
     free(alloc_group);
+    free(cand);
     free(gidx);
     free(counts);
     gmap_free(&m);
