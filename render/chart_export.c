@@ -820,8 +820,7 @@ static size_t level_estimate(const tile *t, size_t n)
  * let them reach it (build_mode's own test). A wrong guess costs time, not bytes: a
  * grouping whose level was not built along builds it itself, and tiles it never takes
  * are dropped. */
-static void plan_along(const exporter *x, builder *b, int mode, int level, size_t n_tiles,
-                       const tile *tiles)
+static void plan_along(builder *b, int mode, int level, size_t n_tiles, const tile *tiles)
 {
     memset(b->with, 0, sizeof b->with);
     for (int k = mode + 1; k < N_MODES; k++) {
@@ -847,7 +846,22 @@ static void plan_along(const exporter *x, builder *b, int mode, int level, size_
         b->later[k][level] = u;
         b->with[k] = true;
     }
-    (void)x;
+}
+
+/* Whether grouping `mode`'s tiles of `level` were all built along (else any that were
+ * are dropped, and the level is built in its turn). */
+static bool built_along(builder *b, int mode, int level, size_t n_tiles)
+{
+    tile *kept = b->later[mode][level];
+    size_t k = 0;
+    while (kept && k < n_tiles && kept[k].done)
+        k++;
+    if (kept && k < n_tiles) {
+        free_tiles(kept, n_tiles);
+        free(kept);
+        b->later[mode][level] = NULL;
+    }
+    return b->later[mode][level] != NULL;
 }
 
 /* Builds the levels of one grouping into `m` until the budget or the trace's own detail
@@ -888,7 +902,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             rc = first->rc ? first->rc : take_tile(&c, 0, first);
             if (first->rc)
                 *err = first->err;
-        } else if (b->later[mode][level]) {
+        } else if (built_along(b, mode, level, n_tiles)) {
             /* Built with the first grouping's level (build_tile). */
             tile *kept = b->later[mode][level];
             for (size_t k = 0; k < n_tiles && !rc; k++) {
@@ -911,7 +925,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             b->count = b->deeper[level] < 0;
             b->ahead = 4;
             b->level = level;
-            plan_along(x, b, mode, level, n_tiles, tiles);
+            plan_along(b, mode, level, n_tiles, tiles);
             ms__slicer_restart(b->sl[0]);
             if (b->sl[1])
                 ms__slicer_restart(b->sl[1]);
