@@ -134,12 +134,22 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
  * legend and title, in that order (later steps read what earlier ones computed). */
 static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                         const ms__range *r, size_t n_r, const ms_phases *ph, ms__site_cache *sc,
-                        ms__grouping *gr, ms_error *err)
+                        ms__grouping *gr, const ms_chart *cols, ms_error *err)
 {
     size_t W = chart->n_cols;
-    int rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W,
+    int rc = 0;
+    if (cols && cols->x_mode == chart->x_mode && cols->x_lo == chart->x_lo &&
+        cols->x_hi == chart->x_hi && cols->dx == chart->dx && cols->n_cols == W) {
+        /* The same source and window: its columns are the other grouping's. */
+        memcpy(chart->col_event, cols->col_event, W * sizeof *chart->col_event);
+        memcpy(chart->col_active, cols->col_active, W * sizeof *chart->col_active);
+        memcpy(chart->col_reserved, cols->col_reserved, W * sizeof *chart->col_reserved);
+        memcpy(chart->col_low, cols->col_low, W * sizeof *chart->col_low);
+    } else {
+        rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W,
                            chart->col_event, chart->col_active, chart->col_reserved,
                            chart->col_low, err);
+    }
     if (rc)
         return rc;
     int64_t data_max = 0;
@@ -173,7 +183,8 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
 }
 
 static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
-                         const ms_chart_spec *spec_in, ms_chart_rect area, ms_error *err)
+                         const ms_chart_spec *spec_in, ms_chart_rect area,
+                         const ms_chart *cols, ms_error *err)
 {
     int rc = ms__check_source(src_in, true, err);
     if (rc)
@@ -241,7 +252,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
             goto done;
         }
     }
-    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, err);
+    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, cols, err);
 done:
     ms_phases_free(own_ph);
     free(r);
@@ -264,6 +275,13 @@ static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *
 int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec_in,
                    ms_chart_rect area, ms_error *err)
 {
+    return ms__chart_build_cols(out, src, spec_in, area, NULL, err);
+}
+
+int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
+                         const ms_chart_spec *spec_in, ms_chart_rect area,
+                         const ms_chart *cols, ms_error *err)
+{
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
@@ -275,7 +293,7 @@ int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_sp
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
-    rc = build_stacked(chart, src, spec, area, err);
+    rc = build_stacked(chart, src, spec, area, cols, err);
     if (rc) {
         ms_chart_free(chart);
         return rc;

@@ -3,6 +3,7 @@
  * chooses windows, has the trace sliced for them (chart_slice.c) and encodes. No cairo,
  * no printing. */
 #include "chart_export.h"
+#include "chart_impl.h"
 #include "chart_slice.h"
 #include "export_text.h"
 
@@ -513,9 +514,20 @@ typedef struct builder {
      * time axis, windows in seconds. */
     const ms_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
+    int level;               /* the level being built (build_mode) */
+    /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
+    const struct mode_out *mode_on;
+    const size_t *share;
+    const tile *first;
+    const int *at;
     /* Per level, whether its windows' columns still split events (1), found by the first
      * grouping to build it (-1 before): the windows are the same in every grouping. */
     signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
+    /* Later groupings' tiles of a level, built with the first grouping's on the same
+     * slice and columns (build_tile) and kept until their grouping's turn (NULL: built
+     * then). `with` lists the groupings built along at the level being built. */
+    tile *later[N_MODES][MS_CHART_EXPORT_MAX_LEVELS];
+    bool with[N_MODES];
 } builder;
 
 static ms_chart_rect export_area(const ms_chart_export_opts *o)
@@ -531,6 +543,38 @@ static double export_span(const ms_chart_source *src)
     double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
     span = span > 0 ? span : 1e-6;
     return src->warp ? ms_chart_warp_u(src->warp, span) : span;
+}
+
+/* A slice's allocation numbers mean nothing once the next window is cut: the whole
+ * timeline's instead (global NULL: the chart was built on the whole trace). */
+static void globalize(tile *t, const size_t *global)
+{
+    for (size_t g = 0; global && !t->rc && g < t->ch->n_groups; g++)
+        if (t->ch->groups[g].alloc >= 0)
+            t->ch->groups[g].alloc = (int64_t)global[t->ch->groups[g].alloc];
+}
+
+/* The later groupings' tiles of `t`'s window (b->with), from the source and columns
+ * that built `t`: each window is sliced and aggregated once for all groupings. */
+static void build_along(const builder *b, const tile *t, const ms_chart_source *src,
+                        const ms_chart_spec *spec, const size_t *global)
+{
+    if (t->rc)
+        return;
+    size_t k = (size_t)(t - b->t);
+    for (int mode = 0; mode < N_MODES; mode++) {
+        if (!b->with[mode])
+            continue;
+        tile *u = &b->later[mode][b->level][k];
+        ms_chart_spec s = *spec;
+        s.by = u->by;
+        u->crowded = t->crowded;
+        u->n_events = t->n_events;
+        ms_error_clear(&u->err);
+        u->rc = ms__chart_build_cols(&u->ch, src, &s, b->area, t->ch, &u->err);
+        globalize(u, global);
+        u->done = true;
+    }
 }
 
 /* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
@@ -578,6 +622,7 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
         t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
+        build_along(b, t, src, &spec, NULL);
         return;
     }
     /* Windows of a quarter of the events or more are charted as the whole trace charts
@@ -590,10 +635,9 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     spec.n_highlights = nh;
     if (!t->rc)
         t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
+    build_along(b, t, &sl->out, &spec, sl->global);
     /* The slice's allocation numbers mean nothing once the next window is cut. */
-    for (size_t g = 0; !t->rc && g < t->ch->n_groups; g++)
-        if (t->ch->groups[g].alloc >= 0)
-            t->ch->groups[g].alloc = (int64_t)sl->global[t->ch->groups[g].alloc];
+    globalize(t, sl->global);
 }
 
 /* Claims the next tile under the lock, when there is one and room for its chart. */
@@ -726,12 +770,106 @@ static int take_tile(void *arg, size_t k, tile *t)
     return 0;
 }
 
+/* ------------------------------------------------------------------ groupings built along */
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* About the bytes write_tile gives a chart (its curves and bands, base64), without
+ * writing it: the table ids it would take are not the caller's to hand out yet. */
+static size_t text_estimate(const ms_chart *ch)
+{
+    size_t n = 0;
+    for (int which = 0; which < 3; which++) {
+        const int64_t *v = which == 0 ? ch->col_active : which == 1 ? ch->col_reserved
+                           : ch->show_low ? ch->col_low : NULL;
+        int64_t prev = 0;
+        for (size_t c = 0; v && c < ch->n_cols; c++) {
+            int64_t q = ch->col_event[c] == MS_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
+            n += q != prev ? varint_len((uint64_t)(q > prev ? q - prev : prev - q) << 1) : 0;
+            prev = q;
+        }
+    }
+    for (size_t g = 0; g < ch->n_groups; g++) {
+        const int64_t *h = ch->heights + g * ch->n_cols;
+        n += 6;
+        for (size_t c = 0; c < ch->n_cols; c++)
+            if (h[c] > 0 && (c == 0 || h[c - 1] != h[c]))
+                n += 2 + varint_len((uint64_t)h[c]);
+    }
+    for (size_t lane = 0; lane < ch->n_lanes; lane++)
+        n += 6 * ch->n_lane_runs[lane];
+    return n * 4 / 3 + 24 * ch->n_legend + 40 * ch->n_xticks + 200;
+}
+
+static size_t level_estimate(const tile *t, size_t n)
+{
+    size_t sum = 0;
+    for (size_t k = 0; k < n; k++)
+        sum += t[k].ch ? text_estimate(t[k].ch) : 0;
+    return sum;
+}
+
+/* Which later groupings build `level` along with grouping `mode` (b->with, their tiles
+ * in b->later): those whose budget, by the estimate of their levels built so far, will
+ * let them reach it (build_mode's own test). A wrong guess costs time, not bytes: a
+ * grouping whose level was not built along builds it itself, and tiles it never takes
+ * are dropped. */
+static void plan_along(builder *b, int mode, int level, size_t n_tiles, const tile *tiles)
+{
+    memset(b->with, 0, sizeof b->with);
+    for (int k = mode + 1; k < N_MODES; k++) {
+        if (!b->mode_on[k].on || b->at[k] < 0 || b->later[k][level])
+            continue;
+        size_t sum = level_estimate(&b->first[b->at[k]], 1), last = sum;
+        bool known = true;
+        for (int l = 1; l < level && known; l++) {
+            known = b->later[k][l] != NULL;
+            last = known ? level_estimate(b->later[k][l], (size_t)1 << l) : 0;
+            sum += last;
+        }
+        if (!known || sum + 2 * last > b->share[k])
+            continue;
+        tile *u = calloc(n_tiles, sizeof *u);
+        if (!u)
+            continue; /* built in its turn */
+        for (size_t i = 0; i < n_tiles; i++) {
+            u[i].by = MODE_BY[k];
+            u[i].lo = tiles[i].lo;
+            u[i].hi = tiles[i].hi;
+        }
+        b->later[k][level] = u;
+        b->with[k] = true;
+    }
+}
+
+/* Whether grouping `mode`'s tiles of `level` were all built along (else any that were
+ * are dropped, and the level is built in its turn). */
+static bool built_along(builder *b, int mode, int level, size_t n_tiles)
+{
+    tile *kept = b->later[mode][level];
+    size_t k = 0;
+    while (kept && k < n_tiles && kept[k].done)
+        k++;
+    if (kept && k < n_tiles) {
+        free_tiles(kept, n_tiles);
+        free(kept);
+        b->later[mode][level] = NULL;
+    }
+    return b->later[mode][level] != NULL;
+}
+
 /* Builds the levels of one grouping into `m` until the budget or the trace's own detail
  * runs out. The first chart of the first mode also gives the page its frame. `first`
  * is its level 0, built already. */
 /* `limit`: the whole output's size (other modes' text in `base`, the tables estimated)
  * may not pass it; level 0 is always kept. */
-static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *first,
+static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
                       size_t limit, size_t base, mode_out *m, ms__sbuf *frame,
                       ms_chart_export_stats *stats, ms_error *err)
 {
@@ -764,10 +902,21 @@ static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *f
             rc = first->rc ? first->rc : take_tile(&c, 0, first);
             if (first->rc)
                 *err = first->err;
+        } else if (built_along(b, mode, level, n_tiles)) {
+            /* Built with the first grouping's level (build_tile). */
+            tile *kept = b->later[mode][level];
+            for (size_t k = 0; k < n_tiles && !rc; k++) {
+                rc = kept[k].rc ? kept[k].rc : take_tile(&c, k, &kept[k]);
+                if (kept[k].rc)
+                    *err = kept[k].err;
+            }
+            free_tiles(kept, n_tiles);
+            free(kept);
+            b->later[mode][level] = NULL;
         } else {
             memset(tiles, 0, n_tiles * sizeof *tiles);
             for (size_t k = 0; k < n_tiles; k++) {
-                tiles[k].by = by;
+                tiles[k].by = MODE_BY[mode];
                 tiles[k].lo = span * (double)k / (double)n_tiles;
                 tiles[k].hi = k + 1 == n_tiles ? span : span * (double)(k + 1) / (double)n_tiles;
             }
@@ -775,10 +924,13 @@ static int build_mode(exporter *x, builder *b, bool two, ms_chart_by by, tile *f
             b->n = n_tiles;
             b->count = b->deeper[level] < 0;
             b->ahead = 4;
+            b->level = level;
+            plan_along(b, mode, level, n_tiles, tiles);
             ms__slicer_restart(b->sl[0]);
             if (b->sl[1])
                 ms__slicer_restart(b->sl[1]);
             rc = run_tiles(b, two, take_tile, &c);
+            memset(b->with, 0, sizeof b->with);
             for (size_t k = 0; rc && k < n_tiles; k++)
                 if (tiles[k].done && tiles[k].rc) {
                     *err = tiles[k].err;
@@ -990,7 +1142,11 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
     share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
     share[MODE_CATEGORY] = m[MODE_CATEGORY].on ? limit / 16 : 0;
     share[MODE_GROUP] = m[MODE_GROUP].on ? limit / 16 : 0;
-    rc = build_mode(x, b, two, MS_CHART_BY_ALLOC, &first[at[MODE_ALLOC]],
+    b->mode_on = m;
+    b->share = share;
+    b->first = first;
+    b->at = at;
+    rc = build_mode(x, b, two, MODE_ALLOC, &first[at[MODE_ALLOC]],
                     limit - share[MODE_SITE] - share[MODE_CATEGORY] - share[MODE_GROUP], 0,
                     &m[MODE_ALLOC], frame,
                     stats, err);
@@ -1000,13 +1156,20 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
         if (!m[k].on)
             continue;
         size_t mode_limit = used + tables_estimate(x) + share[k];
-        rc = build_mode(x, b, two, MODE_BY[k], &first[at[k]],
+        rc = build_mode(x, b, two, k, &first[at[k]],
                         mode_limit < limit ? mode_limit : limit, used, &m[k], NULL, stats,
                         err);
         stats->levels[k] = m[k].levels;
         used += m[k].b.n;
     }
     free_tiles(first, n_first);
+    for (int k = 0; k < N_MODES; k++)
+        for (int level = 0; level < MS_CHART_EXPORT_MAX_LEVELS; level++)
+            if (b->later[k][level]) {
+                free_tiles(b->later[k][level], (size_t)1 << level);
+                free(b->later[k][level]);
+                b->later[k][level] = NULL;
+            }
     return rc;
 }
 

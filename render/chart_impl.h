@@ -156,6 +156,14 @@ static inline int64_t ms__column_of(double x, double x_lo, double x_hi, double d
 /* Per column: the representative event (ev), the most active (act) and reserved (res)
  * bytes and the fewest active bytes (low) in the column's window; res and low may be
  * NULL. One pass over the trace whatever the pixel count. */
+/* ms_chart_build with the columns (representative events, active, reserved, low) of
+ * `cols`, a chart of the same source and window in another grouping, instead of
+ * aggregating them again (the pyramid's groupings share a window's columns). They are
+ * taken only where its x window and columns are the new chart's; else (and with NULL)
+ * this is ms_chart_build. */
+int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
+                         const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
+                         ms_error *err);
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
                   int64_t *low, ms_error *err);
