@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_util.h"
-#include "memsnap/run.h"
-#include "memsnap/iterations.h"
-#include "memsnap/categories.h"
-#include "memsnap/leaks.h"
-#include "commands.h"
-#include "draw.h"
 #include "chart.h"
 #include "chart_json.h"
+#include "chart_options.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "draw.h"
+#include "memsnap/categories.h"
+#include "memsnap/iterations.h"
+#include "memsnap/leaks.h"
+#include "memsnap/run.h"
 #include "options.h"
 #include "safe_output.h"
 
@@ -104,18 +105,6 @@ static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC,    MS_CHART_BY_SITE
                                           MS_CHART_BY_PHASE,    MS_CHART_BY_CATEGORY,
                                           MS_CHART_BY_COMPILE,  MS_CHART_BY_GROUP};
 
-/* --group NAME=REGEX, repeatable: compiled as it is read. */
-static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
-{
-    (void)name;
-    ms_error err;
-    if (ms_chart_group_rules_add(ctx, value, &err)) {
-        cli_error(cmd, "%s", err.message);
-        return 2;
-    }
-    return 0;
-}
-
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
@@ -142,7 +131,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_FLAG("--overlay", &o->overlay)},
         {CLI_FLAG("--leaks", &o->leaks)},
         {CLI_FLAG("--no-legend", &o->spec.no_legend)},
-        {CLI_CALLBACK("--group", add_group_rule, &o->rules)},
+        {CLI_CALLBACK("--group", cli_add_group_rule, &o->rules)},
     };
     char **files = calloc((size_t)argc + 1, sizeof *files);
     if (!files) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "categories_json.h"
+#include "chart_options.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
@@ -73,22 +74,6 @@ static void usage(FILE *out)
           out);
 }
 
-/* --x: the view's axes (the events axis is render's only: the view's windows are cut in
- * time). */
-static const char *const X_MODES[] = {"run", "time", NULL};
-
-/* --group NAME=REGEX, repeatable: compiled as it is read. */
-static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
-{
-    (void)name;
-    ms_error err;
-    if (ms_chart_group_rules_add(ctx, value, &err)) {
-        cli_error(cmd, "%s", err.message);
-        return 2;
-    }
-    return 0;
-}
-
 static int parse(int argc, char **argv, report_opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
@@ -101,8 +86,8 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     long long device = -1, top = 10, iterations = 0;
     int x = -1;
     const cli_option table[] = {
-        {CLI_CHOICE("--x", &x, X_MODES)},
-        {CLI_CALLBACK("--group", add_group_rule, &o->groups)},
+        {CLI_CHOICE("--x", &x, CLI_PAGE_X_MODES)},
+        {CLI_CALLBACK("--group", cli_add_group_rule, &o->groups)},
         {CLI_FLAG("--fail-on-leaks", &o->fail_on_leaks)},
         {CLI_FLAG("--fail-on-oom", &o->fail_on_oom)},
         {CLI_FLAG("--compare", &o->compare)},

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "chart.h"
+#include "chart_options.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "options.h"
@@ -59,22 +60,6 @@ typedef struct opts {
     ms_chart_group_rules groups;
 } opts;
 
-/* --x: the view's axes (the events axis is render's only: the view's windows are cut in
- * time). */
-static const char *const X_MODES[] = {"run", "time", NULL};
-
-/* --group NAME=REGEX, repeatable: compiled as it is read. */
-static int add_group_rule(void *ctx, const char *cmd, const char *name, const char *value)
-{
-    (void)name;
-    ms_error err;
-    if (ms_chart_group_rules_add(ctx, value, &err)) {
-        cli_error(cmd, "%s", err.message);
-        return 2;
-    }
-    return 0;
-}
-
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
@@ -85,8 +70,8 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     bool has_budget = false;
     int x = -1;
     const cli_option table[] = {
-        {CLI_CHOICE("--x", &x, X_MODES)},
-        {CLI_CALLBACK("--group", add_group_rule, &o->groups)},
+        {CLI_CHOICE("--x", &x, CLI_PAGE_X_MODES)},
+        {CLI_CALLBACK("--group", cli_add_group_rule, &o->groups)},
         {CLI_OUTPUT(&o->output)},
         {CLI_STRING("--title", &o->title)},
         {CLI_STRING("--step", &o->v.step_name)},
