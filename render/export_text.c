@@ -110,21 +110,30 @@ void ms__sb_str(ms__sbuf *b, const char *s)
 
 /* ------------------------------------------------------------------ integer streams */
 
-static void vb_byte(ms__vbuf *v, uint8_t c)
+/* Room for n more bytes, doubling; false (and the buffer marked bad) past MAX_OUT. */
+static bool vb_reserve(ms__vbuf *v, size_t n)
 {
     if (v->bad)
-        return;
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        uint8_t *p = cap <= MAX_OUT ? realloc(v->p, cap) : NULL;
-        if (!p) {
-            v->bad = true;
-            return;
-        }
-        v->p = p;
-        v->cap = cap;
+        return false;
+    if (n <= v->cap - v->n)
+        return true;
+    size_t cap = v->cap ? v->cap : 256;
+    while (cap - v->n < n && cap <= MAX_OUT)
+        cap *= 2;
+    uint8_t *p = cap <= MAX_OUT ? realloc(v->p, cap) : NULL;
+    if (!p) {
+        v->bad = true;
+        return false;
     }
-    v->p[v->n++] = c;
+    v->p = p;
+    v->cap = cap;
+    return true;
+}
+
+static void vb_byte(ms__vbuf *v, uint8_t c)
+{
+    if (vb_reserve(v, 1))
+        v->p[v->n++] = c;
 }
 
 void ms__vb_u(ms__vbuf *v, uint64_t x)
@@ -140,20 +149,8 @@ void ms__vb_append(ms__vbuf *v, const ms__vbuf *w)
 {
     if (w->bad)
         v->bad = true;
-    if (v->bad || !w->n)
+    if (v->bad || !w->n || !vb_reserve(v, w->n))
         return;
-    if (w->n > v->cap - v->n) {
-        size_t cap = v->cap ? v->cap : 256;
-        while (cap - v->n < w->n && cap <= MAX_OUT)
-            cap *= 2;
-        uint8_t *p = cap <= MAX_OUT ? realloc(v->p, cap) : NULL;
-        if (!p) {
-            v->bad = true;
-            return;
-        }
-        v->p = p;
-        v->cap = cap;
-    }
     memcpy(v->p + v->n, w->p, w->n);
     v->n += w->n;
 }
