@@ -6,9 +6,9 @@
 #include "chart_impl.h"
 #include "chart_slice.h"
 #include "export_text.h"
+#include "export_tiles.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,9 +428,6 @@ static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
     ms__sb_puts(b, "}");
 }
 
-/* The groupings the page switches between, in the order they are built: the first also
- * gives the page its frame and takes what the others leave of the budget. */
-enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, MODE_GROUP, N_MODES };
 static const char *const MODE_KEY[N_MODES] = {"alloc", "site", "category", "group"};
 static const ms_chart_by MODE_BY[N_MODES] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE,
                                              MS_CHART_BY_CATEGORY, MS_CHART_BY_GROUP};
@@ -479,266 +476,6 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
-}
-
-/* ------------------------------------------------------------------ building tiles */
-
-/* One window's chart. A level's tiles are built by up to two threads (the caller's and a
- * helper, ms_chart_export_opts.threads) and written by the caller in order, so the
- * page's tables number allocations, stacks and strings as one thread would. */
-typedef struct tile {
-    ms_chart_by by;
-    double lo, hi;
-    size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
-    size_t n_events; /* the events inside the window */
-    ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
-    int rc;
-    ms_error err;
-    bool done;
-} tile;
-
-typedef struct builder {
-    const ms_chart_source *src;
-    const ms_chart_export_opts *o;
-    ms_chart_rect area;
-    int64_t y_fit;
-    tile *t;
-    size_t n;
-    size_t claimed, written; /* tiles handed out, tiles the writer is done with */
-    size_t ahead;            /* charts built but not yet written, at most: their memory */
-    bool stop;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
-    /* The run axis with breaks: windows are [lo, hi) in its units (src->warp); NULL: the
-     * time axis, windows in seconds. */
-    const ms_chart_warp *warp;
-    bool count;              /* count the tiles' crowded events */
-    int level;               /* the level being built (build_mode) */
-    /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
-    const struct mode_out *mode_on;
-    const size_t *share;
-    const tile *first;
-    const int *at;
-    /* Per level, whether its windows' columns still split events (1), found by the first
-     * grouping to build it (-1 before): the windows are the same in every grouping. */
-    signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
-    /* Later groupings' tiles of a level, built with the first grouping's on the same
-     * slice and columns (build_tile) and kept until their grouping's turn (NULL: built
-     * then). `with` lists the groupings built along at the level being built. */
-    tile *later[N_MODES][MS_CHART_EXPORT_MAX_LEVELS];
-    bool with[N_MODES];
-} builder;
-
-static ms_chart_rect export_area(const ms_chart_export_opts *o)
-{
-    return (ms_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
-}
-
-/* The axis's length: seconds, or on the run axis (src->warp set by the exporter only
- * when it has breaks) its units. */
-static double export_span(const ms_chart_source *src)
-{
-    size_t n_ev = src->trace->n;
-    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
-    span = span > 0 ? span : 1e-6;
-    return src->warp ? ms_chart_warp_u(src->warp, span) : span;
-}
-
-/* A slice's allocation numbers mean nothing once the next window is cut: the whole
- * timeline's instead (global NULL: the chart was built on the whole trace). */
-static void globalize(tile *t, const size_t *global)
-{
-    for (size_t g = 0; global && !t->rc && g < t->ch->n_groups; g++)
-        if (t->ch->groups[g].alloc >= 0)
-            t->ch->groups[g].alloc = (int64_t)global[t->ch->groups[g].alloc];
-}
-
-/* The later groupings' tiles of `t`'s window (b->with), from the source and columns
- * that built `t`: each window is sliced and aggregated once for all groupings. */
-static void build_along(const builder *b, const tile *t, const ms_chart_source *src,
-                        const ms_chart_spec *spec, const size_t *global)
-{
-    if (t->rc)
-        return;
-    size_t k = (size_t)(t - b->t);
-    for (int mode = 0; mode < N_MODES; mode++) {
-        if (!b->with[mode])
-            continue;
-        tile *u = &b->later[mode][b->level][k];
-        ms_chart_spec s = *spec;
-        s.by = u->by;
-        u->crowded = t->crowded;
-        u->n_events = t->n_events;
-        ms_error_clear(&u->err);
-        u->rc = ms__chart_build_cols(&u->ch, src, &s, b->area, t->ch, &u->err);
-        globalize(u, global);
-        u->done = true;
-    }
-}
-
-/* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
- * unchanging inputs (the snapshot's site cache is filled before threads start). */
-static void build_tile(const builder *b, ms__slicer *sl, tile *t)
-{
-    const ms_chart_source *src = b->src;
-    const ms_chart_export_opts *o = b->o;
-    size_t n_ev = src->trace->n;
-    const ms_chart_warp *w = b->warp;
-    /* On the run axis a window [lo, hi) in axis units holds the events whose times the
-     * (monotone) warp maps into it. */
-    int64_t e0 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->lo) : t->lo, false);
-    int64_t e1 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->hi) : t->hi, true);
-    /* Columns as the chart cuts them, near enough for a count. The count only decides
-     * whether to go deeper (crowded above 1% of the events): once past that it stops, so
-     * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
-     * the level's sum past it, so each tile may stop on its own count. */
-    const int64_t *t_us = src->trace->time_us;
-    double per_us = floor(b->area.w) / ((t->hi - t->lo) * 1e6);
-    int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
-    int64_t prev_col = INT64_MIN;
-    size_t crowded = 0;
-    double per_u = floor(b->area.w) / (t->hi - t->lo);
-    for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
-        int64_t col = w ? (int64_t)((ms_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
-                                     t->lo) * per_u)
-                        : (int64_t)((double)(t_us[e] - t_lo) * per_us);
-        crowded += col == prev_col;
-        prev_col = col;
-    }
-    t->crowded = crowded;
-    t->n_events = (size_t)(e1 - e0);
-    ms_chart_spec spec = {0};
-    spec.x_mode = w ? MS_CHART_X_RUN : MS_CHART_X_TIME;
-    spec.keep_time_axis = true; /* no times: the page labels instants as events */
-    spec.by = t->by;
-    spec.has_from = spec.has_to = true;
-    spec.from = t->lo;
-    spec.to = t->hi;
-    spec.y_fit = b->y_fit;
-    ms_error_clear(&t->err);
-    /* The whole trace needs no slice. */
-    if (e0 == 0 && (size_t)e1 == n_ev) {
-        spec.highlights = o->highlights;
-        spec.n_highlights = o->n_highlights;
-        t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
-        build_along(b, t, src, &spec, NULL);
-        return;
-    }
-    /* Windows of a quarter of the events or more are charted as the whole trace charts
-     * them (the page's format since the pyramid was built: these were once built on the
-     * whole trace); a slice costs only its window. */
-    bool as_whole = (size_t)(e1 - e0) * 4 >= n_ev;
-    size_t nh = 0;
-    t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
-    spec.highlights = sl->hl;
-    spec.n_highlights = nh;
-    if (!t->rc)
-        t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
-    build_along(b, t, &sl->out, &spec, sl->global);
-    /* The slice's allocation numbers mean nothing once the next window is cut. */
-    globalize(t, sl->global);
-}
-
-/* Claims the next tile under the lock, when there is one and room for its chart. */
-static bool claim(builder *b, size_t *k)
-{
-    if (b->stop || b->claimed >= b->n || b->claimed >= b->written + b->ahead)
-        return false;
-    *k = b->claimed++;
-    return true;
-}
-
-static void *helper_main(void *arg)
-{
-    builder *b = arg;
-    pthread_mutex_lock(&b->mu);
-    for (;;) {
-        size_t k;
-        if (claim(b, &k)) {
-            pthread_mutex_unlock(&b->mu);
-            build_tile(b, b->sl[1], &b->t[k]);
-            pthread_mutex_lock(&b->mu);
-            b->t[k].done = true;
-            pthread_cond_broadcast(&b->cv);
-            continue;
-        }
-        if (b->stop || b->claimed >= b->n)
-            break;
-        pthread_cond_wait(&b->cv, &b->mu);
-    }
-    pthread_mutex_unlock(&b->mu);
-    return NULL;
-}
-
-/* Builds b->t[0..n) and hands each to `take` in order (NULL: keep them all in the
- * tiles; then `ahead` must be n). Stops at the first tile that failed or that `take`
- * refused; returns that code. */
-typedef int (*take_fn)(void *ctx, size_t k, tile *t);
-
-static int run_tiles(builder *b, bool two, take_fn take, void *ctx)
-{
-    b->claimed = b->written = 0;
-    b->stop = false;
-    pthread_t helper;
-    bool helped = false;
-    if (two && b->n > 1) {
-        pthread_mutex_init(&b->mu, NULL);
-        pthread_cond_init(&b->cv, NULL);
-        helped = pthread_create(&helper, NULL, helper_main, b) == 0;
-        if (!helped) {
-            pthread_cond_destroy(&b->cv);
-            pthread_mutex_destroy(&b->mu);
-        }
-    }
-    int rc = 0;
-    if (helped)
-        pthread_mutex_lock(&b->mu);
-    while (b->written < b->n) {
-        tile *t = &b->t[b->written];
-        size_t k;
-        if (t->done) {
-            if (helped)
-                pthread_mutex_unlock(&b->mu);
-            /* Without a writer the tiles keep their results, failures included. */
-            rc = !take ? 0 : t->rc ? t->rc : take(ctx, b->written, t);
-            if (helped)
-                pthread_mutex_lock(&b->mu);
-            b->written++;
-            if (rc) {
-                b->stop = true;
-                if (helped)
-                    pthread_cond_broadcast(&b->cv);
-                break;
-            }
-            if (helped)
-                pthread_cond_broadcast(&b->cv);
-        } else if (claim(b, &k)) {
-            if (helped)
-                pthread_mutex_unlock(&b->mu);
-            build_tile(b, b->sl[0], &b->t[k]);
-            if (helped)
-                pthread_mutex_lock(&b->mu);
-            b->t[k].done = true;
-        } else {
-            pthread_cond_wait(&b->cv, &b->mu); /* only with a helper building t */
-        }
-    }
-    if (helped) {
-        pthread_mutex_unlock(&b->mu);
-        pthread_join(helper, NULL);
-        pthread_cond_destroy(&b->cv);
-        pthread_mutex_destroy(&b->mu);
-    }
-    return rc;
-}
-
-static void free_tiles(tile *t, size_t n)
-{
-    for (size_t k = 0; k < n; k++) {
-        ms_chart_free(t[k].ch);
-        t[k].ch = NULL;
-    }
 }
 
 /* ------------------------------------------------------------------ one grouping */
@@ -857,7 +594,7 @@ static bool built_along(builder *b, int mode, int level, size_t n_tiles)
     while (kept && k < n_tiles && kept[k].done)
         k++;
     if (kept && k < n_tiles) {
-        free_tiles(kept, n_tiles);
+        ms__free_tiles(kept, n_tiles);
         free(kept);
         b->later[mode][level] = NULL;
     }
@@ -876,7 +613,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
     const ms_chart_source *src = x->src;
     const ms_chart_export_opts *o = x->o;
     size_t n_ev = src->trace->n;
-    double span = export_span(src);
+    double span = ms__export_span(src);
     int max_levels = o->max_levels > 0 ? o->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
     if (max_levels > MS_CHART_EXPORT_MAX_LEVELS)
         max_levels = MS_CHART_EXPORT_MAX_LEVELS;
@@ -910,7 +647,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
                 if (kept[k].rc)
                     *err = kept[k].err;
             }
-            free_tiles(kept, n_tiles);
+            ms__free_tiles(kept, n_tiles);
             free(kept);
             b->later[mode][level] = NULL;
         } else {
@@ -929,14 +666,14 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             ms__slicer_restart(b->sl[0]);
             if (b->sl[1])
                 ms__slicer_restart(b->sl[1]);
-            rc = run_tiles(b, two, take_tile, &c);
+            rc = ms__run_tiles(b, two, take_tile, &c);
             memset(b->with, 0, sizeof b->with);
             for (size_t k = 0; rc && k < n_tiles; k++)
                 if (tiles[k].done && tiles[k].rc) {
                     *err = tiles[k].err;
                     break;
                 }
-            free_tiles(tiles, n_tiles);
+            ms__free_tiles(tiles, n_tiles);
         }
         ms__sb_puts(&m->b, "]");
         if (rc)
@@ -1129,14 +866,14 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
         at[k] = (int)n_first;
         first[n_first].by = MODE_BY[k];
         first[n_first].lo = 0;
-        first[n_first].hi = export_span(x->src);
+        first[n_first].hi = ms__export_span(x->src);
         n_first++;
     }
     b->t = first;
     b->n = n_first;
     b->ahead = n_first;
     b->count = true;
-    run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
+    ms__run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
     int rc = 0;
     size_t share[N_MODES] = {0};
     share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
@@ -1162,11 +899,11 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
         stats->levels[k] = m[k].levels;
         used += m[k].b.n;
     }
-    free_tiles(first, n_first);
+    ms__free_tiles(first, n_first);
     for (int k = 0; k < N_MODES; k++)
         for (int level = 0; level < MS_CHART_EXPORT_MAX_LEVELS; level++)
             if (b->later[k][level]) {
-                free_tiles(b->later[k][level], (size_t)1 << level);
+                ms__free_tiles(b->later[k][level], (size_t)1 << level);
                 free(b->later[k][level]);
                 b->later[k][level] = NULL;
             }
@@ -1189,7 +926,7 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
         /* The run axis: windows, ticks and peaks are in its units (the frame's `segs`
          * map them to seconds). */
         ms__sb_puts(doc, "\"axis\":\"run\",\"uspan\":");
-        ms__sb_num(doc, export_span(src));
+        ms__sb_num(doc, ms__export_span(src));
         ms__sb_puts(doc, ",");
     }
     ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
@@ -1303,7 +1040,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     memset(&b, 0, sizeof b);
     b.src = src;
     b.o = opts;
-    b.area = export_area(opts);
+    b.area = ms__export_area(opts);
     b.y_fit = y_fit;
     b.warp = src->warp;
     memset(b.deeper, -1, sizeof b.deeper);

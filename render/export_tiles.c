@@ -1,0 +1,215 @@
+/* The view's pyramid, its tiles (export_tiles.h): which events a window holds, its chart
+ * built on the whole trace or on a slice, the later groupings' charts built along on the
+ * same slice and columns, and two threads that build while the writer takes them in
+ * order. Split from chart_export.c, which chooses the windows and writes the page. */
+#include "export_tiles.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+ms_chart_rect ms__export_area(const ms_chart_export_opts *o)
+{
+    return (ms_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
+}
+
+/* The axis's length: seconds, or on the run axis (src->warp set by the exporter only
+ * when it has breaks) its units. */
+double ms__export_span(const ms_chart_source *src)
+{
+    size_t n_ev = src->trace->n;
+    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
+    span = span > 0 ? span : 1e-6;
+    return src->warp ? ms_chart_warp_u(src->warp, span) : span;
+}
+
+/* A slice's allocation numbers mean nothing once the next window is cut: the whole
+ * timeline's instead (global NULL: the chart was built on the whole trace). */
+static void globalize(tile *t, const size_t *global)
+{
+    for (size_t g = 0; global && !t->rc && g < t->ch->n_groups; g++)
+        if (t->ch->groups[g].alloc >= 0)
+            t->ch->groups[g].alloc = (int64_t)global[t->ch->groups[g].alloc];
+}
+
+/* The later groupings' tiles of `t`'s window (b->with), from the source and columns
+ * that built `t`: each window is sliced and aggregated once for all groupings. */
+static void build_along(const builder *b, const tile *t, const ms_chart_source *src,
+                        const ms_chart_spec *spec, const size_t *global)
+{
+    if (t->rc)
+        return;
+    size_t k = (size_t)(t - b->t);
+    for (int mode = 0; mode < N_MODES; mode++) {
+        if (!b->with[mode])
+            continue;
+        tile *u = &b->later[mode][b->level][k];
+        ms_chart_spec s = *spec;
+        s.by = u->by;
+        u->crowded = t->crowded;
+        u->n_events = t->n_events;
+        ms_error_clear(&u->err);
+        u->rc = ms__chart_build_cols(&u->ch, src, &s, b->area, t->ch, &u->err);
+        globalize(u, global);
+        u->done = true;
+    }
+}
+
+/* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
+ * unchanging inputs (the snapshot's site cache is filled before threads start). */
+static void build_tile(const builder *b, ms__slicer *sl, tile *t)
+{
+    const ms_chart_source *src = b->src;
+    const ms_chart_export_opts *o = b->o;
+    size_t n_ev = src->trace->n;
+    const ms_chart_warp *w = b->warp;
+    /* On the run axis a window [lo, hi) in axis units holds the events whose times the
+     * (monotone) warp maps into it. */
+    int64_t e0 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->lo) : t->lo, false);
+    int64_t e1 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->hi) : t->hi, true);
+    /* Columns as the chart cuts them, near enough for a count. The count only decides
+     * whether to go deeper (crowded above 1% of the events): once past that it stops, so
+     * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
+     * the level's sum past it, so each tile may stop on its own count. */
+    const int64_t *t_us = src->trace->time_us;
+    double per_us = floor(b->area.w) / ((t->hi - t->lo) * 1e6);
+    int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
+    int64_t prev_col = INT64_MIN;
+    size_t crowded = 0;
+    double per_u = floor(b->area.w) / (t->hi - t->lo);
+    for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
+        int64_t col = w ? (int64_t)((ms_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
+                                     t->lo) * per_u)
+                        : (int64_t)((double)(t_us[e] - t_lo) * per_us);
+        crowded += col == prev_col;
+        prev_col = col;
+    }
+    t->crowded = crowded;
+    t->n_events = (size_t)(e1 - e0);
+    ms_chart_spec spec = {0};
+    spec.x_mode = w ? MS_CHART_X_RUN : MS_CHART_X_TIME;
+    spec.keep_time_axis = true; /* no times: the page labels instants as events */
+    spec.by = t->by;
+    spec.has_from = spec.has_to = true;
+    spec.from = t->lo;
+    spec.to = t->hi;
+    spec.y_fit = b->y_fit;
+    ms_error_clear(&t->err);
+    /* The whole trace needs no slice. */
+    if (e0 == 0 && (size_t)e1 == n_ev) {
+        spec.highlights = o->highlights;
+        spec.n_highlights = o->n_highlights;
+        t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
+        build_along(b, t, src, &spec, NULL);
+        return;
+    }
+    /* Windows of a quarter of the events or more are charted as the whole trace charts
+     * them (the page's format since the pyramid was built: these were once built on the
+     * whole trace); a slice costs only its window. */
+    bool as_whole = (size_t)(e1 - e0) * 4 >= n_ev;
+    size_t nh = 0;
+    t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
+    spec.highlights = sl->hl;
+    spec.n_highlights = nh;
+    if (!t->rc)
+        t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
+    build_along(b, t, &sl->out, &spec, sl->global);
+    /* The slice's allocation numbers mean nothing once the next window is cut. */
+    globalize(t, sl->global);
+}
+
+/* Claims the next tile under the lock, when there is one and room for its chart. */
+static bool claim(builder *b, size_t *k)
+{
+    if (b->stop || b->claimed >= b->n || b->claimed >= b->written + b->ahead)
+        return false;
+    *k = b->claimed++;
+    return true;
+}
+
+static void *helper_main(void *arg)
+{
+    builder *b = arg;
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        size_t k;
+        if (claim(b, &k)) {
+            pthread_mutex_unlock(&b->mu);
+            build_tile(b, b->sl[1], &b->t[k]);
+            pthread_mutex_lock(&b->mu);
+            b->t[k].done = true;
+            pthread_cond_broadcast(&b->cv);
+            continue;
+        }
+        if (b->stop || b->claimed >= b->n)
+            break;
+        pthread_cond_wait(&b->cv, &b->mu);
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx)
+{
+    b->claimed = b->written = 0;
+    b->stop = false;
+    pthread_t helper;
+    bool helped = false;
+    if (two && b->n > 1) {
+        pthread_mutex_init(&b->mu, NULL);
+        pthread_cond_init(&b->cv, NULL);
+        helped = pthread_create(&helper, NULL, helper_main, b) == 0;
+        if (!helped) {
+            pthread_cond_destroy(&b->cv);
+            pthread_mutex_destroy(&b->mu);
+        }
+    }
+    int rc = 0;
+    if (helped)
+        pthread_mutex_lock(&b->mu);
+    while (b->written < b->n) {
+        tile *t = &b->t[b->written];
+        size_t k;
+        if (t->done) {
+            if (helped)
+                pthread_mutex_unlock(&b->mu);
+            /* Without a writer the tiles keep their results, failures included. */
+            rc = !take ? 0 : t->rc ? t->rc : take(ctx, b->written, t);
+            if (helped)
+                pthread_mutex_lock(&b->mu);
+            b->written++;
+            if (rc) {
+                b->stop = true;
+                if (helped)
+                    pthread_cond_broadcast(&b->cv);
+                break;
+            }
+            if (helped)
+                pthread_cond_broadcast(&b->cv);
+        } else if (claim(b, &k)) {
+            if (helped)
+                pthread_mutex_unlock(&b->mu);
+            build_tile(b, b->sl[0], &b->t[k]);
+            if (helped)
+                pthread_mutex_lock(&b->mu);
+            b->t[k].done = true;
+        } else {
+            pthread_cond_wait(&b->cv, &b->mu); /* only with a helper building t */
+        }
+    }
+    if (helped) {
+        pthread_mutex_unlock(&b->mu);
+        pthread_join(helper, NULL);
+        pthread_cond_destroy(&b->cv);
+        pthread_mutex_destroy(&b->mu);
+    }
+    return rc;
+}
+
+void ms__free_tiles(tile *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        ms_chart_free(t[k].ch);
+        t[k].ch = NULL;
+    }
+}
+

@@ -1,0 +1,79 @@
+/* The view's pyramid (chart_export.c), its tiles: one window's chart each, built on the
+ * whole trace or a slice of it (chart_slice.c), by up to two threads, and handed to the
+ * writer in order (export_tiles.c). Internal to render/. */
+#ifndef MEMSNAP_RENDER_EXPORT_TILES_H
+#define MEMSNAP_RENDER_EXPORT_TILES_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chart_export.h"
+#include "chart_impl.h"
+#include "chart_slice.h"
+
+/* The groupings the page switches between, in the order they are built: the first also
+ * gives the page its frame and takes what the others leave of the budget. */
+enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, MODE_GROUP, N_MODES };
+
+/* One window's chart. A level's tiles are built by up to two threads (the caller's and a
+ * helper, ms_chart_export_opts.threads) and written by the caller in order, so the
+ * page's tables number allocations, stacks and strings as one thread would. */
+typedef struct tile {
+    ms_chart_by by;
+    double lo, hi;
+    size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
+    size_t n_events; /* the events inside the window */
+    ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
+    int rc;
+    ms_error err;
+    bool done;
+} tile;
+
+typedef struct builder {
+    const ms_chart_source *src;
+    const ms_chart_export_opts *o;
+    ms_chart_rect area;
+    int64_t y_fit;
+    tile *t;
+    size_t n;
+    size_t claimed, written; /* tiles handed out, tiles the writer is done with */
+    size_t ahead;            /* charts built but not yet written, at most: their memory */
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
+    /* The run axis with breaks: windows are [lo, hi) in its units (src->warp); NULL: the
+     * time axis, windows in seconds. */
+    const ms_chart_warp *warp;
+    bool count;              /* count the tiles' crowded events */
+    int level;               /* the level being built (build_mode) */
+    /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
+    const struct mode_out *mode_on;
+    const size_t *share;
+    const tile *first;
+    const int *at;
+    /* Per level, whether its windows' columns still split events (1), found by the first
+     * grouping to build it (-1 before): the windows are the same in every grouping. */
+    signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
+    /* Later groupings' tiles of a level, built with the first grouping's on the same
+     * slice and columns (build_tile) and kept until their grouping's turn (NULL: built
+     * then). `with` lists the groupings built along at the level being built. */
+    tile *later[N_MODES][MS_CHART_EXPORT_MAX_LEVELS];
+    bool with[N_MODES];
+} builder;
+
+/* The chart's area in the page's pixels (the options' size, or 1320 x 560). */
+ms_chart_rect ms__export_area(const ms_chart_export_opts *o);
+/* The axis's length: seconds, or on the run axis (src->warp set) its units. */
+double ms__export_span(const ms_chart_source *src);
+
+/* Builds b->t[0..n) and hands each to `take` in order (NULL: keep them all in the
+ * tiles; then `ahead` must be n). Stops at the first tile that failed or that `take`
+ * refused; returns that code. */
+typedef int (*take_fn)(void *ctx, size_t k, tile *t);
+int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx);
+void ms__free_tiles(tile *t, size_t n);
+
+#endif
