@@ -16,6 +16,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
+#include "json_print.h"
 #include "memsnap/version.h"
 #include "options.h"
 #include "report.h"
@@ -570,7 +571,7 @@ typedef int (*writer_fn)(FILE *out, const cJSON *doc, const void *ctx);
 static int write_json(FILE *out, const cJSON *doc, const void *ctx)
 {
     (void)ctx;
-    char *text = cJSON_Print(doc);
+    char *text = cli_json_format(doc, true, NULL); /* 15+-digit integers as in --json */
     if (!text)
         return -1;
     fputs(text, out);
