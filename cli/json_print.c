@@ -110,6 +110,62 @@ static bool same_double(double a, double b)
     return fabs(a - b) <= max * DBL_EPSILON;
 }
 
+/* Seconds and shares (0.351898, 38.315906) are most of the fractions memsnap prints: a
+ * double that is the nearest one to a decimal D = r / 10^k of at most 15 significant
+ * digits (r < 1e15, no trailing zero) with 1e-4 <= |D|. For such a d, %1.15g writes D in
+ * plain notation, so D's digits are written here without snprintf or strtod:
+ *   - d is within half an ulp of D, a relative 2^-53 (1.1e-16); the 15-digit decimals
+ *     near D are at least 1e-15 of D apart, so D is the 15-digit decimal nearest d and
+ *     %1.15g's rounding gives D (also when D = 10^X and d is just below it: the grid
+ *     below 10^X is 1e-15 * 10^X apart, still more than twice d's distance).
+ *   - D's exponent X is at least -4 and at most 13 (|D| < 1e14: r < 1e15, k >= 1), so
+ *     %g uses style f with 14 - X fraction digits; D has at most that many (15
+ *     significant digits), and %g strips the trailing zeros: D's own digits remain.
+ *   - the text reads back to the double nearest D, which is d: the round trip holds and
+ *     cJSON keeps the 15-digit text.
+ * d is the double nearest D exactly when r / 10^k == d in double arithmetic: r and 10^k
+ * (k <= 22) are exact doubles and IEEE division rounds correctly to nearest. The
+ * smallest such k gives r without a trailing zero. m = |d| * 10^k is within 0.2 of r
+ * (d's error times 10^k, plus m's own rounding), so nearbyint(m) finds r whenever it
+ * exists. Returns the length written to out (at least 24 bytes), or 0 when d is not such
+ * a decimal. */
+static size_t format_short_decimal(char *out, double d)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                   1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+    double a = fabs(d);
+    if (!(a >= 1e-4) || a >= 1e14)
+        return 0;
+    for (size_t k = 1; k < sizeof pow10 / sizeof pow10[0]; k++) {
+        double m = a * pow10[k];
+        if (m >= 1e15)
+            return 0;
+        double r = nearbyint(m);
+        if (r / pow10[k] != a)
+            continue;
+        char digits[24];
+        size_t nd = format_int(digits, (int64_t)r), n = 0;
+        if (d < 0)
+            out[n++] = '-';
+        if (nd <= k) { /* 0.000ddd: at most 3 zeros, as |D| >= 1e-4 */
+            out[n++] = '0';
+            out[n++] = '.';
+            for (size_t z = nd; z < k; z++)
+                out[n++] = '0';
+            memcpy(out + n, digits, nd);
+            n += nd;
+        } else {
+            memcpy(out + n, digits, nd - k);
+            n += nd - k;
+            out[n++] = '.';
+            memcpy(out + n, digits + nd - k, k);
+            n += k;
+        }
+        return n;
+    }
+    return 0;
+}
+
 /* A whole number d with |d| < 1e15 has at most 15 significant digits, and %1.15g writes
  * it as a plain integer, so the integer formatter gives the same text:
  *   - %g with precision P = 15 uses style f when the decimal exponent X (of d written
@@ -148,8 +204,12 @@ static bool put_number(json_buf *b, double d, bool whole_integers)
             return true;
         }
     }
-    /* Rare in memsnap's documents (shares, seconds, ratios): the C library's shortest
-     * exact texts, as cJSON writes them. */
+    size_t short_len = format_short_decimal(out, d);
+    if (short_len) {
+        b->len += short_len;
+        return true;
+    }
+    /* Everything else (1/3, 1e-7, 1e300): the C library's texts, as cJSON writes them. */
     int n = snprintf(out, 32, "%1.15g", d);
     if (n > 0 && n < 32 && !same_double(strtod(out, NULL), d))
         n = snprintf(out, 32, "%1.17g", d);

@@ -137,6 +137,33 @@ static void test_integer_proof(void)
     }
 }
 
+/* Short decimals (seconds, shares) take the printer's own path: r / 10^k for r of every
+ * length up to 17 digits and k up to 19, both signs, the 1e-4 and 1e14 edges, and
+ * decimals just past 15 digits that must fall back to snprintf; each against cJSON_Print. */
+static void test_short_decimals(void)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,
+                                   1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+    const double edges[] = {0.0001, -0.0001, 0.00009999, 0.000100000001, 0.1, 0.01, 0.001,
+                            0.5, 0.25, 0.125, 0.3, 2.675, 1.005, 99999999999999.9,
+                            -99999999999999.9, 99999999999999.98, 9999999999999.99,
+                            1e14 - 0.5, 0.1 + 0.2, 1.0 / 3, 0.351898, 38.315906, 0.007902,
+                            123456789.123456, 12345678.9012345, 1.00000000000001,
+                            1.000000000000001, 0.999999999999999, 0.9999999999999999,
+                            0.0001234567890123, 0.00012345678901234};
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        cJSON_AddItemToArray(arr, number(edges[i]));
+    for (int i = 0; i < 100000; i++) {
+        int digits = 1 + (int)rnd_below(17), k = 1 + (int)rnd_below(19);
+        double r = floor((double)(rnd() >> 11) / 9007199254740992.0 * pow10[digits]);
+        double d = r / pow10[k];
+        cJSON_AddItemToArray(arr, number(rnd() & 1 ? d : -d));
+    }
+    compare("short decimals", arr);
+    cJSON_Delete(arr);
+}
+
 /* Numbers at every edge, one per array element and one per object member. */
 static void test_numbers(void)
 {
@@ -498,6 +525,7 @@ int main(void)
 {
     test_integer_proof();
     test_numbers();
+    test_short_decimals();
     test_strings();
     test_containers();
     test_failures();
