@@ -7,6 +7,7 @@
 
 #include "internal.h"
 #include "run_internal.h"
+#include "timeline_internal.h"
 
 struct ms_run {
     const ms_snapshot *s;
@@ -310,7 +311,8 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
         return 0;
     }
     if (!r->have_peak_alive) {
-        rc = ms_timeline_alive_at(&r->peak_alive, &r->n_peak_alive, r->s, t, t->peak_event, err);
+        rc = ms__timeline_alive_summed(&r->peak_alive, &r->n_peak_alive, r->s, t, t->peak_event,
+                                       err);
         if (rc)
             return rc;
         r->have_peak_alive = true;
