@@ -260,7 +260,6 @@ typedef struct file_state {
     char label[256];
     char png[300];
     char cat_png[320];     /* the chart by category beside png, or "" */
-    char *svg;             /* inline chart, prefixed ids */
     char *cat_svg;         /* the chart by category, prefixed ids, or NULL */
     char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
     char *view;            /* the interactive timeline's data (view_page.h) */
@@ -362,31 +361,23 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     char *png_path = join(o->out_dir, f->png);
-    char *svg = NULL;
-    rc = png_path ? report_chart_file(&svg, f->run, cli_basename(f->path), o, png_path, &err)
+    /* The PNG alone (for Markdown and CI artifacts): the page shows the interactive
+     * timeline instead of the same chart as SVG. */
+    rc = png_path ? report_chart_file(NULL, f->run, cli_basename(f->path), o, png_path, &err)
                   : MS_ERR_NOMEM;
     free(png_path);
     if (rc) {
         cli_error(CMD, "%s: chart: %s", f->path, err.message);
         return 2;
     }
-    if (svg) {
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, "f%zu-", index + 1);
-        f->svg = report_svg_inline(svg, strlen(svg), prefix);
-        free(svg);
-        cJSON_AddStringToObject(fj, "timeline_png", f->png);
-    } else {
-        f->png[0] = '\0';
-        cJSON_AddNullToObject(fj, "timeline_png");
-    }
+    cJSON_AddStringToObject(fj, "timeline_png", f->png);
     if ((rc = category_chart(o, index, f, fj)))
         return rc;
     if (report_oom_file(fj, s, o, index, f->run, &f->oom_svg, &err)) {
         cli_error(CMD, "%s: oom: %s", f->path, err.message);
         return 2;
     }
-    if (f->png[0]) {
+    {
         /* The page's timeline is the interactive one; the PNG stays for Markdown. */
         /* Several files share about one file's budget, so the page stays one download. */
         size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
@@ -675,11 +666,10 @@ int cmd_report(int argc, char **argv)
     const char **taken = calloc(n, sizeof *taken);
     cJSON *doc = cJSON_CreateObject();
     char *cmp_svg = NULL;
-    const char **svgs = calloc(n, sizeof *svgs);
     const char **oom_svgs = calloc(n, sizeof *oom_svgs);
     const char **views = calloc(n, sizeof *views);
     const char **cat_svgs = calloc(n, sizeof *cat_svgs);
-    if (!fs || !taken || !doc || !svgs || !oom_svgs || !views || !cat_svgs) {
+    if (!fs || !taken || !doc || !oom_svgs || !views || !cat_svgs) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -698,7 +688,6 @@ int cmd_report(int argc, char **argv)
         fs[i].path = o.files[i];
         rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
         taken[i] = fs[i].png;
-        svgs[i] = fs[i].svg;
         oom_svgs[i] = fs[i].oom_svg;
         views[i] = fs[i].view;
         cat_svgs[i] = fs[i].cat_svg;
@@ -743,7 +732,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg, oom_svgs, views, cat_svgs};
+        report_svgs sv = {n, cmp_svg, oom_svgs, views, cat_svgs};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -769,7 +758,6 @@ done:
         ms_run_free(fs[i].run);
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
-        free(fs[i].svg);
         free(fs[i].cat_svg);
         free(fs[i].oom_svg);
         free(fs[i].view);
@@ -778,7 +766,6 @@ done:
     free(views);
     free(cat_svgs);
     free(taken);
-    free(svgs);
     free(oom_svgs);
     free(cmp_svg);
     cJSON_Delete(doc);
