@@ -360,6 +360,12 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
+    /* The categorisation first: the summary's peak by category and the phases are read
+     * from it, so the trace is cut into phases once. */
+    if (ms_run_categories(&f->cats, f->run, &err)) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
     cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
     if (!fj) {
         cli_error(CMD, "%s: %s", f->path, err.message);
@@ -386,11 +392,6 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     /* What the memory is, on the charted device (docs/json.md, report: categories); the
      * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
-    ms_error_clear(&err);
-    if (ms_run_categories(&f->cats, f->run, &err)) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
     cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, &cq));
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
