@@ -1010,7 +1010,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     ms__sbuf frame = {0}, doc = {0};
     int rc = ms__slicer_init(&sl[0], src, opts->n_highlights, err);
     if (!rc && two)
-        rc = ms__slicer_init(&sl[1], src, opts->n_highlights, err);
+        rc = ms__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)

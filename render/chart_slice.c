@@ -71,11 +71,34 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     return 0;
 }
 
+int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highlights,
+                           ms_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->src = base->src;
+    s->order = base->order;
+    s->order_ev = base->order_ev;
+    s->n_order = base->n_order;
+    s->pre = base->pre;
+    s->n_pre = base->n_pre;
+    s->first_oom = base->first_oom;
+    s->shared = true;
+    size_t n = s->src->tl->n_allocs;
+    s->slice_of = malloc((n ? n : 1) * sizeof *s->slice_of);
+    s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
+    if (!s->slice_of || !s->hl)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    memset(s->slice_of, 0xff, (n ? n : 1) * sizeof *s->slice_of); /* -1 */
+    return 0;
+}
+
 void ms__slicer_free(ms__slicer *s)
 {
-    free(s->order);
-    free(s->order_ev);
-    free(s->pre);
+    if (!s->shared) {
+        free(s->order);
+        free(s->order_ev);
+        free(s->pre);
+    }
     free(s->alive);
     free(s->action);
     free(s->addr);
