@@ -247,7 +247,7 @@ static void curve(exporter *x, ms__sbuf *b, const char *key, const ms_chart *ch,
 /* One window's chart: its x range, curves, bands, lanes and markers. `global` maps the
  * chart's allocation indices to the whole timeline's (NULL: they are the same). */
 static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_t *global,
-                       size_t n_events)
+                       const ms__band_runs *br, size_t n_events)
 {
     ms__sb_puts(b, "{\"x0\":");
     ms__sb_num(b, ch->x_lo);
@@ -287,8 +287,21 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, ",\"gf\":");
     ms__sb_b64(b, &x->v);
     /* A band's runs go to a scratch stream first: its count leads, and the heights are
-     * read once. */
-    for (size_t g = 0; g < ch->n_groups; g++) {
+     * read once. The sweep may have found them already (ms__band_runs). */
+    bool swept = br && br->on;
+    for (size_t g = 0; swept && g < ch->n_groups; g++) {
+        size_t end = 0;
+        size_t r0 = g ? br->end[g - 1] : 0;
+        ms__vb_u(&x->v, br->end[g] - r0);
+        for (size_t i = r0; i < br->end[g]; i++) {
+            const ms__run *r = &br->run[i];
+            ms__vb_u(&x->v, r->c0 - end);
+            ms__vb_u(&x->v, r->len);
+            ms__vb_u(&x->v, (uint64_t)r->h);
+            end = (size_t)r->c0 + r->len;
+        }
+    }
+    for (size_t g = 0; !swept && g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * ch->n_cols;
         size_t runs = 0, end = 0;
         x->runs.n = 0;
@@ -499,11 +512,12 @@ static int take_tile(void *arg, size_t k, tile *t)
         memcpy(c->m->legend_title, t->ch->legend_title, sizeof c->m->legend_title);
     if (k)
         ms__sb_puts(&c->m->b, ",");
-    write_tile(c->x, &c->m->b, t->ch, NULL, t->n_events);
+    write_tile(c->x, &c->m->b, t->ch, NULL, &t->runs, t->n_events);
     c->stats->tiles++;
     c->crowded += t->crowded;
     ms_chart_free(t->ch);
     t->ch = NULL;
+    ms__band_runs_free(&t->runs);
     return 0;
 }
 
@@ -519,7 +533,7 @@ static size_t varint_len(uint64_t v)
 
 /* About the bytes write_tile gives a chart (its curves and bands, base64), without
  * writing it: the table ids it would take are not the caller's to hand out yet. */
-static size_t text_estimate(const ms_chart *ch)
+static size_t text_estimate(const ms_chart *ch, const ms__band_runs *runs)
 {
     size_t n = 0;
     for (int which = 0; which < 3; which++) {
@@ -532,9 +546,13 @@ static size_t text_estimate(const ms_chart *ch)
             prev = q;
         }
     }
+    for (size_t i = 0; runs && runs->on && i < runs->n; i++)
+        n += 2 + varint_len((uint64_t)runs->run[i].h);
     for (size_t g = 0; g < ch->n_groups; g++) {
-        const int64_t *h = ch->heights + g * ch->n_cols;
         n += 6;
+        if (runs && runs->on)
+            continue;
+        const int64_t *h = ch->heights + g * ch->n_cols;
         for (size_t c = 0; c < ch->n_cols; c++)
             if (h[c] > 0 && (c == 0 || h[c - 1] != h[c]))
                 n += 2 + varint_len((uint64_t)h[c]);
@@ -548,7 +566,7 @@ static size_t level_estimate(const tile *t, size_t n)
 {
     size_t sum = 0;
     for (size_t k = 0; k < n; k++)
-        sum += t[k].ch ? text_estimate(t[k].ch) : 0;
+        sum += t[k].ch ? text_estimate(t[k].ch, &t[k].runs) : 0;
     return sum;
 }
 

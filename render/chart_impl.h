@@ -164,6 +164,35 @@ static inline int64_t ms__column_of(double x, double x_lo, double x_hi, double d
 int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
                          const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
                          ms_error *err);
+
+/* One band's run of equal heights: columns [c0, c0 + len) hold h > 0 bytes. */
+typedef struct ms__run {
+    uint32_t c0, len;
+    int64_t h;
+} ms__run;
+
+/* Every band's heights as its maximal runs of equal positive bytes, bottom band first
+ * (band g's are run[end[g - 1] .. end[g])): what the view's page writes, without a row of
+ * n_cols numbers per band. `on` when the sweep left the bands to them: chart->heights
+ * then holds only the first `dense_rows` rows, those the highlight markers and their
+ * labels read (the highlighted bands and those below them). */
+typedef struct ms__band_runs {
+    bool on;
+    size_t dense_rows;
+    ms__run *run;
+    size_t n, cap;
+    size_t *end;
+    size_t cap_end;
+} ms__band_runs;
+
+void ms__band_runs_free(ms__band_runs *r);
+
+/* ms__chart_build_cols, and with `runs` set the bands' heights as runs where many bands
+ * each change in few columns (the chart's other readers, draw.c and chart_json.c, need
+ * every row: only the exporter asks for runs). */
+int ms__chart_build_runs(ms_chart **out, const ms_chart_source *src,
+                         const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
+                         ms__band_runs *runs, ms_error *err);
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
                   int64_t *low, ms_error *err);
@@ -226,8 +255,10 @@ void ms__legend_categories(ms_chart *chart);
 /* ------------------------------------------------------------------ stack.c */
 
 /* chart->heights and chart->col_other from the grouping and the columns' events. */
+/* With `runs` (dense_rows set by the caller), the bands as runs when they are many and
+ * change in few columns (runs->on); else every row, as without. */
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
-                      ms_error *err);
+                      ms__band_runs *runs, ms_error *err);
 
 /* ------------------------------------------------------------------ layout.c */
 

@@ -48,7 +48,7 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
         u->crowded = t->crowded;
         u->n_events = t->n_events;
         ms_error_clear(&u->err);
-        u->rc = ms__chart_build_cols(&u->ch, src, &s, b->area, t->ch, &u->err);
+        u->rc = ms__chart_build_runs(&u->ch, src, &s, b->area, t->ch, &u->runs, &u->err);
         globalize(u, global);
         u->done = true;
     }
@@ -98,7 +98,7 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     if (e0 == 0 && (size_t)e1 == n_ev) {
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
-        t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
+        t->rc = ms__chart_build_runs(&t->ch, src, &spec, b->area, NULL, &t->runs, &t->err);
         build_along(b, t, src, &spec, NULL);
         return;
     }
@@ -111,7 +111,8 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     spec.highlights = sl->hl;
     spec.n_highlights = nh;
     if (!t->rc)
-        t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
+        t->rc = ms__chart_build_runs(&t->ch, &sl->out, &spec, b->area, NULL, &t->runs,
+                                     &t->err);
     build_along(b, t, &sl->out, &spec, sl->global);
     /* The slice's allocation numbers mean nothing once the next window is cut. */
     globalize(t, sl->global);
@@ -210,6 +211,7 @@ void ms__free_tiles(tile *t, size_t n)
     for (size_t k = 0; k < n; k++) {
         ms_chart_free(t[k].ch);
         t[k].ch = NULL;
+        ms__band_runs_free(&t[k].runs);
     }
 }
 

@@ -26,6 +26,7 @@ typedef struct tile {
     size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
     size_t n_events; /* the events inside the window */
     ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
+    ms__band_runs runs; /* its bands' heights, when the sweep left them as runs */
     int rc;
     ms_error err;
     bool done;

@@ -78,8 +78,53 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
  * few bands and many changes (by site, by category) the changes are summed in place in
  * the rows; with many bands and few changes (by allocation) they are sorted by band, and
  * the rows filled between them. */
+void ms__band_runs_free(ms__band_runs *r)
+{
+    free(r->run);
+    free(r->end);
+    memset(r, 0, sizeof *r);
+}
+
+static bool runs_room(ms__band_runs *r, size_t runs, size_t bands)
+{
+    if (runs > r->cap) {
+        ms__run *p = realloc(r->run, runs * sizeof *p);
+        if (!p)
+            return false;
+        r->run = p;
+        r->cap = runs;
+    }
+    if (bands > r->cap_end) {
+        size_t *p = realloc(r->end, bands * sizeof *p);
+        if (!p)
+            return false;
+        r->end = p;
+        r->cap_end = bands;
+    }
+    return true;
+}
+
+/* A band's running total over columns [k0, k1) (in column order) as runs: a run goes
+ * on where the one before ended with the same bytes, as the page's encoding would merge
+ * them; the columns' stacked sum takes it as a difference (diff[k0] += h, diff[k1] -= h). */
+static void put_run(ms__band_runs *r, size_t band_start, int64_t *diff, size_t k0, size_t k1,
+                    int64_t run)
+{
+    int64_t h = run > 0 ? run : 0;
+    if (!h || k1 <= k0)
+        return;
+    diff[k0] += h;
+    diff[k1] -= h;
+    ms__run *last = r->n > band_start ? &r->run[r->n - 1] : NULL;
+    if (last && last->c0 + last->len == k0 && last->h == h) {
+        last->len += (uint32_t)(k1 - k0);
+        return;
+    }
+    r->run[r->n++] = (ms__run){(uint32_t)k0, (uint32_t)(k1 - k0), h};
+}
+
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
-                      ms_error *err)
+                      ms__band_runs *runs, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t G = gr->n_groups, W = chart->n_cols, E = tl->n_events;
@@ -95,8 +140,6 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
     bool dense = G * W <= 4 * est + 65536;
     /* Ranks from a table of every event when changes are many, else by a search. */
     bool table = E && est * 16 >= E;
-    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
-                           : malloc((G && W ? G * W : 1) * sizeof *chart->heights);
     chart->col_other = ms__alloc_n(W, sizeof *chart->col_other);
     int64_t *stacked = ms__alloc_n(W, sizeof *stacked);
     int64_t *init = ms__alloc_n(G, sizeof *init); /* bytes from before the trace */
@@ -106,8 +149,7 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
     change *rec = NULL, *by_band = NULL;
     size_t *band_end = NULL;
     int rc = 0;
-    if (!chart->heights || !chart->col_other || !stacked || !init || !order || !ev_s ||
-        (table && !tab)) {
+    if (!chart->col_other || !stacked || !init || !order || !ev_s || (table && !tab)) {
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
@@ -120,6 +162,16 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         ev_s[k] = chart->col_event[order[k]];
         in_order = in_order && order[k] == k;
         k_first += ev_s[k] == MS_CHART_NO_EVENT;
+    }
+    /* Runs where the rows would be mostly zeros written and read again: many bands (by
+     * allocation) that each change in a few columns, the columns in event order. */
+    bool as_runs = runs && !dense && in_order;
+    size_t rows = as_runs ? (runs->dense_rows < G ? runs->dense_rows : G) : G;
+    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
+                           : malloc((rows && W ? rows * W : 1) * sizeof *chart->heights);
+    if (!chart->heights) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        goto done;
     }
     if (table) {
         /* Sorted column k takes the events after the previous column's, up to its own. */
@@ -198,24 +250,53 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         for (size_t i = 0; i < n_rec; i++)
             by_band[band_end[rec[i].group]++] = rec[i];
         size_t at = 0;
+        /* With runs: a band's runs are at most one per change and one more. */
+        int64_t *diff = as_runs ? ms__alloc_n(W + 1, sizeof *diff) : NULL;
+        if (as_runs && (!diff || !runs_room(runs, n_rec + G, G))) {
+            free(diff);
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+            goto done;
+        }
+        if (as_runs)
+            runs->n = 0;
         for (size_t g = 0; g < G; g++) {
             change *cg = by_band + at;
             size_t n_g = band_end[g] - at;
             if (n_g > 1)
                 qsort(cg, n_g, sizeof *cg, cmp_change_k);
-            int64_t *row = chart->heights + g * W;
+            int64_t *row = g < rows ? chart->heights + g * W : NULL;
+            size_t band_start = as_runs ? runs->n : 0;
             int64_t run = 0;
             size_t k0 = 0;
-            for (size_t i = 0; i < n_g;) {
-                size_t k = cg[i].k;
-                fill_row(row, stacked, order, in_order, k0, k, run);
+            for (size_t i = 0; i <= n_g;) {
+                size_t k = i < n_g ? cg[i].k : W;
+                if (as_runs) {
+                    put_run(runs, band_start, diff, k0, k, run);
+                    if (row)
+                        for (size_t kk = k0; kk < k; kk++)
+                            row[kk] = run > 0 ? run : 0;
+                } else {
+                    fill_row(row, stacked, order, in_order, k0, k, run);
+                }
+                if (i == n_g)
+                    break;
                 for (; i < n_g && cg[i].k == k; i++)
                     run += cg[i].bytes;
                 k0 = k;
             }
-            fill_row(row, stacked, order, in_order, k0, W, run);
+            if (as_runs)
+                runs->end[g] = runs->n;
             at = band_end[g];
         }
+        if (as_runs) {
+            int64_t sum = 0;
+            for (size_t k = 0; k < W; k++) {
+                sum += diff[k];
+                stacked[k] = sum;
+            }
+            runs->on = true;
+        }
+        free(diff);
     }
     for (size_t k = 0; k < W; k++) {
         size_t c = order[k];
