@@ -38,18 +38,54 @@ static int cmp_change_k(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* The first sorted column (from k_first, the first with an event) whose event is `e` or
- * later: an event's change shows from that column on (W: in none). */
-static uint32_t rank_of(const int64_t *ev_s, size_t k_first, size_t W, int64_t e)
+/* Ranks of events: the first sorted column (from k_first, the first with an event) whose
+ * event is `e` or later, where an event's change shows from (W: in none). blk[b] is the
+ * rank of event b << shift, so an event's rank lies between its block's and the next
+ * block's; with about two blocks a column those are mostly a column or two apart. A table
+ * of a few thousand entries stays in cache where one entry per event (16 MB on a 4M-event
+ * trace, read at random by the frees) did not. */
+typedef struct ranker {
+    const int64_t *ev_s;
+    size_t W;
+    unsigned shift;
+    uint32_t *blk;
+} ranker;
+
+static bool ranker_init(ranker *r, const int64_t *ev_s, size_t k_first, size_t W, size_t E)
 {
-    size_t lo = k_first, hi = W;
-    while (lo < hi) {
+    r->ev_s = ev_s;
+    r->W = W;
+    r->shift = 0;
+    while ((E >> r->shift) > 2 * W + 1)
+        r->shift++;
+    size_t nb = E ? ((E - 1) >> r->shift) + 1 : 0;
+    r->blk = malloc((nb + 1) * sizeof *r->blk);
+    if (!r->blk)
+        return false;
+    size_t k = k_first;
+    for (size_t b = 0; b <= nb; b++) {
+        int64_t v = (int64_t)(b << r->shift);
+        while (k < W && ev_s[k] < v)
+            k++;
+        r->blk[b] = (uint32_t)k;
+    }
+    return true;
+}
+
+static inline uint32_t rank_of(const ranker *r, size_t e)
+{
+    size_t b = e >> r->shift;
+    size_t lo = r->blk[b], hi = r->blk[b + 1];
+    const int64_t *ev_s = r->ev_s;
+    while (hi - lo > 8) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ev_s[mid] < e)
+        if (ev_s[mid] < (int64_t)e)
             lo = mid + 1;
         else
             hi = mid;
     }
+    while (lo < hi && ev_s[lo] < (int64_t)e)
+        lo++;
     return (uint32_t)lo;
 }
 
@@ -138,18 +174,16 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         n_in += gr->of_alloc[i] >= 0;
     size_t est = 2 * n_in; /* their changes, at most */
     bool dense = G * W <= 4 * est + 65536;
-    /* Ranks from a table of every event when changes are many, else by a search. */
-    bool table = E && est * 16 >= E;
     chart->col_other = ms__alloc_n(W, sizeof *chart->col_other);
     int64_t *stacked = ms__alloc_n(W, sizeof *stacked);
     int64_t *init = ms__alloc_n(G, sizeof *init); /* bytes from before the trace */
     size_t *order = ms__alloc_n(W, sizeof *order);
     int64_t *ev_s = ms__alloc_n(W, sizeof *ev_s);
-    uint32_t *tab = table ? malloc(E * sizeof *tab) : NULL;
+    ranker rk = {NULL, 0, 0, NULL};
     change *rec = NULL, *by_band = NULL;
     size_t *band_end = NULL;
     int rc = 0;
-    if (!chart->col_other || !stacked || !init || !order || !ev_s || (table && !tab)) {
+    if (!chart->col_other || !stacked || !init || !order || !ev_s) {
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
@@ -173,16 +207,10 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
-    if (table) {
-        /* Sorted column k takes the events after the previous column's, up to its own. */
-        size_t e = 0;
-        for (size_t k = k_first; k < W && e < E; k++)
-            for (; e < E && (int64_t)e <= ev_s[k]; e++)
-                tab[e] = (uint32_t)k;
-        for (; e < E; e++)
-            tab[e] = (uint32_t)W;
+    if (!ranker_init(&rk, ev_s, k_first, W, E)) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        goto done;
     }
-#define RANK(e) (tab ? tab[e] : rank_of(ev_s, k_first, W, (e)))
     size_t n_rec = 0;
     if (!dense) {
         rec = ms__alloc_n(est + G, sizeof *rec);
@@ -207,7 +235,7 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
             }
             if ((size_t)e >= E)
                 continue;
-            uint32_t k = RANK((size_t)e);
+            uint32_t k = rank_of(&rk, (size_t)e);
             if (k >= W)
                 continue; /* after every column's event */
             if (dense)
@@ -216,7 +244,6 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
                 rec[n_rec++] = (change){(uint32_t)g, k, b};
         }
     }
-#undef RANK
     if (dense) {
         /* Each row holds its band's changes at their columns: their running sum. */
         for (size_t g = 0; g < G; g++) {
@@ -311,6 +338,6 @@ done:
     free(init);
     free(order);
     free(ev_s);
-    free(tab);
+    free(rk.blk);
     return rc;
 }
