@@ -33,6 +33,9 @@ typedef struct exporter {
     uint32_t *frame_of;
     size_t n_frames, cap_frames, n_frame_ids;
     uint32_t *site_stack;   /* site frame id -> the stack of its largest allocation */
+    /* Site frame id -> its label's string id + 1 (0: not yet; the last slot: no site),
+     * so each site is formatted once, not once per allocation and again in the tables. */
+    int64_t *site_text;
     size_t stack_varints;   /* frame references the stacks table will hold */
     int64_t t0;
     bool bad;
@@ -169,10 +172,16 @@ static int64_t site_label_id(exporter *x, uint32_t stack)
 {
     const ms_snapshot *snap = x->src->snap;
     uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
+    size_t slot = site < x->n_frame_ids ? site : x->n_frame_ids;
+    if (x->site_text && x->site_text[slot])
+        return x->site_text[slot] - 1;
     char label[MS_CHART_TEXT];
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
         snprintf(label, sizeof label, "(no stack recorded)");
-    return ms__st_id(&x->st, label);
+    int64_t id = ms__st_id(&x->st, label);
+    if (x->site_text && !x->st.bad)
+        x->site_text[slot] = id + 1;
+    return id;
 }
 
 static int64_t alloc_ref(exporter *x, size_t global)
@@ -486,6 +495,9 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_frames = m.frames;
     ms__st_truncate(&x->st, m.strings);
     colours_forget(x);
+    for (size_t i = 0; x->site_text && i <= x->n_frame_ids; i++)
+        if (x->site_text[i] > (int64_t)m.strings)
+            x->site_text[i] = 0; /* its string was dropped */
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
@@ -1016,6 +1028,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     x.alloc_local = calloc(na ? na : 1, sizeof *x.alloc_local);
     x.stack_local = calloc(x.n_stack_ids ? x.n_stack_ids : 1, sizeof *x.stack_local);
     x.frame_local = calloc(x.n_frame_ids ? x.n_frame_ids : 1, sizeof *x.frame_local);
+    x.site_text = calloc(x.n_frame_ids + 1, sizeof *x.site_text); /* NULL: uncached */
     ms__slicer sl[2];
     memset(sl, 0, sizeof sl);
     bool two = opts->threads >= 2;
@@ -1096,6 +1109,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_local);
     free(x.frame_of);
     free(x.site_stack);
+    free(x.site_text);
     free(x.v.p);
     free(x.runs.p);
     free(x.colour_key);
