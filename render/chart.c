@@ -198,7 +198,7 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
 
 static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
                          const ms_chart_spec *spec_in, ms_chart_rect area,
-                         const ms_chart *cols, ms__band_runs *runs, ms_error *err)
+                         const ms__chart_aux *aux, ms_error *err)
 {
     int rc = ms__check_source(src_in, true, err);
     if (rc)
@@ -234,7 +234,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     rc = ms__build_ranges(src, &r, &n_r, err);
     if (rc)
         return rc;
-    ms__grouping gr = {NULL, 0};
+    ms__grouping gr = {NULL, 0, aux->life_x, aux->life_global};
     ms__site_cache sc = {NULL, NULL, 0};
     const ms_phases *ph = NULL;
     ms_phases *own_ph = NULL;
@@ -266,7 +266,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
             goto done;
         }
     }
-    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, cols, runs, err);
+    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, aux->cols, aux->runs, err);
 done:
     ms_phases_free(own_ph);
     free(r);
@@ -296,15 +296,16 @@ int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
                          const ms_chart_spec *spec_in, ms_chart_rect area,
                          const ms_chart *cols, ms_error *err)
 {
-    return ms__chart_build_runs(out, src, spec_in, area, cols, NULL, err);
+    ms__chart_aux aux = {cols, NULL, NULL, NULL};
+    return ms__chart_build_aux(out, src, spec_in, area, &aux, err);
 }
 
-int ms__chart_build_runs(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec_in, ms_chart_rect area,
-                         const ms_chart *cols, ms__band_runs *runs, ms_error *err)
+int ms__chart_build_aux(ms_chart **out, const ms_chart_source *src,
+                        const ms_chart_spec *spec_in, ms_chart_rect area, const ms__chart_aux *aux,
+                        ms_error *err)
 {
-    if (runs)
-        runs->on = false;
+    if (aux->runs)
+        aux->runs->on = false;
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
@@ -316,9 +317,9 @@ int ms__chart_build_runs(ms_chart **out, const ms_chart_source *src,
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
-    rc = build_stacked(chart, src, spec, area, cols, runs, err);
-    if (rc && runs)
-        runs->on = false;
+    rc = build_stacked(chart, src, spec, area, aux, err);
+    if (rc && aux->runs)
+        aux->runs->on = false;
     if (rc) {
         ms_chart_free(chart);
         return rc;

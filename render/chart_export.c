@@ -1067,8 +1067,23 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
      * second thread asks too. */
     for (size_t i = 0; two && !rc && i < x.n_stack_ids; i++)
         ms_stack_site(src->snap, (uint32_t)i);
+    /* On the time axis, every allocation's event times as x, once for all the windows'
+     * charts (they rank bands by bytes x lifetime in the window). No table: each chart
+     * looks them up itself. */
+    double *life_x = NULL;
+    if (!rc && !src->warp && src->trace->n) {
+        const ms_timeline *tl = src->tl;
+        life_x = malloc((na ? 2 * na : 1) * sizeof *life_x);
+        for (size_t i = 0; life_x && i < na; i++) {
+            int64_t e[2] = {tl->allocs[i].alloc_event, tl->allocs[i].free_event};
+            for (int k = 0; k < 2; k++)
+                life_x[2 * i + (size_t)k] =
+                    e[k] >= 0 ? ms__event_x(src, MS_CHART_X_TIME, e[k]) : 0.0;
+        }
+    }
     builder b;
     memset(&b, 0, sizeof b);
+    b.life_x = life_x;
     b.src = src;
     b.o = opts;
     b.area = ms__export_area(opts);
@@ -1110,6 +1125,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_of);
     free(x.site_stack);
     free(x.site_text);
+    free(life_x);
     free(x.v.p);
     free(x.runs.p);
     free(x.colour_key);

@@ -187,12 +187,28 @@ typedef struct ms__band_runs {
 
 void ms__band_runs_free(ms__band_runs *r);
 
-/* ms__chart_build_cols, and with `runs` set the bands' heights as runs where many bands
- * each change in few columns (the chart's other readers, draw.c and chart_json.c, need
- * every row: only the exporter asks for runs). */
-int ms__chart_build_runs(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
-                         ms__band_runs *runs, ms_error *err);
+/* What the pyramid (export_tiles.c) hands a chart it builds beyond ms_chart_build's
+ * arguments; NULL members are not given. */
+typedef struct ms__chart_aux {
+    /* A chart of the same source and window in another grouping: its columns
+     * (ms__chart_build_cols). */
+    const ms_chart *cols;
+    /* The bands' heights as runs where many bands each change in few columns (the
+     * chart's other readers, draw.c and chart_json.c, need every row: only the exporter
+     * asks for runs). */
+    ms__band_runs *runs;
+    /* On the time axis, the x of each allocation's alloc and free event (two doubles an
+     * allocation, by the whole timeline's index; either is read only for an event the
+     * allocation has), and the source's allocations' indices in it (NULL: the same): a
+     * slice's x are the whole trace's, and a chart ranks its bands without looking up
+     * two times per allocation at random in the events. */
+    const double *life_x;
+    const size_t *life_global;
+} ms__chart_aux;
+
+int ms__chart_build_aux(ms_chart **out, const ms_chart_source *src,
+                        const ms_chart_spec *spec, ms_chart_rect area, const ms__chart_aux *aux,
+                        ms_error *err);
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
                   int64_t *low, ms_error *err);
@@ -235,6 +251,8 @@ typedef struct ms__site_cache {
 typedef struct ms__grouping {
     int32_t *of_alloc;
     size_t n_groups;
+    const double *life_x;       /* ms__chart_aux's, or NULL */
+    const size_t *life_global;
 } ms__grouping;
 
 int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap);

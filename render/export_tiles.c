@@ -48,7 +48,8 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
         u->crowded = t->crowded;
         u->n_events = t->n_events;
         ms_error_clear(&u->err);
-        u->rc = ms__chart_build_runs(&u->ch, src, &s, b->area, t->ch, &u->runs, &u->err);
+        ms__chart_aux aux = {t->ch, &u->runs, b->life_x, global};
+        u->rc = ms__chart_build_aux(&u->ch, src, &s, b->area, &aux, &u->err);
         globalize(u, global);
         u->done = true;
     }
@@ -98,7 +99,8 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     if (e0 == 0 && (size_t)e1 == n_ev) {
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
-        t->rc = ms__chart_build_runs(&t->ch, src, &spec, b->area, NULL, &t->runs, &t->err);
+        ms__chart_aux aux = {NULL, &t->runs, b->life_x, NULL};
+        t->rc = ms__chart_build_aux(&t->ch, src, &spec, b->area, &aux, &t->err);
         build_along(b, t, src, &spec, NULL);
         return;
     }
@@ -110,9 +112,10 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
     spec.highlights = sl->hl;
     spec.n_highlights = nh;
-    if (!t->rc)
-        t->rc = ms__chart_build_runs(&t->ch, &sl->out, &spec, b->area, NULL, &t->runs,
-                                     &t->err);
+    if (!t->rc) {
+        ms__chart_aux aux = {NULL, &t->runs, b->life_x, sl->global};
+        t->rc = ms__chart_build_aux(&t->ch, &sl->out, &spec, b->area, &aux, &t->err);
+    }
     build_along(b, t, &sl->out, &spec, sl->global);
     /* The slice's allocation numbers mean nothing once the next window is cut. */
     globalize(t, sl->global);

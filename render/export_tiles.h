@@ -49,6 +49,9 @@ typedef struct builder {
      * time axis, windows in seconds. */
     const ms_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
+    /* On the time axis, the x of every allocation's alloc and free event
+     * (ms__chart_aux.life_x), or NULL. */
+    const double *life_x;
     int level;               /* the level being built (build_mode) */
     /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
     const struct mode_out *mode_on;
