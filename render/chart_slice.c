@@ -68,6 +68,20 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
         s->order_ev[2 * k] = tl->allocs[s->order[k]].alloc_event;
         s->order_ev[2 * k + 1] = tl->allocs[s->order[k]].free_event;
     }
+    size_t n_blocks = s->n_order / MS__SLICER_BLOCK + 1;
+    s->block_free = malloc(n_blocks * sizeof *s->block_free);
+    if (!s->block_free)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    for (size_t b = 0; b < n_blocks; b++) {
+        int64_t most = -1;
+        for (size_t k = b * MS__SLICER_BLOCK; k < s->n_order && k < (b + 1) * MS__SLICER_BLOCK;
+             k++) {
+            int64_t f = s->order_ev[2 * k + 1];
+            f = f < 0 ? INT64_MAX : f; /* never freed: alive at every window */
+            most = f > most ? f : most;
+        }
+        s->block_free[b] = most;
+    }
     return 0;
 }
 
@@ -80,6 +94,7 @@ int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highl
     s->order_ev = base->order_ev;
     s->n_order = base->n_order;
     s->pre = base->pre;
+    s->block_free = base->block_free;
     s->n_pre = base->n_pre;
     s->first_oom = base->first_oom;
     s->shared = true;
@@ -98,6 +113,7 @@ void ms__slicer_free(ms__slicer *s)
         free(s->order);
         free(s->order_ev);
         free(s->pre);
+        free(s->block_free);
     }
     free(s->alive);
     free(s->action);
@@ -182,13 +198,27 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     }
     s->n_alive = k;
     for (; s->next < s->n_order && ev[2 * s->next] < e0; s->next++) {
+        /* A block made wholly before the window and freed wholly before it adds no one
+         * (most are: allocations die young), so it is passed over in one step. */
+        size_t b = s->next / MS__SLICER_BLOCK, b_end = (b + 1) * MS__SLICER_BLOCK;
+        if (s->next % MS__SLICER_BLOCK == 0 && b_end <= s->n_order &&
+            ev[2 * (b_end - 1)] < e0 && s->block_free[b] < e0) {
+            s->next = b_end - 1;
+            continue;
+        }
         int64_t f = ev[2 * s->next + 1];
         if ((f < 0 || f >= e0) && !slicer_add_alive(s, s->next))
             return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     }
-    size_t first = s->next, last = s->next;
-    while (last < s->n_order && ev[2 * last] < e1)
-        last++;
+    /* The window's own allocations: order[] is by alloc event, so a search finds them. */
+    size_t first = s->next, last = s->n_order;
+    for (size_t lo = first; lo < last;) {
+        size_t mid = lo + (last - lo) / 2;
+        if (ev[2 * mid] < e1)
+            lo = mid + 1;
+        else
+            last = mid;
+    }
     int64_t shift = e0 > 0 ? 1 : 0;
     size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
     size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
@@ -255,8 +285,10 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         a.free_event = renumber(a.free_event, e0, e1, shift);
         a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
         s->allocs[i] = a;
-        s->slice_of[s->global[i]] = (int32_t)i;
     }
+    /* Where the highlighted allocations went (only they are looked up). */
+    for (size_t i = 0; n_hl && i < na; i++)
+        s->slice_of[s->global[i]] = (int32_t)i;
     /* A whole-trace chart gives every highlighted allocation its leak band, in the window
      * or not: those outside come too, made and freed at the stand-ins, so they hold no
      * bytes in any column and score nothing, as outside the window they do. */
@@ -283,7 +315,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
             s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect};
     }
     *n_hl_out = nh;
-    for (size_t i = 0; i < na; i++)
+    for (size_t i = 0; n_hl && i < na; i++)
         s->slice_of[s->global[i]] = -1;
 
     s->trace = *tr;

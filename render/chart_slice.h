@@ -15,12 +15,16 @@
  * holding the state carried into the window (so x values stay those of the whole trace),
  * then the window's events; its allocations are those alive in it, with their events
  * renumbered. Charts built on it equal charts of the whole trace with the same window. */
+#define MS__SLICER_BLOCK 64
+
 typedef struct ms__slicer {
     const ms_chart_source *src;
     size_t *order;      /* trace allocations by alloc event */
     int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
                            16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
+    int64_t *block_free; /* per MS__SLICER_BLOCK entries of order[], their last free
+                            event (INT64_MAX: one is never freed) */
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
     bool shared;        /* order, order_ev and pre are another slicer's (read only) */
