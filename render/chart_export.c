@@ -797,16 +797,29 @@ static void write_tables(exporter *x, ms__sbuf *b)
         uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
         any_user = uf != UINT32_MAX && uf != ms_stack_site(snap, st);
     }
+    /* Each user frame's text once (string id + 1, -1 for none; 0: not yet). */
+    int64_t *user_text = any_user ? calloc(x->n_frame_ids + 1, sizeof *user_text) : NULL;
     for (size_t i = 0; any_user && i < x->n_alloc_local; i++) {
         uint32_t st = tl->allocs[x->alloc_of[i]].stack;
         uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
-        char label[MS_CHART_TEXT];
-        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st) ||
-            ms_site_format(snap, uf, label, sizeof label) == 0)
+        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st)) {
             ms__vb_s(&x->v, -1);
-        else
-            ms__vb_s(&x->v, ms__st_id(&x->st, label));
+            continue;
+        }
+        int64_t *memo = user_text && uf < x->n_frame_ids ? &user_text[uf] : NULL;
+        if (!memo || !*memo) {
+            char label[MS_CHART_TEXT];
+            int64_t id = ms_site_format(snap, uf, label, sizeof label) == 0
+                             ? -1
+                             : ms__st_id(&x->st, label);
+            if (memo && !x->st.bad)
+                *memo = id < 0 ? -1 : id + 1;
+            ms__vb_s(&x->v, id);
+            continue;
+        }
+        ms__vb_s(&x->v, *memo < 0 ? -1 : *memo - 1);
     }
+    free(user_text);
     if (any_user) {
         ms__sb_puts(b, ",\"user\":");
         ms__sb_b64(b, &x->v);

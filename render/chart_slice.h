@@ -19,7 +19,7 @@
 
 typedef struct ms__slicer {
     const ms_chart_source *src;
-    size_t *order;      /* trace allocations by alloc event */
+    size_t *order;      /* trace allocations by alloc event (NULL: allocs[] order) */
     int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
                            16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
