@@ -690,6 +690,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             b->t = tiles;
             b->n = n_tiles;
             b->count = b->deeper[level] < 0;
+            atomic_store(&b->crowded_sum, 0);
             b->ahead = 4;
             b->level = level;
             plan_along(b, mode, level, n_tiles, tiles);

@@ -5,6 +5,7 @@
 #define MEMSNAP_RENDER_EXPORT_TILES_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,10 @@ typedef struct builder {
      * time axis, windows in seconds. */
     const ms_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
+    /* The crowded events the level's tiles counted so far: once past 1% of the events
+     * the level goes deeper whatever the rest count, so they count no more (build_mode
+     * reads only whether the sum passes the mark). */
+    atomic_size_t crowded_sum;
     /* On the time axis, the x of every allocation's alloc and free event
      * (ms__chart_aux.life_x), or NULL. */
     const double *life_x;
