@@ -219,7 +219,42 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
             goto done;
         }
     }
-    for (size_t i = 0; i < tl->n_allocs; i++) {
+    /* Few bands with columns in event order (by site, by category): each change goes
+     * straight into its row, and the allocations' alloc events, mostly in order, find
+     * their columns by walking on from the last one's. */
+    size_t n_fast = dense && in_order ? tl->n_allocs : 0;
+    int64_t e_prev = 0;
+    size_t k_prev = rk.blk[0]; /* the rank of event 0 */
+    for (size_t i = 0; i < n_fast; i++) {
+        int32_t g = gr->of_alloc[i];
+        if (g < 0)
+            continue;
+        const ms_alloc *a = &tl->allocs[i];
+        int64_t bytes = a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
+        int64_t *row = chart->heights + (size_t)g * W;
+        int64_t ea = a->alloc_event, ef = a->free_event;
+        if (ea < 0) {
+            init[g] += bytes; /* alive before the trace */
+        } else if ((size_t)ea < E) {
+            size_t k;
+            if (ea >= e_prev) {
+                for (k = k_prev; k < W && ev_s[k] < ea; k++)
+                    ;
+            } else {
+                k = rank_of(&rk, (size_t)ea);
+            }
+            e_prev = ea;
+            k_prev = k;
+            if (k < W)
+                row[k] += bytes;
+        }
+        if (ef >= 0 && (size_t)ef < E) {
+            uint32_t k = rank_of(&rk, (size_t)ef);
+            if (k < W)
+                row[k] -= bytes;
+        }
+    }
+    for (size_t i = n_fast ? tl->n_allocs : 0; i < tl->n_allocs; i++) {
         int32_t g = gr->of_alloc[i];
         if (g < 0)
             continue;
