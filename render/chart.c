@@ -289,14 +289,7 @@ static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *
 int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec_in,
                    ms_chart_rect area, ms_error *err)
 {
-    return ms__chart_build_cols(out, src, spec_in, area, NULL, err);
-}
-
-int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec_in, ms_chart_rect area,
-                         const ms_chart *cols, ms_error *err)
-{
-    ms__chart_aux aux = {cols, NULL, NULL, NULL};
+    ms__chart_aux aux = {NULL, NULL, NULL, NULL};
     return ms__chart_build_aux(out, src, spec_in, area, &aux, err);
 }
 

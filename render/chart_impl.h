@@ -156,15 +156,6 @@ static inline int64_t ms__column_of(double x, double x_lo, double x_hi, double d
 /* Per column: the representative event (ev), the most active (act) and reserved (res)
  * bytes and the fewest active bytes (low) in the column's window; res and low may be
  * NULL. One pass over the trace whatever the pixel count. */
-/* ms_chart_build with the columns (representative events, active, reserved, low) of
- * `cols`, a chart of the same source and window in another grouping, instead of
- * aggregating them again (the pyramid's groupings share a window's columns). They are
- * taken only where its x window and columns are the new chart's; else (and with NULL)
- * this is ms_chart_build. */
-int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
-                         ms_error *err);
-
 /* One band's run of equal heights: columns [c0, c0 + len) hold h > 0 bytes. */
 typedef struct ms__run {
     uint32_t c0, len;
@@ -188,10 +179,12 @@ typedef struct ms__band_runs {
 void ms__band_runs_free(ms__band_runs *r);
 
 /* What the pyramid (export_tiles.c) hands a chart it builds beyond ms_chart_build's
- * arguments; NULL members are not given. */
+ * arguments; NULL members are not given (all NULL: ms_chart_build). */
 typedef struct ms__chart_aux {
     /* A chart of the same source and window in another grouping: its columns
-     * (ms__chart_build_cols). */
+     * (representative events, active, reserved, low) instead of aggregating them again
+     * (the pyramid's groupings share a window's columns), taken only where its x window
+     * and columns are the new chart's. */
     const ms_chart *cols;
     /* The bands' heights as runs where many bands each change in few columns (the
      * chart's other readers, draw.c and chart_json.c, need every row: only the exporter

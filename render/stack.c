@@ -2,7 +2,7 @@
  * pixel column — the bytes its allocations hold right after the column's representative
  * event — and the "other" band on top. One pass over the bands' allocations puts each
  * alloc and free at the column it first shows in; each band's row is then its running
- * sum, written whole. */
+ * sum, written whole (or kept as its runs, for the view's pyramid). */
 #include "chart_impl.h"
 
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
@@ -106,14 +106,6 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
         stacked[k] += h;
 }
 
-/* A band's height at a column is the bytes its allocations hold right after the column's
- * event, so an allocation's bytes count from the first column (in event order) whose
- * event is at or after its alloc event, until the same for its free event. Each change
- * is put at that column's rank k, and a band's row is then its running sum over k: the
- * heights are written a band at a time, never a column at a time across 400 bands. With
- * few bands and many changes (by site, by category) the changes are summed in place in
- * the rows; with many bands and few changes (by allocation) they are sorted by band, and
- * the rows filled between them. */
 void ms__band_runs_free(ms__band_runs *r)
 {
     free(r->run);
@@ -159,6 +151,15 @@ static void put_run(ms__band_runs *r, size_t band_start, int64_t *diff, size_t k
     r->run[r->n++] = (ms__run){(uint32_t)k0, (uint32_t)(k1 - k0), h};
 }
 
+/* A band's height at a column is the bytes its allocations hold right after the column's
+ * event, so an allocation's bytes count from the first column (in event order) whose
+ * event is at or after its alloc event, until the same for its free event. Each change
+ * is put at that column's rank k, and a band's row is then its running sum over k: the
+ * heights are written a band at a time, never a column at a time across 400 bands. With
+ * few bands and many changes (by site, by category) the changes are summed in place in
+ * the rows; with many bands and few changes (by allocation) they are sorted by band, and
+ * the rows filled between them, or, when the view's pyramid asks (ms__band_runs), each
+ * band's runs of equal bytes kept instead of its row. */
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
                       ms__band_runs *runs, ms_error *err)
 {
