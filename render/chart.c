@@ -134,7 +134,8 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
  * legend and title, in that order (later steps read what earlier ones computed). */
 static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                         const ms__range *r, size_t n_r, const ms_phases *ph, ms__site_cache *sc,
-                        ms__grouping *gr, const ms_chart *cols, ms_error *err)
+                        ms__grouping *gr, const ms_chart *cols, ms__band_runs *runs,
+                        ms_error *err)
 {
     size_t W = chart->n_cols;
     int rc = 0;
@@ -163,8 +164,21 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
     ms__x_scale(chart);
 
     rc = ms__build_groups(chart, src, spec, sc, r, n_r, ph, gr, err);
+    if (runs) {
+        /* The markers and their labels read the highlighted bands' rows and those below
+         * them; the categories' legend reads every row. */
+        runs->on = false;
+        runs->dense_rows = 0;
+        for (size_t h = 0; h < spec->n_highlights; h++) {
+            int32_t g = gr->of_alloc[spec->highlights[h].alloc];
+            if (g >= 0 && (size_t)g + 1 > runs->dense_rows)
+                runs->dense_rows = (size_t)g + 1;
+        }
+        if (spec->by == MS_CHART_BY_CATEGORY)
+            runs = NULL;
+    }
     if (!rc)
-        rc = ms__sweep_heights(chart, src, gr, err);
+        rc = ms__sweep_heights(chart, src, gr, runs, err);
     if (!rc)
         rc = ms__build_lanes(chart, src, r, n_r, err);
     if (!rc)
@@ -184,7 +198,7 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
 
 static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
                          const ms_chart_spec *spec_in, ms_chart_rect area,
-                         const ms_chart *cols, ms_error *err)
+                         const ms__chart_aux *aux, ms_error *err)
 {
     int rc = ms__check_source(src_in, true, err);
     if (rc)
@@ -220,7 +234,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     rc = ms__build_ranges(src, &r, &n_r, err);
     if (rc)
         return rc;
-    ms__grouping gr = {NULL, 0};
+    ms__grouping gr = {NULL, 0, aux->life_x, aux->life_global};
     ms__site_cache sc = {NULL, NULL, 0};
     const ms_phases *ph = NULL;
     ms_phases *own_ph = NULL;
@@ -252,7 +266,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
             goto done;
         }
     }
-    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, cols, err);
+    rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, aux->cols, aux->runs, err);
 done:
     ms_phases_free(own_ph);
     free(r);
@@ -275,13 +289,16 @@ static ms_chart_spec spec_for(const ms_chart_spec *spec, const ms_chart_source *
 int ms_chart_build(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec_in,
                    ms_chart_rect area, ms_error *err)
 {
-    return ms__chart_build_cols(out, src, spec_in, area, NULL, err);
+    ms__chart_aux aux = {NULL, NULL, NULL, NULL};
+    return ms__chart_build_aux(out, src, spec_in, area, &aux, err);
 }
 
-int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec_in, ms_chart_rect area,
-                         const ms_chart *cols, ms_error *err)
+int ms__chart_build_aux(ms_chart **out, const ms_chart_source *src,
+                        const ms_chart_spec *spec_in, ms_chart_rect area, const ms__chart_aux *aux,
+                        ms_error *err)
 {
+    if (aux->runs)
+        aux->runs->on = false;
     if (!out)
         return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
@@ -293,7 +310,9 @@ int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
     ms_chart *chart = calloc(1, sizeof *chart);
     if (!chart)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a chart");
-    rc = build_stacked(chart, src, spec, area, cols, err);
+    rc = build_stacked(chart, src, spec, area, aux, err);
+    if (rc && aux->runs)
+        aux->runs->on = false;
     if (rc) {
         ms_chart_free(chart);
         return rc;

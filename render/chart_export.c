@@ -33,6 +33,9 @@ typedef struct exporter {
     uint32_t *frame_of;
     size_t n_frames, cap_frames, n_frame_ids;
     uint32_t *site_stack;   /* site frame id -> the stack of its largest allocation */
+    /* Site frame id -> its label's string id + 1 (0: not yet; the last slot: no site),
+     * so each site is formatted once, not once per allocation and again in the tables. */
+    int64_t *site_text;
     size_t stack_varints;   /* frame references the stacks table will hold */
     int64_t t0;
     bool bad;
@@ -169,10 +172,16 @@ static int64_t site_label_id(exporter *x, uint32_t stack)
 {
     const ms_snapshot *snap = x->src->snap;
     uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
+    size_t slot = site < x->n_frame_ids ? site : x->n_frame_ids;
+    if (x->site_text && x->site_text[slot])
+        return x->site_text[slot] - 1;
     char label[MS_CHART_TEXT];
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
         snprintf(label, sizeof label, "(no stack recorded)");
-    return ms__st_id(&x->st, label);
+    int64_t id = ms__st_id(&x->st, label);
+    if (x->site_text && !x->st.bad)
+        x->site_text[slot] = id + 1;
+    return id;
 }
 
 static int64_t alloc_ref(exporter *x, size_t global)
@@ -247,7 +256,7 @@ static void curve(exporter *x, ms__sbuf *b, const char *key, const ms_chart *ch,
 /* One window's chart: its x range, curves, bands, lanes and markers. `global` maps the
  * chart's allocation indices to the whole timeline's (NULL: they are the same). */
 static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_t *global,
-                       size_t n_events)
+                       const ms__band_runs *br, size_t n_events)
 {
     ms__sb_puts(b, "{\"x0\":");
     ms__sb_num(b, ch->x_lo);
@@ -287,8 +296,21 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, ",\"gf\":");
     ms__sb_b64(b, &x->v);
     /* A band's runs go to a scratch stream first: its count leads, and the heights are
-     * read once. */
-    for (size_t g = 0; g < ch->n_groups; g++) {
+     * read once. The sweep may have found them already (ms__band_runs). */
+    bool swept = br && br->on;
+    for (size_t g = 0; swept && g < ch->n_groups; g++) {
+        size_t end = 0;
+        size_t r0 = g ? br->end[g - 1] : 0;
+        ms__vb_u(&x->v, br->end[g] - r0);
+        for (size_t i = r0; i < br->end[g]; i++) {
+            const ms__run *r = &br->run[i];
+            ms__vb_u(&x->v, r->c0 - end);
+            ms__vb_u(&x->v, r->len);
+            ms__vb_u(&x->v, (uint64_t)r->h);
+            end = (size_t)r->c0 + r->len;
+        }
+    }
+    for (size_t g = 0; !swept && g < ch->n_groups; g++) {
         const int64_t *h = ch->heights + g * ch->n_cols;
         size_t runs = 0, end = 0;
         x->runs.n = 0;
@@ -473,6 +495,9 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_frames = m.frames;
     ms__st_truncate(&x->st, m.strings);
     colours_forget(x);
+    for (size_t i = 0; x->site_text && i <= x->n_frame_ids; i++)
+        if (x->site_text[i] > (int64_t)m.strings)
+            x->site_text[i] = 0; /* its string was dropped */
     b->n = m.out;
     if (b->p)
         b->p[b->n] = '\0';
@@ -499,11 +524,12 @@ static int take_tile(void *arg, size_t k, tile *t)
         memcpy(c->m->legend_title, t->ch->legend_title, sizeof c->m->legend_title);
     if (k)
         ms__sb_puts(&c->m->b, ",");
-    write_tile(c->x, &c->m->b, t->ch, NULL, t->n_events);
+    write_tile(c->x, &c->m->b, t->ch, NULL, &t->runs, t->n_events);
     c->stats->tiles++;
     c->crowded += t->crowded;
     ms_chart_free(t->ch);
     t->ch = NULL;
+    ms__band_runs_free(&t->runs);
     return 0;
 }
 
@@ -519,7 +545,7 @@ static size_t varint_len(uint64_t v)
 
 /* About the bytes write_tile gives a chart (its curves and bands, base64), without
  * writing it: the table ids it would take are not the caller's to hand out yet. */
-static size_t text_estimate(const ms_chart *ch)
+static size_t text_estimate(const ms_chart *ch, const ms__band_runs *runs)
 {
     size_t n = 0;
     for (int which = 0; which < 3; which++) {
@@ -532,9 +558,13 @@ static size_t text_estimate(const ms_chart *ch)
             prev = q;
         }
     }
+    for (size_t i = 0; runs && runs->on && i < runs->n; i++)
+        n += 2 + varint_len((uint64_t)runs->run[i].h);
     for (size_t g = 0; g < ch->n_groups; g++) {
-        const int64_t *h = ch->heights + g * ch->n_cols;
         n += 6;
+        if (runs && runs->on)
+            continue;
+        const int64_t *h = ch->heights + g * ch->n_cols;
         for (size_t c = 0; c < ch->n_cols; c++)
             if (h[c] > 0 && (c == 0 || h[c - 1] != h[c]))
                 n += 2 + varint_len((uint64_t)h[c]);
@@ -548,7 +578,7 @@ static size_t level_estimate(const tile *t, size_t n)
 {
     size_t sum = 0;
     for (size_t k = 0; k < n; k++)
-        sum += t[k].ch ? text_estimate(t[k].ch) : 0;
+        sum += t[k].ch ? text_estimate(t[k].ch, &t[k].runs) : 0;
     return sum;
 }
 
@@ -660,6 +690,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             b->t = tiles;
             b->n = n_tiles;
             b->count = b->deeper[level] < 0;
+            atomic_store(&b->crowded_sum, 0);
             b->ahead = 4;
             b->level = level;
             plan_along(b, mode, level, n_tiles, tiles);
@@ -767,16 +798,29 @@ static void write_tables(exporter *x, ms__sbuf *b)
         uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
         any_user = uf != UINT32_MAX && uf != ms_stack_site(snap, st);
     }
+    /* Each user frame's text once (string id + 1, -1 for none; 0: not yet). */
+    int64_t *user_text = any_user ? calloc(x->n_frame_ids + 1, sizeof *user_text) : NULL;
     for (size_t i = 0; any_user && i < x->n_alloc_local; i++) {
         uint32_t st = tl->allocs[x->alloc_of[i]].stack;
         uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
-        char label[MS_CHART_TEXT];
-        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st) ||
-            ms_site_format(snap, uf, label, sizeof label) == 0)
+        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st)) {
             ms__vb_s(&x->v, -1);
-        else
-            ms__vb_s(&x->v, ms__st_id(&x->st, label));
+            continue;
+        }
+        int64_t *memo = user_text && uf < x->n_frame_ids ? &user_text[uf] : NULL;
+        if (!memo || !*memo) {
+            char label[MS_CHART_TEXT];
+            int64_t id = ms_site_format(snap, uf, label, sizeof label) == 0
+                             ? -1
+                             : ms__st_id(&x->st, label);
+            if (memo && !x->st.bad)
+                *memo = id < 0 ? -1 : id + 1;
+            ms__vb_s(&x->v, id);
+            continue;
+        }
+        ms__vb_s(&x->v, *memo < 0 ? -1 : *memo - 1);
     }
+    free(user_text);
     if (any_user) {
         ms__sb_puts(b, ",\"user\":");
         ms__sb_b64(b, &x->v);
@@ -998,6 +1042,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     x.alloc_local = calloc(na ? na : 1, sizeof *x.alloc_local);
     x.stack_local = calloc(x.n_stack_ids ? x.n_stack_ids : 1, sizeof *x.stack_local);
     x.frame_local = calloc(x.n_frame_ids ? x.n_frame_ids : 1, sizeof *x.frame_local);
+    x.site_text = calloc(x.n_frame_ids + 1, sizeof *x.site_text); /* NULL: uncached */
     ms__slicer sl[2];
     memset(sl, 0, sizeof sl);
     bool two = opts->threads >= 2;
@@ -1010,7 +1055,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     ms__sbuf frame = {0}, doc = {0};
     int rc = ms__slicer_init(&sl[0], src, opts->n_highlights, err);
     if (!rc && two)
-        rc = ms__slicer_init(&sl[1], src, opts->n_highlights, err);
+        rc = ms__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
@@ -1036,8 +1081,23 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
      * second thread asks too. */
     for (size_t i = 0; two && !rc && i < x.n_stack_ids; i++)
         ms_stack_site(src->snap, (uint32_t)i);
+    /* On the time axis, every allocation's event times as x, once for all the windows'
+     * charts (they rank bands by bytes x lifetime in the window). No table: each chart
+     * looks them up itself. */
+    double *life_x = NULL;
+    if (!rc && !src->warp && src->trace->n) {
+        const ms_timeline *tl = src->tl;
+        life_x = malloc((na ? 2 * na : 1) * sizeof *life_x);
+        for (size_t i = 0; life_x && i < na; i++) {
+            int64_t e[2] = {tl->allocs[i].alloc_event, tl->allocs[i].free_event};
+            for (int k = 0; k < 2; k++)
+                life_x[2 * i + (size_t)k] =
+                    e[k] >= 0 ? ms__event_x(src, MS_CHART_X_TIME, e[k]) : 0.0;
+        }
+    }
     builder b;
     memset(&b, 0, sizeof b);
+    b.life_x = life_x;
     b.src = src;
     b.o = opts;
     b.area = ms__export_area(opts);
@@ -1078,6 +1138,8 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.frame_local);
     free(x.frame_of);
     free(x.site_stack);
+    free(x.site_text);
+    free(life_x);
     free(x.v.p);
     free(x.runs.p);
     free(x.colour_key);

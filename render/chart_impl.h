@@ -156,14 +156,52 @@ static inline int64_t ms__column_of(double x, double x_lo, double x_hi, double d
 /* Per column: the representative event (ev), the most active (act) and reserved (res)
  * bytes and the fewest active bytes (low) in the column's window; res and low may be
  * NULL. One pass over the trace whatever the pixel count. */
-/* ms_chart_build with the columns (representative events, active, reserved, low) of
- * `cols`, a chart of the same source and window in another grouping, instead of
- * aggregating them again (the pyramid's groupings share a window's columns). They are
- * taken only where its x window and columns are the new chart's; else (and with NULL)
- * this is ms_chart_build. */
-int ms__chart_build_cols(ms_chart **out, const ms_chart_source *src,
-                         const ms_chart_spec *spec, ms_chart_rect area, const ms_chart *cols,
-                         ms_error *err);
+/* One band's run of equal heights: columns [c0, c0 + len) hold h > 0 bytes. */
+typedef struct ms__run {
+    uint32_t c0, len;
+    int64_t h;
+} ms__run;
+
+/* Every band's heights as its maximal runs of equal positive bytes, bottom band first
+ * (band g's are run[end[g - 1] .. end[g])): what the view's page writes, without a row of
+ * n_cols numbers per band. `on` when the sweep left the bands to them: chart->heights
+ * then holds only the first `dense_rows` rows, those the highlight markers and their
+ * labels read (the highlighted bands and those below them). */
+typedef struct ms__band_runs {
+    bool on;
+    size_t dense_rows;
+    ms__run *run;
+    size_t n, cap;
+    size_t *end;
+    size_t cap_end;
+} ms__band_runs;
+
+void ms__band_runs_free(ms__band_runs *r);
+
+/* What the pyramid (export_tiles.c) hands a chart it builds beyond ms_chart_build's
+ * arguments; NULL members are not given (all NULL: ms_chart_build). */
+typedef struct ms__chart_aux {
+    /* A chart of the same source and window in another grouping: its columns
+     * (representative events, active, reserved, low) instead of aggregating them again
+     * (the pyramid's groupings share a window's columns), taken only where its x window
+     * and columns are the new chart's. */
+    const ms_chart *cols;
+    /* The bands' heights as runs where many bands each change in few columns (the
+     * chart's other readers, draw.c and chart_json.c, need every row: only the exporter
+     * asks for runs). */
+    ms__band_runs *runs;
+    /* On the time axis, the x of each allocation's alloc and free event (two doubles an
+     * allocation, by the whole timeline's index; either is read only for an event the
+     * allocation has), and the source's allocations' indices in it (NULL: the same): a
+     * slice's x are the whole trace's, and a chart ranks its bands without looking up
+     * two times per allocation at random in the events. */
+    const double *life_x;
+    const size_t *life_global;
+} ms__chart_aux;
+
+int ms__chart_build_aux(ms_chart **out, const ms_chart_source *src,
+                        const ms_chart_spec *spec, ms_chart_rect area, const ms__chart_aux *aux,
+                        ms_error *err);
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
                   int64_t *low, ms_error *err);
@@ -206,6 +244,8 @@ typedef struct ms__site_cache {
 typedef struct ms__grouping {
     int32_t *of_alloc;
     size_t n_groups;
+    const double *life_x;       /* ms__chart_aux's, or NULL */
+    const size_t *life_global;
 } ms__grouping;
 
 int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap);
@@ -226,8 +266,10 @@ void ms__legend_categories(ms_chart *chart);
 /* ------------------------------------------------------------------ stack.c */
 
 /* chart->heights and chart->col_other from the grouping and the columns' events. */
+/* With `runs` (dense_rows set by the caller), the bands as runs when they are many and
+ * change in few columns (runs->on); else every row, as without. */
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
-                      ms_error *err);
+                      ms__band_runs *runs, ms_error *err);
 
 /* ------------------------------------------------------------------ layout.c */
 

@@ -35,47 +35,104 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     s->src = src;
     const ms_timeline *tl = src->tl;
     size_t n = tl->n_allocs;
-    s->order = calloc(n ? n : 1, sizeof *s->order);
-    s->pre = calloc(n ? n : 1, sizeof *s->pre);
-    s->slice_of = calloc(n ? n : 1, sizeof *s->slice_of);
+    /* Where each highlighted allocation went: only looked up with highlights. */
+    s->slice_of = n_highlights ? malloc((n ? n : 1) * sizeof *s->slice_of) : NULL;
     s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
-    if (!s->order || !s->pre || !s->slice_of || !s->hl)
+    s->order_ev = malloc((n ? 2 * n : 1) * sizeof *s->order_ev);
+    if ((n_highlights && !s->slice_of) || !s->hl || !s->order_ev)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    if (s->slice_of)
+        memset(s->slice_of, 0xff, (n ? n : 1) * sizeof *s->slice_of); /* -1 */
     s->first_oom = -1;
-    for (size_t e = 0; e < src->trace->n && s->first_oom < 0; e++)
-        if (src->trace->action[e] == MS_ACT_OOM)
-            s->first_oom = (int64_t)e;
-    bool sorted = true;
-    for (size_t i = 0; i < n; i++) {
-        s->slice_of[i] = -1;
-        if (tl->allocs[i].alloc_event < 0) {
-            s->pre[s->n_pre++] = i;
-            continue;
+    const uint8_t *oom = src->trace->n ? memchr(src->trace->action, MS_ACT_OOM, src->trace->n)
+                                       : NULL;
+    if (oom)
+        s->first_oom = (int64_t)(oom - src->trace->action);
+    /* The timeline keeps its allocations by alloc event, none from before the trace as a
+     * rule: then order[] is the identity, and is left out (NULL). */
+    size_t k = 0;
+    for (; k < n; k++) {
+        int64_t a = tl->allocs[k].alloc_event;
+        if (a < 0 || (k && a < s->order_ev[2 * (k - 1)]))
+            break;
+        s->order_ev[2 * k] = a;
+        s->order_ev[2 * k + 1] = tl->allocs[k].free_event;
+    }
+    if (k == n) {
+        s->n_order = n;
+    } else {
+        s->order = calloc(n ? n : 1, sizeof *s->order);
+        s->pre = calloc(n ? n : 1, sizeof *s->pre);
+        if (!s->order || !s->pre)
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+        bool sorted = true;
+        for (size_t i = 0; i < n; i++) {
+            if (tl->allocs[i].alloc_event < 0) {
+                s->pre[s->n_pre++] = i;
+                continue;
+            }
+            if (s->n_order && tl->allocs[s->order[s->n_order - 1]].alloc_event >
+                                  tl->allocs[i].alloc_event)
+                sorted = false;
+            s->order[s->n_order++] = i;
         }
-        if (s->n_order && tl->allocs[s->order[s->n_order - 1]].alloc_event >
-                              tl->allocs[i].alloc_event)
-            sorted = false;
-        s->order[s->n_order++] = i;
+        if (!sorted) { /* only guards the sweep */
+            slicer_allocs = tl->allocs;
+            qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
+        }
+        for (size_t j = 0; j < s->n_order; j++) {
+            s->order_ev[2 * j] = tl->allocs[s->order[j]].alloc_event;
+            s->order_ev[2 * j + 1] = tl->allocs[s->order[j]].free_event;
+        }
     }
-    if (!sorted) { /* the timeline keeps them in order; this only guards the sweep */
-        slicer_allocs = tl->allocs;
-        qsort(s->order, s->n_order, sizeof *s->order, cmp_alloc_event);
-    }
-    s->order_ev = calloc(s->n_order ? 2 * s->n_order : 1, sizeof *s->order_ev);
-    if (!s->order_ev)
+    size_t n_blocks = s->n_order / MS__SLICER_BLOCK + 1;
+    s->block_free = malloc(n_blocks * sizeof *s->block_free);
+    if (!s->block_free)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
-    for (size_t k = 0; k < s->n_order; k++) {
-        s->order_ev[2 * k] = tl->allocs[s->order[k]].alloc_event;
-        s->order_ev[2 * k + 1] = tl->allocs[s->order[k]].free_event;
+    for (size_t b = 0; b < n_blocks; b++) {
+        int64_t most = -1;
+        for (size_t j = b * MS__SLICER_BLOCK; j < s->n_order && j < (b + 1) * MS__SLICER_BLOCK;
+             j++) {
+            int64_t f = s->order_ev[2 * j + 1];
+            f = f < 0 ? INT64_MAX : f; /* never freed: alive at every window */
+            most = f > most ? f : most;
+        }
+        s->block_free[b] = most;
     }
+    return 0;
+}
+
+int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highlights,
+                           ms_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->src = base->src;
+    s->order = base->order;
+    s->order_ev = base->order_ev;
+    s->n_order = base->n_order;
+    s->pre = base->pre;
+    s->block_free = base->block_free;
+    s->n_pre = base->n_pre;
+    s->first_oom = base->first_oom;
+    s->shared = true;
+    size_t n = s->src->tl->n_allocs;
+    s->slice_of = n_highlights ? malloc((n ? n : 1) * sizeof *s->slice_of) : NULL;
+    s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
+    if ((n_highlights && !s->slice_of) || !s->hl)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+    if (s->slice_of)
+        memset(s->slice_of, 0xff, (n ? n : 1) * sizeof *s->slice_of); /* -1 */
     return 0;
 }
 
 void ms__slicer_free(ms__slicer *s)
 {
-    free(s->order);
-    free(s->order_ev);
-    free(s->pre);
+    if (!s->shared) {
+        free(s->order);
+        free(s->order_ev);
+        free(s->pre);
+        free(s->block_free);
+    }
     free(s->alive);
     free(s->action);
     free(s->addr);
@@ -148,6 +205,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
 {
     const ms_timeline *tl = s->src->tl;
     const ms_trace *tr = s->src->trace;
+    if (n_hl && !s->slice_of)
+        return ms__render_fail(err, MS_ERR_ARG, "the slicer was made for no highlights");
     /* The alive list drops what died before the window, then takes what was made
      * before it and lives into it, keeping order[]'s order. */
     const int64_t *ev = s->order_ev;
@@ -159,13 +218,27 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     }
     s->n_alive = k;
     for (; s->next < s->n_order && ev[2 * s->next] < e0; s->next++) {
+        /* A block made wholly before the window and freed wholly before it adds no one
+         * (most are: allocations die young), so it is passed over in one step. */
+        size_t b = s->next / MS__SLICER_BLOCK, b_end = (b + 1) * MS__SLICER_BLOCK;
+        if (s->next % MS__SLICER_BLOCK == 0 && b_end <= s->n_order &&
+            ev[2 * (b_end - 1)] < e0 && s->block_free[b] < e0) {
+            s->next = b_end - 1;
+            continue;
+        }
         int64_t f = ev[2 * s->next + 1];
         if ((f < 0 || f >= e0) && !slicer_add_alive(s, s->next))
             return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     }
-    size_t first = s->next, last = s->next;
-    while (last < s->n_order && ev[2 * last] < e1)
-        last++;
+    /* The window's own allocations: order[] is by alloc event, so a search finds them. */
+    size_t first = s->next, last = s->n_order;
+    for (size_t lo = first; lo < last;) {
+        size_t mid = lo + (last - lo) / 2;
+        if (ev[2 * mid] < e1)
+            lo = mid + 1;
+        else
+            last = mid;
+    }
     int64_t shift = e0 > 0 ? 1 : 0;
     size_t trail = as_whole && (size_t)e1 < tr->n ? 1 : 0;
     size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
@@ -216,8 +289,12 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
      * event, so they stack above those from before the trace, as in the whole trace. */
     size_t na = 0;
     for (size_t i = 0; i < s->n_alive; i++)
-        s->global[na++] = s->order[s->alive[i]];
-    memcpy(s->global + na, s->order + first, (last - first) * sizeof *s->global);
+        s->global[na++] = s->order ? s->order[s->alive[i]] : s->alive[i];
+    if (s->order)
+        memcpy(s->global + na, s->order + first, (last - first) * sizeof *s->global);
+    else
+        for (size_t j = first; j < last; j++)
+            s->global[na + j - first] = j;
     na += last - first;
     for (size_t i = 0; i < s->n_pre; i++) {
         const ms_alloc *a = &tl->allocs[s->pre[i]];
@@ -232,8 +309,10 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         a.free_event = renumber(a.free_event, e0, e1, shift);
         a.free_requested_event = renumber(a.free_requested_event, e0, e1, shift);
         s->allocs[i] = a;
-        s->slice_of[s->global[i]] = (int32_t)i;
     }
+    /* Where the highlighted allocations went (only they are looked up). */
+    for (size_t i = 0; n_hl && i < na; i++)
+        s->slice_of[s->global[i]] = (int32_t)i;
     /* A whole-trace chart gives every highlighted allocation its leak band, in the window
      * or not: those outside come too, made and freed at the stand-ins, so they hold no
      * bytes in any column and score nothing, as outside the window they do. */
@@ -260,7 +339,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
             s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect};
     }
     *n_hl_out = nh;
-    for (size_t i = 0; i < na; i++)
+    for (size_t i = 0; n_hl && i < na; i++)
         s->slice_of[s->global[i]] = -1;
 
     s->trace = *tr;

@@ -15,14 +15,19 @@
  * holding the state carried into the window (so x values stay those of the whole trace),
  * then the window's events; its allocations are those alive in it, with their events
  * renumbered. Charts built on it equal charts of the whole trace with the same window. */
+#define MS__SLICER_BLOCK 64
+
 typedef struct ms__slicer {
     const ms_chart_source *src;
-    size_t *order;      /* trace allocations by alloc event */
+    size_t *order;      /* trace allocations by alloc event (NULL: allocs[] order) */
     int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
                            16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
+    int64_t *block_free; /* per MS__SLICER_BLOCK entries of order[], their last free
+                            event (INT64_MAX: one is never freed) */
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
+    bool shared;        /* order, order_ev and pre are another slicer's (read only) */
     int64_t first_oom;  /* the trace's first OOM event, -1 */
     size_t next;        /* sweep position in order[] */
     size_t *alive;      /* positions in order[] allocated before the current window
@@ -47,6 +52,10 @@ typedef struct ms__slicer {
 
 int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highlights,
                     ms_error *err);
+/* A second slicer of the same source for another thread: it reads the first's order of
+ * allocations (which must outlive it) instead of sorting its own. */
+int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highlights,
+                           ms_error *err);
 void ms__slicer_free(ms__slicer *s);
 /* Back to the trace's start: the next cut may be any window. */
 void ms__slicer_restart(ms__slicer *s);

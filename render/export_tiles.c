@@ -48,7 +48,8 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
         u->crowded = t->crowded;
         u->n_events = t->n_events;
         ms_error_clear(&u->err);
-        u->rc = ms__chart_build_cols(&u->ch, src, &s, b->area, t->ch, &u->err);
+        ms__chart_aux aux = {t->ch, &u->runs, b->life_x, global};
+        u->rc = ms__chart_build_aux(&u->ch, src, &s, b->area, &aux, &u->err);
         globalize(u, global);
         u->done = true;
     }
@@ -56,7 +57,7 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
 
 /* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
  * unchanging inputs (the snapshot's site cache is filled before threads start). */
-static void build_tile(const builder *b, ms__slicer *sl, tile *t)
+static void build_tile(builder *b, ms__slicer *sl, tile *t)
 {
     const ms_chart_source *src = b->src;
     const ms_chart_export_opts *o = b->o;
@@ -69,14 +70,20 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     /* Columns as the chart cuts them, near enough for a count. The count only decides
      * whether to go deeper (crowded above 1% of the events): once past that it stops, so
      * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
-     * the level's sum past it, so each tile may stop on its own count. */
+     * the level's sum past it, so each tile may stop on its own count, or on its count
+     * and those its level's tiles handed in before (b->crowded_sum): the deep levels'
+     * hundreds of small windows, which never pass the mark alone, then stop counting
+     * once a few have. */
     const int64_t *t_us = src->trace->time_us;
     double per_us = floor(b->area.w) / ((t->hi - t->lo) * 1e6);
     int64_t t_lo = (n_ev ? t_us[0] : 0) + (int64_t)(t->lo * 1e6);
     int64_t prev_col = INT64_MIN;
     size_t crowded = 0;
     double per_u = floor(b->area.w) / (t->hi - t->lo);
-    for (int64_t e = e0; b->count && e < e1 && crowded * 100 <= n_ev; e++) {
+    /* The whole trace's charts (level 0, one per grouping) each count alone. */
+    bool pool = b->count && b->level > 0;
+    size_t others = pool ? atomic_load(&b->crowded_sum) : 0;
+    for (int64_t e = e0; b->count && e < e1 && (others + crowded) * 100 <= n_ev; e++) {
         int64_t col = w ? (int64_t)((ms_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
                                      t->lo) * per_u)
                         : (int64_t)((double)(t_us[e] - t_lo) * per_us);
@@ -84,6 +91,8 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
         prev_col = col;
     }
     t->crowded = crowded;
+    if (pool)
+        atomic_fetch_add(&b->crowded_sum, crowded);
     t->n_events = (size_t)(e1 - e0);
     ms_chart_spec spec = {0};
     spec.x_mode = w ? MS_CHART_X_RUN : MS_CHART_X_TIME;
@@ -98,7 +107,8 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     if (e0 == 0 && (size_t)e1 == n_ev) {
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
-        t->rc = ms_chart_build(&t->ch, src, &spec, b->area, &t->err);
+        ms__chart_aux aux = {NULL, &t->runs, b->life_x, NULL};
+        t->rc = ms__chart_build_aux(&t->ch, src, &spec, b->area, &aux, &t->err);
         build_along(b, t, src, &spec, NULL);
         return;
     }
@@ -110,8 +120,10 @@ static void build_tile(const builder *b, ms__slicer *sl, tile *t)
     t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
     spec.highlights = sl->hl;
     spec.n_highlights = nh;
-    if (!t->rc)
-        t->rc = ms_chart_build(&t->ch, &sl->out, &spec, b->area, &t->err);
+    if (!t->rc) {
+        ms__chart_aux aux = {NULL, &t->runs, b->life_x, sl->global};
+        t->rc = ms__chart_build_aux(&t->ch, &sl->out, &spec, b->area, &aux, &t->err);
+    }
     build_along(b, t, &sl->out, &spec, sl->global);
     /* The slice's allocation numbers mean nothing once the next window is cut. */
     globalize(t, sl->global);
@@ -210,6 +222,7 @@ void ms__free_tiles(tile *t, size_t n)
     for (size_t k = 0; k < n; k++) {
         ms_chart_free(t[k].ch);
         t[k].ch = NULL;
+        ms__band_runs_free(&t[k].runs);
     }
 }
 

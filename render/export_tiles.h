@@ -5,6 +5,7 @@
 #define MEMSNAP_RENDER_EXPORT_TILES_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,7 @@ typedef struct tile {
     size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
     size_t n_events; /* the events inside the window */
     ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
+    ms__band_runs runs; /* its bands' heights, when the sweep left them as runs */
     int rc;
     ms_error err;
     bool done;
@@ -48,6 +50,13 @@ typedef struct builder {
      * time axis, windows in seconds. */
     const ms_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
+    /* The crowded events the level's tiles counted so far: once past 1% of the events
+     * the level goes deeper whatever the rest count, so they count no more (build_mode
+     * reads only whether the sum passes the mark). */
+    atomic_size_t crowded_sum;
+    /* On the time axis, the x of every allocation's alloc and free event
+     * (ms__chart_aux.life_x), or NULL. */
+    const double *life_x;
     int level;               /* the level being built (build_mode) */
     /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
     const struct mode_out *mode_on;

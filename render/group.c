@@ -43,6 +43,23 @@ static double lifetime_score(const ms_chart_source *src, ms_chart_x mode, const 
     return span > 0 ? span * (double)a->size : 0;
 }
 
+/* lifetime_score of the source's allocation i, with the x of its events taken from the
+ * pyramid's table (ms__chart_aux.life_x) on the time axis. A slice's events keep the
+ * whole trace's times, and where a slice moves an event it lies outside the window on
+ * the same side (before it: made at the stand-in, x 0; after it: not freed, x hi), so
+ * the clamps to [lo, hi] give the same span to the bit. */
+static double life_score(const ms__grouping *gr, const ms_chart_source *src, ms_chart_x mode,
+                         size_t i, const ms_alloc *a, double lo, double hi)
+{
+    if (!gr->life_x || mode != MS_CHART_X_TIME)
+        return lifetime_score(src, mode, a, lo, hi);
+    const double *x = gr->life_x + 2 * (gr->life_global ? gr->life_global[i] : i);
+    double from = a->alloc_event < 0 ? lo : x[0];
+    double to = a->free_event < 0 ? hi : x[1];
+    double span = (to < hi ? to : hi) - (from > lo ? from : lo);
+    return span > 0 ? span * (double)a->size : 0;
+}
+
 /* ------------------------------------------------------------------ sites */
 
 int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap)
@@ -229,8 +246,8 @@ static int cmp_stack_key(const void *a, const void *b)
 /* The `top` allocations with the most bytes x lifetime in the window plus the
  * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
 static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
-                         const ms_chart_spec *spec, const bool *leaked, size_t **out,
-                         size_t *n_out, ms_error *err)
+                         const ms_chart_spec *spec, const ms__grouping *gr, const bool *leaked,
+                         size_t **out, size_t *n_out, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_ALLOCS;
@@ -251,7 +268,8 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
         if ((n_heap == top && (double)tl->allocs[i].size * window <= heap[0].score) ||
             (leaked && leaked[i]))
             continue;
-        double s = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
+        double s = life_score(gr, src, chart->x_mode, i, &tl->allocs[i], chart->x_lo,
+                              chart->x_hi);
         if (!(s > 0))
             continue;
         if (n_heap < top) {
@@ -369,7 +387,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         for (size_t h = 0; h < spec->n_highlights; h++)
             leaked[spec->highlights[h].alloc] = true;
     }
-    int rc = choose_allocs(chart, src, spec, leaked, &chosen, &n, err);
+    int rc = choose_allocs(chart, src, spec, gr, leaked, &chosen, &n, err);
     free(leaked);
     if (rc)
         return rc;
@@ -395,7 +413,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         g.alloc = (int64_t)chosen[i];
         g.site = site_of(sc, a->stack);
         g.legend = -1;
-        g.score = lifetime_score(src, chart->x_mode, a, chart->x_lo, chart->x_hi);
+        g.score = life_score(gr, src, chart->x_mode, chosen[i], a, chart->x_lo, chart->x_hi);
         bool fresh;
         char *size = text_memo_get(&sizes, a->size, &fresh);
         if (fresh)
@@ -515,7 +533,8 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
     for (size_t i = 0; i < tl->n_allocs; i++) {
         if (by_phase && key[i] == UINT32_MAX)
             continue;
-        double sc_i = lifetime_score(src, chart->x_mode, &tl->allocs[i], chart->x_lo, chart->x_hi);
+        double sc_i = life_score(gr, src, chart->x_mode, i, &tl->allocs[i], chart->x_lo,
+                                 chart->x_hi);
         if (sc_i > 0)
             total[SLOT(key[i])] += sc_i;
     }

@@ -163,42 +163,44 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
         key_cols kc = {mode == MS_CHART_X_TIME, x_lo, x_hi, dx, n_cols};
         int64_t k_lo = 1, k_hi = 0; /* empty: the first event finds its column */
         int64_t col = -1;
-        col_run r = {0, 0, 0, 0, 0, 0};
-        bool in_run = false;
-        for (int64_t e = 0; e < n; e++) {
-            int64_t key = kc.by_time ? t_us[e] - t0 : e;
+        const int64_t *keys = kc.by_time ? t_us : NULL;
+        int64_t base = kc.by_time ? t0 : 0;
+        for (int64_t e = 0; e < n;) {
+            int64_t key = keys ? keys[e] - base : e;
             if (key < k_lo || key >= k_hi) {
-                if (in_run)
-                    fold_run(&r, col, first, last, ev, act, res, low);
-                in_run = false;
                 col = key_col(&kc, key);
                 k_lo = key;
                 k_hi = next_key(&kc, key, col);
             }
             if (col < 0) {
-                carry = e; /* before the window */
+                carry = e++; /* before the window */
                 continue;
             }
-            if (col >= (int64_t)n_cols)
+            if (col >= (int64_t)n_cols) {
+                e++;
                 continue; /* after it */
+            }
+            /* The run: this event and those after it whose keys stay in [k_lo, k_hi)
+             * (one unsigned compare: k_lo < k_hi). */
             int64_t a = active[e];
-            if (!in_run) {
-                r = (col_run){e, e, e, a, reserved[e], a};
-                in_run = true;
-                continue;
+            col_run r = {e, e, e, a, reserved[e], a};
+            uint64_t width = (uint64_t)k_hi - (uint64_t)k_lo;
+            for (e++; e < n; e++) {
+                int64_t k = keys ? keys[e] - base : e;
+                if ((uint64_t)k - (uint64_t)k_lo >= width)
+                    break;
+                a = active[e];
+                if (a > r.act) {
+                    r.ev = e;
+                    r.act = a;
+                }
+                int64_t rs = reserved[e];
+                r.res = rs > r.res ? rs : r.res;
+                r.low = a < r.low ? a : r.low;
             }
-            r.last = e;
-            if (a > r.act) {
-                r.ev = e;
-                r.act = a;
-            }
-            if (reserved[e] > r.res)
-                r.res = reserved[e];
-            if (a < r.low)
-                r.low = a;
-        }
-        if (in_run)
+            r.last = e - 1;
             fold_run(&r, col, first, last, ev, act, res, low);
+        }
     }
     for (size_t c = 0; c < n_cols; c++) {
         double lo = x_lo + (double)c * dx;

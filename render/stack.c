@@ -2,7 +2,7 @@
  * pixel column — the bytes its allocations hold right after the column's representative
  * event — and the "other" band on top. One pass over the bands' allocations puts each
  * alloc and free at the column it first shows in; each band's row is then its running
- * sum, written whole. */
+ * sum, written whole (or kept as its runs, for the view's pyramid). */
 #include "chart_impl.h"
 
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
@@ -38,18 +38,54 @@ static int cmp_change_k(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-/* The first sorted column (from k_first, the first with an event) whose event is `e` or
- * later: an event's change shows from that column on (W: in none). */
-static uint32_t rank_of(const int64_t *ev_s, size_t k_first, size_t W, int64_t e)
+/* Ranks of events: the first sorted column (from k_first, the first with an event) whose
+ * event is `e` or later, where an event's change shows from (W: in none). blk[b] is the
+ * rank of event b << shift, so an event's rank lies between its block's and the next
+ * block's; with about two blocks a column those are mostly a column or two apart. A table
+ * of a few thousand entries stays in cache where one entry per event (16 MB on a 4M-event
+ * trace, read at random by the frees) did not. */
+typedef struct ranker {
+    const int64_t *ev_s;
+    size_t W;
+    unsigned shift;
+    uint32_t *blk;
+} ranker;
+
+static bool ranker_init(ranker *r, const int64_t *ev_s, size_t k_first, size_t W, size_t E)
 {
-    size_t lo = k_first, hi = W;
-    while (lo < hi) {
+    r->ev_s = ev_s;
+    r->W = W;
+    r->shift = 0;
+    while ((E >> r->shift) > 2 * W + 1)
+        r->shift++;
+    size_t nb = E ? ((E - 1) >> r->shift) + 1 : 0;
+    r->blk = malloc((nb + 1) * sizeof *r->blk);
+    if (!r->blk)
+        return false;
+    size_t k = k_first;
+    for (size_t b = 0; b <= nb; b++) {
+        int64_t v = (int64_t)(b << r->shift);
+        while (k < W && ev_s[k] < v)
+            k++;
+        r->blk[b] = (uint32_t)k;
+    }
+    return true;
+}
+
+static inline uint32_t rank_of(const ranker *r, size_t e)
+{
+    size_t b = e >> r->shift;
+    size_t lo = r->blk[b], hi = r->blk[b + 1];
+    const int64_t *ev_s = r->ev_s;
+    while (hi - lo > 8) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ev_s[mid] < e)
+        if (ev_s[mid] < (int64_t)e)
             lo = mid + 1;
         else
             hi = mid;
     }
+    while (lo < hi && ev_s[lo] < (int64_t)e)
+        lo++;
     return (uint32_t)lo;
 }
 
@@ -70,6 +106,51 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
         stacked[k] += h;
 }
 
+void ms__band_runs_free(ms__band_runs *r)
+{
+    free(r->run);
+    free(r->end);
+    memset(r, 0, sizeof *r);
+}
+
+static bool runs_room(ms__band_runs *r, size_t runs, size_t bands)
+{
+    if (runs > r->cap) {
+        ms__run *p = realloc(r->run, runs * sizeof *p);
+        if (!p)
+            return false;
+        r->run = p;
+        r->cap = runs;
+    }
+    if (bands > r->cap_end) {
+        size_t *p = realloc(r->end, bands * sizeof *p);
+        if (!p)
+            return false;
+        r->end = p;
+        r->cap_end = bands;
+    }
+    return true;
+}
+
+/* A band's running total over columns [k0, k1) (in column order) as runs: a run goes
+ * on where the one before ended with the same bytes, as the page's encoding would merge
+ * them; the columns' stacked sum takes it as a difference (diff[k0] += h, diff[k1] -= h). */
+static void put_run(ms__band_runs *r, size_t band_start, int64_t *diff, size_t k0, size_t k1,
+                    int64_t run)
+{
+    int64_t h = run > 0 ? run : 0;
+    if (!h || k1 <= k0)
+        return;
+    diff[k0] += h;
+    diff[k1] -= h;
+    ms__run *last = r->n > band_start ? &r->run[r->n - 1] : NULL;
+    if (last && last->c0 + last->len == k0 && last->h == h) {
+        last->len += (uint32_t)(k1 - k0);
+        return;
+    }
+    r->run[r->n++] = (ms__run){(uint32_t)k0, (uint32_t)(k1 - k0), h};
+}
+
 /* A band's height at a column is the bytes its allocations hold right after the column's
  * event, so an allocation's bytes count from the first column (in event order) whose
  * event is at or after its alloc event, until the same for its free event. Each change
@@ -77,9 +158,10 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
  * heights are written a band at a time, never a column at a time across 400 bands. With
  * few bands and many changes (by site, by category) the changes are summed in place in
  * the rows; with many bands and few changes (by allocation) they are sorted by band, and
- * the rows filled between them. */
+ * the rows filled between them, or, when the view's pyramid asks (ms__band_runs), each
+ * band's runs of equal bytes kept instead of its row. */
 int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
-                      ms_error *err)
+                      ms__band_runs *runs, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t G = gr->n_groups, W = chart->n_cols, E = tl->n_events;
@@ -93,21 +175,16 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         n_in += gr->of_alloc[i] >= 0;
     size_t est = 2 * n_in; /* their changes, at most */
     bool dense = G * W <= 4 * est + 65536;
-    /* Ranks from a table of every event when changes are many, else by a search. */
-    bool table = E && est * 16 >= E;
-    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
-                           : malloc((G && W ? G * W : 1) * sizeof *chart->heights);
     chart->col_other = ms__alloc_n(W, sizeof *chart->col_other);
     int64_t *stacked = ms__alloc_n(W, sizeof *stacked);
     int64_t *init = ms__alloc_n(G, sizeof *init); /* bytes from before the trace */
     size_t *order = ms__alloc_n(W, sizeof *order);
     int64_t *ev_s = ms__alloc_n(W, sizeof *ev_s);
-    uint32_t *tab = table ? malloc(E * sizeof *tab) : NULL;
+    ranker rk = {NULL, 0, 0, NULL};
     change *rec = NULL, *by_band = NULL;
     size_t *band_end = NULL;
     int rc = 0;
-    if (!chart->heights || !chart->col_other || !stacked || !init || !order || !ev_s ||
-        (table && !tab)) {
+    if (!chart->col_other || !stacked || !init || !order || !ev_s) {
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
@@ -121,16 +198,20 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         in_order = in_order && order[k] == k;
         k_first += ev_s[k] == MS_CHART_NO_EVENT;
     }
-    if (table) {
-        /* Sorted column k takes the events after the previous column's, up to its own. */
-        size_t e = 0;
-        for (size_t k = k_first; k < W && e < E; k++)
-            for (; e < E && (int64_t)e <= ev_s[k]; e++)
-                tab[e] = (uint32_t)k;
-        for (; e < E; e++)
-            tab[e] = (uint32_t)W;
+    /* Runs where the rows would be mostly zeros written and read again: many bands (by
+     * allocation) that each change in a few columns, the columns in event order. */
+    bool as_runs = runs && !dense && in_order;
+    size_t rows = as_runs ? (runs->dense_rows < G ? runs->dense_rows : G) : G;
+    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
+                           : malloc((rows && W ? rows * W : 1) * sizeof *chart->heights);
+    if (!chart->heights) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        goto done;
     }
-#define RANK(e) (tab ? tab[e] : rank_of(ev_s, k_first, W, (e)))
+    if (!ranker_init(&rk, ev_s, k_first, W, E)) {
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        goto done;
+    }
     size_t n_rec = 0;
     if (!dense) {
         rec = ms__alloc_n(est + G, sizeof *rec);
@@ -139,7 +220,42 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
             goto done;
         }
     }
-    for (size_t i = 0; i < tl->n_allocs; i++) {
+    /* Few bands with columns in event order (by site, by category): each change goes
+     * straight into its row, and the allocations' alloc events, mostly in order, find
+     * their columns by walking on from the last one's. */
+    size_t n_fast = dense && in_order ? tl->n_allocs : 0;
+    int64_t e_prev = 0;
+    size_t k_prev = rk.blk[0]; /* the rank of event 0 */
+    for (size_t i = 0; i < n_fast; i++) {
+        int32_t g = gr->of_alloc[i];
+        if (g < 0)
+            continue;
+        const ms_alloc *a = &tl->allocs[i];
+        int64_t bytes = a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
+        int64_t *row = chart->heights + (size_t)g * W;
+        int64_t ea = a->alloc_event, ef = a->free_event;
+        if (ea < 0) {
+            init[g] += bytes; /* alive before the trace */
+        } else if ((size_t)ea < E) {
+            size_t k;
+            if (ea >= e_prev) {
+                for (k = k_prev; k < W && ev_s[k] < ea; k++)
+                    ;
+            } else {
+                k = rank_of(&rk, (size_t)ea);
+            }
+            e_prev = ea;
+            k_prev = k;
+            if (k < W)
+                row[k] += bytes;
+        }
+        if (ef >= 0 && (size_t)ef < E) {
+            uint32_t k = rank_of(&rk, (size_t)ef);
+            if (k < W)
+                row[k] -= bytes;
+        }
+    }
+    for (size_t i = n_fast ? tl->n_allocs : 0; i < tl->n_allocs; i++) {
         int32_t g = gr->of_alloc[i];
         if (g < 0)
             continue;
@@ -155,7 +271,7 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
             }
             if ((size_t)e >= E)
                 continue;
-            uint32_t k = RANK((size_t)e);
+            uint32_t k = rank_of(&rk, (size_t)e);
             if (k >= W)
                 continue; /* after every column's event */
             if (dense)
@@ -164,7 +280,6 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
                 rec[n_rec++] = (change){(uint32_t)g, k, b};
         }
     }
-#undef RANK
     if (dense) {
         /* Each row holds its band's changes at their columns: their running sum. */
         for (size_t g = 0; g < G; g++) {
@@ -198,24 +313,53 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
         for (size_t i = 0; i < n_rec; i++)
             by_band[band_end[rec[i].group]++] = rec[i];
         size_t at = 0;
+        /* With runs: a band's runs are at most one per change and one more. */
+        int64_t *diff = as_runs ? ms__alloc_n(W + 1, sizeof *diff) : NULL;
+        if (as_runs && (!diff || !runs_room(runs, n_rec + G, G))) {
+            free(diff);
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+            goto done;
+        }
+        if (as_runs)
+            runs->n = 0;
         for (size_t g = 0; g < G; g++) {
             change *cg = by_band + at;
             size_t n_g = band_end[g] - at;
             if (n_g > 1)
                 qsort(cg, n_g, sizeof *cg, cmp_change_k);
-            int64_t *row = chart->heights + g * W;
+            int64_t *row = g < rows ? chart->heights + g * W : NULL;
+            size_t band_start = as_runs ? runs->n : 0;
             int64_t run = 0;
             size_t k0 = 0;
-            for (size_t i = 0; i < n_g;) {
-                size_t k = cg[i].k;
-                fill_row(row, stacked, order, in_order, k0, k, run);
+            for (size_t i = 0; i <= n_g;) {
+                size_t k = i < n_g ? cg[i].k : W;
+                if (as_runs) {
+                    put_run(runs, band_start, diff, k0, k, run);
+                    if (row)
+                        for (size_t kk = k0; kk < k; kk++)
+                            row[kk] = run > 0 ? run : 0;
+                } else {
+                    fill_row(row, stacked, order, in_order, k0, k, run);
+                }
+                if (i == n_g)
+                    break;
                 for (; i < n_g && cg[i].k == k; i++)
                     run += cg[i].bytes;
                 k0 = k;
             }
-            fill_row(row, stacked, order, in_order, k0, W, run);
+            if (as_runs)
+                runs->end[g] = runs->n;
             at = band_end[g];
         }
+        if (as_runs) {
+            int64_t sum = 0;
+            for (size_t k = 0; k < W; k++) {
+                sum += diff[k];
+                stacked[k] = sum;
+            }
+            runs->on = true;
+        }
+        free(diff);
     }
     for (size_t k = 0; k < W; k++) {
         size_t c = order[k];
@@ -230,6 +374,6 @@ done:
     free(init);
     free(order);
     free(ev_s);
-    free(tab);
+    free(rk.blk);
     return rc;
 }
