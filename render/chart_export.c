@@ -2,10 +2,8 @@
  * Every number written here is read from an ms_chart that ms_chart_build() made; this file
  * chooses windows, has the trace sliced for them (chart_slice.c) and encodes. No cairo,
  * no printing. */
-#include "chart_export.h"
-#include "chart_impl.h"
 #include "chart_slice.h"
-#include "export_text.h"
+#include "export_state.h"
 #include "export_tiles.h"
 
 #include <math.h>
@@ -14,196 +12,6 @@
 #include <string.h>
 
 #include "render_util.h"
-
-/* ------------------------------------------------------------------ export state */
-
-typedef struct exporter {
-    const ms_chart_source *src;
-    const ms_chart_export_opts *o;
-    ms__str_table st;
-    /* Allocations that some band shows: global allocs[] index -> local id + 1. */
-    uint32_t *alloc_local;
-    size_t *alloc_of;       /* local id -> global index */
-    size_t n_alloc_local, cap_alloc_local;
-    /* Stacks and frames the allocations and site bands point at. */
-    uint32_t *stack_local;  /* stack id -> local + 1 */
-    uint32_t *stack_of;
-    size_t n_stacks, cap_stacks, n_stack_ids;
-    uint32_t *frame_local;  /* frame id -> local + 1 */
-    uint32_t *frame_of;
-    size_t n_frames, cap_frames, n_frame_ids;
-    uint32_t *site_stack;   /* site frame id -> the stack of its largest allocation */
-    /* Site frame id -> its label's string id + 1 (0: not yet; the last slot: no site),
-     * so each site is formatted once, not once per allocation and again in the tables. */
-    int64_t *site_text;
-    size_t stack_varints;   /* frame references the stacks table will hold */
-    int64_t t0;
-    bool bad;
-    ms__vbuf v;
-    ms__vbuf runs; /* one band's heights, before their count */
-    /* Colour text ids by 24-bit colour: each band of each window names its colour, and
-     * the text is the same every time (open addressing, key + 1, 0 empty). */
-    uint32_t *colour_key;
-    int64_t *colour_id;
-    size_t n_colours, colour_slots;
-} exporter;
-
-static uint32_t colour_hash(uint32_t k)
-{
-    k ^= k >> 15;
-    k *= 0x2c1b3c6dU;
-    k ^= k >> 12;
-    return k;
-}
-
-static int64_t colour_id(exporter *x, ms_chart_rgb c)
-{
-    int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
-    int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
-    int b = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
-    uint32_t key = ((uint32_t)r << 16 | (uint32_t)g << 8 | (uint32_t)b) + 1;
-    size_t mask = x->colour_slots - 1;
-    size_t i = x->colour_slots ? colour_hash(key) & mask : 0;
-    for (; x->colour_slots && x->colour_key[i]; i = (i + 1) & mask)
-        if (x->colour_key[i] == key)
-            return x->colour_id[i];
-    char hex[8];
-    snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
-    int64_t id = ms__st_id(&x->st, hex);
-    if (x->st.bad)
-        return id;
-    if (2 * (x->n_colours + 1) > x->colour_slots) {
-        size_t n = x->colour_slots ? 2 * x->colour_slots : 1024;
-        uint32_t *k2 = calloc(n, sizeof *k2);
-        int64_t *v2 = calloc(n, sizeof *v2);
-        if (!k2 || !v2) {
-            free(k2);
-            free(v2);
-            return id; /* uncached: still right */
-        }
-        for (size_t j = 0; j < x->colour_slots; j++) {
-            if (!x->colour_key[j])
-                continue;
-            size_t h = colour_hash(x->colour_key[j]) & (n - 1);
-            while (k2[h])
-                h = (h + 1) & (n - 1);
-            k2[h] = x->colour_key[j];
-            v2[h] = x->colour_id[j];
-        }
-        free(x->colour_key);
-        free(x->colour_id);
-        x->colour_key = k2;
-        x->colour_id = v2;
-        x->colour_slots = n;
-        mask = n - 1;
-    }
-    i = colour_hash(key) & mask;
-    while (x->colour_key[i])
-        i = (i + 1) & mask;
-    x->colour_key[i] = key;
-    x->colour_id[i] = id;
-    x->n_colours++;
-    return id;
-}
-
-/* Forgets the cached colours (the strings they name were dropped). */
-static void colours_forget(exporter *x)
-{
-    if (x->colour_slots)
-        memset(x->colour_key, 0, x->colour_slots * sizeof *x->colour_key);
-    x->n_colours = 0;
-}
-
-static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
-{
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uint32_t *p = realloc(*arr, c * sizeof *p);
-        if (!p)
-            return false;
-        *arr = p;
-        *cap = c;
-    }
-    (*arr)[(*n)++] = v;
-    return true;
-}
-
-static int64_t frame_ref(exporter *x, uint32_t frame)
-{
-    if (frame == UINT32_MAX || frame >= x->n_frame_ids)
-        return -1;
-    if (!x->frame_local[frame]) {
-        if (!push_u32(&x->frame_of, &x->n_frames, &x->cap_frames, frame)) {
-            x->bad = true;
-            return -1;
-        }
-        x->frame_local[frame] = (uint32_t)x->n_frames;
-        /* Its texts now, so the size estimate sees them. */
-        const ms_frame *f = ms_snapshot_frame(x->src->snap, frame);
-        if (f) {
-            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
-            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
-        }
-    }
-    return (int64_t)x->frame_local[frame] - 1;
-}
-
-static int64_t stack_ref(exporter *x, uint32_t stack)
-{
-    if (!x->src->snap || stack == MS_NO_STACK || stack >= x->n_stack_ids)
-        return -1;
-    if (!x->stack_local[stack]) {
-        if (!push_u32(&x->stack_of, &x->n_stacks, &x->cap_stacks, stack)) {
-            x->bad = true;
-            return -1;
-        }
-        x->stack_local[stack] = (uint32_t)x->n_stacks;
-        size_t n = 0;
-        const uint32_t *f = ms_snapshot_stack(x->src->snap, stack, &n);
-        x->stack_varints += n + 1;
-        for (size_t i = 0; i < n; i++)
-            frame_ref(x, f[i]);
-    }
-    return (int64_t)x->stack_local[stack] - 1;
-}
-
-/* "file:line function" of an allocation's site, as tooltips name it. */
-static int64_t site_label_id(exporter *x, uint32_t stack)
-{
-    const ms_snapshot *snap = x->src->snap;
-    uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
-    size_t slot = site < x->n_frame_ids ? site : x->n_frame_ids;
-    if (x->site_text && x->site_text[slot])
-        return x->site_text[slot] - 1;
-    char label[MS_CHART_TEXT];
-    if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
-        snprintf(label, sizeof label, "(no stack recorded)");
-    int64_t id = ms__st_id(&x->st, label);
-    if (x->site_text && !x->st.bad)
-        x->site_text[slot] = id + 1;
-    return id;
-}
-
-static int64_t alloc_ref(exporter *x, size_t global)
-{
-    if (!x->alloc_local[global]) {
-        if (x->n_alloc_local == x->cap_alloc_local) {
-            size_t c = x->cap_alloc_local ? x->cap_alloc_local * 2 : 1024;
-            size_t *p = realloc(x->alloc_of, c * sizeof *p);
-            if (!p) {
-                x->bad = true;
-                return 0;
-            }
-            x->alloc_of = p;
-            x->cap_alloc_local = c;
-        }
-        x->alloc_of[x->n_alloc_local++] = global;
-        x->alloc_local[global] = (uint32_t)x->n_alloc_local;
-        stack_ref(x, x->src->tl->allocs[global].stack);
-        site_label_id(x, x->src->tl->allocs[global].stack);
-    }
-    return (int64_t)x->alloc_local[global] - 1;
-}
 
 /* ------------------------------------------------------------------ one window */
 
@@ -276,7 +84,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
         const ms_chart_group *gr = &ch->groups[g];
         if (gr->kind == MS_CHART_GROUP_ALLOC && gr->alloc >= 0) {
             size_t gi = global ? global[gr->alloc] : (size_t)gr->alloc;
-            ms__vb_s(&x->v, alloc_ref(x, gi));
+            ms__vb_s(&x->v, ms__exp_alloc_ref(x, gi));
         } else {
             ms__vb_s(&x->v, -1 - ms__st_id(&x->st, gr->label));
         }
@@ -288,8 +96,8 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
         int64_t stack = -1;
         if (gr->kind != MS_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
             gr->site < x->n_frame_ids && x->site_stack[gr->site] != MS_NO_STACK)
-            stack = stack_ref(x, x->site_stack[gr->site]);
-        ms__vb_u(&x->v, (uint64_t)colour_id(x, gr->fill));
+            stack = ms__exp_stack_ref(x, x->site_stack[gr->site]);
+        ms__vb_u(&x->v, (uint64_t)ms__exp_colour_id(x, gr->fill));
         ms__vb_s(&x->v, gr->legend);
         ms__vb_s(&x->v, stack);
     }
@@ -348,7 +156,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     ms__sb_puts(b, "],\"leg\":[");
     for (size_t i = 0; i < ch->n_legend; i++)
         ms__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
-                  (long long)colour_id(x, ch->legend[i].rgb),
+                  (long long)ms__exp_colour_id(x, ch->legend[i].rgb),
                   (long long)ms__st_id(&x->st, ch->legend[i].text));
     ms__sb_puts(b, "],\"ln\":[");
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
@@ -357,7 +165,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             ms__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
             ms__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
             ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, ch->names[r->name]));
-            ms__vb_u(&x->v, (uint64_t)colour_id(x, ch->name_rgb[r->name]));
+            ms__vb_u(&x->v, (uint64_t)ms__exp_colour_id(x, ch->name_rgb[r->name]));
         }
         if (lane)
             ms__sb_puts(b, ",");
@@ -386,7 +194,7 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
 static void rgb_json(exporter *x, ms__sbuf *b, const char *key, ms_chart_rgb c)
 {
     ms__sb_printf(b, "\"%s\":", key);
-    int64_t id = colour_id(x, c); /* may grow the table: index after */
+    int64_t id = ms__exp_colour_id(x, c); /* may grow the table: index after */
     ms__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
 }
 
@@ -494,7 +302,7 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_stacks = m.stacks;
     x->n_frames = m.frames;
     ms__st_truncate(&x->st, m.strings);
-    colours_forget(x);
+    ms__exp_colours_forget(x);
     for (size_t i = 0; x->site_text && i <= x->n_frame_ids; i++)
         if (x->site_text[i] > (int64_t)m.strings)
             x->site_text[i] = 0; /* its string was dropped */
@@ -728,169 +536,6 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
     return rc;
 }
 
-/* The tables the bands refer to: allocations, stacks, frames, strings. */
-static void write_tables(exporter *x, ms__sbuf *b)
-{
-    const ms_timeline *tl = x->src->tl;
-    const ms_trace *tr = x->src->trace;
-    const ms_snapshot *snap = x->src->snap;
-    ms__sb_printf(b, ",\"allocs\":{\"n\":%zu", x->n_alloc_local);
-    /* Columns of the table, each its own stream: index, size, times, stack, site. */
-    int64_t prev = 0;
-    for (size_t i = 0; i < x->n_alloc_local; i++) {
-        ms__vb_s(&x->v, (int64_t)x->alloc_of[i] - prev);
-        prev = (int64_t)x->alloc_of[i];
-    }
-    ms__sb_puts(b, ",\"idx\":");
-    ms__sb_b64(b, &x->v);
-    for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_u(&x->v, tl->allocs[x->alloc_of[i]].size);
-    ms__sb_puts(b, ",\"size\":");
-    ms__sb_b64(b, &x->v);
-    for (int which = 0; which < 2; which++) {
-        for (size_t i = 0; i < x->n_alloc_local; i++) {
-            const ms_alloc *a = &tl->allocs[x->alloc_of[i]];
-            int64_t e = which ? a->free_event : a->alloc_event;
-            ms__vb_s(&x->v, e >= 0 && (size_t)e < tr->n ? tr->time_us[e] - x->t0 : -1);
-        }
-        ms__sb_puts(b, which ? ",\"tfree\":" : ",\"talloc\":");
-        ms__sb_b64(b, &x->v);
-    }
-    for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_s(&x->v, stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
-    ms__sb_puts(b, ",\"stack\":");
-    ms__sb_b64(b, &x->v);
-    for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_u(&x->v, (uint64_t)site_label_id(x, tl->allocs[x->alloc_of[i]].stack));
-    ms__sb_puts(b, ",\"site\":");
-    ms__sb_b64(b, &x->v);
-    if (x->o->alloc_category) {
-        /* Category names are few; they go in the string table like any text. */
-        for (size_t i = 0; i < x->n_alloc_local; i++) {
-            uint8_t c = x->o->alloc_category[x->alloc_of[i]];
-            ms__vb_s(&x->v, c < x->o->n_category_names
-                            ? ms__st_id(&x->st, x->o->category_names[c])
-                            : -1);
-        }
-        ms__sb_puts(b, ",\"cat\":");
-        ms__sb_b64(b, &x->v);
-    }
-    /* Each allocation's compile context and user metadata (string id, -1 for none);
-     * only a trace that carries some (ms_trace.compile_context) writes the column. */
-    for (int which = 0; which < 2; which++) {
-        const uint32_t *col = which ? tr->user_metadata : tr->compile_context;
-        if (!col)
-            continue;
-        for (size_t i = 0; i < x->n_alloc_local; i++) {
-            int64_t e = tl->allocs[x->alloc_of[i]].alloc_event;
-            uint32_t id = e >= 0 && (size_t)e < tr->n ? col[e] : MS_NO_STRING;
-            ms__vb_s(&x->v, id == MS_NO_STRING ? -1 : ms__st_id(&x->st, ms_snapshot_string(snap, id)));
-        }
-        ms__sb_puts(b, which ? ",\"umeta\":" : ",\"cctx\":");
-        ms__sb_b64(b, &x->v);
-    }
-    /* The user's line behind each allocation made in a library's or the standard
-     * library's code (ms_stack_user_frame, string id, -1 where the site is the user's line
-     * or there is none); written only when some allocation has one. */
-    bool any_user = false;
-    for (size_t i = 0; i < x->n_alloc_local && snap && !any_user; i++) {
-        uint32_t st = tl->allocs[x->alloc_of[i]].stack;
-        uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
-        any_user = uf != UINT32_MAX && uf != ms_stack_site(snap, st);
-    }
-    /* Each user frame's text once (string id + 1, -1 for none; 0: not yet). */
-    int64_t *user_text = any_user ? calloc(x->n_frame_ids + 1, sizeof *user_text) : NULL;
-    for (size_t i = 0; any_user && i < x->n_alloc_local; i++) {
-        uint32_t st = tl->allocs[x->alloc_of[i]].stack;
-        uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
-        if (uf == UINT32_MAX || uf == ms_stack_site(snap, st)) {
-            ms__vb_s(&x->v, -1);
-            continue;
-        }
-        int64_t *memo = user_text && uf < x->n_frame_ids ? &user_text[uf] : NULL;
-        if (!memo || !*memo) {
-            char label[MS_CHART_TEXT];
-            int64_t id = ms_site_format(snap, uf, label, sizeof label) == 0
-                             ? -1
-                             : ms__st_id(&x->st, label);
-            if (memo && !x->st.bad)
-                *memo = id < 0 ? -1 : id + 1;
-            ms__vb_s(&x->v, id);
-            continue;
-        }
-        ms__vb_s(&x->v, *memo < 0 ? -1 : *memo - 1);
-    }
-    free(user_text);
-    if (any_user) {
-        ms__sb_puts(b, ",\"user\":");
-        ms__sb_b64(b, &x->v);
-    }
-    ms__sb_puts(b, "}");
-
-    /* Stacks: frame count then local frame ids, innermost first. */
-    for (size_t i = 0; i < x->n_stacks; i++) {
-        size_t n = 0;
-        const uint32_t *f = ms_snapshot_stack(snap, x->stack_of[i], &n);
-        ms__vb_u(&x->v, n);
-        for (size_t k = 0; k < n; k++)
-            ms__vb_s(&x->v, frame_ref(x, f[k]));
-    }
-    ms__sb_printf(b, ",\"stacks\":{\"n\":%zu,\"f\":", x->n_stacks);
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, "}");
-    for (size_t i = 0; i < x->n_frames; i++) {
-        const ms_frame *f = ms_snapshot_frame(snap, x->frame_of[i]);
-        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->filename)) : 0);
-        ms__vb_s(&x->v, f ? f->line : 0);
-        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->name)) : 0);
-    }
-    ms__sb_printf(b, ",\"frames\":{\"n\":%zu,\"f\":", x->n_frames);
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, "}");
-    ms__sb_puts(b, ",\"iters\":");
-    for (size_t i = 0; i < x->o->n_iterations; i++) {
-        ms__vb_s(&x->v, x->o->iterations[i].start_us - x->t0);
-        ms__vb_s(&x->v, x->o->iterations[i].end_us - x->o->iterations[i].start_us);
-    }
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, ",\"strings\":[");
-    for (size_t i = 0; i < x->st.n; i++) {
-        if (i)
-            ms__sb_puts(b, ",");
-        ms__sb_str(b, x->st.s[i]);
-    }
-    ms__sb_puts(b, "]");
-}
-
-/* For a site band's stack panel: each site's largest allocation speaks for it. */
-static int site_stacks(exporter *x, ms_error *err)
-{
-    const ms_snapshot *snap = x->src->snap;
-    const ms_timeline *tl = x->src->tl;
-    if (!snap || !x->n_frame_ids)
-        return 0;
-    uint64_t *best = calloc(x->n_frame_ids, sizeof *best);
-    x->site_stack = calloc(x->n_frame_ids, sizeof *x->site_stack);
-    if (!best || !x->site_stack) {
-        free(best);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for site stacks");
-    }
-    for (size_t f = 0; f < x->n_frame_ids; f++)
-        x->site_stack[f] = MS_NO_STACK;
-    for (size_t i = 0; i < tl->n_allocs; i++) {
-        const ms_alloc *a = &tl->allocs[i];
-        if (a->stack == MS_NO_STACK)
-            continue;
-        uint32_t site = ms_stack_site(snap, a->stack);
-        if (site < x->n_frame_ids && (x->site_stack[site] == MS_NO_STACK || a->size > best[site])) {
-            best[site] = a->size;
-            x->site_stack[site] = a->stack;
-        }
-    }
-    free(best);
-    return 0;
-}
-
 /* Every grouping's levels within `limit` bytes in all. Sites get an eighth and categories
  * a sixteenth: twelve (or eight) bands whose heights change every column cost more per
  * window than four hundred allocations that each hold one size, and past a few levels
@@ -989,7 +634,7 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
         }
         ms__sb_puts(doc, "}");
     }
-    write_tables(x, doc);
+    ms__exp_write_tables(x, doc);
     ms__sb_puts(doc, "}");
 }
 
@@ -1059,7 +704,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
-        rc = site_stacks(&x, err);
+        rc = ms__exp_site_stacks(&x, err);
 
     /* One y scale for every window, so zooming keeps heights comparable. */
     int64_t y_fit = 0;
