@@ -82,6 +82,25 @@ int report_write_markdown(FILE *out, const cJSON *doc);
 
 /* Text helpers the writers share. */
 void report_html_escape(FILE *out, const char *s);
+/* Table cells and rows of the page (report_cells.c): a size, a text (class cls or none), a
+ * change in percent ("new" when not a number), a "k | size | extra" or "k | text | extra"
+ * row, and a site with its function (cut past 110 characters, whole in the tooltip),
+ * followed by the user's line behind it (`from`, or o's user_frame when it is not the
+ * site). report_signed_size writes "+1.2 MB" style text. */
+void report_cell_size(FILE *out, double bytes);
+void report_cell_text(FILE *out, const char *cls, const char *s);
+void report_cell_pct(FILE *out, const cJSON *pct);
+void report_signed_size(double v, char *buf, size_t cap);
+void report_kv_size(FILE *out, const char *k, double bytes, const char *extra);
+void report_kv_text(FILE *out, const char *k, const char *v, const char *extra);
+void report_cell_site(FILE *out, const char *site, const char *function);
+void report_cell_site_user(FILE *out, const char *site, const char *function, const cJSON *o,
+                           const char *site_file, double site_line);
+void report_cell_site_from(FILE *out, const char *site, const char *function, const char *from);
+/* The page's comparison section (cmp: the document's "comparison", svg its chart or NULL)
+ * and its baseline section (report_html_compare.c). */
+void report_html_comparison(FILE *out, const cJSON *cmp, const char *svg);
+void report_html_baseline(FILE *out, const cJSON *doc);
 void report_md_escape(FILE *out, const char *s);
 /* Makes SVG text from cairo safe to sit beside other SVGs in one page: every id and
  * every reference to one gets `prefix`, and the XML declaration goes. Returns a heap

@@ -65,111 +65,6 @@ static void esc(FILE *out, const char *s)
     report_html_escape(out, s);
 }
 
-static void size_cell(FILE *out, double bytes)
-{
-    char b[32];
-    ms_format_bytes((int64_t)bytes, b, sizeof b);
-    fprintf(out, "<td class=\"num\">%s</td>", b);
-}
-
-static void text_cell(FILE *out, const char *cls, const char *s)
-{
-    if (cls)
-        fprintf(out, "<td class=\"%s\">", cls);
-    else
-        fputs("<td>", out);
-    esc(out, s);
-    fputs("</td>", out);
-}
-
-static void signed_size(double v, char *buf, size_t cap)
-{
-    signed_size_text((int64_t)v, buf, cap);
-}
-
-static void pct_cell(FILE *out, const cJSON *pct)
-{
-    if (cJSON_IsNumber(pct))
-        fprintf(out, "<td class=\"num\">%+.1f%%</td>", pct->valuedouble);
-    else
-        fputs("<td class=\"num\">new</td>", out);
-}
-
-static void kv_size(FILE *out, const char *k, double bytes, const char *extra)
-{
-    char b[32];
-    ms_format_bytes((int64_t)bytes, b, sizeof b);
-    fprintf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td class=\"muted\">", k, b);
-    esc(out, extra ? extra : "");
-    fputs("</td></tr>\n", out);
-}
-
-static void kv_text(FILE *out, const char *k, const char *v, const char *extra)
-{
-    fprintf(out, "<tr><th>%s</th><td class=\"num\">", k);
-    esc(out, v);
-    fputs("</td><td class=\"muted\">", out);
-    esc(out, extra ? extra : "");
-    fputs("</td></tr>\n", out);
-}
-
-#define MAX_FUNCTION 110
-
-/* "site function" in one cell, as every table names a site. C++ template names run to
- * hundreds of characters; they are cut, with the whole name in the tooltip. */
-static void site_cell_from(FILE *out, const char *site, const char *function, const char *from);
-
-static void site_cell(FILE *out, const char *site, const char *function)
-{
-    site_cell_from(out, site, function, NULL);
-}
-
-/* The same, followed by the user's line behind the site when `o`'s user_frame is not the
- * site itself (a site inside a library). */
-static void site_cell_user(FILE *out, const char *site, const char *function, const cJSON *o,
-                           const char *site_file, double site_line)
-{
-    char uf[512];
-    bool shown = leaks_user_frame_text(cJSON_GetObjectItemCaseSensitive(o, "user_frame"),
-                                       site_file, site_line, uf, sizeof uf);
-    site_cell_from(out, site, function, shown ? uf : NULL);
-}
-
-static void site_cell_from(FILE *out, const char *site, const char *function, const char *from)
-{
-    size_t n = function ? strlen(function) : 0;
-    if (n > MAX_FUNCTION) {
-        fputs("<td class=\"site\" title=\"", out);
-        esc(out, function);
-        fputs("\">", out);
-    } else {
-        fputs("<td class=\"site\">", out);
-    }
-    esc(out, site);
-    if (n) {
-        fputc(' ', out);
-        if (n > MAX_FUNCTION) {
-            /* Cut where a UTF-8 character begins, never inside one. */
-            size_t cut = MAX_FUNCTION;
-            while (cut > 0 && ((unsigned char)function[cut] & 0xC0) == 0x80)
-                cut--;
-            char buf[MAX_FUNCTION + 1];
-            memcpy(buf, function, cut);
-            buf[cut] = '\0';
-            esc(out, buf);
-            fputs("&hellip;", out);
-        } else {
-            esc(out, function);
-        }
-    }
-    if (from) {
-        fputs(" <span class=\"muted\">from ", out);
-        esc(out, from);
-        fputs("</span>", out);
-    }
-    fputs("</td>", out);
-}
-
 static const char *file_anchor(size_t i, char *buf, size_t cap)
 {
     snprintf(buf, cap, "file-%zu", i + 1);
@@ -265,12 +160,12 @@ static void overview(FILE *out, const cJSON *files)
             fprintf(out, "<tr><td><a href=\"#%s\">", anchor);
             esc(out, report_str(file, "path"));
             fprintf(out, "</a></td><td class=\"num\">%d</td>", d);
-            size_cell(out, report_num(dev, "peak.bytes"));
+            report_cell_size(out, report_num(dev, "peak.bytes"));
             char when[32];
             fprintf(out, "<td class=\"num\">%s</td>",
                     report_seconds(when, sizeof when, dev, "peak.seconds"));
-            size_cell(out, report_num(dev, "reserved.peak_bytes"));
-            size_cell(out, report_num(dev, "live_end.bytes"));
+            report_cell_size(out, report_num(dev, "reserved.peak_bytes"));
+            report_cell_size(out, report_num(dev, "live_end.bytes"));
             double it = iteration_count(file, d);
             if (it >= 0)
                 fprintf(out, "<td class=\"num\">%.0f</td>", it);
@@ -287,194 +182,6 @@ static void overview(FILE *out, const cJSON *files)
     fputs("</table>\n", out);
 }
 
-static void pair_sites_table(FILE *out, const cJSON *sites, const char *la, const char *lb)
-{
-    if (cJSON_GetArraySize(sites) == 0)
-        return;
-    fputs("<table class=\"wide\"><tr><th>site</th><th class=\"num\">", out);
-    esc(out, la);
-    fputs("</th><th class=\"num\">", out);
-    esc(out, lb);
-    fputs("</th><th class=\"num\">change</th></tr>\n", out);
-    const cJSON *s;
-    cJSON_ArrayForEach(s, sites)
-    {
-        char d[48];
-        fputs("<tr>", out);
-        site_cell(out, report_str(s, "site"), report_str(s, "function"));
-        size_cell(out, report_num(s, "a_bytes"));
-        size_cell(out, report_num(s, "b_bytes"));
-        signed_size(report_num(s, "delta_bytes"), d, sizeof d);
-        fprintf(out, "<td class=\"num\">%s</td></tr>\n", d);
-    }
-    fputs("</table>\n", out);
-}
-
-static const char *const METRIC_ROWS[][2] = {
-    {"peak_bytes", "peak"},
-    {"reserved_peak_bytes", "reserved peak"},
-    {"reserved_end_bytes", "reserved at end"},
-    {"live_end_bytes", "live at end"},
-    {"live_end_count", "live allocations"},
-    {"allocs", "allocations"},
-    {"ooms", "OOMs"},
-};
-
-static void pair_section(FILE *out, const cJSON *pair, const char *title_sites)
-{
-    const char *la = report_str(pair, "a_label"), *lb = report_str(pair, "b_label");
-    fputs("<p class=\"verdict\">", out);
-    esc(out, report_str(pair, "verdict"));
-    fputs("</p>\n<div class=\"grid fit\"><div><table><tr><th></th><th class=\"num\">", out);
-    esc(out, la);
-    fputs("</th><th class=\"num\">", out);
-    esc(out, lb);
-    fputs("</th><th class=\"num\">change</th><th class=\"num\"></th></tr>\n", out);
-    for (size_t k = 0; k < sizeof METRIC_ROWS / sizeof METRIC_ROWS[0]; k++) {
-        const cJSON *m = report_get(report_get(pair, "metrics"), METRIC_ROWS[k][0]);
-        bool bytes = strstr(METRIC_ROWS[k][0], "bytes") != NULL;
-        fprintf(out, "<tr><th>%s</th>", METRIC_ROWS[k][1]);
-        if (bytes) {
-            char d[48];
-            size_cell(out, report_num(m, "a"));
-            size_cell(out, report_num(m, "b"));
-            signed_size(report_num(m, "delta"), d, sizeof d);
-            fprintf(out, "<td class=\"num\">%s</td>", d);
-        } else {
-            fprintf(out, "<td class=\"num\">%.0f</td><td class=\"num\">%.0f</td>"
-                         "<td class=\"num\">%s%.0f</td>",
-                    report_num(m, "a"), report_num(m, "b"), report_num(m, "delta") > 0 ? "+" : "",
-                    report_num(m, "delta"));
-        }
-        pct_cell(out, cJSON_GetObjectItemCaseSensitive(m, "pct"));
-        fputs("</tr>\n", out);
-    }
-    fputs("</table></div><div>\n", out);
-    fprintf(out, "<h3 style=\"margin-top:4px\">%s</h3>\n", title_sites);
-    const cJSON *sites = cJSON_GetObjectItemCaseSensitive(pair, "sites");
-    if (cJSON_GetArraySize(sites))
-        pair_sites_table(out, sites, la, lb);
-    else
-        fputs("<p class=\"muted\">No site holds a different amount at the peak.</p>\n", out);
-    fputs("</div></div>\n", out);
-}
-
-static void delta_cell(FILE *out, const cJSON *row, const char *value_key, const char *pct_key,
-                       bool flagged)
-{
-    char v[32];
-    ms_format_bytes((int64_t)report_num(row, value_key), v, sizeof v);
-    const cJSON *pct = cJSON_GetObjectItemCaseSensitive(row, pct_key);
-    fprintf(out, "<td class=\"num%s\">%s ", flagged ? " bad" : "", v);
-    if (cJSON_IsNumber(pct))
-        fprintf(out, "<span class=\"muted\">(%+.1f%%)</span>", pct->valuedouble);
-    fprintf(out, "%s</td>", flagged ? " *" : "");
-}
-
-static bool outlier_metric(const cJSON *ranks, double file, const char *metric)
-{
-    const cJSON *o;
-    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(ranks, "outliers"))
-    {
-        if (report_num(o, "file") == file && !strcmp(report_str(o, "metric"), metric))
-            return true;
-    }
-    return false;
-}
-
-static void comparison(FILE *out, const cJSON *cmp, const char *svg)
-{
-    const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(cmp, "ranks");
-    fputs("<h2 id=\"comparison\">Comparison</h2>\n", out);
-    const cJSON *pair = cJSON_GetObjectItemCaseSensitive(cmp, "pair");
-    if (cJSON_IsObject(pair))
-        pair_section(out, pair, "Sites by change in bytes held at the peak");
-    if (svg) {
-        fputs("<div class=\"chart\">", out);
-        fputs(svg, out);
-        fputs("</div>\n", out);
-        const char *png = report_str(cmp, "ranks_png");
-        fputs("<p class=\"caption\">Active memory of every file on shared scales", out);
-        if (*png) {
-            fputs(" (also <code>", out);
-            esc(out, png);
-            fputs("</code>)", out);
-        }
-        fputs(".</p>\n", out);
-    }
-    /* Two files are a pair: the median of two is their mean and says nothing more. */
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ranks, "is_pair")))
-        return;
-    fprintf(out, "<h3>Ranks against the median</h3>\n<table class=\"wide\"><tr><th>file</th>"
-                 "<th class=\"num\">rank</th><th class=\"num\">device</th>"
-                 "<th class=\"num\">peak</th><th class=\"num\">reserved peak</th>"
-                 "<th class=\"num\">live at end</th><th class=\"num\">peak at</th>"
-                 "<th>top site at peak</th></tr>\n");
-    const cJSON *row;
-    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(ranks, "ranks"))
-    {
-        double f = report_num(row, "file");
-        fputs("<tr>", out);
-        text_cell(out, NULL, report_str(row, "label"));
-        const cJSON *rank = cJSON_GetObjectItemCaseSensitive(row, "rank");
-        if (cJSON_IsNumber(rank))
-            fprintf(out, "<td class=\"num\">%d</td>", rank->valueint);
-        else
-            fputs("<td class=\"num\">-</td>", out);
-        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(row, "device"));
-        delta_cell(out, row, "peak_bytes", "peak_delta_pct",
-                   outlier_metric(ranks, f, "peak_bytes"));
-        delta_cell(out, row, "reserved_peak_bytes", "reserved_delta_pct",
-                   outlier_metric(ranks, f, "reserved_peak_bytes"));
-        delta_cell(out, row, "live_end_bytes", "live_end_delta_pct",
-                   outlier_metric(ranks, f, "live_end_bytes"));
-        if (cJSON_IsNumber(report_get(row, "peak_time_us")))
-            fprintf(out, "<td class=\"num\">%.3f s</td>", report_num(row, "peak_time_us") / 1e6);
-        else
-            fputs("<td class=\"num\">-</td>", out); /* a trace without times */
-        const cJSON *ts = cJSON_GetObjectItemCaseSensitive(row, "top_site");
-        if (cJSON_IsObject(ts))
-            site_cell(out, report_str(ts, "site"), report_str(ts, "function"));
-        else
-            fputs("<td>-</td>", out);
-        fputs("</tr>\n", out);
-    }
-    char m1[32], m2[32], m3[32];
-    ms_format_bytes((int64_t)report_num(ranks, "median.peak_bytes"), m1, sizeof m1);
-    ms_format_bytes((int64_t)report_num(ranks, "median.reserved_peak_bytes"), m2, sizeof m2);
-    ms_format_bytes((int64_t)report_num(ranks, "median.live_end_bytes"), m3, sizeof m3);
-    fprintf(out, "<tr><th>median</th><th></th><th></th><th class=\"num\">%s</th>"
-                 "<th class=\"num\">%s</th><th class=\"num\">%s</th><th></th><th></th></tr>\n"
-                 "</table>\n",
-            m1, m2, m3);
-    int n_out = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ranks, "outliers"));
-    fprintf(out, "<p>%s (threshold %g%% from the median).</p>\n",
-            n_out ? "<span class=\"bad\">*</span> marks a value far from the median"
-                  : "No outliers: every file is near the median",
-            report_num(ranks, "threshold_pct"));
-}
-
-static void baseline_section(FILE *out, const cJSON *doc)
-{
-    const cJSON *base = cJSON_GetObjectItemCaseSensitive(doc, "baseline");
-    if (!cJSON_IsObject(base))
-        return;
-    fputs("<h2 id=\"baseline\">Against the baseline</h2>\n<p class=\"sub\">Baseline: <code>",
-          out);
-    esc(out, report_str(base, "path"));
-    fputs("</code></p>\n", out);
-    const cJSON *pair;
-    cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(base, "pairs"))
-    {
-        const cJSON *file = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"),
-                                               (int)report_num(pair, "b"));
-        fputs("<h3>", out);
-        esc(out, report_str(file, "path"));
-        fputs("</h3>\n", out);
-        pair_section(out, pair, "Sites by change in bytes held at the peak");
-    }
-}
-
 static void device_facts(FILE *out, const cJSON *dev)
 {
     char extra[128], b[32];
@@ -484,34 +191,34 @@ static void device_facts(FILE *out, const cJSON *dev)
                  report_num(dev, "peak.event"));
     else
         snprintf(extra, sizeof extra, "at event %.0f", report_num(dev, "peak.event"));
-    kv_size(out, "peak", report_num(dev, "peak.bytes"), extra);
+    report_kv_size(out, "peak", report_num(dev, "peak.bytes"), extra);
     ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
     snprintf(extra, sizeof extra, "%s at the end", b);
-    kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
+    report_kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
     snprintf(extra, sizeof extra, "in %.0f allocation%s", report_num(dev, "live_end.count"),
              cli_plural(report_num(dev, "live_end.count")));
-    kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
+    report_kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
     char ev[64], span[64];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
     if (cJSON_IsNumber(report_get(dev, "time.seconds")))
         snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
     else
         snprintf(span, sizeof span, "this PyTorch recorded no times");
-    kv_text(out, "events", ev, span);
+    report_kv_text(out, "events", ev, span);
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "actions.alloc"));
-    kv_text(out, "allocations", ev, NULL);
+    report_kv_text(out, "allocations", ev, NULL);
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
     if (complete) {
-        kv_text(out, "trace", "complete", NULL);
+        report_kv_text(out, "trace", "complete", NULL);
     } else {
         ms_format_bytes((int64_t)report_num(dev, "preexisting.bytes"), b, sizeof b);
         snprintf(extra, sizeof extra, "%s in %.0f allocation%s rebuilt from before the first event",
                  b, report_num(dev, "preexisting.count"),
                  cli_plural(report_num(dev, "preexisting.count")));
-        kv_text(out, "trace", "incomplete", extra);
+        report_kv_text(out, "trace", "incomplete", extra);
     }
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "annotations"));
-    kv_text(out, "annotations", ev, NULL);
+    report_kv_text(out, "annotations", ev, NULL);
     fputs("</table>\n", out);
 }
 
@@ -532,10 +239,10 @@ static void top_sites(FILE *out, const cJSON *dev)
     {
         double bytes = report_num(s, "bytes");
         fputs("<tr>", out);
-        size_cell(out, bytes);
+        report_cell_size(out, bytes);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * bytes / peak : 0.0);
         fprintf(out, "<td class=\"num\">%.0f</td>", report_num(s, "count"));
-        site_cell_user(out, report_str(s, "site"), report_str(s, "function"), s,
+        report_cell_site_user(out, report_str(s, "site"), report_str(s, "function"), s,
                        report_str(s, "filename"), report_num(s, "line"));
         fputs("</tr>\n", out);
     }
@@ -565,8 +272,8 @@ static void ooms(FILE *out, const cJSON *dev)
         else
             fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">-</td>",
                     report_num(o, "event"));
-        size_cell(out, report_num(o, "requested_bytes"));
-        size_cell(out, report_num(o, "device_free_bytes"));
+        report_cell_size(out, report_num(o, "requested_bytes"));
+        report_cell_size(out, report_num(o, "device_free_bytes"));
         fputs("</tr>\n", out);
     }
     fputs("</table>", out);
@@ -705,18 +412,18 @@ static void leaks_table(FILE *out, const cJSON *file)
         if (nm > 1) {
             /* One cause, several sites: the pattern is the finding, its sites follow. */
             snprintf(site, sizeof site, "%s: %d sites", report_str(L, "pattern"), nm);
-            site_cell(out, site, NULL);
-            site_cell(out, "-", NULL);
+            report_cell_site(out, site, NULL);
+            report_cell_site(out, "-", NULL);
         } else {
-            site_cell_user(out, site, report_str(L, "site.function"), L,
+            report_cell_site_user(out, site, report_str(L, "site.function"), L,
                            report_str(L, "site.filename"), report_num(L, "site.line"));
             const char *layer = report_str(L, "layer");
-            site_cell(out, *layer ? layer : "-", NULL);
+            report_cell_site(out, *layer ? layer : "-", NULL);
         }
         fprintf(out, "<td class=\"num\">%.0f</td>", report_num(L, "count"));
-        text_cell(out, "num", each);
-        size_cell(out, report_num(L, "bytes"));
-        text_cell(out, "num", growth);
+        report_cell_text(out, "num", each);
+        report_cell_size(out, report_num(L, "bytes"));
+        report_cell_text(out, "num", growth);
         fprintf(out, "<td class=\"num\">%.3f s</td><td class=\"num\">%.3f s</td></tr>\n",
                 report_num(L, "first_alloc_s"), report_num(L, "last_alloc_s"));
         if (nm > 1 || !strcmp(report_str(L, "pattern"), "workspace")) {
@@ -754,10 +461,10 @@ static void leaks_table(FILE *out, const cJSON *file)
             esc(out, report_str(M, "site.function"));
             fputs("</td>", out);
             const char *ml = report_str(M, "layer");
-            site_cell(out, *ml ? ml : "-", NULL);
+            report_cell_site(out, *ml ? ml : "-", NULL);
             fprintf(out, "<td class=\"num\">%.0f</td>", report_num(M, "count"));
-            text_cell(out, "num", meach);
-            size_cell(out, report_num(M, "bytes"));
+            report_cell_text(out, "num", meach);
+            report_cell_size(out, report_num(M, "bytes"));
             fputs("<td></td><td></td><td></td></tr>\n", out);
         }
         if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(L, "stack"))) {
@@ -823,11 +530,11 @@ static void iterations_table(FILE *out, const cJSON *file)
                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "partial")) ? " (partial)"
                                                                                      : "",
                         w0, w1);
-                size_cell(out, report_num(x, "peak_bytes"));
-                size_cell(out, live);
+                report_cell_size(out, report_num(x, "peak_bytes"));
+                report_cell_size(out, live);
                 char d[48] = "";
                 if (prev >= 0)
-                    signed_size(live - prev, d, sizeof d);
+                    report_signed_size(live - prev, d, sizeof d);
                 fprintf(out, "<td class=\"num\">%s</td></tr>\n", d);
             }
             prev = live;
@@ -869,17 +576,17 @@ static void categories_table(FILE *out, const cJSON *file)
         fputs("<tr><td>", out);
         esc(out, names[k]);
         fputs("</td>", out);
-        size_cell(out, v);
+        report_cell_size(out, v);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * v / peak : 0.0);
         if (last)
-            size_cell(out, report_num(report_get(last, "at_end"), names[k]));
+            report_cell_size(out, report_num(report_get(last, "at_end"), names[k]));
         fputs("</tr>\n", out);
     }
     fputs("<tr><td>total</td>", out);
-    size_cell(out, peak);
+    report_cell_size(out, peak);
     fputs("<td class=\"num\">100%</td>", out);
     if (last)
-        size_cell(out, end);
+        report_cell_size(out, end);
     fputs("</tr></table>\n", out);
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "formula");
     if (cJSON_IsObject(f)) {
@@ -1021,8 +728,8 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
     gates_banner(out, cJSON_GetObjectItemCaseSensitive(doc, "gates"));
     overview(out, files);
     if (cJSON_IsObject(cmp))
-        comparison(out, cmp, svgs ? svgs->compare_svg : NULL);
-    baseline_section(out, doc);
+        report_html_comparison(out, cmp, svgs ? svgs->compare_svg : NULL);
+    report_html_baseline(out, doc);
     i = 0;
     bool any_view = false;
     cJSON_ArrayForEach(file, files)

@@ -605,8 +605,10 @@ static void check_alive_summed(const char *name, const ms_snapshot *s, const ms_
             check_fail("%s: %s", where, err.message);
         } else {
             CHECK_EQ_INT_IN(where, (int64_t)nb, (int64_t)na);
-            qsort(a, na, sizeof *a, by_life);
-            qsort(b, nb, sizeof *b, by_life);
+            if (na) /* qsort's pointer must be valid even for no elements */
+                qsort(a, na, sizeof *a, by_life);
+            if (nb)
+                qsort(b, nb, sizeof *b, by_life);
             size_t same = 0;
             for (size_t i = 0; i < na && na == nb; i++)
                 same += by_life(&a[i], &b[i]) == 0 && a[i].stream == b[i].stream;
