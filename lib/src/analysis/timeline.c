@@ -55,6 +55,8 @@ static int add_pre(sim *x, const ms_alloc *a)
     return 0;
 }
 
+/* The growth checks below test the capacity inline: they run once or twice per event,
+ * and ms__grow is a call. */
 static int new_rec(sim *x, uint32_t *slot)
 {
     if (!x->keep_all && x->nfree) {
@@ -62,7 +64,8 @@ static int new_rec(sim *x, uint32_t *slot)
         return 0;
     }
     if (x->nrecs >= UINT32_MAX - 1 ||
-        !ms__grow((void **)&x->recs, &x->cap_recs, x->nrecs + 1, sizeof *x->recs))
+        (x->nrecs >= x->cap_recs &&
+         !ms__grow((void **)&x->recs, &x->cap_recs, x->nrecs + 1, sizeof *x->recs)))
         return MS_ERR_NOMEM;
     *slot = (uint32_t)x->nrecs++;
     return 0;
@@ -76,7 +79,8 @@ static int end_rec(sim *x, size_t map_slot)
         return 0;
     if (x->emit)
         x->emit(x->ctx, &x->recs[slot]);
-    if (!ms__grow((void **)&x->free_slots, &x->cap_free, x->nfree + 1, sizeof *x->free_slots))
+    if (x->nfree >= x->cap_free &&
+        !ms__grow((void **)&x->free_slots, &x->cap_free, x->nfree + 1, sizeof *x->free_slots))
         return MS_ERR_NOMEM;
     x->free_slots[x->nfree++] = slot;
     return 0;
@@ -87,7 +91,8 @@ static int note_end(sim *x, const ms_alloc *a, int64_t peak_event)
 {
     if (!x->track_peak || a->alloc_event > peak_event)
         return 0;
-    if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
+    if (x->nsince >= x->cap_since &&
+        !ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
         return MS_ERR_NOMEM;
     x->since[x->nsince++] = *a;
     return 0;
@@ -230,8 +235,24 @@ static int settle_end(sim *x, ms_timeline *t, const sim_end *e, int64_t *active,
     return 0;
 }
 
+/* The slot holding key, or SIZE_MAX and in *empty the empty slot that ended the probe:
+ * where ms__addrmap_put stores a new key when the map need not grow first. */
+static inline size_t find_or_empty(const ms_addrmap *m, uint64_t key, size_t *empty)
+{
+    size_t j = ms__addrmap_home(m, key);
+    for (; m->vals[j] != MS_ADDRMAP_NONE; j = (j + 1) & m->mask)
+        if (m->keys[j] == key)
+            return j;
+    *empty = j;
+    return SIZE_MAX;
+}
+
 /* Runs the whole trace, filling t's statistics (and curves when given). The loop is the
- * one pass over millions of events: only what follows it (settle_end) is apart. */
+ * one pass over millions of events: only what follows it (settle_end) is apart. Each
+ * allocation's life costs one probe of the address map per event: a new address is
+ * stored where its lookup ended, and a free_completed right after the free_requested of
+ * the same address (the usual order) takes the slot that lookup found, the map
+ * unchanged in between. */
 static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, ms_error *err)
 {
     const ms_trace *tr = x->tr;
@@ -239,6 +260,9 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     int64_t rel = 0, rel_max = 0, rel_max_event = -1;
     int64_t res = 0, res_max = 0;
     size_t bad_event = 0;
+    uint64_t req_addr = 0; /* the last free_requested's address and slot, while valid */
+    size_t req_slot = SIZE_MAX;
+    bool req_valid = false;
     if (!ms__addrmap_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (x->keep_all) {
@@ -263,7 +287,9 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
         switch (act) {
         case MS_ACT_ALLOC: {
-            size_t j = ms__addrmap_find(&x->live, addr);
+            size_t empty = SIZE_MAX;
+            size_t j = find_or_empty(&x->live, addr, &empty);
+            req_valid = false;
             if (j != SIZE_MAX) {
                 /* A block handed out twice without a free in between: the first life
                  * must have ended unseen, so end it here to keep the sums honest. */
@@ -274,8 +300,15 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                     goto nomem;
             }
             uint32_t slot;
-            if (new_rec(x, &slot) || !ms__addrmap_put(&x->live, addr, slot))
+            if (new_rec(x, &slot))
                 goto nomem;
+            if (j == SIZE_MAX && (x->live.count + 1) * 2 <= x->live.mask + 1) {
+                x->live.keys[empty] = addr;
+                x->live.vals[empty] = slot;
+                x->live.count++;
+            } else if (!ms__addrmap_put(&x->live, addr, slot)) {
+                goto nomem;
+            }
             x->recs[slot] = (ms_alloc){addr, (uint64_t)size, (int64_t)i, -1, -1, tr->stack[i],
                                        tr->stream[i]};
             rel += size;
@@ -285,10 +318,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             size_t j = ms__addrmap_find(&x->live, addr);
             if (j != SIZE_MAX)
                 x->recs[x->live.vals[j]].free_requested_event = (int64_t)i;
+            req_addr = addr;
+            req_slot = j;
+            req_valid = true;
             break;
         }
         case MS_ACT_FREE_COMPLETED: {
-            size_t j = ms__addrmap_find(&x->live, addr);
+            size_t j = req_valid && req_addr == addr ? req_slot : ms__addrmap_find(&x->live, addr);
+            req_valid = false;
             if (j != SIZE_MAX) {
                 ms_alloc *r = &x->recs[x->live.vals[j]];
                 r->free_event = (int64_t)i;
