@@ -1,6 +1,7 @@
 /* The active-memory timeline: allocations live from `alloc` to `free_completed`, reserved
  * memory follows the segment events, and whatever was alive before the first kept event
  * is reconstructed from the final allocator state so every curve ends exactly there. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,102 @@ static int settle_end(sim *x, ms_timeline *t, const sim_end *e, int64_t *active,
     return 0;
 }
 
+/* ------------------------------------------------------------------ the curves' thread */
+
+/* On a long trace the replay's one pass splits in two, each thread reading the events:
+ * the main thread keeps the address map, the lives, the highest point and the set alive
+ * there; a second thread counts the actions, follows reserved memory and writes the
+ * per-event curves (active[] and reserved[], 8 bytes an event each: their page faults
+ * alone were a third of the replay). The curve thread takes an allocation's bytes from
+ * its alloc event and a free's from its free_completed event, which is what the replay
+ * finds unless a free's size differs from its allocation's or an address is handed out
+ * twice: the main thread notes those events (a valid trace has none) and the curve is
+ * corrected from them on afterwards. Sums run in unsigned arithmetic, so every value
+ * comes out as the serial replay's int64 one. */
+size_t ms__timeline_parallel_min = (size_t)1 << 20;
+
+typedef struct curve_fix {
+    size_t event;
+    uint64_t delta; /* what the replay's change there differs from the curve thread's */
+} curve_fix;
+
+typedef struct curve_job {
+    const ms_trace *tr;
+    int64_t *active, *reserved;
+    uint64_t action_counts[MS_ACT_COUNT];
+    uint64_t oom_count;
+    int64_t res, res_max;
+    size_t bad_event; /* where reserved memory went past 2^56; SIZE_MAX: nowhere */
+} curve_job;
+
+static void *curve_main(void *arg)
+{
+    curve_job *c = arg;
+    const ms_trace *tr = c->tr;
+    int64_t *active = c->active, *reserved = c->reserved;
+    uint64_t rel = 0;
+    int64_t res = 0, res_max = 0;
+    c->bad_event = SIZE_MAX;
+    for (size_t i = 0, n = tr->n; i < n; i++) {
+        const unsigned act = tr->action[i];
+        const uint64_t size = tr->size[i];
+        c->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
+        switch (act) {
+        case MS_ACT_ALLOC: rel += size; break;
+        case MS_ACT_FREE_COMPLETED: rel -= size; break;
+        case MS_ACT_SEGMENT_ALLOC:
+        case MS_ACT_SEGMENT_MAP: res += (int64_t)size; break;
+        case MS_ACT_SEGMENT_FREE:
+        case MS_ACT_SEGMENT_UNMAP:
+            res -= (int64_t)size;
+            if (!ms__sum_ok(res)) {
+                c->bad_event = i;
+                return NULL;
+            }
+            break;
+        case MS_ACT_OOM: c->oom_count++; break;
+        default: break;
+        }
+        if (res > res_max) {
+            if (!ms__sum_ok(res)) {
+                c->bad_event = i;
+                return NULL;
+            }
+            res_max = res;
+        }
+        active[i] = (int64_t)rel;
+        if (reserved)
+            reserved[i] = res;
+    }
+    c->res = res;
+    c->res_max = res_max;
+    return NULL;
+}
+
+static bool add_fix(curve_fix **fix, size_t *n, size_t *cap, size_t event, uint64_t delta)
+{
+    if (*n >= *cap && !ms__grow((void **)fix, cap, *n + 1, sizeof **fix))
+        return false;
+    (*fix)[(*n)++] = (curve_fix){event, delta};
+    return true;
+}
+
+/* The replay's changes where the curve thread's differ, applied from each on. */
+static void curve_correct(int64_t *active, size_t n, const curve_fix *fix, size_t n_fix)
+{
+    uint64_t c = 0;
+    size_t k = n_fix ? fix[0].event : n;
+    for (size_t m = 0; m < n_fix; m++) {
+        for (; k < fix[m].event; k++)
+            active[k] = (int64_t)((uint64_t)active[k] + c);
+        c += fix[m].delta;
+    }
+    for (; k < n; k++)
+        active[k] = (int64_t)((uint64_t)active[k] + c);
+}
+
+/* ------------------------------------------------------------------ the replay */
+
 /* The slot holding key, or SIZE_MAX and in *empty the empty slot that ended the probe:
  * where ms__addrmap_put stores a new key when the map need not grow first. */
 static inline size_t find_or_empty(const ms_addrmap *m, uint64_t key, size_t *empty)
@@ -265,6 +362,17 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     bool req_valid = false;
     if (!ms__addrmap_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    /* The curves on a second thread (see curve_main); `lean`: this loop leaves them. */
+    curve_job cj;
+    memset(&cj, 0, sizeof cj);
+    curve_fix *fix = NULL;
+    size_t n_fix = 0, cap_fix = 0;
+    pthread_t curve_thread;
+    const bool lean = active && !x->on_event && x->s->threads >= 2 &&
+                      n >= ms__timeline_parallel_min &&
+                      (cj.tr = tr, cj.active = active, cj.reserved = reserved,
+                       pthread_create(&curve_thread, NULL, curve_main, &cj) == 0);
+    int rc = 0;
     if (x->keep_all) {
         /* Every allocation event makes one record: room for all of them at once, in
          * huge pages where the system gives them on request (a 5.8M-event trace keeps
@@ -280,11 +388,13 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         }
     }
 
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    for (; i < n; i++) {
         const unsigned act = tr->action[i];
         const uint64_t addr = tr->addr[i];
         const int64_t size = (int64_t)tr->size[i];
-        t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
+        if (!lean)
+            t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
         switch (act) {
         case MS_ACT_ALLOC: {
             size_t empty = SIZE_MAX;
@@ -296,6 +406,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 ms_alloc *old = &x->recs[x->live.vals[j]];
                 old->free_event = (int64_t)i;
                 rel -= (int64_t)old->size;
+                if (lean && !add_fix(&fix, &n_fix, &cap_fix, i, 0 - old->size))
+                    goto nomem;
                 if (note_end(x, old, rel_max_event) || end_rec(x, j))
                     goto nomem;
             }
@@ -330,6 +442,9 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
                 ms_alloc *r = &x->recs[x->live.vals[j]];
                 r->free_event = (int64_t)i;
                 rel -= (int64_t)r->size;
+                if (lean && r->size != (uint64_t)size &&
+                    !add_fix(&fix, &n_fix, &cap_fix, i, (uint64_t)size - r->size))
+                    goto nomem;
                 if (note_end(x, r, rel_max_event) || end_rec(x, j))
                     goto nomem;
             } else {
@@ -354,13 +469,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         case MS_ACT_SEGMENT_FREE:
         case MS_ACT_SEGMENT_UNMAP:
             res -= size;
-            if (!ms__sum_ok(res)) {
+            if (!lean && !ms__sum_ok(res)) {
                 bad_event = i;
                 goto too_big;
             }
             break;
         case MS_ACT_OOM:
-            t->oom_count++;
+            if (!lean)
+                t->oom_count++;
             break;
         default:
             break;
@@ -375,6 +491,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             rel_max_event = (int64_t)i;
             x->nsince = 0;
         }
+        if (lean)
+            continue;
         if (res > res_max) {
             if (!ms__sum_ok(res)) {
                 bad_event = i;
@@ -389,12 +507,43 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         if (x->on_event)
             x->on_event(x->event_ctx, i, rel);
     }
-
-    sim_end e = {rel, rel_max, rel_max_event, res, res_max};
-    return settle_end(x, t, &e, active, reserved, err);
+    if (lean) {
+        /* The curve thread's counts, reserved memory and error: the serial replay would
+         * have stopped at that event, before anything of this loop after it. */
+        pthread_join(curve_thread, NULL);
+        if (cj.bad_event != SIZE_MAX) {
+            bad_event = cj.bad_event;
+            free(fix);
+            goto too_big_out;
+        }
+        memcpy(t->action_counts, cj.action_counts, sizeof t->action_counts);
+        t->oom_count = cj.oom_count;
+        res = cj.res;
+        res_max = cj.res_max;
+        curve_correct(active, n, fix, n_fix);
+        free(fix);
+    }
+    {
+        sim_end e = {rel, rel_max, rel_max_event, res, res_max};
+        return settle_end(x, t, &e, active, reserved, err);
+    }
 nomem:
-    return fail_nomem(err);
+    rc = 1;
+    bad_event = i;
 too_big:
+    if (lean) {
+        /* The first error in event order, as the serial replay meets them: a reserved
+         * sum past the limit before this one, or this. */
+        pthread_join(curve_thread, NULL);
+        free(fix);
+        if (cj.bad_event != SIZE_MAX && (cj.bad_event < bad_event || (!rc && cj.bad_event == bad_event))) {
+            bad_event = cj.bad_event;
+            goto too_big_out;
+        }
+    }
+    if (rc)
+        return fail_nomem(err);
+too_big_out:
     return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
                     "device %d: the sizes up to trace entry %zu add up to more than 2^56 bytes "
                     "(64 PiB, beyond any GPU)", x->device, bad_event);

@@ -21,6 +21,11 @@ typedef struct ms__alive_ctx {
 } ms__alive_ctx;
 void ms__alive_collect(void *ctx, const ms_alloc *a);
 
+/* Traces of at least this many events have their per-event curves written by a second
+ * thread while the replay runs (timeline.c); tests lower it to compare the two ways on
+ * small traces. */
+extern size_t ms__timeline_parallel_min;
+
 /* First event whose time is at or after t (strictly after when `after`), found by binary
  * search; with *hint from an earlier call for an earlier time it gallops forward from
  * there (start *hint at 0). */
