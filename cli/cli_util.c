@@ -1,5 +1,7 @@
 #include "cli_util.h"
 
+#include "json_print.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -121,43 +123,22 @@ int cli_parse_double(const char *cmd, const char *opt, const char *text, double 
 }
 
 /* cJSON prints numbers of 15 or more digits in exponent form (1.79531069481102e+15):
- * exact, but an epoch time in microseconds should read as an integer. Whole numbers are
- * turned into raw integer text just before printing; doubles hold every integer below
- * 2^53 exactly, which covers every byte count and timestamp here. */
-static void integers_as_text(cJSON *node)
-{
-    for (cJSON *c = node ? node->child : NULL; c; c = c->next) {
-        if (cJSON_IsNumber(c)) {
-            double v = c->valuedouble;
-            if (v == floor(v) && fabs(v) >= 1e15 && fabs(v) < 9007199254740992.0) {
-                char buf[32];
-                snprintf(buf, sizeof buf, "%.0f", v);
-                char *raw = malloc(strlen(buf) + 1);
-                if (raw) {
-                    memcpy(raw, buf, strlen(buf) + 1);
-                    c->type = cJSON_Raw;
-                    c->valuestring = raw;
-                }
-            }
-        } else {
-            integers_as_text(c);
-        }
-    }
-}
-
+ * exact, but an epoch time in microseconds should read as an integer. The printer
+ * (json_print.h) writes whole numbers below 2^53 as integers; doubles hold every integer
+ * below 2^53 exactly, which covers every byte count and timestamp here. */
 char *cli_json_text(cJSON *doc)
 {
-    integers_as_text(doc);
-    return cJSON_Print(doc);
+    return cli_json_format(doc, true, NULL);
 }
 
 int cli_print_json(cJSON *doc)
 {
-    char *text = cli_json_text(doc);
+    size_t len = 0;
+    char *text = cli_json_format(doc, true, &len);
     cJSON_Delete(doc);
     if (!text)
         return 2;
-    fputs(text, stdout);
+    fwrite(text, 1, len, stdout);
     fputc('\n', stdout);
     free(text);
     return 0;

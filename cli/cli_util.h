@@ -41,8 +41,8 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text, long long 
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
 
 /* Formats a cJSON document for output (caller frees the text with free()); whole numbers
- * of 15+ digits are written as integers. The document's numbers become raw text, so
- * read values from it before, not after. */
+ * of 15+ digits are written as integers (cli_json_format, json_print.h). The document is
+ * not changed. */
 char *cli_json_text(cJSON *doc);
 /* Prints a cJSON document (formatted) with a newline, then deletes it. Returns 0, or 2
  * when printing failed. */

@@ -6,6 +6,7 @@
  * exactly what the page shows. The report is written whether the gates pass or not,
  * since a failed build is when people need it most. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,6 +17,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "compare_json.h"
+#include "json_print.h"
 #include "memsnap/version.h"
 #include "options.h"
 #include "report.h"
@@ -260,42 +262,74 @@ typedef struct file_state {
     char label[256];
     char png[300];
     char cat_png[320];     /* the chart by category beside png, or "" */
-    char *svg;             /* inline chart, prefixed ids */
     char *cat_svg;         /* the chart by category, prefixed ids, or NULL */
     char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
     char *view;            /* the interactive timeline's data (view_page.h) */
 } file_state;
 
-/* The chart by category, categories-NAME.png beside timeline-NAME.png, and its SVG for
- * the page under the categories table. */
-static int category_chart(const report_opts *o, size_t index, file_state *f, cJSON *fj)
+/* The file's charts as PNGs (timeline-NAME.png; categories-NAME.png beside it, with its
+ * SVG for the page under the categories table). They are drawn on a second thread while
+ * the calling thread builds the page's interactive view: both only read the run, whose
+ * facts and the snapshot's site cache are complete before the thread starts. */
+typedef struct chart_job {
+    const report_opts *o;
+    const file_state *f;
+    char *png_path, *cat_png_path;
+    char *cat_svg;
+    int rc, cat_rc;
+    ms_error err, cat_err;
+} chart_job;
+
+static void *draw_charts(void *arg)
 {
-    if (!f->png[0] || strncmp(f->png, "timeline-", 9) != 0) {
-        cJSON_AddNullToObject(fj, "categories_png");
-        return 0;
-    }
-    snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + 9);
-    char *png_path = join(o->out_dir, f->cat_png);
-    char *svg = NULL;
-    ms_error err;
-    ms_error_clear(&err);
-    int rc = png_path ? report_chart_categories(&svg, f->snap, f->tl, f->cats,
-                                                cli_basename(f->path), png_path, &err)
-                      : MS_ERR_NOMEM;
-    free(png_path);
-    if (rc) {
-        cli_error(CMD, "%s: chart by category: %s", f->path, err.message);
+    chart_job *j = arg;
+    const file_state *f = j->f;
+    ms_error_clear(&j->err);
+    ms_error_clear(&j->cat_err);
+    j->rc = j->png_path ? report_chart_file(NULL, f->run, cli_basename(f->path), j->o,
+                                            j->png_path, &j->err)
+                        : MS_ERR_NOMEM;
+    if (!j->rc)
+        j->cat_rc = j->cat_png_path
+                        ? report_chart_categories(&j->cat_svg, f->snap, f->tl, f->cats,
+                                                  cli_basename(f->path), j->cat_png_path,
+                                                  &j->cat_err)
+                        : MS_ERR_NOMEM;
+    return NULL;
+}
+
+/* What the charts and the view read lazily, built now, so that the two threads only
+ * read: the leak findings (marked on the timeline) and every stack's site. */
+static int ready_for_threads(file_state *f, ms_error *err)
+{
+    const ms_leak_report *lr = NULL;
+    int rc = ms_run_leaks(&lr, f->run, err);
+    size_t n = ms_snapshot_stack_count(f->snap);
+    for (size_t i = 0; !rc && i < n; i++)
+        (void)ms_stack_site(f->snap, (uint32_t)i);
+    return rc;
+}
+
+/* After the charts: the JSON's names, the SVG for the page, or the error. */
+static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
+{
+    if (j->rc) {
+        cli_error(CMD, "%s: chart: %s", f->path, j->err.message);
         return 2;
     }
-    if (!svg) {
+    cJSON_AddStringToObject(fj, "timeline_png", f->png);
+    if (j->cat_rc) {
+        cli_error(CMD, "%s: chart by category: %s", f->path, j->cat_err.message);
+        return 2;
+    }
+    if (!j->cat_svg) {
         f->cat_png[0] = '\0';
         cJSON_AddNullToObject(fj, "categories_png");
         return 0;
     }
     char prefix[32];
     snprintf(prefix, sizeof prefix, "c%zu-", index + 1);
-    f->cat_svg = report_svg_inline(svg, strlen(svg), prefix);
-    free(svg);
+    f->cat_svg = report_svg_inline(j->cat_svg, strlen(j->cat_svg), prefix);
     cJSON_AddStringToObject(fj, "categories_png", f->cat_png);
     return 0;
 }
@@ -327,6 +361,12 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
+    /* The categorisation first: the summary's peak by category and the phases are read
+     * from it, so the trace is cut into phases once. */
+    if (ms_run_categories(&f->cats, f->run, &err)) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
     cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
     if (!fj) {
         cli_error(CMD, "%s: %s", f->path, err.message);
@@ -353,50 +393,51 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     /* What the memory is, on the charted device (docs/json.md, report: categories); the
      * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
-    ms_error_clear(&err);
-    if (ms_run_categories(&f->cats, f->run, &err)) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
     cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, &cq));
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
-    char *png_path = join(o->out_dir, f->png);
-    char *svg = NULL;
-    rc = png_path ? report_chart_file(&svg, f->run, cli_basename(f->path), o, png_path, &err)
-                  : MS_ERR_NOMEM;
-    free(png_path);
-    if (rc) {
+    snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + strlen("timeline-"));
+    /* The timeline as a PNG alone (for Markdown and CI artifacts): the page shows the
+     * interactive view instead of the same chart as SVG. */
+    chart_job job = {o, f, join(o->out_dir, f->png), join(o->out_dir, f->cat_png), NULL, 0, 0,
+                     {0}, {0}};
+    ms_error_clear(&err);
+    if (ready_for_threads(f, &err)) {
         cli_error(CMD, "%s: chart: %s", f->path, err.message);
+        free(job.png_path);
+        free(job.cat_png_path);
         return 2;
     }
-    if (svg) {
-        char prefix[32];
-        snprintf(prefix, sizeof prefix, "f%zu-", index + 1);
-        f->svg = report_svg_inline(svg, strlen(svg), prefix);
-        free(svg);
-        cJSON_AddStringToObject(fj, "timeline_png", f->png);
-    } else {
-        f->png[0] = '\0';
-        cJSON_AddNullToObject(fj, "timeline_png");
-    }
-    if ((rc = category_chart(o, index, f, fj)))
+    pthread_t th;
+    bool threaded = cli_limits()->threads != 1 && pthread_create(&th, NULL, draw_charts, &job) == 0;
+    if (!threaded)
+        draw_charts(&job);
+    /* The page's timeline, the interactive one. Several files share about one file's
+     * budget, so the page stays one download. */
+    size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
+    if (budget && budget < (size_t)1024 * 1024)
+        budget = (size_t)1024 * 1024;
+    view_opts vo = {o->step_name, o->iterations, true, budget, o->x_time, &o->groups};
+    ms_error view_err;
+    ms_error_clear(&view_err);
+    int view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
+                                  &view_err);
+    if (threaded)
+        pthread_join(th, NULL);
+    rc = charts_done(&job, index, f, fj);
+    free(job.png_path);
+    free(job.cat_png_path);
+    free(job.cat_svg);
+    if (rc)
         return rc;
+    /* Errors are told in the order the parts are written: charts, OOMs, the view. */
     if (report_oom_file(fj, s, o, index, f->run, &f->oom_svg, &err)) {
         cli_error(CMD, "%s: oom: %s", f->path, err.message);
         return 2;
     }
-    if (f->png[0]) {
-        /* The page's timeline is the interactive one; the PNG stays for Markdown. */
-        /* Several files share about one file's budget, so the page stays one download. */
-        size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
-        if (budget && budget < (size_t)1024 * 1024)
-            budget = (size_t)1024 * 1024;
-        view_opts vo = {o->step_name, o->iterations, true, budget, o->x_time, &o->groups};
-        if (view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL, &err)) {
-            cli_error(CMD, "%s: interactive chart: %s", f->path, err.message);
-            return 2;
-        }
+    if (view_rc) {
+        cli_error(CMD, "%s: interactive chart: %s", f->path, view_err.message);
+        return 2;
     }
     if (!keep) {
         ms_run_free(f->run);
@@ -570,7 +611,7 @@ typedef int (*writer_fn)(FILE *out, const cJSON *doc, const void *ctx);
 static int write_json(FILE *out, const cJSON *doc, const void *ctx)
 {
     (void)ctx;
-    char *text = cJSON_Print(doc);
+    char *text = cli_json_format(doc, true, NULL); /* 15+-digit integers as in --json */
     if (!text)
         return -1;
     fputs(text, out);
@@ -675,11 +716,10 @@ int cmd_report(int argc, char **argv)
     const char **taken = calloc(n, sizeof *taken);
     cJSON *doc = cJSON_CreateObject();
     char *cmp_svg = NULL;
-    const char **svgs = calloc(n, sizeof *svgs);
     const char **oom_svgs = calloc(n, sizeof *oom_svgs);
     const char **views = calloc(n, sizeof *views);
     const char **cat_svgs = calloc(n, sizeof *cat_svgs);
-    if (!fs || !taken || !doc || !svgs || !oom_svgs || !views || !cat_svgs) {
+    if (!fs || !taken || !doc || !oom_svgs || !views || !cat_svgs) {
         cli_error(CMD, "out of memory");
         rc = 2;
         goto done;
@@ -698,7 +738,6 @@ int cmd_report(int argc, char **argv)
         fs[i].path = o.files[i];
         rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
         taken[i] = fs[i].png;
-        svgs[i] = fs[i].svg;
         oom_svgs[i] = fs[i].oom_svg;
         views[i] = fs[i].view;
         cat_svgs[i] = fs[i].cat_svg;
@@ -743,7 +782,7 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (!rc) {
-        report_svgs sv = {svgs, n, cmp_svg, oom_svgs, views, cat_svgs};
+        report_svgs sv = {n, cmp_svg, oom_svgs, views, cat_svgs};
         rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
         if (!rc)
             rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
@@ -769,7 +808,6 @@ done:
         ms_run_free(fs[i].run);
         ms_snapshot_free(fs[i].snap);
         ms_profile_free(fs[i].profile);
-        free(fs[i].svg);
         free(fs[i].cat_svg);
         free(fs[i].oom_svg);
         free(fs[i].view);
@@ -778,7 +816,6 @@ done:
     free(views);
     free(cat_svgs);
     free(taken);
-    free(svgs);
     free(oom_svgs);
     free(cmp_svg);
     cJSON_Delete(doc);

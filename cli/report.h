@@ -62,15 +62,13 @@ cJSON *report_gates(const cJSON *doc, const report_opts *o, size_t *failed);
 
 /* ------------------------------------------------------------------ writers */
 
-/* Charts to inline in the page: one per file (NULL where a file has none) and the
- * comparison chart (NULL when none). */
+/* Charts to inline in the page: per file, and the comparison chart (NULL when none). */
 typedef struct report_svgs {
-    const char *const *file_svg;
     size_t n_files;
     const char *compare_svg;
     const char *const *oom_svg; /* per file, NULL where it has no OOM (NULL: none) */
-    /* Per file, the interactive timeline's data (cli/view_page.h), drawn in place of
-     * file_svg; NULL where a file has none. */
+    /* Per file, the interactive timeline's data (cli/view_page.h); NULL where a file has
+     * none. */
     const char *const *file_view;
     const char *const *category_svg; /* per file, its chart by category (NULL: none) */
 } report_svgs;
@@ -113,8 +111,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                          ms_run *chart_run, ms_profile *profile, ms_error *err);
 
 /* The active-memory chart of one file with its leaks marked: writes the PNG at
- * `png_path` and hands back the same chart as SVG text for the page (*svg_out NULL when
- * the build has no charts). */
+ * `png_path` and, unless svg_out is NULL, hands back the same chart as SVG text. */
 int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
                       const char *png_path, ms_error *err);
 

@@ -1,19 +1,11 @@
 /* Charts of `memsnap report`, drawn by render/: each file's active-memory chart with its
  * leaked allocations outlined and labelled (as `memsnap render` draws it), the same
  * memory by category (as `memsnap render --by category`), and one chart of all files on
- * shared scales. Each is drawn twice from one drawing path: as a PNG file
- * in DIR, and as SVG text kept in memory for the page, since a page that must not fetch
- * anything cannot point at the PNG. */
-/* Built against render/ when it is in the tree (CMake adds its include directory only
- * then); before that this file compiles to placeholders so the report works without charts.
- * Once render/ is merged the guard can go. */
+ * shared scales. Each is drawn as a PNG file in DIR and, where the page shows it, as SVG
+ * text kept in memory, since a page that must not fetch anything cannot point at the
+ * PNG. */
 #include "report.h"
-#if defined(__has_include)
-#if __has_include("draw.h")
-#define REPORT_HAVE_RENDER 1
-#endif
-#endif
-#ifdef REPORT_HAVE_RENDER
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +63,8 @@ static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, siz
     return 0;
 }
 
-/* One chart twice: a PNG at `png_path` and the page's SVG, each built for its size. */
+/* One chart twice: a PNG at `png_path` and the page's SVG (unless svg_out is NULL), each
+ * built for its size. */
 static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_chart_spec *spec,
                        const char *png_path, ms_error *err)
 {
@@ -81,9 +74,9 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
         rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
                              (const ms_chart *const *)&png, 1,
                              &(ms_image_meta){.source = src->label}, err);
-    if (!rc)
+    if (!rc && svg_out)
         rc = ms_chart_build(&svg, src, spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
-    if (!rc)
+    if (!rc && svg_out)
         rc = draw_svg(svg_out, SVG_W, SVG_H, (const ms_chart *const *)&svg, 1, err);
     ms_chart_free(png);
     ms_chart_free(svg);
@@ -94,7 +87,8 @@ int report_chart_file(char **svg_out, ms_run *run, const char *label, const repo
                       const char *png_path, ms_error *err)
 {
     (void)o; /* how iterations are found is the run's option */
-    *svg_out = NULL;
+    if (svg_out)
+        *svg_out = NULL;
     const ms_snapshot *s = ms_run_snapshot(run);
     const ms_timeline *t = NULL;
     const ms_leak_report *lr = NULL;
@@ -219,31 +213,3 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
         ms_chart_free(charts[i]);
     return rc;
 }
-#else
-/* render/ is not in this tree yet: reports are written without charts (timeline_png and
- * ranks_png are null), everything else is unchanged. */
-int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
-                      const char *png_path, ms_error *err)
-{
-    (void)run, (void)label, (void)o, (void)png_path, (void)err;
-    *svg_out = NULL;
-    return 0;
-}
-
-int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
-                         const char *png_path, ms_error *err)
-{
-    (void)in, (void)n, (void)png_path, (void)err;
-    *svg_out = NULL;
-    return 0;
-}
-
-int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                            const ms_categories *c, const char *label, const char *png_path,
-                            ms_error *err)
-{
-    (void)s, (void)t, (void)c, (void)label, (void)png_path, (void)err;
-    *svg_out = NULL;
-    return 0;
-}
-#endif

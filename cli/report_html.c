@@ -918,8 +918,8 @@ static void category_chart(FILE *out, const cJSON *file, const char *svg)
     fputs(".</p>\n", out);
 }
 
-static void file_section(FILE *out, const cJSON *file, size_t index, const char *svg,
-                         const char *view, const char *cat_svg)
+static void file_section(FILE *out, const cJSON *file, size_t index, const char *view,
+                         const char *cat_svg)
 {
     char anchor[32];
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
@@ -957,21 +957,14 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
         top_sites(out, dev);
         fputs("</div></div>\n", out);
         ooms(out, dev);
-        if ((svg || view) && d == chart_dev) {
-            if (view) {
-                view_write_chart(out, view, index + 1);
-            } else {
-                fputs("<div class=\"chart\">", out);
-                fputs(svg, out);
-                fputs("</div>\n", out);
-            }
+        if (view && d == chart_dev) {
+            view_write_chart(out, view, index + 1);
             fputs("<p class=\"caption\">Active memory over time on device ", out);
             fprintf(out, "%d: each large allocation is a band stacked on those alive below it, "
                          "smaller ones form the grey band on top; leaked allocations are "
-                         "outlined in red%s",
-                    d, view ? "; hover a band for its allocation, click it for its stack trace, "
-                              "drag to zoom, double-click to zoom out"
-                            : "");
+                         "outlined in red; hover a band for its allocation, click it for its "
+                         "stack trace, drag to zoom, double-click to zoom out",
+                    d);
             const char *png = report_str(file, "timeline_png");
             if (*png) {
                 fputs(" (also <code>", out);
@@ -1034,14 +1027,13 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
     bool any_view = false;
     cJSON_ArrayForEach(file, files)
     {
-        const char *svg = svgs && i < svgs->n_files ? svgs->file_svg[i] : NULL;
         const char *view = svgs && svgs->file_view && i < svgs->n_files ? svgs->file_view[i]
                                                                           : NULL;
         const char *cat_svg = svgs && svgs->category_svg && i < svgs->n_files
                                   ? svgs->category_svg[i]
                                   : NULL;
         any_view = any_view || view;
-        file_section(out, file, i, svg, view, cat_svg);
+        file_section(out, file, i, view, cat_svg);
         report_html_ooms(out, file, svgs && svgs->oom_svg && i < svgs->n_files ? svgs->oom_svg[i] : NULL);
         i++;
     }

@@ -181,6 +181,8 @@ char *report_svg_inline(const char *svg, size_t len, const char *prefix)
      * chart to its own. */
     static const char *const REFS[] = {"id=\"", "href=\"#", "url(#"};
     sbuf b = {0};
+    char surf[64][12];
+    size_t n_surf = 0;
     size_t i = 0;
     if (len >= 5 && strncmp(svg, "<?xml", 5) == 0) {
         const char *end = memchr(svg, '>', len);
@@ -206,6 +208,29 @@ char *report_svg_inline(const char *svg, size_t len, const char *prefix)
         sb_put(&b, prefix, strlen(prefix));
         i += hit;
         start = i;
+        /* cairo numbers surfaces from one counter for the whole process, so a chart's
+         * "surfaceN" would depend on every surface drawn before it (the PNGs, the other
+         * charts, in whatever order): numbered per chart instead, by first use. */
+        size_t digits = 0;
+        while (len - i > 7 + digits && svg[i + 7 + digits] >= '0' && svg[i + 7 + digits] <= '9')
+            digits++;
+        if (digits && digits < 12 && memcmp(svg + i, "surface", 7) == 0) {
+            char num[12];
+            memcpy(num, svg + i + 7, digits);
+            num[digits] = '\0';
+            size_t k = 0;
+            while (k < n_surf && strcmp(surf[k], num) != 0)
+                k++;
+            if (k == n_surf && n_surf < sizeof surf / sizeof surf[0])
+                memcpy(surf[n_surf++], num, digits + 1);
+            if (k < n_surf) {
+                char id[32];
+                int w = snprintf(id, sizeof id, "surface%zu", k + 1);
+                sb_put(&b, id, (size_t)w);
+                i += 7 + digits;
+                start = i;
+            }
+        }
     }
     sb_put(&b, svg + start, len - start);
     if (b.failed || !b.p) {

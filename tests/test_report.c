@@ -292,6 +292,13 @@ static void test_helpers(void)
     CHECK_EQ_STR(out, "<svg><defs><g id=\"f1-glyph0-1\"/></defs><use xlink:href=\"#f1-glyph0-1\"/>"
                       "<g clip-path=\"url(#f1-clip1)\"/></svg>");
     free(out);
+    /* Surfaces are numbered per chart, whatever cairo's process-wide counter says. */
+    svg = "<svg><g id=\"surface194\"><use xlink:href=\"#surface7\"/>"
+          "<use xlink:href=\"#surface194\"/><g id=\"surfaces\"/></g></svg>";
+    out = report_svg_inline(svg, strlen(svg), "c1-");
+    CHECK_EQ_STR(out, "<svg><g id=\"c1-surface1\"><use xlink:href=\"#c1-surface2\"/>"
+                      "<use xlink:href=\"#c1-surface1\"/><g id=\"c1-surfaces\"/></g></svg>");
+    free(out);
 }
 
 int main(void)

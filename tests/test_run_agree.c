@@ -9,6 +9,7 @@
 #include "check.h"
 #include "memsnap/compare.h"
 #include "memsnap/run.h"
+#include "analysis/timeline_internal.h"
 
 static bool same_iterations(const char *ctx, const char *what, const ms_iterations *a,
                             const ms_iterations *b)
@@ -573,6 +574,49 @@ static void check_printed(const char *name, const char *path, ms_run *run, int d
     cJSON_Delete(doc);
 }
 
+static int by_life(const void *pa, const void *pb)
+{
+    const ms_alloc *a = pa, *b = pb;
+    int64_t x[5] = {a->alloc_event, a->free_event, (int64_t)a->addr, (int64_t)a->size, a->stack};
+    int64_t y[5] = {b->alloc_event, b->free_event, (int64_t)b->addr, (int64_t)b->size, b->stack};
+    for (int i = 0; i < 5; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return (a->free_requested_event > b->free_requested_event) -
+           (a->free_requested_event < b->free_requested_event);
+}
+
+/* The lives alive at an event read from a timeline's allocs (what the peak's sites and
+ * categories and the profile's end sites add up) are the replay's, in any order. */
+static void check_alive_summed(const char *name, const ms_snapshot *s, const ms_timeline *t)
+{
+    int64_t n = (int64_t)t->n_events;
+    int64_t at[] = {-1, t->peak_event, n / 3, n / 2, n - 2, n - 1};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        if (at[k] < -1 || at[k] >= n)
+            continue;
+        ms_alloc *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0;
+        ms_error err;
+        char where[300];
+        snprintf(where, sizeof where, "%s alive at %lld", name, (long long)at[k]);
+        if (ms_timeline_alive_at(&a, &na, s, t, at[k], &err) ||
+            ms__timeline_alive_summed(&b, &nb, s, t, at[k], &err)) {
+            check_fail("%s: %s", where, err.message);
+        } else {
+            CHECK_EQ_INT_IN(where, (int64_t)nb, (int64_t)na);
+            qsort(a, na, sizeof *a, by_life);
+            qsort(b, nb, sizeof *b, by_life);
+            size_t same = 0;
+            for (size_t i = 0; i < na && na == nb; i++)
+                same += by_life(&a[i], &b[i]) == 0 && a[i].stream == b[i].stream;
+            CHECK_EQ_INT_IN(where, (int64_t)same, (int64_t)na);
+        }
+        free(a);
+        free(b);
+    }
+}
+
 static void one_file(const char *path, const char *name, void *arg)
 {
     (void)arg;
@@ -597,6 +641,8 @@ static void one_file(const char *path, const char *name, void *arg)
         check_categories_and_leaks(name, run, s, device, rt ? rt : t);
         check_summary_and_profile(name, run, s, device, rt ? rt : t);
         check_printed(name, path, run, device, rt ? rt : t);
+        if (rt)
+            check_alive_summed(name, s, rt);
     }
     ms_run_free(run);
     ms_timeline_free(t);

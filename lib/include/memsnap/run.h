@@ -95,8 +95,9 @@ MS_API int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err);
 MS_API int ms_run_ooms(const ms_oom_report **out, ms_run *r, ms_error *err);
 
 /* The peak, as `memsnap summary` and the comparisons (diff, ranks) read it. */
-/* The allocations alive right after the timeline's peak event (its peak_alive when the
- * run's timeline_flags have MS_TIMELINE_PEAK_ALIVE, else found once by a replay). */
+/* The allocations alive right after the timeline's peak event, in no fixed order (its
+ * peak_alive when the run's timeline_flags have MS_TIMELINE_PEAK_ALIVE; else read once
+ * from the timeline's allocs when it has them, or found by a replay). */
 MS_API int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *err);
 /* Their bytes by site, largest first (ms_site_totals). */
 MS_API int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r,

@@ -8,6 +8,7 @@
 
 #include "cat_internal.h"
 #include "internal.h"
+#include "phases_internal.h"
 
 #define CP_STRIDE 4096
 
@@ -499,4 +500,9 @@ void ms_categories_phases(ms_category_phases *out, const ms_categories *c)
     for (size_t k = 0; k < nseg; k++)
         if (seg[k].device == c->t->device && (seg[k].pool_id[0] || seg[k].pool_id[1]))
             out->cuda_graph_pools = true;
+}
+
+int ms__phases_of_categories(ms_phases **out, const ms_categories *c, ms_error *err)
+{
+    return ms__phases_from_ctx(out, &c->x, c->t->device, err);
 }

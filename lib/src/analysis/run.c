@@ -7,6 +7,8 @@
 
 #include "internal.h"
 #include "run_internal.h"
+#include "phases_internal.h"
+#include "timeline_internal.h"
 
 struct ms_run {
     const ms_snapshot *s;
@@ -235,6 +237,10 @@ int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err)
             rc = ms_categories_build(&r->cats, r->s, r->device, t, it, err);
         if (rc)
             return rc;
+        /* The categorisation cut the trace into phases: the run's, unless it has them. */
+        ms_error soft;
+        if (!r->phases && ms__phases_of_categories(&r->phases, r->cats, &soft))
+            r->phases = NULL;
     }
     *out = r->cats;
     return 0;
@@ -310,7 +316,8 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
         return 0;
     }
     if (!r->have_peak_alive) {
-        rc = ms_timeline_alive_at(&r->peak_alive, &r->n_peak_alive, r->s, t, t->peak_event, err);
+        rc = ms__timeline_alive_summed(&r->peak_alive, &r->n_peak_alive, r->s, t, t->peak_event,
+                                       err);
         if (rc)
             return rc;
         r->have_peak_alive = true;
@@ -341,6 +348,12 @@ int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r, ms_er
 
 int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err)
 {
+    const ms_category_point *pk = r->cats && !r->have_peak_cats ? ms_categories_peak(r->cats) : NULL;
+    if (pk) {
+        /* The categorisation's peak: the same sums (test_run_agree), no second pass. */
+        memcpy(r->peak_cats, pk->by, sizeof r->peak_cats);
+        r->have_peak_cats = true;
+    }
     if (!r->have_peak_cats) {
         const ms_timeline *t;
         const ms_iterations *it;

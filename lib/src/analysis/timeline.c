@@ -692,6 +692,33 @@ int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
     return 0;
 }
 
+int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
+                              const ms_timeline *t, int64_t event, ms_error *err)
+{
+    if (!t || !t->allocs || (t->peak_alive && event == t->peak_event) || event < -1 ||
+        (event >= 0 && (uint64_t)event >= t->n_events))
+        return ms_timeline_alive_at(out, n_out, s, t, event, err);
+    ms_error_clear(err);
+    /* Two passes: the count sizes one exact array, so no list grows over a million lives. */
+    size_t n = 0;
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        n += a->alloc_event <= event && (a->free_event == -1 || a->free_event > event);
+    }
+    ms_alloc *o = malloc((n ? n : 1) * sizeof *o);
+    if (!o)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        if (a->alloc_event <= event && (a->free_event == -1 || a->free_event > event))
+            o[k++] = *a;
+    }
+    *out = o;
+    *n_out = k;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ site totals */
 
 static int by_bytes_desc(const void *a, const void *b)

@@ -26,6 +26,13 @@ void ms__alive_collect(void *ctx, const ms_alloc *a);
  * small traces. */
 extern size_t ms__timeline_parallel_min;
 
+/* The allocations alive right after `event`, for callers that only add them up (site
+ * totals, categories): read from t->allocs when the timeline kept every life, in that
+ * order, which costs one pass over the lives instead of a replay of the whole trace;
+ * otherwise ms_timeline_alive_at's list and order. */
+int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
+                              const ms_timeline *t, int64_t event, ms_error *err);
+
 /* First event whose time is at or after t (strictly after when `after`), found by binary
  * search; with *hint from an earlier call for an earlier time it gallops forward from
  * there (start *hint at 0). */

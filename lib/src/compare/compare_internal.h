@@ -8,6 +8,7 @@
 
 #include "internal.h"
 #include "analysis/run_internal.h"
+#include "analysis/timeline_internal.h"
 #include "memsnap/compare.h"
 
 /* calloc of n elements with the multiplication checked; NULL on overflow too. A valid

@@ -309,7 +309,7 @@ static int add_alive_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
 {
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    int rc = ms_timeline_alive_at(&alive, &n_alive, s, t, event, err);
+    int rc = ms__timeline_alive_summed(&alive, &n_alive, s, t, event, err);
     if (rc)
         return rc;
     rc = add_site_totals(p, set, s, alive, n_alive, err);
