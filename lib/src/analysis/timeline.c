@@ -1,6 +1,7 @@
 /* The active-memory timeline: allocations live from `alloc` to `free_completed`, reserved
  * memory follows the segment events, and whatever was alive before the first kept event
  * is reconstructed from the final allocator state so every curve ends exactly there. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,8 @@ static int add_pre(sim *x, const ms_alloc *a)
     return 0;
 }
 
+/* The growth checks below test the capacity inline: they run once or twice per event,
+ * and ms__grow is a call. */
 static int new_rec(sim *x, uint32_t *slot)
 {
     if (!x->keep_all && x->nfree) {
@@ -62,7 +65,8 @@ static int new_rec(sim *x, uint32_t *slot)
         return 0;
     }
     if (x->nrecs >= UINT32_MAX - 1 ||
-        !ms__grow((void **)&x->recs, &x->cap_recs, x->nrecs + 1, sizeof *x->recs))
+        (x->nrecs >= x->cap_recs &&
+         !ms__grow((void **)&x->recs, &x->cap_recs, x->nrecs + 1, sizeof *x->recs)))
         return MS_ERR_NOMEM;
     *slot = (uint32_t)x->nrecs++;
     return 0;
@@ -76,7 +80,8 @@ static int end_rec(sim *x, size_t map_slot)
         return 0;
     if (x->emit)
         x->emit(x->ctx, &x->recs[slot]);
-    if (!ms__grow((void **)&x->free_slots, &x->cap_free, x->nfree + 1, sizeof *x->free_slots))
+    if (x->nfree >= x->cap_free &&
+        !ms__grow((void **)&x->free_slots, &x->cap_free, x->nfree + 1, sizeof *x->free_slots))
         return MS_ERR_NOMEM;
     x->free_slots[x->nfree++] = slot;
     return 0;
@@ -87,7 +92,8 @@ static int note_end(sim *x, const ms_alloc *a, int64_t peak_event)
 {
     if (!x->track_peak || a->alloc_event > peak_event)
         return 0;
-    if (!ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
+    if (x->nsince >= x->cap_since &&
+        !ms__grow((void **)&x->since, &x->cap_since, x->nsince + 1, sizeof *x->since))
         return MS_ERR_NOMEM;
     x->since[x->nsince++] = *a;
     return 0;
@@ -230,8 +236,120 @@ static int settle_end(sim *x, ms_timeline *t, const sim_end *e, int64_t *active,
     return 0;
 }
 
+/* ------------------------------------------------------------------ the curves' thread */
+
+/* On a long trace the replay's one pass splits in two, each thread reading the events:
+ * the main thread keeps the address map, the lives, the highest point and the set alive
+ * there; a second thread counts the actions, follows reserved memory and writes the
+ * per-event curves (active[] and reserved[], 8 bytes an event each: their page faults
+ * alone were a third of the replay). The curve thread takes an allocation's bytes from
+ * its alloc event and a free's from its free_completed event, which is what the replay
+ * finds unless a free's size differs from its allocation's or an address is handed out
+ * twice: the main thread notes those events (a valid trace has none) and the curve is
+ * corrected from them on afterwards. Sums run in unsigned arithmetic, so every value
+ * comes out as the serial replay's int64 one. */
+size_t ms__timeline_parallel_min = (size_t)1 << 20;
+
+typedef struct curve_fix {
+    size_t event;
+    uint64_t delta; /* what the replay's change there differs from the curve thread's */
+} curve_fix;
+
+typedef struct curve_job {
+    const ms_trace *tr;
+    int64_t *active, *reserved;
+    uint64_t action_counts[MS_ACT_COUNT];
+    uint64_t oom_count;
+    int64_t res, res_max;
+    size_t bad_event; /* where reserved memory went past 2^56; SIZE_MAX: nowhere */
+} curve_job;
+
+static void *curve_main(void *arg)
+{
+    curve_job *c = arg;
+    const ms_trace *tr = c->tr;
+    int64_t *active = c->active, *reserved = c->reserved;
+    uint64_t rel = 0;
+    int64_t res = 0, res_max = 0;
+    c->bad_event = SIZE_MAX;
+    for (size_t i = 0, n = tr->n; i < n; i++) {
+        const unsigned act = tr->action[i];
+        const uint64_t size = tr->size[i];
+        c->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
+        switch (act) {
+        case MS_ACT_ALLOC: rel += size; break;
+        case MS_ACT_FREE_COMPLETED: rel -= size; break;
+        case MS_ACT_SEGMENT_ALLOC:
+        case MS_ACT_SEGMENT_MAP: res += (int64_t)size; break;
+        case MS_ACT_SEGMENT_FREE:
+        case MS_ACT_SEGMENT_UNMAP:
+            res -= (int64_t)size;
+            if (!ms__sum_ok(res)) {
+                c->bad_event = i;
+                return NULL;
+            }
+            break;
+        case MS_ACT_OOM: c->oom_count++; break;
+        default: break;
+        }
+        if (res > res_max) {
+            if (!ms__sum_ok(res)) {
+                c->bad_event = i;
+                return NULL;
+            }
+            res_max = res;
+        }
+        active[i] = (int64_t)rel;
+        if (reserved)
+            reserved[i] = res;
+    }
+    c->res = res;
+    c->res_max = res_max;
+    return NULL;
+}
+
+static bool add_fix(curve_fix **fix, size_t *n, size_t *cap, size_t event, uint64_t delta)
+{
+    if (*n >= *cap && !ms__grow((void **)fix, cap, *n + 1, sizeof **fix))
+        return false;
+    (*fix)[(*n)++] = (curve_fix){event, delta};
+    return true;
+}
+
+/* The replay's changes where the curve thread's differ, applied from each on. */
+static void curve_correct(int64_t *active, size_t n, const curve_fix *fix, size_t n_fix)
+{
+    uint64_t c = 0;
+    size_t k = n_fix ? fix[0].event : n;
+    for (size_t m = 0; m < n_fix; m++) {
+        for (; k < fix[m].event; k++)
+            active[k] = (int64_t)((uint64_t)active[k] + c);
+        c += fix[m].delta;
+    }
+    for (; k < n; k++)
+        active[k] = (int64_t)((uint64_t)active[k] + c);
+}
+
+/* ------------------------------------------------------------------ the replay */
+
+/* The slot holding key, or SIZE_MAX and in *empty the empty slot that ended the probe:
+ * where ms__addrmap_put stores a new key when the map need not grow first. */
+static inline size_t find_or_empty(const ms_addrmap *m, uint64_t key, size_t *empty)
+{
+    size_t j = ms__addrmap_home(m, key);
+    for (; m->vals[j] != MS_ADDRMAP_NONE; j = (j + 1) & m->mask)
+        if (m->keys[j] == key)
+            return j;
+    *empty = j;
+    return SIZE_MAX;
+}
+
 /* Runs the whole trace, filling t's statistics (and curves when given). The loop is the
- * one pass over millions of events: only what follows it (settle_end) is apart. */
+ * one pass over millions of events: only what follows it (settle_end) is apart. Each
+ * allocation's life costs one probe of the address map per event: a new address is
+ * stored where its lookup ended, and a free_completed right after the free_requested of
+ * the same address (the usual order) takes the slot that lookup found, the map
+ * unchanged in between. */
 static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, ms_error *err)
 {
     const ms_trace *tr = x->tr;
@@ -239,8 +357,22 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     int64_t rel = 0, rel_max = 0, rel_max_event = -1;
     int64_t res = 0, res_max = 0;
     size_t bad_event = 0;
+    uint64_t req_addr = 0; /* the last free_requested's address and slot, while valid */
+    size_t req_slot = SIZE_MAX;
+    bool req_valid = false;
     if (!ms__addrmap_init(&x->live, 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    /* The curves on a second thread (see curve_main); `lean`: this loop leaves them. */
+    curve_job cj;
+    memset(&cj, 0, sizeof cj);
+    curve_fix *fix = NULL;
+    size_t n_fix = 0, cap_fix = 0;
+    pthread_t curve_thread;
+    const bool lean = active && !x->on_event && x->s->threads >= 2 &&
+                      n >= ms__timeline_parallel_min &&
+                      (cj.tr = tr, cj.active = active, cj.reserved = reserved,
+                       pthread_create(&curve_thread, NULL, curve_main, &cj) == 0);
+    int rc = 0;
     if (x->keep_all) {
         /* Every allocation event makes one record: room for all of them at once, in
          * huge pages where the system gives them on request (a 5.8M-event trace keeps
@@ -256,26 +388,39 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         }
     }
 
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    for (; i < n; i++) {
         const unsigned act = tr->action[i];
         const uint64_t addr = tr->addr[i];
         const int64_t size = (int64_t)tr->size[i];
-        t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
+        if (!lean)
+            t->action_counts[act < MS_ACT_COUNT ? act : MS_ACT_OTHER]++;
         switch (act) {
         case MS_ACT_ALLOC: {
-            size_t j = ms__addrmap_find(&x->live, addr);
+            size_t empty = SIZE_MAX;
+            size_t j = find_or_empty(&x->live, addr, &empty);
+            req_valid = false;
             if (j != SIZE_MAX) {
                 /* A block handed out twice without a free in between: the first life
                  * must have ended unseen, so end it here to keep the sums honest. */
                 ms_alloc *old = &x->recs[x->live.vals[j]];
                 old->free_event = (int64_t)i;
                 rel -= (int64_t)old->size;
+                if (lean && !add_fix(&fix, &n_fix, &cap_fix, i, 0 - old->size))
+                    goto nomem;
                 if (note_end(x, old, rel_max_event) || end_rec(x, j))
                     goto nomem;
             }
             uint32_t slot;
-            if (new_rec(x, &slot) || !ms__addrmap_put(&x->live, addr, slot))
+            if (new_rec(x, &slot))
                 goto nomem;
+            if (j == SIZE_MAX && (x->live.count + 1) * 2 <= x->live.mask + 1) {
+                x->live.keys[empty] = addr;
+                x->live.vals[empty] = slot;
+                x->live.count++;
+            } else if (!ms__addrmap_put(&x->live, addr, slot)) {
+                goto nomem;
+            }
             x->recs[slot] = (ms_alloc){addr, (uint64_t)size, (int64_t)i, -1, -1, tr->stack[i],
                                        tr->stream[i]};
             rel += size;
@@ -285,14 +430,21 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             size_t j = ms__addrmap_find(&x->live, addr);
             if (j != SIZE_MAX)
                 x->recs[x->live.vals[j]].free_requested_event = (int64_t)i;
+            req_addr = addr;
+            req_slot = j;
+            req_valid = true;
             break;
         }
         case MS_ACT_FREE_COMPLETED: {
-            size_t j = ms__addrmap_find(&x->live, addr);
+            size_t j = req_valid && req_addr == addr ? req_slot : ms__addrmap_find(&x->live, addr);
+            req_valid = false;
             if (j != SIZE_MAX) {
                 ms_alloc *r = &x->recs[x->live.vals[j]];
                 r->free_event = (int64_t)i;
                 rel -= (int64_t)r->size;
+                if (lean && r->size != (uint64_t)size &&
+                    !add_fix(&fix, &n_fix, &cap_fix, i, (uint64_t)size - r->size))
+                    goto nomem;
                 if (note_end(x, r, rel_max_event) || end_rec(x, j))
                     goto nomem;
             } else {
@@ -317,13 +469,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         case MS_ACT_SEGMENT_FREE:
         case MS_ACT_SEGMENT_UNMAP:
             res -= size;
-            if (!ms__sum_ok(res)) {
+            if (!lean && !ms__sum_ok(res)) {
                 bad_event = i;
                 goto too_big;
             }
             break;
         case MS_ACT_OOM:
-            t->oom_count++;
+            if (!lean)
+                t->oom_count++;
             break;
         default:
             break;
@@ -338,6 +491,8 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
             rel_max_event = (int64_t)i;
             x->nsince = 0;
         }
+        if (lean)
+            continue;
         if (res > res_max) {
             if (!ms__sum_ok(res)) {
                 bad_event = i;
@@ -352,12 +507,43 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
         if (x->on_event)
             x->on_event(x->event_ctx, i, rel);
     }
-
-    sim_end e = {rel, rel_max, rel_max_event, res, res_max};
-    return settle_end(x, t, &e, active, reserved, err);
+    if (lean) {
+        /* The curve thread's counts, reserved memory and error: the serial replay would
+         * have stopped at that event, before anything of this loop after it. */
+        pthread_join(curve_thread, NULL);
+        if (cj.bad_event != SIZE_MAX) {
+            bad_event = cj.bad_event;
+            free(fix);
+            goto too_big_out;
+        }
+        memcpy(t->action_counts, cj.action_counts, sizeof t->action_counts);
+        t->oom_count = cj.oom_count;
+        res = cj.res;
+        res_max = cj.res_max;
+        curve_correct(active, n, fix, n_fix);
+        free(fix);
+    }
+    {
+        sim_end e = {rel, rel_max, rel_max_event, res, res_max};
+        return settle_end(x, t, &e, active, reserved, err);
+    }
 nomem:
-    return fail_nomem(err);
+    rc = 1;
+    bad_event = i;
 too_big:
+    if (lean) {
+        /* The first error in event order, as the serial replay meets them: a reserved
+         * sum past the limit before this one, or this. */
+        pthread_join(curve_thread, NULL);
+        free(fix);
+        if (cj.bad_event != SIZE_MAX && (cj.bad_event < bad_event || (!rc && cj.bad_event == bad_event))) {
+            bad_event = cj.bad_event;
+            goto too_big_out;
+        }
+    }
+    if (rc)
+        return fail_nomem(err);
+too_big_out:
     return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET,
                     "device %d: the sizes up to trace entry %zu add up to more than 2^56 bytes "
                     "(64 PiB, beyond any GPU)", x->device, bad_event);

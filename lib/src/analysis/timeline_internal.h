@@ -21,6 +21,11 @@ typedef struct ms__alive_ctx {
 } ms__alive_ctx;
 void ms__alive_collect(void *ctx, const ms_alloc *a);
 
+/* Traces of at least this many events have their per-event curves written by a second
+ * thread while the replay runs (timeline.c); tests lower it to compare the two ways on
+ * small traces. */
+extern size_t ms__timeline_parallel_min;
+
 /* The allocations alive right after `event`, for callers that only add them up (site
  * totals, categories): read from t->allocs when the timeline kept every life, in that
  * order, which costs one pass over the lives instead of a replay of the whole trace;
