@@ -100,9 +100,6 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
     return arr;
 }
 
-static cJSON *categories_json_with(const ms_snapshot *s, int device, const ms_categories *c,
-                                   const ms_leak_report *lr, const cat_query *q);
-
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err)
 {
@@ -110,7 +107,7 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
         ms_categories *c = NULL;
         if (ms_categories_build(&c, s, device, tl, NULL, err))
             return NULL;
-        cJSON *dev = categories_json_of(s, device, c, q);
+        cJSON *dev = categories_json_of(s, device, c, NULL, q);
         ms_categories_free(c);
         return dev;
     }
@@ -130,21 +127,15 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
         if (ms_run_leaks(&lr, run, &soft))
             lr = NULL;
         if (!ms_run_categories(&c, run, err))
-            dev = categories_json_with(s, device, c, lr, q);
+            dev = categories_json_of(s, device, c, lr, q);
     }
     ms_run_free(run);
     return dev;
 }
 
-cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
-                          const cat_query *q)
-{
-    return categories_json_with(s, device, c, NULL, q);
-}
-
 /* `lr`: the device's leak findings when the caller has them (NULL: found here). */
-static cJSON *categories_json_with(const ms_snapshot *s, int device, const ms_categories *c,
-                                   const ms_leak_report *lr, const cat_query *q)
+cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
+                          const ms_leak_report *lr, const cat_query *q)
 {
     const ms_timeline *t = ms_categories_timeline(c);
     const ms_iterations *it = ms_categories_iterations(c);

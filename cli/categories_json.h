@@ -36,9 +36,11 @@ cJSON *categories_file_json(const char *path, const ms_snapshot *s, const cat_qu
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err);
 
-/* The same from a categorisation the caller built (and frees) for other uses too. */
+/* The same from a categorisation the caller built (and frees) for other uses too; `lr`
+ * the device's leak findings when the caller has them (what they hold at the end), NULL
+ * to find them with the default options. */
 cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
-                          const cat_query *q);
+                          const ms_leak_report *lr, const cat_query *q);
 
 /* {"parameter": n, ...} with all eight keys. */
 cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT]);

@@ -393,7 +393,12 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     /* What the memory is, on the charted device (docs/json.md, report: categories); the
      * one categorisation serves the table, the chart by category and the page's view. */
     cat_query cq = {device, NULL, 0, false, 3};
-    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, &cq));
+    /* What the leak findings hold at the end: the run's, as the leaks section reports. */
+    const ms_leak_report *lr = NULL;
+    ms_error soft;
+    if (ms_run_leaks(&lr, f->run, &soft))
+        lr = NULL;
+    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, lr, &cq));
 
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + strlen("timeline-"));
