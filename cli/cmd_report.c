@@ -334,6 +334,50 @@ static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
     return 0;
 }
 
+/* The file's sections of summary.json: the summary, the comparison profile, the leaks
+ * and the categories, into *fj (added to files_json). */
+static int file_sections(const report_opts *o, file_state *f, int device, cJSON *files_json,
+                         cJSON **fj_out)
+{
+    ms_error err;
+    ms_error_clear(&err);
+    const ms_snapshot *s = f->snap;
+    cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
+    if (!fj) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    cJSON_AddItemToArray(files_json, fj);
+    *fj_out = fj;
+    if (ms_profile_from_run(&f->profile, f->run, f->path, &err)) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+    ms_profile_label(f->profile, f->label, sizeof f->label);
+    cJSON_AddStringToObject(fj, "label", f->label);
+    cJSON_AddNumberToObject(fj, "chart_device", device);
+
+    ms_error_clear(&err);
+    cJSON *leaks = report_leaks_json(s, o, device, f->run, f->profile, &err);
+    if (leaks)
+        cJSON_AddItemToObject(fj, "leaks", leaks);
+    else if (err.code) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        return 2;
+    }
+
+    /* What the memory is, on the charted device (docs/json.md, report: categories); the
+     * one categorisation serves the table, the chart by category and the page's view. */
+    cat_query cq = {device, NULL, 0, false, 3};
+    /* What the leak findings hold at the end: the run's, as the leaks section reports. */
+    const ms_leak_report *lr = NULL;
+    ms_error soft;
+    if (ms_run_leaks(&lr, f->run, &soft))
+        lr = NULL;
+    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, lr, &cq));
+    return 0;
+}
+
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
                         const char *const *taken, bool keep)
 {
@@ -367,55 +411,22 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
-    cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
-    if (!fj) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
-    cJSON_AddItemToArray(files_json, fj);
-    if (ms_profile_from_run(&f->profile, f->run, f->path, &err)) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
-    ms_profile_label(f->profile, f->label, sizeof f->label);
-    cJSON_AddStringToObject(fj, "label", f->label);
-    cJSON_AddNumberToObject(fj, "chart_device", device);
 
-    ms_error_clear(&err);
-    cJSON *leaks = report_leaks_json(s, o, device, f->run, f->profile, &err);
-    if (leaks)
-        cJSON_AddItemToObject(fj, "leaks", leaks);
-    else if (err.code) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
-
-    /* What the memory is, on the charted device (docs/json.md, report: categories); the
-     * one categorisation serves the table, the chart by category and the page's view. */
-    cat_query cq = {device, NULL, 0, false, 3};
-    /* What the leak findings hold at the end: the run's, as the leaks section reports. */
-    const ms_leak_report *lr = NULL;
-    ms_error soft;
-    if (ms_run_leaks(&lr, f->run, &soft))
-        lr = NULL;
-    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, lr, &cq));
-
+    /* The timeline as a PNG alone (for Markdown and CI artifacts): the page shows the
+     * interactive view instead of the same chart as SVG. The charts are drawn on a
+     * second thread while this one writes the summary's sections and builds the view;
+     * where the run's leak findings cannot be had first, they are drawn in between, as
+     * one thread would. */
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + strlen("timeline-"));
-    /* The timeline as a PNG alone (for Markdown and CI artifacts): the page shows the
-     * interactive view instead of the same chart as SVG. */
     chart_job job = {o, f, join(o->out_dir, f->png), join(o->out_dir, f->cat_png), NULL, 0, 0,
                      {0}, {0}};
-    ms_error_clear(&err);
-    if (ready_for_threads(f, &err)) {
-        cli_error(CMD, "%s: chart: %s", f->path, err.message);
-        free(job.png_path);
-        free(job.cat_png_path);
-        return 2;
-    }
     pthread_t th;
-    bool threaded = cli_limits()->threads != 1 && pthread_create(&th, NULL, draw_charts, &job) == 0;
-    if (!threaded)
+    bool threaded = cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0 &&
+                    pthread_create(&th, NULL, draw_charts, &job) == 0;
+    cJSON *fj = NULL;
+    rc = file_sections(o, f, device, files_json, &fj);
+    if (!rc && !threaded)
         draw_charts(&job);
     /* The page's timeline, the interactive one. Several files share about one file's
      * budget, so the page stays one download. */
@@ -425,11 +436,14 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     view_opts vo = {o->step_name, o->iterations, true, budget, o->x_time, &o->groups};
     ms_error view_err;
     ms_error_clear(&view_err);
-    int view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
+    int view_rc = 0;
+    if (!rc && (threaded || !job.rc))
+        view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
                                   &view_err);
     if (threaded)
         pthread_join(th, NULL);
-    rc = charts_done(&job, index, f, fj);
+    if (!rc)
+        rc = charts_done(&job, index, f, fj);
     free(job.png_path);
     free(job.cat_png_path);
     free(job.cat_svg);
