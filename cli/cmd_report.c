@@ -278,7 +278,29 @@ typedef struct chart_job {
     char *cat_svg;
     int rc, cat_rc;
     ms_error err, cat_err;
+    /* On two threads: the chart thread finds the run's leak findings while the caller
+     * categorises, and the chart by category waits for the categories. */
+    bool threaded;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool leaks_done, cats_done, cats_ok;
 } chart_job;
+
+static void job_signal(chart_job *j, bool *flag)
+{
+    pthread_mutex_lock(&j->mu);
+    *flag = true;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void job_wait(chart_job *j, const bool *flag)
+{
+    pthread_mutex_lock(&j->mu);
+    while (!*flag)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
 
 static void *draw_charts(void *arg)
 {
@@ -286,10 +308,27 @@ static void *draw_charts(void *arg)
     const file_state *f = j->f;
     ms_error_clear(&j->err);
     ms_error_clear(&j->cat_err);
+    if (j->threaded) {
+        /* The leak findings, which the timeline marks: built here while the caller
+         * categorises (the run's iterations are found first, so only this thread
+         * writes the findings). One that fails is found again, and told, by the
+         * summary's sections. */
+        const ms_leak_report *lr = NULL;
+        ms_error soft;
+        bool ok = ms_run_leaks(&lr, f->run, &soft) == 0;
+        job_signal(j, &j->leaks_done);
+        if (!ok) {
+            j->rc = MS_ERR_NOMEM;
+            snprintf(j->err.message, sizeof j->err.message, "%s", soft.message);
+            return NULL;
+        }
+    }
     j->rc = j->png_path ? report_chart_file(NULL, f->run, cli_basename(f->path), j->o,
                                             j->png_path, &j->err)
                         : MS_ERR_NOMEM;
-    if (!j->rc)
+    if (j->threaded)
+        job_wait(j, &j->cats_done);
+    if (!j->rc && (!j->threaded || j->cats_ok))
         j->cat_rc = j->cat_png_path
                         ? report_chart_categories(&j->cat_svg, f->snap, f->tl, f->cats,
                                                   cli_basename(f->path), j->cat_png_path,
@@ -298,12 +337,13 @@ static void *draw_charts(void *arg)
     return NULL;
 }
 
-/* What the charts and the view read lazily, built now, so that the two threads only
- * read: the leak findings (marked on the timeline) and every stack's site. */
+/* What the threads read lazily, made before they start, so that they only read: the
+ * run's iterations (the chart thread's leak finder would otherwise hand the run its
+ * own) and every stack's site. */
 static int ready_for_threads(file_state *f, ms_error *err)
 {
-    const ms_leak_report *lr = NULL;
-    int rc = ms_run_leaks(&lr, f->run, err);
+    const ms_iterations *it = NULL;
+    int rc = ms_run_iterations(&it, f->run, err);
     size_t n = ms_snapshot_stack_count(f->snap);
     for (size_t i = 0; !rc && i < n; i++)
         (void)ms_stack_site(f->snap, (uint32_t)i);
@@ -405,28 +445,48 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
-    /* The categorisation first: the summary's peak by category and the phases are read
-     * from it, so the trace is cut into phases once. */
-    if (ms_run_categories(&f->cats, f->run, &err)) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
-
     /* The timeline as a PNG alone (for Markdown and CI artifacts): the page shows the
      * interactive view instead of the same chart as SVG. The charts are drawn on a
-     * second thread while this one writes the summary's sections and builds the view;
-     * where the run's leak findings cannot be had first, they are drawn in between, as
-     * one thread would. */
+     * second thread, which first finds the leak findings while this one categorises,
+     * then draws while this one writes the summary's sections and builds the view. */
     report_png_name(f->path, taken, index, f->png, sizeof f->png);
     snprintf(f->cat_png, sizeof f->cat_png, "categories-%s", f->png + strlen("timeline-"));
-    chart_job job = {o, f, join(o->out_dir, f->png), join(o->out_dir, f->cat_png), NULL, 0, 0,
-                     {0}, {0}};
+    chart_job job;
+    memset(&job, 0, sizeof job);
+    job.o = o;
+    job.f = f;
+    job.png_path = join(o->out_dir, f->png);
+    job.cat_png_path = join(o->out_dir, f->cat_png);
     pthread_t th;
-    bool threaded = cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0 &&
-                    pthread_create(&th, NULL, draw_charts, &job) == 0;
+    if (cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0 &&
+        pthread_mutex_init(&job.mu, NULL) == 0) {
+        if (pthread_cond_init(&job.cv, NULL) == 0) {
+            job.threaded = true;
+            if (pthread_create(&th, NULL, draw_charts, &job) != 0) {
+                job.threaded = false;
+                pthread_cond_destroy(&job.cv);
+            }
+        }
+        if (!job.threaded)
+            pthread_mutex_destroy(&job.mu);
+    }
+    /* The categorisation before the sections: the summary's peak by category and the
+     * phases are read from it, so the trace is cut into phases once. */
+    ms_error_clear(&err);
+    rc = ms_run_categories(&f->cats, f->run, &err);
+    if (rc) {
+        cli_error(CMD, "%s: %s", f->path, err.message);
+        rc = 2;
+    }
+    if (job.threaded) {
+        job.cats_ok = rc == 0;
+        job_signal(&job, &job.cats_done);
+        job_wait(&job, &job.leaks_done);
+    }
     cJSON *fj = NULL;
-    rc = file_sections(o, f, device, files_json, &fj);
-    if (!rc && !threaded)
+    if (!rc)
+        rc = file_sections(o, f, device, files_json, &fj);
+    if (!rc && !job.threaded)
         draw_charts(&job);
     /* The page's timeline, the interactive one. Several files share about one file's
      * budget, so the page stays one download. */
@@ -437,11 +497,14 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     ms_error view_err;
     ms_error_clear(&view_err);
     int view_rc = 0;
-    if (!rc && (threaded || !job.rc))
+    if (!rc && (job.threaded || !job.rc))
         view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
                                   &view_err);
-    if (threaded)
+    if (job.threaded) {
         pthread_join(th, NULL);
+        pthread_cond_destroy(&job.cv);
+        pthread_mutex_destroy(&job.mu);
+    }
     if (!rc)
         rc = charts_done(&job, index, f, fj);
     free(job.png_path);
