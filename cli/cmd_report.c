@@ -376,8 +376,8 @@ static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
 
 /* The file's sections of summary.json: the summary, the comparison profile, the leaks
  * and the categories, into *fj (added to files_json). */
-static int file_sections(const report_opts *o, file_state *f, int device, cJSON *files_json,
-                         cJSON **fj_out)
+static int file_sections(const report_opts *o, file_state *f, int device, bool compared,
+                         cJSON *files_json, cJSON **fj_out)
 {
     ms_error err;
     ms_error_clear(&err);
@@ -389,7 +389,10 @@ static int file_sections(const report_opts *o, file_state *f, int device, cJSON 
     }
     cJSON_AddItemToArray(files_json, fj);
     *fj_out = fj;
-    if (ms_profile_from_run(&f->profile, f->run, f->path, &err)) {
+    /* The profile's sites and peaks serve only comparisons (other files, a baseline);
+     * without them it names the file and takes the leak findings. */
+    if (compared ? ms_profile_from_run(&f->profile, f->run, f->path, &err)
+                 : ms_profile_new(&f->profile, f->path, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
@@ -419,7 +422,7 @@ static int file_sections(const report_opts *o, file_state *f, int device, cJSON 
 }
 
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
-                        const char *const *taken, bool keep)
+                        const char *const *taken, bool keep, bool compared)
 {
     int rc = cli_load(CMD, f->path, &f->snap);
     if (rc)
@@ -485,7 +488,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     cJSON *fj = NULL;
     if (!rc)
-        rc = file_sections(o, f, device, files_json, &fj);
+        rc = file_sections(o, f, device, compared, files_json, &fj);
     if (!rc && !job.threaded)
         draw_charts(&job);
     /* The page's timeline, the interactive one. Several files share about one file's
@@ -818,7 +821,7 @@ int cmd_report(int argc, char **argv)
     bool keep = compare && n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && !rc; i++) {
         fs[i].path = o.files[i];
-        rc = analyse_file(&o, i, &fs[i], files_json, taken, keep);
+        rc = analyse_file(&o, i, &fs[i], files_json, taken, keep, compare || o.baseline);
         taken[i] = fs[i].png;
         oom_svgs[i] = fs[i].oom_svg;
         views[i] = fs[i].view;
