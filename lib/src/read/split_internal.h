@@ -95,6 +95,9 @@ typedef struct ms_split {
 
     ms_strtab strings;
     uint32_t last_str; /* UINT32_MAX: none */
+    /* The string last found to be compile_context's and user_metadata's default text
+     * ('N/A', ''), so an entry's copy costs an id compare; UINT32_MAX: none yet. */
+    uint32_t default_id[2];
     local_frame *frames;
     size_t n_frames, frames_cap;
     uint32_t *frame_slots; /* open addressing: id + 1, 0 empty */

@@ -211,6 +211,13 @@ static const char *const KNOWN_TEXT[] = {
 #undef MS_X_KNOWN_TEXT
 };
 
+/* Their lengths, not strlen'd again for every entry. */
+static const size_t KNOWN_LEN[] = {
+#define MS_X_KNOWN_LEN(id, text) sizeof(text) - 1,
+    MS_KNOWN_STRINGS(MS_X_KNOWN_LEN)
+#undef MS_X_KNOWN_LEN
+};
+
 /* The action a string of this thread's names: the VM's known strings have fixed ids, so
  * equal text means the id the VM would have found. */
 static int action_of_text(const split_worker *w, uint32_t local)
@@ -218,7 +225,7 @@ static int action_of_text(const split_worker *w, uint32_t local)
     const char *s = ms__strtab_get(&w->strings, local);
     size_t n = w->strings.lengths[local];
     for (int id = S_ACT_ALLOC; id <= S_ACT_SNAPSHOT; id++)
-        if (strlen(KNOWN_TEXT[id]) == n && memcmp(KNOWN_TEXT[id], s, n) == 0)
+        if (KNOWN_LEN[id] == n && memcmp(KNOWN_TEXT[id], s, n) == 0)
             return action_of_id((uint64_t)id);
     return MS_ACT_OTHER;
 }
@@ -349,8 +356,14 @@ static bool default_context(split_worker *w, const uint8_t **pp, const uint8_t *
         uint32_t id;
         if (!read_string(w, pp, end, &id))
             return false;
-        return w->strings.lengths[id] == strlen(KNOWN_TEXT[def]) &&
-               memcmp(ms__strtab_get(&w->strings, id), KNOWN_TEXT[def], w->strings.lengths[id]) == 0;
+        uint32_t *known = &w->default_id[key == S_COMPILE_CONTEXT ? 0 : 1];
+        if (id == *known)
+            return true;
+        if (w->strings.lengths[id] != KNOWN_LEN[def] ||
+            memcmp(ms__strtab_get(&w->strings, id), KNOWN_TEXT[def], KNOWN_LEN[def]) != 0)
+            return false;
+        *known = id;
+        return true;
     }
     return skip_value(w, pp, end);
 }
@@ -893,6 +906,7 @@ split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
         return NULL;
     ms__strtab_init(&w->strings);
     w->last_str = UINT32_MAX;
+    w->default_id[0] = w->default_id[1] = UINT32_MAX;
     w->max_ahead = INT64_MIN;
     w->shape = *ms__vm_shape(vm);
     w->start = at;
