@@ -165,6 +165,17 @@ static void test_short_decimals(void)
 }
 
 /* Numbers at every edge, one per array element and one per object member. */
+/* p, -p, p +- 1 and the doubles on either side of p. */
+static void add_with_neighbours(cJSON *arr, double p)
+{
+    cJSON_AddItemToArray(arr, number(p));
+    cJSON_AddItemToArray(arr, number(-p));
+    cJSON_AddItemToArray(arr, number(p + 1));
+    cJSON_AddItemToArray(arr, number(p - 1));
+    cJSON_AddItemToArray(arr, number(nextafter(p, 0)));
+    cJSON_AddItemToArray(arr, number(nextafter(p, INFINITY)));
+}
+
 static void test_numbers(void)
 {
     double v[] = {0.0,
@@ -223,24 +234,10 @@ static void test_numbers(void)
         compare("one number", one);
         cJSON_Delete(one);
     }
-    for (int k = 0; k < 64; k++) { /* 2^0 .. 2^63 and neighbours: the int, 1e15, 2^53 edges */
-        double p = ldexp(1, k);
-        cJSON_AddItemToArray(arr, number(p));
-        cJSON_AddItemToArray(arr, number(-p));
-        cJSON_AddItemToArray(arr, number(p + 1));
-        cJSON_AddItemToArray(arr, number(p - 1));
-        cJSON_AddItemToArray(arr, number(nextafter(p, 0)));
-        cJSON_AddItemToArray(arr, number(nextafter(p, INFINITY)));
-    }
-    for (int k = -30; k < 30; k++) { /* powers of ten and their neighbours */
-        double p = pow(10, k);
-        cJSON_AddItemToArray(arr, number(p));
-        cJSON_AddItemToArray(arr, number(-p));
-        cJSON_AddItemToArray(arr, number(p + 1));
-        cJSON_AddItemToArray(arr, number(p - 1));
-        cJSON_AddItemToArray(arr, number(nextafter(p, 0)));
-        cJSON_AddItemToArray(arr, number(nextafter(p, INFINITY)));
-    }
+    for (int k = 0; k < 64; k++) /* 2^0 .. 2^63 and neighbours: the int, 1e15, 2^53 edges */
+        add_with_neighbours(arr, ldexp(1, k));
+    for (int k = -30; k < 30; k++) /* powers of ten and their neighbours */
+        add_with_neighbours(arr, pow(10, k));
     /* a valueint that disagrees with the double: 1.7.15 prints the double only */
     cJSON *odd = number(3.0);
     odd->valueint = 7;
