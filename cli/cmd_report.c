@@ -323,9 +323,9 @@ static void *draw_charts(void *arg)
             return NULL;
         }
     }
-    j->rc = j->png_path ? report_chart_file(NULL, f->run, cli_basename(f->path), j->o,
-                                            j->png_path, &j->err)
-                        : MS_ERR_NOMEM;
+    j->rc = j->png_path
+                ? report_chart_file(f->run, cli_basename(f->path), j->o, j->png_path, &j->err)
+                : MS_ERR_NOMEM;
     if (j->threaded)
         job_wait(j, &j->cats_done);
     if (!j->rc && (!j->threaded || j->cats_ok))
@@ -361,11 +361,6 @@ static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
     if (j->cat_rc) {
         cli_error(CMD, "%s: chart by category: %s", f->path, j->cat_err.message);
         return 2;
-    }
-    if (!j->cat_svg) {
-        f->cat_png[0] = '\0';
-        cJSON_AddNullToObject(fj, "categories_png");
-        return 0;
     }
     char prefix[32];
     snprintf(prefix, sizeof prefix, "c%zu-", index + 1);

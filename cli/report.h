@@ -129,10 +129,10 @@ void report_png_name(const char *path, const char *const *taken, size_t n_taken,
 cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
                          ms_run *chart_run, ms_profile *profile, ms_error *err);
 
-/* The active-memory chart of one file with its leaks marked: writes the PNG at
- * `png_path` and, unless svg_out is NULL, hands back the same chart as SVG text. */
-int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
-                      const char *png_path, ms_error *err);
+/* The active-memory chart of one file with its leaks marked, as the PNG at `png_path`
+ * (the page shows the interactive view instead). */
+int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
+                      ms_error *err);
 
 /* The same timeline by category (render --by category) from the file's categorisation
  * `c` of `t`: PNG at `png_path`, SVG out (*svg_out NULL when the build has no charts). */

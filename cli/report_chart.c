@@ -83,12 +83,10 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
     return rc;
 }
 
-int report_chart_file(char **svg_out, ms_run *run, const char *label, const report_opts *o,
-                      const char *png_path, ms_error *err)
+int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
+                      ms_error *err)
 {
     (void)o; /* how iterations are found is the run's option */
-    if (svg_out)
-        *svg_out = NULL;
     const ms_snapshot *s = ms_run_snapshot(run);
     const ms_timeline *t = NULL;
     const ms_leak_report *lr = NULL;
@@ -118,7 +116,8 @@ int report_chart_file(char **svg_out, ms_run *run, const char *label, const repo
     ms_chart_spec spec = {0};
     spec.highlights = hl;
     spec.n_highlights = n_marks;
-    rc = png_and_svg(svg_out, &src, &spec, png_path, err);
+    /* The PNG alone: the page shows the interactive view in its place. */
+    rc = png_and_svg(NULL, &src, &spec, png_path, err);
     free(hl);
     ms_leak_marks_free(marks);
     return rc;
