@@ -34,29 +34,21 @@
 
   /* The x axis. On the run axis (D.axis "run") x values are axis units u, and D.segs maps
    * them to seconds piece by piece: [u0, u1, t0, t1, break, label]; outside a break (and
-   * past either end) one unit is one second. Without it u is seconds. */
-  function toU(D, t) {
+   * past either end) one unit is one second. Without it u is seconds. warp maps either
+   * way, from the column pair f (2: seconds, 0: units) to the pair o. */
+  function warp(D, v, f, o) {
     var S = D.segs;
-    if (!S || !S.length) return t;
-    if (t <= S[0][2]) return S[0][0] + (t - S[0][2]);
+    if (!S || !S.length) return v;
+    if (v <= S[0][f]) return S[0][o] + (v - S[0][f]);
     for (var i = 0; i < S.length; i++) {
       var g = S[i];
-      if (t <= g[3]) return g[4] ? g[0] + (t - g[2]) / (g[3] - g[2]) * (g[1] - g[0]) : g[0] + (t - g[2]);
+      if (v <= g[f + 1]) return g[4] ? g[o] + (v - g[f]) / (g[f + 1] - g[f]) * (g[o + 1] - g[o]) : g[o] + (v - g[f]);
     }
     g = S[S.length - 1];
-    return g[1] + (t - g[3]);
+    return g[o + 1] + (v - g[f + 1]);
   }
-  function toT(D, u) {
-    var S = D.segs;
-    if (!S || !S.length) return u;
-    if (u <= S[0][0]) return S[0][2] + (u - S[0][0]);
-    for (var i = 0; i < S.length; i++) {
-      var g = S[i];
-      if (u <= g[1]) return g[4] ? g[2] + (u - g[0]) / (g[1] - g[0]) * (g[3] - g[2]) : g[2] + (u - g[0]);
-    }
-    g = S[S.length - 1];
-    return g[3] + (u - g[1]);
-  }
+  function toU(D, t) { return warp(D, t, 2, 0); }
+  function toT(D, u) { return warp(D, u, 0, 2); }
 
   function decodeFile(D) {
     if (D.times === false) EVENTS = true;
