@@ -153,14 +153,9 @@ void ms__slicer_restart(ms__slicer *s)
 
 static bool slicer_add_alive(ms__slicer *s, size_t i)
 {
-    if (s->n_alive == s->cap_alive) {
-        size_t c = s->cap_alive ? s->cap_alive * 2 : 1024;
-        size_t *p = realloc(s->alive, c * sizeof *p);
-        if (!p)
-            return false;
-        s->alive = p;
-        s->cap_alive = c;
-    }
+    if (!ms__render_grow((void **)&s->alive, &s->cap_alive, s->n_alive + 1, sizeof *s->alive,
+                         1024))
+        return false;
     s->alive[s->n_alive++] = i;
     return true;
 }

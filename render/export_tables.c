@@ -79,14 +79,8 @@ void ms__exp_colours_forget(exporter *x)
 
 static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 {
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 256;
-        uint32_t *p = realloc(*arr, c * sizeof *p);
-        if (!p)
-            return false;
-        *arr = p;
-        *cap = c;
-    }
+    if (!ms__render_grow((void **)arr, cap, *n + 1, sizeof **arr, 256))
+        return false;
     (*arr)[(*n)++] = v;
     return true;
 }
@@ -150,15 +144,10 @@ int64_t ms__exp_site_label(exporter *x, uint32_t stack)
 int64_t ms__exp_alloc_ref(exporter *x, size_t global)
 {
     if (!x->alloc_local[global]) {
-        if (x->n_alloc_local == x->cap_alloc_local) {
-            size_t c = x->cap_alloc_local ? x->cap_alloc_local * 2 : 1024;
-            size_t *p = realloc(x->alloc_of, c * sizeof *p);
-            if (!p) {
-                x->bad = true;
-                return 0;
-            }
-            x->alloc_of = p;
-            x->cap_alloc_local = c;
+        if (!ms__render_grow((void **)&x->alloc_of, &x->cap_alloc_local, x->n_alloc_local + 1,
+                             sizeof *x->alloc_of, 1024)) {
+            x->bad = true;
+            return 0;
         }
         x->alloc_of[x->n_alloc_local++] = global;
         x->alloc_local[global] = (uint32_t)x->n_alloc_local;

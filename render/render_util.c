@@ -2,7 +2,9 @@
 #include "render_util.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int ms__render_fail(ms_error *err, int code, const char *fmt, ...)
 {
@@ -15,4 +17,24 @@ int ms__render_fail(ms_error *err, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+bool ms__render_grow(void **ptr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : (first ? first : 1);
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return false;
+        n *= 2;
+    }
+    if (elem && n > SIZE_MAX / elem)
+        return false;
+    void *p = realloc(*ptr, n * elem);
+    if (!p)
+        return false;
+    *ptr = p;
+    *cap = n;
+    return true;
 }

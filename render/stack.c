@@ -4,6 +4,7 @@
  * alloc and free at the column it first shows in; each band's row is then its running
  * sum, written whole (or kept as its runs, for the view's pyramid). */
 #include "chart_impl.h"
+#include "render_util.h"
 
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
 {
@@ -115,21 +116,8 @@ void ms__band_runs_free(ms__band_runs *r)
 
 static bool runs_room(ms__band_runs *r, size_t runs, size_t bands)
 {
-    if (runs > r->cap) {
-        ms__run *p = realloc(r->run, runs * sizeof *p);
-        if (!p)
-            return false;
-        r->run = p;
-        r->cap = runs;
-    }
-    if (bands > r->cap_end) {
-        size_t *p = realloc(r->end, bands * sizeof *p);
-        if (!p)
-            return false;
-        r->end = p;
-        r->cap_end = bands;
-    }
-    return true;
+    return ms__render_grow((void **)&r->run, &r->cap, runs, sizeof *r->run, runs) &&
+           ms__render_grow((void **)&r->end, &r->cap_end, bands, sizeof *r->end, bands);
 }
 
 /* A band's running total over columns [k0, k1) (in column order) as runs: a run goes

@@ -23,6 +23,7 @@
  * depend on the pixels (the view's zoom reuses one warp at every scale); outside the
  * breaks one axis unit is one second. */
 #include "chart_impl.h"
+#include "render_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -133,14 +134,9 @@ static int push_cand(finder *f, double a, double b)
 {
     if (!(b > a))
         return 0;
-    if (f->n_cands == f->cap_cands) {
-        size_t cap = f->cap_cands ? f->cap_cands * 2 : 16;
-        span *p = realloc(f->cands, cap * sizeof *p);
-        if (!p)
-            return -1;
-        f->cands = p;
-        f->cap_cands = cap;
-    }
+    if (!ms__render_grow((void **)&f->cands, &f->cap_cands, f->n_cands + 1, sizeof *f->cands,
+                         16))
+        return -1;
     f->cands[f->n_cands++] = (span){a, b};
     return 0;
 }
@@ -153,14 +149,8 @@ static int collect_gaps(finder *f, size_t first, size_t last, double min, size_t
         double g = (double)(f->t_us[e + 1] - f->t_us[e]) / 1e6;
         if (!(g >= min))
             continue;
-        if (k == f->cap) {
-            size_t cap = f->cap ? f->cap * 2 : 64;
-            gap *p = realloc(f->gaps, cap * sizeof *p);
-            if (!p)
-                return -1;
-            f->gaps = p;
-            f->cap = cap;
-        }
+        if (!ms__render_grow((void **)&f->gaps, &f->cap, k + 1, sizeof *f->gaps, 64))
+            return -1;
         f->gaps[k++] = (gap){g, e};
     }
     *n_out = k;
