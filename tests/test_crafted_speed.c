@@ -15,62 +15,9 @@
 #include <time.h>
 
 #include "check.h"
+#include "pickle_writer.h"
 #include "memsnap/allocator.h"
 #include "memsnap/phases.h"
-
-/* ------------------------------------------------------------------ a pickle writer */
-
-typedef struct pk {
-    unsigned char *p;
-    size_t n, cap;
-} pk;
-
-static void put(pk *w, const void *src, size_t n)
-{
-    if (w->n + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->n + n)
-            cap *= 2;
-        unsigned char *p = realloc(w->p, cap);
-        if (!p) {
-            fprintf(stderr, "out of memory writing a pickle\n");
-            exit(2);
-        }
-        w->p = p;
-        w->cap = cap;
-    }
-    memcpy(w->p + w->n, src, n);
-    w->n += n;
-}
-
-static void op(pk *w, char c)
-{
-    put(w, &c, 1);
-}
-
-static void str(pk *w, const char *s) /* SHORT_BINUNICODE */
-{
-    size_t n = strlen(s);
-    unsigned char h[2] = {0x8c, (unsigned char)n};
-    put(w, h, 2);
-    put(w, s, n);
-}
-
-static void num(pk *w, int64_t v)
-{
-    if (v >= INT32_MIN && v <= INT32_MAX) { /* BININT */
-        uint32_t u = (uint32_t)(int32_t)v;
-        unsigned char b[5] = {'J', (unsigned char)u, (unsigned char)(u >> 8),
-                              (unsigned char)(u >> 16), (unsigned char)(u >> 24)};
-        put(w, b, 5);
-        return;
-    }
-    unsigned char b[10] = {0x8a, 8}; /* LONG1, 8 bytes little-endian two's complement */
-    uint64_t u = (uint64_t)v;
-    for (int k = 0; k < 8; k++)
-        b[2 + k] = (unsigned char)(u >> (8 * k));
-    put(w, b, 10);
-}
 
 /* {'action': ..., 'addr': ..., 'size': ..., 'stream': 0, 'time_us': ..., 'frames': []} */
 static void event(pk *w, const char *action, int64_t addr, int64_t size, int64_t t)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "pickle_writer.h"
 #include "internal.h"
 #include "analysis/timeline_internal.h"
 #include "memsnap/memsnap.h"
@@ -106,34 +107,6 @@ static void check_snapshot(const char *path, const char *name, void *arg)
 
 /* ------------------------------------------------------------------ crafted traces */
 
-typedef struct pk {
-    unsigned char b[8192];
-    size_t n;
-} pk;
-
-static void put(pk *p, const void *data, size_t n)
-{
-    memcpy(p->b + p->n, data, n);
-    p->n += n;
-}
-
-static void put_str(pk *p, const char *s)
-{
-    uint32_t len = (uint32_t)strlen(s);
-    unsigned char op[5] = {'X', (unsigned char)len, (unsigned char)(len >> 8),
-                           (unsigned char)(len >> 16), (unsigned char)(len >> 24)};
-    put(p, op, 5);
-    put(p, s, len);
-}
-
-static void put_int(pk *p, int64_t v)
-{
-    unsigned char op[10] = {0x8a, 8};
-    for (int i = 0; i < 8; i++)
-        op[2 + i] = (unsigned char)((uint64_t)v >> (8 * i));
-    put(p, op, 10);
-}
-
 typedef struct ev {
     const char *action;
     int64_t addr, size;
@@ -144,23 +117,23 @@ static void crafted(pk *p, const ev *evs, size_t n)
 {
     p->n = 0;
     put(p, "\x80\x02}(", 4);
-    put_str(p, "segments");
+    str(p, "segments");
     put(p, "]", 1);
-    put_str(p, "device_traces");
+    str(p, "device_traces");
     put(p, "](](", 4);
     for (size_t i = 0; i < n; i++) {
         put(p, "}(", 2);
-        put_str(p, "action");
-        put_str(p, evs[i].action);
-        put_str(p, "addr");
-        put_int(p, evs[i].addr);
-        put_str(p, "size");
-        put_int(p, evs[i].size);
-        put_str(p, "stream");
-        put_int(p, 0);
-        put_str(p, "time_us");
-        put_int(p, 1000 + (int64_t)i);
-        put_str(p, "frames");
+        str(p, "action");
+        str(p, evs[i].action);
+        str(p, "addr");
+        num(p, evs[i].addr);
+        str(p, "size");
+        num(p, evs[i].size);
+        str(p, "stream");
+        num(p, 0);
+        str(p, "time_us");
+        num(p, 1000 + (int64_t)i);
+        str(p, "frames");
         put(p, "]u", 2);
     }
     put(p, "eeu.", 4);
@@ -168,11 +141,13 @@ static void crafted(pk *p, const ev *evs, size_t n)
 
 static void check_crafted(const char *name, const ev *evs, size_t n, int want_rc)
 {
-    pk p;
+    pk p = {0};
     crafted(&p, evs, n);
     ms_snapshot *s = NULL;
     ms_error err;
-    if (ms_snapshot_read_memory(&s, p.b, p.n, NULL, &err) != 0) {
+    int read_rc = ms_snapshot_read_memory(&s, p.p, p.n, NULL, &err);
+    free(p.p);
+    if (read_rc != 0) {
         check_fail("%s: %s", name, err.message);
         return;
     }
