@@ -30,7 +30,7 @@ struct ms_run {
     ms_categories *cats;
     ms_leak_report *leaks;
     ms_oom_report *ooms;
-    ms_alloc *peak_alive;    /* found by a replay; NULL when tl->peak_alive serves */
+    ms_alloc *peak_alive;    /* read from tl's lives or a replay; NULL when tl->peak_alive serves */
     size_t n_peak_alive;
     bool have_peak_alive;
     ms_site_total *peak_sites;
@@ -348,10 +348,9 @@ int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r, ms_er
 
 int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err)
 {
-    const ms_category_point *pk = r->cats && !r->have_peak_cats ? ms_categories_peak(r->cats) : NULL;
-    if (pk) {
+    if (!r->have_peak_cats && r->cats) {
         /* The categorisation's peak: the same sums (test_run_agree), no second pass. */
-        memcpy(r->peak_cats, pk->by, sizeof r->peak_cats);
+        memcpy(r->peak_cats, ms_categories_peak(r->cats)->by, sizeof r->peak_cats);
         r->have_peak_cats = true;
     }
     if (!r->have_peak_cats) {
