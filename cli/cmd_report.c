@@ -350,6 +350,30 @@ static int ready_for_threads(file_state *f, ms_error *err)
     return rc;
 }
 
+/* The chart thread started (j->threaded), or nothing to undo. */
+static void charts_start(chart_job *j, pthread_t *th)
+{
+    if (pthread_mutex_init(&j->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&j->cv, NULL) != 0) {
+        pthread_mutex_destroy(&j->mu);
+        return;
+    }
+    j->threaded = true;
+    if (pthread_create(th, NULL, draw_charts, j) != 0) {
+        j->threaded = false;
+        pthread_cond_destroy(&j->cv);
+        pthread_mutex_destroy(&j->mu);
+    }
+}
+
+static void charts_join(chart_job *j, pthread_t th)
+{
+    pthread_join(th, NULL);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+}
+
 /* After the charts: the JSON's names, the SVG for the page, or the error. */
 static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
 {
@@ -456,18 +480,8 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     job.png_path = join(o->out_dir, f->png);
     job.cat_png_path = join(o->out_dir, f->cat_png);
     pthread_t th;
-    if (cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0 &&
-        pthread_mutex_init(&job.mu, NULL) == 0) {
-        if (pthread_cond_init(&job.cv, NULL) == 0) {
-            job.threaded = true;
-            if (pthread_create(&th, NULL, draw_charts, &job) != 0) {
-                job.threaded = false;
-                pthread_cond_destroy(&job.cv);
-            }
-        }
-        if (!job.threaded)
-            pthread_mutex_destroy(&job.mu);
-    }
+    if (cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0)
+        charts_start(&job, &th);
     /* The categorisation before the sections: the summary's peak by category and the
      * phases are read from it, so the trace is cut into phases once. */
     ms_error_clear(&err);
@@ -498,11 +512,8 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     if (!rc && (job.threaded || !job.rc))
         view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
                                   &view_err);
-    if (job.threaded) {
-        pthread_join(th, NULL);
-        pthread_cond_destroy(&job.cv);
-        pthread_mutex_destroy(&job.mu);
-    }
+    if (job.threaded)
+        charts_join(&job, th);
     if (!rc)
         rc = charts_done(&job, index, f, fj);
     free(job.png_path);
