@@ -70,7 +70,7 @@ static const char *model_difference(const ms_snapshot *a, const ms_snapshot *b)
 }
 
 typedef struct totals {
-    size_t files, engaged, helped;
+    size_t files, engaged, helped, stolen;
     size_t big_files, big_engaged; /* files with 2,000+ events: room for two batches */
     uint64_t events, split_events;
 } totals;
@@ -108,6 +108,23 @@ static void same_model(const char *path, const char *name, void *arg)
         tot->helped += parts == 2;
     }
     ms_snapshot_free(helped);
+    /* And with the thread, done first, reading the back half of the VM's part too (the
+     * path a slower first core takes): two parts handed over. */
+    ms_snapshot *stolen = NULL;
+    ms__split_test_steal = true;
+    before = ms__split_handovers;
+    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&stolen, data, len, &two, &err), 0);
+    parts = ms__split_handovers - before;
+    ms__split_test_steal = false;
+    if (a && stolen) {
+        const char *diff = model_difference(a, stolen);
+        if (diff)
+            fprintf(stderr, "%s: read with the thread stealing differs in %s\n", name, diff);
+        CHECK_TRUE_IN(name, diff == NULL);
+        CHECK_TRUE_IN(name, parts <= 2);
+        tot->stolen += parts == 2;
+    }
+    ms_snapshot_free(stolen);
     if (a && b && c) {
         const char *diff = model_difference(a, b);
         if (diff)
@@ -150,19 +167,25 @@ static void same_outcome(const char *what, const unsigned char *data, size_t len
     int rb = ms_snapshot_read_memory(&b, data, len, &two, &eb);
     if (ms__split_handovers != before)
         ++*split_used;
-    /* Every other input also with the VM helping the thread. */
+    /* Every input also with the VM helping the thread, or with the thread stealing from
+     * the VM, in turn. */
     static unsigned turn;
-    if (turn++ % 2 == 0) {
+    {
+        bool helping = turn++ % 2 == 0;
         ms_snapshot *c = NULL;
         ms_error ec;
-        ms__split_test_hold = true;
+        if (helping)
+            ms__split_test_hold = true;
+        else
+            ms__split_test_steal = true;
         int rc = ms_snapshot_read_memory(&c, data, len, &two, &ec);
-        ms__split_test_hold = false;
+        ms__split_test_hold = ms__split_test_steal = false;
         bool alike = rc == ra && (ra ? ea.offset == ec.offset && strcmp(ea.message, ec.message) == 0
                                      : model_difference(a, c) == NULL);
         if (!alike)
-            fprintf(stderr, "%s: with the VM helping: rc %d at %lld '%s'\n", what, rc,
-                    (long long)(rc ? ec.offset : 0), rc ? ec.message : "");
+            fprintf(stderr, "%s: with the %s: rc %d at %lld '%s'\n", what,
+                    helping ? "VM helping" : "thread stealing", rc, (long long)(rc ? ec.offset : 0),
+                    rc ? ec.message : "");
         CHECK_TRUE_IN(what, alike);
         ms_snapshot_free(c);
     }
@@ -227,12 +250,13 @@ int main(void)
     printf("same model with one and two threads:\n");
     check_each_snapshot(same_model, &tot);
     printf("  %zu files, second thread took part in %zu; %llu of %llu events read by it; "
-           "with the VM helping, two parts handed over in %zu\n",
+           "with the VM helping, two parts handed over in %zu; with the thread stealing, in %zu\n",
            tot.files, tot.engaged, (unsigned long long)tot.split_events, (unsigned long long)tot.events,
-           tot.helped);
+           tot.helped, tot.stolen);
     /* A third at least: the share depends on the files' shapes (recordings with
      * stacks='all' hand the thread long frame lists), not only on the reader. */
     CHECK_TRUE(tot.helped * 3 >= tot.engaged);
+    CHECK_TRUE(tot.stolen * 3 >= tot.engaged);
     /* Files too small for two batches after their midpoint leave it nothing to do. */
     CHECK_TRUE(tot.big_engaged >= tot.big_files * 2 / 3);
     CHECK_TRUE(tot.split_events * 4 >= tot.events);

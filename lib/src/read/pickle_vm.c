@@ -1703,7 +1703,11 @@ int ms__vm_run(ms_vm *vm)
     ms_input *in = &vm->in;
     int rc;
     for (;;) {
-        if (MS_UNLIKELY(in->pos == vm->split_at)) {
+        /* At the second thread's part, or (at a batch's MARK) at a part it took from
+         * the back of the VM's. */
+        if (MS_UNLIKELY(in->pos == vm->split_at) ||
+            (vm->split && in->pos < in->end && in->pos[0] == '(' &&
+             ms__split_stop_here(vm->split, in->pos))) {
             ms_split *part = vm->split;
             vm->split = NULL;
             vm->split_at = NULL;

@@ -3,10 +3,12 @@
  * part could not know (memo references past its copy of the memo, its own ids of strings,
  * frames, stacks and streams) in the order the VM would have met them, and appends the
  * part's memo entries and events; or it leaves the part for the VM to read itself. */
+#define _GNU_SOURCE /* mremap's MREMAP_FIXED */
 #include "split_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define FAIL(code, off, ...) ms__fail(ms__vm_error(vm), (code), (off), __VA_ARGS__)
 
@@ -205,17 +207,49 @@ typedef struct copy_job {
     const uint16_t *rmap;
     uint8_t amap[MAX_DEFERRED_ACTIONS];
     size_t def_from, def_to, ev_from, ev_to;
+    bool ok;
 } copy_job;
 
-static void copy_part(copy_job *j)
+/* Memory the kernel hands out fresh costs more than the copy into it (a page fault and
+ * a zeroed page each, several microseconds on a virtual machine: most of the hand-over's
+ * time). So before a chunk is copied, the pages of the one copied just before it, now
+ * garbage, are moved under the whole pages of its destination that nothing has written
+ * yet, and the copy writes into pages already there. `donor` holds `bytes` (a multiple
+ * of the page) at a page boundary. False only when the destination was left unmapped. */
+static bool recycle(uint8_t *donor, size_t bytes, uint8_t *dst, size_t dst_bytes, size_t page)
+{
+#ifdef MREMAP_FIXED
+    uintptr_t lo = ((uintptr_t)dst + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t hi = ((uintptr_t)dst + dst_bytes) & ~(uintptr_t)(page - 1);
+    if (!donor || hi <= lo || hi - lo > bytes)
+        return true;
+    if (mremap(donor, hi - lo, hi - lo, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) != MAP_FAILED)
+        return true;
+    /* The kernel may have unmapped the destination before failing: map it again (its
+     * bytes were not written yet). */
+    return mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED;
+#else
+    (void)donor, (void)bytes, (void)dst, (void)dst_bytes, (void)page;
+    return true;
+#endif
+}
+
+static bool copy_part(copy_job *j)
 {
     split_worker *w = j->h->w;
     const handover *h = j->h;
     uint32_t *memo = h->memo_room;
+    uint32_t *donor_defs = NULL;
+    bool ok = true;
     for (size_t c = j->def_from; c < j->def_to; c++) {
-        const uint32_t *defs = w->defs[c];
+        uint32_t *defs = w->defs[c];
         uint64_t from = (uint64_t)c * CHUNK_DEFS;
         size_t n = w->n_defs - from < CHUNK_DEFS ? (size_t)(w->n_defs - from) : CHUNK_DEFS;
+        ok = ok && recycle((uint8_t *)donor_defs, DEFS_BYTES, (uint8_t *)(memo + from),
+                           n * sizeof *memo, w->page);
+        if (!ok)
+            break;
         for (size_t i = 0; i < n; i++) {
             uint32_t d = defs[i];
             if (VTAG(d) == T_STR)
@@ -226,13 +260,26 @@ static void copy_part(copy_job *j)
                 d = (uint32_t)VMAKE(T_CONV, (uint64_t)h->fmap[VPAY(d) >> 1] << 1);
             memo[from + i] = d;
         }
-        chunk_free(w->defs[c], DEFS_BYTES);
+        if (donor_defs)
+            chunk_free(donor_defs, DEFS_BYTES);
+        donor_defs = defs;
         w->defs[c] = NULL;
     }
+    if (donor_defs)
+        chunk_free(donor_defs, DEFS_BYTES);
     ms_trace_build *t = j->t;
-    for (size_t c = j->ev_from; c < j->ev_to; c++) {
+    ev_chunk *donor = NULL;
+    for (size_t c = j->ev_from; c < j->ev_to && ok; c++) {
         size_t n = chunk_len(w, c), at = j->first + c * CHUNK_EVENTS;
         ev_chunk *ch = w->chunks[c];
+#define RECYCLE(field)                                                                       \
+    (recycle(donor ? (uint8_t *)donor->field : NULL, sizeof donor->field,                    \
+             (uint8_t *)(t->field + at), n * sizeof *t->field, w->page))
+        ok = RECYCLE(action) && RECYCLE(addr) && RECYCLE(size) && RECYCLE(time_us) &&
+             RECYCLE(stack) && RECYCLE(stream);
+#undef RECYCLE
+        if (!ok)
+            break;
         if (w->n_dact) {
             for (size_t i = 0; i < n; i++)
                 t->action[at + i] = ch->action[i] & ACTION_DEFERRED
@@ -247,14 +294,20 @@ static void copy_part(copy_job *j)
         memcpy(t->stack + at, ch->stack, n * sizeof *t->stack);
         for (size_t i = 0; i < n; i++)
             t->stream[at + i] = j->rmap[ch->stream[i]];
-        chunk_free(ch, sizeof *ch);
+        if (donor)
+            chunk_free(donor, sizeof *donor);
+        donor = ch;
         w->chunks[c] = NULL;
     }
+    if (donor)
+        chunk_free(donor, sizeof *donor);
+    return ok;
 }
 
 static void *copy_thread(void *arg)
 {
-    copy_part(arg);
+    copy_job *j = arg;
+    j->ok = copy_part(j);
     return NULL;
 }
 
@@ -343,7 +396,7 @@ static int take(ms_vm *vm, split_worker *w, int device)
         }
     }
     copy_job job[2];
-    job[0] = (copy_job){h, t, first, rmap, {0}, 0, 0, 0, 0};
+    job[0] = (copy_job){h, t, first, rmap, {0}, 0, 0, 0, 0, true};
     for (size_t i = 0; i < w->n_dact; i++) {
         uint32_t enc = memo_at(vm, w, base, w->dact[i]);
         job[0].amap[i] = (uint8_t)action_of_id(w->dact[i] < base ? VPAY(enc) : h->smap[VPAY(enc)]);
@@ -359,11 +412,15 @@ static int take(ms_vm *vm, split_worker *w, int device)
     job[1].ev_to = ne;
     pthread_t helper;
     bool helped = pthread_create(&helper, NULL, copy_thread, &job[1]) == 0;
-    copy_part(&job[0]);
+    job[0].ok = copy_part(&job[0]);
     if (helped)
         pthread_join(helper, NULL);
     else
-        copy_part(&job[1]);
+        job[1].ok = copy_part(&job[1]);
+    if (!job[0].ok || !job[1].ok) {
+        rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
+        goto out;
+    }
     t->view.n = total;
     ms__vm_took(vm, w->n_events, (size_t)w->n_defs, w->done.pos);
     atomic_fetch_add(&ms__split_handovers, 1);
@@ -391,6 +448,20 @@ static int take_part(ms_vm *vm, split_worker *w)
 
 int ms__split_join(ms_vm *vm, ms_split *w)
 {
+    split_worker *stolen = atomic_load_explicit(&w->steal, memory_order_acquire);
+    if (stolen && ms__vm_input(vm)->pos == stolen->start) {
+        /* The thread read the back of the VM's part too: both parts, in order. */
+        pthread_join(w->thread, NULL);
+        int rc = take_part(vm, stolen);
+        if (!rc)
+            rc = take_part(vm, w);
+        ms__split_part_free(stolen);
+        ms__split_part_free(w);
+        return rc;
+    }
+    /* At the thread's part: a steal from the VM's can no longer help (one the VM went
+     * past before it was published stops at its next batch). */
+    atomic_store(&w->steal_off, true);
     /* The two virtual cores often run at different speeds. When the VM gets here while
      * the second thread still has a long way to go, the VM reads the back half of what
      * is left itself (the thread stops at that boundary) instead of waiting. */
@@ -415,6 +486,8 @@ int ms__split_join(ms_vm *vm, ms_split *w)
     /* The VM's part follows only if the thread stopped exactly where it began. */
     if (!rc && help)
         rc = take_part(vm, help);
+    if ((stolen = atomic_load(&w->steal)) != NULL)
+        ms__split_part_free(stolen);
     ms__split_part_free(w);
     if (help)
         ms__split_part_free(help);

@@ -115,6 +115,18 @@ typedef struct ms_split {
     uint32_t span_prev; /* slot + 1 of the span the last frames list was; 0: none */
 
     split_mark done;
+
+    /* Stealing: once its own part is read, the thread reads the back half of what the
+     * VM still has to read before `start`, when that is long (split_reader.c's steal).
+     * vm_pos: the VM's last batch boundary, published by the VM; steal: that part, once
+     * its start is fixed; steal_off: set by the VM when a steal can no longer help (it
+     * reached `start`); decided: the thread has made its choice (tests wait for it). */
+    _Atomic(const uint8_t *) vm_pos;
+    _Atomic(struct ms_split *) steal;
+    atomic_bool steal_off;
+    atomic_bool decided;
+    bool steal_test;
+    struct ms_split *parent; /* a steal's: the part whose steal_off stops it */
 } split_worker;
 
 /* Chunks are mapped and unmapped directly: the hand-over frees each one as soon as it is

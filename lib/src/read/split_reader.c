@@ -38,6 +38,7 @@
 #include "pickle_bytes.h"
 
 atomic_bool ms__split_test_hold;
+atomic_bool ms__split_test_steal;
 
 #define MAX_BATCH 65536      /* Python writes 1000 per APPENDS */
 #define SCRATCH_MAX 4096
@@ -48,6 +49,8 @@ atomic_bool ms__split_test_hold;
 #define PART_RELEASE_STEP ((size_t)1 << 20)
 /* The hand-over point is searched for in this much input after the midpoint. */
 #define SEARCH_WINDOW ((size_t)8 << 20)
+/* The thread steals from the VM only when at least this much is left before its part. */
+#define STEAL_MIN_BYTES ((size_t)4 << 20)
 
 /* A frames list's bytes between MARK and APPENDS, with the stack they gave (as the VM's
  * span cache; here no memo entry ever changes, so a span always means the same). */
@@ -781,7 +784,8 @@ void ms__split_read_part(split_worker *w)
 {
     const uint8_t *p = w->start, *end = w->end;
     mark_done(w, p);
-    while (!atomic_load_explicit(&w->cancel, memory_order_relaxed)) {
+    while (!atomic_load_explicit(&w->cancel, memory_order_relaxed) &&
+           !(w->parent && atomic_load_explicit(&w->parent->steal_off, memory_order_relaxed))) {
         release_behind(w, p);
         if (p >= end || p[0] != '(' || p == atomic_load_explicit(&w->stop_at, memory_order_acquire))
             break;
@@ -835,13 +839,54 @@ void ms__split_read_part(split_worker *w)
     atomic_store_explicit(&w->finished, true, memory_order_release);
 }
 
+static split_worker *part_new(const entry_shape *shape, const uint8_t *at, const uint8_t *end,
+                              uint64_t max_string, bool release_pages, const uint32_t *memo,
+                              size_t memo_len, uint64_t memo_gen, bool borrow_memo);
+
+/* The two virtual cores often run at different speeds. When the thread is done first
+ * and the VM still has a long way to the thread's part, the thread reads the back half
+ * of that too, from a batch boundary on, with the memo it was given (what the VM adds
+ * meanwhile is settled at hand-over, as for its own part). The VM hands both over when
+ * it reaches that boundary; if it went past it before the steal was published, it
+ * reads on to the thread's part and the steal is dropped. */
+static void steal(split_worker *w)
+{
+    const uint8_t *vm_at = atomic_load_explicit(&w->vm_pos, memory_order_acquire);
+    split_worker *s = NULL;
+    if (!w->hold && !atomic_load(&w->cancel) && !atomic_load(&w->steal_off) && vm_at &&
+        vm_at < w->start && (size_t)(w->start - vm_at) >= (w->steal_test ? 0 : STEAL_MIN_BYTES)) {
+        const uint8_t *t =
+            ms__split_find_boundary(vm_at, vm_at + (w->start - vm_at) / 2, w->start, &w->shape);
+        if (t && (s = part_new(&w->shape, t, w->end, w->max_string, w->release_pages, w->pub,
+                               w->pub_len, w->pub_gen, true)) != NULL) {
+            s->parent = w;
+            atomic_store_explicit(&s->stop_at, w->start, memory_order_relaxed);
+            atomic_store_explicit(&w->steal, s, memory_order_release);
+        }
+    }
+    atomic_store_explicit(&w->decided, true, memory_order_release);
+    if (s)
+        ms__split_read_part(s);
+}
+
 static void *worker_main(void *arg)
 {
     split_worker *w = arg;
     while (w->hold && !atomic_load(&w->go))
         sched_yield();
     ms__split_read_part(w);
+    steal(w);
     return NULL;
+}
+
+bool ms__split_stop_here(ms_split *w, const uint8_t *pos)
+{
+    atomic_store_explicit(&w->vm_pos, pos, memory_order_release);
+    if (w->steal_test) /* tests: the thread steals from here, once its part is read */
+        while (!atomic_load_explicit(&w->decided, memory_order_acquire))
+            sched_yield();
+    const split_worker *s = atomic_load_explicit(&w->steal, memory_order_acquire);
+    return s && s->start == pos;
 }
 
 /* ------------------------------------------------------------------ start and stop */
@@ -901,6 +946,16 @@ split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     size_t memo_len;
     uint64_t memo_gen;
     const uint32_t *memo = ms__vm_memo(vm, &memo_len, &memo_gen, NULL);
+    return part_new(ms__vm_shape(vm), at, in->end, ms__vm_limits(vm)->max_string, in->map != NULL,
+                    memo, memo_len, memo_gen, borrow_memo);
+}
+
+/* A part from `at` with a memo as given: copied, or borrowed from whoever outlives the
+ * part and leaves the memo unchanged meanwhile. NULL when out of memory. */
+static split_worker *part_new(const entry_shape *shape, const uint8_t *at, const uint8_t *end,
+                              uint64_t max_string, bool release_pages, const uint32_t *memo,
+                              size_t memo_len, uint64_t memo_gen, bool borrow_memo)
+{
     split_worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
@@ -908,14 +963,14 @@ split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     w->last_str = UINT32_MAX;
     w->default_id[0] = w->default_id[1] = UINT32_MAX;
     w->max_ahead = INT64_MIN;
-    w->shape = *ms__vm_shape(vm);
+    w->shape = *shape;
     w->start = at;
-    w->end = in->end;
-    w->max_string = ms__vm_limits(vm)->max_string;
+    w->end = end;
+    w->max_string = max_string;
     w->pub_len = memo_len;
     w->pub_gen = memo_gen;
     w->page = (size_t)sysconf(_SC_PAGESIZE);
-    w->release_pages = in->map != NULL;
+    w->release_pages = release_pages;
     /* Not the page the reading before `at` may still touch. */
     w->released = (const uint8_t *)(((uintptr_t)at + 2 * w->page) & ~(uintptr_t)(w->page - 1));
     atomic_init(&w->cancel, false);
@@ -923,6 +978,10 @@ split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     atomic_init(&w->stop_at, NULL);
     atomic_init(&w->finished, false);
     atomic_init(&w->go, false);
+    atomic_init(&w->vm_pos, NULL);
+    atomic_init(&w->steal, NULL);
+    atomic_init(&w->steal_off, false);
+    atomic_init(&w->decided, false);
     w->spans = calloc(SPAN_SLOTS, sizeof *w->spans);
     w->borrowed_pub = borrow_memo;
     if (borrow_memo) {
@@ -957,6 +1016,8 @@ ms_split *ms__split_start(ms_vm *vm, const uint8_t **at_out)
     if (!w)
         return NULL;
     w->hold = atomic_load(&ms__split_test_hold);
+    w->steal_test = atomic_load(&ms__split_test_steal);
+    atomic_store(&w->vm_pos, in->pos);
     if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
         ms__split_part_free(w);
         return NULL;
@@ -970,7 +1031,11 @@ void ms__split_discard(ms_split *w)
     if (!w)
         return;
     atomic_store(&w->cancel, true);
+    atomic_store(&w->steal_off, true);
     atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
+    split_worker *s = atomic_load(&w->steal);
+    if (s)
+        ms__split_part_free(s);
     ms__split_part_free(w);
 }

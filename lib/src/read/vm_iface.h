@@ -17,7 +17,9 @@
  *
  * Protocol: once the VM has learnt the entries' shape it calls ms__split_start, which
  * may start a second thread on the back of the input and says where the VM must hand
- * over. When the VM's position reaches that point it calls ms__split_join, which waits
+ * over. At every batch boundary before it, the VM asks ms__split_stop_here whether the
+ * thread, done early, took the rest of the VM's part from there. When the VM's position
+ * reaches either point it calls ms__split_join, which waits
  * for the thread, checks what a serial read would have checked (ms__vm_trace_on_top,
  * ms__vm_has_room), maps the thread's ids into the VM's tables (ms__vm_intern_*),
  * appends the thread's memo entries and events (ms__vm_memo_room, ms__vm_trace_for)
@@ -223,6 +225,11 @@ ms_split *ms__split_start(ms_vm *vm, const uint8_t **at);
  * moving the VM past them (or leaves it, when the VM must read them itself). Frees s.
  * Returns 0 or an error (out of memory, a limit). */
 int ms__split_join(ms_vm *vm, ms_split *s);
+/* At a batch boundary (a MARK) before the hand-over point: tells the second thread how
+ * far the VM has come, and whether the thread has read on from here (it takes the back
+ * of the VM's part when it is done with its own first); if so, the VM calls
+ * ms__split_join here. */
+bool ms__split_stop_here(ms_split *s, const uint8_t *pos);
 /* Stops and frees a second thread the VM never reached; accepts NULL. */
 void ms__split_discard(ms_split *s);
 
@@ -233,5 +240,8 @@ extern _Atomic uint64_t ms__split_handovers;
  * VM always reads the back half of the thread's part itself (the path a slower second
  * core takes). */
 extern atomic_bool ms__split_test_hold;
+/* Tests: when set, the VM waits at its first batch boundary until the second thread has
+ * read its part, so the thread always reads the back half of the VM's part as well. */
+extern atomic_bool ms__split_test_steal;
 
 #endif
