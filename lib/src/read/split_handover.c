@@ -365,27 +365,28 @@ static int take(ms_vm *vm, split_worker *w, int device)
 
     /* Room for the memo entries and the events, then the copy. */
     const uint64_t base = h->base;
-    if (!(h->memo_room = ms__vm_memo_room(vm, (size_t)w->n_defs))) {
+    if (!(h->memo_room = ms__vm_memo_room(vm, (size_t)(w->n_defs + w->then_defs)))) {
         rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
         goto out;
     }
     ms_trace_build *t = NULL;
     if ((rc = ms__vm_trace_for(vm, device, &t, off)))
         goto out;
-    size_t first = t->view.n, total;
-    if (!ms__add(first, (size_t)w->n_events, &total)) {
+    size_t first = t->view.n, total, room;
+    if (!ms__add(first, (size_t)w->n_events, &total) ||
+        !ms__add(total, (size_t)w->then_events, &room)) {
         rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
         goto out;
     }
-    if (total > t->cap) {
+    if (room > t->cap) {
         size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
-        if (!ms__grow((void **)&t->action, &c1, total, sizeof *t->action) ||
-            !ms__grow((void **)&t->addr, &c2, total, sizeof *t->addr) ||
-            !ms__grow((void **)&t->size, &c3, total, sizeof *t->size) ||
-            !ms__grow((void **)&t->time_us, &c4, total, sizeof *t->time_us) ||
-            !ms__grow((void **)&t->stack, &c5, total, sizeof *t->stack) ||
-            !ms__grow((void **)&t->stream, &c6, total, sizeof *t->stream)) {
-            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
+        if (!ms__grow((void **)&t->action, &c1, room, sizeof *t->action) ||
+            !ms__grow((void **)&t->addr, &c2, room, sizeof *t->addr) ||
+            !ms__grow((void **)&t->size, &c3, room, sizeof *t->size) ||
+            !ms__grow((void **)&t->time_us, &c4, room, sizeof *t->time_us) ||
+            !ms__grow((void **)&t->stack, &c5, room, sizeof *t->stack) ||
+            !ms__grow((void **)&t->stream, &c6, room, sizeof *t->stream)) {
+            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", room);
             goto out;
         }
         t->cap = c1;
@@ -452,6 +453,8 @@ int ms__split_join(ms_vm *vm, ms_split *w)
     if (stolen && ms__vm_input(vm)->pos == stolen->start) {
         /* The thread read the back of the VM's part too: both parts, in order. */
         pthread_join(w->thread, NULL);
+        stolen->then_events = w->n_events;
+        stolen->then_defs = w->n_defs;
         int rc = take_part(vm, stolen);
         if (!rc)
             rc = take_part(vm, w);
@@ -482,6 +485,10 @@ int ms__split_join(ms_vm *vm, ms_split *w)
     }
     atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
+    if (help) {
+        w->then_events = help->n_events;
+        w->then_defs = help->n_defs;
+    }
     int rc = take_part(vm, w);
     /* The VM's part follows only if the thread stopped exactly where it began. */
     if (!rc && help)

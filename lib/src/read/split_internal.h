@@ -115,6 +115,10 @@ typedef struct ms_split {
     uint32_t span_prev; /* slot + 1 of the span the last frames list was; 0: none */
 
     split_mark done;
+    /* Set at hand-over: the events and memo entries of the part taken right after this
+     * one, room for which is made with this one's (the copy recycles pages under the
+     * arrays, and a later growth of theirs could no longer remap them in place). */
+    uint64_t then_events, then_defs;
 
     /* Stealing: once its own part is read, the thread reads the back half of what the
      * VM still has to read before `start`, when that is long (split_reader.c's steal).
