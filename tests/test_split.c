@@ -75,6 +75,32 @@ typedef struct totals {
     uint64_t events, split_events;
 } totals;
 
+/* Reads with a test switch on: the model must equal the one-thread read `a`. True when
+ * two parts were handed over. */
+static bool two_parts_alike(const char *name, const unsigned char *data, size_t len,
+                            const ms_snapshot *a, atomic_bool *flag, const char *what)
+{
+    ms_limits two = limits_with(1);
+    ms_snapshot *s = NULL;
+    ms_error err;
+    atomic_store(flag, true);
+    uint64_t before = ms__split_handovers;
+    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&s, data, len, &two, &err), 0);
+    uint64_t parts = ms__split_handovers - before;
+    atomic_store(flag, false);
+    bool two_parts = false;
+    if (a && s) {
+        const char *diff = model_difference(a, s);
+        if (diff)
+            fprintf(stderr, "%s: read with %s differs in %s\n", name, what, diff);
+        CHECK_TRUE_IN(name, diff == NULL);
+        CHECK_TRUE_IN(name, parts <= 2);
+        two_parts = parts == 2;
+    }
+    ms_snapshot_free(s);
+    return two_parts;
+}
+
 static void same_model(const char *path, const char *name, void *arg)
 {
     totals *tot = arg;
@@ -91,40 +117,11 @@ static void same_model(const char *path, const char *name, void *arg)
     /* The mapped-file route too: the second thread then also hands pages back. */
     CHECK_EQ_INT_IN(name, ms_snapshot_read_file(&c, path, &two, &err), 0);
     /* And with the VM reading the back half of the thread's part itself (the path a
-     * slower second core takes): two parts handed over. */
-    ms_snapshot *helped = NULL;
-    ms__split_test_hold = true;
-    uint64_t before = ms__split_handovers;
-    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&helped, data, len, &two, &err), 0);
-    uint64_t parts = ms__split_handovers - before;
-    ms__split_test_hold = false;
-    if (a && helped) {
-        const char *diff = model_difference(a, helped);
-        if (diff)
-            fprintf(stderr, "%s: read with the VM helping differs in %s\n", name, diff);
-        CHECK_TRUE_IN(name, diff == NULL);
-        /* The thread's part, and the VM's when the thread's had more than one batch. */
-        CHECK_TRUE_IN(name, parts <= 2);
-        tot->helped += parts == 2;
-    }
-    ms_snapshot_free(helped);
-    /* And with the thread, done first, reading the back half of the VM's part too (the
-     * path a slower first core takes): two parts handed over. */
-    ms_snapshot *stolen = NULL;
-    ms__split_test_steal = true;
-    before = ms__split_handovers;
-    CHECK_EQ_INT_IN(name, ms_snapshot_read_memory(&stolen, data, len, &two, &err), 0);
-    parts = ms__split_handovers - before;
-    ms__split_test_steal = false;
-    if (a && stolen) {
-        const char *diff = model_difference(a, stolen);
-        if (diff)
-            fprintf(stderr, "%s: read with the thread stealing differs in %s\n", name, diff);
-        CHECK_TRUE_IN(name, diff == NULL);
-        CHECK_TRUE_IN(name, parts <= 2);
-        tot->stolen += parts == 2;
-    }
-    ms_snapshot_free(stolen);
+     * slower second core takes), and with the thread, done first, reading the back half
+     * of the VM's part too (the path a slower first core takes): two parts handed over
+     * when the part had more than one batch. */
+    tot->helped += two_parts_alike(name, data, len, a, &ms__split_test_hold, "the VM helping");
+    tot->stolen += two_parts_alike(name, data, len, a, &ms__split_test_steal, "the thread stealing");
     if (a && b && c) {
         const char *diff = model_difference(a, b);
         if (diff)

@@ -34,10 +34,12 @@ static void check_split_read(const uint8_t *data, size_t size, const ms_limits *
     two.parallel_min_bytes = 1; /* whatever the size */
     ms_snapshot *b = NULL;
     ms_error eb;
-    /* Every other input with the VM made to help the thread (two parts handed over). */
-    ms__split_test_hold = (size & 1) != 0;
+    /* Every other input with the VM made to help the thread, or the thread to steal
+     * from the VM (two parts handed over either way). */
+    ms__split_test_hold = (size & 3) == 1;
+    ms__split_test_steal = (size & 3) == 3;
     int rb = ms_snapshot_read_memory(&b, data, size, &two, &eb);
-    ms__split_test_hold = false;
+    ms__split_test_hold = ms__split_test_steal = false;
     bool same = ra == rb;
     if (same && ra)
         same = ea->offset == eb.offset && strcmp(ea->message, eb.message) == 0;

@@ -13,7 +13,8 @@
  * hand-over cannot prove equal to the serial reading makes the VM read that part
  * itself. When the VM reaches the boundary while the thread still has a long way to go,
  * the VM reads the back half of what is left the same way (the thread stops there), and
- * the two parts are handed over in order.
+ * the two parts are handed over in order. When the thread is done first and the VM still
+ * has a long way to the boundary, the thread reads the back half of that too (steal).
  *
  * This file reads a part; split_handover.c hands it over to the VM (split_internal.h
  * between them). Both see the VM only through read/vm_iface.h.
