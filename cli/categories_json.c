@@ -1,5 +1,6 @@
 #include "categories_json.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,20 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
     return arr;
 }
 
+typedef struct leaks_job {
+    ms_run *run;
+    const ms_leak_report *lr;
+    int rc;
+} leaks_job;
+
+static void *find_leaks(void *arg)
+{
+    leaks_job *j = arg;
+    ms_error soft;
+    j->rc = ms_run_leaks(&j->lr, j->run, &soft);
+    return NULL;
+}
+
 cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timeline *tl,
                               const cat_query *q, ms_error *err)
 {
@@ -120,13 +135,21 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
     cJSON *dev = NULL;
     const ms_leak_report *lr = NULL;
     ms_error soft;
-    /* The leak findings first, for what they hold at the end: the run then takes its
-     * iterations from them rather than finding them a second time. A trace they cannot
-     * read leaves "end" to ms_categories_end, which says so. */
+    /* The leak findings, for what they hold at the end, on a second thread while this
+     * one categorises; else first, and the run takes its iterations from them. A trace
+     * they cannot read leaves "end" to ms_categories_end, which says so. */
     if (!ms_run_open(&run, s, device, &ro, err)) {
-        if (ms_run_leaks(&lr, run, &soft))
-            lr = NULL;
-        if (!ms_run_categories(&c, run, err))
+        leaks_job job = {run, NULL, 0};
+        pthread_t th;
+        bool threaded = cli_limits()->threads != 1 && ms_run_prepare_threads(run, &soft) == 0 &&
+                        pthread_create(&th, NULL, find_leaks, &job) == 0;
+        if (!threaded)
+            find_leaks(&job);
+        int rc = ms_run_categories(&c, run, err);
+        if (threaded)
+            pthread_join(th, NULL);
+        lr = job.rc ? NULL : job.lr;
+        if (!rc)
             dev = categories_json_of(s, device, c, lr, q);
     }
     ms_run_free(run);

@@ -337,19 +337,6 @@ static void *draw_charts(void *arg)
     return NULL;
 }
 
-/* What the threads read lazily, made before they start, so that they only read: the
- * run's iterations (the chart thread's leak finder would otherwise hand the run its
- * own) and every stack's site. */
-static int ready_for_threads(file_state *f, ms_error *err)
-{
-    const ms_iterations *it = NULL;
-    int rc = ms_run_iterations(&it, f->run, err);
-    size_t n = ms_snapshot_stack_count(f->snap);
-    for (size_t i = 0; !rc && i < n; i++)
-        (void)ms_stack_site(f->snap, (uint32_t)i);
-    return rc;
-}
-
 /* The chart thread started (j->threaded), or nothing to undo. */
 static void charts_start(chart_job *j, pthread_t *th)
 {
@@ -480,7 +467,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     job.png_path = join(o->out_dir, f->png);
     job.cat_png_path = join(o->out_dir, f->cat_png);
     pthread_t th;
-    if (cli_limits()->threads != 1 && ready_for_threads(f, &err) == 0)
+    if (cli_limits()->threads != 1 && ms_run_prepare_threads(f->run, &err) == 0)
         charts_start(&job, &th);
     /* The categorisation before the sections: the summary's peak by category and the
      * phases are read from it, so the trace is cut into phases once. */

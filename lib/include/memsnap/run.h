@@ -109,6 +109,10 @@ MS_API int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error
 /* Where the peak falls (ms_peak_place_of) in the run's iterations and phases; phases
  * that cannot be found leave phase -1. */
 MS_API int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err);
+/* Builds what ms_run_leaks and ms_run_categories would both build lazily (the timeline,
+ * the iterations, every stack's site), so that the two may then run on two threads at
+ * once, one each, with the same results as one after the other. */
+MS_API int ms_run_prepare_threads(ms_run *r, ms_error *err);
 /* ms_leak_report_totals of ms_run_leaks. */
 MS_API int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err);
 

@@ -399,6 +399,19 @@ int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err)
     return 0;
 }
 
+int ms_run_prepare_threads(ms_run *r, ms_error *err)
+{
+    const ms_timeline *t;
+    const ms_iterations *it;
+    int rc = ms_run_timeline(&t, r, err);
+    if (!rc)
+        rc = ms_run_iterations(&it, r, err);
+    size_t n = ms_snapshot_stack_count(r->s);
+    for (size_t i = 0; !rc && i < n; i++)
+        (void)ms_stack_site(r->s, (uint32_t)i);
+    return rc;
+}
+
 int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
 {
     const ms_leak_report *lr;
