@@ -164,11 +164,11 @@ static void same_outcome(const char *what, const unsigned char *data, size_t len
     int rb = ms_snapshot_read_memory(&b, data, len, &two, &eb);
     if (ms__split_handovers != before)
         ++*split_used;
-    /* Every input also with the VM helping the thread, or with the thread stealing from
-     * the VM, in turn. */
+    /* Every other input also with the VM helping the thread, or with the thread stealing
+     * from the VM, in turn. */
     static unsigned turn;
-    {
-        bool helping = turn++ % 2 == 0;
+    if (turn++ % 2 == 0) {
+        bool helping = turn % 4 == 1;
         ms_snapshot *c = NULL;
         ms_error ec;
         if (helping)
