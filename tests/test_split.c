@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "internal.h"
+#include "pickle_writer.h"
 #include "read/vm_iface.h"
 #include "memsnap/memsnap.h"
 
@@ -70,7 +71,7 @@ static const char *model_difference(const ms_snapshot *a, const ms_snapshot *b)
 }
 
 typedef struct totals {
-    size_t files, engaged, helped, stolen;
+    size_t files, engaged, helped, stolen, remap_failed;
     size_t big_files, big_engaged; /* files with 2,000+ events: room for two batches */
     uint64_t events, split_events;
 } totals;
@@ -122,6 +123,12 @@ static void same_model(const char *path, const char *name, void *arg)
      * when the part had more than one batch. */
     tot->helped += two_parts_alike(name, data, len, a, &ms__split_test_hold, "the VM helping");
     tot->stolen += two_parts_alike(name, data, len, a, &ms__split_test_steal, "the thread stealing");
+    /* And with the hand-over's page recycling failing, so that its fallback (the
+     * destination mapped afresh) is what the copy writes into. */
+    ms__split_test_remap_fails = true;
+    tot->remap_failed += two_parts_alike(name, data, len, a, &ms__split_test_hold,
+                                         "the page recycling failing");
+    ms__split_test_remap_fails = false;
     if (a && b && c) {
         const char *diff = model_difference(a, b);
         if (diff)
@@ -241,6 +248,141 @@ static void test_broken_inputs(const char *path, unsigned seed)
     free(data);
 }
 
+/* ------------------------------------------------------------------ a long trace */
+
+/* Protocol 4 as Python's pickler writes a snapshot: every dict, list and new string
+ * memoized, a string met again fetched from the memo. */
+typedef struct p4 {
+    pk p;
+    uint32_t memo;
+} p4;
+
+static void memoize(p4 *w)
+{
+    op(&w->p, (char)0x94);
+    w->memo++;
+}
+
+static void memo_str(p4 *w, const char *text, uint32_t *slot)
+{
+    if (*slot != UINT32_MAX) {
+        unsigned char b[5] = {'j', (unsigned char)*slot, (unsigned char)(*slot >> 8),
+                              (unsigned char)(*slot >> 16), (unsigned char)(*slot >> 24)};
+        put(&w->p, b, 5); /* LONG_BINGET */
+        return;
+    }
+    str(&w->p, text);
+    *slot = w->memo;
+    memoize(w);
+}
+
+/* `n` events (allocations and their frees) with three frame dicts each, in batches of
+ * 1000: long enough that the second thread's part fills several chunks of events and of
+ * memo entries, so the hand-over recycles pages between them. */
+static void long_trace(p4 *w, size_t n)
+{
+    enum { K_ACTION, K_ADDR, K_SIZE, K_STREAM, K_TIME, K_FRAMES, K_NAME, K_FILE, K_LINE,
+           K_ALLOC, K_FREE, K_NAMES };
+    uint32_t slot[K_NAMES + 8];
+    for (size_t i = 0; i < sizeof slot / sizeof *slot; i++)
+        slot[i] = UINT32_MAX;
+    static const char *const keys[] = {"action", "addr", "size", "stream", "time_us", "frames",
+                                       "name", "filename", "line", "alloc", "free_completed"};
+    static const char *const names[] = {"forward", "backward", "step", "linear", "matmul",
+                                        "softmax", "layer_norm", "embedding"};
+    w->p.n = 0;
+    w->memo = 0;
+    put(&w->p, "\x80\x04}", 3);
+    memoize(w);
+    op(&w->p, '(');
+    str(&w->p, "segments");
+    memoize(w);
+    op(&w->p, ']');
+    memoize(w);
+    str(&w->p, "device_traces");
+    memoize(w);
+    op(&w->p, ']'); /* the devices' lists: the first long, the second empty */
+    memoize(w);
+    op(&w->p, '(');
+    op(&w->p, ']');
+    memoize(w);
+    for (size_t i = 0; i < n; i++) {
+        if (i % 1000 == 0)
+            op(&w->p, '(');
+        bool alloc = i % 2 == 0;
+        op(&w->p, '}');
+        memoize(w);
+        op(&w->p, '(');
+        memo_str(w, keys[K_ACTION], &slot[K_ACTION]);
+        memo_str(w, keys[alloc ? K_ALLOC : K_FREE], &slot[alloc ? K_ALLOC : K_FREE]);
+        memo_str(w, keys[K_ADDR], &slot[K_ADDR]);
+        num(&w->p, 0x7f0000000000 + (int64_t)(i / 2 % 4096) * 0x100000);
+        memo_str(w, keys[K_SIZE], &slot[K_SIZE]);
+        num(&w->p, 512 * (int64_t)(1 + i / 2 % 97));
+        memo_str(w, keys[K_STREAM], &slot[K_STREAM]);
+        num(&w->p, 0);
+        memo_str(w, keys[K_TIME], &slot[K_TIME]);
+        num(&w->p, 1700000000000000 + (int64_t)i);
+        memo_str(w, keys[K_FRAMES], &slot[K_FRAMES]);
+        op(&w->p, ']');
+        memoize(w);
+        op(&w->p, '(');
+        for (size_t f = 0; f < 3; f++) {
+            size_t k = (i / 2 + f * 3) % 8;
+            op(&w->p, '}');
+            memoize(w);
+            op(&w->p, '(');
+            memo_str(w, keys[K_NAME], &slot[K_NAME]);
+            memo_str(w, names[k], &slot[K_NAMES + k]);
+            memo_str(w, keys[K_FILE], &slot[K_FILE]);
+            memo_str(w, "model.py", &slot[K_NAMES - 1]);
+            memo_str(w, keys[K_LINE], &slot[K_LINE]);
+            num(&w->p, 10 + (int64_t)k);
+            op(&w->p, 'u');
+        }
+        op(&w->p, 'e');
+        op(&w->p, 'u');
+        if (i % 1000 == 999 || i + 1 == n)
+            op(&w->p, 'e');
+    }
+    op(&w->p, ']'); /* the second device */
+    memoize(w);
+    put(&w->p, "eu.", 3);
+}
+
+static void test_long_trace(void)
+{
+    p4 w = {{0}, 0};
+    long_trace(&w, 400000);
+    ms_limits one = limits_with(0), two = limits_with(1);
+    ms_snapshot *a = NULL, *b = NULL;
+    ms_error err;
+    CHECK_EQ_INT_IN("long trace", ms_snapshot_read_memory(&a, w.p.p, w.p.n, &one, &err), 0);
+    CHECK_EQ_INT_IN("long trace", ms_snapshot_read_memory(&b, w.p.p, w.p.n, &two, &err), 0);
+    if (a && b) {
+        CHECK_EQ_INT_IN("long trace", (int64_t)a->traces[0].view.n, 400000);
+        const char *diff = model_difference(a, b);
+        if (diff)
+            fprintf(stderr, "long trace: read with two threads differs in %s\n", diff);
+        CHECK_TRUE_IN("long trace", diff == NULL);
+        /* Several chunks each way: the second thread read about half. */
+        CHECK_TRUE_IN("long trace", b->split_events >= 150000);
+        printf("  long trace: %zu bytes, %llu of 400000 events read by the second thread\n",
+               w.p.n, (unsigned long long)b->split_events);
+    }
+    CHECK_TRUE_IN("long trace", two_parts_alike("long trace", w.p.p, w.p.n, a,
+                                                &ms__split_test_hold, "the VM helping"));
+    CHECK_TRUE_IN("long trace", two_parts_alike("long trace", w.p.p, w.p.n, a,
+                                                &ms__split_test_steal, "the thread stealing"));
+    ms__split_test_remap_fails = true;
+    CHECK_TRUE_IN("long trace", two_parts_alike("long trace", w.p.p, w.p.n, a,
+                                                &ms__split_test_hold, "the page recycling failing"));
+    ms__split_test_remap_fails = false;
+    ms_snapshot_free(a);
+    ms_snapshot_free(b);
+    free(w.p.p);
+}
+
 int main(void)
 {
     totals tot = {0};
@@ -254,10 +396,12 @@ int main(void)
      * stacks='all' hand the thread long frame lists), not only on the reader. */
     CHECK_TRUE(tot.helped * 3 >= tot.engaged);
     CHECK_TRUE(tot.stolen * 3 >= tot.engaged);
+    CHECK_TRUE(tot.remap_failed == tot.helped);
     /* Files too small for two batches after their midpoint leave it nothing to do. */
     CHECK_TRUE(tot.big_engaged >= tot.big_files * 2 / 3);
     CHECK_TRUE(tot.split_events * 4 >= tot.events);
 
+    test_long_trace();
     test_broken_inputs("testdata/gpt2_train.pickle", 1);
     test_broken_inputs("testdata/ddp_rank1.pickle", 2);
     test_broken_inputs("testdata/noleak_grad_accum.pickle", 3);

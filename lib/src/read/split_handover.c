@@ -13,6 +13,7 @@
 #define FAIL(code, off, ...) ms__fail(ms__vm_error(vm), (code), (off), __VA_ARGS__)
 
 _Atomic uint64_t ms__split_handovers;
+atomic_bool ms__split_test_remap_fails;
 
 /* The VM helps the second thread only when at least this much of its part is left. */
 #define HELP_MIN_BYTES ((size_t)4 << 20)
@@ -223,7 +224,8 @@ static bool recycle(uint8_t *donor, size_t bytes, uint8_t *dst, size_t dst_bytes
     uintptr_t hi = ((uintptr_t)dst + dst_bytes) & ~(uintptr_t)(page - 1);
     if (!donor || hi <= lo || hi - lo > bytes)
         return true;
-    if (mremap(donor, hi - lo, hi - lo, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) != MAP_FAILED)
+    if (!atomic_load_explicit(&ms__split_test_remap_fails, memory_order_relaxed) &&
+        mremap(donor, hi - lo, hi - lo, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) != MAP_FAILED)
         return true;
     /* The kernel may have unmapped the destination before failing: map it again (its
      * bytes were not written yet). */

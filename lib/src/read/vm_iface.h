@@ -240,6 +240,9 @@ extern _Atomic uint64_t ms__split_handovers;
  * VM always reads the back half of the thread's part itself (the path a slower second
  * core takes). */
 extern atomic_bool ms__split_test_hold;
+/* Tests: when set, the hand-over's page recycling takes its fallback, as if every
+ * mremap had failed (the destination mapped afresh). */
+extern atomic_bool ms__split_test_remap_fails;
 /* Tests: when set, the VM waits at its first batch boundary until the second thread has
  * read its part, so the thread always reads the back half of the VM's part as well. */
 extern atomic_bool ms__split_test_steal;
