@@ -165,6 +165,12 @@ static inline int action_of_id(uint64_t id)
  * memo stands still. NULL when out of memory. */
 split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo);
 void ms__split_part_free(split_worker *w);
+/* A part from `at` with a memo as given: copied, or borrowed from whoever outlives the
+ * part and leaves the memo unchanged meanwhile. NULL when out of memory. */
+split_worker *ms__split_part_with(const entry_shape *shape, const uint8_t *at,
+                                  const uint8_t *end, uint64_t max_string, bool release_pages,
+                                  const uint32_t *memo, size_t memo_len, uint64_t memo_gen,
+                                  bool borrow_memo);
 /* Reads whole batches from w->start until something it does not read, the end of the
  * list, or the batch boundary stop_at; then sets `finished`. */
 void ms__split_read_part(split_worker *w);

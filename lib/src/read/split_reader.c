@@ -16,8 +16,9 @@
  * the two parts are handed over in order. When the thread is done first and the VM still
  * has a long way to the boundary, the thread reads the back half of that too (steal).
  *
- * This file reads a part; split_handover.c hands it over to the VM (split_internal.h
- * between them). Both see the VM only through read/vm_iface.h.
+ * This file reads a part; split_thread.c starts, steals and stops the thread, and
+ * split_handover.c hands parts over to the VM (split_internal.h between them). All three
+ * see the VM only through read/vm_iface.h.
  *
  *
  * The thread reads what Python's pickler writes for trace entries: entries of the learnt
@@ -31,15 +32,12 @@
  *  - the memo entries it makes, in order, so they are appended after the VM's. */
 #include "split_internal.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pickle_bytes.h"
 
-atomic_bool ms__split_test_hold;
-atomic_bool ms__split_test_steal;
 
 #define MAX_BATCH 65536      /* Python writes 1000 per APPENDS */
 #define SCRATCH_MAX 4096
@@ -50,8 +48,6 @@ atomic_bool ms__split_test_steal;
 #define PART_RELEASE_STEP ((size_t)1 << 20)
 /* The hand-over point is searched for in this much input after the midpoint. */
 #define SEARCH_WINDOW ((size_t)8 << 20)
-/* The thread steals from the VM only when at least this much is left before its part. */
-#define STEAL_MIN_BYTES ((size_t)4 << 20)
 
 /* A frames list's bytes between MARK and APPENDS, with the stack they gave (as the VM's
  * span cache; here no memo entry ever changes, so a span always means the same). */
@@ -840,57 +836,7 @@ void ms__split_read_part(split_worker *w)
     atomic_store_explicit(&w->finished, true, memory_order_release);
 }
 
-static split_worker *part_new(const entry_shape *shape, const uint8_t *at, const uint8_t *end,
-                              uint64_t max_string, bool release_pages, const uint32_t *memo,
-                              size_t memo_len, uint64_t memo_gen, bool borrow_memo);
-
-/* The two virtual cores often run at different speeds. When the thread is done first
- * and the VM still has a long way to the thread's part, the thread reads the back half
- * of that too, from a batch boundary on, with the memo it was given (what the VM adds
- * meanwhile is settled at hand-over, as for its own part). The VM hands both over when
- * it reaches that boundary; if it went past it before the steal was published, it
- * reads on to the thread's part and the steal is dropped. */
-static void steal(split_worker *w)
-{
-    const uint8_t *vm_at = atomic_load_explicit(&w->vm_pos, memory_order_acquire);
-    split_worker *s = NULL;
-    if (!w->hold && !atomic_load(&w->cancel) && !atomic_load(&w->steal_off) && vm_at &&
-        vm_at < w->start && (size_t)(w->start - vm_at) >= (w->steal_test ? 0 : STEAL_MIN_BYTES)) {
-        const uint8_t *t =
-            ms__split_find_boundary(vm_at, vm_at + (w->start - vm_at) / 2, w->start, &w->shape);
-        if (t && (s = part_new(&w->shape, t, w->end, w->max_string, w->release_pages, w->pub,
-                               w->pub_len, w->pub_gen, true)) != NULL) {
-            s->parent = w;
-            atomic_store_explicit(&s->stop_at, w->start, memory_order_relaxed);
-            atomic_store_explicit(&w->steal, s, memory_order_release);
-        }
-    }
-    atomic_store_explicit(&w->decided, true, memory_order_release);
-    if (s)
-        ms__split_read_part(s);
-}
-
-static void *worker_main(void *arg)
-{
-    split_worker *w = arg;
-    while (w->hold && !atomic_load(&w->go))
-        sched_yield();
-    ms__split_read_part(w);
-    steal(w);
-    return NULL;
-}
-
-bool ms__split_stop_here(ms_split *w, const uint8_t *pos)
-{
-    atomic_store_explicit(&w->vm_pos, pos, memory_order_release);
-    if (w->steal_test) /* tests: the thread steals from here, once its part is read */
-        while (!atomic_load_explicit(&w->decided, memory_order_acquire))
-            sched_yield();
-    const split_worker *s = atomic_load_explicit(&w->steal, memory_order_acquire);
-    return s && s->start == pos;
-}
-
-/* ------------------------------------------------------------------ start and stop */
+/* ------------------------------------------------------------------ parts */
 
 void ms__split_part_free(split_worker *w)
 {
@@ -947,15 +893,14 @@ split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo)
     size_t memo_len;
     uint64_t memo_gen;
     const uint32_t *memo = ms__vm_memo(vm, &memo_len, &memo_gen, NULL);
-    return part_new(ms__vm_shape(vm), at, in->end, ms__vm_limits(vm)->max_string, in->map != NULL,
-                    memo, memo_len, memo_gen, borrow_memo);
+    return ms__split_part_with(ms__vm_shape(vm), at, in->end, ms__vm_limits(vm)->max_string,
+                               in->map != NULL, memo, memo_len, memo_gen, borrow_memo);
 }
 
-/* A part from `at` with a memo as given: copied, or borrowed from whoever outlives the
- * part and leaves the memo unchanged meanwhile. NULL when out of memory. */
-static split_worker *part_new(const entry_shape *shape, const uint8_t *at, const uint8_t *end,
-                              uint64_t max_string, bool release_pages, const uint32_t *memo,
-                              size_t memo_len, uint64_t memo_gen, bool borrow_memo)
+split_worker *ms__split_part_with(const entry_shape *shape, const uint8_t *at,
+                                  const uint8_t *end, uint64_t max_string, bool release_pages,
+                                  const uint32_t *memo, size_t memo_len, uint64_t memo_gen,
+                                  bool borrow_memo)
 {
     split_worker *w = calloc(1, sizeof *w);
     if (!w)
@@ -996,47 +941,4 @@ static split_worker *part_new(const entry_shape *shape, const uint8_t *at, const
         return NULL;
     }
     return w;
-}
-
-ms_split *ms__split_start(ms_vm *vm, const uint8_t **at_out)
-{
-    const ms_input *in = ms__vm_input(vm);
-    const ms_limits *lim = ms__vm_limits(vm);
-    const entry_shape *shape = ms__vm_shape(vm);
-    size_t sparse;
-    ms__vm_memo(vm, NULL, NULL, &sparse);
-    *at_out = NULL;
-    if (lim->threads < 2 || lim->parallel_min_bytes == 0 || in->window || !in->source_eof ||
-        sparse || !shape || shape->n == 0 ||
-        (uint64_t)(in->end - in->pos) < lim->parallel_min_bytes)
-        return NULL;
-    /* The VM reads the first half while this thread reads the second. */
-    const uint8_t *at =
-        ms__split_find_boundary(in->pos, in->pos + (in->end - in->pos) / 2, in->end, shape);
-    split_worker *w = at ? ms__split_part_new(vm, at, false) : NULL;
-    if (!w)
-        return NULL;
-    w->hold = atomic_load(&ms__split_test_hold);
-    w->steal_test = atomic_load(&ms__split_test_steal);
-    atomic_store(&w->vm_pos, in->pos);
-    if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-        ms__split_part_free(w);
-        return NULL;
-    }
-    *at_out = at;
-    return w;
-}
-
-void ms__split_discard(ms_split *w)
-{
-    if (!w)
-        return;
-    atomic_store(&w->cancel, true);
-    atomic_store(&w->steal_off, true);
-    atomic_store(&w->go, true);
-    pthread_join(w->thread, NULL);
-    split_worker *s = atomic_load(&w->steal);
-    if (s)
-        ms__split_part_free(s);
-    ms__split_part_free(w);
 }
