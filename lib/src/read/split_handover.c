@@ -449,18 +449,27 @@ static int take_part(ms_vm *vm, split_worker *w)
     return rc;
 }
 
+/* Two parts back to back, `then` (or NULL) taken only if `first` ended exactly where it
+ * begins; room for both is made at once. */
+static int take_in_order(ms_vm *vm, split_worker *first, split_worker *then)
+{
+    if (then) {
+        first->then_events = then->n_events;
+        first->then_defs = then->n_defs;
+    }
+    int rc = take_part(vm, first);
+    if (!rc && then)
+        rc = take_part(vm, then);
+    return rc;
+}
+
 int ms__split_join(ms_vm *vm, ms_split *w)
 {
     split_worker *stolen = atomic_load_explicit(&w->steal, memory_order_acquire);
     if (stolen && ms__vm_input(vm)->pos == stolen->start) {
         /* The thread read the back of the VM's part too: both parts, in order. */
         pthread_join(w->thread, NULL);
-        stolen->then_events = w->n_events;
-        stolen->then_defs = w->n_defs;
-        int rc = take_part(vm, stolen);
-        if (!rc)
-            rc = take_part(vm, w);
-        ms__split_part_free(stolen);
+        int rc = take_in_order(vm, stolen, w);
         ms__split_part_free(w);
         return rc;
     }
@@ -487,16 +496,7 @@ int ms__split_join(ms_vm *vm, ms_split *w)
     }
     atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
-    if (help) {
-        w->then_events = help->n_events;
-        w->then_defs = help->n_defs;
-    }
-    int rc = take_part(vm, w);
-    /* The VM's part follows only if the thread stopped exactly where it began. */
-    if (!rc && help)
-        rc = take_part(vm, help);
-    if ((stolen = atomic_load(&w->steal)) != NULL)
-        ms__split_part_free(stolen);
+    int rc = take_in_order(vm, w, help);
     ms__split_part_free(w);
     if (help)
         ms__split_part_free(help);

@@ -121,7 +121,7 @@ typedef struct ms_split {
     uint64_t then_events, then_defs;
 
     /* Stealing: once its own part is read, the thread reads the back half of what the
-     * VM still has to read before `start`, when that is long (split_reader.c's steal).
+     * VM still has to read before `start`, when that is long (split_thread.c's steal).
      * vm_pos: the VM's last batch boundary, published by the VM; steal: that part, once
      * its start is fixed; steal_off: set by the VM when a steal can no longer help (it
      * reached `start`); decided: the thread has made its choice (tests wait for it). */
@@ -164,6 +164,7 @@ static inline int action_of_id(uint64_t id)
  * copied for a second thread, or borrowed when the VM itself reads the part while its
  * memo stands still. NULL when out of memory. */
 split_worker *ms__split_part_new(ms_vm *vm, const uint8_t *at, bool borrow_memo);
+/* Frees the part and its steal, if any. */
 void ms__split_part_free(split_worker *w);
 /* A part from `at` with a memo as given: copied, or borrowed from whoever outlives the
  * part and leaves the memo unchanged meanwhile. NULL when out of memory. */

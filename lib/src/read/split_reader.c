@@ -38,7 +38,6 @@
 
 #include "pickle_bytes.h"
 
-
 #define MAX_BATCH 65536      /* Python writes 1000 per APPENDS */
 #define SCRATCH_MAX 4096
 #define SPAN_SLOTS 1024
@@ -840,6 +839,9 @@ void ms__split_read_part(split_worker *w)
 
 void ms__split_part_free(split_worker *w)
 {
+    split_worker *stolen = atomic_load(&w->steal);
+    if (stolen)
+        ms__split_part_free(stolen); /* it borrows w's memo copy */
     for (size_t i = 0; i < w->nchunks; i++)
         chunk_free(w->chunks[i], sizeof **w->chunks);
     free(w->chunks);

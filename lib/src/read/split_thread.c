@@ -95,8 +95,5 @@ void ms__split_discard(ms_split *w)
     atomic_store(&w->steal_off, true);
     atomic_store(&w->go, true);
     pthread_join(w->thread, NULL);
-    split_worker *s = atomic_load(&w->steal);
-    if (s)
-        ms__split_part_free(s);
     ms__split_part_free(w);
 }
