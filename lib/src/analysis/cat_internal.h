@@ -61,6 +61,11 @@ typedef struct ms__cat_ctx {
 /* Traces of at least this many events are tagged by two threads (categories.c); tests
  * lower it to compare the two ways on small traces. */
 extern size_t ms__cat_parallel_min;
+/* Traces of at least this many events are classified and swept by two threads
+ * (categories_build.c); lowered the same way. */
+extern size_t ms__cat_build_parallel_min;
+/* How many sweeps ran in two halves (for the tests: the split must happen). */
+extern _Atomic size_t ms__cat_build_splits;
 
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err);
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,

@@ -2,6 +2,7 @@
  * event: checkpoints of the running totals every CP_STRIDE events, and an index from
  * each event to the allocation it starts or ends, so a query replays at most one
  * stride. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,33 +71,37 @@ void ms_categories_free(ms_categories *c)
     free(c);
 }
 
-/* One sweep over the trace: checkpoints, the iterations' ends and peaks. */
-static int sweep_build(ms_categories *c, const uint32_t *pre, size_t npre, ms_error *err)
+/* Below this many events (or allocations) one thread classifies and sweeps: a second
+ * costs more to start than it saves. Lowered by the tests. */
+size_t ms__cat_build_parallel_min = (size_t)1 << 20;
+_Atomic size_t ms__cat_build_splits;
+
+/* A sweep over events [from, to): the checkpoints and the points of iterations from k on.
+ * `by` starts as the totals before `from` as far as this sweep knows them: the true ones
+ * for the first half, zero for the second, whose points get the first half's totals
+ * added once both are done (sweep_build). */
+typedef struct sweep_job {
+    ms_categories *c;
+    size_t from, to, k;
+    int64_t by[MS_CAT_COUNT];
+} sweep_job;
+
+static void *sweep_range(void *arg)
 {
+    sweep_job *j = arg;
+    ms_categories *c = j->c;
     const ms_timeline *t = c->t;
-    size_t nev = t->n_events;
-    c->ncp = nev / CP_STRIDE + 1;
-    c->cp = calloc(c->ncp, sizeof *c->cp);
-    size_t nit = c->it ? c->it->n : 0;
-    c->iter_end = calloc(nit ? nit : 1, sizeof *c->iter_end);
-    c->iter_peak = calloc(nit ? nit : 1, sizeof *c->iter_peak);
-    if (!c->cp || !c->iter_end || !c->iter_peak)
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for category totals");
-    int64_t by[MS_CAT_COUNT] = {0};
-    for (size_t j = 0; j < npre; j++)
-        by[c->cat[pre[j]]] += (int64_t)t->allocs[pre[j]].size;
-    if (t->peak_event < 0)
-        fill_point(c, &c->peak, -1, by);
-    size_t k = 0;
-    int64_t total = 0;
+    const ms_iteration *items = c->it ? c->it->items : NULL;
+    size_t nit = c->it ? c->it->n : 0, k = j->k;
+    int64_t *by = j->by, total = 0;
     for (int q = 0; q < MS_CAT_COUNT; q++)
         total += by[q];
-    for (size_t e = 0; e < nev; e++) {
+    for (size_t e = j->from; e < j->to; e++) {
         if (e % CP_STRIDE == 0)
-            memcpy(c->cp[e / CP_STRIDE], by, sizeof by);
-        while (k < nit && (int64_t)e >= c->it->items[k].end_event)
+            memcpy(c->cp[e / CP_STRIDE], by, sizeof j->by);
+        while (k < nit && (int64_t)e >= items[k].end_event)
             k++;
-        if (k < nit && (int64_t)e == c->it->items[k].start_event) {
+        if (k < nit && (int64_t)e == items[k].start_event) {
             /* The state an iteration starts from counts toward its peak, as in
              * ms_iterations. */
             fill_point(c, &c->iter_peak[k], (int64_t)e - 1, by);
@@ -110,14 +115,184 @@ static int sweep_build(ms_categories *c, const uint32_t *pre, size_t npre, ms_er
         }
         if ((int64_t)e == t->peak_event)
             fill_point(c, &c->peak, (int64_t)e, by);
-        if (k < nit && (int64_t)e >= c->it->items[k].start_event) {
+        if (k < nit && (int64_t)e >= items[k].start_event) {
             if (total > c->iter_peak[k].bytes)
                 fill_point(c, &c->iter_peak[k], (int64_t)e, by);
-            if ((int64_t)e == c->it->items[k].end_event - 1)
+            if ((int64_t)e == items[k].end_event - 1)
                 fill_point(c, &c->iter_end[k], (int64_t)e, by);
         }
     }
+    return NULL;
+}
+
+static void add_base(ms_category_point *p, const int64_t *base)
+{
+    for (int q = 0; q < MS_CAT_COUNT; q++) {
+        p->by[q] += base[q];
+        p->bytes += base[q];
+    }
+}
+
+/* Where a second sweep may start: at the start of an iteration near the middle that
+ * begins after the one before it ends, so that no iteration spans both halves (an
+ * iteration's peak is compared within it, and the second half knows its bytes only up to
+ * the first half's totals). At that event a one-thread sweep is at that iteration too.
+ * 0 when there is no such place. */
+static size_t sweep_split(const ms_categories *c, size_t nev, size_t *k_out)
+{
+    size_t nit = c->it ? c->it->n : 0;
+    *k_out = 0;
+    if (nit == 0)
+        return nev / 2;
+    const ms_iteration *items = c->it->items;
+    size_t best = 0, best_k = 0;
+    uint64_t best_gap = UINT64_MAX;
+    for (size_t m = 1; m < nit; m++) {
+        int64_t s = items[m].start_event;
+        if (s <= 0 || (uint64_t)s >= nev || items[m - 1].end_event > s || items[m].end_event <= s)
+            continue;
+        uint64_t gap = (uint64_t)s > nev / 2 ? (uint64_t)s - nev / 2 : nev / 2 - (uint64_t)s;
+        if (gap < best_gap) {
+            best_gap = gap;
+            best = (size_t)s;
+            best_k = m;
+        }
+    }
+    /* Every iteration before the chosen one must end by the split, as the one-thread
+     * sweep has passed them all there. */
+    for (size_t m = 0; best && m < best_k; m++)
+        if (items[m].end_event > (int64_t)best)
+            best = 0;
+    *k_out = best_k;
+    return best;
+}
+
+/* One sweep over the trace, in two halves on two threads for a long one: checkpoints,
+ * the iterations' ends and peaks. */
+static int sweep_build(ms_categories *c, const uint32_t *pre, size_t npre, ms_error *err)
+{
+    const ms_timeline *t = c->t;
+    size_t nev = t->n_events;
+    c->ncp = nev / CP_STRIDE + 1;
+    c->cp = calloc(c->ncp, sizeof *c->cp);
+    size_t nit = c->it ? c->it->n : 0;
+    c->iter_end = calloc(nit ? nit : 1, sizeof *c->iter_end);
+    c->iter_peak = calloc(nit ? nit : 1, sizeof *c->iter_peak);
+    if (!c->cp || !c->iter_end || !c->iter_peak)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for category totals");
+    sweep_job job[2];
+    memset(job, 0, sizeof job);
+    job[0].c = job[1].c = c;
+    job[0].to = nev;
+    for (size_t j = 0; j < npre; j++)
+        job[0].by[c->cat[pre[j]]] += (int64_t)t->allocs[pre[j]].size;
+    if (t->peak_event < 0)
+        fill_point(c, &c->peak, -1, job[0].by);
+    size_t k_mid = 0, mid = 0;
+    if (c->s->threads >= 2 && nev >= ms__cat_build_parallel_min && nev >= 2)
+        mid = sweep_split(c, nev, &k_mid);
+    pthread_t helper;
+    bool two = mid > 0;
+    if (two) {
+        job[0].to = job[1].from = mid;
+        job[1].to = nev;
+        job[1].k = k_mid;
+        two = pthread_create(&helper, NULL, sweep_range, &job[1]) == 0;
+        if (!two)
+            job[0].to = nev;
+    }
+    sweep_range(&job[0]);
+    if (!two)
+        return 0;
+    pthread_join(helper, NULL);
+    ms__cat_build_splits++;
+    const int64_t *base = job[0].by;
+    for (size_t q = (mid + CP_STRIDE - 1) / CP_STRIDE; q < c->ncp && q * CP_STRIDE < nev; q++)
+        for (int g = 0; g < MS_CAT_COUNT; g++)
+            c->cp[q][g] += base[g];
+    if (t->peak_event >= (int64_t)mid)
+        add_base(&c->peak, base);
+    for (size_t k = k_mid; k < nit; k++) {
+        add_base(&c->iter_peak[k], base);
+        add_base(&c->iter_end[k], base);
+    }
     return 0;
+}
+
+/* The categories of allocations [from, to), each allocation's events in ev_alloc, and the
+ * lives made before the trace in pre[] (for the sweep's starting totals, rather than
+ * found by reading every allocation again). Allocations write only their own slots, so
+ * two halves run at once. */
+typedef struct classify_job {
+    ms_categories *c;
+    size_t from, to;
+    uint32_t *pre;
+    size_t npre, cap_pre;
+    bool ok;
+} classify_job;
+
+static void *classify_range(void *arg)
+{
+    classify_job *j = arg;
+    ms_categories *c = j->c;
+    const ms_timeline *t = c->t;
+    size_t nev = t->n_events, hint = SIZE_MAX;
+    j->ok = true;
+    for (size_t i = j->from; i < j->to; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        c->cat[i] = (uint8_t)ms__cat_classify_near(&c->x, a, &c->why[i], &c->origin[i], &hint);
+        if (a->alloc_event < 0) {
+            if (!ms__grow((void **)&j->pre, &j->cap_pre, j->npre + 1, sizeof *j->pre)) {
+                j->ok = false;
+                return NULL;
+            }
+            j->pre[j->npre++] = (uint32_t)i;
+        }
+        if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
+            c->ev_alloc[a->alloc_event] = (uint32_t)i;
+        if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
+            c->ev_alloc[a->free_event] = (uint32_t)i;
+    }
+    return NULL;
+}
+
+/* classify_range over every allocation, in two halves for many; the pre[] lists joined
+ * in allocation order. False when out of memory. */
+static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
+{
+    classify_job job[2];
+    memset(job, 0, sizeof job);
+    job[0].c = job[1].c = c;
+    job[0].to = c->n;
+    pthread_t helper;
+    bool two = c->s->threads >= 2 && c->t->n_events >= ms__cat_build_parallel_min && c->n >= 2;
+    if (two) {
+        job[0].to = job[1].from = c->n / 2;
+        job[1].to = c->n;
+        two = pthread_create(&helper, NULL, classify_range, &job[1]) == 0;
+        if (!two)
+            job[0].to = c->n;
+    }
+    classify_range(&job[0]);
+    if (two)
+        pthread_join(helper, NULL);
+    bool ok = job[0].ok && (!two || job[1].ok);
+    if (ok && two && job[1].npre) {
+        size_t cap = job[0].cap_pre;
+        ok = ms__grow((void **)&job[0].pre, &cap, job[0].npre + job[1].npre, sizeof *job[0].pre);
+        if (ok) {
+            memcpy(job[0].pre + job[0].npre, job[1].pre, job[1].npre * sizeof *job[1].pre);
+            job[0].npre += job[1].npre;
+        }
+    }
+    free(job[1].pre);
+    if (!ok) {
+        free(job[0].pre);
+        return false;
+    }
+    *pre = job[0].pre;
+    *npre = job[0].npre;
+    return true;
 }
 
 int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
@@ -172,25 +347,11 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     memset(c->ev_alloc, 0xff, nev * sizeof *c->ev_alloc);
-    /* The lives made before the trace, noted here for the sweep's starting totals
-     * rather than found by reading every allocation again. */
     uint32_t *pre = NULL;
-    size_t npre = 0, cap_pre = 0, hint = SIZE_MAX;
-    for (size_t i = 0; i < c->n; i++) {
-        const ms_alloc *a = &t->allocs[i];
-        c->cat[i] = (uint8_t)ms__cat_classify_near(&c->x, a, &c->why[i], &c->origin[i], &hint);
-        if (a->alloc_event < 0) {
-            if (!ms__grow((void **)&pre, &cap_pre, npre + 1, sizeof *pre)) {
-                free(pre);
-                ms_categories_free(c);
-                return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
-            }
-            pre[npre++] = (uint32_t)i;
-        }
-        if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
-            c->ev_alloc[a->alloc_event] = (uint32_t)i;
-        if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
-            c->ev_alloc[a->free_event] = (uint32_t)i;
+    size_t npre = 0;
+    if (!classify_all(c, &pre, &npre)) {
+        ms_categories_free(c);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
     if (ms__cat_refine(&c->x, t->allocs, c->n, c->cat, c->why, c->origin)) {
         free(pre);
