@@ -13,7 +13,9 @@
 # change's cost is measured against the code before it under the same machine drift).
 # Every round also reads the file alone, the floor every command stands on: `cat FILE >
 # /dev/null` and a memory-mapped pass that touches every page (Python's mmap, one byte a
-# page; about 20 ms of it is Python starting).
+# page; about 20 ms of it is Python starting); and, where a C compiler is at hand,
+# tests/bench/opwalk.c, which decodes every opcode on one core and builds nothing (a
+# reference point, not a floor: memsnap's readers match whole entries instead).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -53,6 +55,12 @@ has() { "$MEMSNAP" "$1" --help >/dev/null 2>&1; }
 
 echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
 keys="cat mmap summary summary_1t summary_json python"
+opwalk=""
+if command -v "${CC:-cc}" >/dev/null 2>&1 &&
+   "${CC:-cc}" -O2 -o "$out/opwalk" tests/bench/opwalk.c 2>/dev/null; then
+  opwalk=$out/opwalk
+  keys="cat mmap opwalk summary summary_1t summary_json python"
+fi
 touch_pages='import mmap, sys
 f = open(sys.argv[1], "rb")
 m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
@@ -61,6 +69,10 @@ for round in $(seq "$runs"); do
   echo "round $round" >&2
   run_once cat sh -c 'cat "$1" > /dev/null' cat "$file"
   run_once mmap python3 -c "$touch_pages" "$file"
+  if [ -n "$opwalk" ]; then
+    run_once opwalk "$opwalk" "$file"
+    cp "$out/stdout" "$out/opwalk.txt"
+  fi
   run_once summary "$MEMSNAP" summary "$file"
   cp "$out/stdout" "$out/summary.txt"
   run_once summary_1t env MEMSNAP_THREADS=1 "$MEMSNAP" summary "$file"
@@ -120,6 +132,7 @@ note() { # KEY: what the row is measured against
     report) echo "index.html $(stat -c %s "$out/report/index.html") bytes; $(ratio "$(median "${times[report]}")" "$ms_t")x summary" ;;
     cat) echo "the reading floor: a plain read of the file" ;;
     mmap) echo "every page of the mapped file touched once" ;;
+    opwalk) echo "$(cut -d, -f1 "$out/opwalk.txt"), one core, nothing built; summary is $(ratio "$ms_t" "$(median "${times[opwalk]}")")x its time" ;;
     baseline_view|baseline_report) echo "the BASELINE binary; $(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
     *) echo "$(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
   esac
@@ -135,6 +148,7 @@ label() {
     render_svg) echo "memsnap render -o long.svg" ;; render_category) echo "memsnap render --by category -o long-cat.png" ;;
     view) echo "memsnap view -o view.html" ;; report) echo "memsnap report -o DIR" ;;
     cat) echo "cat FILE > /dev/null" ;; mmap) echo "mmap, touch every page" ;;
+    opwalk) echo "decode every opcode (tests/bench/opwalk.c)" ;;
     baseline_view) echo "BASELINE view" ;; baseline_report) echo "BASELINE report" ;;
     *) echo "memsnap $1" ;;
   esac
