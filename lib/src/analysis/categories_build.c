@@ -24,16 +24,23 @@ struct ms_categories {
     uint8_t *cat;      /* per allocation */
     uint8_t *why;
     uint8_t *origin;   /* segment kind it was made in, and candidate bits */
-    uint32_t *ev_alloc; /* per event: the allocation it starts or ends, UINT32_MAX none */
+    uint32_t *ev_alloc; /* per event: 1 + the allocation it starts or ends, 0 none (so a
+                         * fresh calloc is the empty index: no pass to fill it) */
     int64_t (*cp)[MS_CAT_COUNT]; /* totals before event k * CP_STRIDE */
     size_t ncp;
     ms_category_point peak;
     ms_category_point *iter_end, *iter_peak;
 };
 
+/* The allocation event e starts or ends, UINT32_MAX none. */
+static inline uint32_t alloc_of(const ms_categories *c, int64_t e)
+{
+    return c->ev_alloc[e] - 1u;
+}
+
 static inline void apply_event(const ms_categories *c, int64_t e, int64_t *by)
 {
-    uint32_t i = c->ev_alloc[e];
+    uint32_t i = alloc_of(c, e);
     if (i == UINT32_MAX)
         return;
     const ms_alloc *a = &c->t->allocs[i];
@@ -106,7 +113,7 @@ static void *sweep_range(void *arg)
              * ms_iterations. */
             fill_point(c, &c->iter_peak[k], (int64_t)e - 1, by);
         }
-        uint32_t i = c->ev_alloc[e];
+        uint32_t i = alloc_of(c, (int64_t)e);
         if (i != UINT32_MAX) {
             const ms_alloc *a = &t->allocs[i];
             int64_t d = a->alloc_event == (int64_t)e ? (int64_t)a->size : -(int64_t)a->size;
@@ -249,9 +256,9 @@ static void *classify_range(void *arg)
             j->pre[j->npre++] = (uint32_t)i;
         }
         if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
-            c->ev_alloc[a->alloc_event] = (uint32_t)i;
+            c->ev_alloc[a->alloc_event] = (uint32_t)i + 1;
         if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
-            c->ev_alloc[a->free_event] = (uint32_t)i;
+            c->ev_alloc[a->free_event] = (uint32_t)i + 1;
     }
     return NULL;
 }
@@ -337,16 +344,15 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
         return ms__fail(err, MS_ERR_LIMIT, MS_NO_OFFSET, "too many allocations (%zu)",
                         t->n_allocs);
     }
-    size_t nev = t->n_events, bytes;
+    size_t nev = t->n_events;
     c->cat = malloc(c->n ? c->n : 1);
     c->why = malloc(c->n ? c->n : 1);
     c->origin = malloc(c->n ? c->n : 1);
-    c->ev_alloc = ms__mul(nev ? nev : 1, sizeof *c->ev_alloc, &bytes) ? malloc(bytes) : NULL;
+    c->ev_alloc = calloc(nev ? nev : 1, sizeof *c->ev_alloc);
     if (!c->cat || !c->why || !c->origin || !c->ev_alloc) {
         ms_categories_free(c);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for categories");
     }
-    memset(c->ev_alloc, 0xff, nev * sizeof *c->ev_alloc);
     uint32_t *pre = NULL;
     size_t npre = 0;
     if (!classify_all(c, &pre, &npre)) {
@@ -614,7 +620,7 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
     for (int64_t e = x->start_event - 1; e < x->end_event; e++) {
         if (e >= x->start_event) {
             apply_event(c, e, by);
-            uint32_t i = c->ev_alloc[e];
+            uint32_t i = alloc_of(c, e);
             if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY &&
                 (c->origin[i] & MS__CAT_KIND_MASK) == MS__PH_OPT) {
                 const ms_alloc *a = &c->t->allocs[i];
