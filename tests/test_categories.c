@@ -437,12 +437,11 @@ static void check_python_stacks(void)
     ms_snapshot_free(s);
 }
 
-/* The phases found with the trace tagged by two threads (each half, the run across the
- * middle joined) equal the one-thread result, segment for segment; testdata traces are
- * below the size that starts a second thread, so the threshold is lowered here. */
-static void check_two_threads(const char *path, const char *name, void *arg)
+/* Reads `path` and calls fn for each device with its full timeline and iterations. */
+static void each_device(const char *path, const char *name,
+                        void (*fn)(const char *name, const ms_snapshot *s, int d,
+                                   const ms_timeline *t, const ms_iterations *it))
 {
-    (void)arg;
     ms_snapshot *s = NULL;
     ms_error err;
     if (ms_snapshot_read_file(&s, path, NULL, &err) != 0) {
@@ -458,37 +457,62 @@ static void check_two_threads(const char *path, const char *name, void *arg)
             ms_timeline_free(t);
             continue;
         }
-        ms__cat_ctx one, two;
-        size_t saved = ms__cat_parallel_min;
-        ms__cat_parallel_min = SIZE_MAX;
-        int r1 = ms__cat_ctx_build(&one, s, t, it, &err);
-        ms__cat_parallel_min = 1;
-        int r2 = ms__cat_ctx_build(&two, s, t, it, &err);
-        ms__cat_parallel_min = saved;
-        CHECK_EQ_INT_IN(name, r1, 0);
-        CHECK_EQ_INT_IN(name, r2, 0);
-        if (r1 == 0 && r2 == 0) {
-            CHECK_EQ_INT_IN(name, (int64_t)two.nsegs, (int64_t)one.nsegs);
-            bool same = one.nsegs == two.nsegs;
-            for (size_t k = 0; same && k < one.nsegs; k++) {
-                const ms__cat_seg *a = &one.segs[k], *b = &two.segs[k];
-                same = a->start == b->start && a->end == b->end && a->last_alloc == b->last_alloc &&
-                       a->close == b->close && a->ordinal == b->ordinal && a->kind == b->kind &&
-                       a->src == b->src;
-            }
-            same = same && memcmp(one.counts, two.counts, sizeof one.counts) == 0 &&
-                        one.have_phases == two.have_phases && one.src_all == two.src_all &&
-                        one.last_phase_start == two.last_phase_start;
-            CHECK_TRUE_IN(name, same);
-        }
-        if (r1 == 0)
-            ms__cat_ctx_free(&one);
-        if (r2 == 0)
-            ms__cat_ctx_free(&two);
+        fn(name, s, d, t, it);
         ms_iterations_free(it);
         ms_timeline_free(t);
     }
     ms_snapshot_free(s);
+}
+
+/* The phases found with the trace tagged by two threads (each half, the run across the
+ * middle joined) equal the one-thread result, segment for segment; testdata traces are
+ * below the size that starts a second thread, so the threshold is lowered here. */
+static void two_threads_device(const char *name, const ms_snapshot *s, int d,
+                               const ms_timeline *t, const ms_iterations *it)
+{
+    (void)d;
+    ms_error err;
+    ms__cat_ctx one, two;
+    size_t saved = ms__cat_parallel_min;
+    ms__cat_parallel_min = SIZE_MAX;
+    int r1 = ms__cat_ctx_build(&one, s, t, it, &err);
+    ms__cat_parallel_min = 1;
+    int r2 = ms__cat_ctx_build(&two, s, t, it, &err);
+    ms__cat_parallel_min = saved;
+    CHECK_EQ_INT_IN(name, r1, 0);
+    CHECK_EQ_INT_IN(name, r2, 0);
+    if (r1 == 0 && r2 == 0) {
+        CHECK_EQ_INT_IN(name, (int64_t)two.nsegs, (int64_t)one.nsegs);
+        bool same = one.nsegs == two.nsegs;
+        for (size_t k = 0; same && k < one.nsegs; k++) {
+            const ms__cat_seg *a = &one.segs[k], *b = &two.segs[k];
+            same = a->start == b->start && a->end == b->end && a->last_alloc == b->last_alloc &&
+                   a->close == b->close && a->ordinal == b->ordinal && a->kind == b->kind &&
+                   a->src == b->src;
+        }
+        same = same && memcmp(one.counts, two.counts, sizeof one.counts) == 0 &&
+                    one.have_phases == two.have_phases && one.src_all == two.src_all &&
+                    one.last_phase_start == two.last_phase_start;
+        CHECK_TRUE_IN(name, same);
+    }
+    if (r1 == 0)
+        ms__cat_ctx_free(&one);
+    if (r2 == 0)
+        ms__cat_ctx_free(&two);
+}
+
+static void check_two_threads(const char *path, const char *name, void *arg)
+{
+    (void)arg;
+    each_device(path, name, two_threads_device);
+}
+
+static bool same_totals_at(const ms_categories *one, const ms_categories *two, int64_t e)
+{
+    int64_t a[MS_CAT_COUNT], b[MS_CAT_COUNT];
+    ms_error err;
+    return ms_categories_at_event(a, one, e, &err) == 0 &&
+           ms_categories_at_event(b, two, e, &err) == 0 && memcmp(a, b, sizeof a) == 0;
 }
 
 static bool same_point(const ms_category_point *a, const ms_category_point *b)
@@ -500,66 +524,49 @@ static bool same_point(const ms_category_point *a, const ms_category_point *b)
  * two halves of the trace split at an iteration's start, the second half's totals made
  * whole afterwards) equals the one-thread one: every allocation's category and reason,
  * the peak, every iteration's end and peak, and the totals at every checkpoint. */
+static void build_two_threads_device(const char *name, const ms_snapshot *s, int d,
+                                     const ms_timeline *t, const ms_iterations *it)
+{
+    ms_error err;
+    ms_categories *one = NULL, *two = NULL;
+    size_t saved = ms__cat_build_parallel_min;
+    ms__cat_build_parallel_min = SIZE_MAX;
+    int r1 = ms_categories_build(&one, s, d, t, it, &err);
+    ms__cat_build_parallel_min = 1;
+    int r2 = ms_categories_build(&two, s, d, t, it, &err);
+    ms__cat_build_parallel_min = saved;
+    CHECK_EQ_INT_IN(name, r1, 0);
+    CHECK_EQ_INT_IN(name, r2, 0);
+    if (r1 == 0 && r2 == 0) {
+        bool same = true;
+        for (size_t i = 0; same && i < t->n_allocs; i++)
+            same = ms_categories_of(one, i) == ms_categories_of(two, i) &&
+                   ms_categories_reason(one, i) == ms_categories_reason(two, i);
+        CHECK_TRUE_IN(name, same);
+        CHECK_TRUE_IN(name, same_point(ms_categories_peak(one), ms_categories_peak(two)));
+        same = true;
+        for (size_t k = 0; same && k < it->n; k++)
+            same = same_point(ms_categories_iteration_end(one, k),
+                              ms_categories_iteration_end(two, k)) &&
+                   same_point(ms_categories_iteration_peak(one, k),
+                              ms_categories_iteration_peak(two, k));
+        CHECK_TRUE_IN(name, same);
+        /* At e = q * 4096 - 1 the totals are a checkpoint's, with nothing replayed;
+         * the last event replays the last stride. */
+        int64_t n = (int64_t)t->n_events;
+        same = true;
+        for (int64_t e = -1; same && e < n; e += 4096)
+            same = same_totals_at(one, two, e);
+        CHECK_TRUE_IN(name, same && same_totals_at(one, two, n - 1));
+    }
+    ms_categories_free(one);
+    ms_categories_free(two);
+}
+
 static void check_build_two_threads(const char *path, const char *name, void *arg)
 {
     (void)arg;
-    ms_snapshot *s = NULL;
-    ms_error err;
-    if (ms_snapshot_read_file(&s, path, NULL, &err) != 0) {
-        CHECK_TRUE_IN(name, false);
-        return;
-    }
-    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        ms_timeline *t = NULL;
-        ms_iterations *it = NULL;
-        if (ms_timeline_build(&t, s, d, MS_TIMELINE_ALLOCS, &err) != 0 ||
-            ms_iterations_find(&it, s, d, t, NULL, &err) != 0) {
-            CHECK_TRUE_IN(name, false);
-            ms_timeline_free(t);
-            continue;
-        }
-        ms_categories *one = NULL, *two = NULL;
-        size_t saved = ms__cat_build_parallel_min;
-        ms__cat_build_parallel_min = SIZE_MAX;
-        int r1 = ms_categories_build(&one, s, d, t, it, &err);
-        ms__cat_build_parallel_min = 1;
-        int r2 = ms_categories_build(&two, s, d, t, it, &err);
-        ms__cat_build_parallel_min = saved;
-        CHECK_EQ_INT_IN(name, r1, 0);
-        CHECK_EQ_INT_IN(name, r2, 0);
-        if (r1 == 0 && r2 == 0) {
-            bool same = true;
-            for (size_t i = 0; same && i < t->n_allocs; i++)
-                same = ms_categories_of(one, i) == ms_categories_of(two, i) &&
-                       ms_categories_reason(one, i) == ms_categories_reason(two, i);
-            CHECK_TRUE_IN(name, same);
-            CHECK_TRUE_IN(name, same_point(ms_categories_peak(one), ms_categories_peak(two)));
-            same = true;
-            for (size_t k = 0; same && k < it->n; k++)
-                same = same_point(ms_categories_iteration_end(one, k),
-                                  ms_categories_iteration_end(two, k)) &&
-                       same_point(ms_categories_iteration_peak(one, k),
-                                  ms_categories_iteration_peak(two, k));
-            CHECK_TRUE_IN(name, same);
-            /* At e = q * 4096 - 1 the totals are a checkpoint's, with nothing replayed;
-             * the last event replays the last stride. */
-            same = true;
-            for (int64_t e = -1; same && e < (int64_t)t->n_events;
-                 e = e + 4096 < (int64_t)t->n_events || e == (int64_t)t->n_events - 1
-                         ? e + 4096
-                         : (int64_t)t->n_events - 1) {
-                int64_t a[MS_CAT_COUNT], b[MS_CAT_COUNT];
-                same = ms_categories_at_event(a, one, e, &err) == 0 &&
-                       ms_categories_at_event(b, two, e, &err) == 0 && memcmp(a, b, sizeof a) == 0;
-            }
-            CHECK_TRUE_IN(name, same);
-        }
-        ms_categories_free(one);
-        ms_categories_free(two);
-        ms_iterations_free(it);
-        ms_timeline_free(t);
-    }
-    ms_snapshot_free(s);
+    each_device(path, name, build_two_threads_device);
 }
 
 /* Bytes of the allocations given reason `r`. */
