@@ -25,6 +25,16 @@ static uint64_t le(const uint8_t *p, int n)
     return v;
 }
 
+/* Past a length of `k` bytes and the bytes it counts; NULL when they run past `end`. */
+static const uint8_t *counted(const uint8_t *p, const uint8_t *end, int k)
+{
+    if (end - p < k)
+        return NULL;
+    uint64_t len = le(p, k);
+    p += k;
+    return len > (uint64_t)(end - p) ? NULL : p + len;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -52,7 +62,9 @@ int main(int argc, char **argv)
         if ((uint64_t)(end - p) < (uint64_t)(k))                                           \
             goto short_arg;                                                                \
     } while (0)
+    const uint8_t *at = m; /* the opcode being decoded */
     while (p < end) {
+        at = p;
         const uint8_t op = *p++;
         ops++;
         switch (op) {
@@ -92,30 +104,15 @@ int main(int argc, char **argv)
             NEED(8);
             p += 8;
             continue;
-        case 'U': case 'C': case 0x8a: case 0x8c: {
-            NEED(1);
-            uint64_t k = p[0];
-            p += 1;
-            NEED(k);
-            p += k;
-            continue;
-        }
-        case 'T': case 'X': case 'B': case 0x8b: {
-            NEED(4);
-            uint64_t k = le(p, 4);
-            p += 4;
-            NEED(k);
-            p += k;
-            continue;
-        }
-        case 0x8d: case 0x8e: case 0x96: {
-            NEED(8);
-            uint64_t k = le(p, 8);
-            p += 8;
-            NEED(k);
-            p += k;
-            continue;
-        }
+        case 'U': case 'C': case 0x8a: case 0x8c:
+            p = counted(p, end, 1);
+            break;
+        case 'T': case 'X': case 'B': case 0x8b:
+            p = counted(p, end, 4);
+            break;
+        case 0x8d: case 0x8e: case 0x96:
+            p = counted(p, end, 8);
+            break;
         case 'c': case 'i': /* two lines */
         case 'I': case 'L': case 'F': case 'S': case 'V': case 'P': case 'p': case 'g':
             for (int lines = op == 'c' || op == 'i' ? 2 : 1; lines > 0; lines--) {
@@ -126,15 +123,15 @@ int main(int argc, char **argv)
             }
             continue;
         default:
-            fprintf(stderr, "opwalk: unknown opcode 0x%02x at byte %zu\n", op,
-                    (size_t)(p - 1 - m));
+            fprintf(stderr, "opwalk: unknown opcode 0x%02x at byte %zu\n", op, (size_t)(at - m));
             return 2;
         }
+        if (!p) /* a counted argument past the end */
+            goto short_arg;
     }
     fprintf(stderr, "opwalk: no STOP opcode before the end (byte %zu)\n", n);
     return 2;
 short_arg:
-    fprintf(stderr, "opwalk: the file ends inside the opcode before byte %zu\n",
-            (size_t)(p - m));
+    fprintf(stderr, "opwalk: the file ends inside the opcode at byte %zu\n", (size_t)(at - m));
     return 2;
 }
