@@ -78,8 +78,10 @@ void ms_categories_free(ms_categories *c)
     free(c);
 }
 
-/* Below this many events (or allocations) one thread classifies and sweeps: a second
- * costs more to start than it saves. Lowered by the tests. */
+/* Below this many events one thread classifies and sweeps: a second costs more to start
+ * than it saves. Lowered by the tests. An event starts or ends at most one allocation
+ * (the timeline's lives), so the two classifying halves never write one slot of the
+ * event index. */
 size_t ms__cat_build_parallel_min = (size_t)1 << 20;
 _Atomic size_t ms__cat_build_splits;
 
