@@ -4,7 +4,7 @@
  * The _IN forms name what a check is about (a snapshot, a case) in the message, so a
  * test that runs over many files says which one failed. Beside the checks: reading
  * files, the snapshots' truth.json counters, a snapshot with its busiest device's
- * timeline, every testdata/ snapshot in turn, and running the CLI. */
+ * timeline, every testdata/ snapshot (or device) in turn, and running the CLI. */
 #ifndef MEMSNAP_TEST_CHECK_H
 #define MEMSNAP_TEST_CHECK_H
 
@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memsnap/iterations.h"
 #include "memsnap/memsnap.h"
 
 static int check_failures = 0;
@@ -231,6 +232,35 @@ static inline size_t check_each_snapshot(void (*fn)(const char *path, const char
     }
     closedir(dir);
     return files;
+}
+
+/* Reads `path` and calls fn for each device with its timeline of every life
+ * (MS_TIMELINE_ALLOCS) and its iterations; a device whose are not built is a failure. */
+static inline void check_each_device(const char *path, const char *name,
+                                     void (*fn)(const char *name, const ms_snapshot *s, int d,
+                                                const ms_timeline *t, const ms_iterations *it))
+{
+    ms_snapshot *s = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err) != 0) {
+        check_fail("%s: %s", name, err.message);
+        return;
+    }
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        ms_timeline *t = NULL;
+        ms_iterations *it = NULL;
+        if (ms_timeline_build(&t, s, d, MS_TIMELINE_ALLOCS, &err) != 0 ||
+            ms_iterations_find(&it, s, d, t, NULL, &err) != 0) {
+            check_fail("%s device %d: %s", name, d, err.message);
+            ms_timeline_free(t);
+            continue;
+        }
+        check_count++;
+        fn(name, s, d, t, it);
+        ms_iterations_free(it);
+        ms_timeline_free(t);
+    }
+    ms_snapshot_free(s);
 }
 
 /* ------------------------------------------------------------------ the CLI */

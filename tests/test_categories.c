@@ -437,33 +437,6 @@ static void check_python_stacks(void)
     ms_snapshot_free(s);
 }
 
-/* Reads `path` and calls fn for each device with its full timeline and iterations. */
-static void each_device(const char *path, const char *name,
-                        void (*fn)(const char *name, const ms_snapshot *s, int d,
-                                   const ms_timeline *t, const ms_iterations *it))
-{
-    ms_snapshot *s = NULL;
-    ms_error err;
-    if (ms_snapshot_read_file(&s, path, NULL, &err) != 0) {
-        CHECK_TRUE_IN(name, false);
-        return;
-    }
-    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        ms_timeline *t = NULL;
-        ms_iterations *it = NULL;
-        if (ms_timeline_build(&t, s, d, MS_TIMELINE_ALLOCS, &err) != 0 ||
-            ms_iterations_find(&it, s, d, t, NULL, &err) != 0) {
-            CHECK_TRUE_IN(name, false);
-            ms_timeline_free(t);
-            continue;
-        }
-        fn(name, s, d, t, it);
-        ms_iterations_free(it);
-        ms_timeline_free(t);
-    }
-    ms_snapshot_free(s);
-}
-
 /* The phases found with the trace tagged by two threads (each half, the run across the
  * middle joined) equal the one-thread result, segment for segment; testdata traces are
  * below the size that starts a second thread, so the threshold is lowered here. */
@@ -504,69 +477,7 @@ static void two_threads_device(const char *name, const ms_snapshot *s, int d,
 static void check_two_threads(const char *path, const char *name, void *arg)
 {
     (void)arg;
-    each_device(path, name, two_threads_device);
-}
-
-static bool same_totals_at(const ms_categories *one, const ms_categories *two, int64_t e)
-{
-    int64_t a[MS_CAT_COUNT], b[MS_CAT_COUNT];
-    ms_error err;
-    return ms_categories_at_event(a, one, e, &err) == 0 &&
-           ms_categories_at_event(b, two, e, &err) == 0 && memcmp(a, b, sizeof a) == 0;
-}
-
-static bool same_point(const ms_category_point *a, const ms_category_point *b)
-{
-    return (a == NULL) == (b == NULL) && (!a || memcmp(a, b, sizeof *a) == 0);
-}
-
-/* The categorisation classified and swept by two threads (two halves of the allocations;
- * two halves of the trace split at an iteration's start, the second half's totals made
- * whole afterwards) equals the one-thread one: every allocation's category and reason,
- * the peak, every iteration's end and peak, and the totals at every checkpoint. */
-static void build_two_threads_device(const char *name, const ms_snapshot *s, int d,
-                                     const ms_timeline *t, const ms_iterations *it)
-{
-    ms_error err;
-    ms_categories *one = NULL, *two = NULL;
-    size_t saved = ms__cat_build_parallel_min;
-    ms__cat_build_parallel_min = SIZE_MAX;
-    int r1 = ms_categories_build(&one, s, d, t, it, &err);
-    ms__cat_build_parallel_min = 1;
-    int r2 = ms_categories_build(&two, s, d, t, it, &err);
-    ms__cat_build_parallel_min = saved;
-    CHECK_EQ_INT_IN(name, r1, 0);
-    CHECK_EQ_INT_IN(name, r2, 0);
-    if (r1 == 0 && r2 == 0) {
-        bool same = true;
-        for (size_t i = 0; same && i < t->n_allocs; i++)
-            same = ms_categories_of(one, i) == ms_categories_of(two, i) &&
-                   ms_categories_reason(one, i) == ms_categories_reason(two, i);
-        CHECK_TRUE_IN(name, same);
-        CHECK_TRUE_IN(name, same_point(ms_categories_peak(one), ms_categories_peak(two)));
-        same = true;
-        for (size_t k = 0; same && k < it->n; k++)
-            same = same_point(ms_categories_iteration_end(one, k),
-                              ms_categories_iteration_end(two, k)) &&
-                   same_point(ms_categories_iteration_peak(one, k),
-                              ms_categories_iteration_peak(two, k));
-        CHECK_TRUE_IN(name, same);
-        /* At e = q * 4096 - 1 the totals are a checkpoint's, with nothing replayed;
-         * the last event replays the last stride. */
-        int64_t n = (int64_t)t->n_events;
-        same = true;
-        for (int64_t e = -1; same && e < n; e += 4096)
-            same = same_totals_at(one, two, e);
-        CHECK_TRUE_IN(name, same && same_totals_at(one, two, n - 1));
-    }
-    ms_categories_free(one);
-    ms_categories_free(two);
-}
-
-static void check_build_two_threads(const char *path, const char *name, void *arg)
-{
-    (void)arg;
-    each_device(path, name, build_two_threads_device);
+    check_each_device(path, name, two_threads_device);
 }
 
 /* Bytes of the allocations given reason `r`. */
@@ -727,10 +638,5 @@ int main(void)
     check_python_stacks();
     CHECK_TRUE(check_each_snapshot(check_consistency, NULL) >= 20);
     CHECK_TRUE(check_each_snapshot(check_two_threads, NULL) >= 20);
-    size_t splits = ms__cat_build_splits;
-    CHECK_TRUE(check_each_snapshot(check_build_two_threads, NULL) >= 20);
-    /* Most testdata traces have a second iteration to split at. */
-    CHECK_TRUE(ms__cat_build_splits - splits >= 20);
-    printf("categorisation swept in two halves: %zu devices\n", ms__cat_build_splits - splits);
     return check_finish("test_categories");
 }

@@ -26,6 +26,14 @@ struct ms_categories {
     uint8_t *origin;   /* segment kind it was made in, and candidate bits */
     uint32_t *ev_alloc; /* per event: 1 + the allocation it starts or ends, 0 none (so a
                          * fresh calloc is the empty index: no pass to fill it) */
+    /* Lives that end at an event which starts another (an address handed out twice with
+     * no free between, as the timeline reads it): the index names the new life there,
+     * and these end the old ones. Sorted by event; usually none. */
+    struct life_end {
+        int64_t event;
+        uint32_t alloc;
+    } *ends;
+    size_t n_ends;
     int64_t (*cp)[MS_CAT_COUNT]; /* totals before event k * CP_STRIDE */
     size_t ncp;
     ms_category_point peak;
@@ -38,16 +46,51 @@ static inline uint32_t alloc_of(const ms_categories *c, int64_t e)
     return c->ev_alloc[e] - 1u;
 }
 
-static inline void apply_event(const ms_categories *c, int64_t e, int64_t *by)
+/* The life that event e ends besides the one the index names there (ends[]), UINT32_MAX
+ * none. */
+static uint32_t also_ends(const ms_categories *c, int64_t e)
 {
+    size_t lo = 0, hi = c->n_ends;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->ends[mid].event < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n_ends && c->ends[lo].event == e ? c->ends[lo].alloc : UINT32_MAX;
+}
+
+/* The lives event e starts or ends (0 to 2) in who[], with their signed bytes in d[]. */
+static inline int changes_at(const ms_categories *c, int64_t e, uint32_t who[2], int64_t d[2])
+{
+    int n = 0;
     uint32_t i = alloc_of(c, e);
-    if (i == UINT32_MAX)
-        return;
-    const ms_alloc *a = &c->t->allocs[i];
-    if (a->alloc_event == e)
-        by[c->cat[i]] += (int64_t)a->size;
-    else
-        by[c->cat[i]] -= (int64_t)a->size;
+    if (i != UINT32_MAX) {
+        const ms_alloc *a = &c->t->allocs[i];
+        who[n] = i;
+        d[n++] = a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
+    }
+    if (MS_UNLIKELY(c->n_ends != 0)) {
+        uint32_t o = also_ends(c, e);
+        if (o != UINT32_MAX) {
+            who[n] = o;
+            d[n++] = -(int64_t)c->t->allocs[o].size;
+        }
+    }
+    return n;
+}
+
+/* Applies event e to the totals by category; returns the change of their sum. */
+static inline int64_t apply_event(const ms_categories *c, int64_t e, int64_t *by)
+{
+    uint32_t who[2];
+    int64_t d[2], sum = 0;
+    for (int k = changes_at(c, e, who, d); k-- > 0;) {
+        by[c->cat[who[k]]] += d[k];
+        sum += d[k];
+    }
+    return sum;
 }
 
 static void fill_point(const ms_categories *c, ms_category_point *p, int64_t e, const int64_t *by)
@@ -70,6 +113,7 @@ void ms_categories_free(ms_categories *c)
     free(c->why);
     free(c->origin);
     free(c->ev_alloc);
+    free(c->ends);
     free(c->cp);
     free(c->iter_end);
     free(c->iter_peak);
@@ -79,9 +123,7 @@ void ms_categories_free(ms_categories *c)
 }
 
 /* Below this many events one thread classifies and sweeps: a second costs more to start
- * than it saves. Lowered by the tests. An event starts or ends at most one allocation
- * (the timeline's lives), so the two classifying halves never write one slot of the
- * event index. */
+ * than it saves. Lowered by the tests. */
 size_t ms__cat_build_parallel_min = (size_t)1 << 20;
 _Atomic size_t ms__cat_build_splits;
 
@@ -115,13 +157,7 @@ static void *sweep_range(void *arg)
              * ms_iterations. */
             fill_point(c, &c->iter_peak[k], (int64_t)e - 1, by);
         }
-        uint32_t i = alloc_of(c, (int64_t)e);
-        if (i != UINT32_MAX) {
-            const ms_alloc *a = &t->allocs[i];
-            int64_t d = a->alloc_event == (int64_t)e ? (int64_t)a->size : -(int64_t)a->size;
-            by[c->cat[i]] += d;
-            total += d;
-        }
+        total += apply_event(c, (int64_t)e, by);
         if ((int64_t)e == t->peak_event)
             fill_point(c, &c->peak, (int64_t)e, by);
         if (k < nit && (int64_t)e >= items[k].start_event) {
@@ -237,6 +273,8 @@ typedef struct classify_job {
     size_t from, to;
     uint32_t *pre;
     size_t npre, cap_pre;
+    struct life_end *ends;
+    size_t n_ends, cap_ends;
     bool ok;
 } classify_job;
 
@@ -245,6 +283,7 @@ static void *classify_range(void *arg)
     classify_job *j = arg;
     ms_categories *c = j->c;
     const ms_timeline *t = c->t;
+    const ms_trace *tr = c->x.tr;
     size_t nev = t->n_events, hint = SIZE_MAX;
     j->ok = true;
     for (size_t i = j->from; i < j->to; i++) {
@@ -259,14 +298,45 @@ static void *classify_range(void *arg)
         }
         if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
             c->ev_alloc[a->alloc_event] = (uint32_t)i + 1;
-        if (a->free_event >= 0 && (uint64_t)a->free_event < nev)
+        if (a->free_event < 0 || (uint64_t)a->free_event >= nev)
+            continue;
+        if (tr->action[a->free_event] != MS_ACT_ALLOC) {
             c->ev_alloc[a->free_event] = (uint32_t)i + 1;
+        } else {
+            /* An address handed out twice without a free: the second alloc event also
+             * ends the first life (the timeline's lives). The index names the new life
+             * there, so the two halves never write one slot; this one goes to ends[]. */
+            if (!ms__grow((void **)&j->ends, &j->cap_ends, j->n_ends + 1, sizeof *j->ends)) {
+                j->ok = false;
+                return NULL;
+            }
+            j->ends[j->n_ends++] = (struct life_end){a->free_event, (uint32_t)i};
+        }
     }
     return NULL;
 }
 
+/* Appends nb elements of b to the list *a (*na long, room for *cap). */
+static bool join_list(void **a, size_t *na, size_t *cap, const void *b, size_t nb, size_t elem)
+{
+    if (!nb)
+        return true;
+    if (!ms__grow(a, cap, *na + nb, elem))
+        return false;
+    memcpy((char *)*a + *na * elem, b, nb * elem);
+    *na += nb;
+    return true;
+}
+
+static int cmp_life_end(const void *pa, const void *pb)
+{
+    const struct life_end *a = pa, *b = pb;
+    return (a->event > b->event) - (a->event < b->event);
+}
+
 /* classify_range over every allocation, in two halves for many; the pre[] lists joined
- * in allocation order. False when out of memory. */
+ * in allocation order, the lives ended at another's start (c->ends) sorted by event.
+ * False when out of memory. */
 static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
 {
     classify_job job[2];
@@ -285,20 +355,22 @@ static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
     classify_range(&job[0]);
     if (two)
         pthread_join(helper, NULL);
-    bool ok = job[0].ok && (!two || job[1].ok);
-    if (ok && two && job[1].npre) {
-        size_t cap = job[0].cap_pre;
-        ok = ms__grow((void **)&job[0].pre, &cap, job[0].npre + job[1].npre, sizeof *job[0].pre);
-        if (ok) {
-            memcpy(job[0].pre + job[0].npre, job[1].pre, job[1].npre * sizeof *job[1].pre);
-            job[0].npre += job[1].npre;
-        }
-    }
+    bool ok = job[0].ok && (!two || job[1].ok) &&
+              join_list((void **)&job[0].pre, &job[0].npre, &job[0].cap_pre, job[1].pre,
+                        job[1].npre, sizeof *job[1].pre) &&
+              join_list((void **)&job[0].ends, &job[0].n_ends, &job[0].cap_ends, job[1].ends,
+                        job[1].n_ends, sizeof *job[1].ends);
     free(job[1].pre);
+    free(job[1].ends);
     if (!ok) {
         free(job[0].pre);
+        free(job[0].ends);
         return false;
     }
+    if (job[0].n_ends > 1)
+        qsort(job[0].ends, job[0].n_ends, sizeof *job[0].ends, cmp_life_end);
+    c->ends = job[0].ends;
+    c->n_ends = job[0].n_ends;
     *pre = job[0].pre;
     *npre = job[0].npre;
     return true;
@@ -621,12 +693,13 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
     int64_t opt_tmp = 0;
     for (int64_t e = x->start_event - 1; e < x->end_event; e++) {
         if (e >= x->start_event) {
-            apply_event(c, e, by);
-            uint32_t i = alloc_of(c, e);
-            if (i != UINT32_MAX && c->cat[i] == MS_CAT_TEMPORARY &&
-                (c->origin[i] & MS__CAT_KIND_MASK) == MS__PH_OPT) {
-                const ms_alloc *a = &c->t->allocs[i];
-                opt_tmp += a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
+            uint32_t who[2];
+            int64_t d[2];
+            for (int q = changes_at(c, e, who, d); q-- > 0;) {
+                by[c->cat[who[q]]] += d[q];
+                if (c->cat[who[q]] == MS_CAT_TEMPORARY &&
+                    (c->origin[who[q]] & MS__CAT_KIND_MASK) == MS__PH_OPT)
+                    opt_tmp += d[q];
             }
         }
         int64_t total = 0;
