@@ -517,19 +517,8 @@ static int append_event(ms_vm *vm, int device, const ev_fields *f, int64_t off)
     if ((rc = intern_stream(vm, f->stream_raw, &stream, off)))
         return rc;
     size_t n = t->view.n;
-    if (MS_UNLIKELY(n == t->cap)) {
-        size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
-        if (!ms__grow((void **)&t->action, &c1, n + 1, sizeof *t->action) ||
-            !ms__grow((void **)&t->addr, &c2, n + 1, sizeof *t->addr) ||
-            !ms__grow((void **)&t->size, &c3, n + 1, sizeof *t->size) ||
-            !ms__grow((void **)&t->time_us, &c4, n + 1, sizeof *t->time_us) ||
-            !ms__grow((void **)&t->stack, &c5, n + 1, sizeof *t->stack) ||
-            !ms__grow((void **)&t->stream, &c6, n + 1, sizeof *t->stream))
-            return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
-        t->cap = c1;
-        if (!ms__trace_contexts_reserve(t, n, c1))
-            return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
-    }
+    if (MS_UNLIKELY(n == t->cap) && !ms__trace_reserve(t, n + 1))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", n + 1);
     t->action[n] = (uint8_t)f->action;
     t->addr[n] = f->addr;
     t->size[n] = f->size;

@@ -380,23 +380,11 @@ static int take(ms_vm *vm, split_worker *w, int device)
         rc = FAIL(MS_ERR_NOMEM, off, "out of memory");
         goto out;
     }
-    if (room > t->cap) {
-        size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
-        if (!ms__grow((void **)&t->action, &c1, room, sizeof *t->action) ||
-            !ms__grow((void **)&t->addr, &c2, room, sizeof *t->addr) ||
-            !ms__grow((void **)&t->size, &c3, room, sizeof *t->size) ||
-            !ms__grow((void **)&t->time_us, &c4, room, sizeof *t->time_us) ||
-            !ms__grow((void **)&t->stack, &c5, room, sizeof *t->stack) ||
-            !ms__grow((void **)&t->stream, &c6, room, sizeof *t->stream)) {
-            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", room);
-            goto out;
-        }
-        t->cap = c1;
-        /* The thread reads only entries without a compile context or user metadata. */
-        if (!ms__trace_contexts_reserve(t, first, c1)) {
-            rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
-            goto out;
-        }
+    /* The thread reads only entries without a compile context or user metadata: the
+     * reserved context entries stay MS_NO_STRING. */
+    if (!ms__trace_reserve(t, room)) {
+        rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", room);
+        goto out;
     }
     copy_job job[2];
     job[0] = (copy_job){h, t, first, rmap, {0}, 0, 0, 0, 0, true};

@@ -106,10 +106,26 @@ static bool contexts_grow(uint32_t **arr, size_t from, size_t cap)
     return true;
 }
 
-bool ms__trace_contexts_reserve(ms_trace_build *t, size_t from, size_t cap)
+static bool contexts_reserve(ms_trace_build *t, size_t from, size_t cap)
 {
     return (!t->compile_context || contexts_grow(&t->compile_context, from, cap)) &&
            (!t->user_metadata || contexts_grow(&t->user_metadata, from, cap));
+}
+
+bool ms__trace_reserve(ms_trace_build *t, size_t need)
+{
+    if (need <= t->cap)
+        return true;
+    size_t c1 = t->cap, c2 = t->cap, c3 = t->cap, c4 = t->cap, c5 = t->cap, c6 = t->cap;
+    if (!ms__grow((void **)&t->action, &c1, need, sizeof *t->action) ||
+        !ms__grow((void **)&t->addr, &c2, need, sizeof *t->addr) ||
+        !ms__grow((void **)&t->size, &c3, need, sizeof *t->size) ||
+        !ms__grow((void **)&t->time_us, &c4, need, sizeof *t->time_us) ||
+        !ms__grow((void **)&t->stack, &c5, need, sizeof *t->stack) ||
+        !ms__grow((void **)&t->stream, &c6, need, sizeof *t->stream))
+        return false;
+    t->cap = c1;
+    return contexts_reserve(t, t->view.n, c1);
 }
 
 bool ms__trace_contexts_set(ms_trace_build *t, size_t n, uint32_t compile_context,

@@ -139,11 +139,12 @@ static inline uint32_t ev_context_id(uint32_t key, unsigned tag, uint64_t id)
     return (uint32_t)id;
 }
 
-/* Makes room for `cap` entries in the trace's compile-context and user-metadata arrays
- * that exist (neither, until an entry carries a non-default value), entries from `from`
- * on set to MS_NO_STRING: the arrays stay as long as the others, so an entry without a
- * value needs no store. False when out of memory. */
-bool ms__trace_contexts_reserve(ms_trace_build *t, size_t from, size_t cap);
+/* Makes room for `need` entries in every array of the trace: the six event arrays, and
+ * the compile-context and user-metadata arrays that exist (neither, until an entry
+ * carries a non-default value), their new entries set to MS_NO_STRING, so they stay as
+ * long as the others and an entry without a value needs no store. False when out of
+ * memory. */
+bool ms__trace_reserve(ms_trace_build *t, size_t need);
 /* Creates what an entry at n with these ids needs (an array prefilled with
  * MS_NO_STRING) and stores them. False when out of memory. */
 bool ms__trace_contexts_set(ms_trace_build *t, size_t n, uint32_t compile_context,
