@@ -7,7 +7,6 @@
  * (record_function ranges) fill in allocations whose stack says nothing and give exact
  * phase ends where they exist. The second look that needs every allocation's category
  * (reused gradients, late parameters, the backward's workspace) is in categories_refine.c. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,17 +425,13 @@ static int tag_runs(run **runs_out, size_t *nruns_out, uint64_t *with_stack_out,
     tag_job job[2];
     for (int k = 0; k < 2; k++)
         job[k] = (tag_job){tr, stag, nst, ar, nar, 0, tr->n, NULL, 0, 0, 0, 0};
-    pthread_t helper;
     bool two = tr->n >= ms__cat_parallel_min && tr->n >= 2 && may_split;
     if (two) {
         job[0].to = job[1].from = tr->n / 2;
-        two = pthread_create(&helper, NULL, tag_range, &job[1]) == 0;
-        if (!two)
-            job[0].to = tr->n;
+        ms__run_pair(tag_range, &job[0], &job[1]);
+    } else {
+        tag_range(&job[0]);
     }
-    tag_range(&job[0]);
-    if (two)
-        pthread_join(helper, NULL);
     run *runs = job[0].runs;
     size_t nruns = job[0].nruns;
     int rc = job[0].rc;

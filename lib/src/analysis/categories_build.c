@@ -2,7 +2,6 @@
  * event: checkpoints of the running totals every CP_STRIDE events, and an index from
  * each event to the allocation it starts or ends, so a query replays at most one
  * stride. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,20 +244,14 @@ static int sweep_build(ms_categories *c, const uint32_t *pre, size_t npre, ms_er
     size_t k_mid = 0, mid = 0;
     if (c->s->threads >= 2 && nev >= ms__cat_build_parallel_min && nev >= 2)
         mid = sweep_split(c, nev, &k_mid);
-    pthread_t helper;
-    bool two = mid > 0;
-    if (two) {
-        job[0].to = job[1].from = mid;
-        job[1].to = nev;
-        job[1].k = k_mid;
-        two = pthread_create(&helper, NULL, sweep_range, &job[1]) == 0;
-        if (!two)
-            job[0].to = nev;
-    }
-    sweep_range(&job[0]);
-    if (!two)
+    if (!mid) {
+        sweep_range(&job[0]);
         return 0;
-    pthread_join(helper, NULL);
+    }
+    job[0].to = job[1].from = mid;
+    job[1].to = nev;
+    job[1].k = k_mid;
+    ms__run_pair(sweep_range, &job[0], &job[1]);
     ms__cat_build_splits++;
     const int64_t *base = job[0].by;
     for (size_t q = (mid + CP_STRIDE - 1) / CP_STRIDE; q < c->ncp && q * CP_STRIDE < nev; q++)
@@ -352,18 +345,14 @@ static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
     memset(job, 0, sizeof job);
     job[0].c = job[1].c = c;
     job[0].to = c->n;
-    pthread_t helper;
     bool two = c->s->threads >= 2 && c->t->n_events >= ms__cat_build_parallel_min && c->n >= 2;
     if (two) {
         job[0].to = job[1].from = c->n / 2;
         job[1].to = c->n;
-        two = pthread_create(&helper, NULL, classify_range, &job[1]) == 0;
-        if (!two)
-            job[0].to = c->n;
+        ms__run_pair(classify_range, &job[0], &job[1]);
+    } else {
+        classify_range(&job[0]);
     }
-    classify_range(&job[0]);
-    if (two)
-        pthread_join(helper, NULL);
     bool ok = job[0].ok && (!two || job[1].ok) &&
               join_list((void **)&job[0].pre, &job[0].npre, &job[0].cap_pre, job[1].pre,
                         job[1].npre, sizeof *job[1].pre) &&

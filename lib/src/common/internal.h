@@ -43,6 +43,11 @@ static inline bool ms__add(size_t a, size_t b, size_t *out)
  * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
 bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
 
+/* fn(there) on a second thread while fn(here) runs on this one; both on this one, here
+ * first, when no thread can start. The two halves of a job split in two, whose results
+ * the caller joins the same way either way. */
+void ms__run_pair(void *(*fn)(void *), void *here, void *there);
+
 /* ---------------------------------------------------------------- strings */
 
 /* Interned strings: one copy of each distinct byte string, NUL-terminated, addressed

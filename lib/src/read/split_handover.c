@@ -401,13 +401,7 @@ static int take(ms_vm *vm, split_worker *w, int device)
     job[1].def_to = nd;
     job[0].ev_to = job[1].ev_from = (ne + 1) / 2;
     job[1].ev_to = ne;
-    pthread_t helper;
-    bool helped = pthread_create(&helper, NULL, copy_thread, &job[1]) == 0;
-    job[0].ok = copy_part(&job[0]);
-    if (helped)
-        pthread_join(helper, NULL);
-    else
-        job[1].ok = copy_part(&job[1]);
+    ms__run_pair(copy_thread, &job[0], &job[1]);
     if (!job[0].ok || !job[1].ok) {
         rc = FAIL(MS_ERR_NOMEM, off, "out of memory for %zu trace entries", total);
         goto out;
