@@ -25,6 +25,12 @@ static uint64_t le(const uint8_t *p, int n)
     return v;
 }
 
+/* Past an argument of `k` bytes; NULL when it runs past `end`. */
+static const uint8_t *fixed(const uint8_t *p, const uint8_t *end, int k)
+{
+    return end - p < k ? NULL : p + k;
+}
+
 /* Past a length of `k` bytes and the bytes it counts; NULL when they run past `end`. */
 static const uint8_t *counted(const uint8_t *p, const uint8_t *end, int k)
 {
@@ -56,12 +62,6 @@ int main(int argc, char **argv)
     (void)madvise((void *)m, n, MADV_SEQUENTIAL);
     const uint8_t *p = m, *end = m + n;
     uint64_t ops = 0, gets = 0;
-/* The argument of `k` bytes must be there. */
-#define NEED(k)                                                                            \
-    do {                                                                                   \
-        if ((uint64_t)(end - p) < (uint64_t)(k))                                           \
-            goto short_arg;                                                                \
-    } while (0)
     const uint8_t *at = m; /* the opcode being decoded */
     while (p < end) {
         at = p;
@@ -80,30 +80,24 @@ int main(int argc, char **argv)
             return 0;
         case 'h':
             gets++;
-            NEED(1);
-            p += 1;
-            continue;
+            p = fixed(p, end, 1);
+            break;
         case 'j':
             gets++;
-            NEED(4);
-            p += 4;
-            continue;
+            p = fixed(p, end, 4);
+            break;
         case 'K': case 'q': case 0x80: case 0x82:
-            NEED(1);
-            p += 1;
-            continue;
+            p = fixed(p, end, 1);
+            break;
         case 'M': case 0x83:
-            NEED(2);
-            p += 2;
-            continue;
+            p = fixed(p, end, 2);
+            break;
         case 'J': case 'r': case 0x84:
-            NEED(4);
-            p += 4;
-            continue;
+            p = fixed(p, end, 4);
+            break;
         case 'G': case 0x95:
-            NEED(8);
-            p += 8;
-            continue;
+            p = fixed(p, end, 8);
+            break;
         case 'U': case 'C': case 0x8a: case 0x8c:
             p = counted(p, end, 1);
             break;
@@ -126,7 +120,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "opwalk: unknown opcode 0x%02x at byte %zu\n", op, (size_t)(at - m));
             return 2;
         }
-        if (!p) /* a counted argument past the end */
+        if (!p) /* an argument past the end */
             goto short_arg;
     }
     fprintf(stderr, "opwalk: no STOP opcode before the end (byte %zu)\n", n);
