@@ -15,7 +15,10 @@
 # /dev/null` and a memory-mapped pass that touches every page (Python's mmap, one byte a
 # page; about 20 ms of it is Python starting); and, where a C compiler is at hand,
 # tests/bench/opwalk.c, which decodes every opcode on one core and builds nothing (a
-# reference point, not a floor: memsnap's readers match whole entries instead).
+# reference point, not a floor: memsnap's readers match whole entries instead), and
+# tests/bench/floor.c, a reader's floor: every byte looked at on two threads with the
+# mapped pages handed back behind, alone and with 31 bytes an event of model written
+# (memsnap's trace arrays), the least a reader that keeps the events pays here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-5}
@@ -61,6 +64,14 @@ if command -v "${CC:-cc}" >/dev/null 2>&1 &&
   opwalk=$out/opwalk
   keys="cat mmap opwalk summary summary_1t summary_json python"
 fi
+floor_bin=""
+if command -v "${CC:-cc}" >/dev/null 2>&1 &&
+   "${CC:-cc}" -O2 -pthread -o "$out/floor" tests/bench/floor.c 2>/dev/null; then
+  floor_bin=$out/floor
+  # The model's size: the events summary finds (every device's).
+  events=$("$MEMSNAP" summary "$file" | awk '/^device .* events over /{s += $3} END {print s + 0}')
+  keys=${keys/mmap/mmap floor floor_model}
+fi
 touch_pages='import mmap, sys
 f = open(sys.argv[1], "rb")
 m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
@@ -69,6 +80,10 @@ for round in $(seq "$runs"); do
   echo "round $round" >&2
   run_once cat sh -c 'cat "$1" > /dev/null' cat "$file"
   run_once mmap python3 -c "$touch_pages" "$file"
+  if [ -n "$floor_bin" ]; then
+    run_once floor "$floor_bin" "$file"
+    run_once floor_model "$floor_bin" "$file" "$events"
+  fi
   if [ -n "$opwalk" ]; then
     run_once opwalk "$opwalk" "$file"
     cp "$out/stdout" "$out/opwalk.txt"
@@ -132,6 +147,8 @@ note() { # KEY: what the row is measured against
     report) echo "index.html $(stat -c %s "$out/report/index.html") bytes; $(ratio "$(median "${times[report]}")" "$ms_t")x summary" ;;
     cat) echo "the reading floor: a plain read of the file" ;;
     mmap) echo "every page of the mapped file touched once" ;;
+    floor) echo "mapped, two threads, pages handed back behind; summary is $(ratio "$ms_t" "$(median "${times[floor]}")")x its time" ;;
+    floor_model) echo "and $events events x 31 bytes written; summary is $(ratio "$ms_t" "$(median "${times[floor_model]}")")x its time" ;;
     opwalk) echo "$(cut -d, -f1 "$out/opwalk.txt"), one core, nothing built; summary is $(ratio "$ms_t" "$(median "${times[opwalk]}")")x its time" ;;
     baseline_view|baseline_report) echo "the BASELINE binary; $(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
     *) echo "$(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
@@ -149,6 +166,8 @@ label() {
     view) echo "memsnap view -o view.html" ;; report) echo "memsnap report -o DIR" ;;
     cat) echo "cat FILE > /dev/null" ;; mmap) echo "mmap, touch every page" ;;
     opwalk) echo "decode every opcode (tests/bench/opwalk.c)" ;;
+    floor) echo "every byte on two threads (tests/bench/floor.c)" ;;
+    floor_model) echo "every byte on two threads, and the model written" ;;
     baseline_view) echo "BASELINE view" ;; baseline_report) echo "BASELINE report" ;;
     *) echo "memsnap $1" ;;
   esac
