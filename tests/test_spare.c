@@ -43,12 +43,12 @@ static void check_keep_and_take(void)
     CHECK_TRUE(spare_of(s) == NULL);
     free(small);
 
-    void *first = malloc(min), *second = malloc(min);
+    void *first = malloc(2 * min), *second = malloc(min);
     void *first_was = first;
-    ms__snapshot_keep_spare(s, &first, min);
+    ms__snapshot_keep_spare(s, &first, 2 * min);
     CHECK_TRUE(first == NULL);
     CHECK_TRUE(spare_of(s) == first_was);
-    CHECK_EQ_INT(s->spare_bytes, min);
+    CHECK_EQ_INT(s->spare_bytes, 2 * min);
     ms__snapshot_keep_spare(s, &second, min); /* one spare at a time */
     CHECK_TRUE(second != NULL);
     CHECK_TRUE(spare_of(s) == first_was);
@@ -63,14 +63,23 @@ static void check_keep_and_take(void)
     CHECK_TRUE(spare_of(s) == first_was);
     free(nothing);
 
-    /* A big one takes it, bigger than it was: every byte writable (ASan would see
-     * otherwise). Then the next big request gets fresh memory. */
-    unsigned char *big = ms__snapshot_alloc(s, 3 * min);
+    /* One bigger than the spare gets fresh memory (growing the spare could copy it) and
+     * leaves it. */
+    unsigned char *bigger = ms__snapshot_alloc(s, 2 * min + 1);
+    CHECK_TRUE(bigger != NULL);
+    CHECK_TRUE(spare_of(s) == first_was);
+    CHECK_EQ_INT(ms__snapshot_spare_bytes(s), 2 * min);
+    free(bigger);
+
+    /* A big one that fits takes it: every byte writable (ASan would see otherwise). Then
+     * the next big request gets fresh memory. */
+    unsigned char *big = ms__snapshot_alloc(s, min + 4096);
     CHECK_TRUE(big != NULL);
     CHECK_TRUE(spare_of(s) == NULL);
+    CHECK_EQ_INT(ms__snapshot_spare_bytes(s), 0);
     if (big) {
-        memset(big, 1, 3 * min);
-        CHECK_EQ_INT(big[3 * min - 1], 1);
+        memset(big, 1, min + 4096);
+        CHECK_EQ_INT(big[min + 4095], 1);
     }
     free(big);
     unsigned char *fresh = ms__snapshot_alloc(s, min);
@@ -132,7 +141,7 @@ static void check_two_takers(void)
     ms_snapshot_free(s);
 }
 
-/* With the threshold lowered, reading keeps its memo; the timeline then takes it. */
+/* With the threshold lowered, reading keeps its memo; a timeline takes a spare. */
 static void check_reading_keeps(void)
 {
     const size_t saved = ms__spare_min;
@@ -143,6 +152,10 @@ static void check_reading_keeps(void)
         return;
     CHECK_TRUE(spare_of(s) != NULL);
     CHECK_TRUE(s->spare_bytes > 0);
+    /* Trimmed to fit whatever the timeline asks for first. */
+    void *block = malloc(1 << 20);
+    free(atomic_exchange(&s->spare, block));
+    s->spare_bytes = 1 << 20;
     ms__spare_min = 1;
     ms_timeline *t = NULL;
     ms_error err;

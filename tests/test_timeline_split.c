@@ -85,13 +85,11 @@ static void compare_in_spare(const ms_snapshot *s, int d, unsigned flags, size_t
                              const ms_timeline *want, const char *name)
 {
     const ms_trace *tr = ms_snapshot_trace(s, d);
-    size_t n_alloc_events = 0;
-    for (size_t i = 0; i < tr->n; i++)
-        n_alloc_events += tr->action[i] == MS_ACT_ALLOC;
     const size_t saved_min = ms__spare_min, saved_parallel = ms__timeline_parallel_min;
     ms__spare_min = 1;
     ms__timeline_parallel_min = f % 2 ? 0 : SIZE_MAX;
     free(atomic_exchange(&((ms_snapshot *)s)->spare, NULL));
+    /* A small spare (which only a tiny trace's curve fits) or one that holds any array. */
     give_spare(s, f / 2 % 2 ? 4096 + 1 : (tr->n + 1) * sizeof(ms_alloc) + 4096);
     ms_timeline *t = NULL;
     ms_error err;
@@ -100,10 +98,10 @@ static void compare_in_spare(const ms_snapshot *s, int d, unsigned flags, size_t
     ms__timeline_parallel_min = saved_parallel;
     CHECK_EQ_INT_IN(name, rc, 0);
     if (rc == 0) {
-        /* Taken by the records or, without them, by the active curve; only a trace with
-         * no allocation event and records asked for leaves it. */
+        /* Taken by the records or the active curve whenever they fit: the big spare
+         * holds either. */
         const bool taken = atomic_load(&((ms_snapshot *)s)->spare) == NULL;
-        CHECK_TRUE_IN(name, taken || ((flags & MS_TIMELINE_ALLOCS) && n_alloc_events == 0));
+        CHECK_TRUE_IN(name, taken || f / 2 % 2);
         const char *diff = timeline_difference(want, t);
         if (diff)
             check_fail("%s device %d flags %u: %s differs in the spare", name, d, flags, diff);

@@ -147,9 +147,12 @@ extern size_t ms__spare_min;
 /* Keeps *block, `bytes` bytes from malloc, as s's spare when it is big enough to be worth
  * keeping and s has none (*block is then NULL); otherwise leaves it to the caller. */
 void ms__snapshot_keep_spare(ms_snapshot *s, void **block, size_t bytes);
-/* `bytes` bytes, uninitialised, as malloc gives them: the snapshot's spare resized where
- * there is one and the request is big, so an analysis's big array reuses the reader's
- * pages; else from malloc. NULL when out of memory. Free with free(). */
+/* The size of s's spare; 0 when it has none (any more). */
+size_t ms__snapshot_spare_bytes(const ms_snapshot *s);
+/* `bytes` bytes, uninitialised, as malloc gives them: the snapshot's spare trimmed to
+ * size where there is one and the request is big and fits in it, so an analysis's big
+ * array reuses the reader's pages; else from malloc. NULL when out of memory. Free with
+ * free(). */
 void *ms__snapshot_alloc(const ms_snapshot *s, size_t bytes);
 
 #endif

@@ -131,15 +131,23 @@ void ms__snapshot_keep_spare(ms_snapshot *s, void **block, size_t bytes)
     *block = NULL;
 }
 
+size_t ms__snapshot_spare_bytes(const ms_snapshot *s)
+{
+    return atomic_load(&((ms_snapshot *)s)->spare) ? s->spare_bytes : 0;
+}
+
 void *ms__snapshot_alloc(const ms_snapshot *s, size_t bytes)
 {
-    if (bytes && bytes >= ms__spare_min) {
+    if (bytes && bytes >= ms__spare_min && bytes <= ms__snapshot_spare_bytes(s)) {
         /* const: the spare is the snapshot's cache of free memory, not part of what it
          * describes; the exchange hands it to one caller only. */
         void *spare = atomic_exchange(&((ms_snapshot *)s)->spare, NULL);
         if (spare) {
-            /* A block this big is its own mapping: realloc moves or trims page tables
-             * (mremap), it copies nothing, and the reused pages need no faults. */
+            /* Shrinking a block this big trims its mapping (mremap): nothing is copied
+             * and the pages kept need no faults. Growing it is another matter: the
+             * reader's blocks are often several mappings (the hand-over moves pages into
+             * them), mremap refuses to grow those, and realloc then copies the whole
+             * block into fresh memory, both held at once. Hence only requests that fit. */
             void *p = realloc(spare, bytes);
             if (p)
                 return p;
