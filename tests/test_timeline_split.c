@@ -1,6 +1,5 @@
-/* The timeline's replay with its curves on a second thread (timeline.c, curve_main), and
- * in the reader's spare pages (ms__snapshot_alloc), must give exactly what one thread
- * gives in fresh memory: every figure, curve, allocation and error, on every
+/* The timeline's replay with its curves on a second thread (timeline.c, curve_main) must
+ * give exactly what one thread gives: every figure, curve, allocation and error, on every
  * snapshot and on crafted traces where the curve thread's guess is wrong (a free whose
  * size differs from its allocation's, an address handed out twice) or where the sums go
  * past 2^56 in either thread first. The testdata traces are below the size that starts
@@ -64,55 +63,7 @@ static const char *timeline_difference(const ms_timeline *a, const ms_timeline *
     return NULL;
 }
 
-/* Gives s a spare of `bytes` bytes of 0xA5, as if the reader had left its memo: what an
- * analysis builds in it must not depend on what the memo held. */
-static void give_spare(const ms_snapshot *s, size_t bytes)
-{
-    void *block = malloc(bytes);
-    if (!block) {
-        check_fail("no memory for a spare");
-        return;
-    }
-    memset(block, 0xA5, bytes);
-    ms__snapshot_keep_spare((ms_snapshot *)s, &block, bytes);
-    free(block); /* NULL when kept */
-}
-
-/* Builds device d's timeline in the reader's spare pages (ms__snapshot_alloc), filled
- * with garbage, alternately bigger and smaller than the array that takes it, and
- * compares with `want`, built without. */
-static void compare_in_spare(const ms_snapshot *s, int d, unsigned flags, size_t f,
-                             const ms_timeline *want, const char *name)
-{
-    const ms_trace *tr = ms_snapshot_trace(s, d);
-    const size_t saved_min = ms__spare_min, saved_parallel = ms__timeline_parallel_min;
-    ms__spare_min = 1;
-    ms__timeline_parallel_min = f % 2 ? 0 : SIZE_MAX;
-    free(atomic_exchange(&((ms_snapshot *)s)->spare, NULL));
-    /* A small spare (which only a tiny trace's curve fits) or one that holds any array. */
-    give_spare(s, f / 2 % 2 ? 4096 + 1 : (tr->n + 1) * sizeof(ms_alloc) + 4096);
-    ms_timeline *t = NULL;
-    ms_error err;
-    int rc = ms_timeline_build(&t, s, d, flags, &err);
-    ms__spare_min = saved_min;
-    ms__timeline_parallel_min = saved_parallel;
-    CHECK_EQ_INT_IN(name, rc, 0);
-    if (rc == 0) {
-        /* Taken by the records or the active curve whenever they fit: the big spare
-         * holds either. */
-        const bool taken = atomic_load(&((ms_snapshot *)s)->spare) == NULL;
-        CHECK_TRUE_IN(name, taken || f / 2 % 2);
-        const char *diff = timeline_difference(want, t);
-        if (diff)
-            check_fail("%s device %d flags %u: %s differs in the spare", name, d, flags, diff);
-        else
-            check_count++;
-    }
-    ms_timeline_free(t);
-}
-
-/* Builds device d's timeline both ways with each flag set and compares; then once more
- * in a spare. */
+/* Builds device d's timeline both ways with each flag set and compares. */
 static void compare_both_ways(const ms_snapshot *s, int d, const char *name)
 {
     for (size_t f = 0; f < sizeof FLAG_SETS / sizeof FLAG_SETS[0]; f++) {
@@ -134,7 +85,6 @@ static void compare_both_ways(const ms_snapshot *s, int d, const char *name)
                            FLAG_SETS[f], diff);
             else
                 check_count++;
-            compare_in_spare(s, d, FLAG_SETS[f], f, one, name);
         }
         ms_timeline_free(one);
         ms_timeline_free(two);

@@ -6,8 +6,7 @@
  * and the OOM analysis. Last, every command on the same bytes as the tool runs it, output
  * writers included (fuzz_commands.c: render's charts by every grouping, view's page,
  * report, diff and ranks). Also linked with replay_main.c as a plain test that replays
- * the corpus. Half the inputs (by size) run with the reader's memo kept as the
- * snapshot's spare (internal.h), so the analyses' first big array is built in it. */
+ * the corpus. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -115,15 +114,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ms_snapshot *s = NULL;
     ms_error err;
     ms_limits lim = fuzz_limits();
-    /* Half the inputs keep the reader's memo however small (the snapshot's spare),
-     * so the analyses build their first big array in it. */
-    const size_t spare_min = ms__spare_min;
-    ms__spare_min = (size & 4) ? 1 : spare_min;
     int rc = ms_snapshot_read_memory(&s, data, size, &lim, &err);
     check_split_read(data, size, &lim, s, rc, &err);
     if (rc != 0) {
         fuzz_commands(data, size, NULL);
-        ms__spare_min = spare_min;
         return 0;
     }
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
@@ -152,6 +146,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fuzz_commands(data, size, s);
     ms_snapshot_free(s);
-    ms__spare_min = spare_min;
     return 0;
 }

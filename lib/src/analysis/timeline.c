@@ -20,8 +20,6 @@ typedef struct sim {
     const ms_trace *tr;
     int device;
     bool keep_all;          /* records stay in recs[] in alloc order (MS_TIMELINE_ALLOCS) */
-    size_t n_alloc_events;  /* keep_all: the trace's alloc events; SIZE_MAX: not counted yet */
-    bool recs_in_spare;     /* keep_all: recs[] goes in the snapshot's spare */
     emit_fn emit;           /* else: called as each life is known completely */
     void *ctx;
     /* Called after every event with the active bytes relative to the start (the start's
@@ -352,14 +350,6 @@ static inline size_t find_or_empty(const ms_addrmap *m, uint64_t key, size_t *em
  * stored where its lookup ended, and a free_completed right after the free_requested of
  * the same address (the usual order) takes the slot that lookup found, the map
  * unchanged in between. */
-static size_t count_alloc_events(const ms_trace *tr)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < tr->n; i++)
-        k += tr->action[i] == MS_ACT_ALLOC;
-    return k;
-}
-
 static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, ms_error *err)
 {
     const ms_trace *tr = x->tr;
@@ -385,16 +375,14 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     int rc = 0;
     if (x->keep_all) {
         /* Every allocation event makes one record: room for all of them at once, in
-         * the reader's spare pages where ms_timeline_build gave them (65 MB on the
-         * 4M-event trace, where fresh memory cost this loop as long again as its own
-         * work), in huge pages where the system gives them on request (a 5.8M-event
-         * trace keeps 93 MB of records, 23,000 page faults in 4 KiB pages). */
-        size_t nalloc = x->n_alloc_events;
-        if (nalloc == SIZE_MAX)
-            nalloc = count_alloc_events(tr);
+         * huge pages where the system gives them on request (a 5.8M-event trace keeps
+         * 140 MB of records, 34,000 page faults in 4 KiB pages). */
+        size_t nalloc = 0;
+        for (size_t i = 0; i < n; i++)
+            nalloc += tr->action[i] == MS_ACT_ALLOC;
         size_t bytes;
         if (nalloc && ms__mul(nalloc, sizeof *x->recs, &bytes) &&
-            (x->recs = x->recs_in_spare ? ms__snapshot_alloc(x->s, bytes) : malloc(bytes)) != NULL) {
+            (x->recs = malloc(bytes)) != NULL) {
             x->cap_recs = nalloc;
             ms__advise_huge(x->recs, bytes);
         }
@@ -593,21 +581,10 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
         t->t_first_us = tr->time_us[0];
         t->t_last_us = tr->time_us[tr->n - 1];
     }
-    /* The reader's spare pages (ms__snapshot_alloc) go to the records where they fit
-     * (the replay's own thread writes those; the curves have a thread of their own on a
-     * long trace), else to the active curve where it fits. */
-    const size_t spare = ms__snapshot_spare_bytes(s);
-    size_t n_alloc_events = SIZE_MAX, rec_bytes = 0;
-    if ((flags & MS_TIMELINE_ALLOCS) && spare) {
-        n_alloc_events = count_alloc_events(tr);
-        if (!ms__mul(n_alloc_events, sizeof(ms_alloc), &rec_bytes))
-            rec_bytes = SIZE_MAX;
-    }
-    const bool recs_in_spare = n_alloc_events != SIZE_MAX && rec_bytes && rec_bytes <= spare;
     if (flags & (MS_TIMELINE_CURVES | MS_TIMELINE_ACTIVE)) {
         size_t bytes;
         if (!ms__mul(tr->n ? tr->n : 1, sizeof(int64_t), &bytes) ||
-            !(t->active = recs_in_spare ? malloc(bytes) : ms__snapshot_alloc(s, bytes)) ||
+            !(t->active = malloc(bytes)) ||
             ((flags & MS_TIMELINE_CURVES) && !(t->reserved = malloc(bytes)))) {
             ms_timeline_free(t);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for the curves");
@@ -621,8 +598,6 @@ int ms_timeline_build(ms_timeline **out, const ms_snapshot *s, int device, unsig
     x.tr = tr;
     x.device = device;
     x.keep_all = (flags & MS_TIMELINE_ALLOCS) != 0;
-    x.n_alloc_events = n_alloc_events;
-    x.recs_in_spare = recs_in_spare;
     x.track_peak = (flags & MS_TIMELINE_PEAK_ALIVE) != 0;
     int rc = simulate(&x, t, t->active, t->reserved, err);
     if (!rc && x.keep_all) {

@@ -3,7 +3,6 @@
 #define MEMSNAP_INTERNAL_H
 
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,30 +128,6 @@ struct ms_snapshot {
     size_t n_annotations_unplaced; /* dropped: on a device whose trace has no times */
     ms_setting *settings;
     size_t n_settings;
-
-    /* The reader's memo (tens of MB on a long trace), kept when reading ends instead of
-     * freed: its pages are already the process's, where a fresh array costs the kernel a
-     * page fault and a zeroed page per 4 KiB (about 1 ms a MiB on the development
-     * machine). The first big array an analysis asks for takes it (ms__snapshot_alloc);
-     * NULL then, or when reading kept none. Atomic because analyses of one snapshot may
-     * run on several threads, and taking it is the only change a const snapshot sees. */
-    _Atomic(void *) spare;
-    size_t spare_bytes;
 };
-
-/* The size below which a block is not worth keeping as a spare, nor a request worth
- * giving one to: a few hundred page faults at most. A variable so that tests can lower
- * it to reach the spare with small snapshots. */
-extern size_t ms__spare_min;
-/* Keeps *block, `bytes` bytes from malloc, as s's spare when it is big enough to be worth
- * keeping and s has none (*block is then NULL); otherwise leaves it to the caller. */
-void ms__snapshot_keep_spare(ms_snapshot *s, void **block, size_t bytes);
-/* The size of s's spare; 0 when it has none (any more). */
-size_t ms__snapshot_spare_bytes(const ms_snapshot *s);
-/* `bytes` bytes, uninitialised, as malloc gives them: the snapshot's spare trimmed to
- * size where there is one and the request is big and fits in it, so an analysis's big
- * array reuses the reader's pages; else from malloc. NULL when out of memory. Free with
- * free(). */
-void *ms__snapshot_alloc(const ms_snapshot *s, size_t bytes);
 
 #endif

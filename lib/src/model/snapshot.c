@@ -20,8 +20,6 @@ static int read_with(ms_snapshot **out, ms_vm *vm, ms_error *err)
     if (!rc)
         rc = ms__model_build(vm);
     s->input_bytes = (uint64_t)ms__input_offset(&vm->in, vm->in.pos);
-    if (!rc)
-        ms__snapshot_keep_spare(s, (void **)&vm->memo, vm->memo_cap * sizeof *vm->memo);
     ms__vm_release(vm);
     if (rc) {
         ms_snapshot_free(s);
@@ -116,45 +114,7 @@ void ms_snapshot_free(ms_snapshot *s)
     free(s->blocks);
     free(s->annotations);
     free(s->settings);
-    free(atomic_load(&s->spare));
     free(s);
-}
-
-size_t ms__spare_min = (size_t)4 << 20;
-
-void ms__snapshot_keep_spare(ms_snapshot *s, void **block, size_t bytes)
-{
-    if (!*block || bytes < ms__spare_min || atomic_load(&s->spare))
-        return;
-    s->spare_bytes = bytes;
-    atomic_store(&s->spare, *block);
-    *block = NULL;
-}
-
-size_t ms__snapshot_spare_bytes(const ms_snapshot *s)
-{
-    return atomic_load(&((ms_snapshot *)s)->spare) ? s->spare_bytes : 0;
-}
-
-void *ms__snapshot_alloc(const ms_snapshot *s, size_t bytes)
-{
-    if (bytes && bytes >= ms__spare_min && bytes <= ms__snapshot_spare_bytes(s)) {
-        /* const: the spare is the snapshot's cache of free memory, not part of what it
-         * describes; the exchange hands it to one caller only. */
-        void *spare = atomic_exchange(&((ms_snapshot *)s)->spare, NULL);
-        if (spare) {
-            /* Shrinking a block this big trims its mapping (mremap): nothing is copied
-             * and the pages kept need no faults. Growing it is another matter: the
-             * reader's blocks are often several mappings (the hand-over moves pages into
-             * them), mremap refuses to grow those, and realloc then copies the whole
-             * block into fresh memory, both held at once. Hence only requests that fit. */
-            void *p = realloc(spare, bytes);
-            if (p)
-                return p;
-            free(spare);
-        }
-    }
-    return malloc(bytes);
 }
 
 int ms_snapshot_pickle_protocol(const ms_snapshot *s)
