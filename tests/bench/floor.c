@@ -95,7 +95,10 @@ int main(int argc, char **argv)
 {
     char *tail = NULL;
     const unsigned long long events = argc == 3 ? strtoull(argv[2], &tail, 10) : 0;
-    if ((argc != 2 && argc != 3) || (argc == 3 && (!*argv[2] || *tail))) {
+    /* strtoull takes "-1" for 2^64 - 1; a count past what memory can hold would
+     * overflow the model's size. */
+    if ((argc != 2 && argc != 3) ||
+        (argc == 3 && (!*argv[2] || *tail || *argv[2] == '-' || events > SIZE_MAX / EVENT_BYTES))) {
         fprintf(stderr, "usage: floor FILE [EVENTS]\n");
         return 2;
     }
