@@ -80,23 +80,14 @@ static inline int changes_at(const ms_categories *c, int64_t e, uint32_t who[2],
     return n;
 }
 
-/* Applies event e to the totals by category; returns the change of their sum. The
- * sweep's loop: the index's life inline, ends[] only when there are any. */
+/* Applies event e to the totals by category; returns the change of their sum. */
 static inline int64_t apply_event(const ms_categories *c, int64_t e, int64_t *by)
 {
-    int64_t sum = 0;
-    uint32_t i = alloc_of(c, e);
-    if (i != UINT32_MAX) {
-        const ms_alloc *a = &c->t->allocs[i];
-        sum = a->alloc_event == e ? (int64_t)a->size : -(int64_t)a->size;
-        by[c->cat[i]] += sum;
-    }
-    if (MS_UNLIKELY(c->n_ends != 0)) {
-        uint32_t o = also_ends(c, e);
-        if (o != UINT32_MAX) {
-            by[c->cat[o]] -= (int64_t)c->t->allocs[o].size;
-            sum -= (int64_t)c->t->allocs[o].size;
-        }
+    uint32_t who[2];
+    int64_t d[2], sum = 0;
+    for (int q = changes_at(c, e, who, d); q-- > 0;) {
+        by[c->cat[who[q]]] += d[q];
+        sum += d[q];
     }
     return sum;
 }
