@@ -58,15 +58,18 @@ has() { "$MEMSNAP" "$1" --help >/dev/null 2>&1; }
 
 echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
 keys="cat mmap summary summary_1t summary_json python"
+# tests/bench/NAME.c built into $out/NAME, where a C compiler is at hand.
+build_tool() { # NAME [CFLAGS...]
+  command -v "${CC:-cc}" >/dev/null 2>&1 &&
+    "${CC:-cc}" -O2 "${@:2}" -o "$out/$1" "tests/bench/$1.c" 2>/dev/null
+}
 opwalk=""
-if command -v "${CC:-cc}" >/dev/null 2>&1 &&
-   "${CC:-cc}" -O2 -o "$out/opwalk" tests/bench/opwalk.c 2>/dev/null; then
+if build_tool opwalk; then
   opwalk=$out/opwalk
   keys="cat mmap opwalk summary summary_1t summary_json python"
 fi
 floor_bin=""
-if command -v "${CC:-cc}" >/dev/null 2>&1 &&
-   "${CC:-cc}" -O2 -pthread -o "$out/floor" tests/bench/floor.c 2>/dev/null; then
+if build_tool floor -pthread; then
   floor_bin=$out/floor
   # The model's size: the events summary finds (every device's).
   events=$("$MEMSNAP" summary "$file" | awk '/^device .* events over /{s += $3} END {print s + 0}')
