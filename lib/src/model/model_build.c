@@ -398,7 +398,7 @@ static int finish_stacks(ms_vm *vm)
     ms_snapshot *s = vm->snap;
     s->site_cache = calloc(s->n_stacks + 1, sizeof *s->site_cache);
     s->user_cache = calloc(s->n_stacks + 1, sizeof *s->user_cache);
-    if (!s->site_cache || !s->user_cache)
+    if (!s->site_cache || !s->user_cache || ms__sites_prepare(s))
         return FAIL(MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     return 0;
 }

@@ -97,6 +97,7 @@ void ms_snapshot_free(ms_snapshot *s)
     free(s->stack_start);
     free(s->site_cache);
     free(s->user_cache);
+    free(s->generated);
     free(s->streams);
     for (int d = 0; d < s->n_devices; d++) {
         ms_trace_build *t = &s->traces[d];
