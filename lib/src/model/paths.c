@@ -15,8 +15,8 @@ typedef struct part {
     size_t n;
 } part;
 
-/* More parts than any real path has; a longer one keeps its first parts, its last slot
- * taking each further part in turn, so the file stays last. */
+/* More parts than any real path has; a longer one keeps its last parts, where the file,
+ * its package and the install directory are. */
 #define MAX_PARTS 128
 
 static bool is_sep(char c)
@@ -24,10 +24,10 @@ static bool is_sep(char c)
     return c == '/' || c == '\\';
 }
 
-/* The path's non-empty parts, in order. */
+/* The path's non-empty parts, in order (its last MAX_PARTS). */
 static size_t split(const char *path, part *out)
 {
-    size_t n = 0;
+    size_t n = 0; /* parts seen; part i sits at out[i % MAX_PARTS] */
     const char *p = path;
     while (*p) {
         while (is_sep(*p))
@@ -37,11 +37,15 @@ static size_t split(const char *path, part *out)
         const char *b = p;
         while (*p && !is_sep(*p))
             p++;
-        if (n == MAX_PARTS)
-            n--;
-        out[n++] = (part){b, (size_t)(p - b)};
+        out[n++ % MAX_PARTS] = (part){b, (size_t)(p - b)};
     }
-    return n;
+    if (n <= MAX_PARTS)
+        return n;
+    part ring[MAX_PARTS]; /* oldest first again */
+    for (size_t i = 0; i < MAX_PARTS; i++)
+        ring[i] = out[(n + i) % MAX_PARTS];
+    memcpy(out, ring, sizeof ring);
+    return MAX_PARTS;
 }
 
 static bool eq(part a, const char *w)
