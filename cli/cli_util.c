@@ -155,6 +155,15 @@ double cli_seconds(int64_t from_us, int64_t to_us)
     return (double)(to_us - from_us) / 1e6;
 }
 
+const char *cli_seconds_text(char *buf, size_t cap, double seconds, double span_s)
+{
+    if (span_s < 1e-3)
+        snprintf(buf, cap, "%.0f µs", seconds * 1e6);
+    else
+        snprintf(buf, cap, "%.3f s", seconds);
+    return buf;
+}
+
 const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us)
 {
     if (has_times)

@@ -74,6 +74,9 @@ static inline const char *cli_plural(double n)
 
 /* Seconds between two trace times, as a double. */
 double cli_seconds(int64_t from_us, int64_t to_us);
+/* "12.345 s", or "3 µs" in a trace that spans under a millisecond, where "0.000 s" would
+ * read as nothing. */
+const char *cli_seconds_text(char *buf, size_t cap, double seconds, double span_s);
 /* "1.234s" after t0, or "#N" (event N) on a trace without times, whose times are event
  * indexes; returns buf. */
 const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us);

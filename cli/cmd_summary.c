@@ -62,15 +62,23 @@ static void print_device(const cJSON *dev)
 {
     char a[32], b[32];
     bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(dev, "has_times"));
+    bool instant = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "one_instant"));
     if (get(dev, "events") == 0)
         printf("device %d: no events recorded\n", (int)get(dev, "device"));
+    else if (instant && get(dev, "events") == 1)
+        printf("device %d: 1 event, one instant: no span of time to show (event indexes stand "
+               "for times)\n", (int)get(dev, "device"));
+    else if (instant)
+        printf("device %d: %.0f events, all at one instant: no span of time to show (event "
+               "indexes stand for times)\n", (int)get(dev, "device"), get(dev, "events"));
     else if (!times)
         printf("device %d: %.0f event%s (this PyTorch recorded no times: event indexes stand "
                "for them)\n", (int)get(dev, "device"), get(dev, "events"),
                cli_plural(get(dev, "events")));
     else
-        printf("device %d: %.0f event%s over %.3f s\n", (int)get(dev, "device"), get(dev, "events"),
-               cli_plural(get(dev, "events")), get(dev, "time.seconds"));
+        printf("device %d: %.0f event%s over %s\n", (int)get(dev, "device"), get(dev, "events"),
+               cli_plural(get(dev, "events")),
+               cli_seconds_text(a, sizeof a, get(dev, "time.seconds"), get(dev, "time.seconds")));
     const cJSON *act;
     printf("  actions         ");
     int first = 1;
@@ -87,8 +95,9 @@ static void print_device(const cJSON *dev)
         printf("  peak            %s at event %.0f\n", size_text(get(dev, "peak.bytes"), a),
                get(dev, "peak.event"));
     else
-        printf("  peak            %s at %.3f s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
-               get(dev, "peak.seconds"), get(dev, "peak.event"));
+        printf("  peak            %s at %s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
+               cli_seconds_text(b, sizeof b, get(dev, "peak.seconds"), get(dev, "time.seconds")),
+               get(dev, "peak.event"));
     const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(dev, "peak"), "categories");
     if (cats) {
@@ -139,8 +148,9 @@ static void print_device(const cJSON *dev)
         }
     }
     if (get(dev, "annotations_unplaced") > 0)
-        printf("  annotations     %.0f (%.0f left out: the trace has no times to place them)\n",
-               get(dev, "annotations"), get(dev, "annotations_unplaced"));
+        printf("  annotations     %.0f (%.0f left out: the trace has no %s to place them)\n",
+               get(dev, "annotations"), get(dev, "annotations_unplaced"),
+               instant ? "span of time" : "times");
     else
         printf("  annotations     %.0f\n", get(dev, "annotations"));
     leaks_iterations_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "iterations"), 2);

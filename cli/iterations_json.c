@@ -240,12 +240,8 @@ bool leaks_user_frame_text(const cJSON *uf, const char *site_file, double site_l
         return false;
     if (site_file && !strcmp(site_file, file) && cJSON_IsNumber(line) && line->valuedouble == site_line)
         return false;
-    /* The last two parts of the path, as sites are shown. */
-    const char *p = strrchr(file, '/');
-    if (p)
-        while (p > file && p[-1] != '/')
-            p--;
-    const char *shortp = p && p > file ? p : file;
+    char shortp[512]; /* the path as sites show it */
+    ms_path_format(file, shortp, sizeof shortp);
     if (cJSON_IsNumber(line))
         snprintf(buf, cap, "%s:%.0f %s", shortp, line->valuedouble, name);
     else

@@ -187,7 +187,9 @@ static void device_facts(FILE *out, const cJSON *dev)
     char extra[128], b[32];
     fputs("<table class=\"kv\">\n", out);
     if (cJSON_IsNumber(report_get(dev, "peak.seconds")))
-        snprintf(extra, sizeof extra, "at %.3f s (event %.0f)", report_num(dev, "peak.seconds"),
+        snprintf(extra, sizeof extra, "at %s (event %.0f)",
+                 cli_seconds_text(b, sizeof b, report_num(dev, "peak.seconds"),
+                                  report_num(dev, "time.seconds")),
                  report_num(dev, "peak.event"));
     else
         snprintf(extra, sizeof extra, "at event %.0f", report_num(dev, "peak.event"));
@@ -201,7 +203,11 @@ static void device_facts(FILE *out, const cJSON *dev)
     char ev[64], span[64];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
     if (cJSON_IsNumber(report_get(dev, "time.seconds")))
-        snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
+        snprintf(span, sizeof span, "over %s",
+                 cli_seconds_text(b, sizeof b, report_num(dev, "time.seconds"),
+                                  report_num(dev, "time.seconds")));
+    else if (cJSON_IsTrue(report_get(dev, "one_instant")))
+        snprintf(span, sizeof span, "all at one instant: no span of time");
     else
         snprintf(span, sizeof span, "this PyTorch recorded no times");
     report_kv_text(out, "events", ev, span);

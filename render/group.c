@@ -105,6 +105,34 @@ typedef struct site_score {
     double score;
 } site_score;
 
+/* The legend's names of ss[0..n)'s sites, one per MS_CHART_TEXT bytes of out: each
+ * site's short text, and for sites whose texts are the same (one file name in two
+ * directories) more of their paths, until they differ, so no two entries read alike. */
+static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
+                        char (*out)[MS_CHART_TEXT])
+{
+    for (size_t k = 0; k < n; k++)
+        site_label(snap, ss[k].site, out[k], MS_CHART_TEXT);
+    /* Each round gives every site that still reads like another one path part more; a
+     * text that stays the same with its whole path (generated code's short hash) stays. */
+    for (unsigned parts = 3; parts < 3 + 16; parts++) {
+        bool any = false;
+        bool *same = n ? calloc(n, sizeof *same) : NULL;
+        if (!same)
+            return;
+        for (size_t k = 0; k < n; k++)
+            for (size_t j = k + 1; j < n; j++)
+                if (!strcmp(out[k], out[j]))
+                    same[k] = same[j] = any = true;
+        for (size_t k = 0; k < n; k++)
+            if (same[k])
+                ms_site_format_parts(snap, ss[k].site, parts, out[k], MS_CHART_TEXT);
+        free(same);
+        if (!any)
+            return;
+    }
+}
+
 static int site_score_by_site(const void *a, const void *b)
 {
     const site_score *x = a, *y = b;
@@ -338,13 +366,24 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         free(ss);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
     }
+    char(*named)[MS_CHART_TEXT] = n_named ? ms__alloc_n(n_named, sizeof *named) : NULL;
+    if (n_named && !named) {
+        free(base);
+        free(ss);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory naming sites");
+    }
+    site_labels(src->snap, ss, n_named, named);
     for (size_t k = 0; k < n_sites; k++) {
         char where[MS_CHART_TEXT];
-        site_label(src->snap, ss[k].site, where, sizeof where);
+        if (k < n_named)
+            memcpy(where, named[k], sizeof where);
+        else
+            site_label(src->snap, ss[k].site, where, sizeof where);
         base[k] = ms__text_rgb(where);
         if (k < n_named)
             ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where);
     }
+    free(named);
     /* Rank of each site, found by site id (score holds the rank). */
     for (size_t k = 0; k < n_sites; k++)
         ss[k].score = (double)k;
@@ -594,10 +633,15 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
 
     size_t cap_groups = n_keys + spec->n_highlights;
     chart->groups = ms__alloc_n(cap_groups, sizeof *chart->groups);
-    if (!chart->groups) {
+    bool by_site = !by_phase && !by_compile;
+    char(*named)[MS_CHART_TEXT] = by_site && n_keys ? ms__alloc_n(n_keys, sizeof *named) : NULL;
+    if (!chart->groups || (by_site && n_keys && !named)) {
         free(ss);
+        free(named);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
+    if (by_site)
+        site_labels(src->snap, ss, n_keys, named);
     for (size_t k = 0; k < n_keys && !rc; k++) {
         ms_chart_group g;
         memset(&g, 0, sizeof g);
@@ -614,13 +658,14 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         else if (by_phase || by_compile)
             ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
-            site_label(src->snap, ss[k].site, g.label, sizeof g.label);
+            memcpy(g.label, named[k], sizeof g.label);
         g.fill = ms__text_rgb(g.label); /* a name keeps its colour in every chart */
         g.legend = (int)chart->n_legend;
         ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         rc = add_group(chart, cap_groups, g, err);
     }
     free(ss);
+    free(named);
     gr->n_groups = chart->n_groups;
     if (!rc)
         rc = leak_bands(chart, src, spec, sc, 0, gr, err);

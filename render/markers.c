@@ -73,7 +73,13 @@ void ms__find_peak(ms_chart *chart, const ms_chart_source *src)
     char size[32], at[48];
     ms_chart_format_bytes((double)act[best], size, sizeof size);
     ms__format_at(chart, x, at, sizeof at);
-    snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s", size, at);
+    /* The state before the first event (a trace of no events, or one whose recording
+     * began after its peak) has no time nor event of its own: say so, as summary does. */
+    if (ev[best] < 0)
+        snprintf(chart->peak_label, sizeof chart->peak_label,
+                 "peak %s before the first recorded event", size);
+    else
+        snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s", size, at);
 }
 
 void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs)

@@ -249,10 +249,21 @@ static bool tick_clear(const ms_chart *chart, double px, const char *label)
 /* The run axis: ticks at round seconds inside each piece that is not a break (one step
  * for all of them, since outside the breaks a unit is a second), none where its label
  * would meet a break's label or another tick's. */
+/* A step of whole units (events, or the trace's microseconds): no two ticks of a short
+ * span then read alike ("0.000001 s" twice), and event numbers stay whole. */
+static double whole_step(double step, double unit)
+{
+    if (step < unit)
+        step = unit;
+    if (fabs(step / unit - 2.5) < 1e-9)
+        step = 5 * unit;
+    return step;
+}
+
 static void x_scale_run(ms_chart *chart)
 {
     int target = (int)ms__clampd(chart->plot.w / 110.0, 2, 16);
-    double step = ms_chart_nice_step(chart->x_hi - chart->x_lo, target);
+    double step = whole_step(ms_chart_nice_step(chart->x_hi - chart->x_lo, target), 1e-6);
     int dec = step_decimals(step);
     chart->n_xticks = 0;
     for (size_t i = 0; i < chart->n_segments; i++) {
@@ -290,12 +301,10 @@ void ms__x_scale(ms_chart *chart)
     /* An event clock (x = event / 1e6) ticks at whole events, labelled as events. */
     double unit = chart->event_clock ? 1e-6 : 1;
     double step = ms_chart_nice_step(span / unit, target) * unit;
-    if (chart->x_mode == MS_CHART_X_EVENTS || chart->event_clock) {
-        if (step < unit)
-            step = unit;
-        if (fabs(step / unit - 2.5) < 1e-9)
-            step = 5 * unit; /* event numbers are whole */
-    }
+    if (chart->x_mode == MS_CHART_X_EVENTS || chart->event_clock)
+        step = whole_step(step, unit);
+    else
+        step = whole_step(step, 1e-6); /* the clock's microseconds */
     double k0 = ceil(chart->x_lo / step - 1e-9);
     chart->n_xticks = 0;
     for (double k = k0; k * step <= chart->x_hi + step * 1e-9 &&

@@ -48,9 +48,10 @@ typedef struct ms_trace {
     const int64_t *time_us;  /* microseconds since the epoch */
     const uint32_t *stack;   /* stack id or MS_NO_STACK */
     const uint16_t *stream;  /* stream id: ms_snapshot_stream() gives the raw value */
-    /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none):
-     * time_us[i] is then the event index i, so durations count events, and a view shows
-     * event indexes wherever it would show a time. */
+    /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none),
+     * or all carry one time (one_instant): time_us[i] is then the event index i, so
+     * durations count events, and a view shows event indexes wherever it would show a
+     * time. */
     bool has_times;
     /* String ids of each entry's `compile_context` ("Torch-Compiled Region: 1/0", recorded
      * with _record_memory_history(compile_context=True)) and `user_metadata` (set by
@@ -59,6 +60,9 @@ typedef struct ms_trace {
      * carries a value: the usual case, which costs nothing. */
     const uint32_t *compile_context;
     const uint32_t *user_metadata;
+    /* true when the entries carry a time, every one the same (one event, or events
+     * stamped at one instant): has_times is then false, as for a trace without times. */
+    bool one_instant;
 } ms_trace;
 
 /* A frame's line is MS_LINE_UNKNOWN when the file gave none: no 'line' key, None, or the

@@ -17,6 +17,10 @@
 #define MS_PRINTF(a, b)
 #define MS_LIKELY(x) (x)
 #define MS_UNLIKELY(x) (x)
+/* Builds what sites need of the model as a whole (the generated-code frames' table).
+ * 0, or -1 when out of memory. */
+int ms__sites_prepare(ms_snapshot *s);
+
 #endif
 
 /* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
@@ -112,6 +116,10 @@ struct ms_snapshot {
     size_t n_stacks;
     uint32_t *site_cache;  /* per stack: site frame id + 1, 0 = not computed */
     uint32_t *user_cache;  /* per stack: user frame id + 1 (UINT32_MAX: none), 0 = not computed */
+    /* Pairs (frame id, the frame standing for its function) of the frames of generated
+     * code, by frame id (ms__sites_prepare); NULL when there are none. */
+    uint32_t *generated;
+    size_t n_generated;
 
     uint64_t *streams;
     size_t n_streams, cap_streams;
@@ -129,5 +137,9 @@ struct ms_snapshot {
     ms_setting *settings;
     size_t n_settings;
 };
+
+/* Builds what sites need of the model as a whole (the generated-code frames' table).
+ * 0, or -1 when out of memory. */
+int ms__sites_prepare(ms_snapshot *s);
 
 #endif

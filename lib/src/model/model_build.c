@@ -398,7 +398,7 @@ static int finish_stacks(ms_vm *vm)
     ms_snapshot *s = vm->snap;
     s->site_cache = calloc(s->n_stacks + 1, sizeof *s->site_cache);
     s->user_cache = calloc(s->n_stacks + 1, sizeof *s->user_cache);
-    if (!s->site_cache || !s->user_cache)
+    if (!s->site_cache || !s->user_cache || ms__sites_prepare(s))
         return FAIL(MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     return 0;
 }
@@ -435,11 +435,15 @@ static void trim_traces(ms_snapshot *s)
         t->view.compile_context = t->compile_context;
         t->view.user_metadata = t->user_metadata;
         /* A missing time_us reads as 0: a trace whose every time is 0 has no clock (no
-         * epoch-microsecond time is 0). The event index then stands in for the time, so
-         * that every analysis orders and spans events as it would by time. */
+         * epoch-microsecond time is 0). Nor has one whose every event carries the same
+         * time (one event, or a dump of one instant): it spans nothing, and an axis or a
+         * "peak at 0.000 s" read from it would tell nothing. The event index then stands
+         * in for the time, so that every analysis orders and spans events as it would by
+         * time. */
         t->view.has_times = false;
-        for (size_t i = 0; i < n && !t->view.has_times; i++)
-            t->view.has_times = t->time_us[i] != 0;
+        for (size_t i = 1; i < n && !t->view.has_times; i++)
+            t->view.has_times = t->time_us[i] != t->time_us[0];
+        t->view.one_instant = !t->view.has_times && n > 0 && t->time_us[0] != 0;
         for (size_t i = 0; i < n && !t->view.has_times; i++)
             t->time_us[i] = (int64_t)i;
     }

@@ -1,9 +1,11 @@
 /* Allocation sites: which line of the user's code an allocation belongs to. */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "paths.h"
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -13,25 +15,26 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* ------------------------------------------------------------------ the classifier */
 
-/* torch's own Python package: the frames a user cannot act on. Matched as an installed
- * package (site-/dist-packages) or a source checkout, so a virtualenv that merely lives
- * under a directory called torch (/opt/torch/.venv/) does not hide the user's own code
- * nor make every installed library torch's. */
-static bool in_torch(const char *filename)
+/* The path rules (paths.c) read every machine's paths alike; the kinds fold them:
+ * torch.compile's own frames and the code it writes are compiled code, and the standard
+ * library is the user's by kind (ms_stack_user_frame passes over it). */
+static ms_frame_kind kind_of(ms__file_kind f)
 {
-    return strstr(filename, "-packages/torch/") != NULL || strstr(filename, "/pytorch/torch/") != NULL ||
-           strncmp(filename, "torch/", 6) == 0;
-}
-
-/* torch.compile's own frames and the code it generates: Dynamo's frame evaluation,
- * Inductor (and the Triton/C++ wrappers it writes into its cache directory,
- * /tmp/torchinductor_USER/xx/cxyz.py), and FX graph modules (`<eval_with_key>.N`). The
- * user's line is the one that called the compiled model, as for torch's own frames. */
-static bool is_compiled(const char *filename)
-{
-    return strstr(filename, "torch/_dynamo/") != NULL || strstr(filename, "torch/_inductor/") != NULL ||
-           strstr(filename, "/torchinductor_") != NULL || strncmp(filename, "torchinductor_", 14) == 0 ||
-           strncmp(filename, "<eval_with_key>", 15) == 0;
+    switch (f) {
+    case MS__FILE_GENERATED:
+    case MS__FILE_COMPILER:
+        return MS_FRAME_COMPILED;
+    case MS__FILE_NATIVE:
+        return MS_FRAME_NATIVE;
+    case MS__FILE_TORCH:
+        return MS_FRAME_TORCH;
+    case MS__FILE_LIBRARY:
+        return MS_FRAME_LIBRARY;
+    case MS__FILE_USER:
+    case MS__FILE_STDLIB:
+        break;
+    }
+    return MS_FRAME_USER;
 }
 
 bool ms_frame_kind_is_python(ms_frame_kind k)
@@ -44,24 +47,19 @@ bool ms_frame_kind_is_internal(ms_frame_kind k)
     return k == MS_FRAME_TORCH || k == MS_FRAME_COMPILED;
 }
 
-static ms_frame_kind kind_of_file(const char *file)
-{
-    if (is_compiled(file))
-        return MS_FRAME_COMPILED;
-    if (!ends_with(file, ".py"))
-        return MS_FRAME_NATIVE;
-    if (in_torch(file))
-        return MS_FRAME_TORCH;
-    if (strstr(file, "-packages/"))
-        return MS_FRAME_LIBRARY;
-    return MS_FRAME_USER;
-}
-
-static uint32_t python_roles(const char *file, const char *name)
+static uint32_t python_roles(const char *path, const char *name)
 {
     uint32_t r = 0;
-    const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
+    /* The package rules below read '/'; a Windows path is read with its '\\' turned. */
+    char turned[1024];
+    const char *file = path;
+    if (strchr(path, '\\')) {
+        snprintf(turned, sizeof turned, "%s", path);
+        for (char *c = turned; *c; c++)
+            *c = *c == '\\' ? '/' : *c;
+        file = turned;
+    }
+    const char *base = ms__path_base(file);
     /* Optimizers live in torch/optim/ but also in apex/optimizers/, bitsandbytes/optim/,
      * transformers/optimization.py: match the package, not one library. */
     if (strstr(file, "/optim/") || strstr(file, "/optimizers/") || !strncmp(base, "optim", 5))
@@ -113,8 +111,11 @@ ms_frame_class ms_frame_classify(const ms_snapshot *s, uint32_t frame_id)
         return c;
     const char *file = ms_snapshot_string(s, s->frames[frame_id].filename);
     const char *name = ms_snapshot_string(s, s->frames[frame_id].name);
-    c.kind = kind_of_file(file);
+    ms__file_kind f = ms__file_classify(file);
+    c.kind = kind_of(f);
     c.roles = ms_frame_kind_is_python(c.kind) ? python_roles(file, name) : native_roles(name);
+    if (f == MS__FILE_GENERATED)
+        c.roles |= MS_FRAME_ROLE_GENERATED;
     return c;
 }
 
@@ -122,7 +123,7 @@ ms_frame_kind ms_frame_kind_of(const ms_snapshot *s, uint32_t frame_id)
 {
     if (!s || frame_id >= s->n_frames)
         return MS_FRAME_NATIVE;
-    return kind_of_file(ms_snapshot_string(s, s->frames[frame_id].filename));
+    return kind_of(ms__file_classify(ms_snapshot_string(s, s->frames[frame_id].filename)));
 }
 
 const char *ms_frame_kind_name(ms_frame_kind k)
@@ -146,6 +147,94 @@ static bool is_machinery(const char *name)
     return false;
 }
 
+/* ------------------------------------------------------------------ compiled code's sites */
+
+typedef struct gen_key {
+    uint32_t file, name, frame;
+} gen_key;
+
+static int gen_key_cmp(const void *a, const void *b)
+{
+    const gen_key *x = a, *y = b;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    if (x->name != y->name)
+        return x->name < y->name ? -1 : 1;
+    return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static int gen_pair_cmp(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* A generated module's lines mean nothing to its user (the file is a cache entry named
+ * by a hash), so each of its functions is one site: every frame of one (file, function)
+ * stands for the first of them. Only the frames of generated code are kept. */
+int ms__sites_prepare(ms_snapshot *s)
+{
+    gen_key *k = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < s->n_frames; i++) {
+        if (!ms__file_is_generated(ms_snapshot_string(s, s->frames[i].filename)))
+            continue;
+        if (n == cap && !ms__grow((void **)&k, &cap, n + 1, sizeof *k)) {
+            free(k);
+            return -1;
+        }
+        k[n++] = (gen_key){s->frames[i].filename, s->frames[i].name, (uint32_t)i};
+    }
+    if (!n)
+        return 0;
+    uint32_t *pairs = malloc(n * 2 * sizeof *pairs);
+    if (!pairs) {
+        free(k);
+        return -1;
+    }
+    qsort(k, n, sizeof *k, gen_key_cmp);
+    for (size_t i = 0, rep = 0; i < n; i++) {
+        if (k[i].file != k[rep].file || k[i].name != k[rep].name)
+            rep = i;
+        pairs[2 * i] = k[i].frame;
+        pairs[2 * i + 1] = k[rep].frame;
+    }
+    free(k);
+    qsort(pairs, n, 2 * sizeof *pairs, gen_pair_cmp);
+    s->generated = pairs;
+    s->n_generated = n;
+    return 0;
+}
+
+static uint32_t generated_site(const ms_snapshot *s, uint32_t frame)
+{
+    uint32_t want[2] = {frame, 0};
+    const uint32_t *hit = s->generated ? bsearch(want, s->generated, s->n_generated,
+                                                 2 * sizeof *want, gen_pair_cmp)
+                                       : NULL;
+    return hit ? hit[1] : frame;
+}
+
+static ms__file_kind file_of(const ms_snapshot *s, uint32_t frame)
+{
+    return ms__file_classify(ms_snapshot_string(s, s->frames[frame].filename));
+}
+
+/* ------------------------------------------------------------------ sites */
+
+/* Whether the next Python frame outward of frames[i] is code a user can read (the
+ * user's, a library's): generated code is called by torch's runtime, so such a frame
+ * is the op's source line that the recording kept. */
+static bool source_follows(const ms_snapshot *s, const uint32_t *frames, size_t n, size_t i)
+{
+    for (size_t j = i + 1; j < n; j++) {
+        ms_frame_kind k = kind_of(file_of(s, frames[j]));
+        if (ms_frame_kind_is_python(k))
+            return !ms_frame_kind_is_internal(k);
+    }
+    return false;
+}
+
 static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
 {
     size_t n;
@@ -154,8 +243,18 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
         return UINT32_MAX;
     uint32_t first_python = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        ms_frame_kind k = ms_frame_kind_of(s, frames[i]);
+        ms__file_kind f = file_of(s, frames[i]);
+        ms_frame_kind k = kind_of(f);
         if (!ms_frame_kind_is_python(k))
+            continue;
+        /* Code torch.compile wrote made the allocation: the compiled function is the
+         * site, as the line of eager code would be (torch's frames inside it skipped),
+         * unless the recording kept the source lines of the op it ran (PyTorch puts
+         * them right outside the generated frame, before torch's runtime): then the
+         * source line is, as in eager mode. */
+        if (f == MS__FILE_GENERATED && !source_follows(s, frames, n, i))
+            return generated_site(s, frames[i]);
+        if (f == MS__FILE_GENERATED)
             continue;
         if (!ms_frame_kind_is_internal(k))
             return frames[i];
@@ -180,38 +279,36 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
     return first_real != UINT32_MAX ? first_real : frames[0];
 }
 
-/* The interpreter's own library: /usr/lib/python3.12/contextlib.py,
- * /opt/conda/lib/python3.11/multiprocessing/spawn.py. Its frames (a pool's worker, a
- * context manager) are the user's by the classifier, yet never the line a user edits. */
-static bool is_stdlib_file(const char *file)
-{
-    if (!ends_with(file, ".py") || strstr(file, "-packages/"))
-        return false;
-    for (const char *p = strstr(file, "/lib"); p; p = strstr(p + 1, "/lib")) {
-        const char *q = p + 4;
-        if (!strncmp(q, "64", 2))
-            q += 2;
-        if (!strncmp(q, "/python", 7) && isdigit((unsigned char)q[7]))
-            return true;
-    }
-    return false;
-}
-
 bool ms_frame_is_stdlib(const ms_snapshot *s, uint32_t frame_id)
 {
     if (!s || frame_id >= s->n_frames)
         return false;
-    return is_stdlib_file(ms_snapshot_string(s, s->frames[frame_id].filename));
+    return file_of(s, frame_id) == MS__FILE_STDLIB;
 }
 
+/* The innermost frame of the user's own code. When the site is a compiled function (no
+ * source line kept), the user's frames inside the compiled model (a forward Dynamo
+ * rewrote) are part of it: the user's line is then the one that called the model, the
+ * innermost one outside every compiled frame. */
 static uint32_t compute_user_frame(const ms_snapshot *s, uint32_t stack_id)
 {
     size_t n;
     const uint32_t *frames = ms_snapshot_stack(s, stack_id, &n);
-    for (size_t i = 0; i < n; i++)
-        if (ms_frame_kind_of(s, frames[i]) == MS_FRAME_USER && !ms_frame_is_stdlib(s, frames[i]))
-            return frames[i];
-    return UINT32_MAX;
+    uint32_t site = !n ? UINT32_MAX : s->site_cache ? ms_stack_site(s, stack_id) : compute_site(s, stack_id);
+    bool generated = site != UINT32_MAX && file_of(s, site) == MS__FILE_GENERATED;
+    uint32_t first = UINT32_MAX, outside = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        ms__file_kind f = file_of(s, frames[i]);
+        if (f == MS__FILE_GENERATED || f == MS__FILE_COMPILER) {
+            outside = UINT32_MAX;
+        } else if (f == MS__FILE_USER) {
+            if (first == UINT32_MAX)
+                first = frames[i];
+            if (outside == UINT32_MAX)
+                outside = frames[i];
+        }
+    }
+    return generated ? outside : first;
 }
 
 uint32_t ms_stack_user_frame(const ms_snapshot *s, uint32_t stack_id)
@@ -239,18 +336,6 @@ uint32_t ms_stack_site(const ms_snapshot *s, uint32_t stack_id)
     if (*cache == 0)
         *cache = compute_site(s, stack_id) + 1;
     return *cache - 1;
-}
-
-/* The last two components of a path: enough to recognise a file, short enough to read. */
-static const char *short_path(const char *path)
-{
-    const char *last = strrchr(path, '/');
-    if (!last)
-        return path;
-    const char *p = last;
-    while (p > path && p[-1] != '/')
-        p--;
-    return p > path ? p : path;
 }
 
 /* C++ frames carry full signatures: return type, template arguments, parameter list,
@@ -328,39 +413,74 @@ static size_t short_function(const char *name, char *out, size_t cap)
     return o;
 }
 
-size_t ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+/* "dir/file.py:line" with the file's last `parts` parts; "compiled" for generated code
+ * (its lines name nothing a person can open); a shared library's name for C++. */
+static size_t format_location(const ms_snapshot *s, uint32_t frame_id, unsigned parts, char *buf,
+                              size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    int n;
-    if (!f) {
-        n = snprintf(buf, cap, "(no stack)");
-    } else {
-        const char *file = ms_snapshot_string(s, f->filename);
-        if (ends_with(file, ".py") && f->line == MS_LINE_UNKNOWN)
-            n = snprintf(buf, cap, "%s:?", short_path(file));
-        else if (ends_with(file, ".py"))
-            n = snprintf(buf, cap, "%s:%lld", short_path(file), (long long)f->line);
-        else
-            n = snprintf(buf, cap, "%s", (strrchr(file, '/') ? strrchr(file, '/') + 1 : file));
-    }
-    return ms__text_done(buf, cap, n);
+    if (!f)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "(no stack)"));
+    const char *file = ms_snapshot_string(s, f->filename);
+    if (ms__file_is_generated(file))
+        return ms__text_done(buf, cap, snprintf(buf, cap, "compiled"));
+    if (!ends_with(file, ".py"))
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s", ms__path_base(file)));
+    char line[32];
+    if (f->line == MS_LINE_UNKNOWN)
+        snprintf(line, sizeof line, ":?");
+    else
+        snprintf(line, sizeof line, ":%lld", (long long)f->line);
+    size_t o = ms__path_short(file, parts, buf, cap);
+    if (o + 1 < cap) /* the path fit: the line goes after it */
+        return o + ms__text_done(buf + o, cap - o, snprintf(buf + o, cap - o, "%s", line));
+    return o + strlen(line);
+}
+
+size_t ms_site_format_location(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+{
+    return format_location(s, frame_id, 2, buf, cap);
 }
 
 size_t ms_site_format_function(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
-    return short_function(f ? ms_snapshot_string(s, f->name) : "", buf, cap);
+    if (!f)
+        return short_function("", buf, cap);
+    const char *file = ms_snapshot_string(s, f->filename);
+    const char *name = ms_snapshot_string(s, f->name);
+    if (ms__file_is_generated(file)) {
+        char tag[128];
+        ms__path_generated_tag(file, tag, sizeof tag);
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s (%s)", name, tag));
+    }
+    /* Python names are shown as they are: <lambda>, <module> and <genexpr> are names, not
+     * template arguments. */
+    if (ms_frame_kind_is_python(kind_of(ms__file_classify(file))))
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s", name));
+    return short_function(name, buf, cap);
 }
 
-size_t ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+size_t ms_site_format_parts(const ms_snapshot *s, uint32_t frame_id, unsigned parts, char *buf,
+                            size_t cap)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame_id);
     if (!f)
         return ms__text_done(buf, cap, snprintf(buf, cap, "(no stack)"));
     char where[512], function[512];
-    ms_site_format_location(s, frame_id, where, sizeof where);
+    format_location(s, frame_id, parts, where, sizeof where);
     ms_site_format_function(s, frame_id, function, sizeof function);
     return ms__text_done(buf, cap, snprintf(buf, cap, "%s %s", where, function));
+}
+
+size_t ms_site_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)
+{
+    return ms_site_format_parts(s, frame_id, 2, buf, cap);
+}
+
+size_t ms_path_format(const char *path, char *buf, size_t cap)
+{
+    return ms__path_short(path ? path : "", 2, buf, cap);
 }
 
 size_t ms_layer_format(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap)

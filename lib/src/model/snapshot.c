@@ -97,6 +97,7 @@ void ms_snapshot_free(ms_snapshot *s)
     free(s->stack_start);
     free(s->site_cache);
     free(s->user_cache);
+    free(s->generated);
     free(s->streams);
     for (int d = 0; d < s->n_devices; d++) {
         ms_trace_build *t = &s->traces[d];
@@ -147,7 +148,8 @@ int ms_snapshot_busiest_device(const ms_snapshot *s)
 
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
-    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL};
+    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL,
+                                   false};
     if (device < 0 || device >= s->n_devices)
         return &empty;
     return &s->traces[device].view;
