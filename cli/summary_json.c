@@ -151,6 +151,9 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
     const ms_trace *tr = ms_snapshot_trace(s, device);
     if (tr && tr->one_instant) /* why there are no times: every entry carries the same */
         cJSON_AddTrueToObject(dev, "one_instant");
+    /* Only on a trace whose times go backwards, read as one without times. */
+    if (tr && tr->times_backward_at)
+        num(dev, "times_backward_at", (double)tr->times_backward_at);
     cJSON *span = cJSON_AddObjectToObject(dev, "time");
     time_json(span, "first_us", t->has_times, t->t_first_us);
     time_json(span, "last_us", t->has_times, t->t_last_us);

@@ -49,9 +49,9 @@ typedef struct ms_trace {
     const uint32_t *stack;   /* stack id or MS_NO_STACK */
     const uint16_t *stream;  /* stream id: ms_snapshot_stream() gives the raw value */
     /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none),
-     * or all carry one time (one_instant): time_us[i] is then the event index i, so
-     * durations count events, and a view shows event indexes wherever it would show a
-     * time. */
+     * or all carry one time (one_instant), or their times go backwards
+     * (times_backward_at): time_us[i] is then the event index i, so durations count
+     * events, and a view shows event indexes wherever it would show a time. */
     bool has_times;
     /* String ids of each entry's `compile_context` ("Torch-Compiled Region: 1/0", recorded
      * with _record_memory_history(compile_context=True)) and `user_metadata` (set by
@@ -63,6 +63,10 @@ typedef struct ms_trace {
     /* true when the entries carry a time, every one the same (one event, or events
      * stamped at one instant): has_times is then false, as for a trace without times. */
     bool one_instant;
+    /* The first event whose time_us is below the one before it, 0 when none (event 0
+     * has none before it). When set, has_times is false: the events are ordered by their
+     * position in the trace, and the times given are not used. */
+    size_t times_backward_at;
 } ms_trace;
 
 /* A frame's line is MS_LINE_UNKNOWN when the file gave none: no 'line' key, None, or the

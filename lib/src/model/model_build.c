@@ -437,13 +437,23 @@ static void trim_traces(ms_snapshot *s)
         /* A missing time_us reads as 0: a trace whose every time is 0 has no clock (no
          * epoch-microsecond time is 0). Nor has one whose every event carries the same
          * time (one event, or a dump of one instant): it spans nothing, and an axis or a
-         * "peak at 0.000 s" read from it would tell nothing. The event index then stands
-         * in for the time, so that every analysis orders and spans events as it would by
-         * time. */
+         * "peak at 0.000 s" read from it would tell nothing. Nor has one whose times go
+         * backwards (a crafted or damaged file: the allocator stamps its entries in
+         * order): a time axis would run back and durations come out negative. The event
+         * index then stands in for the time, so that every analysis orders and spans
+         * events as it would by time; one_instant and times_backward_at say why, for the
+         * views to tell. */
         t->view.has_times = false;
+        t->view.times_backward_at = 0;
         for (size_t i = 1; i < n && !t->view.has_times; i++)
             t->view.has_times = t->time_us[i] != t->time_us[0];
         t->view.one_instant = !t->view.has_times && n > 0 && t->time_us[0] != 0;
+        for (size_t i = 1; i < n && t->view.has_times; i++) {
+            if (t->time_us[i] < t->time_us[i - 1]) {
+                t->view.times_backward_at = i;
+                t->view.has_times = false;
+            }
+        }
         for (size_t i = 0; i < n && !t->view.has_times; i++)
             t->time_us[i] = (int64_t)i;
     }

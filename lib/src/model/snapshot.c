@@ -149,7 +149,7 @@ int ms_snapshot_busiest_device(const ms_snapshot *s)
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
     static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL,
-                                   false};
+                                   false, 0};
     if (device < 0 || device >= s->n_devices)
         return &empty;
     return &s->traces[device].view;
