@@ -321,11 +321,11 @@ static int match_rule(matcher *m, size_t r, size_t len, bool *hit, ms_error *err
         if (next > m->steps_left)
             return ms__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%s': the rules together backtracked more than "
-                                   "the %d steps a file's frames may take beyond the first "
-                                   "%d per frame; make the patterns more specific (anchor "
+                                   "the %d steps a file's frames may take beyond %d and %d "
+                                   "per byte each; make the patterns more specific (anchor "
                                    "them, avoid nested repeats and back-references)",
                                    rules->name[r], MS_CHART_RULE_EXTRA_STEPS,
-                                   MS_CHART_RULE_STEPS_BASE);
+                                   MS_CHART_RULE_STEPS_BASE, MS_CHART_RULE_STEPS_PER_BYTE);
         m->steps_left -= next;
         limit = next;
     }
