@@ -96,6 +96,21 @@ sys.exit(0 if b["a"] == 1 << 20 and b["b"] == 2 << 20 else f"bands {b}")
 PY
 then ok "anchored rules on 3 KB paths"; else bad "anchored rules on 3 KB paths: $(head -c 300 "$tmp/out")"; fi
 
+# A group repeated once per byte of a 300,000-byte path: the JIT's stack (4 MiB) or, in
+# PCRE2's interpreter, the depth of backtracking points (100,000) runs out.
+python3 "$gen" huge "$tmp/huge.pickle"
+try "JIT stack or depth limit" 2 "--group 'x': the (JIT stack limit \(4096 KiB\)|depth limit \(100000 nested backtracking points\)) was reached on the 300020-byte frame" 30 \
+  -- "$bin" render "$tmp/huge.pickle" -o out.png --by group --group 'x=^/deep/(a|b)*/end'
+try "depth limit" 2 "--group 'x': the depth limit \(100000 nested backtracking points\) was reached" 30 \
+  -- "$bin" render "$tmp/huge.pickle" -o out.png --by group --group 'x=(*NO_JIT)^/deep/(a|b)*/end'
+
+# Frames share strings, so a small file can hold much frame text: 2,000 frames naming one
+# 100,000-byte file (0.2 MB) are 200 MB of text. The rules read at most 64 MiB and 64
+# bytes per byte of the file.
+python3 "$gen" shared "$tmp/shared.pickle"
+try "frame text budget" 2 "--group 'x': the rules would read more than [0-9]+ MiB of frame text in this file \(64 MiB and 64 bytes per byte of input\)" 30 \
+  -- "$bin" render "$tmp/shared.pickle" -o out.png --by group --group 'x=zz'
+
 # Once per distinct frame: 5,000 allocations, each with its own stack of 200 frames drawn
 # from 64 (2.3 MB), 16 rules of which only the last matches (frames 3 and 11). The old
 # engine matched per stack, frame and rule: 8 s in a Release build, against 0.25 s for
