@@ -72,7 +72,7 @@ static void usage(FILE *out)
             "                       or per torch.compile region (compile_context=True traces),\n"
             "                       or per --group rule\n"
             "  --group NAME=REGEX   with --by group: a band NAME for allocations with a frame\n"
-            "                       \"file:line function\" matching REGEX (POSIX extended); the\n"
+            "                       \"file:line function\" matching REGEX (PCRE2 syntax); the\n"
             "                       first matching rule wins, the rest is other; repeatable\n"
             "  --top N              bands: the N largest allocations by bytes x lifetime\n"
             "                       (default 400), or the N largest sites/phases (default 12)\n"

@@ -43,7 +43,7 @@ static void usage(FILE *out)
           "                       lasted, zoomable across) or linear time\n"
           "  --group NAME=REGEX   repeatable: adds a by-group view, a band NAME for the\n"
           "                       allocations with a frame \"file:line function\" matching\n"
-          "                       REGEX (first rule wins; the rest is other)\n"
+          "                       REGEX (PCRE2; first rule wins; the rest is other)\n"
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 written, 2 usage error or unreadable input.\n",

@@ -120,23 +120,47 @@ typedef enum ms_chart_by {
                               the rules' order, and "other" for what none matches */
 } ms_chart_by;
 
-/* --group NAME=REGEX rules: an allocation belongs to the first rule whose POSIX extended
- * regex matches any frame of its stack written as "file:line function" (the frame's full
- * file name); none: "other". */
+/* --group NAME=REGEX rules: an allocation belongs to the first rule whose PCRE2 pattern
+ * matches any frame of its stack written as "file:line function" (the frame's whole file
+ * name and function; "file function" when the file gave no line); none: "other".
+ * Patterns are bytes, never UTF-8 mode. Every step is bounded (docs/security.md
+ * "Patterns"); reaching a bound is MS_ERR_LIMIT with the rule's name and the bound. */
 #define MS_CHART_MAX_RULES 16
+#define MS_CHART_RULE_MAX_PATTERN 4096        /* bytes of one pattern */
+#define MS_CHART_RULE_NEST_LIMIT 64           /* nested parentheses (PCRE2: 250) */
+#define MS_CHART_RULE_COMPILE_MEMORY (16 << 20) /* bytes one compilation may allocate */
+#define MS_CHART_RULE_MAX_COMPILED 65536      /* bytes of compiled pattern */
+#define MS_CHART_RULE_MATCH_LIMIT 1000000     /* backtracking steps of one match (PCRE2: 10M) */
+#define MS_CHART_RULE_DEPTH_LIMIT 100000      /* nested backtracking points (interpreter) */
+#define MS_CHART_RULE_HEAP_LIMIT_KIB 32768    /* heap of one match (interpreter), KiB */
+#define MS_CHART_RULE_JIT_STACK (4 << 20)     /* JIT stack, bytes */
+/* Per file: a match may take STEPS_BASE + STEPS_PER_BYTE x its text's bytes; beyond that
+ * it draws on EXTRA_STEPS shared by every match of the file. The rules together read at
+ * most TEXT_BASE + TEXT_PER_BYTE x the file's bytes of frame text. */
+#define MS_CHART_RULE_STEPS_BASE 32
+#define MS_CHART_RULE_STEPS_PER_BYTE 2
+#define MS_CHART_RULE_EXTRA_STEPS 16000000
+#define MS_CHART_RULE_TEXT_BASE ((uint64_t)64 << 20)
+#define MS_CHART_RULE_TEXT_PER_BYTE 64
 typedef struct ms_chart_group_rules {
     size_t n;
     char name[MS_CHART_MAX_RULES][64];
-    void *re[MS_CHART_MAX_RULES]; /* compiled regex_t, owned */
+    void *code[MS_CHART_MAX_RULES]; /* compiled pcre2_code, owned */
+    void *mem[MS_CHART_MAX_RULES];  /* the allocator it frees itself through, owned */
+    bool jit[MS_CHART_MAX_RULES];   /* JIT-compiled (else PCRE2's interpreter runs it) */
 } ms_chart_group_rules;
 
 /* Adds "NAME=REGEX"; MS_ERR_ARG with the reason for a missing '=', an empty name, a bad
- * regex or too many rules. */
+ * pattern or too many rules, MS_ERR_LIMIT for a pattern too long or too large. */
 int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_error *err);
 void ms_chart_group_rules_free(ms_chart_group_rules *rules);
-/* Which rule an allocation's stack matches: 0 .. n-1, or -1 for none. */
-int ms_chart_group_rules_match(const ms_chart_group_rules *rules, const ms_snapshot *snap,
-                               uint32_t stack);
+/* The rule of every stack that an allocation of `tl` has: (*out)[stack] is 0 .. n-1, or
+ * -1 for none (and for the stacks no allocation of `tl` has); ms_snapshot_stack_count
+ * entries, the caller frees them. Each distinct frame is matched once, by the rules in
+ * order up to the first that matches; a stack's rule is the lowest of its frames'.
+ * MS_ERR_LIMIT naming the rule and the limit when a match reaches one. */
+int ms_chart_group_rules_classify(const ms_chart_group_rules *rules, const ms_snapshot *snap,
+                                  const ms_timeline *tl, int8_t **out, ms_error *err);
 
 /* An allocation to draw with a band of its own, outlined in red, and with a label, an
  * arrow to where the band starts (the leaks command passes the allocations it blames;
@@ -190,6 +214,10 @@ typedef struct ms_chart_source {
     const struct ms_iterations *iterations;
     /* --by group: the user's rules, matched against each allocation's frames. */
     const struct ms_chart_group_rules *group_rules;
+    /* Their result per stack of `snap` (ms_chart_group_rules_classify); NULL: each chart
+     * classifies its allocations' stacks itself. Pass it when many charts are built from
+     * one file (the view's pyramid finds it once). */
+    const int8_t *group_of_stack;
     /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: found when building
      * from the trace and `iterations`. Pass it when several calls need it (extent, then
      * build) or when the window was given in seconds and converted with it. */

@@ -674,6 +674,17 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         if (warp.n_breaks)
             run_src.warp = &warp;
     }
+    /* The --group rules' band of every stack, found once for all the windows' charts
+     * (matching per chart cost a match per stack and window); a pattern that reaches a
+     * limit fails here, before anything is built. */
+    int8_t *group_of_stack = NULL;
+    if (src->group_rules && src->group_rules->n && !src->group_of_stack && src->snap) {
+        int grc = ms_chart_group_rules_classify(src->group_rules, src->snap, src->tl,
+                                                &group_of_stack, err);
+        if (grc)
+            return grc;
+        run_src.group_of_stack = group_of_stack;
+    }
     src = &run_src;
 
     exporter x;
@@ -789,5 +800,6 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(x.runs.p);
     free(x.colour_key);
     free(x.colour_id);
+    free(group_of_stack);
     return rc;
 }

@@ -62,17 +62,12 @@ static double life_score(const ms__grouping *gr, const ms_chart_source *src, ms_
 
 /* ------------------------------------------------------------------ sites */
 
+/* The table is made at the first lookup: a chart by category or by the user's rules asks
+ * for no site, and the view builds thousands of such charts of one file, each of which
+ * would otherwise fill a slot per stack of the file. */
 int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap)
 {
-    *sc = (ms__site_cache){snap, NULL, 0};
-    if (!snap)
-        return 0;
-    sc->n_stacks = ms_snapshot_stack_count(snap);
-    sc->of_stack = ms__alloc_n(sc->n_stacks, sizeof *sc->of_stack);
-    if (!sc->of_stack)
-        return MS_ERR_NOMEM;
-    for (size_t i = 0; i < sc->n_stacks; i++)
-        sc->of_stack[i] = UINT32_MAX - 1;
+    *sc = (ms__site_cache){snap, NULL, snap ? ms_snapshot_stack_count(snap) : 0};
     return 0;
 }
 
@@ -86,6 +81,12 @@ static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
 {
     if (!sc->snap || stack == MS_NO_STACK)
         return UINT32_MAX;
+    if (stack < sc->n_stacks && !sc->of_stack) {
+        /* Out of memory: every lookup goes to the snapshot, the same answer. */
+        sc->of_stack = malloc(sc->n_stacks * sizeof *sc->of_stack);
+        for (size_t i = 0; sc->of_stack && i < sc->n_stacks; i++)
+            sc->of_stack[i] = UINT32_MAX - 1;
+    }
     if (stack < sc->n_stacks && sc->of_stack) {
         if (sc->of_stack[stack] == UINT32_MAX - 1)
             sc->of_stack[stack] = ms_stack_site(sc->snap, stack);
@@ -745,8 +746,9 @@ void ms__legend_categories(ms_chart *chart)
 /* ------------------------------------------------------------------ by the user's groups */
 
 /* --by group: one band per --group rule in the order given (the first rule at the bottom),
- * each named by the rule; what no rule matches is the "other" band. A stack is matched
- * once, however many allocations share it. */
+ * each named by the rule; what no rule matches is the "other" band. The rules are matched
+ * once per distinct frame (ms_chart_group_rules_classify), here or, for the view's many
+ * charts, once for the file by the caller (src->group_of_stack). */
 static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
                           ms__site_cache *sc, ms__grouping *gr, ms_error *err)
 {
@@ -754,14 +756,19 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
     if (!rules || rules->n == 0)
         return ms__render_fail(err, MS_ERR_ARG, "--by group needs at least one --group NAME=REGEX");
     size_t n_stacks = src->snap ? ms_snapshot_stack_count(src->snap) : 0;
-    int8_t *rule_of = ms__alloc_n(n_stacks, sizeof *rule_of);
+    int8_t *own = NULL;
+    const int8_t *rule_of = src->group_of_stack;
+    if (!rule_of && n_stacks) {
+        int rc = ms_chart_group_rules_classify(rules, src->snap, src->tl, &own, err);
+        if (rc)
+            return rc;
+        rule_of = own;
+    }
     chart->groups = ms__alloc_n(rules->n + spec->n_highlights, sizeof *chart->groups);
-    if (!rule_of || !chart->groups) {
-        free(rule_of);
+    if (!chart->groups) {
+        free(own);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
-    for (size_t i = 0; i < n_stacks; i++)
-        rule_of[i] = -2; /* not yet matched */
     for (size_t k = 0; k < rules->n; k++) {
         ms_chart_group g;
         memset(&g, 0, sizeof g);
@@ -778,17 +785,9 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
     }
     for (size_t i = 0; i < src->tl->n_allocs; i++) {
         uint32_t st = src->tl->allocs[i].stack;
-        int r;
-        if (st < n_stacks) {
-            if (rule_of[st] == -2)
-                rule_of[st] = (int8_t)ms_chart_group_rules_match(rules, src->snap, st);
-            r = rule_of[st];
-        } else {
-            r = ms_chart_group_rules_match(rules, src->snap, st);
-        }
-        gr->of_alloc[i] = r;
+        gr->of_alloc[i] = st < n_stacks ? rule_of[st] : -1;
     }
-    free(rule_of);
+    free(own);
     gr->n_groups = chart->n_groups;
     return leak_bands(chart, src, spec, sc, 0, gr, err);
 }

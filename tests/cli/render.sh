@@ -109,7 +109,7 @@ expect "bad --by" 2 "--by takes 'alloc', 'site', 'phase', 'category', 'compile' 
 expect "--by group without rules" 2 "--by group needs at least one --group NAME=REGEX" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group
 expect "--group without --by group" 2 "--group draws only with --by group" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --group 'a=b'
 expect "--group without =" 2 "--group 'ab': expected NAME=REGEX" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group ab
-expect "--group bad regex" 2 "--group 'a=\(': bad regex" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group 'a=('
+expect "--group bad regex" 2 "--group 'a=\(': bad pattern at byte 1: missing closing parenthesis" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group 'a=('
 expect "--group name twice" 2 "the name 'a' is used twice" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --by group --group 'a=x' --group 'a=y'
 rm -f "$tmp/m.json"
 if "$bin" render testdata/gpt2_train.pickle --format json -o "$tmp/m.json" > "$tmp/out" 2>&1 &&
