@@ -14,6 +14,7 @@
 #include "iterations_json.h"
 #include "memsnap/oom.h"
 #include "memsnap/run.h"
+#include "shape_json.h"
 
 static void set_nomem(ms_error *err)
 {
@@ -118,8 +119,10 @@ static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
     cJSON *iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
     int64_t by[MS_CAT_COUNT];
     ms_peak_place pl;
+    const ms_shape *sh = NULL;
     if (iters && ms_run_peak_categories(by, run, err) == 0 &&
-        ms_run_peak_place(&pl, run, err) == 0) {
+        ms_run_peak_place(&pl, run, err) == 0 && ms_run_shape(&sh, run, err) == 0) {
+        shape_mark_iterations(iters, sh, it);
         cJSON_AddItemToObject(peak, "categories", categories_object(by));
         cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));
         return iters;
@@ -186,6 +189,12 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
         return NULL;
     }
     cJSON_AddItemToObject(dev, "iterations", iters);
+    cJSON *shape = shape_json_of_run(run, err);
+    if (!shape) {
+        cJSON_Delete(dev);
+        return NULL;
+    }
+    cJSON_AddItemToObject(dev, "shape", shape);
     /* The leak totals, or none when the leak analysis cannot read this trace: the rest
      * of the summary still stands, and a reader takes a missing object as unknown. */
     ms_leak_totals lt;

@@ -484,7 +484,8 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, bool by_com
             /* Inferred phases: the key is the kind of the phase it was made in. */
             size_t k = ms_phases_at_event(ph, a->alloc_event);
             ms_phase_kind kind = k < ph->n ? ph->items[k].kind : MS_PHASE_GAP;
-            if (kind == MS_PHASE_FORWARD || kind == MS_PHASE_BACKWARD || kind == MS_PHASE_OPTIMIZER)
+            if (kind == MS_PHASE_FORWARD || kind == MS_PHASE_BACKWARD || kind == MS_PHASE_OPTIMIZER ||
+                kind == MS_PHASE_COMPILE)
                 key[i] = (uint32_t)kind;
             continue;
         }

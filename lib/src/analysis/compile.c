@@ -223,6 +223,7 @@ int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, con
             w[out->n - 1].end_event = (int64_t)i + 1;
             w[out->n - 1].bits |= bits;
             w[out->n - 1].events++;
+            w[out->n - 1].allocations += tr->action[i] == MS_ACT_ALLOC;
             continue;
         }
         if (!ms__grow((void **)&w, &cap, out->n + 1, sizeof *w)) {
@@ -231,7 +232,8 @@ int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, con
             free(ar);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for compile windows");
         }
-        w[out->n++] = (ms__compile_window){(int64_t)i, (int64_t)i + 1, bits, 1};
+        w[out->n++] = (ms__compile_window){(int64_t)i, (int64_t)i + 1, bits, 1,
+                                            tr->action[i] == MS_ACT_ALLOC};
         cur_iter = k;
     }
     free(cs);

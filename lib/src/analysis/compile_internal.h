@@ -25,6 +25,7 @@ typedef struct ms__compile_window {
     int64_t start_event, end_event; /* first compile event .. one past the last */
     uint8_t bits;                   /* MS__COMPILE_* of its events */
     uint64_t events;                /* compile events inside */
+    uint64_t allocations;           /* ... of which allocations */
 } ms__compile_window;
 
 typedef struct ms__compile_windows {
