@@ -27,8 +27,10 @@ int ms__leak_cmp(const void *a, const void *b);
  * members; every finding gets its members, pattern and a representative stack. Rebuilds
  * r->items, r->alloc_index and r->members, sorted as documented in leaks.h; findings
  * that a split leaves below `min_bytes` are dropped. */
+struct ms__alive_end;
 int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err);
+                     const ms__stackinfo *si, const struct ms__alive_end *ae,
+                     uint64_t min_bytes, ms_error *err);
 
 /* What a forward left alive at the end of a trace (alive_end.c): of the allocations made
  * during the trace under a module's forward and never released, those of the user's
