@@ -217,6 +217,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         hl[k].alloc = (*marks)[k].alloc_index;
         hl[k].label = first ? (*marks)[k].label : NULL;
         hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
+        hl[k].alive_end = (*marks)[k].kind == MS_LEAK_ALIVE_AT_END;
     }
     *out = hl;
     *n_out = n;

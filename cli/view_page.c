@@ -44,6 +44,7 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
         hl[i].alloc = (*marks)[i].alloc_index;
         hl[i].label = (*marks)[i].label;
         hl[i].suspect = (*marks)[i].kind != MS_LEAK_LEAK; /* red is for leak findings */
+        hl[i].alive_end = (*marks)[i].kind == MS_LEAK_ALIVE_AT_END;
         for (size_t k = 0; k < i && hl[i].label; k++)
             if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
                 hl[i].label = NULL;

@@ -147,6 +147,7 @@ typedef struct ms_chart_highlight {
                           starts a finding: it and the label-less ones after it share one
                           outlined band (a graph leak of 486 allocations is one region) */
     bool suspect;      /* a suspect, not a leak finding: a neutral outline, never red */
+    bool alive_end;    /* with suspect: what one forward left alive at the end (no leak) */
 } ms_chart_highlight;
 
 typedef struct ms_chart_spec {
@@ -216,6 +217,7 @@ typedef struct ms_chart_group {
     bool highlight;          /* outline it */
     bool leak;               /* a leak finding's band: outlined in red */
     bool suspect;            /* a suspect's band: outlined in a neutral colour */
+    bool alive_end;          /* ... of what one forward left alive at the end */
     char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */

@@ -93,10 +93,12 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (chart->show_low)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
                        "per-pixel minimum (paler above: hills < 1 px)");
-    bool leaks = false, suspects = false;
+    bool leaks = false, suspects = false, alive = false;
     for (size_t h = 0; h < spec->n_highlights; h++) {
-        leaks |= !spec->highlights[h].suspect;
-        suspects |= spec->highlights[h].suspect;
+        bool a = spec->highlights[h].alive_end;
+        leaks |= !spec->highlights[h].suspect && !a;
+        suspects |= spec->highlights[h].suspect && !a;
+        alive |= a;
     }
     if (leaks)
         ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.highlight,
@@ -104,6 +106,9 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (suspects)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
                        "suspect, not a leak (grey outline)");
+    if (alive)
+        ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
+                       "alive at the end, not a leak (grey outline)");
     if (chart->n_ooms)
         ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
     ms__copy_text(chart->legend_title, sizeof chart->legend_title,

@@ -675,7 +675,7 @@ static void one(const char *path, const char *name, void *arg)
     ms_leak_marks_build(&marks, &n_marks, s, t, NULL, &err);
     ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
     for (size_t i = 0; i < n_marks; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label, false};
+        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label, false, false};
     ms_categories *cats = NULL;
     if (ms_categories_build(&cats, s, device, t, NULL, &err))
         check_fail("%s: categories: %s", path, err.message);
