@@ -150,9 +150,17 @@ void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_cha
         else
             snprintf(window, sizeof window, "  ·  events %.0f–%.0f", chart->x_lo, chart->x_hi);
     }
+    /* CUDA-graph replays allocate from the graph's private pool, which the curve does
+     * not show: said once, with the pool's size. */
+    char pool[96] = "";
+    if (src->shape && src->shape->graph_pool_bytes) {
+        char pb[32];
+        ms_chart_format_bytes((double)src->shape->graph_pool_bytes, pb, sizeof pb);
+        snprintf(pool, sizeof pool, "  ·  CUDA-graph pool %s (replays allocate from it)", pb);
+    }
     snprintf(chart->title, sizeof chart->title,
-             "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
-             src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
+             "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s%s",
+             src->label ? src->label : "snapshot", src->tl->device, peak, res, pool, window,
              src->tl->n_events == 0 ? "  ·  no events in the trace"
              : src->tl->trace_complete ? "" : "  ·  memory from before the first recorded event");
 }
