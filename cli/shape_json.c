@@ -25,7 +25,7 @@ static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
     cJSON_AddStringToObject(c, "function", ms_snapshot_string(s, f->name));
 }
 
-cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s)
+cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s, const ms_iterations *it)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -87,6 +87,11 @@ cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s)
         cJSON *r = cJSON_AddArrayToObject(g, "replay_iterations");
         for (size_t k = 0; r && k < sh->graph_replay_count; k++)
             cJSON_AddItemToArray(r, cJSON_CreateNumber((double)(sh->graph_replay_first + k + 1)));
+        int64_t most = 0;
+        for (size_t k = 0; it && k < it->n; k++)
+            if (ms_shape_is_replay(sh, k) && ms_shape_footprint(sh, k, &it->items[k]) > most)
+                most = ms_shape_footprint(sh, k, &it->items[k]);
+        leaks_json_int(g, "replay_footprint_bytes", most);
     }
     if (!sh->alive_end_count) {
         cJSON_AddNullToObject(o, "alive_at_end");
@@ -103,9 +108,10 @@ cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s)
 cJSON *shape_json_of_run(ms_run *run, ms_error *err)
 {
     const ms_shape *sh = NULL;
-    if (ms_run_shape(&sh, run, err))
+    const ms_iterations *it = NULL;
+    if (ms_run_shape(&sh, run, err) || ms_run_iterations(&it, run, err))
         return NULL;
-    cJSON *o = shape_json(sh, ms_run_snapshot(run));
+    cJSON *o = shape_json(sh, ms_run_snapshot(run), it);
     if (!o) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;

@@ -11,7 +11,7 @@
 
 /* {"kind", "text", "iterations", "warm_start", "phases", "compile", "cuda_graphs",
  * "alive_at_end"}; NULL on allocation failure. */
-cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s);
+cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s, const ms_iterations *it);
 /* The run's shape object; NULL with err filled when it cannot be found. */
 cJSON *shape_json_of_run(ms_run *run, ms_error *err);
 /* Marks the CUDA-graph replays among an iterations object's items (leaks_iterations_to_json

@@ -446,6 +446,30 @@ static int read_place(ms_error *err, const cJSON *pl, ms_profile *p)
     return 0;
 }
 
+/* The CUDA-graph figures of "shape.cuda_graphs" (null: no pool); a summary without
+ * "shape" leaves them unknown. */
+static int read_graphs(ms_error *err, const cJSON *shape, ms_profile *p)
+{
+    if (!shape)
+        return 0;
+    if (!cJSON_IsObject(shape))
+        return fail(err, "summary JSON \"shape\" is not an object");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(shape, "cuda_graphs");
+    ms_profile_graphs gr = {true, 0, 0, 0};
+    if (g && !cJSON_IsNull(g)) {
+        int64_t pool = 0, foot = 0;
+        if (!cJSON_IsObject(g) || get_int(err, g, "pool_bytes", true, &pool) ||
+            get_int(err, g, "replay_footprint_bytes", false, &foot) || pool < 0)
+            return err->code ? err->code : fail(err, "summary JSON \"cuda_graphs\" is not an object");
+        gr.pool_bytes = (uint64_t)pool;
+        gr.replay_footprint_bytes = foot;
+        gr.replay_iterations = (uint32_t)cJSON_GetArraySize(
+            cJSON_GetObjectItemCaseSensitive(g, "replay_iterations"));
+    }
+    ms_profile_set_graphs(p, &gr);
+    return 0;
+}
+
 static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 {
     int64_t v = 0;
@@ -494,6 +518,8 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
     if (read_leaks(err, dev, p))
         return MS_ERR_FORMAT;
     if (read_place(err, cJSON_GetObjectItemCaseSensitive(peak, "place"), p))
+        return MS_ERR_FORMAT;
+    if (read_graphs(err, cJSON_GetObjectItemCaseSensitive(dev, "shape"), p))
         return MS_ERR_FORMAT;
 
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
