@@ -32,7 +32,9 @@ extern "C" {
     X(MS_SHAPE_FORWARD, "forward", "one forward")                                       \
     X(MS_SHAPE_INFERENCE_LOOP, "inference_loop", "inference loop")                      \
     X(MS_SHAPE_BENCHMARK_LOOP, "benchmark_loop", "benchmark loop")                      \
-    X(MS_SHAPE_LOOP, "loop", "loop (no forward, backward or optimizer phase seen)")
+    X(MS_SHAPE_LOOP, "loop", "loop (no forward, backward or optimizer step in its iterations)") \
+    X(MS_SHAPE_TRAINING_LOOP_NO_OPTIMIZER, "training_loop_no_optimizer",                \
+      "training loop without an optimizer step (forward and backward)")
 
 typedef enum ms_shape_kind {
 #define MS_X_ENUM(name, key, text) name,

@@ -208,14 +208,26 @@ static bool is_forward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_t
            !(si[st].flags & MS__ST_COMPILE);
 }
 
+/* Backward work: the autograd engine's frames, or (stacks='python') an allocation
+ * without a Python frame in a trace whose forwards have them. */
+static bool is_backward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_t i)
+{
+    uint32_t st = tr->stack[i];
+    if (tr->action[i] != MS_ACT_ALLOC)
+        return false;
+    return st == MS_NO_STACK || (si[st].flags & MS__ST_BACKWARD) ||
+           !(si[st].flags & MS__ST_PYTHON);
+}
+
 static int u64_cmp(const void *pa, const void *pb)
 {
     uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
     return (a > b) - (a < b);
 }
 
-/* What allocations of events [from, to) made, as sorted keys of (site, size); compile
- * work is left out. */
+/* What allocations of events [from, to) made, as sorted keys: their sites, or their
+ * sizes where they have no stack; compile work is left out. Sizes alone would tell
+ * iterations of varying shapes (a seeded churn, padded batches) apart. */
 static size_t signature(uint64_t *out, const ms_snapshot *s, const ms_trace *tr,
                         const ms__stackinfo *si, int64_t from, int64_t to)
 {
@@ -226,9 +238,7 @@ static size_t signature(uint64_t *out, const ms_snapshot *s, const ms_trace *tr,
         uint32_t st = tr->stack[i];
         if (st != MS_NO_STACK && (si[st].flags & MS__ST_COMPILE))
             continue;
-        uint64_t site = st == MS_NO_STACK ? UINT32_MAX : ms_stack_site(s, st);
-        uint64_t h = (site << 40) ^ tr->size[i] ^ (tr->size[i] >> 29) * 0x9e3779b97f4a7c15ull;
-        out[n++] = h;
+        out[n++] = st == MS_NO_STACK ? tr->size[i] << 1 : (uint64_t)ms_stack_site(s, st) << 1 | 1;
     }
     qsort(out, n, sizeof *out, u64_cmp);
     return n;
@@ -256,10 +266,11 @@ static double overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
 /* Whether the stretches between the cuts repeat, as iterations do; a return to a
  * baseline alone is not enough. One backward pass frees its activations layer by layer,
  * and every layer's share looks like a valley: none of those stretches starts a forward
- * pass, so where the trace has forward frames, a cut that is followed by no forward
- * allocation before the next one is dropped (its stretch joins the one before). The
- * stretches left must then make the same allocations (sites and sizes) as their
- * neighbours, at least half of the pairs sharing half of them, and the baseline must
+ * pass, so where the trace has forward frames, a cut followed by backward work and no
+ * forward allocation before the next one is dropped (its stretch joins the one before;
+ * a loop that runs no model, a churn of buffers, keeps its cuts). The
+ * stretches left must then make the same allocations (sites, or sizes without stacks) as
+ * their neighbours, at least half of the pairs sharing half of them, and the baseline must
  * not fall at every cut (a staircase of releases). Sets *keep to the cuts kept; false
  * when they are not iterations. *ok false: out of memory. */
 static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
@@ -274,10 +285,12 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
         size_t k = 0;
         for (size_t j = 0; j < m; j++) {
             int64_t to = j + 1 < m ? cut[j + 1] : n;
-            bool fwd = false;
-            for (int64_t i = cut[j]; i < to && !fwd; i++)
+            bool fwd = false, bwd = false;
+            for (int64_t i = cut[j]; i < to && !fwd; i++) {
                 fwd = is_forward_alloc(tr, si, (size_t)i);
-            if (fwd)
+                bwd = bwd || is_backward_alloc(tr, si, (size_t)i);
+            }
+            if (fwd || !bwd)
                 cut[k++] = cut[j];
         }
         m = k;

@@ -197,6 +197,28 @@ static bool warm_start(const ms_timeline *t, const ms_iterations *it)
     return x->live_end_bytes <= before + slack;
 }
 
+/* Whether the loop runs the model: a forward, backward or optimizer phase begins in at
+ * least half of its iterations (a loop of buffer churn after one forward does not). */
+static bool model_loop(const ms_iterations *it, const ms_phases *ph)
+{
+    if (!ph->any)
+        return false;
+    size_t with = 0, k = 0;
+    for (size_t i = 0; i < ph->n && k < it->n; i++) {
+        ms_phase_kind kind = ph->items[i].kind;
+        if (kind != MS_PHASE_FORWARD && kind != MS_PHASE_BACKWARD && kind != MS_PHASE_OPTIMIZER)
+            continue;
+        int64_t e = ph->items[i].start_event;
+        while (k < it->n && it->items[k].end_event <= e)
+            k++;
+        if (k < it->n && it->items[k].start_event <= e) {
+            with++;
+            k++; /* count each iteration once */
+        }
+    }
+    return with * 2 >= it->n;
+}
+
 int ms_shape_find(ms_shape **out, const ms_snapshot *s, const ms_timeline *t,
                   const ms_iterations *it, const ms_phases *ph, ms_error *err)
 {
@@ -236,10 +258,12 @@ int ms_shape_find(ms_shape **out, const ms_snapshot *s, const ms_timeline *t,
     sh->warm_start = warm_start(t, it);
     if (!tr->n)
         sh->kind = MS_SHAPE_EMPTY;
-    else if (it->n >= 2 && !ph->any)
+    else if (it->n >= 2 && !model_loop(it, ph))
         sh->kind = MS_SHAPE_LOOP;
     else if (it->n >= 2 && bwd)
-        sh->kind = (opt && !sh->warm_start) ? MS_SHAPE_TRAINING_LOOP : MS_SHAPE_BENCHMARK_LOOP;
+        sh->kind = sh->warm_start ? MS_SHAPE_BENCHMARK_LOOP
+                   : opt          ? MS_SHAPE_TRAINING_LOOP
+                                  : MS_SHAPE_TRAINING_LOOP_NO_OPTIMIZER;
     else if (it->n >= 2)
         sh->kind = opt ? MS_SHAPE_TRAINING_LOOP : MS_SHAPE_INFERENCE_LOOP;
     else if (it->n == 1 && (bwd || opt))
@@ -279,12 +303,13 @@ size_t ms_shape_text(const ms_shape *sh, char *buf, size_t cap)
     switch (sh->kind) {
     case MS_SHAPE_TRAINING_LOOP:
     case MS_SHAPE_INFERENCE_LOOP:
+    case MS_SHAPE_TRAINING_LOOP_NO_OPTIMIZER:
         return ms__text_done(buf, cap, snprintf(buf, cap, "%s, %u %s",
                                                 ms_shape_kind_text(sh->kind), n, its));
     case MS_SHAPE_LOOP:
         return ms__text_done(buf, cap, snprintf(buf, cap,
                                                 "loop, %u %s (no forward, backward or "
-                                                "optimizer phase seen)", n, its));
+                                                "optimizer step in them)", n, its));
     case MS_SHAPE_BENCHMARK_LOOP:
         if (sh->warm_start)
             return ms__text_done(
@@ -296,9 +321,8 @@ size_t ms_shape_text(const ms_shape *sh, char *buf, size_t cap)
                                                                         : "",
                          n, n == 1 ? "" : "s"));
         return ms__text_done(buf, cap,
-                             snprintf(buf, cap,
-                                      "benchmark loop: %u turn%s of forward and backward, "
-                                      "no optimizer step", n, n == 1 ? "" : "s"));
+                             snprintf(buf, cap, "benchmark loop, %u turn%s", n,
+                                      n == 1 ? "" : "s"));
     default:
         return ms__text_done(buf, cap, snprintf(buf, cap, "%s", ms_shape_kind_text(sh->kind)));
     }
