@@ -309,7 +309,8 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
 
 /* No method found a loop, yet the phases hold a forward and then a backward: one step,
  * one iteration, from the first forward to the end of the last backward or optimizer
- * phase after it (the phases' own rule, categories.c, found without iterations). */
+ * phase after it (the phases' own rule, categories.c, found without iterations), or to
+ * the trace's end when only frees follow. */
 static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, ms_error *err)
 {
     ms__cat_ctx x;
@@ -325,6 +326,14 @@ static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, ms_erro
             end = g->close;
     }
     ms__cat_ctx_free(&x);
+    /* Frees after the last phase (the loss released by `del`, the step's cleanup) close
+     * the step when nothing is allocated after them. */
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    bool allocs = false;
+    for (int64_t i = end > 0 ? end : 0; i < (int64_t)tr->n && !allocs; i++)
+        allocs = tr->action[i] == MS_ACT_ALLOC;
+    if (end > start && !allocs)
+        end = (int64_t)tr->n;
     c->method = MS_ITER_ONE_STEP;
     if (start >= 0 && end > start && !ms__iter_cand_push(c, start, end, INT64_MIN, INT64_MIN))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
