@@ -1,4 +1,5 @@
 #include "categories_json.h"
+#include "shape_json.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -151,6 +152,13 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
         lr = job.rc ? NULL : job.lr;
         if (!rc)
             dev = categories_json_of(s, device, c, lr, q);
+        cJSON *shape = dev ? shape_json_of_run(run, err) : NULL;
+        if (dev && !shape) {
+            cJSON_Delete(dev);
+            dev = NULL;
+        }
+        if (dev)
+            cJSON_AddItemToObject(dev, "shape", shape);
     }
     ms_run_free(run);
     return dev;
@@ -361,6 +369,7 @@ static void print_device(FILE *out, const cJSON *dev)
         first = 0;
     }
     fprintf(out, "%s\n", first ? "" : ")");
+    shape_print_json(out, cJSON_GetObjectItemCaseSensitive(dev, "shape"), 2, 0);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ph, "no_stacks")))
         fprintf(out, "  no stacks were recorded (context='state' or None): what the iterations "
                      "made is 'other', not guessed\n");

@@ -165,6 +165,23 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
     printf("B  %s, device %d%s%s%s\n\n", cli_term(p->b->name), p->b->device,
            strcmp(lb, "B") ? " (" : "", strcmp(lb, "B") ? cli_term(lb) : "",
            strcmp(lb, "B") ? ")" : "");
+    /* Said before any row calls one of them lower: replays allocate from a pool the
+     * peak leaves out. */
+    for (int k = 0; k < 2; k++) {
+        const ms_profile *x = k ? p->b : p->a;
+        if (!x->graphs.known || !x->graphs.pool_bytes)
+            continue;
+        char pool[32], fp[32];
+        ms_format_bytes((int64_t)x->graphs.pool_bytes, pool, sizeof pool);
+        ms_format_bytes(x->graphs.replay_footprint_bytes, fp, sizeof fp);
+        printf("%s  replays CUDA graphs: they allocate from the graph's private pool (%s), which "
+               "its peak leaves out", k ? "B" : "A", pool);
+        if (x->graphs.replay_footprint_bytes > 0)
+            printf("; a replay iteration holds %s with it", fp);
+        printf("\n");
+        if (k == 1 || !(p->b->graphs.known && p->b->graphs.pool_bytes))
+            printf("\n");
+    }
     printf("%-18s %14s %14s %14s %8s\n", "", cli_term(la), cli_term(lb), "B-A", "change");
     bool places = p->a->peak_place.known && p->b->peak_place.known;
     for (int m = 0; m < MS_M_COUNT; m++) {

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "iterations_json.h"
 #include "options.h"
+#include "shape_json.h"
 #include "memsnap/leaks.h"
 #include "memsnap/run.h"
 
@@ -93,7 +94,7 @@ static bool shown(const opts *o, const ms_leak *L)
 
 /* Counts of each kind among the shown findings, and the bytes they hold. */
 typedef struct tally {
-    size_t leaks, suspects, retained;
+    size_t leaks, suspects, retained, alive;
     size_t leak_sites; /* members of the leak findings */
     uint64_t leak_bytes;
     double growth_bytes;
@@ -110,6 +111,8 @@ static void count(tally *t, const ms_leak_report *r)
             t->growth_bytes += L->growth_bytes;
         } else if (L->kind == MS_LEAK_SUSPECT) {
             t->suspects++;
+        } else if (L->kind == MS_LEAK_ALIVE_AT_END) {
+            t->alive++;
         } else {
             t->retained++;
         }
@@ -217,11 +220,29 @@ static void print_unforced(const opts *o, const ms_iterations *found, const ms_l
     printf("\n");
 }
 
+/* "alive at the end: the graph of the forward called at model.py:88 forward (412
+ * allocations, 3.67 GiB)" */
+static void alive_text(const ms_snapshot *s, const ms_leak *L, char *buf, size_t cap)
+{
+    char where[176] = "", bytes[32];
+    if (L->call_site != UINT32_MAX) {
+        char cs[160];
+        site_text(s, L->call_site, cs, sizeof cs);
+        snprintf(where, sizeof where, " called at %s", cs);
+    }
+    ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
+    snprintf(buf, cap, "alive at the end: %s of the forward%s (%llu allocation%s, %s)",
+             L->pattern == MS_LEAK_PATTERN_END_GRAPH ? "the graph" : "the output", where,
+             (unsigned long long)L->count, L->count == 1 ? "" : "s", bytes);
+}
+
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
-                         const ms_leak_report *r, const ms_iterations *found)
+                         const ms_leak_report *r, const ms_iterations *found,
+                         const cJSON *shape)
 {
     int64_t t0 = t->t_first_us;
     printf("device %d\n", r->device);
+    shape_print_json(stdout, shape, 2, 0);
     leaks_iterations_print(stdout, r->iterations, t0, 2);
     if (found)
         print_unforced(o, found, r, t);
@@ -258,8 +279,10 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
         printf("  no %s\n", o->all ? "findings" : "leaks or suspects");
         return;
     }
+    /* Without iterations nothing grows per iteration: the column says growth only. */
     printf("  %-8s  %-*s  %-*s  %6s  %-21s  %10s  %-24s  %8s  %8s\n", "KIND", wsite, "SITE",
-           wlayer, "LAYER", "COUNT", "BYTES EACH", "ALIVE", "GROWTH/ITERATION", "FIRST", "LAST");
+           wlayer, "LAYER", "COUNT", "BYTES EACH", "ALIVE",
+           r->iterations->n ? "GROWTH/ITERATION" : "GROWTH", "FIRST", "LAST");
     size_t listed = 0;
     for (size_t i = 0; i < r->n; i++) {
         const ms_leak *L = &r->items[i];
@@ -282,11 +305,16 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
             growth_text(L->growth_count, L->growth_bytes, growth, sizeof growth);
         char w0[32], w1[32];
         printf("  %-8s  %-*s  %-*s  %6llu  %-21s  %10s  %-24s  %8s  %8s\n",
-               ms_leak_kind_name(L->kind), wsite, site, wlayer, layer,
+               L->kind == MS_LEAK_ALIVE_AT_END ? "alive" : ms_leak_kind_name(L->kind), wsite,
+               site, wlayer, layer,
                (unsigned long long)L->count, each, alive, growth,
                cli_when(w0, sizeof w0, t->has_times, t0, L->first_alloc_us),
                cli_when(w1, sizeof w1, t->has_times, t0, L->last_alloc_us));
-        if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
+        if (L->kind == MS_LEAK_ALIVE_AT_END) {
+            char at[512];
+            alive_text(s, L, at, sizeof at);
+            printf("  %-8s  %s: %s\n", "", at, ms_leak_pattern_text(L->pattern));
+        } else if (L->n_members > 1 || L->pattern == MS_LEAK_PATTERN_WORKSPACE) {
             char call[176] = "";
             if (L->call_site != UINT32_MAX) {
                 char cs[128];
@@ -333,7 +361,8 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                cli_plural((double)(total - o->top)), o->top);
 }
 
-static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
+static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom,
+                          const char *shape)
 {
     char bytes[32], growth[32];
     printf("verdict: %s: ", cli_term(cli_basename(path)));
@@ -349,12 +378,16 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
                n == 1 ? "s" : "", growth);
     } else {
         printf("no leak");
-        if (iterations == 0)
+        if (iterations <= 1 && shape && *shape)
+            printf(" (nothing repeats in %s)", shape);
+        else if (iterations == 0)
             printf(" (no iterations found: growth cannot be measured)");
         else if (iterations < 3)
             printf(" (only %zu iteration%s: growth cannot be measured)", iterations,
                    iterations == 1 ? "" : "s");
     }
+    if (t->alive)
+        printf("; %zu finding%s alive at the end", t->alive, t->alive == 1 ? "" : "s");
     if (t->suspects)
         printf("; %zu suspect%s", t->suspects, t->suspects == 1 ? "" : "s");
     if (oom)
@@ -388,6 +421,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
     tally tl = {0};
     size_t iterations = 0;
     bool oom = false;
+    char shape_text[256] = "";
     for (int d = 0; d < ms_snapshot_device_count(s) && !rc; d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
@@ -409,18 +443,38 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         tl.leak_sites += dt.leak_sites;
         tl.suspects += dt.suspects;
         tl.retained += dt.retained;
+        tl.alive += dt.alive;
         tl.leak_bytes += dt.leak_bytes;
         tl.growth_bytes += dt.growth_bytes;
         if (r->iterations->n > iterations)
             iterations = r->iterations->n;
         oom = oom || r->oom_count;
+        cJSON *shape = shape_json_of_run(run, &err);
+        if (!shape) {
+            cli_error(CMD, "%s: device %d: %s", path, d, err.message);
+            ms_run_free(run);
+            rc = 2;
+            break;
+        }
+        /* One forward or one step: the verdict says so instead of counting iterations. */
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(shape, "kind"));
+        if (!shape_text[0] && kind &&
+            (!strcmp(kind, "forward") || !strcmp(kind, "forward_graph_alive") ||
+             !strcmp(kind, "one_step") || !strcmp(kind, "one_step_no_optimizer")))
+            snprintf(shape_text, sizeof shape_text, "%s",
+                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(shape, "text")));
         ms_iterations *found = unforced_iterations(o, s, d, t, r);
         if (o->json) {
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddItemToArray(devs, dj);
             leaks_json_int(dj, "device", (int64_t)(d));
-            cJSON_AddItemToObject(dj, "iterations",
-                                  leaks_iterations_to_json(r->iterations, t->t_first_us));
+            cJSON *ij = leaks_iterations_to_json(r->iterations, t->t_first_us);
+            const ms_shape *sh = NULL;
+            if (!ms_run_shape(&sh, run, &err))
+                shape_mark_iterations(ij, sh, r->iterations);
+            cJSON_AddItemToObject(dj, "iterations", ij);
+            cJSON_AddItemToObject(dj, "shape", shape);
+            shape = NULL;
             if (found) {
                 cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
                 leaks_json_int(fj, "count", (int64_t)found->n);
@@ -435,6 +489,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(dj, "leak_sites", (int64_t)(dt.leak_sites));
             leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
             leaks_json_int(dj, "retained", (int64_t)(dt.retained));
+            leaks_json_int(dj, "alive_at_end", (int64_t)(dt.alive));
             size_t listed = 0;
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]) && (!o->top || listed++ < o->top))
@@ -442,8 +497,9 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             if (o->top && listed > o->top)
                 leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
-            print_device(o, s, t, r, found);
+            print_device(o, s, t, r, found, shape);
         }
+        cJSON_Delete(shape);
         ms_iterations_free(found);
         ms_run_free(run);
     }
@@ -456,11 +512,12 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(v, "leaks", (int64_t)(tl.leaks));
             leaks_json_int(v, "leak_sites", (int64_t)(tl.leak_sites));
             leaks_json_int(v, "suspects", (int64_t)(tl.suspects));
+            leaks_json_int(v, "alive_at_end", (int64_t)(tl.alive));
             leaks_json_int(v, "leaked_bytes", (int64_t)(tl.leak_bytes));
             cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
             cJSON_AddBoolToObject(v, "oom", oom);
         } else {
-            print_verdict(path, &tl, iterations, oom);
+            print_verdict(path, &tl, iterations, oom, shape_text);
         }
     }
     ms_snapshot_free(s);

@@ -106,6 +106,25 @@ static void print_text(const ms_ranks *r, const char *const *labels, int top)
     if (w > 40)
         w = 40;
     int wi = (int)w;
+    /* Said before the peaks are compared: a CUDA-graph replay allocates from a private
+     * pool its peak leaves out. */
+    bool said = false;
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_profile *p = r->rows[i].p;
+        if (!p->graphs.known || !p->graphs.pool_bytes)
+            continue;
+        char pool[32], fp[32];
+        ms_format_bytes((int64_t)p->graphs.pool_bytes, pool, sizeof pool);
+        ms_format_bytes(p->graphs.replay_footprint_bytes, fp, sizeof fp);
+        printf("%s replays CUDA graphs: they allocate from the graph's private pool (%s), which "
+               "its peak leaves out", cli_term(labels[i]), pool);
+        if (p->graphs.replay_footprint_bytes > 0)
+            printf("; a replay iteration holds %s with it", fp);
+        printf("\n");
+        said = true;
+    }
+    if (said)
+        printf("\n");
     printf("%-*s %5s %4s %22s %22s %22s %9s %18s  %s\n", wi, "file", "rank", "dev", "peak",
            "reserved peak", "live at end", "peak at", "leaks", "top site at peak");
     for (size_t i = 0; i < r->n; i++) {

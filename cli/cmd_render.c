@@ -218,6 +218,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         hl[k].alloc = (*marks)[k].alloc_index;
         hl[k].label = first ? (*marks)[k].label : NULL;
         hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
+        hl[k].alive_end = (*marks)[k].kind == MS_LEAK_ALIVE_AT_END;
     }
     *out = hl;
     *n_out = n;
@@ -247,7 +248,7 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
 static int file_warp(const char *path, ms_chart_source *src, ms_chart_warp *w)
 {
     ms_error err;
-    if (ms_chart_warp_find(w, src->trace, src->iterations, &err)) {
+    if (ms_chart_warp_find(w, src->trace, src->iterations, src->shape, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
@@ -369,7 +370,8 @@ int cmd_render(int argc, char **argv)
         /* The run axis is cut at the iterations, and the JSON shows them; the time and
          * events axes' images need neither pass over the trace. */
         bool run = o.spec.x_mode == MS_CHART_X_RUN;
-        if ((o.json || run) && ms_run_iterations(&srcs[i].iterations, runs[i], &err)) {
+        if ((o.json || run) && (ms_run_iterations(&srcs[i].iterations, runs[i], &err) ||
+                                ms_run_shape(&srcs[i].shape, runs[i], &err))) {
             cli_error(CMD, "%s: %s", o.files[i], err.message);
             rc = 2;
             break;

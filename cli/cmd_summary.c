@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "iterations_json.h"
 #include "options.h"
+#include "shape_json.h"
 #include "summary_json.h"
 
 static const char *USAGE =
@@ -158,6 +159,7 @@ static void print_device(const cJSON *dev)
                instant ? "span of time" : "times");
     else
         printf("  annotations     %.0f\n", get(dev, "annotations"));
+    shape_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "shape"), 2, 15);
     leaks_iterations_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "iterations"), 2);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
     if (cJSON_GetArraySize(sites) > 0) {

@@ -75,6 +75,7 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
 typedef struct row {
     double start_s, duration_s;
     int64_t peak, live_end;
+    int64_t footprint;              /* a CUDA-graph replay's live bytes plus the pool, -1 */
     bool partial;
     bool times;                     /* false: the trace has no times, events stand in */
     int64_t start_event, end_event;
@@ -114,8 +115,14 @@ static void print_row(FILE *out, size_t k, const row *x, const row *prev, int in
         snprintf(dur, sizeof dur, "%lld ev", (long long)(x->end_event - x->start_event));
     }
     char line[256];
-    snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s", indent, "", k + 1, start,
-             dur, peak, live, growth, x->partial ? "(partial: began before the trace)" : "");
+    char replay[64] = "";
+    if (x->footprint >= 0) {
+        char fb[32];
+        ms_format_bytes(x->footprint, fb, sizeof fb);
+        snprintf(replay, sizeof replay, "%sreplay: %s with the pool", growth[0] ? "  " : "", fb);
+    }
+    snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s%s", indent, "", k + 1, start,
+             dur, peak, live, growth, replay, x->partial ? "(partial: began before the trace)" : "");
     size_t len = strlen(line);
     while (len && line[len - 1] == ' ')
         line[--len] = 0;
@@ -137,7 +144,7 @@ static bool elided(FILE *out, size_t n, size_t *k, int indent)
 static row row_of(const ms_iteration *x, int64_t t0_us, bool times)
 {
     row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
-             x->peak_bytes, x->live_end_bytes, x->partial, times, x->start_event, x->end_event};
+             x->peak_bytes, x->live_end_bytes, -1, x->partial, times, x->start_event, x->end_event};
     return r;
 }
 
@@ -169,8 +176,9 @@ static const char *jstr(const cJSON *o, const char *key)
 
 static row row_json(const cJSON *e, bool times)
 {
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(e, "footprint_bytes");
     row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
-             (int64_t)jnum(e, "live_end_bytes"),
+             (int64_t)jnum(e, "live_end_bytes"), cJSON_IsNumber(fp) ? (int64_t)fp->valuedouble : -1,
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial")), times,
              (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event")};
     return r;

@@ -1,4 +1,5 @@
 #include "oom_json.h"
+#include "shape_json.h"
 
 #include <string.h>
 
@@ -132,8 +133,19 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
             cJSON_Delete(file);
             return NULL;
         }
-        for (size_t i = 0; i < r->n; i++)
-            cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
+        /* Each OOM says what kind of recording failed: one step, a loop's iteration. */
+        cJSON *shape = r->n ? shape_json_of_run(run, err) : NULL;
+        if (r->n && !shape) {
+            ms_run_free(run);
+            cJSON_Delete(file);
+            return NULL;
+        }
+        for (size_t i = 0; i < r->n; i++) {
+            cJSON *e = oom_to_json(s, &r->items[i]);
+            cJSON_AddItemToObject(e, "shape", cJSON_Duplicate(shape, true));
+            cJSON_AddItemToArray(arr, e);
+        }
+        cJSON_Delete(shape);
         if (keep)
             keep(ctx, r);
         ms_run_free(run);
@@ -166,6 +178,7 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
     fprintf(out, "%*sOOM on device %.0f at event %.0f: cause %s%s\n", w, "", get(e, "device"),
             get(e, "event"), str(e, "cause"),
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "approximate")) ? " (approximate)" : "");
+    shape_print_json(out, cJSON_GetObjectItemCaseSensitive(e, "shape"), w + 2, 17);
     fprintf(out, "%*s  request           %s (block %s; a new segment would be %s)\n", w, "",
             sz(get(e, "request_bytes"), a), sz(get(e, "request_block_bytes"), b),
             sz(get(e, "segment_request_bytes"), c));

@@ -110,6 +110,7 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
         hl[i].alloc = marks[i].alloc_index;
         hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
         hl[i].suspect = marks[i].kind != MS_LEAK_LEAK;
+        hl[i].alive_end = marks[i].kind == MS_LEAK_ALIVE_AT_END;
     }
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label};

@@ -8,6 +8,7 @@
 
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "shape_json.h"
 #include "report.h"
 #include "summary_input.h"
 #include "summary_json.h"
@@ -186,6 +187,18 @@ static void device_facts(FILE *out, const cJSON *dev)
 {
     char extra[128], b[32];
     fputs("<table class=\"kv\">\n", out);
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(dev, "shape");
+    const char *what = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(shape, "text"));
+    if (what)
+        report_kv_text(out, "recording", what, NULL);
+    const char *ctext = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(shape, "compile"), "text"));
+    if (ctext && !strncmp(ctext, "compile ", 8))
+        report_kv_text(out, "compile", ctext + 8, NULL);
+    const char *gtext = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(shape, "cuda_graphs"), "text"));
+    if (gtext && !strncmp(gtext, "CUDA graphs: ", 13))
+        report_kv_text(out, "CUDA graphs", gtext + 13, NULL);
     if (cJSON_IsNumber(report_get(dev, "peak.seconds")))
         snprintf(extra, sizeof extra, "at %s (event %.0f)",
                  cli_seconds_text(b, sizeof b, report_num(dev, "peak.seconds"),
@@ -543,7 +556,15 @@ static void iterations_table(FILE *out, const cJSON *file)
                 char d[48] = "";
                 if (prev >= 0)
                     report_signed_size(live - prev, d, sizeof d);
-                fprintf(out, "<td class=\"num\">%s</td></tr>\n", d);
+                fprintf(out, "<td class=\"num\">%s</td>", d);
+                /* A CUDA-graph replay: what it really holds is its live bytes plus the
+                 * pool (said once above the table). */
+                if (cJSON_IsNumber(report_get(x, "footprint_bytes"))) {
+                    char fb[32];
+                    ms_format_bytes((int64_t)report_num(x, "footprint_bytes"), fb, sizeof fb);
+                    fprintf(out, "<td>replay: %s with the pool</td>", fb);
+                }
+                fputs("</tr>\n", out);
             }
             prev = live;
         }

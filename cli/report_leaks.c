@@ -5,6 +5,7 @@
 
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "shape_json.h"
 #include "memsnap/leaks.h"
 #include "report.h"
 
@@ -64,7 +65,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
             cJSON_Delete(fo);
             return NULL;
         }
-        size_t dl = 0, ds = 0, dr = 0, dsites = 0;
+        size_t dl = 0, ds = 0, dr = 0, da = 0, dsites = 0;
         for (size_t i = 0; i < r->n; i++) {
             const ms_leak *L = &r->items[i];
             if (L->kind == MS_LEAK_LEAK) {
@@ -74,6 +75,8 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                 growth += L->growth_bytes;
             } else if (L->kind == MS_LEAK_SUSPECT) {
                 ds++;
+            } else if (L->kind == MS_LEAK_ALIVE_AT_END) {
+                da++;
             } else {
                 dr++;
                 continue; /* retained memory is expected; `leaks --all` lists it */
@@ -86,7 +89,12 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         oom = oom || r->oom_count;
         cJSON *dj = cJSON_CreateObject();
         leaks_json_int(dj, "device", d);
-        cJSON_AddItemToObject(dj, "iterations", leaks_iterations_to_json(r->iterations, tl->t_first_us));
+        cJSON *ij = leaks_iterations_to_json(r->iterations, tl->t_first_us);
+        const ms_shape *sh = NULL;
+        ms_error soft;
+        if (!ms_run_shape(&sh, run, &soft))
+            shape_mark_iterations(ij, sh, r->iterations);
+        cJSON_AddItemToObject(dj, "iterations", ij);
         leaks_json_int(dj, "oom_count", (int64_t)r->oom_count);
         if (r->oom_count) {
             leaks_json_int(dj, "first_oom_us", r->first_oom_us);
@@ -96,6 +104,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         leaks_json_int(dj, "leak_sites", (int64_t)dsites);
         leaks_json_int(dj, "suspects", (int64_t)ds);
         leaks_json_int(dj, "retained", (int64_t)dr);
+        leaks_json_int(dj, "alive_at_end", (int64_t)da);
         cJSON_AddItemToArray(devs, dj);
         ms_run_free(own);
     }

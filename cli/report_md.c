@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "shape_json.h"
 #include "report.h"
 #include "summary_input.h"
 
@@ -262,6 +263,17 @@ static void file_details(FILE *out, const cJSON *file)
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
     cJSON_ArrayForEach(dev, devs)
     {
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(dev, "shape");
+        if (cJSON_IsObject(shape)) {
+            char line[1024];
+            shape_line_json(shape, line, sizeof line);
+            fputs("**Recording**", out);
+            if (cJSON_GetArraySize(devs) > 1)
+                fprintf(out, " (device %.0f)", report_num(dev, "device"));
+            fputs(": ", out);
+            md(out, line);
+            fputs("\n\n", out);
+        }
         const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
         if (cJSON_GetArraySize(sites) == 0)
             continue;

@@ -14,6 +14,7 @@
 #include "iterations_json.h"
 #include "memsnap/oom.h"
 #include "memsnap/run.h"
+#include "shape_json.h"
 
 static void set_nomem(ms_error *err)
 {
@@ -118,8 +119,10 @@ static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
     cJSON *iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
     int64_t by[MS_CAT_COUNT];
     ms_peak_place pl;
+    const ms_shape *sh = NULL;
     if (iters && ms_run_peak_categories(by, run, err) == 0 &&
-        ms_run_peak_place(&pl, run, err) == 0) {
+        ms_run_peak_place(&pl, run, err) == 0 && ms_run_shape(&sh, run, err) == 0) {
+        shape_mark_iterations(iters, sh, it);
         cJSON_AddItemToObject(peak, "categories", categories_object(by));
         cJSON_AddItemToObject(peak, "place", compare_peak_place_json(&pl));
         return iters;
@@ -192,6 +195,12 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
         return NULL;
     }
     cJSON_AddItemToObject(dev, "iterations", iters);
+    cJSON *shape = shape_json_of_run(run, err);
+    if (!shape) {
+        cJSON_Delete(dev);
+        return NULL;
+    }
+    cJSON_AddItemToObject(dev, "shape", shape);
     /* The leak totals, or none when the leak analysis cannot read this trace: the rest
      * of the summary still stands, and a reader takes a missing object as unknown. */
     ms_leak_totals lt;
@@ -443,6 +452,30 @@ static int read_place(ms_error *err, const cJSON *pl, ms_profile *p)
     return 0;
 }
 
+/* The CUDA-graph figures of "shape.cuda_graphs" (null: no pool); a summary without
+ * "shape" leaves them unknown. */
+static int read_graphs(ms_error *err, const cJSON *shape, ms_profile *p)
+{
+    if (!shape)
+        return 0;
+    if (!cJSON_IsObject(shape))
+        return fail(err, "summary JSON \"shape\" is not an object");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(shape, "cuda_graphs");
+    ms_profile_graphs gr = {true, 0, 0, 0};
+    if (g && !cJSON_IsNull(g)) {
+        int64_t pool = 0, foot = 0;
+        if (!cJSON_IsObject(g) || get_int(err, g, "pool_bytes", true, &pool) ||
+            get_int(err, g, "replay_footprint_bytes", false, &foot) || pool < 0)
+            return err->code ? err->code : fail(err, "summary JSON \"cuda_graphs\" is not an object");
+        gr.pool_bytes = (uint64_t)pool;
+        gr.replay_footprint_bytes = foot;
+        gr.replay_iterations = (uint32_t)cJSON_GetArraySize(
+            cJSON_GetObjectItemCaseSensitive(g, "replay_iterations"));
+    }
+    ms_profile_set_graphs(p, &gr);
+    return 0;
+}
+
 static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 {
     int64_t v = 0;
@@ -491,6 +524,8 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
     if (read_leaks(err, dev, p))
         return MS_ERR_FORMAT;
     if (read_place(err, cJSON_GetObjectItemCaseSensitive(peak, "place"), p))
+        return MS_ERR_FORMAT;
+    if (read_graphs(err, cJSON_GetObjectItemCaseSensitive(dev, "shape"), p))
         return MS_ERR_FORMAT;
 
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");

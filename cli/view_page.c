@@ -44,6 +44,7 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
         hl[i].alloc = (*marks)[i].alloc_index;
         hl[i].label = (*marks)[i].label;
         hl[i].suspect = (*marks)[i].kind != MS_LEAK_LEAK; /* red is for leak findings */
+        hl[i].alive_end = (*marks)[i].kind == MS_LEAK_ALIVE_AT_END;
         for (size_t k = 0; k < i && hl[i].label; k++)
             if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
                 hl[i].label = NULL;
@@ -80,6 +81,9 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     /* The iterations the strip shows are the ones the categories are cut by: the run's. */
     if (!rc)
         rc = ms_run_categories(&cats, run, err);
+    const ms_shape *shape = NULL;
+    if (!rc)
+        rc = ms_run_shape(&shape, run, err);
     if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
         rc = MS_ERR_NOMEM;
     if (rc == MS_ERR_NOMEM && err) {
@@ -90,7 +94,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     if (!rc) {
         ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                                .label = label, .categories = cats, .iterations = it,
-                               .group_rules = o->groups};
+                               .group_rules = o->groups, .shape = shape};
         ms_chart_export_opts eo = {0};
         eo.x_set = true;
         eo.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;

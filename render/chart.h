@@ -41,6 +41,7 @@
 
 #include "memsnap/categories.h"
 #include "memsnap/phases.h"
+#include "memsnap/shape.h"
 #include "memsnap/memsnap.h"
 
 #ifdef __cplusplus
@@ -98,10 +99,11 @@ typedef struct ms_chart_warp {
 
 struct ms_iterations;
 /* The run axis of a device trace (render/xwarp.c says how it is chosen): from its times
- * and, when given, its iterations (memsnap/iterations.h). A trace without times, or one
+ * and, when given, its iterations (memsnap/iterations.h) and shape (its compile phase;
+ * NULL: none). A trace without times, or one
  * where nothing needs compressing, gets the identity (one segment, no break). */
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
-                       const struct ms_iterations *it, ms_error *err);
+                       const struct ms_iterations *it, const ms_shape *shape, ms_error *err);
 /* u of a time in seconds, and the time of an axis position (the inverse). */
 double ms_chart_warp_u(const ms_chart_warp *w, double t);
 double ms_chart_warp_t(const ms_chart_warp *w, double u);
@@ -171,6 +173,7 @@ typedef struct ms_chart_highlight {
                           starts a finding: it and the label-less ones after it share one
                           outlined band (a graph leak of 486 allocations is one region) */
     bool suspect;      /* a suspect, not a leak finding: a neutral outline, never red */
+    bool alive_end;    /* with suspect: what one forward left alive at the end (no leak) */
 } ms_chart_highlight;
 
 typedef struct ms_chart_spec {
@@ -222,6 +225,9 @@ typedef struct ms_chart_source {
      * from the trace and `iterations`. Pass it when several calls need it (extent, then
      * build) or when the window was given in seconds and converted with it. */
     const ms_chart_warp *warp;
+    /* The recording's shape (memsnap/shape.h): its compile phase is compressed on the run
+     * axis like the set-up, and the title names a CUDA-graph pool; NULL: neither. */
+    const ms_shape *shape;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {
@@ -244,6 +250,7 @@ typedef struct ms_chart_group {
     bool highlight;          /* outline it */
     bool leak;               /* a leak finding's band: outlined in red */
     bool suspect;            /* a suspect's band: outlined in a neutral colour */
+    bool alive_end;          /* ... of what one forward left alive at the end */
     char mark[MS_CHART_TEXT]; /* highlights: text at an arrow to where it starts, or "" */
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */

@@ -331,7 +331,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     for (size_t h = 0; h < n_hl; h++) {
         int32_t i = s->slice_of[hl[h].alloc];
         if (i >= 0)
-            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect};
+            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect,
+                                               hl[h].alive_end};
     }
     *n_hl_out = nh;
     for (size_t i = 0; n_hl && i < na; i++)

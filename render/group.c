@@ -191,17 +191,19 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
             g->alloc = -1;
             g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
             g->legend = -1;
-            g->suspect = hl->suspect;
-            g->leak = !hl->suspect;
+            g->suspect = hl->suspect || hl->alive_end;
+            g->alive_end = hl->alive_end;
+            g->leak = !g->suspect;
             /* Pale, so what the outline holds stays readable under the label. */
-            g->fill = hl->suspect ? ms__mix(chart->theme.other, chart->theme.bg, 0.35)
-                                  : ms__mix(chart->theme.highlight, chart->theme.bg, 0.72);
-            if (hl->label)
-                snprintf(g->label, sizeof g->label, "%s: %s",
-                         hl->suspect ? "suspect" : "leak finding", hl->label);
+            g->fill = g->suspect ? ms__mix(chart->theme.other, chart->theme.bg, 0.35)
+                                 : ms__mix(chart->theme.highlight, chart->theme.bg, 0.72);
+            /* What one forward left alive says so itself ("alive at the end: ..."). */
+            const char *what = hl->alive_end ? NULL : hl->suspect ? "suspect" : "leak finding";
+            if (hl->label && what)
+                snprintf(g->label, sizeof g->label, "%s: %s", what, hl->label);
             else
                 ms__copy_text(g->label, sizeof g->label,
-                              hl->suspect ? "suspect" : "leak finding");
+                              hl->label ? hl->label : what ? what : "alive at the end");
         }
         gr->of_alloc[hl->alloc] = (int32_t)(at + f);
     }
@@ -524,7 +526,8 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, bool by_com
             /* Inferred phases: the key is the kind of the phase it was made in. */
             size_t k = ms_phases_at_event(ph, a->alloc_event);
             ms_phase_kind kind = k < ph->n ? ph->items[k].kind : MS_PHASE_GAP;
-            if (kind == MS_PHASE_FORWARD || kind == MS_PHASE_BACKWARD || kind == MS_PHASE_OPTIMIZER)
+            if (kind == MS_PHASE_FORWARD || kind == MS_PHASE_BACKWARD || kind == MS_PHASE_OPTIMIZER ||
+                kind == MS_PHASE_COMPILE)
                 key[i] = (uint32_t)kind;
             continue;
         }

@@ -93,10 +93,12 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (chart->show_low)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
                        "per-pixel minimum (paler above: hills < 1 px)");
-    bool leaks = false, suspects = false;
+    bool leaks = false, suspects = false, alive = false;
     for (size_t h = 0; h < spec->n_highlights; h++) {
-        leaks |= !spec->highlights[h].suspect;
-        suspects |= spec->highlights[h].suspect;
+        bool a = spec->highlights[h].alive_end;
+        leaks |= !spec->highlights[h].suspect && !a;
+        suspects |= spec->highlights[h].suspect && !a;
+        alive |= a;
     }
     if (leaks)
         ms__legend_add(chart, MS_CHART_KEY_LINE, chart->theme.highlight,
@@ -104,6 +106,9 @@ void ms__legend_finish_stacked(ms_chart *chart, const ms_chart_spec *spec)
     if (suspects)
         ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
                        "suspect, not a leak (grey outline)");
+    if (alive)
+        ms__legend_add(chart, MS_CHART_KEY_DASH, chart->theme.outline,
+                       "alive at the end, not a leak (grey outline)");
     if (chart->n_ooms)
         ms__legend_add(chart, MS_CHART_KEY_DOT, chart->theme.oom, "out-of-memory event");
     ms__copy_text(chart->legend_title, sizeof chart->legend_title,
@@ -145,9 +150,17 @@ void ms__title_stacked(ms_chart *chart, const ms_chart_source *src, const ms_cha
         else
             snprintf(window, sizeof window, "  ·  events %.0f–%.0f", chart->x_lo, chart->x_hi);
     }
+    /* CUDA-graph replays allocate from the graph's private pool, which the curve does
+     * not show: said once, with the pool's size. */
+    char pool[96] = "";
+    if (src->shape && src->shape->graph_pool_bytes) {
+        char pb[32];
+        ms_chart_format_bytes((double)src->shape->graph_pool_bytes, pb, sizeof pb);
+        snprintf(pool, sizeof pool, "  ·  CUDA-graph pool %s (replays allocate from it)", pb);
+    }
     snprintf(chart->title, sizeof chart->title,
-             "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s",
-             src->label ? src->label : "snapshot", src->tl->device, peak, res, window,
+             "%s  ·  cuda:%d  ·  peak %s  ·  reserved peak %s%s%s%s",
+             src->label ? src->label : "snapshot", src->tl->device, peak, res, pool, window,
              src->tl->n_events == 0 ? "  ·  no events in the trace"
              : src->tl->trace_complete ? "" : "  ·  memory from before the first recorded event");
 }

@@ -14,6 +14,9 @@
  *     its window's maximum), squeezed.
  *   - Without them, a gap between two events becomes a break when it is longer than
  *     half of everything else that remains on the axis.
+ *   - torch.compile's compile phase (the recording's shape: compiling and autotuning,
+ *     minutes of benchmark runs before the step they serve) is set-up too: each compile
+ *     window is a break candidate, with iterations when it lasts longer than m.
  *   - Breaks that touch, or have less than a break's width of time between them, merge;
  *     at most MS_CHART_MAX_BREAKS are kept (those that save the most), and a break must
  *     save a twentieth of the axis and squeeze its stretch at least four times, or the
@@ -306,8 +309,25 @@ static void knots(ms_chart_warp *w, span *c, size_t n, double T)
     w->n_segments = s;
 }
 
+/* The compile windows of the shape as candidates: with iterations those longer than one
+ * typical iteration, without them all (knots keeps those that save enough). */
+static int compile_pieces(finder *f, const ms_shape *sh, double m)
+{
+    for (size_t k = 0; sh && k < sh->n_compile; k++) {
+        const ms_shape_compile *c = &sh->compile[k];
+        if (c->start_event < 0 || c->end_event <= c->start_event || (size_t)c->end_event > f->n)
+            continue;
+        double a = sec(f, (size_t)c->start_event), b = sec(f, (size_t)c->end_event - 1);
+        if (m > 0 && !(b - a > m))
+            continue;
+        if (push_cand(f, a, b))
+            return -1;
+    }
+    return 0;
+}
+
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace, const ms_iterations *it,
-                       ms_error *err)
+                       const ms_shape *shape, ms_error *err)
 {
     if (!out || !trace)
         return ms__render_fail(err, MS_ERR_ARG, "no warp to fill or no trace");
@@ -329,6 +349,8 @@ int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace, const ms_itera
         free(d);
     }
     int rc = m > 0 ? iteration_pieces(&f, it, m) : big_gaps(&f, T);
+    if (!rc)
+        rc = compile_pieces(&f, shape, m);
     if (!rc && f.n_cands)
         knots(out, f.cands, f.n_cands, T);
     free(f.gaps);
@@ -349,7 +371,7 @@ int ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source
     if (src->warp) {
         *w = *src->warp;
     } else {
-        int rc = ms_chart_warp_find(w, src->trace, src->iterations, err);
+        int rc = ms_chart_warp_find(w, src->trace, src->iterations, src->shape, err);
         if (rc)
             return rc;
     }

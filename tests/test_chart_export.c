@@ -265,7 +265,7 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
      * (the slice carries the trace's warp; it starts at the trace's first time). */
     ms_chart_warp warp;
     ms_error werr;
-    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, &werr), 0);
+    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, NULL, &werr), 0);
     if (!warp.n_breaks)
         return;
     src.warp = &warp;
@@ -345,7 +345,7 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     /* The run axis: written only where the trace's warp has breaks, one segment per piece
      * of it; windows are then in its units. Elsewhere the page is the time axis's. */
     ms_chart_warp warp;
-    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, &err), 0);
+    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, NULL, &err), 0);
     bool run = get(doc, "axis") != NULL;
     CHECK_EQ_INT_IN(path, run, warp.n_breaks > 0);
     if (run) {
@@ -675,7 +675,7 @@ static void one(const char *path, const char *name, void *arg)
     ms_leak_marks_build(&marks, &n_marks, s, t, NULL, &err);
     ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
     for (size_t i = 0; i < n_marks; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label, false};
+        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label, false, false};
     ms_categories *cats = NULL;
     if (ms_categories_build(&cats, s, device, t, NULL, &err))
         check_fail("%s: categories: %s", path, err.message);

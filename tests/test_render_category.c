@@ -243,7 +243,7 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
     }
     ms_chart_highlight *hl = calloc(n, sizeof *hl);
     for (size_t i = 0; i < n; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label, false};
+        hl[i] = (ms_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label, false, false};
     ms_chart_spec spec = {0};
     spec.by = MS_CHART_BY_CATEGORY;
     spec.highlights = hl;

@@ -340,7 +340,7 @@ static void check_file(const char *path, const char *name, void *arg)
     if (tl->n_allocs > 2) {
         memset(&spec, 0, sizeof spec);
         spec.top = 1;
-        ms_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here", false}, {0, NULL, false}};
+        ms_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here", false, false}, {0, NULL, false, false}};
         spec.highlights = hl;
         spec.n_highlights = 2;
         rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
@@ -365,7 +365,7 @@ static void check_file(const char *path, const char *name, void *arg)
         }
         ms_chart_free(ch);
         ch = NULL;
-        ms_chart_highlight bad = {tl->n_allocs, "x", false};
+        ms_chart_highlight bad = {tl->n_allocs, "x", false, false};
         spec.highlights = &bad;
         spec.n_highlights = 1;
         CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
@@ -465,7 +465,7 @@ static void check_synthetic(void)
     /* Highlights: two findings, B (no label, so no pin) and C, at the bottom in that
      * order; C's pin points at the middle of its first column (200, x = 2 s), on top of
      * B's band. */
-    ms_chart_highlight hl[] = {{1, NULL, false}, {2, "C leaks", false}};
+    ms_chart_highlight hl[] = {{1, NULL, false, false}, {2, "C leaks", false, false}};
     spec.highlights = hl;
     spec.n_highlights = 2;
     rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);

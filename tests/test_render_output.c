@@ -380,7 +380,7 @@ static void render_highlights(void)
     size_t n = 0;
     for (size_t i = 0; i < l.tl->n_allocs && n < 4; i++)
         if (l.tl->allocs[i].free_event < 0 && l.tl->allocs[i].alloc_event > 0) {
-            hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL, false};
+            hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL, false, false};
             n++;
         }
     CHECK_TRUE_IN(ctx, n == 4);

@@ -51,6 +51,13 @@ typedef struct ms_profile_site {
     uint64_t count;
 } ms_profile_site;
 
+typedef struct ms_profile_graphs {
+    bool known;                    /* false: the source did not say (an older summary) */
+    uint64_t pool_bytes;           /* the private pools' reserved bytes, 0 none */
+    uint32_t replay_iterations;    /* complete iterations after the capture */
+    int64_t replay_footprint_bytes;/* the highest replay iteration's peak plus the pool */
+} ms_profile_graphs;
+
 typedef struct ms_profile {
     const char *name;     /* the input's path, as given */
     int rank;             /* ms_rank_from_name(name), or -1 */
@@ -90,6 +97,10 @@ typedef struct ms_profile {
     /* Where the peak falls in the run (ms_profile_from_snapshot; a caller reading a
      * summary sets it with ms_profile_set_peak_place). */
     ms_peak_place peak_place;
+    /* CUDA graphs (memsnap/shape.h): a replay allocates from the graph's private pool,
+     * which no allocation in the trace shows, so the peak undercounts what a graphed run
+     * holds. Filled by ms_profile_from_run, or by ms_profile_set_graphs. */
+    ms_profile_graphs graphs;
 
     void *priv_; /* owned strings; not for callers */
 } ms_profile;
@@ -124,6 +135,8 @@ MS_API int ms_profile_set_iteration_peaks(ms_profile *p, const int64_t *peaks, s
                                           ms_error *err);
 MS_API void ms_profile_set_leaks(ms_profile *p, const ms_leak_totals *leaks);
 MS_API void ms_profile_set_peak_place(ms_profile *p, const ms_peak_place *place);
+/* Sets the CUDA-graph figures (marks them known). */
+MS_API void ms_profile_set_graphs(ms_profile *p, const ms_profile_graphs *graphs);
 MS_API void ms_profile_free(ms_profile *p);
 
 /* The rank written in a file name: "rank3", "ddp_rank1", "rank_12", "mem-3.pickle",

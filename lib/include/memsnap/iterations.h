@@ -26,7 +26,9 @@ extern "C" {
     X(MS_ITER_OPTIMIZER_FRAMES, "optimizer-frames",                                    \
       "optimizer-step stacks (frames under optim/) end each iteration")                \
     X(MS_ITER_FORWARD_CALLS, "forward-calls", "repeated top-level forward calls")      \
-    X(MS_ITER_BASELINE, "baseline", "live memory returning to a baseline")
+    X(MS_ITER_BASELINE, "baseline", "live memory returning to a baseline")              \
+    X(MS_ITER_ONE_STEP, "one-step",                                                    \
+      "one forward and backward, not repeated: the step is one iteration")
 
 typedef enum ms_iter_method {
 #define MS_X_ENUM(name, key, text) name,

@@ -21,10 +21,15 @@ extern "C" {
 typedef enum ms_leak_kind {
     MS_LEAK_LEAK = 0,   /* live allocations of the site grow across iteration ends */
     MS_LEAK_SUSPECT,    /* too few iterations to tell; kept while its siblings were freed */
-    MS_LEAK_RETAINED    /* made once and kept: parameters, optimizer state, caches */
+    MS_LEAK_RETAINED,   /* made once and kept: parameters, optimizer state, caches */
+    /* A recording without iterations (one forward): what the forward made and left alive
+     * at the end, its saved graph and its output, as one finding whose members are the
+     * sites (patterns end_graph, end_output); no growth, nothing repeated. */
+    MS_LEAK_ALIVE_AT_END
 } ms_leak_kind;
 
-MS_API const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "retained" */
+/* "leak", "suspect", "retained", "alive_at_end" */
+MS_API const char *ms_leak_kind_name(ms_leak_kind k);
 
 /* What a finding's allocations have in common: the pattern a user looks for in the code.
  * One list gives the enum, the key (JSON `pattern`) and one line for people. */
@@ -46,7 +51,14 @@ MS_API const char *ms_leak_kind_name(ms_leak_kind k); /* "leak", "suspect", "ret
       "made once and never again: a buffer created lazily on first use")               \
     X(MS_LEAK_PATTERN_WORKSPACE, "workspace",                                          \
       "a library workspace (cuBLAS, cuBLASLt, cuDNN) made on first use and kept by "   \
-      "design")
+      "design")                                                                        \
+    X(MS_LEAK_PATTERN_END_GRAPH, "end_graph",                                          \
+      "the forward's autograd graph (what its layers saved for a backward that did "   \
+      "not run in the recording) and its output are alive at the end: expected when "  \
+      "a script dumps right after `out = model(x)`; a backward, `del out`, or "        \
+      "torch.no_grad() frees it")                                                      \
+    X(MS_LEAK_PATTERN_END_OUTPUT, "end_output",                                        \
+      "the forward's output is alive at the end of the recording")
 
 typedef enum ms_leak_pattern {
 #define MS_X_ENUM(name, key, text) name,
@@ -122,7 +134,7 @@ typedef struct ms_leak_report {
     ms_iterations *iterations;    /* owned by the report */
     /* The reference point: the end of the last complete iteration, else the trace end. */
     int64_t ref_event;            /* one past the last event considered */
-    ms_leak *items;               /* leaks, then suspects, then retained; bytes desc */
+    ms_leak *items;               /* leaks, alive at the end, suspects, retained; bytes desc */
     size_t n;
     size_t *alloc_index;
     size_t n_alloc_index;

@@ -36,13 +36,18 @@ MS_API int ms_annotation_ranges(ms_annotation_range **out, size_t *n_out, const 
 
 /* ------------------------------------------------------------------ phases */
 
-/* Same order as the categories' internal kinds. */
+/* The first five in the order of the categories' internal kinds. */
 typedef enum ms_phase_kind {
     MS_PHASE_SETUP = 0, /* before the first phase */
     MS_PHASE_GAP,       /* between phases */
     MS_PHASE_FORWARD,
     MS_PHASE_BACKWARD,
     MS_PHASE_OPTIMIZER,
+    /* torch.compile compiling and autotuning (Dynamo, Inductor): from the first
+     * compile-time event to the last, per iteration that compiles. It lies over the
+     * phases the categories cut (the first step's forward may run inside it) and is
+     * never an iteration of its own. */
+    MS_PHASE_COMPILE,
     MS_PHASE_KIND_COUNT
 } ms_phase_kind;
 
@@ -53,7 +58,8 @@ enum {
     MS_PHASE_FROM_ANNOTATION = 1,
     MS_PHASE_FROM_PYTHON = 2,  /* Python forward/backward/optimizer frames */
     MS_PHASE_FROM_ENGINE = 4,  /* autograd engine C++ frames */
-    MS_PHASE_FROM_EMPTY = 8    /* the autograd thread's empty stacks (stacks='python') */
+    MS_PHASE_FROM_EMPTY = 8,   /* the autograd thread's empty stacks (stacks='python') */
+    MS_PHASE_FROM_COMPILE = 16 /* compile-time frames or annotations (MS_PHASE_COMPILE) */
 };
 
 typedef struct ms_phase {

@@ -17,6 +17,7 @@
 #include "memsnap/memsnap.h"
 #include "memsnap/oom.h"
 #include "memsnap/phases.h"
+#include "memsnap/shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,6 +85,9 @@ MS_API int ms_run_annotation_ranges(const ms_annotation_range **out, size_t *n_o
                                     ms_error *err);
 /* The phase list (inferred from stacks where there are no annotations). */
 MS_API int ms_run_phases(const ms_phases **out, ms_run *r, ms_error *err);
+/* What kind of recording it is (memsnap/shape.h), from the iterations and phases above,
+ * the compile phase and CUDA-graph pools. */
+MS_API int ms_run_shape(const ms_shape **out, ms_run *r, ms_error *err);
 /* The class of every frame of the snapshot, indexed by frame id (ms_frame_classify). */
 MS_API int ms_run_frame_classes(const ms_frame_class **out, size_t *n_out, ms_run *r,
                                 ms_error *err);

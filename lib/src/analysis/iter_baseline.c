@@ -199,10 +199,139 @@ static int cmp_cut(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* ------------------------------------------------------------------ repetition */
+
+static bool is_forward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_t i)
+{
+    uint32_t st = tr->stack[i];
+    return tr->action[i] == MS_ACT_ALLOC && st != MS_NO_STACK && si[st].fwd_depth > 0 &&
+           !(si[st].flags & MS__ST_COMPILE);
+}
+
+/* Backward work: the autograd engine's frames, or (stacks='python') an allocation
+ * without a Python frame in a trace whose forwards have them. */
+static bool is_backward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_t i)
+{
+    uint32_t st = tr->stack[i];
+    if (tr->action[i] != MS_ACT_ALLOC)
+        return false;
+    return st == MS_NO_STACK || (si[st].flags & MS__ST_BACKWARD) ||
+           !(si[st].flags & MS__ST_PYTHON);
+}
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* What allocations of events [from, to) made, as sorted keys: their sites, or their
+ * sizes where they have no stack; compile work is left out. Sizes alone would tell
+ * iterations of varying shapes (a seeded churn, padded batches) apart. */
+static size_t signature(uint64_t *out, const ms_snapshot *s, const ms_trace *tr,
+                        const ms__stackinfo *si, int64_t from, int64_t to)
+{
+    size_t n = 0;
+    for (int64_t i = from; i < to; i++) {
+        if (tr->action[i] != MS_ACT_ALLOC)
+            continue;
+        uint32_t st = tr->stack[i];
+        if (st != MS_NO_STACK && (si[st].flags & MS__ST_COMPILE))
+            continue;
+        out[n++] = st == MS_NO_STACK ? tr->size[i] << 1 : (uint64_t)ms_stack_site(s, st) << 1 | 1;
+    }
+    qsort(out, n, sizeof *out, u64_cmp);
+    return n;
+}
+
+/* The share of two sorted multisets they have in common, of the larger. */
+static double overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+    size_t i = 0, j = 0, common = 0;
+    while (i < na && j < nb) {
+        if (a[i] == b[j]) {
+            common++;
+            i++;
+            j++;
+        } else if (a[i] < b[j]) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    size_t big = na > nb ? na : nb;
+    return big ? (double)common / (double)big : 1.0;
+}
+
+/* Whether the stretches between the cuts repeat, as iterations do; a return to a
+ * baseline alone is not enough. One backward pass frees its activations layer by layer,
+ * and every layer's share looks like a valley: none of those stretches starts a forward
+ * pass, so where the trace has forward frames, a cut followed by backward work and no
+ * forward allocation before the next one is dropped (its stretch joins the one before;
+ * a loop that runs no model, a churn of buffers, keeps its cuts). The
+ * stretches left must then make the same allocations (sites, or sizes without stacks) as
+ * their neighbours, at least half of the pairs sharing half of them, and the baseline must
+ * not fall at every cut (a staircase of releases). Sets *keep to the cuts kept; false
+ * when they are not iterations. *ok false: out of memory. */
+static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
+                    const ms__stackinfo *si, int64_t *cut, size_t *keep, bool *ok)
+{
+    int64_t n = (int64_t)tr->n;
+    size_t m = *keep;
+    bool has_fwd = false;
+    for (int64_t i = 0; i < n && !has_fwd; i++)
+        has_fwd = is_forward_alloc(tr, si, (size_t)i);
+    if (has_fwd) {
+        size_t k = 0;
+        for (size_t j = 0; j < m; j++) {
+            int64_t to = j + 1 < m ? cut[j + 1] : n;
+            bool fwd = false, bwd = false;
+            for (int64_t i = cut[j]; i < to && !fwd; i++) {
+                fwd = is_forward_alloc(tr, si, (size_t)i);
+                bwd = bwd || is_backward_alloc(tr, si, (size_t)i);
+            }
+            if (fwd || !bwd)
+                cut[k++] = cut[j];
+        }
+        m = k;
+    }
+    *keep = m;
+    if (m < 2)
+        return false;
+    bool falls = m >= 3;
+    for (size_t j = 1; j < m && falls; j++)
+        falls = (cut[j] > 0 ? cv->v[cut[j] - 1] : cv->start) <
+                (cut[j - 1] > 0 ? cv->v[cut[j - 1] - 1] : cv->start);
+    if (falls)
+        return false;
+    uint64_t *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        *ok = false;
+        return false;
+    }
+    size_t alike = 0, pairs = 0;
+    size_t na = signature(a, s, tr, si, 0, cut[0]);
+    for (size_t j = 0; j < m; j++) {
+        size_t nb = signature(b, s, tr, si, cut[j], j + 1 < m ? cut[j + 1] : n);
+        pairs++;
+        alike += overlap(a, na, b, nb) >= 0.5;
+        uint64_t *t = a;
+        a = b;
+        b = t;
+        na = nb;
+    }
+    free(a);
+    free(b);
+    return alike * 2 >= pairs;
+}
+
 /* Memory returning to a baseline. Without a stated count the valleys at least half as
  * prominent as the most prominent are cuts; with one, the `expected - 1` most prominent. */
 int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                           const curve *cv, uint32_t expected, ms_error *err)
+                           const curve *cv, const ms__stackinfo *si, uint32_t expected,
+                           ms_error *err)
 {
     size_t n = cv->n;
     if (n < 4)
@@ -258,8 +387,8 @@ int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
             cut[k]++;
     }
     /* Windows halfway to the neighbouring cuts. */
-    int64_t *wlo = malloc((keep ? keep : 1) * sizeof *wlo);
-    int64_t *whi = malloc((keep ? keep : 1) * sizeof *whi);
+    int64_t *wlo = calloc(keep ? keep : 1, sizeof *wlo);
+    int64_t *whi = calloc(keep ? keep : 1, sizeof *whi);
     if (!wlo || !whi) {
         free(wlo);
         free(whi);
@@ -275,7 +404,11 @@ int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
     ms__iter_refine_cuts(s, tr, cut, keep, wlo, whi);
     free(wlo);
     free(whi);
-    bool ok = ms__iter_cand_from_cuts(c, s, tr, cut, keep);
+    bool ok = true;
+    if (keep && !repeats(s, tr, cv, si, cut, &keep, &ok))
+        keep = 0;
+    if (ok)
+        ok = ms__iter_cand_from_cuts(c, s, tr, cut, keep);
     free(v);
     free(cut);
     return ok ? 0 : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");

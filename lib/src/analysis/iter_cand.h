@@ -106,7 +106,8 @@ void ms__iter_settle_after_step(cand *c, const ms_snapshot *s, const ms_trace *t
                                 const ms__stackinfo *si);
 int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *tr,
                                 const curve *cv, const ms__stackinfo *si, ms_error *err);
+/* Valleys of live memory, kept only where the stretches between them repeat. */
 int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, const curve *cv,
-                           uint32_t expected, ms_error *err);
+                           const ms__stackinfo *si, uint32_t expected, ms_error *err);
 
 #endif

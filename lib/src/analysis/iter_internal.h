@@ -13,7 +13,9 @@ enum {
     MS__ST_OPTIM = 1u << 0,     /* a Python frame of an optimizer package */
     MS__ST_ZERO_GRAD = 1u << 1, /* ... and that optimizer frame is inside zero_grad */
     MS__ST_WORKSPACE = 1u << 2, /* a library workspace: a cache kept by design */
-    MS__ST_PYTHON = 1u << 3     /* has any Python frame at all */
+    MS__ST_PYTHON = 1u << 3,    /* has any Python frame at all */
+    MS__ST_COMPILE = 1u << 4,   /* torch.compile's compile-time work (compile_internal.h) */
+    MS__ST_BACKWARD = 1u << 5   /* a backward frame: Python entering autograd, or the engine */
 };
 
 typedef struct ms__stackinfo {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "compile_internal.h"
 #include "iter_internal.h"
 
 enum {
@@ -15,7 +16,8 @@ enum {
     F_ZERO_GRAD = 1u << 5,
     F_BWD_NODE = 1u << 6,
     F_WORKSPACE = 1u << 7,
-    F_LIBRARY = 1u << 8   /* an installed package's Python: not the user's line either */
+    F_LIBRARY = 1u << 8,  /* an installed package's Python: not the user's line either */
+    F_BACKWARD = 1u << 9  /* Python entering autograd, or the C++ engine running it */
 };
 
 /* The structural bits of one frame, from the library's one frame classifier. */
@@ -34,12 +36,14 @@ static uint16_t frame_flags(const ms_snapshot *s, uint32_t id)
         if (c.roles & MS_FRAME_ROLE_FORWARD)
             flags |= F_FORWARD | F_LAYER;
         if (c.roles & MS_FRAME_ROLE_BACKWARD)
-            flags |= F_LAYER;
+            flags |= F_LAYER | F_BACKWARD;
         if (c.roles & MS_FRAME_ROLE_ZERO_GRAD)
             flags |= F_ZERO_GRAD;
     } else {
         if (c.roles & MS_FRAME_ROLE_NODE)
             flags |= F_BWD_NODE;
+        if (c.roles & (MS_FRAME_ROLE_AUTOGRAD | MS_FRAME_ROLE_NODE))
+            flags |= F_BACKWARD;
         /* Library buffers kept on purpose: cuBLAS/cuDNN workspaces, NCCL's buffers. */
         if (c.roles & (MS_FRAME_ROLE_WORKSPACE | MS_FRAME_ROLE_COLLECTIVE))
             flags |= F_WORKSPACE;
@@ -59,7 +63,9 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
     size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
     uint16_t *ff = calloc(nframes ? nframes : 1, sizeof *ff);
     ms__stackinfo *si = calloc(nstacks ? nstacks : 1, sizeof *si);
-    if (!ff || !si) {
+    uint8_t *compile = NULL;
+    bool any_compile = false;
+    if (!ff || !si || ms__compile_stacks(&compile, &any_compile, s, err)) {
         free(ff);
         free(si);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
@@ -85,6 +91,8 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
             if (id >= nframes)
                 continue;
             uint16_t f = ff[id];
+            if (f & F_BACKWARD)
+                flags |= MS__ST_BACKWARD;
             if (f & F_WORKSPACE)
                 flags |= MS__ST_WORKSPACE;
             if ((f & F_BWD_NODE) && node == UINT32_MAX)
@@ -130,8 +138,11 @@ int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err
                     h = mix(h, fr[k]);
             x->layer_call = h ? h : 1;
         }
+        if (compile[sid])
+            flags |= MS__ST_COMPILE;
         x->flags = (uint8_t)flags;
     }
+    free(compile);
     free(ff);
     *out = si;
     return 0;

@@ -119,8 +119,12 @@ int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *t
     uint32_t *runs = calloc(nframes, sizeof *runs);
     if (!runs)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for forward calls");
+    /* Compile-time work inside a call (Dynamo, autotuning on the first call) is no
+     * part of the loop's structure: it neither ends a run nor starts one. */
     uint32_t prev = UINT32_MAX;
     for (size_t i = 0; i < tr->n; i++) {
+        if (st_flags(si, tr, i) & MS__ST_COMPILE)
+            continue;
         uint32_t k = tr->stack[i] == MS_NO_STACK ? UINT32_MAX : si[tr->stack[i]].call_key;
         if (k != prev && k != UINT32_MAX && k < nframes)
             runs[k]++;
@@ -147,6 +151,8 @@ int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *t
     size_t nr = 0;
     prev = UINT32_MAX;
     for (size_t i = 0; i < tr->n; i++) {
+        if (st_flags(si, tr, i) & MS__ST_COMPILE)
+            continue;
         uint32_t k = tr->stack[i] == MS_NO_STACK ? UINT32_MAX : si[tr->stack[i]].call_key;
         if (k == best) {
             if (prev != best && nr < best_runs)

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "timeline_internal.h"
+#include "cat_internal.h"
 #include "iter_cand.h"
 
 static const char *const METHOD_KEYS[] = {
@@ -306,6 +307,39 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
     return 0;
 }
 
+/* No method found a loop, yet the phases hold a forward and then a backward: one step,
+ * one iteration, from the first forward to the end of the last backward or optimizer
+ * phase after it (the phases' own rule, categories.c, found without iterations), or to
+ * the trace's end when only frees follow. */
+static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, ms_error *err)
+{
+    ms__cat_ctx x;
+    int rc = ms__cat_ctx_build(&x, s, t, NULL, err);
+    if (rc)
+        return rc;
+    int64_t start = -1, end = -1;
+    for (size_t k = 0; k < x.nsegs; k++) {
+        const ms__cat_seg *g = &x.segs[k];
+        if (g->kind == MS__PH_FWD && start < 0)
+            start = g->start;
+        else if (start >= 0 && (g->kind == MS__PH_BWD || (g->kind == MS__PH_OPT && end >= 0)))
+            end = g->close;
+    }
+    ms__cat_ctx_free(&x);
+    /* Frees after the last phase (the loss released by `del`, the step's cleanup) close
+     * the step when nothing is allocated after them. */
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    bool allocs = false;
+    for (int64_t i = end > 0 ? end : 0; i < (int64_t)tr->n && !allocs; i++)
+        allocs = tr->action[i] == MS_ACT_ALLOC;
+    if (end > start && !allocs)
+        end = (int64_t)tr->n;
+    c->method = MS_ITER_ONE_STEP;
+    if (start >= 0 && end > start && !ms__iter_cand_push(c, start, end, INT64_MIN, INT64_MIN))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
+    return 0;
+}
+
 int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
                         const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err)
 {
@@ -370,7 +404,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
         case 5:
             c->method = MS_ITER_BASELINE;
             if (NEED_CURVE())
-                rc = ms__iter_cand_baseline(c, s, tr, &cv, expected, err);
+                rc = ms__iter_cand_baseline(c, s, tr, &cv, si, expected, err);
             break;
         }
         if (rc)
@@ -395,6 +429,21 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
                 chosen = m;
                 break;
             }
+    }
+    cand once;
+    memset(&once, 0, sizeof once);
+    if (!rc && chosen == NM) {
+        rc = one_step(&once, s, t, err);
+        if (!rc && once.n) {
+            once.complete = t->trace_complete;
+            rc = finish(out, s, tr, t, &once, err);
+            cand_free(&once);
+            for (size_t m = 0; m < NM; m++)
+                cand_free(&cs[m]);
+            free(cv.v);
+            return rc;
+        }
+        cand_free(&once);
     }
     if (!rc) {
         cand none;

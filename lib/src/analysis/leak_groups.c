@@ -511,9 +511,20 @@ static void split_parts(refine *w, ms_leak_report *r, const ms_snapshot *s,
 static void join_parts(part *parts, size_t np, const ms_leak_report *r, const ms_snapshot *s,
                        const ms_timeline *t, const ms__stackinfo *si)
 {
+    /* What one forward left alive at the end is one finding, its sites the members. */
+    size_t alive_lead = SIZE_MAX;
     for (size_t i = 0; i < np; i++) {
         part *p = &parts[i];
         p->out = i;
+        if (p->L.kind == MS_LEAK_ALIVE_AT_END) {
+            if (alive_lead == SIZE_MAX) {
+                alive_lead = i;
+            } else {
+                p->out = alive_lead;
+                parts[alive_lead].n_joined++;
+            }
+            continue;
+        }
         if (p->L.kind != MS_LEAK_LEAK || !p->pass)
             continue;
         for (size_t j = 0; j < i; j++) {
@@ -577,7 +588,8 @@ static size_t group_members(refine *w)
 /* Finding o: the sum of its members, named by its largest, with its pattern. Its
  * first_index holds o until the findings are laid out (lay_out). */
 static void sum_finding(ms_leak *L, const refine *w, size_t o, const ms_leak_report *r,
-                        const ms_snapshot *s, const ms_timeline *t, const ms__stackinfo *si)
+                        const ms_snapshot *s, const ms_timeline *t, const ms__stackinfo *si,
+                        const ms__alive_end *ae)
 {
     const part *parts = w->parts;
     const size_t *mem = w->fill + w->start[o];
@@ -607,7 +619,10 @@ static void sum_finding(ms_leak *L, const refine *w, size_t o, const ms_leak_rep
             L->last_alloc_us = x->last_alloc_us;
     }
     L->call_site = UINT32_MAX;
-    if (nm > 1) {
+    if (L->kind == MS_LEAK_ALIVE_AT_END) {
+        L->pattern = ae && ae->graph ? MS_LEAK_PATTERN_END_GRAPH : MS_LEAK_PATTERN_END_OUTPUT;
+        L->call_site = ae ? ae->call_key : UINT32_MAX;
+    } else if (nm > 1) {
         const part *lead = NULL;
         for (size_t m = 0; m < nm && !lead; m++)
             if (parts[mem[m]].n_joined)
@@ -671,7 +686,8 @@ static void lay_out(refine *w, size_t keep, const ms_leak_report *r, size_t *nme
 }
 
 int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err)
+                     const ms__stackinfo *si, const ms__alive_end *ae, uint64_t min_bytes,
+                     ms_error *err)
 {
     refine w;
     if (!refine_alloc(&w, r, s, t)) {
@@ -682,7 +698,7 @@ int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline 
     join_parts(w.parts, w.np, r, s, t, si);
     size_t nout = group_members(&w);
     for (size_t o = 0; o < nout; o++)
-        sum_finding(&w.items[o], &w, o, r, s, t, si);
+        sum_finding(&w.items[o], &w, o, r, s, t, si, ae);
     /* A split can leave a part below --min-bytes; drop such findings now. */
     size_t keep = 0;
     for (size_t o = 0; o < nout; o++)

@@ -27,7 +27,26 @@ int ms__leak_cmp(const void *a, const void *b);
  * members; every finding gets its members, pattern and a representative stack. Rebuilds
  * r->items, r->alloc_index and r->members, sorted as documented in leaks.h; findings
  * that a split leaves below `min_bytes` are dropped. */
+struct ms__alive_end;
 int ms__leaks_refine(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                     const ms__stackinfo *si, uint64_t min_bytes, ms_error *err);
+                     const ms__stackinfo *si, const struct ms__alive_end *ae,
+                     uint64_t min_bytes, ms_error *err);
+
+/* What a forward left alive at the end of a trace (alive_end.c): of the allocations made
+ * during the trace under a module's forward and never released, those of the user's
+ * call (call_key) that left the most bytes. */
+typedef struct ms__alive_end {
+    uint32_t call_key;    /* the user's line that called the forward, UINT32_MAX none */
+    uint64_t count, bytes;
+    uint32_t layers;      /* distinct layers among them */
+    bool graph;           /* several layers: the autograd graph, not only an output */
+} ms__alive_end;
+
+/* From any array of allocations (those not alive at the end are passed over). */
+int ms__alive_end_find(ms__alive_end *out, const ms_snapshot *s, const ms__stackinfo *si,
+                       const ms_alloc *allocs, size_t n, ms_error *err);
+/* Whether an allocation is one of them. */
+bool ms__alive_end_member(const ms__alive_end *ae, const ms_snapshot *s, const ms__stackinfo *si,
+                          const ms_alloc *a);
 
 #endif

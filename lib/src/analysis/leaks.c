@@ -26,6 +26,8 @@ const char *ms_leak_kind_name(ms_leak_kind k)
         return "suspect";
     case MS_LEAK_RETAINED:
         return "retained";
+    case MS_LEAK_ALIVE_AT_END:
+        return "alive_at_end";
     }
     return "unknown";
 }
@@ -56,6 +58,7 @@ typedef struct group {
     uint64_t *surv;       /* survivors at the reference point, by iteration made */
     uint64_t setup_alive; /* made before the first iteration, alive at the reference */
     uint64_t suspects;    /* single-iteration suspects */
+    uint64_t alive_end;   /* no iterations: what the forward left alive at the end */
     int kind;             /* -1 not reported, else ms_leak_kind */
     double growth_count, growth_bytes;
 } group;
@@ -224,6 +227,10 @@ static void classify(group *g, size_t N)
             return;
         }
     }
+    if (g->alive_end) {
+        g->kind = MS_LEAK_ALIVE_AT_END;
+        return;
+    }
     if (g->suspects) {
         g->kind = MS_LEAK_SUSPECT;
         return;
@@ -232,7 +239,7 @@ static void classify(group *g, size_t N)
         g->kind = MS_LEAK_RETAINED;
 }
 
-/* Single iteration (or none): inside one top-level forward call, an allocation that is
+/* Single iteration: inside one top-level forward call, an allocation that is
  * still alive at the end while other allocations of the same call were freed. The call's
  * result (its last allocation) and what the top-level module allocates itself (the loss,
  * the output) are expected to stay; library workspaces are caches. */
@@ -289,11 +296,14 @@ static int mark_suspects(gmap *m, const ms_snapshot *s, const ms_timeline *t,
 }
 
 /* Whether allocation `a` of group `g` is part of finding kind `kind`. */
-static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iterations *it,
-                       int kind, int64_t ref, bool single)
+static bool counts_for(const ms_snapshot *s, const ms__stackinfo *si, const ms_alloc *a,
+                       const ms_iterations *it, const ms__alive_end *ae, int kind, int64_t ref,
+                       bool single)
 {
     if (a->alloc_event >= ref || !alive_at(a, ref))
         return false;
+    if (kind == MS_LEAK_ALIVE_AT_END)
+        return ms__alive_end_member(ae, s, si, a);
     if (kind == MS_LEAK_LEAK) {
         /* What the last iteration made proves nothing until the trace ends: its end is
          * known less well than the others' (the loop's `del tmp` can follow the boundary
@@ -315,11 +325,17 @@ static bool counts_for(const ms__stackinfo *si, const ms_alloc *a, const ms_iter
     return single || iter_of(it, a->alloc_event) + 1 < (int64_t)it->n;
 }
 
+/* Leaks first, then what a recording without iterations left alive, suspects, retained. */
+static int kind_rank(ms_leak_kind k)
+{
+    return k == MS_LEAK_LEAK ? 0 : k == MS_LEAK_ALIVE_AT_END ? 1 : k == MS_LEAK_SUSPECT ? 2 : 3;
+}
+
 int ms__leak_cmp(const void *pa, const void *pb)
 {
     const ms_leak *a = pa, *b = pb;
     if (a->kind != b->kind)
-        return (int)a->kind - (int)b->kind;
+        return kind_rank(a->kind) - kind_rank(b->kind);
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? 1 : -1;
     if (a->site != b->site)
@@ -339,8 +355,9 @@ static int fail_findings(ms_error *err)
  * reference point, or made after it and never released (collect_allocations reads only
  * these, not every allocation again). */
 static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
-                           const ms__stackinfo *si, const ms_iterations *it, int64_t ref,
-                           size_t **cand, size_t *ncand, ms_error *err)
+                           const ms__stackinfo *si, const ms_iterations *it,
+                           const ms__alive_end *ae, int64_t ref, size_t **cand, size_t *ncand,
+                           ms_error *err)
 {
     size_t N = it->n, hint = 0, cap = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
@@ -358,7 +375,9 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
         group *gr = &m->g[g];
         int64_t k = ms__iter_of_near(it, a->alloc_event, &hint);
         if (k < 0) {
-            if (alive_at(a, ref))
+            if (alive_at(a, ref) && N == 0 && ms__alive_end_member(ae, s, si, a))
+                gr->alive_end++;
+            else if (alive_at(a, ref))
                 gr->setup_alive++;
             continue;
         }
@@ -444,7 +463,8 @@ static int open_findings(ms_leak_report *r, gmap *m, size_t **gidx_out, size_t *
  * is allocation cand[j]'s finding (UINT32_MAX none), *total how many have one. */
 static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
                                const ms_timeline *t, const ms__stackinfo *si,
-                               const size_t *cand, size_t ncand, const size_t *gidx,
+                               const ms__alive_end *ae, const size_t *cand, size_t ncand,
+                               const size_t *gidx,
                                size_t *counts, uint32_t **alloc_group_out, size_t *total_out,
                                ms_error *err)
 {
@@ -467,7 +487,8 @@ static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
         uint32_t g = group_of(m, s, si, a->stack, !tail);
         if (g == UINT32_MAX || g >= m->n || gidx[g] == SIZE_MAX)
             continue;
-        if (tail ? m->g[g].kind != MS_LEAK_LEAK : !counts_for(si, a, it, m->g[g].kind, ref, single))
+        if (tail ? m->g[g].kind != MS_LEAK_LEAK
+                 : !counts_for(s, si, a, it, ae, m->g[g].kind, ref, single))
             continue;
         ms_leak *L = &r->items[gidx[g]];
         L->count++;
@@ -529,7 +550,8 @@ static int lay_out_index(ms_leak_report *r, const ms_leak_options *opt, const si
 }
 
 static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                   const ms__stackinfo *si, const ms_leak_options *opt, ms_error *err)
+                   const ms__stackinfo *si, const ms_leak_options *opt, ms__alive_end *ae,
+                   ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     const ms_iterations *it = r->iterations;
@@ -547,15 +569,21 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     }
     size_t *gidx = NULL, *counts = NULL, total = 0, *cand = NULL, ncand = 0;
     uint32_t *alloc_group = NULL;
-    int rc = ms__addrmap_init(&m.index, 64)
-                 ? count_survivors(&m, s, t, si, it, ref, &cand, &ncand, err)
+    /* Without iterations nothing can be said to grow or to outlive its iteration: what
+     * the forward left alive at the end is one finding of its own (alive_end.c). */
+    memset(ae, 0, sizeof *ae);
+    ae->call_key = UINT32_MAX;
+    int rc = N == 0 ? ms__alive_end_find(ae, s, si, t->allocs, t->n_allocs, err) : 0;
+    if (!rc)
+        rc = ms__addrmap_init(&m.index, 64)
+                 ? count_survivors(&m, s, t, si, it, ae, ref, &cand, &ncand, err)
                  : ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak groups");
-    if (!rc && N <= 1)
+    if (!rc && N == 1)
         rc = mark_suspects(&m, s, t, si, ref, err);
     if (!rc)
         rc = open_findings(r, &m, &gidx, &counts, err);
     if (!rc)
-        rc = collect_allocations(r, &m, s, t, si, cand, ncand, gidx, counts, &alloc_group,
+        rc = collect_allocations(r, &m, s, t, si, ae, cand, ncand, gidx, counts, &alloc_group,
                                  &total, err);
     if (!rc)
         rc = lay_out_index(r, opt, cand, ncand, gidx, counts, alloc_group, total, err);
@@ -581,10 +609,11 @@ static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeli
     }
     r->device = t->device;
     rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
+    ms__alive_end ae;
     if (!rc)
-        rc = analyse(r, s, t, si, opt, err);
+        rc = analyse(r, s, t, si, opt, &ae, err);
     if (!rc)
-        rc = ms__leaks_refine(r, s, t, si, opt ? opt->min_bytes : 0, err);
+        rc = ms__leaks_refine(r, s, t, si, &ae, opt ? opt->min_bytes : 0, err);
     if (!rc) {
         const ms_trace *tr = ms_snapshot_trace(s, t->device);
         for (size_t i = 0; i < tr->n; i++)
@@ -677,7 +706,15 @@ int ms_leak_marks_from_report(ms_leak_mark **out, size_t *n_out, const ms_snapsh
         char site[120] = "unknown site", grouped[160] = "";
         if (L->site != UINT32_MAX)
             ms_site_format(s, L->site, site, sizeof site);
-        if (L->n_members > 1) {
+        if (L->kind == MS_LEAK_ALIVE_AT_END) {
+            char bytes[32], where[96] = "";
+            ms_format_bytes((int64_t)L->bytes, bytes, sizeof bytes);
+            if (L->call_site != UINT32_MAX)
+                ms_site_format(s, L->call_site, where, sizeof where);
+            snprintf(grouped, sizeof grouped, "alive at the end: %s of the forward%s%s, %s",
+                     L->pattern == MS_LEAK_PATTERN_END_GRAPH ? "the graph" : "the output",
+                     where[0] ? " called at " : "", where, bytes);
+        } else if (L->n_members > 1) {
             /* Several sites, one cause: the label names the pattern, not one member, and
              * for a graph the line that called the model. */
             char bytes[32], where[96];

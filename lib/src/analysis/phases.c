@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cat_internal.h"
+#include "compile_internal.h"
 #include "addrmap.h"
 #include "internal.h"
 #include "phases_internal.h"
@@ -107,27 +108,61 @@ nomem:
 
 const char *ms_phase_kind_name(ms_phase_kind k)
 {
+    if (k == MS_PHASE_COMPILE)
+        return "compile";
     return (unsigned)k < MS_PHASE_KIND_COUNT ? ms__cat_phase_name((uint8_t)k) : "unknown";
 }
 
 int ms__phases_from_ctx(ms_phases **out, const ms__cat_ctx *x, int device, ms_error *err)
 {
+    /* The compile windows lie over the categories' cut: each phase is cut around them,
+     * and each window is a phase of its own. */
+    ms__compile_windows cw;
+    int rc = ms__compile_windows_find(&cw, x->s, x->tr, x->it, err);
+    if (rc)
+        return rc;
+    size_t cap = x->nsegs + 2 * cw.n;
     ms_phases *p = calloc(1, sizeof *p);
-    if (!p || !(p->items = calloc(x->nsegs ? x->nsegs : 1, sizeof *p->items))) {
+    if (!p || !(p->items = calloc(cap ? cap : 1, sizeof *p->items))) {
         free(p);
+        ms__compile_windows_free(&cw);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
     }
     p->device = device;
+    size_t n = 0, w = 0;
     for (size_t k = 0; k < x->nsegs; k++) {
         const ms__cat_seg *g = &x->segs[k];
-        p->items[k] = (ms_phase){(ms_phase_kind)g->kind, g->start, g->end, g->close,
-                                 g->ordinal, g->src};
+        int64_t at = g->start;
+        while (at < g->end) {
+            while (w < cw.n && cw.items[w].end_event <= at)
+                w++;
+            if (w < cw.n && cw.items[w].start_event <= at) {
+                /* Inside a window: one compile phase for all of it. */
+                const ms__compile_window *cwin = &cw.items[w];
+                if (!n || p->items[n - 1].kind != MS_PHASE_COMPILE ||
+                    p->items[n - 1].end_event != at)
+                    p->items[n++] = (ms_phase){MS_PHASE_COMPILE, at, cwin->end_event,
+                                               cwin->end_event, (uint32_t)w,
+                                               MS_PHASE_FROM_COMPILE};
+                at = cwin->end_event;
+                continue;
+            }
+            int64_t to = w < cw.n && cw.items[w].start_event < g->end ? cw.items[w].start_event
+                                                                       : g->end;
+            int64_t close = g->close < to ? g->close : to;
+            if (g->close >= g->end)
+                close = to;
+            p->items[n++] = (ms_phase){(ms_phase_kind)g->kind, at, to, close, g->ordinal, g->src};
+            at = to;
+        }
     }
-    p->n = x->nsegs;
-    for (size_t k = 0; k < MS_PHASE_KIND_COUNT; k++)
+    p->n = n;
+    for (size_t k = 0; k < MS__PH_COUNT; k++)
         p->counts[k] = x->counts[k];
-    p->sources = x->src_all;
+    p->counts[MS_PHASE_COMPILE] = cw.n;
+    p->sources = x->src_all | (cw.n ? MS_PHASE_FROM_COMPILE : 0);
     p->any = x->have_phases;
+    ms__compile_windows_free(&cw);
     *out = p;
     return 0;
 }

@@ -25,6 +25,7 @@ struct ms_run {
     size_t n_ranges;
     bool have_ranges;
     ms_phases *phases;
+    ms_shape *shape;
     ms_frame_class *classes;
     size_t n_classes;
     ms_categories *cats;
@@ -82,6 +83,7 @@ void ms_run_free(ms_run *r)
     ms_leak_report_free(r->leaks);
     ms_iterations_free(r->it);
     ms_phases_free(r->phases);
+    ms_shape_free(r->shape);
     free(r->ranges);
     free(r->classes);
     free(r->peak_alive);
@@ -203,6 +205,28 @@ int ms_run_phases(const ms_phases **out, ms_run *r, ms_error *err)
             return rc;
     }
     *out = r->phases;
+    return 0;
+}
+
+int ms_run_shape(const ms_shape **out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    if (!r->shape) {
+        const ms_timeline *t;
+        const ms_iterations *it;
+        const ms_phases *ph;
+        /* The active curve gives the compile phase its peak. */
+        int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ACTIVE, err);
+        if (!rc)
+            rc = ms_run_iterations(&it, r, err);
+        if (!rc)
+            rc = ms_run_phases(&ph, r, err);
+        if (!rc)
+            rc = ms_shape_find(&r->shape, r->s, t, it, ph, err);
+        if (rc)
+            return rc;
+    }
+    *out = r->shape;
     return 0;
 }
 

@@ -342,6 +342,35 @@ void ms_profile_set_peak_place(ms_profile *p, const ms_peak_place *place)
         p->peak_place = *place;
 }
 
+void ms_profile_set_graphs(ms_profile *p, const ms_profile_graphs *graphs)
+{
+    if (p && graphs) {
+        p->graphs = *graphs;
+        p->graphs.known = true;
+    }
+}
+
+/* The pool and what the replays really hold, from the run's shape. */
+static int add_graphs(ms_profile *p, ms_run *run, ms_error *err)
+{
+    const ms_shape *sh = NULL;
+    const ms_iterations *it = NULL;
+    int rc = ms_run_shape(&sh, run, err);
+    if (!rc)
+        rc = ms_run_iterations(&it, run, err);
+    if (rc)
+        return rc;
+    ms_profile_graphs g = {true, sh->graph_pool_bytes, (uint32_t)sh->graph_replay_count, 0};
+    for (size_t k = 0; k < it->n; k++)
+        if (ms_shape_is_replay(sh, k)) {
+            int64_t f = ms_shape_footprint(sh, k, &it->items[k]);
+            if (f > g.replay_footprint_bytes)
+                g.replay_footprint_bytes = f;
+        }
+    ms_profile_set_graphs(p, &g);
+    return 0;
+}
+
 /* The leak totals `memsnap leaks` prints for this device, and where the peak falls: both
  * read the run's iterations. A trace the leak analysis cannot read leaves them unknown:
  * the rest of the profile is still worth comparing. */
@@ -407,6 +436,9 @@ int ms_profile_from_run(ms_profile **out, ms_run *run, const char *name, ms_erro
         rc = add_site_totals(p, MS_SITES_TOTAL, s, t->allocs, t->n_allocs, err);
     if (!rc)
         rc = add_leaks(p, run, err);
+    ms_error soft; /* a shape that cannot be found leaves the graphs unknown */
+    if (!rc && add_graphs(p, run, &soft))
+        p->graphs.known = false;
     if (rc) {
         ms_profile_free(p);
         return rc;
