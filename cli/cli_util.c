@@ -177,6 +177,31 @@ const char *cli_basename(const char *path)
     return slash ? slash + 1 : path;
 }
 
+void cli_file_labels(const char *const *paths, size_t n, const char **out)
+{
+    bool same = false;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = cli_basename(paths[i]);
+        for (size_t j = 0; j < i; j++)
+            same |= !strcmp(out[i], out[j]);
+    }
+    if (!same)
+        return;
+    /* The longest run of whole directories every path starts with. */
+    size_t common = SIZE_MAX;
+    for (size_t i = 1; i < n; i++) {
+        size_t k = 0, dir = 0;
+        while (paths[0][k] && paths[0][k] == paths[i][k]) {
+            if (paths[0][k] == '/')
+                dir = k + 1;
+            k++;
+        }
+        common = dir < common ? dir : common;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = paths[i] + (common == SIZE_MAX ? 0 : common);
+}
+
 double cli_seconds(int64_t from_us, int64_t to_us)
 {
     return (double)(to_us - from_us) / 1e6;

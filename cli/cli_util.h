@@ -76,6 +76,10 @@ int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file))
 
 /* The last path component. */
 const char *cli_basename(const char *path);
+/* Labels for several files in one legend: their base names, or, where two base names are
+ * the same (runs/a/mem.pickle, runs/b/mem.pickle), each path less the directories all the
+ * paths share (a/mem.pickle, b/mem.pickle). out[i] points into paths[i]. */
+void cli_file_labels(const char *const *paths, size_t n, const char **out);
 
 /* "s" unless n is exactly one: "1 allocation", "2 allocations", "0.5 allocations". */
 static inline const char *cli_plural(double n)

@@ -330,6 +330,8 @@ int cmd_render(int argc, char **argv)
     ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
     ms_chart_warp warps[MAX_FILES];
+    const char *labels[MAX_FILES]; /* what tells the files apart in legends and titles */
+    cli_file_labels(o.files, n, labels);
     /* An overlay draws the curves alone: its runs build no allocations list. */
     ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
     rc = 0;
@@ -353,7 +355,7 @@ int cmd_render(int argc, char **argv)
             break;
         }
         srcs[i] = (ms_chart_source){.snap = snaps[i], .trace = ms_snapshot_trace(snaps[i], device),
-                                    .tl = tl, .label = cli_basename(o.files[i])};
+                                    .tl = tl, .label = labels[i]};
         if (o.overlay)
             continue;
         /* Passes over the trace that only these groupings need. */

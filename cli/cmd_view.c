@@ -159,10 +159,9 @@ int cmd_view(int argc, char **argv)
     }
     char *json[MAX_FILES] = {0};
     const char *labels[MAX_FILES];
-    for (size_t i = 0; i < o.n_files && !rc; i++) {
-        labels[i] = cli_basename(o.files[i]);
+    cli_file_labels(o.files, o.n_files, labels);
+    for (size_t i = 0; i < o.n_files && !rc; i++)
         rc = file_json(&o, o.files[i], &json[i]);
-    }
     if (!rc) {
         /* Never through a link, onto a FIFO or half-written over the old page
          * (safe_output.h). */

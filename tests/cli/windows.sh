@@ -71,6 +71,14 @@ EOF
     done
 done
 
+# Two files of one base name are told apart by the directories they do not share.
+mkdir -p "$tmp/runs/a" "$tmp/runs/b"
+cp "$src/testdata/leak_layers.pickle" "$tmp/runs/a/mem.pickle"
+cp "$src/testdata/noleak_layers.pickle" "$tmp/runs/b/mem.pickle"
+$BIN render --overlay --format json "$tmp/runs/a/mem.pickle" "$tmp/runs/b/mem.pickle" -o "$tmp/ov.json"
+out=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["panels"][0]["legend"][:2])' "$tmp/ov.json")
+check "overlay legend of one base name" "['a/mem.pickle (cuda:0, peak 674.4 MiB)', 'b/mem.pickle (cuda:0, peak 584.3 MiB)']" "$out"
+
 # The classifier on the Windows frames, and the user's line the truth names.
 out=$(cd "$tmp" && $BIN leaks --json testdata/leak_hook_library.pickle | python3 -c '
 import json, sys
