@@ -88,8 +88,6 @@ int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_e
                                    (int)n, text);
     const char *pat = eq + 1;
     size_t len = strlen(pat);
-    char shown[96];
-    cut_pattern(pat, shown, sizeof shown);
     if (len > MS_CHART_RULE_MAX_PATTERN)
         return ms__render_fail(err, MS_ERR_LIMIT,
                                "--group '%.*s': the pattern is %zu bytes, over the limit of %d",
@@ -121,6 +119,8 @@ int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_e
         if (pcre2_get_error_message(code, why, sizeof why) < 0)
             snprintf((char *)why, sizeof why, "error %d", code);
         free(mem);
+        char shown[96];
+        cut_pattern(pat, shown, sizeof shown);
         if (code == PCRE2_ERROR_PATTERN_TOO_LARGE)
             return ms__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%.*s': the pattern compiles to more than %d bytes, "
@@ -197,9 +197,8 @@ static int matcher_init(matcher *m, const ms_chart_group_rules *rules, const ms_
     m->snap = snap;
     m->mc = pcre2_match_context_create(NULL);
     m->js = pcre2_jit_stack_create(32 * 1024, MS_CHART_RULE_JIT_STACK, NULL);
-    /* Two pairs: no rule asks for captures, and match data for the largest pattern's
-     * would cost a pair per group for every frame. */
-    m->md = pcre2_match_data_create(2, NULL);
+    /* Whether it matches is all a rule asks: no capture is kept. */
+    m->md = pcre2_match_data_create(1, NULL);
     if (!m->mc || !m->js || !m->md)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
     pcre2_jit_stack_assign(m->mc, NULL, m->js);
