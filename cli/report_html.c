@@ -394,11 +394,17 @@ static void leaks_table(FILE *out, const cJSON *file)
     fputs("</p>\n", out);
     if (cJSON_GetArraySize(items) == 0)
         return;
-    fputs("<table class=\"wide\"><tr><th>kind</th><th>site</th><th>layer</th>"
-          "<th class=\"num\">count</th><th class=\"num\">bytes each</th>"
-          "<th class=\"num\">alive</th><th class=\"num\">growth / iteration</th>"
-          "<th class=\"num\">first</th><th class=\"num\">last</th></tr>\n",
-          out);
+    /* Without iterations nothing grows per iteration (one forward's alive_at_end). */
+    double iters = 0;
+    const cJSON *ld;
+    cJSON_ArrayForEach(ld, cJSON_GetObjectItemCaseSensitive(lk, "devices"))
+        if (report_num(ld, "iterations.count") > iters)
+            iters = report_num(ld, "iterations.count");
+    fprintf(out, "<table class=\"wide\"><tr><th>kind</th><th>site</th><th>layer</th>"
+                 "<th class=\"num\">count</th><th class=\"num\">bytes each</th>"
+                 "<th class=\"num\">alive</th><th class=\"num\">growth%s</th>"
+                 "<th class=\"num\">first</th><th class=\"num\">last</th></tr>\n",
+            iters > 0 ? " / iteration" : "");
     const cJSON *L;
     int rows = 0;
     cJSON_ArrayForEach(L, items)

@@ -316,9 +316,15 @@ static void file_details(FILE *out, const cJSON *file)
         const char *kind = report_str(L, "kind");
         if (!strcmp(kind, "retained"))
             continue;
-        if (shown == 0)
-            fputs("| kind | site | count | alive | growth / iteration |\n|---|---|--:|--:|--:|\n",
-                  out);
+        if (shown == 0) {
+            double iters = 0; /* without iterations nothing grows per iteration */
+            const cJSON *ld;
+            cJSON_ArrayForEach(ld, report_get(file, "leaks.devices"))
+                if (report_num(ld, "iterations.count") > iters)
+                    iters = report_num(ld, "iterations.count");
+            fprintf(out, "| kind | site | count | alive | growth%s |\n|---|---|--:|--:|--:|\n",
+                    iters > 0 ? " / iteration" : "");
+        }
         if (shown++ == MD_LEAKS)
             break;
         char b[32], g[48] = "-";

@@ -83,5 +83,33 @@ grep -q '^Verdict: shape_reduce_overhead.pickle replays CUDA graphs from a priva
 "$BIN" ranks "$E" "$G" testdata/gpt2_train.pickle | head -1 | grep -q 'replays CUDA graphs' || bad "ranks"
 "$BIN" render "$G" -o "$T/g.svg" && grep -q 'CUDA-graph pool 116.0 MiB (replays allocate from it)' "$T/g.svg" || bad "chart title"
 
+# Compile-time benchmark runs announced by annotations alone (no stacks recorded): 38
+# valleys that repeat, yet no iteration; the compile phase is named instead.
+python3 - "$T/bench.pickle" <<'PY'
+import pickle, sys
+tr, ann, t = [], [], 1000
+def ev(a, addr, size):
+    global t
+    t += 10
+    tr.append({"action": a, "addr": addr, "size": size, "stream": 0, "time_us": t, "frames": []})
+for i in range(4):
+    ev("alloc", 0x10000000 + i * 0x1000000, 1 << 24)
+for r in range(38):
+    ann.append({"name": "pad_mm_benchmark (dynamo_timed)", "stage": "START", "device": 0, "time_us": t + 1})
+    for k in range(3):
+        ev("alloc", 0x40000000 + k * 0x1000000, (3 + k) << 20)
+    for k in range(3):
+        ev("free_requested", 0x40000000 + k * 0x1000000, (3 + k) << 20)
+        ev("free_completed", 0x40000000 + k * 0x1000000, (3 + k) << 20)
+    ann.append({"name": "pad_mm_benchmark (dynamo_timed)", "stage": "END", "device": 0, "time_us": t + 1})
+    t += 5
+for k in range(12):
+    ev("alloc", 0x80000000 + k * 0x2000000, (8 + k) << 20)
+pickle.dump({"segments": [], "device_traces": [tr], "external_annotations": ann}, open(sys.argv[1], "wb"))
+PY
+"$BIN" summary "$T/bench.pickle" > "$T/b.txt"
+grep -q '^  iterations: none found' "$T/b.txt" || bad "benchmark runs counted as iterations: $(grep iterations: "$T/b.txt")"
+grep -q '^  compile         3\.6 ms, peak 76\.00 MiB while autotuning$' "$T/b.txt" || bad "annotated compile phase not named"
+
 echo "shapes: $([ $fail = 0 ] && echo ok || echo FAILED)"
 exit $fail

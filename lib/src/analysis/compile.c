@@ -105,21 +105,15 @@ uint8_t ms__compile_annotation(const char *name)
     return 0;
 }
 
-/* The compile annotation ranges of the device as event ranges [first, end), sorted by
- * first and merged, each with its bits. */
-typedef struct erange {
-    int64_t first, end;
-    uint8_t bits;
-} erange;
 
-static int erange_cmp(const void *pa, const void *pb)
+static int range_cmp(const void *pa, const void *pb)
 {
-    const erange *a = pa, *b = pb;
+    const ms__compile_range *a = pa, *b = pb;
     return (a->first > b->first) - (a->first < b->first);
 }
 
-static int compile_ranges(erange **out, size_t *n_out, const ms_snapshot *s,
-                          const ms_trace *tr, ms_error *err)
+int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot *s,
+                       const ms_trace *tr, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
@@ -130,7 +124,7 @@ static int compile_ranges(erange **out, size_t *n_out, const ms_snapshot *s,
     int rc = ms_annotation_ranges(&ar, &nar, s, tr->device, err);
     if (rc)
         return rc;
-    erange *r = NULL;
+    ms__compile_range *r = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < nar; i++) {
         uint8_t bits = ms__compile_annotation(ms_snapshot_string(s, ar[i].name));
@@ -146,11 +140,11 @@ static int compile_ranges(erange **out, size_t *n_out, const ms_snapshot *s,
             free(r);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for compile ranges");
         }
-        r[n++] = (erange){first, end, bits};
+        r[n++] = (ms__compile_range){first, end, bits};
     }
     free(ar);
     if (n > 1)
-        qsort(r, n, sizeof *r, erange_cmp);
+        qsort(r, n, sizeof *r, range_cmp);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m && r[i].first <= r[m - 1].end) {
@@ -192,10 +186,10 @@ int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, con
     uint8_t *cs = NULL;
     bool any = false;
     int rc = ms__compile_stacks(&cs, &any, s, err);
-    erange *ar = NULL;
+    ms__compile_range *ar = NULL;
     size_t nar = 0;
     if (!rc)
-        rc = compile_ranges(&ar, &nar, s, tr, err);
+        rc = ms__compile_ranges(&ar, &nar, s, tr, err);
     if (rc) {
         free(cs);
         return rc;

@@ -21,6 +21,15 @@ int ms__compile_stacks(uint8_t **out, bool *any, const ms_snapshot *s, ms_error 
  * pad_mm_benchmark, benchmark_all_configs, select_algorithm, autotune, do_bench. */
 uint8_t ms__compile_annotation(const char *name);
 
+/* The compile annotation ranges of a device's trace as event ranges [first, end),
+ * sorted and merged, with their bits; none without times. free() the array. */
+typedef struct ms__compile_range {
+    int64_t first, end;
+    uint8_t bits;
+} ms__compile_range;
+int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot *s,
+                       const ms_trace *tr, ms_error *err);
+
 typedef struct ms__compile_window {
     int64_t start_event, end_event; /* first compile event .. one past the last */
     uint8_t bits;                   /* MS__COMPILE_* of its events */

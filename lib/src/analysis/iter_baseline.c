@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "addrmap.h"
+#include "compile_internal.h"
 #include "internal.h"
 #include "iter_cand.h"
 
@@ -295,6 +296,34 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
         }
         m = k;
     }
+    /* A valley between two of torch.compile's benchmark runs is no iteration: a cut whose
+     * first allocation is compile-time work (its stack, or a range such as
+     * `pad_mm_benchmark (dynamo_timed)` where the stacks say nothing) is dropped. */
+    ms__compile_range *cr = NULL;
+    size_t ncr = 0;
+    ms_error cerr;
+    if (m && ms__compile_ranges(&cr, &ncr, s, tr, &cerr)) {
+        *ok = false;
+        return false;
+    }
+    size_t k = 0, ri = 0;
+    for (size_t j = 0; j < m; j++) {
+        int64_t to = j + 1 < m ? cut[j + 1] : n, e = cut[j];
+        while (e < to && tr->action[e] != MS_ACT_ALLOC)
+            e++;
+        bool comp = false;
+        if (e < to) {
+            uint32_t st = tr->stack[e];
+            comp = st != MS_NO_STACK && (si[st].flags & MS__ST_COMPILE);
+            while (ri < ncr && cr[ri].end <= e)
+                ri++;
+            comp = comp || (ri < ncr && cr[ri].first <= e);
+        }
+        if (!comp)
+            cut[k++] = cut[j];
+    }
+    free(cr);
+    m = k;
     *keep = m;
     if (m < 2)
         return false;

@@ -130,9 +130,10 @@ int ms__phases_from_ctx(ms_phases **out, const ms__cat_ctx *x, int device, ms_er
     }
     p->device = device;
     size_t n = 0, w = 0;
+    int64_t done = 0; /* events placed so far: a window may swallow whole segments */
     for (size_t k = 0; k < x->nsegs; k++) {
         const ms__cat_seg *g = &x->segs[k];
-        int64_t at = g->start;
+        int64_t at = g->start > done ? g->start : done;
         while (at < g->end) {
             while (w < cw.n && cw.items[w].end_event <= at)
                 w++;
@@ -144,7 +145,7 @@ int ms__phases_from_ctx(ms_phases **out, const ms__cat_ctx *x, int device, ms_er
                     p->items[n++] = (ms_phase){MS_PHASE_COMPILE, at, cwin->end_event,
                                                cwin->end_event, (uint32_t)w,
                                                MS_PHASE_FROM_COMPILE};
-                at = cwin->end_event;
+                at = done = cwin->end_event;
                 continue;
             }
             int64_t to = w < cw.n && cw.items[w].start_event < g->end ? cw.items[w].start_event
@@ -153,7 +154,7 @@ int ms__phases_from_ctx(ms_phases **out, const ms__cat_ctx *x, int device, ms_er
             if (g->close >= g->end)
                 close = to;
             p->items[n++] = (ms_phase){(ms_phase_kind)g->kind, at, to, close, g->ordinal, g->src};
-            at = to;
+            at = done = to;
         }
     }
     p->n = n;
