@@ -102,6 +102,47 @@ static cJSON *explain_json(const ms_snapshot *s, const ms_categories *c, int top
     return arr;
 }
 
+/* The optimizer identity at the last step; null on a run without one (inference) or
+ * without gradients alive at it. */
+static cJSON *identity_json(const ms_categories *c)
+{
+    ms_category_identity id;
+    if (ms_categories_identity(&id, c, NULL) || !id.checked)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "holds", id.holds);
+    if (id.optimizer[0]) {
+        cJSON_AddStringToObject(o, "optimizer", id.optimizer);
+        cJSON_AddStringToObject(o, "optimizer_from", id.optimizer_from_frames ? "frames"
+                                                                             : "annotation");
+    } else {
+        cJSON_AddNullToObject(o, "optimizer");
+        cJSON_AddNullToObject(o, "optimizer_from");
+    }
+    num(o, "states_per_parameter", id.states_per_parameter);
+    if (id.measured_states_per_parameter >= 0)
+        num(o, "measured_states_per_parameter", id.measured_states_per_parameter);
+    else
+        cJSON_AddNullToObject(o, "measured_states_per_parameter");
+    if (id.state_names)
+        cJSON_AddStringToObject(o, "state_names", id.state_names);
+    else
+        cJSON_AddNullToObject(o, "state_names");
+    num(o, "event", id.event);
+    num(o, "parameter", id.parameter);
+    num(o, "trainable_parameter", id.trainable_parameter);
+    num(o, "gradient", id.gradient);
+    num(o, "optimizer_state", id.optimizer_state);
+    num(o, "expected_optimizer_state", id.expected_optimizer_state);
+    num(o, "state_before_trace", id.state_before_trace);
+    if (id.off < MS_CAT_COUNT)
+        cJSON_AddStringToObject(o, "off", ms_category_name(id.off));
+    else
+        cJSON_AddNullToObject(o, "off");
+    num(o, "off_by_bytes", id.off_by);
+    return o;
+}
+
 typedef struct leaks_job {
     ms_run *run;
     const ms_leak_report *lr;
@@ -254,11 +295,17 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     if (peak_iter != SIZE_MAX && ms_categories_formula(&f, c, peak_iter, NULL) == 0) {
         cJSON *o = cJSON_AddObjectToObject(dev, "formula");
         num(o, "iteration", (int64_t)f.iteration + 1);
+        cJSON_AddStringToObject(o, "form", ms_formula_form_name(f.form));
         num(o, "parameter", f.parameter);
-        num(o, "optimizer_state", f.optimizer_state);
-        num(o, "gradient", f.gradient);
-        num(o, "optimizer_temporary", f.optimizer_temporary);
-        num(o, "activation", f.activation);
+        if (f.form == MS_FORM_INFERENCE) {
+            num(o, "input", f.input);
+            num(o, "activation_temporary", f.activation_temporary);
+        } else {
+            num(o, "optimizer_state", f.optimizer_state);
+            num(o, "gradient", f.gradient);
+            num(o, "optimizer_temporary", f.optimizer_temporary);
+            num(o, "activation", f.activation);
+        }
         num(o, "estimate", f.estimate);
         num(o, "measured_peak", f.measured_peak);
         /* The formula covers complete iterations; the run's real peak may be in the
@@ -269,6 +316,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
     } else {
         cJSON_AddNullToObject(dev, "formula");
     }
+    cJSON_AddItemToObject(dev, "optimizer_identity", identity_json(c));
     if (q->explain)
         cJSON_AddItemToObject(dev, "explain", explain_json(s, c, q->explain_top));
     return dev;
@@ -347,6 +395,63 @@ static void print_table(FILE *out, const column *col, size_t ncol)
         }
         fputc('\n', out);
     }
+}
+
+/* The identity, the numbers on both sides and whether it holds; where it fails, on a
+ * second line, which side the other two contradict and by how much. */
+static void print_identity(FILE *out, const cJSON *id)
+{
+    if (!cJSON_IsObject(id))
+        return;
+    char st[32], tp[32], gr[32], fr[32], by[32];
+    double k = get(id, "states_per_parameter");
+    size_text(get(id, "optimizer_state"), st, sizeof st);
+    size_text(get(id, "trainable_parameter"), tp, sizeof tp);
+    size_text(get(id, "gradient"), gr, sizeof gr);
+    double frozen = get(id, "parameter") - get(id, "trainable_parameter") -
+                    get(id, "state_before_trace");
+    size_text(frozen, fr, sizeof fr);
+    const char *opt = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(id, "optimizer"));
+    const char *names = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(id, "state_names"));
+    bool holds = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(id, "holds"));
+    fprintf(out, "  optimizer identity (%s, k=%.0f", opt ? cli_term(opt) : "optimizer not named",
+            k);
+    if (names)
+        fprintf(out, ": %s", names);
+    fprintf(out, "): state %s %s %.0f x trainable parameters %s, gradients %s: %s", st,
+            holds ? "=" : "vs", k, tp, gr, holds ? "holds" : "fails");
+    if (frozen > 0)
+        fprintf(out, "; %s of parameters have no gradient (frozen)", fr);
+    const cJSON *mk = cJSON_GetObjectItemCaseSensitive(id, "measured_states_per_parameter");
+    if (cJSON_IsNumber(mk) && mk->valuedouble != k)
+        fprintf(out, "; the sizes show %.0f state%s a gradient, which %s does not keep",
+                mk->valuedouble, mk->valuedouble == 1 ? "" : "s", opt ? cli_term(opt) : "it");
+    fputc('\n', out);
+    if (holds)
+        return;
+    const char *off = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(id, "off"));
+    double d = get(id, "off_by_bytes");
+    size_text(d < 0 ? -d : d, by, sizeof by);
+    const char *dir = d < 0 ? "short" : "over";
+    if (off && !strcmp(off, "parameter"))
+        fprintf(out, "    the parameters are %s %s: the gradients%s mirror parameters that sit "
+                     "in other categories\n",
+                by, dir, k > 0 ? " and the state" : "");
+    else if (off && !strcmp(off, "optimizer_state") && d < 0 &&
+             get(id, "state_before_trace") > 0) {
+        char pre[32];
+        size_text(get(id, "state_before_trace"), pre, sizeof pre);
+        fprintf(out, "    the optimizer state is %s short: made before the trace began, it is "
+                     "among the parameters alive before the first event (%s of them repeat "
+                     "the gradients' sizes)\n",
+                by, pre);
+    } else if (off && !strcmp(off, "optimizer_state"))
+        fprintf(out, "    the optimizer state is %s %s (the parameters and gradients agree)\n",
+                by, dir);
+    else if (off && !strcmp(off, "gradient"))
+        fprintf(out, "    the gradients are %s %s (the parameters and state agree)\n", by, dir);
+    else
+        fprintf(out, "    no two sides agree (the state is %s %s)\n", by, dir);
 }
 
 static void print_device(FILE *out, const cJSON *dev)
@@ -434,7 +539,28 @@ static void print_device(FILE *out, const cJSON *dev)
     }
 
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(dev, "formula");
-    if (cJSON_IsObject(f)) {
+    const char *form = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "form"));
+    if (cJSON_IsObject(f) && form && !strcmp(form, "inference")) {
+        char p[32], in[32], act[32], est[32], meas[32];
+        size_text(get(f, "parameter"), p, sizeof p);
+        size_text(get(f, "input"), in, sizeof in);
+        size_text(get(f, "activation_temporary"), act, sizeof act);
+        size_text(get(f, "estimate"), est, sizeof est);
+        size_text(get(f, "measured_peak"), meas, sizeof meas);
+        fprintf(out, "  peak iteration %.0f (inference: no backward, no optimizer step): "
+                     "parameters + inputs and KV caches + activations and temporaries\n",
+                get(f, "iteration"));
+        fprintf(out, "    = %s + %s + %s = %s; measured peak %s\n", p, in, act, est, meas);
+        const cJSON *x = cJSON_GetArrayItem(iters, (int)get(f, "iteration") - 1);
+        const cJSON *pc = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(x, "peak"), "categories");
+        if (pc) {
+            char w[32], ot[32];
+            size_text(get(pc, "workspace"), w, sizeof w);
+            size_text(get(pc, "other"), ot, sizeof ot);
+            fprintf(out, "    not in the formula, at that peak: workspace %s, other %s\n", w, ot);
+        }
+    } else if (cJSON_IsObject(f)) {
         char p[32], o[32], g[32], t[32], act[32], est[32], meas[32];
         size_text(get(f, "parameter"), p, sizeof p);
         size_text(get(f, "optimizer_state"), o, sizeof o);
@@ -469,6 +595,7 @@ static void print_device(FILE *out, const cJSON *dev)
                     real, get(f, "real_peak_unfinished_iteration"));
         }
     }
+    print_identity(out, cJSON_GetObjectItemCaseSensitive(dev, "optimizer_identity"));
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(dev, "explain");
     if (cJSON_IsArray(ex)) {
         fprintf(out, "  why: the biggest allocations of each category alive at the peak\n");

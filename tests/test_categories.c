@@ -17,7 +17,12 @@ static const char *const CAT_FILES[] = {
     "compile_default", "compile_ctx_recorded", "compile_reduce_overhead", "ctx_alloc",
     "stacks_python",
     /* Parameters made after training began (late-parameter). */
-    "lazy_params", "meta_params", "late_layer"};
+    "lazy_params", "meta_params", "late_layer",
+    /* LazyLinear parameters made by a first forward under no_grad, before the first
+     * iteration, then AdamW / SGD with momentum (mirrored-parameter). */
+    "v3_lazy_adamw", "v3_lazy_sgd",
+    /* Deep(512, 8) built in the recording, 6 batches under no_grad. */
+    "shape_infer_loop"};
 
 static double num(const cJSON *o, const char *key, bool *ok)
 {
@@ -344,6 +349,11 @@ static void check_api(void)
     CHECK_EQ_STR(ms_category_name(MS_CAT_OPTIMIZER_STATE), "optimizer_state");
     CHECK_EQ_STR(ms_category_name(MS_CAT_COUNT), "unknown");
     CHECK_EQ_STR(ms_category_reason_name(MS_CATR_BACKWARD_KEPT), "backward-kept");
+    CHECK_EQ_STR(ms_category_reason_name(MS_CATR_MIRRORED_PARAMETER), "mirrored-parameter");
+    CHECK_TRUE(ms_category_reason_weak(MS_CATR_MIRRORED_PARAMETER));
+    CHECK_EQ_STR(ms_formula_form_name(MS_FORM_INFERENCE), "inference");
+    CHECK_EQ_STR(ms_formula_form_name(MS_FORM_TRAINING), "training");
+    CHECK_TRUE(ms_categories_identity(NULL, NULL, NULL) == MS_ERR_ARG);
     CHECK_TRUE(ms_category_reason_weak(MS_CATR_PRETRACE_KEPT));
     CHECK_TRUE(!ms_category_reason_weak(MS_CATR_BACKWARD_KEPT));
     ms_categories_free(NULL);
@@ -618,6 +628,77 @@ static void check_kv_cache(void)
     cJSON_Delete(truth);
 }
 
+/* The optimizer identity against the truth: k, the optimizer's name, and which side is
+ * off where it fails. `want_off` MS_CAT_COUNT: it holds. */
+static void check_identity(const char *name, int k, const char *optimizer, ms_category want_off,
+                           int64_t want_off_by)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline(path, &s, &device, &t))
+        return;
+    ms_categories *c = NULL;
+    ms_error err;
+    ms_category_identity id;
+    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0 &&
+        ms_categories_identity(&id, c, &err) == 0) {
+        check_count++;
+        CHECK_TRUE_IN(name, id.checked);
+        CHECK_EQ_INT_IN(name, id.states_per_parameter, k);
+        CHECK_EQ_STR_IN(name, id.optimizer, optimizer);
+        CHECK_EQ_INT_IN(name, id.holds, want_off == MS_CAT_COUNT);
+        CHECK_EQ_INT_IN(name, id.off, want_off);
+        CHECK_EQ_INT_IN(name, id.off_by, want_off_by);
+        CHECK_TRUE_IN(name, id.trainable_parameter <= id.parameter && id.event >= 0);
+        if (want_off == MS_CAT_COUNT)
+            CHECK_EQ_INT_IN(name, id.expected_optimizer_state,
+                            (int64_t)k * id.trainable_parameter);
+    } else {
+        check_fail("%s: %s", name, err.message);
+    }
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
+/* Inference runs: their own formula, no identity. */
+static void check_inference_form(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    int device = 0;
+    if (check_open_timeline(path, &s, &device, &t))
+        return;
+    ms_categories *c = NULL;
+    ms_error err;
+    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
+        check_count++;
+        const ms_iterations *it = ms_categories_iterations(c);
+        CHECK_TRUE_IN(name, it->n >= 3);
+        for (size_t k = 0; k < it->n; k++) {
+            ms_category_formula f;
+            CHECK_EQ_INT_IN(name, ms_categories_formula(&f, c, k, NULL), 0);
+            CHECK_EQ_INT_IN(name, f.form, MS_FORM_INFERENCE);
+            CHECK_EQ_INT_IN(name, f.estimate, f.parameter + f.input + f.activation_temporary);
+            CHECK_EQ_INT_IN(name, f.gradient + f.optimizer_state + f.optimizer_temporary, 0);
+            CHECK_TRUE_IN(name, f.activation_temporary > 0 && f.parameter > 0);
+        }
+        ms_category_identity id;
+        CHECK_EQ_INT_IN(name, ms_categories_identity(&id, c, NULL), 0);
+        CHECK_TRUE_IN(name, !id.checked && !id.holds);
+    } else {
+        check_fail("%s: %s", name, err.message);
+    }
+    ms_categories_free(c);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof CAT_FILES / sizeof CAT_FILES[0]; i++)
@@ -631,6 +712,18 @@ int main(void)
     check_refined("lazy_params", MS_CATR_LATE_PARAMETER, 67145728, 10);
     /* nn.Linear(1024, 1024) added at step 2: weight and bias. */
     check_refined("late_layer", MS_CATR_LATE_PARAMETER, 4198400, 2);
+    /* LazyLinear 1024 -> 4 x 2048 -> 1024 materialised by a no_grad forward before the
+     * loop: every weight and bias, once, by the step's mirror. */
+    check_refined("v3_lazy_adamw", MS_CATR_MIRRORED_PARAMETER, 67145728, 10);
+    check_refined("v3_lazy_sgd", MS_CATR_MIRRORED_PARAMETER, 67145728, 10);
+    check_identity("v3_lazy_adamw", 2, "AdamW", MS_CAT_COUNT, 0);
+    check_identity("v3_lazy_sgd", 1, "SGD", MS_CAT_COUNT, 0);
+    check_identity("cat_sgd_frozen", 1, "SGD", MS_CAT_COUNT, 0);
+    check_identity("lazy_params", 2, "AdamW", MS_CAT_COUNT, 0);
+    /* The backward hook keeps 24 slices of 256 KiB, made in backward: gradients over. */
+    check_identity("leak_backward_hook", 2, "AdamW", MS_CAT_GRADIENT, 24 * 262144);
+    check_inference_form("cat_infer");
+    check_inference_form("shape_infer_loop");
     check_inference("cat_infer");
     check_inference("linear_infer");
     check_inference("leak_nograd_infer");

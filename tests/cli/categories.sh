@@ -40,7 +40,7 @@ expect "summary line" 0 "peak is +parameter 48\.06 MiB" -- "$bin" summary testda
 
 # JSON: every instant of the truth asked with --at-us (and once with --at), in order;
 # every categories object has the eight keys and sums to bytes; values against truth.
-for f in cat_adamw cat_sgd_frozen cat_infer; do
+for f in cat_adamw cat_sgd_frozen cat_infer v3_lazy_adamw v3_lazy_sgd shape_infer_loop; do
   args=$(python3 -c "import json,sys; print(' '.join('--at-us %d' % i['time_us'] for i in json.load(open(sys.argv[1]))['instants']))" "testdata/$f.truth.json")
   # shellcheck disable=SC2086
   if ! "$bin" categories --json $args --at 0.5 "testdata/$f.pickle" > "$tmp/$f.json"; then
@@ -160,6 +160,142 @@ assert c["peak"]["bytes"] == s["peak"]["bytes"], (c["peak"], s["peak"])
 assert sum(c["peak"]["categories"].values()) == c["peak"]["bytes"]
 PY
 then echo "ok twice handed out: categories' peak is summary's"; pass=$((pass+1)); else echo "FAIL twice handed out: categories' peak is summary's"; fail=$((fail+1)); fi
+
+# The optimizer identity (state = k x trainable parameters = k x gradients) and the
+# inference form, against the GPU truth: lazy parameters made before the loop (AdamW k=2,
+# SGD with momentum k=1), frozen layers, a backward hook's kept slices (gradients over by
+# the leak), Adam state made before the recording (state among the parameters), a step
+# cut short by an OOM (not read), inference runs (no identity, their own formula).
+for f in v3_lazy_adamw v3_lazy_sgd cat_sgd_frozen cat_adamw leak_backward_hook shape_bench_loop oom_model_state cat_infer shape_infer_loop; do
+  "$bin" categories --json "testdata/$f.pickle" > "$tmp/$f.id.json"
+done
+if python3 - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+def dev(f): return json.load(open(f"{tmp}/{f}.id.json"))["files"][0]["devices"][0]
+def truth(f): return json.load(open(f"testdata/{f}.truth.json"))
+def near(a, b): return abs(a - b) <= 0.01 * b
+bad = []
+for f, k, opt in (("v3_lazy_adamw", 2, "AdamW"), ("v3_lazy_sgd", 1, "SGD")):
+    i, t = dev(f)["optimizer_identity"], truth(f)
+    p = t["materialised"]["parameter_bytes"]
+    if not (i["holds"] and i["off"] is None and i["off_by_bytes"] == 0): bad.append(f"{f}: {i}")
+    if (i["states_per_parameter"], i["measured_states_per_parameter"], i["optimizer"], i["optimizer_from"]) != (k, k, opt, "annotation"): bad.append(f"{f}: k/optimizer {i}")
+    if t["optimizer_states_per_parameter"] != k: bad.append(f"{f}: truth k")
+    if not (near(i["trainable_parameter"], p) and near(i["parameter"], p) and near(i["gradient"], p)): bad.append(f"{f}: parameters {i}")
+    if not near(i["optimizer_state"], t["final_model_state"]["optimizer_state_bytes"]): bad.append(f"{f}: state {i}")
+    if dev(f)["end"]["categories"]["activation"] != 0: bad.append(f"{f}: activation left at the end")
+i, t = dev("cat_sgd_frozen")["optimizer_identity"], truth("cat_sgd_frozen")
+last = t["instants"][-1]
+if not (i["holds"] and i["states_per_parameter"] == 1 and i["optimizer"] == "SGD"): bad.append(f"cat_sgd_frozen: {i}")
+if not (near(i["parameter"], last["parameter_bytes"]) and near(i["trainable_parameter"], last["optimizer_state_bytes"])): bad.append(f"cat_sgd_frozen: frozen apart {i}")
+if not i["parameter"] - i["trainable_parameter"] > 0.3 * i["parameter"]: bad.append("cat_sgd_frozen: no frozen part")
+i = dev("cat_adamw")["optimizer_identity"]
+if not (i["holds"] and i["states_per_parameter"] == 2 and i["parameter"] == i["trainable_parameter"]): bad.append(f"cat_adamw: {i}")
+i, t = dev("leak_backward_hook")["optimizer_identity"], truth("leak_backward_hook")
+leaked = sum(l["count"] * l["bytes_each_requested"] for l in t["leaks"])
+if (i["holds"], i["off"], i["off_by_bytes"]) != (False, "gradient", leaked): bad.append(f"leak_backward_hook: {i} vs leak {leaked}")
+i, t = dev("shape_bench_loop")["optimizer_identity"], truth("shape_bench_loop")
+st = t["model_state_at_start"]["optimizer_state_bytes"]
+if not (i["holds"] is False and i["off"] == "optimizer_state" and near(-i["off_by_bytes"], st) and near(i["state_before_trace"], st) and i["states_per_parameter"] == 2 and i["measured_states_per_parameter"] == 0): bad.append(f"shape_bench_loop: {i} vs state {st}")
+if dev("oom_model_state")["optimizer_identity"] is not None: bad.append("oom_model_state: a step cut short was read")
+for f in ("cat_infer", "shape_infer_loop"):
+    d = dev(f); fo = d["formula"]
+    if d["optimizer_identity"] is not None: bad.append(f"{f}: identity on inference")
+    if fo["form"] != "inference" or "gradient" in fo or "optimizer_state" in fo: bad.append(f"{f}: form {fo}")
+    if fo["estimate"] != fo["parameter"] + fo["input"] + fo["activation_temporary"]: bad.append(f"{f}: estimate {fo}")
+    if f == "shape_infer_loop" and not near(fo["parameter"], truth(f)["parameter_bytes"]): bad.append(f"{f}: parameters {fo}")
+    pk = d["iterations"][fo["iteration"] - 1]["peak"]["categories"]
+    if fo["estimate"] + pk["workspace"] + pk["other"] < fo["measured_peak"]: bad.append(f"{f}: formula misses {fo}")
+if dev("cat_adamw")["formula"]["form"] != "training": bad.append("cat_adamw: form")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+then echo "ok optimizer identity and inference form vs truth"; pass=$((pass+1)); else echo "FAIL optimizer identity and inference form vs truth"; fail=$((fail+1)); fi
+expect "identity line, AdamW" 0 "^  optimizer identity \(AdamW, k=2: exp_avg, exp_avg_sq\): state 128\.07 MiB = 2 x trainable parameters 64\.04 MiB, gradients 64\.04 MiB: holds$" -- "$bin" categories testdata/v3_lazy_adamw.pickle
+expect "identity line, SGD" 0 "^  optimizer identity \(SGD, k=1: momentum_buffer\): state 64\.04 MiB = 1 x trainable parameters 64\.04 MiB, gradients 64\.04 MiB: holds$" -- "$bin" categories testdata/v3_lazy_sgd.pickle
+expect "identity line, frozen" 0 "holds; 16\.02 MiB of parameters have no gradient \(frozen\)$" -- "$bin" categories testdata/cat_sgd_frozen.pickle
+expect "identity fails, gradients" 0 "^    the gradients are 6\.00 MiB over \(the parameters and state agree\)$" -- "$bin" categories testdata/leak_backward_hook.pickle
+expect "identity fails, state before the trace" 0 "^    the optimizer state is 32\.08 MiB short: made before the trace began" -- "$bin" categories testdata/shape_bench_loop.pickle
+expect "inference formula" 0 "^  peak iteration 1 \(inference: no backward, no optimizer step\): parameters \+ inputs and KV caches \+ activations and temporaries$" -- "$bin" categories testdata/cat_infer.pickle
+expect "lazy parameters in summary" 0 "peak is +parameter 64\.04 MiB" -- "$bin" summary testdata/v3_lazy_adamw.pickle
+
+# Crafted traps, the truth known by construction: 2 x 4 MiB lazy weights made by a first
+# forward before the loop (python-only stacks, so they look like the workspace pattern),
+# their gradients in each backward, an SGD step (named by torch/optim/sgd.py) with or
+# without momentum. With momentum the state mirrors them: parameters (k=1). Without, no
+# state: gradients alone are no evidence, so they stay apart and the identity says the
+# parameters are 8 MiB short. A third never-freed 4 MiB tensor of the forward, made after
+# the weights: two of the three are taken (the step mirrors two), the earliest.
+python3 - "$tmp" <<'PY'
+import pickle, sys
+def frames(*fs): return [{"filename": f, "name": n, "line": l} for f, n, l in fs]
+TRAIN = ("/home/u/train.py", "main", 5)
+USER = frames(("/home/u/train.py", "main", 3))
+FWD = frames(("/home/u/model.py", "forward", 10), TRAIN)
+BWD = frames(("/opt/py/site-packages/torch/autograd/__init__.py", "backward", 1), TRAIN)
+OPT = frames(("/opt/py/site-packages/torch/optim/sgd.py", "step", 1), TRAIN)
+ZG = frames(("/opt/py/site-packages/torch/optim/optimizer.py", "zero_grad", 1), TRAIN)
+MB = 1 << 20
+def gen(path, momentum, cache):
+    ev, t, addr = [], [1000], [1 << 30]
+    def a(size, fr):
+        addr[0] += 16 * MB; t[0] += 10
+        ev.append({"action": "alloc", "addr": addr[0], "size": size, "stream": 0, "time_us": t[0], "frames": fr})
+        return (addr[0], size)
+    def f(x, fr):
+        t[0] += 10
+        for act in ("free_requested", "free_completed"):
+            ev.append({"action": act, "addr": x[0], "size": x[1], "stream": 0, "time_us": t[0], "frames": fr})
+    x = a(256 * 1024, USER)
+    a(4 * MB, FWD); a(4 * MB, FWD)
+    if cache:
+        a(4 * MB, FWD)
+    tmp = a(1024, FWD); f(tmp, FWD)
+    f(x, USER)
+    state = []
+    for it in range(3):
+        t[0] += 1000
+        b = a(256 * 1024, USER)
+        acts = [a(512 * 1024, FWD), a(512 * 1024, FWD)]
+        g = [a(4 * MB, BWD), a(4 * MB, BWD)]
+        for y in acts: f(y, BWD)
+        if momentum and not state:
+            state = [a(4 * MB, OPT), a(4 * MB, OPT)]
+        s = a(4 * MB, OPT); f(s, OPT)
+        for y in g: f(y, ZG)
+        f(b, USER)
+    pickle.dump({"segments": [], "device_traces": [ev]}, open(path, "wb"), protocol=4)
+gen(sys.argv[1] + "/sgd_momentum.pickle", True, False)
+gen(sys.argv[1] + "/sgd_plain.pickle", False, False)
+gen(sys.argv[1] + "/sgd_cache.pickle", True, True)
+PY
+for f in sgd_momentum sgd_plain sgd_cache; do
+  "$bin" categories --json --explain "$tmp/$f.pickle" > "$tmp/$f.c.json"
+  "$bin" summary --json "$tmp/$f.pickle" > "$tmp/$f.s.json"
+done
+if python3 - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+MB = 1 << 20
+bad = []
+def load(f, k): return json.load(open(f"{tmp}/{f}.{k}.json"))["files"][0]["devices"][0]
+for f, k, holds, params in (("sgd_momentum", 1, True, 8 * MB), ("sgd_plain", 0, False, 0), ("sgd_cache", 1, True, 8 * MB)):
+    c, s = load(f, "c"), load(f, "s")
+    i = c["optimizer_identity"]
+    if (i["optimizer"], i["optimizer_from"], i["states_per_parameter"], i["holds"]) != ("SGD", "frames", k, holds): bad.append(f"{f}: {i}")
+    if c["end"]["categories"]["parameter"] != params: bad.append(f"{f}: parameters at the end {c['end']['categories']}")
+    if s["peak"]["categories"] != c["peak"]["categories"]: bad.append(f"{f}: summary's peak {s['peak']['categories']} vs {c['peak']['categories']}")
+    taken = [e for e in c["explain"] if e["reason"] == "mirrored-parameter"]
+    if len(taken) != (2 if params else 0) or any(not e["weak"] for e in taken): bad.append(f"{f}: mirrored {taken}")
+    if f == "sgd_cache" and sorted(e["alloc_event"] for e in taken) != [1, 2]: bad.append(f"{f}: not the earliest {taken}")
+i = load("sgd_plain", "c")["optimizer_identity"]
+if (i["off"], i["off_by_bytes"], i["gradient"], i["trainable_parameter"]) != ("parameter", -8 * MB, 8 * MB, 0): bad.append(f"sgd_plain: {i}")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+then echo "ok crafted SGD traps"; pass=$((pass+1)); else echo "FAIL crafted SGD traps"; fail=$((fail+1)); fi
+expect "identity fails, parameters short" 0 "^    the parameters are 8\.00 MiB short: the gradients mirror parameters that sit in other categories$" -- "$bin" categories "$tmp/sgd_plain.pickle"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

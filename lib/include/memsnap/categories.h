@@ -82,7 +82,12 @@ MS_API const char *ms_category_name(ms_category c);
       "materialised module, or a layer added mid-run)")                                    \
     X(MS_CATR_NO_STACKS, "no-stacks",                                                      \
       "the trace has no stacks (recorded with context None or 'state') and no forward or " \
-      "backward annotation: what it was made for cannot be told")
+      "backward annotation: what it was made for cannot be told")                         \
+    X(MS_CATR_MIRRORED_PARAMETER, "mirrored-parameter",                                    \
+      "alive from before the first optimizer step to the end, and mirrored one to one in " \
+      "size by the gradients alive at the step and the state the optimizer made in it (a " \
+      "parameter made outside the setup: a lazy module's first forward, a no_grad "         \
+      "materialisation)")
 
 typedef enum ms_category_reason {
 #define MS_X_ENUM(name, key, text) name,
@@ -170,22 +175,81 @@ typedef struct ms_category_end {
 MS_API int ms_categories_end(ms_category_end *out, const ms_categories *c,
                              const ms_leak_report *r, ms_error *err);
 
-/* The Hugging Face guide's training-memory formula for iteration k, with the measured
- * numbers: parameters + optimizer state + max(gradients + optimizer intermediates,
- * activations). Each term is its highest value inside the iteration. */
+/* The memory formula for iteration k, with the measured numbers; each term is its highest
+ * value inside the iteration. Its form follows the run's evidence: a run with a backward
+ * or an optimizer step gets the Hugging Face guide's training formula, parameters +
+ * optimizer state + max(gradients + optimizer intermediates, activations); a run whose
+ * passes are all forwards (no backward, no optimizer step) the inference one,
+ * parameters + inputs (and KV caches) + activations and temporaries, with no gradient or
+ * optimizer term. */
+typedef enum ms_formula_form {
+    MS_FORM_TRAINING,
+    MS_FORM_INFERENCE
+} ms_formula_form;
+
+MS_API const char *ms_formula_form_name(ms_formula_form f); /* "training", "inference" */
+
 typedef struct ms_category_formula {
     size_t iteration;
+    ms_formula_form form;
     int64_t parameter;
     int64_t optimizer_state;
     int64_t gradient;
     int64_t optimizer_temporary; /* temporaries alive inside optimizer steps */
     int64_t activation;          /* activations + input */
+    int64_t input;               /* inference: the input category (batches, KV caches) */
+    int64_t activation_temporary; /* inference: activations + temporaries */
     int64_t estimate;            /* the formula's value */
     int64_t measured_peak;       /* the iteration's real peak */
 } ms_category_formula;
 
 MS_API int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size_t k,
                                  ms_error *err);
+
+/* What a training step says about the categories: an optimizer keeps k tensors of state
+ * for each trainable parameter, each of its parameter's size (Adam/AdamW exp_avg and
+ * exp_avg_sq: k = 2; SGD with momentum its momentum_buffer: 1; SGD without: 0), and
+ * every trainable parameter has a gradient when the step begins. So at the last
+ * optimizer step that follows a backward, optimizer state = k x trainable parameters =
+ * k x gradients, where the trainable parameters are the parameters with a gradient of
+ * their size (frozen ones have neither). k is measured from the sizes (state tensors per
+ * gradient of each size) and checked against the optimizer, named by its step's
+ * annotation (Optimizer.step#AdamW.step) or its file in torch/optim/. Where the identity
+ * fails, `off` names the side the other two contradict and `off_by` how far it is off
+ * (its bytes less what the others say it should hold). */
+typedef struct ms_category_identity {
+    bool checked;          /* a step after a backward, with gradients alive at it */
+    bool holds;
+    char optimizer[32];    /* "AdamW"; "" when neither annotation nor frames name it */
+    bool optimizer_from_frames; /* named by its file (adam.py serves Adam and AdamW) */
+    int states_per_parameter;   /* k the identity uses: the measured one, or the
+                                 * optimizer's usual one where the measured one is not
+                                 * one the optimizer keeps */
+    int measured_states_per_parameter; /* -1 when no size tells */
+    const char *state_names;    /* the optimizer's state tensors ("exp_avg, exp_avg_sq");
+                                 * NULL unknown */
+    int64_t event;              /* the step's first event: parameters and gradients are
+                                 * counted alive before it, optimizer state after the step */
+    int64_t parameter;          /* every parameter alive there */
+    int64_t trainable_parameter; /* ... those with a gradient of their size */
+    int64_t gradient;
+    int64_t optimizer_state;
+    int64_t expected_optimizer_state; /* states_per_parameter x trainable_parameter */
+    int64_t state_before_trace; /* of `parameter`: alive before the trace began, of trainable
+                                 * sizes beyond one a gradient, up to k more: optimizer state
+                                 * made before the recording (a wrapped ring buffer, a
+                                 * recording started after warm-up steps) */
+    ms_category off;            /* MS_CAT_PARAMETER, MS_CAT_GRADIENT or
+                                 * MS_CAT_OPTIMIZER_STATE; MS_CAT_COUNT when it holds or
+                                 * no one side is contradicted by the other two */
+    int64_t off_by;             /* signed bytes (the state's against expected_optimizer_state
+                                 * when off is MS_CAT_COUNT) */
+} ms_category_identity;
+
+/* The identity at the run's last optimizer step; out->checked false (and 0 returned) on a
+ * run without one (inference) or without gradients alive at it. */
+MS_API int ms_categories_identity(ms_category_identity *out, const ms_categories *c,
+                                  ms_error *err);
 
 /* Phases found, for people: counts by kind and where they came from. */
 typedef struct ms_category_phases {

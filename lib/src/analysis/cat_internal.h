@@ -36,6 +36,24 @@ typedef struct ms__cat_seg {
     uint8_t src;
 } ms__cat_seg;
 
+/* A life that ends at an event which starts another (an address handed out twice with no
+ * free between, as the timeline reads it). */
+typedef struct ms__cat_life_end {
+    int64_t event;
+    uint32_t alloc;
+} ms__cat_life_end;
+
+/* What the whole device's categorisation indexes about the lives (categories_build.c), so
+ * that those alive at one event are found from the events after it rather than by
+ * reading every allocation. */
+typedef struct ms__cat_lives {
+    const uint32_t *ev_alloc; /* per event: 1 + the allocation it starts or ends, 0 none */
+    const uint32_t *kept;     /* the lives never freed, by index */
+    size_t n_kept;
+    const ms__cat_life_end *ends; /* lives ended at another's start, sorted by event */
+    size_t n_ends;
+} ms__cat_lives;
+
 typedef struct ms__cat_ctx {
     const ms_snapshot *s;
     const ms_timeline *t;
@@ -55,6 +73,9 @@ typedef struct ms__cat_ctx {
     size_t *bwd_after;        /* per segment: the next backward with no forward before
                                * it, SIZE_MAX none */
     int64_t iter_start;       /* first event of the first iteration, -1 unknown */
+    size_t first_step;        /* the first and last optimizer steps (ms__cat_steps), */
+    size_t last_step;         /* SIZE_MAX none */
+    const ms__cat_lives *lives; /* set by ms_categories_build for t->allocs; NULL else */
     uint8_t src_all;
 } ms__cat_ctx;
 
@@ -110,5 +131,24 @@ uint64_t *ms__cat_param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *c
  * own events: 1 may, 0 cannot, -1 out of memory. In categories_refine.c. */
 int ms__cat_late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
                           const uint8_t *origin, const uint64_t *psz, size_t np);
+
+/* The optimizer's mirror (categories_mirror.c). The first and last optimizer segments
+ * that follow a backward, found once the segments are cut (x->first_step, x->last_step);
+ * false when the run has none. */
+void ms__cat_find_steps(ms__cat_ctx *x);
+bool ms__cat_steps(const ms__cat_ctx *x, size_t *first, size_t *last);
+/* Parameters the last step's gradients and state say exist and the categories lack,
+ * taken from what is alive from before the first step to the end (mirrored-parameter);
+ * part of ms__cat_refine. 0 or MS_ERR_NOMEM. */
+int ms__cat_refine_mirrored(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8_t *cat,
+                            uint8_t *why);
+/* Whether that refinement could take any of `allocs` (a part of the device's lives), from
+ * the optimizer steps' own events: 1 may, 0 cannot, -1 out of memory. */
+int ms__cat_mirror_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
+                            const uint8_t *cat, const uint8_t *why);
+/* The identity state = k x trainable parameters = k x gradients at the last step, from
+ * every allocation's final category. 0 or MS_ERR_NOMEM. */
+int ms__cat_identity(ms_category_identity *out, const ms__cat_ctx *x, const ms_alloc *allocs,
+                     size_t n, const uint8_t *cat);
 
 #endif

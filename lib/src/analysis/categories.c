@@ -52,7 +52,13 @@ bool ms_category_reason_weak(ms_category_reason r)
 {
     return r == MS_CATR_WORKSPACE_PATTERN || r == MS_CATR_PRETRACE_KEPT ||
            r == MS_CATR_SETUP_ALIVE || r == MS_CATR_NO_PHASES || r == MS_CATR_BACKWARD_REUSED ||
-           r == MS_CATR_LATE_PARAMETER || r == MS_CATR_NO_STACKS;
+           r == MS_CATR_LATE_PARAMETER || r == MS_CATR_NO_STACKS ||
+           r == MS_CATR_MIRRORED_PARAMETER;
+}
+
+const char *ms_formula_form_name(ms_formula_form f)
+{
+    return f == MS_FORM_TRAINING ? "training" : f == MS_FORM_INFERENCE ? "inference" : "unknown";
 }
 
 /* ------------------------------------------------------------------ stacks */
@@ -642,6 +648,7 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
         ms__cat_ctx_free(x);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for phases");
     }
+    ms__cat_find_steps(x);
     size_t after = SIZE_MAX;
     for (size_t k = x->nsegs; k-- > 0;) {
         x->bwd_after[k] = after;
@@ -746,8 +753,13 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
     }
     switch (g->kind) {
     case MS__PH_SETUP:
-        if (next && next->kind == MS__PH_FWD && x->iter_start >= 0 &&
-            a->alloc_event >= x->iter_start && !(sf & CS_MODULE) && alive_at(a, g->end)) {
+        /* The batch for the first forward: made in its iteration, or (a sample input
+         * for a lazy module's first forward) freed before the first optimizer step,
+         * when every parameter is alive. */
+        if (next && next->kind == MS__PH_FWD && !(sf & CS_MODULE) && alive_at(a, g->end) &&
+            ((x->iter_start >= 0 && a->alloc_event >= x->iter_start) ||
+             (x->first_step != SIZE_MAX && a->free_event >= 0 &&
+              a->free_event < x->segs[x->first_step].start))) {
             *why = MS_CATR_INPUT;
             return MS_CAT_INPUT;
         }
@@ -943,6 +955,11 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
             int lp = ms__cat_late_possible(&x, allocs, n, origin, psz, np);
             oom = lp < 0;
             all = lp > 0;
+        }
+        if (!all && !oom && x.have_phases && x.counts[MS__PH_OPT]) {
+            int mp = ms__cat_mirror_possible(&x, allocs, n, cat, why);
+            oom = mp < 0;
+            all = mp > 0;
         }
         free(psz);
         if (oom)

@@ -28,11 +28,11 @@ struct ms_categories {
     /* Lives that end at an event which starts another (an address handed out twice with
      * no free between, as the timeline reads it): the index names the new life there,
      * and these end the old ones. Sorted by event; usually none. */
-    struct life_end {
-        int64_t event;
-        uint32_t alloc;
-    } *ends;
+    ms__cat_life_end *ends;
     size_t n_ends;
+    uint32_t *kept;    /* the lives never freed */
+    size_t n_kept;
+    ms__cat_lives lives; /* the three above, for the refinements and the identity */
     int64_t (*cp)[MS_CAT_COUNT]; /* totals before event k * CP_STRIDE */
     size_t ncp;
     ms_category_point peak;
@@ -113,6 +113,7 @@ void ms_categories_free(ms_categories *c)
     free(c->origin);
     free(c->ev_alloc);
     free(c->ends);
+    free(c->kept);
     free(c->cp);
     free(c->iter_end);
     free(c->iter_peak);
@@ -266,8 +267,10 @@ typedef struct classify_job {
     size_t from, to;
     uint32_t *pre;
     size_t npre, cap_pre;
-    struct life_end *ends;
+    ms__cat_life_end *ends;
     size_t n_ends, cap_ends;
+    uint32_t *kept;
+    size_t n_kept, cap_kept;
     bool ok;
 } classify_job;
 
@@ -291,7 +294,15 @@ static void *classify_range(void *arg)
         }
         if (a->alloc_event >= 0 && (uint64_t)a->alloc_event < nev)
             c->ev_alloc[a->alloc_event] = (uint32_t)i + 1;
-        if (a->free_event < 0 || (uint64_t)a->free_event >= nev)
+        if (a->free_event < 0) {
+            if (!ms__grow((void **)&j->kept, &j->cap_kept, j->n_kept + 1, sizeof *j->kept)) {
+                j->ok = false;
+                return NULL;
+            }
+            j->kept[j->n_kept++] = (uint32_t)i;
+            continue;
+        }
+        if ((uint64_t)a->free_event >= nev)
             continue;
         if (tr->action[a->free_event] != MS_ACT_ALLOC) {
             c->ev_alloc[a->free_event] = (uint32_t)i + 1;
@@ -303,7 +314,7 @@ static void *classify_range(void *arg)
                 j->ok = false;
                 return NULL;
             }
-            j->ends[j->n_ends++] = (struct life_end){a->free_event, (uint32_t)i};
+            j->ends[j->n_ends++] = (ms__cat_life_end){a->free_event, (uint32_t)i};
         }
     }
     return NULL;
@@ -323,7 +334,7 @@ static bool join_list(void **a, size_t *na, size_t *cap, const void *b, size_t n
 
 static int cmp_life_end(const void *pa, const void *pb)
 {
-    const struct life_end *a = pa, *b = pb;
+    const ms__cat_life_end *a = pa, *b = pb;
     return (a->event > b->event) - (a->event < b->event);
 }
 
@@ -348,18 +359,26 @@ static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
               join_list((void **)&job[0].pre, &job[0].npre, &job[0].cap_pre, job[1].pre,
                         job[1].npre, sizeof *job[1].pre) &&
               join_list((void **)&job[0].ends, &job[0].n_ends, &job[0].cap_ends, job[1].ends,
-                        job[1].n_ends, sizeof *job[1].ends);
+                        job[1].n_ends, sizeof *job[1].ends) &&
+              join_list((void **)&job[0].kept, &job[0].n_kept, &job[0].cap_kept, job[1].kept,
+                        job[1].n_kept, sizeof *job[1].kept);
     free(job[1].pre);
     free(job[1].ends);
+    free(job[1].kept);
     if (!ok) {
         free(job[0].pre);
         free(job[0].ends);
+        free(job[0].kept);
         return false;
     }
     if (job[0].n_ends > 1)
         qsort(job[0].ends, job[0].n_ends, sizeof *job[0].ends, cmp_life_end);
     c->ends = job[0].ends;
     c->n_ends = job[0].n_ends;
+    c->kept = job[0].kept;
+    c->n_kept = job[0].n_kept;
+    c->lives = (ms__cat_lives){c->ev_alloc, c->kept, c->n_kept, c->ends, c->n_ends};
+    c->x.lives = &c->lives;
     *pre = job[0].pre;
     *npre = job[0].npre;
     return true;
@@ -672,6 +691,9 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no iteration %zu", k);
     memset(out, 0, sizeof *out);
     out->iteration = k;
+    /* Only forwards: an inference run, whose memory has no gradient or optimizer term. */
+    if (!c->x.counts[MS__PH_BWD] && !c->x.counts[MS__PH_OPT] && c->x.counts[MS__PH_FWD])
+        out->form = MS_FORM_INFERENCE;
     const ms_iteration *x = &c->it->items[k];
     int64_t by[MS_CAT_COUNT];
     int rc = ms_categories_at_event(by, c, x->start_event - 1, err);
@@ -706,10 +728,27 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
             out->optimizer_temporary = opt_tmp;
         if (by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT] > out->activation)
             out->activation = by[MS_CAT_ACTIVATION] + by[MS_CAT_INPUT];
+        if (by[MS_CAT_INPUT] > out->input)
+            out->input = by[MS_CAT_INPUT];
+        if (by[MS_CAT_ACTIVATION] + by[MS_CAT_TEMPORARY] > out->activation_temporary)
+            out->activation_temporary = by[MS_CAT_ACTIVATION] + by[MS_CAT_TEMPORARY];
+    }
+    if (out->form == MS_FORM_INFERENCE) {
+        out->estimate = out->parameter + out->input + out->activation_temporary;
+        return 0;
     }
     int64_t a = out->gradient + out->optimizer_temporary;
     out->estimate =
         out->parameter + out->optimizer_state + (a > out->activation ? a : out->activation);
+    return 0;
+}
+
+int ms_categories_identity(ms_category_identity *out, const ms_categories *c, ms_error *err)
+{
+    if (!c || !out)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_categories_identity: bad argument");
+    if (ms__cat_identity(out, &c->x, c->t->allocs, c->n, c->cat))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the optimizer identity");
     return 0;
 }
 

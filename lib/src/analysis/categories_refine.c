@@ -360,6 +360,10 @@ int ms__cat_refine(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n, uint8
     int rc = refine_reused_grads(x, allocs, n, cat, why, origin);
     if (!rc)
         rc = refine_late_params(x, allocs, n, cat, why, origin);
+    /* Before the backward's workspace: a parameter the step finds gives its gradients a
+     * parameter's size (a kept .grad of a lazy parameter is no workspace). */
+    if (!rc)
+        rc = ms__cat_refine_mirrored(x, allocs, n, cat, why);
     if (!rc)
         rc = refine_backward_workspace(x, allocs, n, cat, why);
     return rc;
