@@ -81,6 +81,10 @@ ms_chart_rgb ms__hsl(double h_deg, double s, double l);
 ms_chart_rgb ms__text_rgb(const char *text);
 /* The hue of a colour in degrees, and its saturation (HSL) in *sat when not NULL. */
 double ms__hue(ms_chart_rgb c, double *sat);
+/* A site's band label ("file:line function", or "(no stack recorded)") and the colour
+ * every chart gives it (group.c): a by-site band, a block of the allocator's state. */
+void ms__site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap);
+ms_chart_rgb ms__site_rgb(const ms_snapshot *snap, uint32_t site);
 /* The fixed colour of a category's band (both themes). */
 ms_chart_rgb ms__category_rgb(ms_category c);
 /* "optimizer state": a category's key as people read it, for legends. */

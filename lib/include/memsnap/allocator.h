@@ -87,6 +87,11 @@ typedef struct ms_heap {
 MS_API int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
                          ms_error *err);
 MS_API void ms_heap_free(ms_heap *h);
+/* A copy of h that the caller owns (ms_heap_free), for a state ms_heap_visit_each lends. */
+MS_API int ms_heap_copy(ms_heap **out, const ms_heap *h, ms_error *err);
+/* The event whose state holds at `time_us` on the trace's clock: the last event at or
+ * before it, -1 before the first. */
+MS_API int64_t ms_heap_event_at_time(const ms_trace *tr, int64_t time_us);
 
 /* The states right after each of events[0..n) (in trace order, each -1 or in the trace),
  * from one forward replay: O(events + blocks) for all of them together, where calling

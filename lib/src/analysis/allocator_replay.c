@@ -8,6 +8,7 @@
 #include "alloc_internal.h"
 #include "internal.h"
 #include "memsnap/allocator.h"
+#include "timeline_internal.h"
 
 /* The final segment at `address`, or NULL (x->fseg: the device's, by address). */
 static const ms_segment *final_segment(const hsim *x, const ms_segment *fs, uint64_t address)
@@ -444,4 +445,32 @@ int ms_heap_pool_stats_of(ms_heap_pool_stats **out, size_t *n_out, const ms_heap
     *out = p;
     *n_out = n;
     return 0;
+}
+
+int ms_heap_copy(ms_heap **out, const ms_heap *h, ms_error *err)
+{
+    ms_error_clear(err);
+    *out = NULL;
+    if (!h)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no allocator state");
+    ms_heap *c = malloc(sizeof *c);
+    if (c) {
+        *c = *h;
+        c->segments = malloc((h->n_segments ? h->n_segments : 1) * sizeof *c->segments);
+        c->blocks = malloc((h->n_blocks ? h->n_blocks : 1) * sizeof *c->blocks);
+    }
+    if (!c || !c->segments || !c->blocks) {
+        ms_heap_free(c);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    }
+    memcpy(c->segments, h->segments, h->n_segments * sizeof *c->segments);
+    memcpy(c->blocks, h->blocks, h->n_blocks * sizeof *c->blocks);
+    *out = c;
+    return 0;
+}
+
+int64_t ms_heap_event_at_time(const ms_trace *tr, int64_t time_us)
+{
+    size_t hint = 0;
+    return tr ? ms__event_at_time(tr, time_us, true, &hint) - 1 : -1;
 }
