@@ -104,6 +104,9 @@ bool ms__heap_ord_fill(hsim *x);
 bool ms__heap_recount(hsim *x);
 /* The largest free block now (needs `track`). */
 uint64_t ms__heap_largest_free(hsim *x);
+/* An estimated block of a large pool's fixed segment takes the free rest of 1 MiB or less
+ * that follows it (the allocator would not have split it off). */
+void ms__heap_absorb_rest(hsim *x, uint32_t i);
 /* The state before the trace's first event (allocator_start.c); 0 or MS_ERR_NOMEM.
  * `first`: per address, the first of its alloc / free events in the trace. */
 int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first,

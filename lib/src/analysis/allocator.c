@@ -665,6 +665,24 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
     }
 }
 
+/* A block alive before the trace began, whose size was estimated as its request rounded:
+ * in a large pool's fixed segment the allocator splits a free rest off only when it is
+ * larger than 1 MiB (do_alloc), so no free block of 1 MiB or less follows a block there
+ * unless the block took it. Such a rest after an estimated block was part of it. */
+void ms__heap_absorb_rest(hsim *x, uint32_t i)
+{
+    blk *b = x->b;
+    if (!b[i].estimated || is_free(&b[i]) || b[i].size <= MS_SMALL_REQUEST_MAX ||
+        x->g[b[i].seg].expandable)
+        return;
+    uint32_t n = b[i].next;
+    if (n == NIL || !is_free(&b[n]) || b[n].size > LARGE_SPLIT_MIN)
+        return;
+    b[i].size += b[n].size;
+    unlink_blk(x, n);
+    del_blk(x, n);
+}
+
 /* Makes [addr, addr+size) a block of its own inside the free block that holds it;
  * returns it, or NIL when no free block holds it. */
 uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
