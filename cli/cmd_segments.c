@@ -39,7 +39,8 @@ static const char *USAGE =
     "  --top K        segments with free memory the text lists per instant (default 5)\n"
     "  --by WHAT      the picture's block colours: category (default) or site, as the\n"
     "                 timeline's bands\n"
-    "  -o OUT         draw the segments to scale at each instant (the first 8, of the\n"
+    "  -o, --output OUT\n"
+    "                 draw the segments to scale at each instant (the first 8, of the\n"
     "                 first file's first device), PNG or SVG by the extension\n"
     "\n"
     "Exit status: 0 ok, 2 usage or input error.\n";
