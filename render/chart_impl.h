@@ -279,7 +279,13 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
 
 /* The panel's rectangles inside `area`, n_cols and the lanes' rectangles. */
 int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
-               ms_error *err);
+               bool frag, ms_error *err);
+
+/* ------------------------------------------------------------------ frag.c */
+
+/* The fragmentation panel's columns, scales and title (chart->has_frag), from
+ * src->frag over the chart's columns. */
+int ms__frag_panel(ms_chart *chart, const ms_chart_source *src, ms_error *err);
 /* Entries that fit the legend's height (0 without a legend). */
 size_t ms__legend_capacity(const ms_chart *chart);
 void ms__legend_add(ms_chart *chart, ms_chart_key key, ms_chart_rgb rgb, const char *text);

@@ -7,6 +7,7 @@
  * the free totals per segment type and stream, the one-state-at-a-time replay
  * (ms_heap_visit_each), the fragmentation series (ms_heap_frag_build) and
  * `memsnap segments --json --event N`. */
+#include "chart.h"
 #include "check.h"
 #include "memsnap/allocator.h"
 
@@ -287,10 +288,74 @@ static void cli(const char *bin, const char *name)
     cJSON_Delete(truth);
 }
 
+/* render --show fragmentation: over events, each column of the lower panel holds the
+ * highest and lowest free bytes, the highest largest block and block count of the events
+ * in it, from the series (a column's own events, and the state it starts in). */
+static void panel(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "testdata/%s.pickle", name);
+    ms_snapshot *s = NULL;
+    ms_timeline *t = NULL;
+    ms_heap_frag *f = NULL;
+    ms_chart *ch = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err) ||
+        ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
+        ms_heap_frag_build(&f, s, 0, &err)) {
+        check_fail("%s: %s", name, err.message);
+        goto done;
+    }
+    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, 0), .tl = t, .label = name};
+    ms_chart_spec spec = {.x_mode = MS_CHART_X_EVENTS, .fragmentation = true};
+    /* Without the series the panel is refused, not drawn empty. */
+    CHECK_EQ_INT_IN(name, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 900, 600}, &err),
+                    MS_ERR_ARG);
+    src.frag = f;
+    CHECK_EQ_INT_IN(name, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 900, 600}, &err), 0);
+    if (!ch)
+        goto done;
+    CHECK_TRUE_IN(name, ch->has_frag && ch->frag_rect.x == ch->plot.x &&
+                            ch->frag_rect.w == ch->plot.w &&
+                            ch->frag_rect.y > ch->plot.y + ch->plot.h);
+    size_t n = src.trace->n, checked = 0;
+    for (size_t c = 0; c < ch->n_cols; c++) {
+        /* event i spans [i, i+1) on this axis: the column's events and the one before */
+        double lo = ch->x_lo + (double)c * ch->dx, hi = lo + ch->dx;
+        int64_t first = (int64_t)ceil(lo), last = (int64_t)ceil(hi) - 1;
+        if (c + 1 == ch->n_cols)
+            last = (int64_t)n - 1;
+        if (first > last || first >= (int64_t)n)
+            continue;
+        int64_t fmax = -1, fmin = INT64_MAX, lmax = -1, bmax = -1;
+        for (int64_t e = first - 1; e <= last; e++) {
+            uint64_t fb = e < 0 ? f->start_free_bytes : f->free_bytes[e];
+            uint64_t lb = e < 0 ? f->start_largest_free : f->largest_free[e];
+            uint32_t bb = e < 0 ? f->start_free_blocks : f->free_blocks[e];
+            fmax = (int64_t)fb > fmax ? (int64_t)fb : fmax;
+            fmin = (int64_t)fb < fmin ? (int64_t)fb : fmin;
+            lmax = (int64_t)lb > lmax ? (int64_t)lb : lmax;
+            bmax = (int64_t)bb > bmax ? (int64_t)bb : bmax;
+        }
+        CHECK_EQ_INT_IN(name, ch->frag_free[c], fmax);
+        CHECK_EQ_INT_IN(name, ch->frag_free_low[c], fmin);
+        CHECK_EQ_INT_IN(name, ch->frag_largest[c], lmax);
+        CHECK_EQ_INT_IN(name, ch->frag_blocks[c], bmax);
+        checked++;
+    }
+    CHECK_TRUE_IN(name, checked > 100);
+done:
+    ms_chart_free(ch);
+    ms_heap_frag_free(f);
+    ms_timeline_free(t);
+    ms_snapshot_free(s);
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++)
         one(FILES[i]);
+    panel("seg_churn");
     const char *bin;
     char dir[] = "/tmp/memsnap-segments-XXXXXX";
     if (check_cli_setup(&bin, dir) == 0) {
