@@ -189,6 +189,27 @@ size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max)
     return max;
 }
 
+size_t ms__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
+                    double plot_w, double sep, size_t *row_of, double *x_of)
+{
+    size_t rows = n ? 1 : 0;
+    double x = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t g = idx ? idx[k] : k;
+        double w = fmax(2.0, (double)h->segments[g].total_size * px_per_byte);
+        if (x > 0 && x + w > plot_w + 0.5) {
+            rows++;
+            x = 0;
+        }
+        if (row_of)
+            row_of[k] = rows - 1;
+        if (x_of)
+            x_of[k] = x;
+        x += w + sep;
+    }
+    return rows;
+}
+
 /* ------------------------------------------------------------------ legend */
 
 typedef struct site_bytes {

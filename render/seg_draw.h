@@ -48,6 +48,13 @@ void ms__seg_draw(cairo_t *cr, const ms_seg_style *st, size_t seg, double x, dou
  * the indices (room for min(n_segments, max)); returns how many. */
 size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max);
 
+/* Segments idx[0..n) (NULL: 0..n-1) of h, in that order, packed left to right at
+ * px_per_byte into rows plot_w wide, `sep` pixels apart, a new row when the next does not
+ * fit; each at least 2 pixels wide. Returns the rows; row_of and x_of (may be NULL) get
+ * each one's row and x within the row. */
+size_t ms__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
+                    double plot_w, double sep, size_t *row_of, double *x_of);
+
 /* The legend of the blocks' colours at (x, y), wrapping within width w: the categories
  * (or the sites holding the most bytes, by site), pending free, free, and "made by a
  * leaking site" when blocks are so marked. Returns the height it took. */

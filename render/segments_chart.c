@@ -44,27 +44,10 @@ static uint64_t largest_segment(const ms_heap *h)
     return m;
 }
 
-/* Packed layout: segments in address order, left to right, a new row when the next does
- * not fit. Returns the rows; row_of (may be NULL) gets each segment's row and x_of its x
- * offset within the plot. */
 static size_t pack(const ms_heap *h, double plot_w, size_t *row_of, double *x_of)
 {
-    double ppb = plot_w / (double)largest_segment(h);
-    size_t rows = h->n_segments ? 1 : 0;
-    double x = 0;
-    for (size_t k = 0; k < h->n_segments; k++) {
-        double w = fmax(2.0, (double)h->segments[k].total_size * ppb);
-        if (x > 0 && x + w > plot_w + 0.5) {
-            rows++;
-            x = 0;
-        }
-        if (row_of)
-            row_of[k] = rows - 1;
-        if (x_of)
-            x_of[k] = x;
-        x += w + PACK_SEP;
-    }
-    return rows;
+    return ms__seg_pack(h, NULL, h->n_segments, plot_w / (double)largest_segment(h), plot_w,
+                        PACK_SEP, row_of, x_of);
 }
 
 ms_segments_layout ms_segments_layout_of(const ms_heap *h, double plot_w)
