@@ -256,6 +256,34 @@ static int draw_overview(cairo_t *cr, const ms_heap *h, double y, double plot_w)
     return 0;
 }
 
+/* The overview's own key: its colours are not the blocks'. */
+static void overview_legend(cairo_t *cr, double x, double y)
+{
+    static const char *const NAMES[3] = {"used (allocated or pending free)",
+                                         "free (hatched)", "largest free block (tick)"};
+    for (int k = 0; k < 3; k++) {
+        if (k == 0)
+            cairo_set_source_rgb(cr, USED.r, USED.g, USED.b);
+        else if (k == 1)
+            cairo_set_source_rgb(cr, 0.97, 0.97, 0.98);
+        else
+            cairo_set_source_rgb(cr, TICK.r, TICK.g, TICK.b);
+        if (k == 2)
+            cairo_rectangle(cr, x, y + 5, 12, 2);
+        else
+            cairo_rectangle(cr, x, y, 12, 12);
+        cairo_fill(cr);
+        if (k < 2) {
+            cairo_set_source_rgb(cr, FG.r, FG.g, FG.b);
+            cairo_set_line_width(cr, 1);
+            cairo_rectangle(cr, x + 0.5, y + 0.5, 11, 11);
+            cairo_stroke(cr);
+        }
+        ms__seg_text(cr, x + 16, y + 10, 10, FG, NAMES[k]);
+        x += 16 + ms__seg_text_width(cr, 10, NAMES[k]) + 14;
+    }
+}
+
 int ms_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                            const ms_segments_figure *f, ms_error *err)
 {
@@ -287,7 +315,10 @@ int ms_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
             rc = draw_packed(cr, &st, by, plot_w);
         else
             rc = draw_overview(cr, p->heap, by, plot_w);
-        ms__seg_legend(cr, &st, LEFT, yy + ph - LEGEND_H + 6, plot_w);
+        if (lay == MS_SEGMENTS_OVERVIEW)
+            overview_legend(cr, LEFT, yy + ph - LEGEND_H + 6);
+        else
+            ms__seg_legend(cr, &st, LEFT, yy + ph - LEGEND_H + 6, plot_w);
         yy += ph + PANEL_GAP;
     }
     cairo_restore(cr);
@@ -303,6 +334,16 @@ static int paint(const void *ctx, cairo_t *cr, int width, int height, ms_error *
     return ms_segments_chart_draw(cr, 0, 0, width, height, ctx, err);
 }
 
+static int check_height(const ms_segments_figure *f, int *hgt, ms_error *err)
+{
+    *hgt = ms_segments_chart_height(f);
+    if (*hgt > 32000)
+        return ms__render_fail(err, MS_ERR_ARG,
+                               "the picture would be %d pixels high: ask for fewer instants",
+                               *hgt);
+    return 0;
+}
+
 int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
                                ms_render_format format, const ms_segments_figure *f,
                                const ms_image_meta *meta, ms_error *err)
@@ -310,11 +351,27 @@ int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const ch
     ms_image_meta m = meta ? *meta : (ms_image_meta){0};
     if (!m.title)
         m.title = f->title ? f->title : "allocator segments";
-    int hgt = ms_segments_chart_height(f);
-    if (hgt > 32000)
-        return ms__render_fail(err, MS_ERR_ARG,
-                               "the picture would be %d pixels high: ask for fewer instants",
-                               hgt);
+    int hgt;
+    int rc = check_height(f, &hgt, err);
+    if (rc)
+        return rc;
     return ms_render_image_to(write, closure, name, format, MS_SEGMENTS_CHART_WIDTH, hgt,
                               (ms_chart_rgb){1, 1, 1}, &m, paint, f, err);
+}
+
+int ms_segments_chart_write(const char *path, const ms_segments_figure *f,
+                            const ms_image_meta *meta, ms_error *err)
+{
+    ms_render_format format;
+    if (ms_render_format_from_path(path, &format, err))
+        return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
+    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    if (!m.title)
+        m.title = f->title ? f->title : "allocator segments";
+    int hgt;
+    int rc = check_height(f, &hgt, err);
+    if (rc)
+        return rc;
+    return ms_render_image_file(path, format, MS_SEGMENTS_CHART_WIDTH, hgt, (ms_chart_rgb){1, 1, 1},
+                                &m, paint, f, err);
 }

@@ -57,6 +57,11 @@ int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const ch
                                ms_render_format format, const ms_segments_figure *f,
                                const ms_image_meta *meta, ms_error *err);
 
+/* The same to a PNG or SVG file chosen by the path's extension (a failed write leaves no
+ * file). */
+int ms_segments_chart_write(const char *path, const ms_segments_figure *f,
+                            const ms_image_meta *meta, ms_error *err);
+
 #ifdef __cplusplus
 }
 #endif

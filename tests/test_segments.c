@@ -10,6 +10,13 @@
 #include "chart.h"
 #include "check.h"
 #include "memsnap/allocator.h"
+#include "segments_chart.h"
+
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig\n";
+}
 
 static const char *const FILES[] = {"seg_churn", "seg_expandable", "seg_max_split",
                                     "seg_late_start", "seg_roundup"};
@@ -351,8 +358,56 @@ done:
     ms_snapshot_free(s);
 }
 
+/* The picture's layouts: a row per segment up to 40, packed rows up to 300, the overview
+ * beyond; each draws (a state of n segments of 2 and 20 MiB, each a block allocated, one
+ * free and one pending free). */
+static void layouts(void)
+{
+    static const size_t N[3] = {40, 150, 500};
+    for (int k = 0; k < 3; k++) {
+        size_t n = N[k];
+        ms_heap h;
+        memset(&h, 0, sizeof h);
+        h.segments = calloc(n, sizeof *h.segments);
+        h.blocks = calloc(3 * n, sizeof *h.blocks);
+        uint64_t addr = (uint64_t)1 << 40;
+        for (size_t i = 0; h.segments && h.blocks && i < n; i++) {
+            uint64_t sz = (i % 7 ? 2u : 20u) << 20, a = sz / 2, b = sz / 4;
+            h.segments[i] = (ms_heap_segment){addr, sz, 0, false, sz == (2u << 20), {0, 0},
+                                              h.n_blocks, 3};
+            h.blocks[h.n_blocks++] = (ms_heap_block){addr, a, a, MS_BLOCK_ACTIVE_ALLOCATED, 1,
+                                                     MS_NO_STACK, false};
+            h.blocks[h.n_blocks++] = (ms_heap_block){addr + a, b, 0, MS_BLOCK_INACTIVE, -1,
+                                                     MS_NO_STACK, false};
+            h.blocks[h.n_blocks++] = (ms_heap_block){addr + a + b, sz - a - b, 1,
+                                                     MS_BLOCK_ACTIVE_PENDING_FREE, 2, MS_NO_STACK,
+                                                     false};
+            h.reserved_bytes += sz;
+            addr += sz + ((uint64_t)2 << 20);
+        }
+        h.n_segments = n;
+        CHECK_EQ_INT((int)ms_segments_layout_of(&h, 1230),
+                     (int)(k == 0 ? MS_SEGMENTS_ROWS : k == 1 ? MS_SEGMENTS_PACKED
+                                                              : MS_SEGMENTS_OVERVIEW));
+        ms_segments_panel p = {&h, NULL, "synthetic"};
+        ms_segments_figure f = {NULL, &p, 1, MS_SEG_BY_CATEGORY, "layouts"};
+        char dir[] = "/tmp/memsnap-segpic-XXXXXX", path[256];
+        ms_error err;
+        if (mkdtemp(dir)) {
+            snprintf(path, sizeof path, "%s/s.svg", dir);
+            CHECK_EQ_INT(ms_segments_chart_write(path, &f, NULL, &err), 0);
+            snprintf(path, sizeof path, "%s/s.png", dir);
+            CHECK_EQ_INT(ms_segments_chart_write(path, &f, NULL, &err), 0);
+            check_remove_dir(dir);
+        }
+        free(h.segments);
+        free(h.blocks);
+    }
+}
+
 int main(void)
 {
+    layouts();
     for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++)
         one(FILES[i]);
     panel("seg_churn");
