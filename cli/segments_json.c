@@ -213,9 +213,10 @@ static cJSON *instant_json(dev_ctx *d, const seg_point *p, const ms_heap *h, ms_
     return o;
 }
 
-/* A state formatted at its depth in the document (files[].devices[].at[]: the object's
- * lines one tab deeper than cJSON would indent it alone, times three), kept as raw text:
- * the document then holds the output's bytes, not a tree ten times their size. */
+/* A state formatted at its depth in the document (files[].devices[].at[]: cJSON indents
+ * an object inside an array two tabs deeper than the array's owner, so its lines go six
+ * tabs deeper than alone), kept as raw text: the document then holds the output's bytes,
+ * not a tree ten times their size. tests/cli/segments.sh compares it with cJSON's own. */
 static cJSON *as_raw(cJSON *o)
 {
     size_t len = 0;
@@ -225,7 +226,7 @@ static cJSON *as_raw(cJSON *o)
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    char *raw = malloc(len + 3 * lines + 1);
+    char *raw = malloc(len + 6 * lines + 1);
     if (!raw) {
         free(text);
         return NULL;
@@ -234,8 +235,8 @@ static cJSON *as_raw(cJSON *o)
     for (size_t i = 0; i < len; i++) {
         raw[w++] = text[i];
         if (text[i] == '\n') {
-            memcpy(raw + w, "\t\t\t", 3);
-            w += 3;
+            memcpy(raw + w, "\t\t\t\t\t\t", 6);
+            w += 6;
         }
     }
     raw[w] = '\0';
