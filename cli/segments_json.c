@@ -155,7 +155,7 @@ static cJSON *segment_json(const dev_ctx *d, const ms_heap *h, size_t k)
     num(o, "allocated_size", (double)allocated);
     num(o, "active_size", (double)active);
     num(o, "requested_size", (double)requested);
-    num(o, "free_in_segment_bytes", (double)ms_heap_segment_free(h, k, &largest, &count));
+    num(o, "free_in_segment_bytes", (double)ms_heap_segment_free(&largest, &count, h, k));
     num(o, "largest_free_block_bytes", (double)largest);
     num(o, "free_blocks", (double)count);
     cJSON *blocks = cJSON_AddArrayToObject(o, "blocks");

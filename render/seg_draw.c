@@ -178,7 +178,7 @@ size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max)
     }
     for (size_t i = 0; i < total; i++) {
         /* free bytes count twice as much as size: where the memory went unused first */
-        uint64_t free = ms_heap_segment_free(h, i, NULL, NULL);
+        uint64_t free = ms_heap_segment_free(NULL, NULL, h, i);
         r[i] = (seg_rank){h->segments[i].total_size + 2 * free, i};
     }
     qsort(r, total, sizeof *r, by_key_desc);

@@ -182,7 +182,7 @@ static int draw_overview(cairo_t *cr, const ms_heap *h, double y, double plot_w)
     for (size_t k = 0; k < n; k++) {
         o[k].index = k;
         o[k].size = h->segments[k].total_size;
-        o[k].free = ms_heap_segment_free(h, k, &o[k].largest, NULL);
+        o[k].free = ms_heap_segment_free(&o[k].largest, NULL, h, k);
     }
     qsort(o, n, sizeof *o, by_size_desc);
     char line[160], a[32];

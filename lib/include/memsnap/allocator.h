@@ -151,9 +151,10 @@ typedef struct ms_heap_pool_stats {
 /* Fills *out (ms_free) with one entry per pool and stream that has a segment. */
 MS_API int ms_heap_pool_stats_of(ms_heap_pool_stats **out, size_t *n_out, const ms_heap *h,
                                  ms_error *err);
-/* Segment k's free blocks: their bytes (returned), the largest and how many. */
-MS_API uint64_t ms_heap_segment_free(const ms_heap *h, size_t k, uint64_t *largest,
-                                     uint64_t *count);
+/* Segment k's free blocks: their bytes (returned), the largest and how many (either
+ * pointer may be NULL), as ms_heap_usable_free counts a request's. */
+MS_API uint64_t ms_heap_segment_free(uint64_t *largest, uint64_t *count, const ms_heap *h,
+                                     size_t k);
 
 /* Free blocks a request could use: same stream, same pool (small/large by the request's
  * block size), default pool. Fills their total bytes and the largest; returns the count. */

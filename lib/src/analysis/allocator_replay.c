@@ -365,7 +365,7 @@ void ms_heap_frag_free(ms_heap_frag *f)
 
 /* ------------------------------------------------------------------ per pool and stream */
 
-uint64_t ms_heap_segment_free(const ms_heap *h, size_t k, uint64_t *largest, uint64_t *count)
+uint64_t ms_heap_segment_free(uint64_t *largest, uint64_t *count, const ms_heap *h, size_t k)
 {
     uint64_t sum = 0, big = 0, n = 0;
     if (h && k < h->n_segments) {
@@ -415,7 +415,7 @@ int ms_heap_pool_stats_of(ms_heap_pool_stats **out, size_t *n_out, const ms_heap
         q->stream_raw = g->stream_raw;
         q->segments = 1;
         q->reserved_bytes = g->total_size;
-        q->free_bytes = ms_heap_segment_free(h, k, &q->largest_free, &q->free_blocks);
+        q->free_bytes = ms_heap_segment_free(&q->largest_free, &q->free_blocks, h, k);
         for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
             const ms_heap_block *b = &h->blocks[j];
             if (b->state == MS_BLOCK_ACTIVE_ALLOCATED)
