@@ -725,19 +725,16 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         budget = need;
     /* A few hundred bytes of keys and brackets are left outside the estimate. */
     size_t limit = budget > 4096 ? budget - 1024 : budget;
-    /* The allocator states first: what they take, the pyramid does without. */
+    /* The allocator states take what the pyramid leaves of the budget, and at least a
+     * floor that the pyramid is built without: a 32nd of the budget, a quarter of a page
+     * under 2 MiB (a few states of a short trace are much of what its page can show). */
     ms__sbuf states = {0};
     size_t n_states = 0;
-    /* A small page gives them a quarter of it: a few states of a short trace are most of
-     * what its page can show of the allocator. */
-    size_t states_budget = opts->states_budget ? opts->states_budget
-                           : budget < ((size_t)2 << 20) ? budget / 4
-                                                        : budget / 8;
-    if (!rc && opts->n_instants)
-        rc = ms__exp_states(&x, &states, states_budget, &n_states, err);
-    limit -= states.n < limit / 2 ? states.n : limit / 2;
-    stats->states = n_states;
-    stats->state_bytes = states.n;
+    size_t states_floor = opts->states_budget ? opts->states_budget
+                          : budget < ((size_t)2 << 20) ? budget / 4
+                                                       : budget / 32;
+    if (opts->n_instants)
+        limit -= states_floor < limit / 2 ? states_floor : limit / 2;
     /* The snapshot fills its site cache as sites are asked for: fill it now, before a
      * second thread asks too. */
     for (size_t i = 0; two && !rc && i < x.n_stack_ids; i++)
@@ -769,6 +766,18 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     b.sl[1] = two ? &sl[1] : NULL;
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
+    if (!rc && opts->n_instants) {
+        size_t used = frame.n + tables_estimate(&x) + 1024;
+        for (int k = 0; k < N_MODES; k++)
+            used += modes[k].b.n;
+        /* A tenth of the room is left for the tables the states' stacks add. */
+        size_t room = budget > used ? (budget - used) / 10 * 9 : 0;
+        rc = ms__exp_states(&x, &states,
+                            opts->states_budget || room < states_floor ? states_floor : room,
+                            &n_states, err);
+        stats->states = n_states;
+        stats->state_bytes = states.n;
+    }
     if (!rc) {
         write_doc(&x, &doc, &frame, modes, &states);
         bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad || x.runs.bad ||

@@ -69,9 +69,10 @@ typedef struct ms_chart_export_opts {
     ms_chart_x x_mode;
     bool x_set;
     /* The allocator's states at these instants (trace order), rebuilt by one replay each
-     * pass and embedded within states_budget bytes (0: an eighth of the budget), which
-     * the pyramid's budget then leaves out. block_categories (NULL: none) gives each
-     * block's ms_category (MS_CAT_COUNT: none) of a state, as ms_run_block_categories. */
+     * pass and embedded in what the pyramid leaves of the budget, at least a floor the
+     * pyramid does without (a 32nd of the budget, a quarter of one under 2 MiB), or in
+     * states_budget bytes when it is set. block_categories (NULL: none) gives each block's
+     * ms_category (MS_CAT_COUNT: none) of a state, as ms_run_block_categories. */
     const ms_export_instant *instants;
     size_t n_instants;
     size_t states_budget;
