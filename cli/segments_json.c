@@ -291,7 +291,7 @@ static int visit(void *ctx, size_t k, const ms_heap *h, ms_error *err)
             }
             if (d->have_cats) {
                 kp->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
-                if (kp->block_category)
+                if (kp->block_category && h->n_blocks)
                     memcpy(kp->block_category, d->cats, h->n_blocks);
             }
             point_title(kp->title, sizeof kp->title, d, p);
