@@ -164,7 +164,7 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
         ms_categories *c = NULL;
         if (ms_categories_build(&c, s, device, tl, NULL, err))
             return NULL;
-        cJSON *dev = categories_json_of(s, device, c, NULL, q);
+        cJSON *dev = categories_json_of(s, device, c, NULL, q, NULL);
         ms_categories_free(c);
         return dev;
     }
@@ -191,8 +191,10 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
         if (threaded)
             pthread_join(th, NULL);
         lr = job.rc ? NULL : job.lr;
+        ms_free_in_reserved pf;
+        bool have_pf = !rc && ms_run_peak_free(&pf, run, &soft) == 0;
         if (!rc)
-            dev = categories_json_of(s, device, c, lr, q);
+            dev = categories_json_of(s, device, c, lr, q, have_pf ? &pf : NULL);
         cJSON *shape = dev ? shape_json_of_run(run, err) : NULL;
         if (dev && !shape) {
             cJSON_Delete(dev);
@@ -207,7 +209,8 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
 
 /* `lr`: the device's leak findings when the caller has them (NULL: found here). */
 cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
-                          const ms_leak_report *lr, const cat_query *q)
+                          const ms_leak_report *lr, const cat_query *q,
+                          const ms_free_in_reserved *peak_free)
 {
     const ms_timeline *t = ms_categories_timeline(c);
     const ms_iterations *it = ms_categories_iterations(c);
@@ -235,7 +238,10 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
         cJSON_AddItemToArray(src, cJSON_CreateString("autograd-thread-empty-stacks"));
     cJSON_AddBoolToObject(phases, "no_stacks", ph.no_stacks);
     cJSON_AddBoolToObject(phases, "cuda_graph_pools", ph.cuda_graph_pools);
-    cJSON_AddItemToObject(dev, "peak", point_json(ms_categories_peak(c), t0, t->has_times));
+    cJSON *peak = point_json(ms_categories_peak(c), t0, t->has_times);
+    if (peak_free)
+        categories_add_peak_free(peak, peak_free);
+    cJSON_AddItemToObject(dev, "peak", peak);
     /* What is left at the end and how much of it leaks hold; null when the leak analysis
      * cannot read this trace. */
     ms_category_end last;
@@ -353,6 +359,31 @@ static void size_text(double v, char *buf, size_t cap)
 {
     ms_format_bytes((int64_t)v, buf, cap);
 }
+
+void categories_add_peak_free(cJSON *peak, const ms_free_in_reserved *f)
+{
+    num(peak, "free_in_reserved_bytes", (int64_t)f->free_bytes);
+    num(peak, "free_blocks", (int64_t)f->free_blocks);
+    num(peak, "largest_free_block_bytes", (int64_t)f->largest_free);
+    cJSON_AddBoolToObject(peak, "free_approximate", f->approximate);
+}
+
+bool categories_peak_free_text(const cJSON *peak, char *buf, size_t cap)
+{
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(peak, "free_in_reserved_bytes")))
+        return false;
+    char a[32], b[32];
+    double pieces = get(peak, "free_blocks");
+    size_text(get(peak, "free_in_reserved_bytes"), a, sizeof a);
+    size_text(get(peak, "largest_free_block_bytes"), b, sizeof b);
+    snprintf(buf, cap, "at the peak, free inside reserved segments: %s in %.0f piece%s, largest %s%s",
+             a, pieces, pieces == 1 ? "" : "s", b,
+             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(peak, "free_approximate"))
+                 ? " (approximate)"
+                 : "");
+    return true;
+}
+
 
 void categories_print_line(FILE *out, const cJSON *cats, double total)
 {
@@ -516,6 +547,9 @@ static void print_device(FILE *out, const cJSON *dev)
         col[ncol++].total = get(x, "end_bytes");
     }
     print_table(out, col, ncol);
+    char free_line[256];
+    if (categories_peak_free_text(peak, free_line, sizeof free_line))
+        fprintf(out, "  %s\n", free_line);
     cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(dev, "at"))
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "past_end")))
             fprintf(out, "  (at %.3fs lies past the end of the trace at %.3fs: its column is the "

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "memsnap/categories.h"
+#include "memsnap/run.h"
 
 /* An instant asked for: seconds since the first event (--at) or the trace's clock
  * (--at-us). */
@@ -38,9 +39,18 @@ cJSON *categories_device_json(const ms_snapshot *s, int device, const ms_timelin
 
 /* The same from a categorisation the caller built (and frees) for other uses too; `lr`
  * the device's leak findings when the caller has them (what they hold at the end), NULL
- * to find them with the default options. */
+ * to find them with the default options; `peak_free` the free memory inside reserved
+ * segments at the peak (ms_run_peak_free), NULL when unknown. */
 cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories *c,
-                          const ms_leak_report *lr, const cat_query *q);
+                          const ms_leak_report *lr, const cat_query *q,
+                          const ms_free_in_reserved *peak_free);
+
+/* peak.free_in_reserved_bytes, free_blocks, largest_free_block_bytes (and whether the
+ * state is approximate) into `peak`. */
+void categories_add_peak_free(cJSON *peak, const ms_free_in_reserved *f);
+/* "at the peak, free inside reserved segments: 72.41 MiB in 27 pieces, largest 24.00 MiB"
+ * from such a peak object into buf; false when it has none. */
+bool categories_peak_free_text(const cJSON *peak, char *buf, size_t cap);
 
 /* {"parameter": n, ...} with all eight keys. */
 cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT]);

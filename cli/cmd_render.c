@@ -79,6 +79,9 @@ static void usage(FILE *out)
             "  --overlay            several files: their curves on one chart instead of panels\n"
             "  --leaks              outline leaked allocations in red (memsnap leaks finds\n"
             "                       them) and label each leaking site where its band starts\n"
+            "  --show fragmentation add a lower panel over the same x axis: the free memory\n"
+            "                       inside reserved segments (reserved - allocated blocks),\n"
+            "                       the largest free block and the free-block count\n"
             "  --title TEXT         replace the title (every panel)\n"
             "  --dark               dark background\n"
             "  --no-legend          leave out the legend; the plot takes the width\n"
@@ -99,6 +102,7 @@ typedef struct opts {
 } opts;
 
 static const char *const X_MODES[] = {"run", "time", "events", NULL};
+static const char *const SHOWS[] = {"fragmentation", NULL};
 static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_RUN, MS_CHART_X_TIME, MS_CHART_X_EVENTS};
 static const char *const GROUPINGS[] = {"alloc", "site",    "phase", "category",
                                         "compile", "group", NULL};
@@ -114,7 +118,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     o->spec.x_mode = MS_CHART_X_RUN;
     *help = false;
     long long top = 0;
-    int x = -1, by = -1;
+    int x = -1, by = -1, show = -1;
     bool has_top = false;
     const cli_option table[] = {
         {CLI_OUTPUT(&o->output)},
@@ -131,6 +135,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_FLAG("--dark", &o->spec.dark)},
         {CLI_FLAG("--overlay", &o->overlay)},
         {CLI_FLAG("--leaks", &o->leaks)},
+        {CLI_CHOICE("--show", &show, SHOWS)},
         {CLI_FLAG("--no-legend", &o->spec.no_legend)},
         {CLI_CALLBACK("--group", cli_add_group_rule, &o->rules)},
     };
@@ -159,6 +164,11 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         o->spec.x_mode = X_MODE_OF[x];
     if (by >= 0)
         o->spec.by = GROUPING_OF[by];
+    o->spec.fragmentation = show == 0;
+    if (o->spec.fragmentation && o->overlay) {
+        cli_error(CMD, "--show fragmentation draws panels, not --overlay");
+        return 2;
+    }
     if (o->n_files == 0) {
         cli_error(CMD, "no input file (see memsnap render --help)");
         return 2;
@@ -368,6 +378,11 @@ int cmd_render(int argc, char **argv)
         }
         if (o.spec.by == MS_CHART_BY_PHASE && (rc = phases_of(o.files[i], runs[i], &srcs[i])))
             break;
+        if (o.spec.fragmentation && ms_run_fragmentation(&srcs[i].frag, runs[i], &err)) {
+            cli_error(CMD, "%s: %s", o.files[i], err.message);
+            rc = 2;
+            break;
+        }
         srcs[i].group_rules = &o.rules;
         /* The run axis is cut at the iterations, and the JSON shows them; the time and
          * events axes' images need neither pass over the trace. */

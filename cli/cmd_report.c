@@ -351,7 +351,10 @@ static int file_sections(const report_opts *o, file_state *f, int device, bool c
     ms_error soft;
     if (ms_run_leaks(&lr, f->run, &soft))
         lr = NULL;
-    cJSON_AddItemToObject(fj, "categories", categories_json_of(s, device, f->cats, lr, &cq));
+    ms_free_in_reserved pf;
+    bool have_pf = ms_run_peak_free(&pf, f->run, &soft) == 0;
+    cJSON_AddItemToObject(fj, "categories",
+                          categories_json_of(s, device, f->cats, lr, &cq, have_pf ? &pf : NULL));
     return 0;
 }
 

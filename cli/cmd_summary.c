@@ -111,6 +111,17 @@ static void print_device(const cJSON *dev)
         categories_print_line(stdout, cats, get(dev, "peak.bytes"));
         printf("\n");
     }
+    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(dev, "peak");
+    if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(pk, "free_in_reserved_bytes"))) {
+        char c[32];
+        double pieces = get(dev, "peak.free_blocks");
+        printf("  free in reserved at the peak: %s in %.0f piece%s, largest %s%s\n",
+               size_text(get(dev, "peak.free_in_reserved_bytes"), a), pieces, cli_plural(pieces),
+               size_text(get(dev, "peak.largest_free_block_bytes"), c),
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pk, "free_approximate"))
+                   ? " (approximate)"
+                   : "");
+    }
     printf("  live at end     %s in %.0f allocation%s\n", size_text(get(dev, "live_end.bytes"), a),
            get(dev, "live_end.count"), cli_plural(get(dev, "live_end.count")));
     printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),

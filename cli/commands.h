@@ -13,5 +13,6 @@ int cmd_ranks(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_oom(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_segments(int argc, char **argv);
 
 #endif

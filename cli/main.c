@@ -28,6 +28,7 @@ static const command COMMANDS[] = {
     {"ranks", cmd_ranks, "compare many rank files and flag outliers"},
     {"report", cmd_report, "write an HTML/Markdown/JSON report with CI gates"},
     {"oom", cmd_oom, "explain out-of-memory events: allocator state, cause, advice"},
+    {"segments", cmd_segments, "the allocator's segments and blocks at any instant"},
     {"view", cmd_view, "write the interactive timeline as one HTML page"},
 };
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
 #include "shape_json.h"
@@ -623,6 +624,14 @@ static void categories_table(FILE *out, const cJSON *file)
     if (last)
         report_cell_size(out, end);
     fputs("</tr></table>\n", out);
+    char free_line[256];
+    if (categories_peak_free_text(cJSON_GetObjectItemCaseSensitive(c, "peak"), free_line,
+                                  sizeof free_line)) {
+        free_line[0] = 'A'; /* a sentence of its own */
+        fputs("<p>", out);
+        esc(out, free_line);
+        fputs(".</p>\n", out);
+    }
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "formula");
     if (cJSON_IsObject(f)) {
         char p[32], o[32], g[32], t[32], a[32], e[32], m[32];

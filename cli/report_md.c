@@ -4,6 +4,7 @@
  * top sites and the leaks. The full detail stays in index.html and summary.json. */
 #include <string.h>
 
+#include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
 #include "shape_json.h"
@@ -234,6 +235,12 @@ static void categories(FILE *out, const cJSON *file)
         fprintf(out, "| %s | %s | %.1f%% |\n", names[k], b, peak > 0 ? 100.0 * v / peak : 0.0);
     }
     fputc('\n', out);
+    char free_line[256];
+    if (categories_peak_free_text(cJSON_GetObjectItemCaseSensitive(c, "peak"), free_line,
+                                  sizeof free_line)) {
+        free_line[0] = 'A'; /* a sentence of its own */
+        fprintf(out, "%s.\n\n", free_line);
+    }
     /* The chart sits beside summary.md in the report directory. Its name is made of
      * [A-Za-z0-9._-] (report_png_name), which a link target takes as it is. */
     const char *png = report_str(file, "categories_png");

@@ -105,6 +105,10 @@ int safe_out_render(const char *path, int format, int width, int height,
                     const struct ms_chart *const *charts, size_t n_charts,
                     const struct ms_image_meta *meta, ms_error *err);
 
+struct ms_segments_figure;
+/* ms_segments_chart_write_to through a safe_out; the format from the path. */
+int safe_out_segments_chart(const char *path, const struct ms_segments_figure *f,
+                            const struct ms_image_meta *meta, ms_error *err);
 /* ms_oom_chart_write_to through a safe_out; the format from the path (.png or .svg). */
 struct ms_oom;
 int safe_out_oom_chart(const char *path, const ms_snapshot *s, const struct ms_oom *oom,

@@ -172,6 +172,15 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
     else
         cJSON_AddNullToObject(peak, "seconds");
     num(peak, "event", (double)t->peak_event);
+    /* What the allocator held free inside its segments then: one replay up to the peak. */
+    ms_free_in_reserved fr;
+    ms_error ferr;
+    if (ms_run_peak_free(&fr, run, &ferr) == 0) {
+        num(peak, "free_in_reserved_bytes", (double)fr.free_bytes);
+        num(peak, "free_blocks", (double)fr.free_blocks);
+        num(peak, "largest_free_block_bytes", (double)fr.largest_free);
+        cJSON_AddBoolToObject(peak, "free_approximate", fr.approximate);
+    }
     cJSON *live = cJSON_AddObjectToObject(dev, "live_end");
     num(live, "bytes", (double)t->live_end_bytes);
     num(live, "count", (double)t->live_end_count);

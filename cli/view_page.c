@@ -53,6 +53,86 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
     return rc;
 }
 
+/* The instants whose allocator state the page embeds (docs/view.md, "Allocator states"):
+ * the peak and the end first, then each iteration's peak (48 of them, evenly chosen, when
+ * there are more), then 96 instants evenly spread over the page's x axis (the run axis
+ * unless --x time), coarse spacings before fine ones; the exporter keeps them in that
+ * order while they fit. */
+#define STATE_ITERS 48
+#define STATE_SPREAD 96
+
+typedef struct instant_list {
+    ms_export_instant *v;
+    char (*labels)[40];
+    size_t n;
+} instant_list;
+
+static int by_event(const void *a, const void *b)
+{
+    const ms_export_instant *x = a, *y = b;
+    if (x->event != y->event)
+        return x->event < y->event ? -1 : 1;
+    return x->priority - y->priority;
+}
+
+static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace *tr,
+                          const ms_categories *cats, const ms_iterations *it, bool x_time)
+{
+    size_t cap = 2 + STATE_ITERS + STATE_SPREAD;
+    L->v = calloc(cap, sizeof *L->v);
+    L->labels = calloc(cap, sizeof *L->labels);
+    L->n = 0;
+    if (!L->v || !L->labels)
+        return MS_ERR_NOMEM;
+    L->v[L->n++] = (ms_export_instant){t->peak_event, "peak", 0};
+    L->v[L->n++] = (ms_export_instant){(int64_t)tr->n - 1, "end", 0};
+    size_t n_it = it ? it->n : 0;
+    for (size_t j = 0; cats && j < n_it && j < STATE_ITERS; j++) {
+        size_t k = n_it <= STATE_ITERS ? j : j * (n_it - 1) / (STATE_ITERS - 1);
+        const ms_category_point *pk = ms_categories_iteration_peak(cats, k);
+        if (!pk)
+            continue;
+        snprintf(L->labels[L->n], sizeof L->labels[L->n], "iteration %zu peak", k + 1);
+        L->v[L->n] = (ms_export_instant){pk->event, L->labels[L->n], 1};
+        L->n++;
+    }
+    int64_t t0 = t->t_first_us, span = t->t_last_us - t->t_first_us;
+    ms_chart_warp wp;
+    ms_error soft;
+    bool warped = !x_time && tr->has_times && ms_chart_warp_find(&wp, tr, it, &soft) == 0 &&
+                  wp.n_breaks > 0;
+    double u0 = warped ? ms_chart_warp_u(&wp, 0) : 0;
+    double u1 = warped ? ms_chart_warp_u(&wp, (double)span / 1e6) : 0;
+    for (size_t j = 0; tr->n && j < STATE_SPREAD; j++) {
+        /* 2 + the level at which j first appears when halving the spacing */
+        int level = 0;
+        for (size_t step = STATE_SPREAD / 3; step >= 1 && j % step; step /= 2)
+            level++;
+        double f = ((double)j + 0.5) / STATE_SPREAD;
+        int64_t at = warped ? t0 + (int64_t)(ms_chart_warp_t(&wp, u0 + f * (u1 - u0)) * 1e6)
+                            : t0 + (int64_t)((double)span * f);
+        L->v[L->n++] = (ms_export_instant){ms_heap_event_at_time(tr, at), NULL, 2 + level};
+    }
+    qsort(L->v, L->n, sizeof *L->v, by_event);
+    /* One state per event: its most important ask, with a label when any had one. */
+    size_t w = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        if (w && L->v[w - 1].event == L->v[i].event) {
+            if (!L->v[w - 1].label)
+                L->v[w - 1].label = L->v[i].label;
+            continue;
+        }
+        L->v[w++] = L->v[i];
+    }
+    L->n = w;
+    return 0;
+}
+
+static int block_categories(void *ctx, uint8_t *out, const ms_heap *h, ms_error *err)
+{
+    return ms_run_block_categories(out, ctx, h, err);
+}
+
 int view_chart_json(char **out, ms_run *run, const char *label, const view_opts *o,
                     size_t *bytes, int *levels, ms_error *err)
 {
@@ -86,6 +166,9 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         rc = ms_run_shape(&shape, run, err);
     if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
         rc = MS_ERR_NOMEM;
+    instant_list inst = {NULL, NULL, 0};
+    if (!rc)
+        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), cats, it, o->x_time);
     if (rc == MS_ERR_NOMEM && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
@@ -107,6 +190,10 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.iterations = iters;
         eo.n_iterations = it->n;
         eo.threads = cli_limits()->threads;
+        eo.instants = inst.v;
+        eo.n_instants = inst.n;
+        eo.block_categories = block_categories;
+        eo.block_categories_ctx = run;
         ms_chart_export_stats st;
         rc = ms_chart_export_json(out, &st, &src, &eo, err);
         if (!rc && bytes)
@@ -114,6 +201,8 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         if (!rc && levels)
             *levels = st.levels[0];
     }
+    free(inst.v);
+    free(inst.labels);
     free(alloc_cat);
     free(iters);
     free(hl);

@@ -24,6 +24,10 @@ void ms_chart_free(ms_chart *chart)
     free(chart->names);
     free(chart->name_rgb);
     free(chart->iters);
+    free(chart->frag_free);
+    free(chart->frag_free_low);
+    free(chart->frag_largest);
+    free(chart->frag_blocks);
     free(chart);
 }
 
@@ -114,7 +118,7 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     for (size_t i = 0; i < n_r; i++)
         if (r[i].depth < MS_CHART_MAX_LANES && (size_t)r[i].depth + 1 > n_lanes)
             n_lanes = (size_t)r[i].depth + 1;
-    int rc = ms__layout(chart, area, n_lanes, !spec->no_legend, err);
+    int rc = ms__layout(chart, area, n_lanes, !spec->no_legend, spec->fragmentation, err);
     if (!rc)
         rc = ms__window(spec, ms__full_span(src, spec->x_mode), &chart->x_lo, &chart->x_hi, err);
     if (rc)
@@ -193,7 +197,10 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
     ms__legend_finish_stacked(chart, spec);
     ms__title_stacked(chart, src, spec);
     ms__place_labels(chart, NULL);
-    return ms__chart_iterations(chart, src, err);
+    rc = ms__chart_iterations(chart, src, err);
+    if (!rc && spec->fragmentation)
+        rc = ms__frag_panel(chart, src, err);
+    return rc;
 }
 
 static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
@@ -215,6 +222,10 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     const ms_chart_spec *spec = &run_spec;
     if (!rc && spec->by == MS_CHART_BY_CATEGORY)
         rc = check_categories(src, err);
+    if (!rc && spec->fragmentation && (!src->frag || src->frag->n != src->trace->n))
+        rc = ms__render_fail(err, MS_ERR_ARG,
+                             "the fragmentation panel needs the allocator's series of this "
+                             "trace (ms_chart_source.frag)");
     if (rc)
         return rc;
     for (size_t h = 0; h < spec->n_highlights; h++)
@@ -340,7 +351,7 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
     chart->x_mode = spec->x_mode;
     chart->by = spec->by;
     chart->theme = ms__theme(spec->dark);
-    int rc = ms__layout(chart, area, 0, !spec->no_legend, err);
+    int rc = ms__layout(chart, area, 0, !spec->no_legend, false, err);
     if (!rc)
         rc = ms__window(spec, span, &chart->x_lo, &chart->x_hi, err);
     if (rc)

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memsnap/allocator.h"
 #include "memsnap/categories.h"
 #include "memsnap/phases.h"
 #include "memsnap/shape.h"
@@ -193,6 +194,10 @@ typedef struct ms_chart_spec {
     bool keep_time_axis;
     const ms_chart_highlight *highlights;
     size_t n_highlights;
+    /* A lower panel over the same x axis: the free memory inside reserved segments, the
+     * largest free block and the free-block count (needs ms_chart_source.frag; stacked
+     * charts of a whole trace only). */
+    bool fragmentation;
 } ms_chart_spec;
 
 /* One file's data. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS for
@@ -228,6 +233,9 @@ typedef struct ms_chart_source {
     /* The recording's shape (memsnap/shape.h): its compile phase is compressed on the run
      * axis like the set-up, and the title names a CUDA-graph pool; NULL: neither. */
     const ms_shape *shape;
+    /* The allocator's fragmentation after every event of `trace` (ms_heap_frag_build,
+     * ms_run_fragmentation), for spec.fragmentation; NULL otherwise. */
+    const ms_heap_frag *frag;
 } ms_chart_source;
 
 typedef enum ms_chart_group_kind {
@@ -426,6 +434,22 @@ typedef struct ms_chart {
     /* The run's iterations inside the window (n_iters; NULL when none were given). */
     ms_chart_iter *iters;
     size_t n_iters;
+
+    /* The fragmentation panel (spec.fragmentation): under the plot, its own rectangle with
+     * the plot's x and width, so column c lies at the same pixels in both. Per column the
+     * highest value of the column's events (a column between events carries the state
+     * before it; -1: nothing to show): the free bytes inside reserved segments (reserved
+     * minus the active blocks), the largest free block, the free-block count; and the
+     * lowest free bytes (frag_free_low: where a column holds many events, the free memory
+     * swings between the two). Bytes on the left axis (frag_yticks, frag_ymax at the
+     * top), counts on the right (frag_cticks, frag_cmax). */
+    bool has_frag;
+    ms_chart_rect frag_rect;
+    int64_t *frag_free, *frag_free_low, *frag_largest, *frag_blocks; /* n_cols each */
+    double frag_ymax, frag_cmax;
+    ms_chart_tick frag_yticks[MS_CHART_MAX_TICKS], frag_cticks[MS_CHART_MAX_TICKS];
+    size_t n_frag_yticks, n_frag_cticks;
+    char frag_title[128];
 
     char source_label[MS_CHART_TEXT]; /* the file's label (src->label); overlays: "" */
     char other_label[64];             /* what the "other" band on top holds */

@@ -600,7 +600,8 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
 }
 
 /* The document: the file's facts, the frame, the groupings' levels and the tables. */
-static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const mode_out *m)
+static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const mode_out *m,
+                      const ms__sbuf *states)
 {
     const ms_chart_source *src = x->src;
     ms__sb_printf(doc, "{\"v\":%d,\"label\":", MS_CHART_EXPORT_VERSION);
@@ -634,6 +635,8 @@ static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const m
         }
         ms__sb_puts(doc, "}");
     }
+    if (states->p)
+        ms__sb_put(doc, states->p, states->n);
     ms__exp_write_tables(x, doc);
     ms__sb_puts(doc, "}");
 }
@@ -733,6 +736,16 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         budget = need;
     /* A few hundred bytes of keys and brackets are left outside the estimate. */
     size_t limit = budget > 4096 ? budget - 1024 : budget;
+    /* The allocator states take what the pyramid leaves of the budget, and at least a
+     * floor that the pyramid is built without: a 32nd of the budget, a quarter of a page
+     * under 2 MiB (a few states of a short trace are much of what its page can show). */
+    ms__sbuf states = {0};
+    size_t n_states = 0;
+    size_t states_floor = opts->states_budget ? opts->states_budget
+                          : budget < ((size_t)2 << 20) ? budget / 4
+                                                       : budget / 32;
+    if (opts->n_instants)
+        limit -= states_floor < limit / 2 ? states_floor : limit / 2;
     /* The snapshot fills its site cache as sites are asked for: fill it now, before a
      * second thread asks too. */
     for (size_t i = 0; two && !rc && i < x.n_stack_ids; i++)
@@ -764,9 +777,22 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     b.sl[1] = two ? &sl[1] : NULL;
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
+    if (!rc && opts->n_instants) {
+        size_t used = frame.n + tables_estimate(&x) + 1024;
+        for (int k = 0; k < N_MODES; k++)
+            used += modes[k].b.n;
+        /* A tenth of the room is left for the tables the states' stacks add. */
+        size_t room = budget > used ? (budget - used) / 10 * 9 : 0;
+        rc = ms__exp_states(&x, &states,
+                            opts->states_budget || room < states_floor ? states_floor : room,
+                            &n_states, err);
+        stats->states = n_states;
+        stats->state_bytes = states.n;
+    }
     if (!rc) {
-        write_doc(&x, &doc, &frame, modes);
-        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad || x.runs.bad;
+        write_doc(&x, &doc, &frame, modes, &states);
+        bool bad = doc.bad || frame.bad || x.bad || x.st.bad || x.v.bad || x.runs.bad ||
+                   states.bad;
         for (int k = 0; k < N_MODES; k++)
             bad = bad || modes[k].b.bad;
         if (bad)
@@ -782,6 +808,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     }
     free(doc.p);
     free(frame.p);
+    free(states.p);
     for (int k = 0; k < N_MODES; k++)
         free(modes[k].b.p);
     ms__slicer_free(&sl[0]);

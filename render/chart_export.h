@@ -35,6 +35,15 @@ typedef struct ms_export_iteration {
     int64_t start_us, end_us;
 } ms_export_iteration;
 
+/* An instant whose allocator state the page may embed (docs/view.md, "Allocator
+ * states"): the state right after `event` (-1: before the first), a label for it, and a
+ * priority: when the states' share of the budget runs short, higher numbers go first. */
+typedef struct ms_export_instant {
+    int64_t event;
+    const char *label;
+    int priority;
+} ms_export_instant;
+
 typedef struct ms_chart_export_opts {
     double width, height;     /* the chart's area in CSS pixels (0: 1320 x 560) */
     size_t budget;            /* bytes of JSON for the whole pyramid (0: the default) */
@@ -59,6 +68,16 @@ typedef struct ms_chart_export_opts {
      * axis's page exactly. */
     ms_chart_x x_mode;
     bool x_set;
+    /* The allocator's states at these instants (trace order), rebuilt by one replay each
+     * pass and embedded in what the pyramid leaves of the budget, at least a floor the
+     * pyramid does without (a 32nd of the budget, a quarter of one under 2 MiB), or in
+     * states_budget bytes when it is set. block_categories (NULL: none) gives each block's
+     * ms_category (MS_CAT_COUNT: none) of a state, as ms_run_block_categories. */
+    const ms_export_instant *instants;
+    size_t n_instants;
+    size_t states_budget;
+    int (*block_categories)(void *ctx, uint8_t *out, const ms_heap *h, ms_error *err);
+    void *block_categories_ctx;
 } ms_chart_export_opts;
 
 /* Facts about what was written, for logs and tests. */
@@ -68,6 +87,8 @@ typedef struct ms_chart_export_stats {
                                  category, [3] by group */
     size_t tiles;             /* charts built */
     size_t allocs, stacks, frames;
+    size_t states;            /* allocator states embedded */
+    size_t state_bytes;       /* their JSON text */
 } ms_chart_export_stats;
 
 /* The chart ms_chart_build() makes of the window spec->from .. spec->to (both given; the

@@ -81,6 +81,10 @@ ms_chart_rgb ms__hsl(double h_deg, double s, double l);
 ms_chart_rgb ms__text_rgb(const char *text);
 /* The hue of a colour in degrees, and its saturation (HSL) in *sat when not NULL. */
 double ms__hue(ms_chart_rgb c, double *sat);
+/* A site's band label ("file:line function", or "(no stack recorded)") and the colour
+ * every chart gives it (group.c): a by-site band, a block of the allocator's state. */
+void ms__site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap);
+ms_chart_rgb ms__site_rgb(const ms_snapshot *snap, uint32_t site);
 /* The fixed colour of a category's band (both themes). */
 ms_chart_rgb ms__category_rgb(ms_category c);
 /* "optimizer state": a category's key as people read it, for legends. */
@@ -275,7 +279,13 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
 
 /* The panel's rectangles inside `area`, n_cols and the lanes' rectangles. */
 int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
-               ms_error *err);
+               bool frag, ms_error *err);
+
+/* ------------------------------------------------------------------ frag.c */
+
+/* The fragmentation panel's columns, scales and title (chart->has_frag), from
+ * src->frag over the chart's columns. */
+int ms__frag_panel(ms_chart *chart, const ms_chart_source *src, ms_error *err);
 /* Entries that fit the legend's height (0 without a legend). */
 size_t ms__legend_capacity(const ms_chart *chart);
 void ms__legend_add(ms_chart *chart, ms_chart_key key, ms_chart_rgb rgb, const char *text);

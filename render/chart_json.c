@@ -309,7 +309,29 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
         ms__sb_puts(b, i ? "," : "");
         ms__sb_str(b, ch->legend[i].text);
     }
-    ms__sb_puts(b, "]}");
+    ms__sb_puts(b, "],\"fragmentation\":");
+    if (!ch->has_frag) {
+        ms__sb_puts(b, "null}");
+        return;
+    }
+    /* The lower panel: its plot, scales and per-column values (-1: nothing shown). */
+    ms__sb_puts(b, "{\"plot\":");
+    rect(b, ch->frag_rect);
+    ms__sb_puts(b, ",\"max_bytes\":");
+    ms__sb_num(b, ch->frag_ymax);
+    ms__sb_puts(b, ",\"max_blocks\":");
+    ms__sb_num(b, ch->frag_cmax);
+    const int64_t *cols[4] = {ch->frag_free, ch->frag_free_low, ch->frag_largest,
+                              ch->frag_blocks};
+    static const char *const KEYS[4] = {"free_in_reserved_bytes", "free_in_reserved_low_bytes",
+                                        "largest_free_block_bytes", "free_blocks"};
+    for (int k = 0; k < 4; k++) {
+        ms__sb_printf(b, ",\"%s\":[", KEYS[k]);
+        for (size_t c = 0; c < ch->n_cols; c++)
+            ms__sb_printf(b, "%s%lld", c ? "," : "", (long long)cols[k][c]);
+        ms__sb_puts(b, "]");
+    }
+    ms__sb_puts(b, "}}");
 }
 
 int ms_chart_model_json(const ms_chart *const *charts, size_t n_charts, int width, int height,

@@ -284,7 +284,7 @@ static void draw_grid_and_axes(pen *p)
 
 /* The run axis's breaks over the plot: a pale wash with light hatching, so what they
  * squeeze still shows through and nobody reads them as time at the axis's scale. */
-static void draw_breaks(pen *p)
+static void draw_breaks_in(pen *p, double top, double h)
 {
     const ms_chart *ch = p->chart;
     cairo_t *cr = p->cr;
@@ -292,7 +292,7 @@ static void draw_breaks(pen *p)
         const ms_chart_segment *sg = &ch->segments[i];
         if (!sg->gap)
             continue;
-        double x0 = sg->px0, w = sg->px1 - sg->px0, top = ch->plot.y, h = ch->plot.h;
+        double x0 = sg->px0, w = sg->px1 - sg->px0;
         cairo_save(cr);
         rect(p, x0, top, w, h);
         cairo_clip(cr);
@@ -307,6 +307,11 @@ static void draw_breaks(pen *p)
         cairo_stroke(cr);
         cairo_restore(cr);
     }
+}
+
+static void draw_breaks(pen *p)
+{
+    draw_breaks_in(p, p->chart->plot.y, p->chart->plot.h);
 }
 
 /* The x axis line, cut at each break by a pair of slanted ticks, and the breaks' labels
@@ -538,6 +543,111 @@ static void draw_overlay(pen *p)
     cairo_restore(cr);
 }
 
+/* The fragmentation panel: free memory inside reserved segments as a filled area, the
+ * largest free block as a line over it (both on the bytes axis, left), the free-block
+ * count dashed on its own axis (right); a column with nothing to show is left blank. */
+static const ms_chart_rgb FRAG_FREE = {0.55, 0.66, 0.80};
+static const ms_chart_rgb FRAG_LARGEST = {0.10, 0.30, 0.55};
+static const ms_chart_rgb FRAG_COUNT = {0.45, 0.30, 0.60};
+
+static void frag_line(pen *p, const int64_t *v, double top)
+{
+    const ms_chart *ch = p->chart;
+    const ms_chart_rect *r = &ch->frag_rect;
+    bool open = false;
+    for (size_t c = 0; c < ch->n_cols; c++) {
+        if (v[c] < 0) {
+            open = false;
+            continue;
+        }
+        double y = r->y + r->h * (1 - (double)v[c] / top);
+        if (!open) {
+            move_to(p, r->x + (double)c, y);
+            open = true;
+        }
+        line_to(p, r->x + (double)c + 1, y);
+    }
+}
+
+static void draw_frag(pen *p)
+{
+    const ms_chart *ch = p->chart;
+    if (!ch->has_frag || !(ch->frag_ymax > 0) || !(ch->frag_cmax > 0))
+        return;
+    cairo_t *cr = p->cr;
+    const ms_chart_rect *r = &ch->frag_rect;
+    cairo_save(cr);
+    cairo_set_line_width(cr, 1.0);
+    rgb(p, ch->theme.grid);
+    for (size_t i = 0; i < ch->n_frag_yticks; i++) {
+        move_to(p, r->x, crisp(ch->frag_yticks[i].px));
+        line_to(p, r->x + r->w, crisp(ch->frag_yticks[i].px));
+    }
+    for (size_t i = 0; i < ch->n_xticks; i++) {
+        move_to(p, crisp(ch->xticks[i].px), r->y);
+        line_to(p, crisp(ch->xticks[i].px), r->y + r->h);
+    }
+    cairo_stroke(cr);
+    cairo_save(cr);
+    rect(p, r->x, r->y - 1, r->w, r->h + 1);
+    cairo_clip(cr);
+    /* Solid up to the column's lowest free memory, paler up to its highest: as the main
+     * plot does, where a column holds many events. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t c = 0; c < ch->n_cols; c++) {
+            int64_t lo = pass ? ch->frag_free_low[c] : 0, hi = pass ? ch->frag_free[c] : ch->frag_free_low[c];
+            if (hi <= lo)
+                continue;
+            double y0 = r->y + r->h * (1 - (double)hi / ch->frag_ymax);
+            double y1 = r->y + r->h * (1 - (double)lo / ch->frag_ymax);
+            rect(p, r->x + (double)c, y0, 1, y1 - y0);
+        }
+        rgba(p, FRAG_FREE, pass ? 0.35 : 0.8);
+        cairo_fill(cr);
+    }
+    frag_line(p, ch->frag_largest, ch->frag_ymax);
+    rgb(p, FRAG_LARGEST);
+    cairo_set_line_width(cr, 1.3);
+    cairo_stroke(cr);
+    static const double DASH[] = {3.0, 2.0};
+    frag_line(p, ch->frag_blocks, ch->frag_cmax);
+    rgb(p, FRAG_COUNT);
+    cairo_set_line_width(cr, 1.0);
+    cairo_set_dash(cr, DASH, 2, 0);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    cairo_restore(cr);
+    draw_breaks_in(p, r->y, r->h);
+    rgb(p, ch->theme.muted);
+    move_to(p, r->x, crisp(r->y + r->h));
+    line_to(p, r->x + r->w, crisp(r->y + r->h));
+    move_to(p, crisp(r->x) - 1, r->y);
+    line_to(p, crisp(r->x) - 1, r->y + r->h);
+    move_to(p, crisp(r->x + r->w) + 1, r->y);
+    line_to(p, crisp(r->x + r->w) + 1, r->y + r->h);
+    cairo_stroke(cr);
+    font(p, 11, false);
+    rgb(p, ch->theme.fg);
+    for (size_t i = 0; i < ch->n_frag_yticks; i++)
+        text_at(p, r->x - 7, ch->frag_yticks[i].px + 4, 1, ch->frag_yticks[i].label);
+    rgb(p, FRAG_COUNT);
+    for (size_t i = 0; i < ch->n_frag_cticks; i++)
+        text_at(p, r->x + r->w + 7, ch->frag_cticks[i].px + 4, 0, ch->frag_cticks[i].label);
+    /* The title names each mark in its own colour. */
+    double x = r->x;
+    const char *parts[3] = {ch->frag_title, "largest free block (line)",
+                            "free blocks (dashed, right axis); paler: the range inside a pixel"};
+    ms_chart_rgb cols[3] = {ch->theme.fg, FRAG_LARGEST, FRAG_COUNT};
+    for (int k = 0; k < 3; k++) {
+        char buf[160];
+        snprintf(buf, sizeof buf, k == 0 ? "%s (fill)" : "   %s", parts[k]);
+        rgb(p, cols[k]);
+        text_at(p, x, r->y - 7, 0, buf);
+        x += text_width(p, buf);
+    }
+    cairo_restore(cr);
+}
+
 int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
 {
     if (!cr || !chart)
@@ -579,6 +689,7 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
     cairo_restore(cr);
     draw_axis_labels(&p);
     draw_legend(&p);
+    draw_frag(&p);
     cairo_restore(cr);
     free(acc);
     free(drawn);

@@ -95,10 +95,17 @@ static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
     return ms_stack_site(sc->snap, stack);
 }
 
-static void site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
+void ms__site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
 {
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, buf, cap) == 0)
         snprintf(buf, cap, "(no stack recorded)");
+}
+
+ms_chart_rgb ms__site_rgb(const ms_snapshot *snap, uint32_t site)
+{
+    char where[MS_CHART_TEXT];
+    ms__site_label(snap, site, where, sizeof where);
+    return ms__text_rgb(where);
 }
 
 typedef struct site_score {
@@ -113,7 +120,7 @@ static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
                         char (*out)[MS_CHART_TEXT])
 {
     for (size_t k = 0; k < n; k++)
-        site_label(snap, ss[k].site, out[k], MS_CHART_TEXT);
+        ms__site_label(snap, ss[k].site, out[k], MS_CHART_TEXT);
     /* Each round gives every site that still reads like another one path part more; a
      * text that stays the same with its whole path (generated code's short hash) stays. */
     for (unsigned parts = 3; parts < 3 + 16; parts++) {
@@ -381,7 +388,7 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         if (k < n_named)
             memcpy(where, named[k], sizeof where);
         else
-            site_label(src->snap, ss[k].site, where, sizeof where);
+            ms__site_label(src->snap, ss[k].site, where, sizeof where);
         base[k] = ms__text_rgb(where);
         if (k < n_named)
             ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where);
@@ -462,7 +469,7 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
             ms_chart_format_bytes((double)a->size, size, 32);
         char *where = text_memo_get(&sites, g.site, &fresh);
         if (fresh)
-            site_label(src->snap, g.site, where, 128);
+            ms__site_label(src->snap, g.site, where, 128);
         /* "%s %s": at most 31 + 1 + 127 bytes, never cut in a label of 160. */
         size_t n_size = strlen(size), n_where = strlen(where);
         memcpy(g.label, size, n_size);

@@ -12,7 +12,7 @@
 #define LEGEND_ROW 17.0
 
 int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
-               ms_error *err)
+               bool frag, ms_error *err)
 {
     if (!(area.w >= 160 && area.h >= 100) || !isfinite(area.x) || !isfinite(area.y) ||
         area.w > 1e6 || area.h > 1e6)
@@ -25,12 +25,17 @@ int ms__layout(ms_chart *chart, ms_chart_rect area, size_t n_lanes, bool legend,
     double top = area.y + TITLE_H + (double)n_lanes * LANE_H + (n_lanes ? 6 : 8);
     double left = area.x + MARGIN_LEFT;
     double right = area.x + area.w - (legend_w > 0 ? legend_w : MARGIN_RIGHT);
-    double bottom = area.y + area.h - MARGIN_BOTTOM;
+    /* The fragmentation panel takes the bottom: its title, plot and axis labels. */
+    double lower = frag ? floor(ms__clampd(area.h * 0.3, 120, 260)) : 0;
+    double bottom = area.y + area.h - MARGIN_BOTTOM - lower;
     double w = floor(right - left), h = floor(bottom - top);
     if (w < 40 || h < 30)
         return ms__render_fail(err, MS_ERR_ARG, "chart area %.0fx%.0f leaves no room for the plot",
                                area.w, area.h);
     chart->plot = (ms_chart_rect){floor(left), floor(top), w, h};
+    if (frag)
+        chart->frag_rect = (ms_chart_rect){chart->plot.x, floor(bottom + MARGIN_BOTTOM + 20), w,
+                                           lower - 20 - 22};
     chart->n_cols = (size_t)w;
     chart->n_lanes = n_lanes;
     for (size_t i = 0; i < n_lanes; i++)

@@ -7,32 +7,20 @@
 #include "chart_impl.h"
 #include "draw.h"
 #include "render_util.h"
+#include "seg_draw.h"
 
-#define FONT "DejaVu Sans"
 #define MAX_ROWS 48      /* segments drawn; the rest are summed up in one line */
 #define ROW_H 18.0
 #define ROW_GAP 6.0
 #define TOP 64.0         /* title and request bar */
-#define LEGEND_H 28.0
+#define LEGEND_H 46.0 /* two lines of legend */
 #define CURVE_H 220.0
 #define LEFT 150.0
 #define RIGHT 20.0
 
-typedef struct rgb {
-    double r, g, b;
-} rgb;
-
-/* Blocks of a category take the colour that category has in every chart (theme.c), so
- * the OOM picture and `render --by category` read alike. Without categories, one colour
- * for allocated blocks; pending frees in a pink no category uses. */
-static rgb cat_rgb(int c)
-{
-    ms_chart_rgb k = ms__category_rgb((ms_category)c);
-    return (rgb){k.r, k.g, k.b};
-}
+typedef ms_chart_rgb rgb;
 
 static const rgb ALLOCATED = {0.35, 0.55, 0.80};
-static const rgb PENDING = {0.90, 0.55, 0.75};
 static const rgb FAIL = {0.84, 0.15, 0.16};
 static const rgb FG = {0.12, 0.12, 0.14};
 static const rgb MUTED = {0.45, 0.45, 0.50};
@@ -42,23 +30,8 @@ static void set(cairo_t *cr, rgb c)
     cairo_set_source_rgb(cr, c.r, c.g, c.b);
 }
 
-static void text(cairo_t *cr, double x, double y, double size, rgb c, const char *s)
-{
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, size);
-    set(cr, c);
-    cairo_move_to(cr, x, y);
-    cairo_show_text(cr, s);
-}
-
-static double text_width(cairo_t *cr, double size, const char *s)
-{
-    cairo_text_extents_t ext;
-    cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, size);
-    cairo_text_extents(cr, s, &ext);
-    return ext.x_advance;
-}
+#define text ms__seg_text
+#define text_width ms__seg_text_width
 
 static size_t rows_shown(const ms_oom *o)
 {
@@ -70,46 +43,6 @@ int ms_oom_chart_height(const ms_oom *o)
 {
     size_t rows = rows_shown(o);
     return (int)(TOP + (double)rows * (ROW_H + ROW_GAP) + 24 + LEGEND_H + CURVE_H + 40);
-}
-
-/* Segments drawn: all when they fit, else those with the most free memory (where the
- * request could have gone), then the largest, shown by address. */
-static void pick_rows(const ms_heap *h, size_t *idx, size_t *n)
-{
-    size_t total = h->n_segments;
-    for (size_t i = 0; i < total; i++)
-        idx[i] = i;
-    if (total <= MAX_ROWS) {
-        *n = total;
-        return;
-    }
-    /* Selection by free bytes then size: a partial selection sort is enough here. */
-    for (size_t k = 0; k < MAX_ROWS; k++) {
-        size_t best = k;
-        for (size_t j = k + 1; j < total; j++) {
-            const ms_heap_segment *a = &h->segments[idx[j]], *b = &h->segments[idx[best]];
-            uint64_t fa = a->total_size, fb = b->total_size;
-            for (size_t q = a->first_block; q < a->first_block + a->n_blocks; q++)
-                if (h->blocks[q].state == MS_BLOCK_INACTIVE)
-                    fa += h->blocks[q].size << 1;
-            for (size_t q = b->first_block; q < b->first_block + b->n_blocks; q++)
-                if (h->blocks[q].state == MS_BLOCK_INACTIVE)
-                    fb += h->blocks[q].size << 1;
-            if (fa > fb)
-                best = j;
-        }
-        size_t t = idx[k];
-        idx[k] = idx[best];
-        idx[best] = t;
-    }
-    *n = MAX_ROWS;
-    /* back to address order */
-    for (size_t i = 1; i < *n; i++)
-        for (size_t j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
-            size_t t = idx[j];
-            idx[j] = idx[j - 1];
-            idx[j - 1] = t;
-        }
 }
 
 static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, const ms_oom *o)
@@ -202,15 +135,13 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
 int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                       const ms_snapshot *s, const ms_oom *o, const char *title, ms_error *err)
 {
-    (void)s;
     if (!cr || !o || !(w > 0) || !(h > 0))
         return ms__render_fail(err, MS_ERR_ARG, "nothing to draw");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
         return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
     const ms_heap *hp = o->heap;
-    size_t idx_store[4096];
+    size_t idx[MAX_ROWS];
     size_t n_rows = 0;
-    size_t *idx = idx_store;
     cairo_save(cr);
     cairo_translate(cr, x, y);
     cairo_rectangle(cr, 0, 0, w, h);
@@ -230,8 +161,8 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
 
     double plot_w = w - LEFT - RIGHT;
     uint64_t scale_max = o->request_block_bytes;
-    if (hp && hp->n_segments <= 4096) {
-        pick_rows(hp, idx, &n_rows);
+    if (hp) {
+        n_rows = ms__seg_pick(hp, idx, MAX_ROWS);
         for (size_t k = 0; k < n_rows; k++)
             if (hp->segments[idx[k]].total_size > scale_max)
                 scale_max = hp->segments[idx[k]].total_size;
@@ -246,6 +177,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     text(cr, 12, ry + 10, 11, FAIL, "failed request");
     cairo_set_line_width(cr, 1);
     double ytop = TOP + 10;
+    ms_seg_style st = {s, hp, o->block_category, o->block_leak, MS_SEG_BY_CATEGORY};
     for (size_t k = 0; k < n_rows; k++) {
         const ms_heap_segment *g = &hp->segments[idx[k]];
         double yy = ytop + (double)k * (ROW_H + ROW_GAP);
@@ -253,52 +185,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         snprintf(line, sizeof line, "%s %s%s", a, g->is_small ? "small" : "large",
                  g->is_expandable ? " exp" : "");
         text(cr, LEFT - text_width(cr, 10, line) - 8, yy + 13, 10, MUTED, line);
-        for (size_t q = g->first_block; q < g->first_block + g->n_blocks; q++) {
-            const ms_heap_block *bl = &hp->blocks[q];
-            double bx = LEFT + (double)(bl->address - g->address) * px_per_byte;
-            double bw = (double)bl->size * px_per_byte;
-            if (bw < 0.5)
-                bw = 0.5;
-            if (bl->state == MS_BLOCK_INACTIVE) {
-                cairo_set_source_rgb(cr, 1, 1, 1);
-            } else if (bl->state == MS_BLOCK_ACTIVE_PENDING_FREE) {
-                set(cr, PENDING);
-            } else if (o->block_category && o->block_category[q] < MS_CAT_COUNT) {
-                set(cr, cat_rgb(o->block_category[q]));
-            } else {
-                set(cr, ALLOCATED);
-            }
-            cairo_rectangle(cr, bx, yy, bw, ROW_H);
-            cairo_fill(cr);
-            /* a hairline where a block begins, so neighbours of one colour stay apart */
-            if (q > g->first_block && bw >= 3) {
-                cairo_set_source_rgb(cr, 1, 1, 1);
-                cairo_rectangle(cr, bx, yy + 1, 0.8, ROW_H - 2);
-                cairo_fill(cr);
-            }
-            if (bl->state == MS_BLOCK_INACTIVE) {
-                ms_format_bytes((int64_t)bl->size, a, sizeof a);
-                if (text_width(cr, 9, a) + 6 < bw)
-                    text(cr, bx + 3, yy + 13, 9, FG, a);
-            }
-        }
-        /* outline of the whole segment */
-        set(cr, FG);
-        cairo_rectangle(cr, LEFT + 0.5, yy + 0.5, (double)g->total_size * px_per_byte - 1, ROW_H - 1);
-        cairo_stroke(cr);
-        /* blocks a leaking site made: outlined in red */
-        for (size_t q = g->first_block; o->block_leak && q < g->first_block + g->n_blocks; q++) {
-            if (!o->block_leak[q])
-                continue;
-            const ms_heap_block *bl = &hp->blocks[q];
-            double bx = LEFT + (double)(bl->address - g->address) * px_per_byte;
-            double bw = (double)bl->size * px_per_byte;
-            set(cr, FAIL);
-            cairo_set_line_width(cr, 2.5);
-            cairo_rectangle(cr, bx + 1, yy + 1, bw > 2 ? bw - 2 : 0.5, ROW_H - 2);
-            cairo_stroke(cr);
-            cairo_set_line_width(cr, 1);
-        }
+        ms__seg_draw(cr, &st, idx[k], LEFT, yy, px_per_byte, ROW_H);
     }
     double yy = ytop + (double)n_rows * (ROW_H + ROW_GAP);
     if (hp && hp->n_segments > n_rows) {
@@ -306,32 +193,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         text(cr, LEFT, yy + 10, 10, MUTED, line);
     }
     yy += 20;
-    /* legend */
-    double lx = LEFT;
-    int n_leg = o->block_category ? MS_CAT_COUNT : 1;
-    for (int i = 0; i < n_leg + 2; i++) {
-        rgb col = i < n_leg ? (o->block_category ? cat_rgb(i) : ALLOCATED) : i == n_leg ? PENDING : (rgb){1, 1, 1};
-        char cat_name[32];
-        ms__category_label((ms_category)i, cat_name, sizeof cat_name);
-        const char *name = i < n_leg ? (o->block_category ? cat_name : "allocated")
-                           : i == n_leg ? "pending free" : "free";
-        set(cr, col);
-        cairo_rectangle(cr, lx, yy, 12, 12);
-        cairo_fill(cr);
-        set(cr, FG);
-        cairo_rectangle(cr, lx + 0.5, yy + 0.5, 11, 11);
-        cairo_stroke(cr);
-        text(cr, lx + 16, yy + 10, 10, FG, name);
-        lx += 16 + text_width(cr, 10, name) + 14;
-    }
-    if (o->block_leak) {
-        set(cr, FAIL);
-        cairo_set_line_width(cr, 2);
-        cairo_rectangle(cr, lx + 1, yy + 1, 10, 10);
-        cairo_stroke(cr);
-        cairo_set_line_width(cr, 1);
-        text(cr, lx + 16, yy + 10, 10, FG, "made by a leaking site");
-    }
+    ms__seg_legend(cr, &st, LEFT, yy, plot_w);
     yy += LEGEND_H + 14;
     draw_curve(cr, LEFT, yy, plot_w, CURVE_H - 30, o);
     cairo_restore(cr);

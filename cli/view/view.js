@@ -207,6 +207,10 @@
     this.stack.setAttribute('aria-live', 'polite');
     this.stack.setAttribute('aria-label', 'stack trace of the selected band');
     html('p', 'msv-meta', 'Click a band to pin its stack trace here.', this.stack);
+    this.statePane = html('section', 'msv-state', null, root);
+    this.statePane.setAttribute('data-memsnap-states', D.states ? String(D.states.list.length) : '0');
+    this.statePane.setAttribute('aria-live', 'polite');
+    this.statePane.hidden = true;
     this.tip = html('div', 'msv-tip', null, root);
     this.tip.setAttribute('data-memsnap-tooltip', '');
     this.tip.setAttribute('role', 'tooltip');
@@ -507,7 +511,17 @@
       e.textContent = t[1];
     });
     var xtl = el('text', { x: P[0] + P[2] / 2, y: P[1] + P[3] + 36, 'font-size': 11, 'text-anchor': 'middle', fill: th.muted }, svg);
-    xtl.textContent = D.xtitle + (its.length ? ' · strip: iterations (click one to zoom)' : '');
+    xtl.textContent = D.xtitle + (its.length ? ' · strip: iterations (click one to zoom)' : '') +
+      (D.states ? ' · click the axis for the allocator\'s state' : '');
+    /* The instants whose state the page holds: small marks on the axis. */
+    if (D.states) {
+      var sm = [];
+      D.states.list.forEach(function (S) {
+        var x = self.px(toU(D, S.t / 1e6));
+        if (x >= P[0] && x <= P[0] + P[2]) sm.push('M' + (Math.round(x) + 0.5) + ' ' + (P[1] + P[3] + 22) + 'v4');
+      });
+      if (sm.length) el('path', { d: sm.join(''), stroke: th.muted, 'stroke-width': 1, 'data-memsnap-state-marks': String(sm.length) }, svg);
+    }
     var ytl = el('text', { transform: 'translate(14 ' + (P[1] + P[3] / 2) + ') rotate(-90)', 'font-size': 11, 'text-anchor': 'middle', fill: th.muted }, svg);
     ytl.textContent = 'active memory (requested bytes)';
 
@@ -730,6 +744,17 @@
         return;
       }
     }
+    if (this.onAxis(p)) {
+      var at = toT(D, this.xAt(p[0])), k = this.stateNear(at);
+      if (k < 0) { this.hideTip(); return; }
+      var S = D.states.list[k];
+      this.tipAt(p, ev, function (t) {
+        html('b', null, 'allocator state at ' + fmtS(at), t);
+        html('div', 'msv-dim', 'click to open the nearest the page holds: ' + (S.ev < 0 ? 'before the first event' : fmtS(S.t / 1e6)) +
+          (S.lab >= 0 ? ' (' + D.strings[S.lab] + ')' : ''), t);
+      });
+      return;
+    }
     var hit = this.pick(p);
     if (!hit || hit.g === -2) { this.hideTip(); return; }
     if (hit.g === -1) {
@@ -755,8 +780,20 @@
       var it = this.iterAt(toT(this.D, this.xAt(p[0])));
       if (it >= 0) { this.zoom(toU(this.D, this.D.it[it][0]), toU(this.D, this.D.it[it][1])); return; }
     }
+    if (this.onAxis(p)) {
+      var t = toT(this.D, this.xAt(p[0])), k = this.stateNear(t);
+      if (k >= 0) this.openState(k, t);
+      return;
+    }
     var hit = this.pick(p);
     if (hit && hit.g >= 0) this.select(hit);
+  };
+
+  /* The time axis under the plot (its tick labels): a click there opens the allocator's
+   * state at that time. */
+  View.prototype.onAxis = function (p) {
+    var P = this.D.plot;
+    return !!this.D.states && p[0] >= P[0] && p[0] < P[0] + P[2] && p[1] > this.iterY + 7 && p[1] <= P[1] + P[3] + 42;
   };
 
   View.prototype.select = function (hit) {
@@ -832,6 +869,169 @@
     try { document.execCommand('copy'); } catch (e) { /* nothing else to try */ }
     document.body.removeChild(ta);
   }
+
+
+  /* ---------------------------------------------------------------- allocator states */
+
+  /* The states the page embeds (docs/view.md, "Allocator states"), decoded when first
+   * shown: segments with their row, x and address, blocks tiling them in order. */
+  function decodeState(D, S) {
+    if (S.d) return S.d;
+    var s = uvarints(S.s), b = uvarints(S.b), segs = [], p = 0, q = 0, addr = 0;
+    while (p + 6 < s.length) {
+      addr += s[p + 2];
+      var g = { row: s[p], x: s[p + 1] / 4, addr: addr, size: s[p + 3], small: !!(s[p + 4] & 1),
+                exp: !!(s[p + 4] & 2), stream: D.strings[s[p + 6]], blocks: [] };
+      var nb = s[p + 5], a = addr;
+      p += 7;
+      for (var k = 0; k < nb && q < b.length; k++) {
+        var bl = { addr: a, size: b[q], state: b[q + 1] & 3, rebuilt: !!(b[q + 1] & 4), est: !!(b[q + 1] & 8) };
+        q += 2;
+        if (bl.state) { bl.req = b[q]; bl.stack = b[q + 1] - 1; bl.site = b[q + 2] - 1; bl.cat = b[q + 3] - 1; q += 4; }
+        a += bl.size;
+        g.blocks.push(bl);
+      }
+      segs.push(g);
+    }
+    S.d = segs;
+    return segs;
+  }
+
+  /* The embedded state nearest to a time (seconds since the first event). */
+  View.prototype.stateNear = function (t) {
+    var L = this.D.states ? this.D.states.list : [], best = -1, bd = Infinity;
+    for (var i = 0; i < L.length; i++) {
+      var d = Math.abs(L[i].t / 1e6 - t);
+      if (d < bd) { bd = d; best = i; }
+    }
+    return best;
+  };
+
+  var STATE_NAMES = ['free', 'allocated', 'pending free (freed, waiting for its streams)'];
+
+  View.prototype.openState = function (i, askedT) {
+    var D = this.D, SS = D.states, S = SS.list[i], pane = this.statePane, self = this;
+    var segs = decodeState(D, S);
+    while (pane.firstChild) pane.removeChild(pane.firstChild);
+    pane.hidden = false;
+    pane.setAttribute('data-memsnap-state-event', String(S.ev));
+    pane.setAttribute('data-memsnap-state-time', String(S.t / 1e6));
+    var when = S.ev < 0 ? 'before the first event' : fmtS(S.t / 1e6) + ' (event ' + S.ev + ')';
+    html('h4', null, 'Allocator state' + (S.lab >= 0 ? ' at the ' + D.strings[S.lab] : '') + ': ' + when, pane);
+    html('p', 'msv-meta', 'reserved ' + fmtBytes(S.res) + ' in ' + S.nseg + ' segment' + (S.nseg === 1 ? '' : 's') +
+      ' · allocated ' + fmtBytes(S.al) + ' · free inside reserved segments ' + fmtBytes(S.fr) + ' in ' + S.nf +
+      ' block' + (S.nf === 1 ? '' : 's') + ', largest ' + fmtBytes(S.big) +
+      (segs.length < S.nseg ? ' · showing the ' + segs.length + ' segments with the most free memory' : ''), pane);
+    if (S.ap) html('p', 'msv-meta', 'approximate: ' + D.strings[S.note], pane);
+    /* Said only when the state is more than a pixel away from the click. */
+    var pixel = (toT(D, this.v1) - toT(D, this.v0)) / D.plot[2];
+    if (askedT !== undefined && Math.abs(askedT - S.t / 1e6) > pixel)
+      html('p', 'msv-meta', 'You clicked ' + fmtS(askedT) + ': this is the nearest of the ' + SS.list.length +
+        ' states this page holds (memsnap segments FILE --at SECONDS gives any instant).', pane);
+    var bar = html('div', null, null, pane);
+    SS.list.forEach(function (T, k) {
+      if (T.lab < 0) return;
+      var btn = html('button', null, D.strings[T.lab], bar);
+      btn.type = 'button';
+      btn.setAttribute('data-memsnap-state-button', D.strings[T.lab]);
+      btn.setAttribute('aria-pressed', k === i ? 'true' : 'false');
+      btn.addEventListener('click', function () { self.openState(k); });
+    });
+    var W = D.area[0], rh = SS.rh, rg = SS.rg, x0 = SS.x, rows = S.rows;
+    var H = 8 + rows * (rh + rg) + 22;
+    var svg = el('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'presentation' }, pane);
+    this.stateSvg = svg;
+    var defs = el('defs', {}, svg), pid = this.root.id + '-hatch';
+    var pat = el('pattern', { id: pid, width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, defs);
+    el('rect', { width: 6, height: 6, fill: '#fff' }, pat);
+    el('path', { d: 'M0 0V6', stroke: '#b8b8c2', 'stroke-width': 1.2 }, pat);
+    var rowsMode = segs.length && segs.every(function (g, k) { return g.row === k; });
+    segs.forEach(function (g) {
+      var y = 4 + g.row * (rh + rg), gx = x0 + g.x, gw = Math.max(2, g.size * S.ppb);
+      var scale = gw / g.size;
+      if (rowsMode || g.x === 0) {
+        var lt = el('text', { x: x0 - 6, y: y + rh - 3, 'font-size': 10, 'text-anchor': 'end', fill: D.theme.muted }, svg);
+        lt.textContent = rowsMode ? fmtBytes(g.size) + ' ' + (g.small ? 'small' : 'large') + (g.exp ? ' exp' : '')
+                                  : '0x' + g.addr.toString(16);
+      }
+      var gg = el('g', { 'data-memsnap-segment': String(g.addr) }, svg);
+      g.blocks.forEach(function (bl) {
+        var bx = gx + (bl.addr - g.addr) * scale, bw = Math.max(0.5, bl.size * scale);
+        var fill = bl.state === 0 ? 'url(#' + pid + ')' : bl.state === 2 ? '#ed9ecc'
+                 : bl.cat >= 0 && SS.cat[bl.cat] ? D.strings[SS.cat[bl.cat][0]] : '#5a8ccc';
+        var r = el('rect', { x: bx, y: y, width: bw, height: rh, fill: fill }, gg);
+        if (bl.state === 2) { r.setAttribute('stroke', D.theme.fg); r.setAttribute('stroke-dasharray', '2 2'); r.setAttribute('stroke-width', 0.8); }
+        r.setAttribute('data-memsnap-block', String(bl.addr));
+        bl.el = r;
+        bl.seg = g;
+      });
+      el('rect', { x: gx + 0.5, y: y + 0.5, width: Math.max(1, gw - 1), height: rh - 1, fill: 'none', stroke: D.theme.fg, 'stroke-width': 0.8, 'pointer-events': 'none' }, svg);
+    });
+    /* Colours: the categories the blocks have, pending, free. */
+    var lx = x0, ly = H - 8, seen = {};
+    segs.forEach(function (g) { g.blocks.forEach(function (bl) { if (bl.state && bl.cat >= 0) seen[bl.cat] = 1; }); });
+    var keys = Object.keys(seen).map(Number).sort(function (a, b) { return a - b; }).map(function (c) {
+      return [D.strings[SS.cat[c][0]], SS.cat[c][1] >= 0 ? D.strings[SS.cat[c][1]].replace(/_/g, ' ') : '?'];
+    }).concat([['#ed9ecc', 'pending free'], ['url(#' + pid + ')', 'free']]);
+    keys.forEach(function (k) {
+      el('rect', { x: lx, y: ly - 9, width: 10, height: 10, fill: k[0], stroke: D.theme.fg, 'stroke-width': 0.6 }, svg);
+      var t = el('text', { x: lx + 14, y: ly, 'font-size': 10.5, fill: D.theme.fg }, svg);
+      t.textContent = k[1];
+      lx += 14 + k[1].length * 6.2 + 12;
+    });
+    this.stateShown = { S: S, segs: segs };
+    svg.addEventListener('mousemove', function (ev) { self.hoverBlock(ev); });
+    svg.addEventListener('mouseleave', function () { self.hideTip(); });
+    svg.addEventListener('click', function (ev) { var bl = self.blockAt(ev); if (bl && bl.state) self.showStack(self.blockInfo(bl)); });
+  };
+
+  /* The x (viewBox units) of a time in seconds since the first event, for tests. */
+  View.prototype.pxOfTime = function (t) { return this.px(toU(this.D, t)); };
+
+  View.prototype.blockAt = function (ev) {
+    var t = ev.target, st = this.stateShown;
+    if (!st || !t || !t.getAttribute || t.getAttribute('data-memsnap-block') === null) return null;
+    var addr = Number(t.getAttribute('data-memsnap-block'));
+    for (var i = 0; i < st.segs.length; i++) {
+      var g = st.segs[i];
+      if (addr < g.addr || addr >= g.addr + g.size) continue;
+      for (var k = 0; k < g.blocks.length; k++) if (g.blocks[k].addr === addr) return g.blocks[k];
+    }
+    return null;
+  };
+
+  /* What a block holds, for its tooltip and the stack panel. */
+  View.prototype.blockInfo = function (bl) {
+    var D = this.D, SS = D.states, out = { lines: [], stack: -1 };
+    if (!bl.state) {
+      out.title = 'free (' + bl.size + ' bytes)';
+      out.size = bl.size;
+      out.lines.push(fmtBytes(bl.size) + ' free inside a ' + fmtBytes(bl.seg.size) + ' ' + (bl.seg.small ? 'small' : 'large') + ' segment');
+    } else {
+      out.title = bl.site >= 0 ? D.strings[bl.site] : '(no stack recorded)';
+      out.site = true;
+      out.size = bl.size;
+      out.stack = bl.stack;
+      out.lines.push(fmtBytes(bl.size) + ' block · ' + fmtBytes(bl.req) + ' requested · ' + STATE_NAMES[bl.state]);
+      if (bl.cat >= 0 && SS.cat[bl.cat] && SS.cat[bl.cat][1] >= 0) out.lines.push('category: ' + D.strings[SS.cat[bl.cat][1]].replace(/_/g, ' '));
+      if (bl.rebuilt) out.lines.push('alive before the trace began: rebuilt from the final segments' + (bl.est ? ', size inferred' : ''));
+    }
+    out.lines.push('at 0x' + bl.addr.toString(16) + ' · stream ' + bl.seg.stream);
+    return out;
+  };
+
+  View.prototype.hoverBlock = function (ev) {
+    var bl = this.blockAt(ev);
+    if (!bl) { this.hideTip(); return; }
+    var info = this.blockInfo(bl);
+    this.tipAt(null, ev, function (t) {
+      var b = html('b', null, info.title, t);
+      b.setAttribute('data-memsnap-block-info', String(bl.addr));
+      if (info.site) b.setAttribute('data-memsnap-site', info.title);
+      info.lines.forEach(function (l) { html('div', null, l, t); });
+      if (info.site) html('div', 'msv-dim', 'click for the stack trace', t);
+    });
+  };
 
   /* ---------------------------------------------------------------- keyboard */
 

@@ -104,6 +104,17 @@ for round in $(seq "$runs"); do
   # The analyses, each a whole command as a user runs it (read + analysis + output).
   if has leaks; then run_once leaks "$MEMSNAP" leaks "$file"; fi
   if has categories; then run_once categories "$MEMSNAP" categories "$file"; fi
+  if has segments; then
+    # The allocator's state at 1,000 instants spread evenly over the events, from one
+    # replay (the issue's goal: at most 1.5x summary), text and JSON.
+    [ -n "${seg_args:-}" ] || seg_args=$("$MEMSNAP" summary "$file" |
+      awk '/^device .* events over /{n = $3} END {for (k = 0; k < 1000; k++) printf " --event %d", int((n - 1) * k / 999)}')
+    # shellcheck disable=SC2086
+    run_once segments_1000 "$MEMSNAP" segments "$file" $seg_args
+    # shellcheck disable=SC2086
+    run_once segments_1000_json "$MEMSNAP" segments --json "$file" $seg_args
+    cp "$out/stdout" "$out/segments.json"
+  fi
   if has render; then
     run_once render_png "$MEMSNAP" render "$file" -o "$out/long.png"
     run_once render_svg "$MEMSNAP" render "$file" -o "$out/long.svg"
@@ -129,7 +140,7 @@ for round in $(seq "$runs"); do
   fi
 done
 [ -n "${BASELINE:-}" ] && keys="$keys baseline"
-for k in leaks categories render_png render_svg render_category view baseline_view report baseline_report; do
+for k in leaks categories segments_1000 segments_1000_json render_png render_svg render_category view baseline_view report baseline_report; do
   [ -n "${times[$k]:-}" ] && keys="$keys $k"
 done
 
@@ -146,6 +157,7 @@ note() { # KEY: what the row is measured against
     render_png) echo "$(stat -c %s "$out/long.png") bytes PNG" ;;
     render_svg) echo "$(stat -c %s "$out/long.svg") bytes SVG" ;;
     render_category) echo "$(stat -c %s "$out/long-cat.png") bytes PNG" ;;
+    segments_1000|segments_1000_json) echo "$(ratio "$(median "${times[$1]}")" "$ms_t")x summary" ;;
     view) echo "$(stat -c %s "$out/view.html") bytes HTML; $(ratio "$(median "${times[view]}")" "$ms_t")x summary" ;;
     report) echo "index.html $(stat -c %s "$out/report/index.html") bytes; $(ratio "$(median "${times[report]}")" "$ms_t")x summary" ;;
     cat) echo "the reading floor: a plain read of the file" ;;
@@ -172,6 +184,8 @@ label() {
     floor) echo "every byte on two threads (tests/bench/floor.c)" ;;
     floor_model) echo "every byte on two threads, and the model written" ;;
     baseline_view) echo "BASELINE view" ;; baseline_report) echo "BASELINE report" ;;
+    segments_1000) echo "memsnap segments --event ... (1,000 instants)" ;;
+    segments_1000_json) echo "memsnap segments --json --event ... (1,000 instants; $(stat -c %s "$out/segments.json") bytes)" ;;
     *) echo "memsnap $1" ;;
   esac
 }

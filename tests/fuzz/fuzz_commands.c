@@ -174,6 +174,8 @@ void fuzz_commands(const uint8_t *data, size_t size, const ms_snapshot *s)
     RUN(cmd_categories, "categories", "--json", in);
     RUN(cmd_oom, "oom", in);
     RUN(cmd_oom, "oom", "--json", in);
+    RUN(cmd_segments, "segments", in, "--event", "-1", "--at", "0.001");
+    RUN(cmd_segments, "segments", "--json", in);
     RUN(cmd_diff, "diff", in, ref, "--threads", "1");
     RUN(cmd_diff, "diff", "--json", ref, in, "--threads", "1");
     RUN(cmd_ranks, "ranks", in, in, ref, "--threads", "1");
@@ -181,6 +183,7 @@ void fuzz_commands(const uint8_t *data, size_t size, const ms_snapshot *s)
         goto done;
     snprintf(o, sizeof o, "%s.svg", out_path);
     RUN(cmd_oom, "oom", in, "-o", o);
+    RUN(cmd_segments, "segments", in, "-o", o, "--by", "site");
     snprintf(o, sizeof o, "%s.png", out_path);
     RUN(cmd_render, "render", in, "-o", o, "--width", "320", "--height", "240", "--leaks");
     snprintf(o, sizeof o, "%s.svg", out_path);
@@ -191,7 +194,7 @@ void fuzz_commands(const uint8_t *data, size_t size, const ms_snapshot *s)
         "--group", "fwd=forward|linear", "--group", "opt=optim");
     snprintf(o, sizeof o, "%s.json", out_path);
     RUN(cmd_render, "render", in, ref, "-o", o, "--format", "json", "--x", "events", "--width",
-        "640", "--height", "480");
+        "640", "--height", "480", "--show", "fragmentation");
     RUN(cmd_render, "render", in, ref, "-o", o, "--format", "json", "--overlay", "--width", "640",
         "--height", "300");
     snprintf(o, sizeof o, "%s.html", out_path);

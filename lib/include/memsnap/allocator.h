@@ -29,6 +29,12 @@ MS_API uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size);
 /* Requests of up to 1 MiB (block bytes) come from the small pool. */
 #define MS_SMALL_REQUEST_MAX ((uint64_t)1 << 20)
 
+/* "inactive", "active_allocated", "active_pending_free": the state as
+ * torch.cuda.memory_snapshot() names it ("other" for anything else). */
+MS_API const char *ms_block_state_name(ms_block_state st);
+
+/* A block is known only from the rebuilt starting state (alive before the trace's first
+ * event, never allocated in it) when alloc_event < 0 and it is not inactive. */
 typedef struct ms_heap_block {
     uint64_t address;
     uint64_t size;            /* the allocator's block bytes */
@@ -81,6 +87,11 @@ typedef struct ms_heap {
 MS_API int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
                          ms_error *err);
 MS_API void ms_heap_free(ms_heap *h);
+/* A copy of h that the caller owns (ms_heap_free), for a state ms_heap_visit_each lends. */
+MS_API int ms_heap_copy(ms_heap **out, const ms_heap *h, ms_error *err);
+/* The event whose state holds at `time_us` on the trace's clock: the last event at or
+ * before it, -1 before the first. */
+MS_API int64_t ms_heap_event_at_time(const ms_trace *tr, int64_t time_us);
 
 /* The states right after each of events[0..n) (in trace order, each -1 or in the trace),
  * from one forward replay: O(events + blocks) for all of them together, where calling
@@ -93,6 +104,57 @@ MS_API int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device,
                               const int64_t *events, size_t n, ms_error *err);
 /* Frees what ms_heap_build_each made, each shared heap once, and sets out[k] to NULL. */
 MS_API void ms_heap_free_each(ms_heap **heaps, size_t n);
+
+/* The states right after each of events[0..n) (as for ms_heap_build_each), handed to
+ * fn one at a time from one forward replay: at most one state is held whatever n is.
+ * `h` lives only during the call (the next instant reuses it); fn returns 0 to go on,
+ * or an error code (with err filled) that ends the replay and is returned. */
+typedef int (*ms_heap_visit_fn)(void *ctx, size_t k, const ms_heap *h, ms_error *err);
+MS_API int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, size_t n,
+                              ms_heap_visit_fn fn, void *ctx, ms_error *err);
+
+/* Fragmentation after every event of a device's trace, from one forward replay: the free
+ * memory inside reserved segments (reserved minus the active blocks' bytes, what
+ * torch.cuda.memory_stats() calls inactive_split_bytes), the largest free block and the
+ * number of free blocks. 20 bytes per event. */
+typedef struct ms_heap_frag {
+    int device;
+    size_t n;                  /* the trace's events */
+    uint64_t *free_bytes;      /* n: right after each event */
+    uint64_t *largest_free;    /* n */
+    uint32_t *free_blocks;     /* n */
+    /* Before the first event (the rebuilt starting state). */
+    uint64_t start_free_bytes, start_largest_free;
+    uint32_t start_free_blocks;
+    bool approximate;          /* as ms_heap.approximate, for the whole replay */
+    uint64_t inconsistencies;
+} ms_heap_frag;
+
+MS_API int ms_heap_frag_build(ms_heap_frag **out, const ms_snapshot *s, int device,
+                              ms_error *err);
+MS_API void ms_heap_frag_free(ms_heap_frag *f);
+
+/* The free memory of one state, per pool and stream: segments of one segment type (small
+ * or large) on one stream, sorted by type (large first) then stream. */
+typedef struct ms_heap_pool_stats {
+    bool is_small;
+    uint64_t stream_raw;
+    uint64_t segments;
+    uint64_t reserved_bytes;
+    uint64_t allocated_bytes;   /* active_allocated blocks */
+    uint64_t active_bytes;      /* allocated and pending-free blocks */
+    uint64_t free_bytes;        /* inactive blocks */
+    uint64_t free_blocks;
+    uint64_t largest_free;
+} ms_heap_pool_stats;
+
+/* Fills *out (ms_free) with one entry per pool and stream that has a segment. */
+MS_API int ms_heap_pool_stats_of(ms_heap_pool_stats **out, size_t *n_out, const ms_heap *h,
+                                 ms_error *err);
+/* Segment k's free blocks: their bytes (returned), the largest and how many (either
+ * pointer may be NULL), as ms_heap_usable_free counts a request's. */
+MS_API uint64_t ms_heap_segment_free(uint64_t *largest, uint64_t *count, const ms_heap *h,
+                                     size_t k);
 
 /* Free blocks a request could use: same stream, same pool (small/large by the request's
  * block size), default pool. Fills their total bytes and the largest; returns the count. */

@@ -113,6 +113,27 @@ MS_API int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error
 /* Where the peak falls (ms_peak_place_of) in the run's iterations and phases; phases
  * that cannot be found leave phase -1. */
 MS_API int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err);
+/* Free memory inside reserved segments right after one event (the allocator's state,
+ * memsnap/allocator.h): what fragmentation costs at that moment. */
+typedef struct ms_free_in_reserved {
+    int64_t event;           /* -1: before the first event */
+    uint64_t free_bytes;     /* reserved minus the active blocks' bytes */
+    uint64_t largest_free;   /* the largest free block */
+    uint64_t free_blocks;    /* how many free blocks */
+    bool approximate;        /* the rebuilt state is approximate (ms_heap.approximate) */
+} ms_free_in_reserved;
+
+/* Free memory inside reserved segments after every event (ms_heap_frag_build): one
+ * replay of the allocator, 20 bytes per event; only charts over the whole run ask. */
+MS_API int ms_run_fragmentation(const ms_heap_frag **out, ms_run *r, ms_error *err);
+/* The same at the timeline's peak event: read from ms_run_fragmentation when the run has
+ * it, else one replay up to the peak that keeps nothing but these numbers. */
+MS_API int ms_run_peak_free(ms_free_in_reserved *out, ms_run *r, ms_error *err);
+/* The category (ms_category) of each block of `h`, a state of this run's device: the
+ * run's categories (ms_run_categories) of the allocation the block holds; MS_CAT_COUNT
+ * for a free block or one the timeline does not know. out has h->n_blocks entries. */
+MS_API int ms_run_block_categories(uint8_t *out, ms_run *r, const ms_heap *h, ms_error *err);
+
 /* Builds what ms_run_leaks and ms_run_categories would both build lazily (the timeline,
  * the iterations, every stack's site), so that the two may then run on two threads at
  * once, one each, with the same results as one after the other. */

@@ -43,14 +43,37 @@ typedef struct hsim {
     size_t nord, capord; /* nord: live segments */
     uint32_t groot;      /* the live segments in a treap by start */
     ms_addrmap map; /* block start address -> block */
-    uint32_t root;  /* the address index: a treap of the live blocks */
+    uint32_t root;  /* the address index: a treap of the live blocks, while `indexed` */
+    bool indexed;
     uint64_t changes; /* events that touched the state, to share unchanged states */
     uint64_t div[16];
     bool have_div, div_used;
     uint64_t max_split;
     uint64_t bad;  /* inconsistencies */
     bool nomem;
+    /* Running totals, kept by every change (the fragmentation series reads them after
+     * each event): reserved bytes, and the bytes and count of active blocks. */
+    uint64_t reserved, active_bytes, active_count;
+    /* The largest free block: with `track`, every block that becomes free or changes
+     * size while free is pushed on a max-heap of (size, id), and stale entries are
+     * dropped when they reach the top (ms__heap_largest_free). */
+    bool track;
+    struct lh_entry {
+        uint64_t size;
+        uint32_t id;
+    } *lh;
+    size_t nlh, caplh;
+    /* The final segments of the device by address (index into the snapshot's), for the
+     * pool each emitted segment belongs to. */
+    struct fseg_entry {
+        uint64_t address;
+        size_t index;
+    } *fseg;
+    size_t nfseg;
 } hsim;
+
+/* A deleted block's state: no live block has it. */
+#define BLK_DEAD 0xff
 
 /* A treap node's priority: a hash of its id, deterministic and not steerable by the file.
  * Inline: the block index calls it on every insert and erase. */
@@ -69,6 +92,21 @@ void ms__heap_seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw
 /* Makes [addr, addr+size) a block of its own inside the free block that holds it;
  * returns it, or NIL when no free block holds it. */
 uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size);
+/* The replay's state before the trace's first event: settings, starting segments and
+ * allocations, running totals; `track` keeps the largest free block current too. */
+int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_error *err);
+void ms__heap_release(hsim *x);
+/* Applies trace event i. */
+void ms__heap_step(hsim *x, const ms_trace *tr, size_t i);
+/* x->ord: the live segments by start; false when out of memory. */
+bool ms__heap_ord_fill(hsim *x);
+/* The totals and the free blocks' heap from the blocks as they are. */
+bool ms__heap_recount(hsim *x);
+/* The largest free block now (needs `track`). */
+uint64_t ms__heap_largest_free(hsim *x);
+/* An estimated block of a large pool's fixed segment takes the free rest of 1 MiB or less
+ * that follows it (the allocator would not have split it off). */
+void ms__heap_absorb_rest(hsim *x, uint32_t i);
 /* The state before the trace's first event (allocator_start.c); 0 or MS_ERR_NOMEM.
  * `first`: per address, the first of its alloc / free events in the trace. */
 int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first,

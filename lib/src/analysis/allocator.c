@@ -111,7 +111,8 @@ static bool is_free(const blk *b)
  * block holding an address is found in O(log n) (carve) instead of walking the segment's
  * block list, which made a trace of allocations placed inside free blocks quadratic.
  * Priorities are a hash of the id (ms__heap_prio): deterministic, and not steerable by
- * the file. */
+ * the file. Only carve reads it, which a consistent trace needs only while the starting
+ * state is built: it is kept then, and again from the first carve after that on. */
 static bool idx_less(const hsim *x, uint32_t a, uint32_t b)
 {
     return x->b[a].addr < x->b[b].addr || (x->b[a].addr == x->b[b].addr && a < b);
@@ -187,6 +188,105 @@ static uint32_t idx_floor(const hsim *x, uint64_t addr)
     return best;
 }
 
+/* ------------------------------------------------------------------ largest free block */
+
+static void lh_sift_up(struct lh_entry *h, size_t k)
+{
+    while (k > 0) {
+        size_t p = (k - 1) / 2;
+        if (h[p].size >= h[k].size)
+            break;
+        struct lh_entry t = h[p];
+        h[p] = h[k];
+        h[k] = t;
+        k = p;
+    }
+}
+
+static void lh_sift_down(struct lh_entry *h, size_t n, size_t k)
+{
+    for (;;) {
+        size_t l = 2 * k + 1, r = l + 1, m = k;
+        if (l < n && h[l].size > h[m].size)
+            m = l;
+        if (r < n && h[r].size > h[m].size)
+            m = r;
+        if (m == k)
+            return;
+        struct lh_entry t = h[m];
+        h[m] = h[k];
+        h[k] = t;
+        k = m;
+    }
+}
+
+/* An entry stands for a free block of its size while block `id` is live, free and that
+ * large; a reused id that happens to match is a free block of that size all the same. */
+static bool lh_valid(const hsim *x, struct lh_entry e)
+{
+    return e.id < x->nb && x->b[e.id].state == MS_BLOCK_INACTIVE && x->b[e.id].size == e.size;
+}
+
+/* Drops the stale entries, so the heap holds at most about twice the free blocks. */
+static void lh_compact(hsim *x)
+{
+    size_t m = 0;
+    for (size_t k = 0; k < x->nlh; k++)
+        if (lh_valid(x, x->lh[k]))
+            x->lh[m++] = x->lh[k];
+    x->nlh = m;
+    for (size_t k = m / 2; k-- > 0;)
+        lh_sift_down(x->lh, m, k);
+}
+
+/* Block i became free or changed size while free. */
+static void lh_push(hsim *x, uint32_t i)
+{
+    if (!x->track || x->b[i].state != MS_BLOCK_INACTIVE)
+        return;
+    size_t live_free = x->nb - x->nfreeb - x->active_count;
+    if (x->nlh >= 2 * live_free + 1024)
+        lh_compact(x);
+    if (!ms__grow((void **)&x->lh, &x->caplh, x->nlh + 1, sizeof *x->lh)) {
+        x->nomem = true;
+        return;
+    }
+    x->lh[x->nlh] = (struct lh_entry){x->b[i].size, i};
+    lh_sift_up(x->lh, x->nlh++);
+}
+
+uint64_t ms__heap_largest_free(hsim *x)
+{
+    while (x->nlh && !lh_valid(x, x->lh[0])) {
+        x->lh[0] = x->lh[--x->nlh];
+        lh_sift_down(x->lh, x->nlh, 0);
+    }
+    return x->nlh ? x->lh[0].size : 0;
+}
+
+/* The totals and the free blocks' heap from the blocks as they are (after the starting
+ * state, which sets states directly). */
+bool ms__heap_recount(hsim *x)
+{
+    x->reserved = x->active_bytes = x->active_count = 0;
+    x->nlh = 0;
+    for (uint32_t i = 0; i < x->nb; i++) {
+        if (x->b[i].state == BLK_DEAD)
+            continue;
+        x->reserved += x->b[i].size; /* the blocks tile the live segments */
+        if (x->b[i].state != MS_BLOCK_INACTIVE) {
+            x->active_bytes += x->b[i].size;
+            x->active_count++;
+        }
+    }
+    for (uint32_t i = 0; i < x->nb; i++)
+        if (x->b[i].state == MS_BLOCK_INACTIVE)
+            lh_push(x, i);
+    return !x->nomem;
+}
+
+/* ------------------------------------------------------------------ blocks */
+
 static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
 {
     uint32_t i;
@@ -205,13 +305,21 @@ static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
         x->nomem = true;
         return NIL;
     }
-    x->root = idx_insert(x, x->root, i);
+    if (x->indexed)
+        x->root = idx_insert(x, x->root, i);
+    lh_push(x, i);
     return i;
 }
 
 static void del_blk(hsim *x, uint32_t i)
 {
-    x->root = idx_erase(x, x->root, i);
+    if (x->b[i].state != MS_BLOCK_INACTIVE) {
+        x->active_bytes -= x->b[i].size;
+        x->active_count--;
+    }
+    x->b[i].state = BLK_DEAD;
+    if (x->indexed)
+        x->root = idx_erase(x, x->root, i);
     size_t j = ms__addrmap_find(&x->map, x->b[i].addr);
     if (j != SIZE_MAX && x->map.vals[j] == i)
         ms__addrmap_remove_at(&x->map, j);
@@ -254,6 +362,10 @@ static void unlink_blk(hsim *x, uint32_t i)
 static uint32_t free_and_merge(hsim *x, uint32_t i)
 {
     blk *b = x->b;
+    if (b[i].state != MS_BLOCK_INACTIVE) {
+        x->active_bytes -= b[i].size;
+        x->active_count--;
+    }
     b[i].state = MS_BLOCK_INACTIVE;
     b[i].req = 0;
     b[i].alloc_event = -1;
@@ -270,8 +382,10 @@ static uint32_t free_and_merge(hsim *x, uint32_t i)
         b[p].size += b[i].size;
         unlink_blk(x, i);
         del_blk(x, i);
+        lh_push(x, p);
         return p;
     }
+    lh_push(x, i);
     return i;
 }
 
@@ -360,7 +474,7 @@ static void ord_remove(hsim *x, uint32_t n)
 }
 
 /* x->ord: the live segments by start. */
-static bool ord_fill(hsim *x)
+bool ms__heap_ord_fill(hsim *x)
 {
     if (!ms__grow((void **)&x->ord, &x->capord, x->nord + 1, sizeof *x->ord))
         return false;
@@ -416,6 +530,7 @@ static void seg_join(hsim *x, uint32_t l, uint32_t r)
         x->b[tail].size += x->b[head].size;
         unlink_blk(x, head);
         del_blk(x, head);
+        lh_push(x, tail);
     }
 }
 
@@ -427,7 +542,10 @@ void ms__heap_seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw
         return;
     }
     uint32_t id = new_seg(x, addr, addr + size, stream_raw, exp);
-    if (id == NIL || !exp)
+    if (id == NIL)
+        return;
+    x->reserved += size;
+    if (!exp)
         return;
     /* A mapped run continues the run before it and joins the one after it. */
     uint32_t before = addr ? seg_find(x, addr - 1) : NIL;
@@ -461,6 +579,7 @@ static void seg_free(hsim *x, uint64_t addr, uint64_t size)
     if (x->g[id].end != addr + size || x->g[id].first != x->g[id].last ||
         !is_free(&x->b[x->g[id].first]))
         x->bad++; /* a segment is only released when all of it is one free block */
+    x->reserved -= x->g[id].end - x->g[id].start;
     drop_seg(x, id);
 }
 
@@ -478,6 +597,7 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
         x->bad++;
         e = g->end;
     }
+    x->reserved -= e - a;
     uint32_t lf = NIL, ll = NIL, rf = NIL, rl = NIL;
 #define APPEND(first, last, i)                                                          \
     do {                                                                                \
@@ -506,8 +626,13 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
                     return;
             }
             if (bs < a) {
+                if (!is_free(&x->b[i])) {
+                    x->active_bytes -= x->b[i].size;
+                    x->active_count--;
+                }
                 x->b[i].size = a - bs;
                 x->b[i].state = MS_BLOCK_INACTIVE;
+                lh_push(x, i);
                 APPEND(lf, ll, i);
             } else {
                 del_blk(x, i);
@@ -540,6 +665,24 @@ static void seg_unmap(hsim *x, uint64_t addr, uint64_t size)
     }
 }
 
+/* A block alive before the trace began, whose size was estimated as its request rounded:
+ * in a large pool's fixed segment the allocator splits a free rest off only when it is
+ * larger than 1 MiB (do_alloc), so no free block of 1 MiB or less follows a block there
+ * unless the block took it. Such a rest after an estimated block was part of it. */
+void ms__heap_absorb_rest(hsim *x, uint32_t i)
+{
+    blk *b = x->b;
+    if (!b[i].estimated || is_free(&b[i]) || b[i].size <= MS_SMALL_REQUEST_MAX ||
+        x->g[b[i].seg].expandable)
+        return;
+    uint32_t n = b[i].next;
+    if (n == NIL || !is_free(&b[n]) || b[n].size > LARGE_SPLIT_MIN)
+        return;
+    b[i].size += b[n].size;
+    unlink_blk(x, n);
+    del_blk(x, n);
+}
+
 /* Makes [addr, addr+size) a block of its own inside the free block that holds it;
  * returns it, or NIL when no free block holds it. */
 uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
@@ -550,6 +693,15 @@ uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
     /* The first block of the segment that ends after addr: the blocks tile the segment
      * in address order, so it is the one starting at or below addr (past any empty block
      * a zero-size request left there). */
+    if (!x->indexed) {
+        /* The first carve since the starting state (an event that contradicts the
+         * rebuilt addresses): index the live blocks, and keep them indexed from now on. */
+        x->root = NIL;
+        for (uint32_t k = 0; k < x->nb; k++)
+            if (x->b[k].state != BLK_DEAD)
+                x->root = idx_insert(x, x->root, k);
+        x->indexed = true;
+    }
     uint32_t i = idx_floor(x, addr);
     if (i == NIL || x->b[i].seg != sid)
         i = x->g[sid].first;
@@ -560,6 +712,7 @@ uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
     if (x->b[i].addr < addr) {
         uint64_t end = x->b[i].addr + x->b[i].size;
         x->b[i].size = addr - x->b[i].addr;
+        lh_push(x, i);
         uint32_t n = new_blk(x, addr, end - addr, sid);
         if (n == NIL)
             return NIL;
@@ -572,6 +725,7 @@ uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
             return NIL;
         x->b[i].size = size;
         link_after(x, i, n);
+        lh_push(x, i);
     }
     return i;
 }
@@ -612,6 +766,10 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
             link_after(x, i, n);
         }
     }
+    if (is_free(b)) {
+        x->active_bytes += b->size;
+        x->active_count++;
+    }
     b->state = MS_BLOCK_ACTIVE_ALLOCATED;
     b->req = req;
     b->alloc_event = event;
@@ -619,18 +777,20 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
     b->estimated = false;
 }
 
-static void hsim_release(hsim *x)
+void ms__heap_release(hsim *x)
 {
     free(x->b);
     free(x->freeb);
     free(x->g);
     free(x->ord);
+    free(x->lh);
+    free(x->fseg);
     ms__addrmap_free(&x->map);
 }
 
 /* ------------------------------------------------------------------ replay */
 
-static void step(hsim *x, const ms_trace *tr, size_t i)
+void ms__heap_step(hsim *x, const ms_trace *tr, size_t i)
 {
     uint64_t addr = tr->addr[i], size = tr->size[i];
     switch (tr->action[i]) {
@@ -683,213 +843,62 @@ static void step(hsim *x, const ms_trace *tr, size_t i)
     }
 }
 
-static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
+static int by_final_address(const void *a, const void *b)
 {
-    size_t nseg_f;
-    const ms_segment *fs = ms_snapshot_segments(x->s, &nseg_f);
-    if (!ord_fill(x))
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-    size_t nblocks = 0;
-    for (size_t k = 0; k < x->nord; k++)
-        for (uint32_t i = x->g[x->ord[k]].first; i != NIL; i = x->b[i].next)
-            nblocks++;
-    h->segments = calloc(x->nord ? x->nord : 1, sizeof *h->segments);
-    h->blocks = calloc(nblocks ? nblocks : 1, sizeof *h->blocks);
-    if (!h->segments || !h->blocks)
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-    uint64_t estimated = 0;
-    size_t nb = 0;
-    for (size_t k = 0; k < x->nord; k++) {
-        const seg *g = &x->g[x->ord[k]];
-        ms_heap_segment *o = &h->segments[k];
-        o->address = g->start;
-        o->total_size = g->end - g->start;
-        o->stream_raw = g->stream_raw;
-        o->is_expandable = g->expandable;
-        o->is_small = g->pool ? g->pool == 1 : (!g->expandable && o->total_size == (2u << 20));
-        for (size_t f = 0; f < nseg_f; f++) {
-            if (fs[f].device != device || fs[f].address != g->start)
-                continue;
-            o->pool_id[0] = fs[f].pool_id[0];
-            o->pool_id[1] = fs[f].pool_id[1];
-            if (fs[f].segment_type != MS_NO_STRING)
-                o->is_small = !strcmp(ms_snapshot_string(x->s, fs[f].segment_type), "small");
-            break;
-        }
-        o->first_block = nb;
-        for (uint32_t i = g->first; i != NIL; i = x->b[i].next) {
-            const blk *b = &x->b[i];
-            ms_heap_block *ob = &h->blocks[nb++];
-            *ob = (ms_heap_block){b->addr, b->size, b->req, (ms_block_state)b->state,
-                                 b->alloc_event, b->stack, b->estimated};
-            if (b->state == MS_BLOCK_ACTIVE_ALLOCATED)
-                h->allocated_bytes += b->size;
-            if (b->state != MS_BLOCK_INACTIVE) {
-                h->active_bytes += b->size;
-                if (b->estimated)
-                    estimated++;
-            } else {
-                h->inactive_bytes += b->size;
-                h->inactive_count++;
-                if (b->size > h->largest_inactive)
-                    h->largest_inactive = b->size;
-            }
-        }
-        o->n_blocks = nb - o->first_block;
-        h->reserved_bytes += o->total_size;
-    }
-    h->n_segments = x->nord;
-    h->n_blocks = nb;
-    h->inconsistencies = x->bad;
-    size_t used = 0;
-    if (estimated)
-        used += (size_t)snprintf(h->note + used, sizeof h->note - used,
-                                 "%s%llu block%s alive from before the trace began: sizes "
-                                 "estimated from the request",
-                                 used ? "; " : "", (unsigned long long)estimated,
-                                 estimated == 1 ? "" : "s");
-    if (x->bad && used < sizeof h->note)
-        used += (size_t)snprintf(h->note + used, sizeof h->note - used,
-                                 "%s%llu event%s contradict the rebuilt addresses",
-                                 used ? "; " : "", (unsigned long long)x->bad,
-                                 x->bad == 1 ? "" : "s");
-    h->approximate = estimated > 0 || x->bad > 0;
-    return 0;
+    const struct fseg_entry *x = a, *y = b;
+    if (x->address != y->address)
+        return x->address < y->address ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index; /* the file's first wins */
 }
 
-/* The states right after each of events[0..n) (ascending, each -1 or in the trace), from
- * one forward replay. Where no event touched the state since the previous one, that
- * heap is shared rather than copied (see ms_heap_build_each). */
-static int build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
-                      size_t n, ms_error *err)
+/* The replay's state before the trace's first event: the settings, the starting
+ * segments and allocations (allocator_start.c), the running totals; `track` keeps the
+ * largest free block current as well. */
+int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, device);
-    hsim x;
-    memset(&x, 0, sizeof x);
-    x.s = s;
-    x.root = NIL;
-    x.groot = NIL;
+    memset(x, 0, sizeof *x);
+    x->s = s;
+    x->root = NIL;
+    x->groot = NIL;
+    x->indexed = true;
+    x->track = track;
     const char *t = setting(s, "roundup_power2_divisions");
-    x.have_div = t && parse_divisions(t, x.div);
-    x.max_split = UINT64_MAX;
+    x->have_div = t && parse_divisions(t, x->div);
+    x->max_split = UINT64_MAX;
     t = setting(s, "max_split_size");
     if (t) {
         char *end;
         long long v = strtoll(t, &end, 10);
         if (end != t && v > 0)
-            x.max_split = (uint64_t)v;
+            x->max_split = (uint64_t)v;
     }
+    size_t nseg_f;
+    const ms_segment *fs = ms_snapshot_segments(s, &nseg_f);
+    x->fseg = malloc((nseg_f ? nseg_f : 1) * sizeof *x->fseg);
+    if (!x->fseg)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t f = 0; f < nseg_f; f++)
+        if (fs[f].device == device)
+            x->fseg[x->nfseg++] = (struct fseg_entry){fs[f].address, f};
+    if (x->nfseg > 1)
+        qsort(x->fseg, x->nfseg, sizeof *x->fseg, by_final_address);
+    /* `first` grows with the addresses the trace uses: sizing it by the event count
+     * cleared tens of megabytes for a trace that reuses a few thousand addresses. */
     ms_addrmap first;
     memset(&first, 0, sizeof first);
     int rc = 0;
-    if (!ms__addrmap_init(&x.map, 1024) || !ms__addrmap_init(&first, tr->n / 2 + 16)) {
+    if (!ms__addrmap_init(&x->map, 1024) || !ms__addrmap_init(&first, 1024))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-        goto done;
-    }
-    if ((rc = ms__heap_build_start(&x, tr, device, &first, err)))
-        goto done;
+    if (!rc)
+        rc = ms__heap_build_start(x, tr, device, &first, err);
     ms__addrmap_free(&first);
-    int64_t next = 0;
-    uint64_t changes_then = 0;
-    for (size_t k = 0; k < n && !rc; k++) {
-        for (; next <= events[k] && !x.nomem; next++)
-            step(&x, tr, (size_t)next);
-        if (x.nomem) {
-            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET,
-                          "out of memory rebuilding the allocator state");
-            break;
-        }
-        if (k > 0 && x.changes == changes_then) {
-            out[k] = out[k - 1];
-            continue;
-        }
-        changes_then = x.changes;
-        ms_heap *h = calloc(1, sizeof *h);
-        if (!h) {
-            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-            break;
-        }
-        h->device = device;
-        h->event = events[k];
-        out[k] = h;
-        rc = emit(&x, h, device, err);
-    }
-done:
-    ms__addrmap_free(&first);
-    hsim_release(&x);
+    /* A consistent trace never carves after the start: the index is rebuilt on demand
+     * (ms__heap_carve) rather than kept through millions of splits and merges. */
+    x->indexed = false;
+    x->root = NIL;
+    if (!rc && !ms__heap_recount(x))
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
     return rc;
 }
 
-int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device, const int64_t *events,
-                       size_t n, ms_error *err)
-{
-    ms_error_clear(err);
-    for (size_t k = 0; k < n; k++)
-        out[k] = NULL;
-    if (!s || device < 0 || device >= ms_snapshot_device_count(s))
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no device %d in this snapshot", device);
-    const ms_trace *tr = ms_snapshot_trace(s, device);
-    for (size_t k = 0; k < n; k++) {
-        if (events[k] < -1 || (events[k] >= 0 && (uint64_t)events[k] >= tr->n))
-            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "event %lld is outside the trace",
-                            (long long)events[k]);
-        if (k > 0 && events[k] < events[k - 1])
-            return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "events are not in trace order");
-    }
-    int rc = build_each(out, s, device, events, n, err);
-    if (rc)
-        ms_heap_free_each(out, n);
-    return rc;
-}
-
-void ms_heap_free_each(ms_heap **heaps, size_t n)
-{
-    for (size_t k = 0; k < n; k++) {
-        if (heaps[k] && (k == 0 || heaps[k] != heaps[k - 1]))
-            ms_heap_free(heaps[k]);
-    }
-    for (size_t k = 0; k < n; k++)
-        heaps[k] = NULL;
-}
-
-int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event,
-                  ms_error *err)
-{
-    *out = NULL;
-    return ms_heap_build_each(out, s, device, &event, 1, err);
-}
-
-void ms_heap_free(ms_heap *h)
-{
-    if (!h)
-        return;
-    free(h->segments);
-    free(h->blocks);
-    free(h);
-}
-
-uint64_t ms_heap_usable_free(uint64_t *bytes, uint64_t *largest, const ms_heap *h,
-                             uint64_t request_block_bytes, uint64_t stream_raw)
-{
-    bool small = request_block_bytes <= MS_SMALL_REQUEST_MAX;
-    uint64_t n = 0, sum = 0, big = 0;
-    for (size_t k = 0; k < h->n_segments; k++) {
-        const ms_heap_segment *g = &h->segments[k];
-        if (g->stream_raw != stream_raw || g->is_small != small || g->pool_id[0] || g->pool_id[1])
-            continue;
-        for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
-            const ms_heap_block *b = &h->blocks[j];
-            if (b->state != MS_BLOCK_INACTIVE)
-                continue;
-            n++;
-            sum += b->size;
-            if (b->size > big)
-                big = b->size;
-        }
-    }
-    if (bytes)
-        *bytes = sum;
-    if (largest)
-        *largest = big;
-    return n;
-}

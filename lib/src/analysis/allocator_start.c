@@ -304,6 +304,11 @@ int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *fi
             x->b[bi].stack = fbk->stack;
         }
     }
+    /* Estimated blocks take the rests the allocator would not have split off, once every
+     * block of the start is placed (a later carve may have cut such a rest short). */
+    for (uint32_t i = 0; i < x->nb; i++)
+        if (x->b[i].state != BLK_DEAD)
+            ms__heap_absorb_rest(x, i);
     return 0;
 nomem:
     free(rs.r);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap_owner.h"
 #include "internal.h"
 #include "iter_internal.h"
 #include "run_internal.h"
@@ -579,9 +580,8 @@ static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size
     return 0;
 }
 
-/* Each live block's category from the categorisation: the block's allocation is found by
- * its alloc event (trace allocations are in alloc-event order in t->allocs) or, alive
- * before the trace began, by its address among the rebuilt ones. */
+/* Each live block's category from the categorisation, its allocation found by the one
+ * rule of heap_owner.h. */
 static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats,
                                  const ms_oom *prev)
 {
@@ -595,35 +595,15 @@ static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categ
         memcpy(o->block_category, prev->block_category, h->n_blocks);
         return 0;
     }
-    size_t n_trace = 0;
-    while (n_trace < t->n_allocs && t->allocs[n_trace].alloc_event >= 0)
-        n_trace++;
+    ms__heap_owner own;
+    ms_error soft;
+    if (ms__heap_owner_init(&own, t, &soft))
+        return MS_ERR_NOMEM;
     for (size_t b = 0; b < h->n_blocks; b++) {
-        const ms_heap_block *bl = &h->blocks[b];
-        o->block_category[b] = MS_CAT_OTHER;
-        if (bl->state == MS_BLOCK_INACTIVE)
-            continue;
-        size_t idx = SIZE_MAX;
-        if (bl->alloc_event >= 0) {
-            size_t lo = 0, hi = n_trace;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (t->allocs[mid].alloc_event < bl->alloc_event)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < n_trace && t->allocs[lo].alloc_event == bl->alloc_event)
-                idx = lo;
-        } else {
-            for (size_t k = n_trace; k < t->n_allocs && idx == SIZE_MAX; k++)
-                if (t->allocs[k].addr == bl->address &&
-                    (t->allocs[k].free_event < 0 || t->allocs[k].free_event > o->event))
-                    idx = k;
-        }
-        if (idx != SIZE_MAX)
-            o->block_category[b] = (uint8_t)ms_categories_of(cats, idx);
+        size_t idx = ms__heap_owner_of(&own, &h->blocks[b], o->event);
+        o->block_category[b] = (uint8_t)(idx != SIZE_MAX ? ms_categories_of(cats, idx) : MS_CAT_OTHER);
     }
+    ms__heap_owner_free(&own);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap_owner.h"
 #include "internal.h"
 #include "run_internal.h"
 #include "phases_internal.h"
@@ -40,6 +41,11 @@ struct ms_run {
     int64_t peak_cats[MS_CAT_COUNT];
     bool have_peak_cats;
     bool peak_phases_tried;  /* the categories' pass looked for the phases */
+    ms_heap_frag *frag;
+    ms_free_in_reserved peak_free;
+    bool have_peak_free;
+    ms__heap_owner owner;    /* blocks to allocations, once the categories are built */
+    bool have_owner;
 };
 
 static unsigned default_flags(const ms_run *r)
@@ -79,6 +85,9 @@ void ms_run_free(ms_run *r)
     if (!r)
         return;
     ms_oom_report_free(r->ooms);
+    ms_heap_frag_free(r->frag);
+    if (r->have_owner)
+        ms__heap_owner_free(&r->owner);
     ms_categories_free(r->cats);
     ms_leak_report_free(r->leaks);
     ms_iterations_free(r->it);
@@ -420,6 +429,79 @@ int ms_run_peak_place(ms_peak_place *out, ms_run *r, ms_error *err)
     if (!ph && !r->peak_phases_tried && ms_run_phases(&ph, r, &soft))
         ph = NULL;
     *out = ms_peak_place_of(it, ph, t->peak_event);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the allocator */
+
+int ms_run_fragmentation(const ms_heap_frag **out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    if (!r->frag) {
+        int rc = ms_heap_frag_build(&r->frag, r->s, r->device, err);
+        if (rc)
+            return rc;
+    }
+    *out = r->frag;
+    return 0;
+}
+
+int ms_run_peak_free(ms_free_in_reserved *out, ms_run *r, ms_error *err)
+{
+    if (!r->have_peak_free) {
+        const ms_timeline *t;
+        int rc = ms_run_timeline(&t, r, err);
+        if (rc)
+            return rc;
+        ms_free_in_reserved f = {t->peak_event, 0, 0, 0, false};
+        if (r->frag && t->peak_event < 0) {
+            f.free_bytes = r->frag->start_free_bytes;
+            f.largest_free = r->frag->start_largest_free;
+            f.free_blocks = r->frag->start_free_blocks;
+            f.approximate = r->frag->approximate;
+        } else if (r->frag && (size_t)t->peak_event < r->frag->n) {
+            f.free_bytes = r->frag->free_bytes[t->peak_event];
+            f.largest_free = r->frag->largest_free[t->peak_event];
+            f.free_blocks = r->frag->free_blocks[t->peak_event];
+            f.approximate = r->frag->approximate;
+        } else {
+            ms_heap *h = NULL;
+            rc = ms_heap_build(&h, r->s, r->device, t->peak_event, err);
+            if (rc)
+                return rc;
+            f.free_bytes = h->inactive_bytes;
+            f.largest_free = h->largest_inactive;
+            f.free_blocks = h->inactive_count;
+            f.approximate = h->approximate;
+            ms_heap_free(h);
+        }
+        r->peak_free = f;
+        r->have_peak_free = true;
+    }
+    *out = r->peak_free;
+    return 0;
+}
+
+int ms_run_block_categories(uint8_t *out, ms_run *r, const ms_heap *h, ms_error *err)
+{
+    const ms_categories *cats;
+    int rc = ms_run_categories(&cats, r, err);
+    if (rc)
+        return rc;
+    if (!r->have_owner) {
+        /* The timeline the categories index: the run's, which has its allocations now. */
+        const ms_timeline *t;
+        rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS, err);
+        if (!rc)
+            rc = ms__heap_owner_init(&r->owner, t, err);
+        if (rc)
+            return rc;
+        r->have_owner = true;
+    }
+    for (size_t b = 0; b < h->n_blocks; b++) {
+        size_t idx = ms__heap_owner_of(&r->owner, &h->blocks[b], h->event);
+        out[b] = (uint8_t)(idx != SIZE_MAX ? ms_categories_of(cats, idx) : MS_CAT_COUNT);
+    }
     return 0;
 }
 

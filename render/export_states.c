@@ -1,0 +1,242 @@
+/* The allocator's state at chosen instants, for the view's state panel (docs/view.md,
+ * "Allocator states"): segments laid out as `memsnap segments -o` lays them out (a row
+ * each for a few, packed in address order for more, the 300 holding the most free memory
+ * when there are more), blocks as varint streams with their stack, site and category.
+ * Two replays of the allocator: one to size every candidate state, one to write those
+ * that fit the budget, by priority. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export_state.h"
+#include "export_tiles.h"
+#include "seg_draw.h"
+
+#define LEFT 110.0     /* the panel's label column, CSS pixels */
+#define RIGHT 16.0
+#define ROW_H 14.0
+#define ROW_GAP 5.0
+#define SEP 4.0
+#define ROWS_MAX 40    /* a row per segment up to this many */
+#define SEGS_MAX 300   /* segments a state shows: the most free memory first */
+
+typedef struct sizes {
+    size_t *est;
+} sizes;
+
+/* About what a state costs as text: measured on the benchmark trace's states, a shown
+ * segment is about 20 base64 characters and a block about 17. */
+static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
+{
+    (void)err;
+    sizes *s = ctx;
+    size_t segs = h->n_segments < SEGS_MAX ? h->n_segments : SEGS_MAX;
+    size_t blocks = h->n_segments ? h->n_blocks / h->n_segments * segs + segs : 0;
+    if (blocks > h->n_blocks)
+        blocks = h->n_blocks;
+    s->est[k] = 160 + 22 * segs + 18 * blocks;
+    return 0;
+}
+
+typedef struct writer {
+    exporter *x;
+    ms__sbuf *b;
+    const ms_export_instant *inst; /* the chosen ones, trace order */
+    uint8_t *cats;
+    size_t cap_cats;
+    size_t *idx, *row_of;
+    double *x_of;
+    double plot_w;
+    size_t written;
+} writer;
+
+static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
+{
+    writer *w = ctx;
+    exporter *x = w->x;
+    ms__sbuf *b = w->b;
+    const ms_chart_export_opts *o = x->o;
+    if (h->n_blocks > w->cap_cats) {
+        free(w->cats);
+        w->cap_cats = h->n_blocks;
+        w->cats = malloc(w->cap_cats);
+        if (!w->cats)
+            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a state");
+    }
+    bool cats = o->block_categories != NULL;
+    if (cats) {
+        int rc = o->block_categories(o->block_categories_ctx, w->cats, h, err);
+        if (rc)
+            return rc;
+    }
+    size_t n = ms__seg_pick(h, w->idx, SEGS_MAX);
+    uint64_t top = 1;
+    for (size_t i = 0; i < n; i++)
+        if (h->segments[w->idx[i]].total_size > top)
+            top = h->segments[w->idx[i]].total_size;
+    double ppb = w->plot_w / (double)top;
+    size_t rows = n;
+    if (n <= ROWS_MAX) {
+        for (size_t i = 0; i < n; i++) {
+            w->row_of[i] = i;
+            w->x_of[i] = 0;
+        }
+    } else {
+        rows = ms__seg_pack(h, w->idx, n, ppb, w->plot_w, SEP, w->row_of, w->x_of);
+    }
+    const ms_export_instant *in = &w->inst[k];
+    const ms_trace *tr = x->src->trace;
+    int64_t t = in->event >= 0 && (size_t)in->event < tr->n ? tr->time_us[in->event] - x->t0 : 0;
+    ms__sb_printf(b, "%s{\"ev\":%lld,\"t\":%lld,\"lab\":%lld", w->written ? "," : "",
+                  (long long)in->event, (long long)t,
+                  (long long)(in->label ? ms__st_id(&x->st, in->label) : -1));
+    ms__sb_printf(b, ",\"res\":%llu,\"al\":%llu,\"fr\":%llu,\"nf\":%llu,\"big\":%llu",
+                  (unsigned long long)h->reserved_bytes, (unsigned long long)h->allocated_bytes,
+                  (unsigned long long)h->inactive_bytes, (unsigned long long)h->inactive_count,
+                  (unsigned long long)h->largest_inactive);
+    ms__sb_printf(b, ",\"ap\":%d,\"note\":%lld,\"nseg\":%zu,\"rows\":%zu,\"ppb\":",
+                  h->approximate ? 1 : 0,
+                  (long long)(h->approximate ? ms__st_id(&x->st, h->note) : -1), h->n_segments,
+                  rows);
+    ms__sb_num(b, ppb);
+    /* Segments: row, x in quarter pixels, address (the first absolute, then the step
+     * from the one before: they go up), size, flags (1 small pool, 2 expandable), blocks,
+     * stream (a string). */
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ms_heap_segment *g = &h->segments[w->idx[i]];
+        char stream[32];
+        snprintf(stream, sizeof stream, "%llu", (unsigned long long)g->stream_raw);
+        ms__vb_u(&x->v, w->row_of[i]);
+        ms__vb_u(&x->v, (uint64_t)llround(w->x_of[i] * 4));
+        ms__vb_u(&x->v, g->address - prev);
+        prev = g->address;
+        ms__vb_u(&x->v, g->total_size);
+        ms__vb_u(&x->v, (g->is_small ? 1u : 0u) | (g->is_expandable ? 2u : 0u));
+        ms__vb_u(&x->v, g->n_blocks);
+        ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, stream));
+    }
+    ms__sb_puts(b, ",\"s\":");
+    ms__sb_b64(b, &x->v);
+    /* Blocks of the shown segments, in order (each starts where the one before ends):
+     * size, state | 4 reconstructed | 8 size estimated; an active block then adds its
+     * requested size, stack + 1, site label + 1 and category + 1 (0: none). */
+    for (size_t i = 0; i < n; i++) {
+        const ms_heap_segment *g = &h->segments[w->idx[i]];
+        for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
+            const ms_heap_block *bl = &h->blocks[j];
+            bool active = bl->state != MS_BLOCK_INACTIVE;
+            ms__vb_u(&x->v, bl->size);
+            ms__vb_u(&x->v, (uint64_t)bl->state | (active && bl->alloc_event < 0 ? 4u : 0u) |
+                                (active && bl->estimated ? 8u : 0u));
+            if (!active)
+                continue;
+            ms__vb_u(&x->v, bl->requested_size);
+            ms__vb_u(&x->v, (uint64_t)(ms__exp_stack_ref(x, bl->stack) + 1));
+            ms__vb_u(&x->v, (uint64_t)(ms__exp_site_label(x, bl->stack) + 1));
+            ms__vb_u(&x->v, cats && w->cats[j] < MS_CAT_COUNT ? (uint64_t)w->cats[j] + 1 : 0);
+        }
+    }
+    ms__sb_puts(b, ",\"b\":");
+    ms__sb_b64(b, &x->v);
+    ms__sb_puts(b, "}");
+    w->written++;
+    return 0;
+}
+
+typedef struct rank {
+    int priority;
+    size_t k;
+} rank;
+
+static int by_priority(const void *a, const void *b)
+{
+    const rank *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority < y->priority ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
+}
+
+int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_error *err)
+{
+    const ms_chart_export_opts *o = x->o;
+    const ms_chart_source *src = x->src;
+    *n_out = 0;
+    size_t n = o->n_instants;
+    if (!n || !src->snap)
+        return 0;
+    int device = src->tl->device;
+    int64_t *events = malloc(n * sizeof *events);
+    size_t *est = calloc(n, sizeof *est);
+    rank *r = malloc(n * sizeof *r);
+    ms_export_instant *chosen = malloc(n * sizeof *chosen);
+    int64_t *chosen_ev = malloc(n * sizeof *chosen_ev);
+    int rc = 0;
+    if (!events || !est || !r || !chosen || !chosen_ev)
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+    for (size_t k = 0; !rc && k < n; k++)
+        events[k] = o->instants[k].event;
+    sizes sz = {est};
+    if (!rc)
+        rc = ms_heap_visit_each(src->snap, device, events, n, size_state, &sz, err);
+    /* The most important first, as long as they fit. */
+    size_t m = 0;
+    if (!rc) {
+        for (size_t k = 0; k < n; k++)
+            r[k] = (rank){o->instants[k].priority, k};
+        qsort(r, n, sizeof *r, by_priority);
+        size_t used = 0;
+        bool *take = calloc(n, sizeof *take);
+        if (!take)
+            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+        for (size_t i = 0; take && i < n; i++)
+            if (used + est[r[i].k] <= budget) {
+                used += est[r[i].k];
+                take[r[i].k] = true;
+            }
+        for (size_t k = 0; take && k < n; k++)
+            if (take[k]) {
+                chosen[m] = o->instants[k];
+                chosen_ev[m++] = events[k];
+            }
+        free(take);
+    }
+    writer w;
+    memset(&w, 0, sizeof w);
+    ms_chart_rect area = ms__export_area(o);
+    w.x = x;
+    w.b = b;
+    w.inst = chosen;
+    w.plot_w = area.w - LEFT - RIGHT;
+    size_t cap = SEGS_MAX;
+    w.idx = malloc(cap * sizeof *w.idx);
+    w.row_of = malloc(cap * sizeof *w.row_of);
+    w.x_of = malloc(cap * sizeof *w.x_of);
+    if (!rc && (!w.idx || !w.row_of || !w.x_of))
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+    if (!rc && m) {
+        ms__sb_printf(b, ",\"states\":{\"x\":%g,\"pw\":%g,\"rh\":%g,\"rg\":%g,\"cat\":[", LEFT,
+                      w.plot_w, ROW_H, ROW_GAP);
+        for (int c = 0; c < MS_CAT_COUNT; c++)
+            ms__sb_printf(b, "%s[%lld,%lld]", c ? "," : "",
+                          (long long)ms__exp_colour_id(x, ms__category_rgb((ms_category)c)),
+                          (long long)(c < (int)o->n_category_names && o->category_names
+                                          ? ms__st_id(&x->st, o->category_names[c])
+                                          : -1));
+        ms__sb_puts(b, "],\"list\":[");
+        rc = ms_heap_visit_each(src->snap, device, chosen_ev, m, write_state, &w, err);
+        ms__sb_puts(b, "]}");
+    }
+    if (!rc)
+        *n_out = w.written;
+    free(w.cats);
+    free(w.idx);
+    free(w.row_of);
+    free(w.x_of);
+    free(events);
+    free(est);
+    free(r);
+    free(chosen);
+    free(chosen_ev);
+    return rc;
+}
