@@ -181,7 +181,7 @@ int cmd_segments(int argc, char **argv)
     q.out = out;
     q.by_site = by == 1;
     cJSON *doc = NULL;
-    rc = cli_each_file(CMD, files, (int)nfiles, device, segments_file, &q, &doc);
+    rc = cli_each_file(CMD, files, (int)nfiles, device, true, segments_file, &q, &doc);
     if (!rc && json)
         rc = cli_print_json(doc);
     else

@@ -76,6 +76,7 @@ static int by_event(const void *a, const void *b)
 }
 
 static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace *tr,
+                          const ms_shape *shape,
                           const ms_categories *cats, const ms_iterations *it, bool x_time)
 {
     size_t cap = 2 + STATE_ITERS + STATE_SPREAD;
@@ -99,7 +100,7 @@ static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace 
     int64_t t0 = t->t_first_us, span = t->t_last_us - t->t_first_us;
     ms_chart_warp wp;
     ms_error soft;
-    bool warped = !x_time && tr->has_times && ms_chart_warp_find(&wp, tr, it, &soft) == 0 &&
+    bool warped = !x_time && tr->has_times && ms_chart_warp_find(&wp, tr, it, shape, &soft) == 0 &&
                   wp.n_breaks > 0;
     double u0 = warped ? ms_chart_warp_u(&wp, 0) : 0;
     double u1 = warped ? ms_chart_warp_u(&wp, (double)span / 1e6) : 0;
@@ -168,7 +169,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         rc = MS_ERR_NOMEM;
     instant_list inst = {NULL, NULL, 0};
     if (!rc)
-        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), cats, it, o->x_time);
+        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), shape, cats, it, o->x_time);
     if (rc == MS_ERR_NOMEM && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
