@@ -108,6 +108,27 @@ void ms__sb_str(ms__sbuf *b, const char *s)
     ms__sb_put(b, "\"", 1);
 }
 
+/* What ms__sb_str writes for `s`, quotes and comma included: the page's budget counts
+ * escapes, since C++ frames' template brackets cost six bytes each (\u003c). */
+static size_t str_cost(const char *s)
+{
+    size_t n = 3;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned cp;
+        size_t k;
+        if (*p == '"' || *p == '\\')
+            n += 2;
+        else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f)
+            n += 6;
+        else if (*p >= 0x80 && (k = ms__text_special((const char *)p, &cp)) != 0) {
+            n += cp > 0xffff ? 10 : 9;
+            p += k - 1;
+        } else
+            n++;
+    }
+    return n;
+}
+
 /* ------------------------------------------------------------------ integer streams */
 
 /* Room for n more bytes, doubling; false (and the buffer marked bad) past MAX_OUT. */
@@ -250,7 +271,7 @@ int64_t ms__st_id(ms__str_table *t, const char *s)
         return 0;
     }
     t->s[t->n] = copy;
-    t->bytes += strlen(copy) + 3;
+    t->bytes += str_cost(copy);
     t->slot[k] = (uint32_t)t->n + 1;
     return (int64_t)t->n++;
 }
@@ -261,7 +282,7 @@ void ms__st_truncate(ms__str_table *t, size_t n)
     if (t->bad || n >= t->n)
         return;
     for (size_t i = n; i < t->n; i++) {
-        t->bytes -= strlen(t->s[i]) + 3;
+        t->bytes -= str_cost(t->s[i]);
         free(t->s[i]);
     }
     t->n = n;

@@ -272,7 +272,21 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
     /* The iteration that never finished: a trace that ends in an out-of-memory error
      * after the last complete iteration ended failed inside the next one. It follows
      * items[n], marked, so every view counts the failing iteration the same way. */
-    if (it->n) {
+    /* A last iteration that holds an out-of-memory error and runs to the end of the
+     * trace is that failing iteration itself: the step the error cut short (its
+     * forward calls began, its end is the dump), so it is no complete iteration. */
+    if (it->n && it->items[it->n - 1].end_event == (int64_t)tr->n) {
+        const ms_iteration *l = &it->items[it->n - 1];
+        bool oom = false;
+        for (int64_t i = l->start_event; i < l->end_event && !oom; i++)
+            oom = tr->action[i] == MS_ACT_OOM;
+        if (oom && it->n > 1) {
+            it->n--;
+            it->items[it->n].unfinished = true;
+            it->n_unfinished = 1;
+        }
+    }
+    if (it->n && !it->n_unfinished) {
         int64_t st = it->items[it->n - 1].end_event;
         bool oom = false;
         for (int64_t i = st; i < (int64_t)tr->n && !oom; i++)
