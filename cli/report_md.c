@@ -2,10 +2,6 @@
  * a CI job summary (GitHub's $GITHUB_STEP_SUMMARY takes 1 MiB per step and shows it on
  * the run's page): gates first, one row per file, the comparison, and per file only the
  * top sites and the leaks. The full detail stays in index.html and summary.json. */
-#define _POSIX_C_SOURCE 200809L
-#include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "categories_json.h"
@@ -264,25 +260,6 @@ static void md_user_frame(FILE *out, const cJSON *o, const char *site_file, doub
     md(out, uf);
 }
 
-/* Bytes of per-file details summary.md holds at most (the overview table lists every
- * file): about 40 files' worth. */
-#define MD_DETAILS_BUDGET ((size_t)40 * 1024)
-
-/* Whether a file's details say more than its overview row: a leak or an OOM. */
-static bool has_findings(const cJSON *file)
-{
-    const cJSON *v = report_get(file, "leaks.verdict");
-    if (v && report_num(v, "leaks") > 0)
-        return true;
-    const cJSON *dev;
-    cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
-    {
-        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms")) > 0)
-            return true;
-    }
-    return false;
-}
-
 static void file_details(FILE *out, const cJSON *file)
 {
     fputs("#### ", out);
@@ -402,40 +379,12 @@ int report_write_markdown(FILE *out, const cJSON *doc)
         comparison(out, cmp);
     baseline(out, doc);
     fputs("### Details\n\n", out);
-    /* A CI job summary is read on one page (and GitHub cuts a step's at 1 MiB): the
-     * details of many files stop at a budget, the files with findings first. */
-    size_t left = MD_DETAILS_BUDGET, skipped = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const cJSON *file;
-        cJSON_ArrayForEach(file, files)
-        {
-            if (has_findings(file) != (pass == 0))
-                continue;
-            char *buf = NULL;
-            size_t n = 0;
-            FILE *m = open_memstream(&buf, &n);
-            if (!m)
-                return -1;
-            file_details(m, file);
-            report_md_ooms(m, file);
-            bool bad = ferror(m) != 0;
-            if (fclose(m) || bad) {
-                free(buf);
-                return -1;
-            }
-            if (n <= left) {
-                fwrite(buf, 1, n, out);
-                left -= n;
-            } else {
-                skipped++;
-                left = 0; /* keep file order among those shown */
-            }
-            free(buf);
-        }
+    const cJSON *file;
+    cJSON_ArrayForEach(file, files)
+    {
+        file_details(out, file);
+        report_md_ooms(out, file);
     }
-    if (skipped)
-        fprintf(out, "Details of %zu more file%s are left out to keep this summary short.\n\n",
-                skipped, skipped == 1 ? "" : "s");
     fputs("Charts and full tables: `index.html` in the report directory; every number: "
           "`summary.json`.\n",
           out);

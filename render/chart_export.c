@@ -781,24 +781,11 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         size_t used = frame.n + tables_estimate(&x) + 1024;
         for (int k = 0; k < N_MODES; k++)
             used += modes[k].b.n;
-        size_t room = budget > used ? budget - used : 0;
-        /* The pyramid left the floor free unless its whole-trace level alone took more:
-         * then the states get what is left, so that the page keeps its budget. */
-        size_t ask = opts->states_budget ? opts->states_budget : room;
-        /* The stacks and strings the states' blocks name join the page's tables, and
-         * C++ frames make them cost more than the states' own text: measure what the
-         * states cost in all and ask for less until they fit (a few tries at most). */
-        for (int tries = 0; !rc && tries < 4; tries++) {
-            mark before = mark_now(&x, &states);
-            size_t tables_before = tables_estimate(&x);
-            rc = ms__exp_states(&x, &states, ask, &n_states, err);
-            size_t cost = states.n + (tables_estimate(&x) - tables_before);
-            if (rc || !n_states || cost <= ask)
-                break;
-            roll_back(&x, &states, before);
-            n_states = 0;
-            ask = (size_t)((double)ask * ((double)ask / (double)cost) * 0.9);
-        }
+        /* A tenth of the room is left for the tables the states' stacks add. */
+        size_t room = budget > used ? (budget - used) / 10 * 9 : 0;
+        rc = ms__exp_states(&x, &states,
+                            opts->states_budget || room < states_floor ? states_floor : room,
+                            &n_states, err);
         stats->states = n_states;
         stats->state_bytes = states.n;
     }

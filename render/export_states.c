@@ -24,10 +24,8 @@ typedef struct sizes {
     size_t *est;
 } sizes;
 
-/* About what a state costs the page: measured on the benchmark trace's states, a shown
- * segment is about 20 base64 characters and a block about 17; the stacks and site labels
- * its blocks name add about as much again to the page's tables (ddp_rank0 at a 200 KiB
- * budget: 37 KB of states named 32 KB of stacks, frames and strings), so twice that. */
+/* About what a state costs as text: measured on the benchmark trace's states, a shown
+ * segment is about 20 base64 characters and a block about 17. */
 static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
 {
     (void)err;
@@ -36,7 +34,7 @@ static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     size_t blocks = h->n_segments ? h->n_blocks / h->n_segments * segs + segs : 0;
     if (blocks > h->n_blocks)
         blocks = h->n_blocks;
-    s->est[k] = 2 * (160 + 22 * segs + 18 * blocks);
+    s->est[k] = 160 + 22 * segs + 18 * blocks;
     return 0;
 }
 
