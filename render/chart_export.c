@@ -271,7 +271,7 @@ typedef struct mode_out {
 
 /* What the tables will cost once written: measured per entry on real traces (an
  * allocation is six varints, about 22 base64 characters). */
-static size_t tables_estimate(const exporter *x)
+size_t ms__exp_tables_estimate(const exporter *x)
 {
     return 22 * x->n_alloc_local + 8 * x->n_frames + 3 * x->stack_varints + x->st.bytes + 64;
 }
@@ -279,6 +279,11 @@ static size_t tables_estimate(const exporter *x)
 typedef struct mark {
     size_t allocs, stacks, frames, strings, out;
 } mark;
+
+static size_t tables_estimate(const exporter *x)
+{
+    return ms__exp_tables_estimate(x);
+}
 
 static mark mark_now(const exporter *x, const ms__sbuf *b)
 {
@@ -778,14 +783,19 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
     if (!rc && opts->n_instants) {
-        size_t used = frame.n + tables_estimate(&x) + 1024;
+        /* The tables as they would be written now, measured (the pyramid's estimate of
+         * them runs short on a small page). */
+        ms__sbuf tables = {0};
+        ms__exp_write_tables(&x, &tables);
+        size_t used = frame.n + tables.n + 1024;
+        free(tables.p);
         for (int k = 0; k < N_MODES; k++)
             used += modes[k].b.n;
-        /* A tenth of the room is left for the tables the states' stacks add. */
-        size_t room = budget > used ? (budget - used) / 10 * 9 : 0;
-        rc = ms__exp_states(&x, &states,
-                            opts->states_budget || room < states_floor ? states_floor : room,
-                            &n_states, err);
+        /* What the pyramid left: the floor it was built without, or less when its
+         * whole-trace charts alone passed their limit (they are never left out). */
+        size_t room = budget > used ? budget - used : 0;
+        rc = ms__exp_states(&x, &states, opts->states_budget ? states_floor : room, &n_states,
+                            err);
         stats->states = n_states;
         stats->state_bytes = states.n;
     }

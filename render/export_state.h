@@ -56,6 +56,9 @@ void ms__exp_write_tables(exporter *x, ms__sbuf *b);
 /* For a site band's stack panel: each site's largest allocation speaks for it. */
 int ms__exp_site_stacks(exporter *x, ms_error *err);
 
+/* What the tables will cost once written (chart_export.c). */
+size_t ms__exp_tables_estimate(const exporter *x);
+
 /* The allocator states at the options' instants (export_states.c) as `,"states":{...}`
  * into b, within `budget` bytes; *n_out gets how many were embedded. */
 int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_error *err);

@@ -48,6 +48,10 @@ typedef struct writer {
     double *x_of;
     double plot_w;
     size_t written;
+    /* The budget holds the states' text and what their stacks add to the tables: a state
+     * that would pass it is taken back, and the rest are left out. */
+    size_t budget, start_n, tables0;
+    bool full;
 } writer;
 
 static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
@@ -56,6 +60,9 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     exporter *x = w->x;
     ms__sbuf *b = w->b;
     const ms_chart_export_opts *o = x->o;
+    if (w->full)
+        return 0;
+    size_t before = b->n;
     if (h->n_blocks > w->cap_cats) {
         free(w->cats);
         w->cap_cats = h->n_blocks;
@@ -140,6 +147,14 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     ms__sb_puts(b, ",\"b\":");
     ms__sb_b64(b, &x->v);
     ms__sb_puts(b, "}");
+    size_t cost = b->n - w->start_n + ms__exp_tables_estimate(x) - w->tables0;
+    if (cost > w->budget) {
+        b->n = before;
+        if (b->p)
+            b->p[b->n] = '\0';
+        w->full = true;
+        return 0;
+    }
     w->written++;
     return 0;
 }
@@ -224,6 +239,9 @@ int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_er
                                           ? ms__st_id(&x->st, o->category_names[c])
                                           : -1));
         ms__sb_puts(b, "],\"list\":[");
+        w.budget = budget;
+        w.start_n = b->n;
+        w.tables0 = ms__exp_tables_estimate(x);
         rc = ms_heap_visit_each(src->snap, device, chosen_ev, m, write_state, &w, err);
         ms__sb_puts(b, "]}");
     }
