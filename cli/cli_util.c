@@ -54,16 +54,43 @@ const ms_limits *cli_limits(void)
     return &g_limits;
 }
 
-int cli_load(const char *cmd, const char *path, ms_snapshot **out)
+const char *cli_times_backward_text(char *buf, size_t cap, double event)
+{
+    snprintf(buf, cap, "time stamps go backwards at event %.0f: events are ordered by position",
+             event);
+    return buf;
+}
+
+void cli_warn_times(const char *cmd, const char *path, const ms_snapshot *s, int device)
+{
+    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
+        size_t at = ms_snapshot_trace(s, d)->times_backward_at;
+        if (at && (device < 0 || device == d)) {
+            char text[128];
+            cli_error(cmd, "warning: %s: device %d: %s", path, d,
+                      cli_times_backward_text(text, sizeof text, (double)at));
+        }
+    }
+}
+
+static int load(const char *cmd, const char *path, ms_snapshot **out, bool warn_times)
 {
     ms_error err;
-    if (ms_snapshot_read_file(out, path, cli_limits(), &err) == 0)
+    if (ms_snapshot_read_file(out, path, cli_limits(), &err) == 0) {
+        if (warn_times)
+            cli_warn_times(cmd, path, *out, -1);
         return 0;
+    }
     if (err.offset >= 0)
         cli_error(cmd, "%s: byte %lld: %s", path, (long long)err.offset, err.message);
     else
         cli_error(cmd, "%s: %s", path, err.message);
     return 2;
+}
+
+int cli_load(const char *cmd, const char *path, ms_snapshot **out)
+{
+    return load(cmd, path, out, true);
 }
 
 int cli_busiest_device(const ms_snapshot *s)
@@ -165,7 +192,7 @@ const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64
 }
 
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
-                  cli_file_fn fn, void *ctx, cJSON **doc_out)
+                  bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out)
 {
     *doc_out = NULL;
     cJSON *doc = cJSON_CreateObject();
@@ -178,7 +205,7 @@ int cli_each_file(const char *cmd, char *const *files, int nfiles, long long dev
     int rc = 0;
     for (int f = 0; f < nfiles && !rc; f++) {
         ms_snapshot *s = NULL;
-        if ((rc = cli_load(cmd, files[f], &s)))
+        if ((rc = load(cmd, files[f], &s, warn_times)))
             break;
         if (device >= ms_snapshot_device_count(s)) {
             cli_error(cmd, "%s: no device %lld (the snapshot has %d)", files[f], device,

@@ -23,8 +23,17 @@ void cli_set_limits(const ms_limits *lim);
 const ms_limits *cli_limits(void);
 
 /* Reads a snapshot with cli_limits(); on failure prints "memsnap CMD: PATH: byte N: what"
- * and returns 2. */
+ * and returns 2. A device whose time stamps go backwards is told once, as a warning
+ * (cli_warn_times). */
 int cli_load(const char *cmd, const char *path, ms_snapshot **out);
+
+/* "time stamps go backwards at event N: events are ordered by position": the one text
+ * for a trace whose times decrease (ms_trace.times_backward_at, JSON `times_backward_at`),
+ * wherever it is told. Returns buf. */
+const char *cli_times_backward_text(char *buf, size_t cap, double event);
+/* Prints "memsnap CMD: warning: PATH: device D: <that text>" for each device of s whose
+ * times go backwards (device -1: every device). */
+void cli_warn_times(const char *cmd, const char *path, const ms_snapshot *s, int device);
 
 /* The device with the most events (ties: the lowest id), or 0 when none has events. */
 int cli_busiest_device(const ms_snapshot *s);
@@ -57,8 +66,10 @@ int cli_print_json(cJSON *doc);
  * for a failure after its object was made (the object is kept, the loop stops). */
 typedef cJSON *(*cli_file_fn)(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
                               int *rc);
+/* warn_times: warn of time stamps that go backwards (cli_warn_times); false for a command
+ * whose own output says it (summary). */
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
-                  cli_file_fn fn, void *ctx, cJSON **doc_out);
+                  bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out);
 /* Prints such a document: as JSON, or each file with print_file and a blank line between
  * files. Deletes the document; returns 0, or 2 when printing failed. */
 int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file));

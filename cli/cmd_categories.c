@@ -115,7 +115,7 @@ int cmd_categories(int argc, char **argv)
     q.n_at = list.n;
     cJSON *doc = NULL;
     if (!rc)
-        rc = cli_each_file(CMD, files, (int)nfiles, device, categories_file, &q, &doc);
+        rc = cli_each_file(CMD, files, (int)nfiles, device, true, categories_file, &q, &doc);
     if (!rc)
         rc = cli_emit_files(doc, json, print_file);
     free(at);

@@ -114,7 +114,7 @@ int cmd_oom(int argc, char **argv)
     oom_ctx q = {(int)device, (int)top, {out, NULL, NULL, false, 0}};
     cJSON *doc = NULL;
     if (!rc)
-        rc = cli_each_file(CMD, files, (int)nfiles, device, oom_file, &q, &doc);
+        rc = cli_each_file(CMD, files, (int)nfiles, device, true, oom_file, &q, &doc);
     if (!rc && out && !q.draw.done)
         fprintf(stderr, "memsnap oom: no OOM event, so no picture was written to %s\n",
                 cli_term(out));

@@ -1,6 +1,7 @@
 /* memsnap render: draws the active-memory timeline of one or more snapshots as PNG or SVG.
  * Parsing options and loading files happens here; what to draw is render/geometry.c and
  * how is render/draw.c. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,8 +288,9 @@ static int write_model(const char *path, const ms_chart *const *charts, size_t n
     } else {
         FILE *f = safe_out_file(&so);
         if (!f || fputs(text, f) == EOF) {
+            cli_error(CMD, "%s: write failed: %s", path,
+                      strerror(so.write_errno ? so.write_errno : errno ? errno : EIO));
             safe_out_abort(&so);
-            cli_error(CMD, "%s: write failed", path);
             rc = 2;
         } else if (safe_out_commit(&so, why, sizeof why)) {
             cli_error(CMD, "%s", why);

@@ -169,78 +169,6 @@ static bool ranks_of_one_job(char *const *files, size_t n, const char **why)
     return true;
 }
 
-/* The directories this run created, each by identity (device and inode, taken right
- * after its mkdir): a clean-up removes those and nothing else, whatever the names lead to
- * by then (DIR may be new/../existing: "new" is ours, "existing" is the user's). */
-#define MAX_MADE 64
-typedef struct made_dirs {
-    size_t n;
-    struct {
-        size_t len; /* the directory is out_dir's first len bytes */
-        dev_t dev;
-        ino_t ino;
-    } d[MAX_MADE];
-} made_dirs;
-
-/* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. */
-static int make_dir(const char *path, made_dirs *made)
-{
-    made->n = 0;
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) {
-        cli_error(CMD, "-o: bad directory name");
-        return 2;
-    }
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        int r = mkdir(buf, 0777);
-        if (r != 0 && errno != EEXIST) {
-            cli_error(CMD, "%s: cannot create: %s", buf, strerror(errno));
-            return 2;
-        }
-        struct stat st;
-        /* Beyond MAX_MADE, a directory made is left in place: never removed is the safe
-         * side. */
-        if (r == 0 && made->n < MAX_MADE && lstat(buf, &st) == 0 && S_ISDIR(st.st_mode)) {
-            made->d[made->n].len = i;
-            made->d[made->n].dev = st.st_dev;
-            made->d[made->n].ino = st.st_ino;
-            made->n++;
-        }
-        buf[i] = c;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        cli_error(CMD, "%s: not a directory", path);
-        return 2;
-    }
-    return 0;
-}
-
-/* A report that fails on bad input makes nothing: the directories make_dir created are
- * removed again, innermost first, each only while its name still leads to the directory
- * made (identity) and it is empty (rmdir never removes anything else). */
-static void unmake_dir(const char *path, const made_dirs *made)
-{
-    char buf[4096];
-    for (size_t k = made->n; k-- > 0;) {
-        size_t len = made->d[k].len;
-        if (len >= sizeof buf)
-            continue;
-        memcpy(buf, path, len);
-        buf[len] = '\0';
-        struct stat st;
-        if (lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == made->d[k].dev &&
-            st.st_ino == made->d[k].ino)
-            (void)rmdir(buf);
-    }
-}
-
 static char *join(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
@@ -728,7 +656,8 @@ static int write_file(const char *dir, const char *name, writer_fn fn, const cJS
     FILE *f = safe_out_file(&so);
     int bad = !f || fn(f, doc, ctx);
     if (bad) {
-        cli_error(CMD, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+        cli_error(CMD, "%s: write failed: %s", path,
+                  strerror(so.write_errno ? so.write_errno : errno ? errno : EIO));
         safe_out_abort(&so);
     } else if (safe_out_commit(&so, why, sizeof why)) {
         cli_error(CMD, "%s", why);
@@ -779,8 +708,14 @@ int cmd_report(int argc, char **argv)
         ms_chart_group_rules_free(&o.groups);
         return 0;
     }
-    made_dirs made;
-    if (rc || (rc = make_dir(o.out_dir, &made))) {
+    /* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. The
+     * directories made are removed again by a failed or interrupted run (safe_output.h). */
+    char dir_why[300];
+    if (!rc && (rc = safe_out_make_dir(o.out_dir, dir_why, sizeof dir_why))) {
+        cli_error(CMD, "%s", dir_why);
+        safe_out_unmake_dirs();
+    }
+    if (rc) {
         free(o.files);
         ms_chart_group_rules_free(&o.groups);
         return rc;
@@ -880,7 +815,9 @@ done:
     if (rc == 2) {
         char why[8];
         (void)safe_out_batch_end(false, why, sizeof why); /* removes what was held */
-        unmake_dir(o.out_dir, &made);
+        safe_out_unmake_dirs();
+    } else {
+        safe_out_keep_dirs();
     }
     for (size_t i = 0; fs && i < n; i++) {
         ms_run_free(fs[i].run);

@@ -61,10 +61,15 @@ static void print_user_frame(const cJSON *site)
 
 static void print_device(const cJSON *dev)
 {
-    char a[32], b[32];
+    char a[128], b[32];
     bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(dev, "has_times"));
+    const cJSON *backward = cJSON_GetObjectItemCaseSensitive(dev, "times_backward_at");
     if (get(dev, "events") == 0)
         printf("device %d: no events recorded\n", (int)get(dev, "device"));
+    else if (cJSON_IsNumber(backward))
+        printf("device %d: %.0f event%s (warning: %s)\n", (int)get(dev, "device"),
+               get(dev, "events"), cli_plural(get(dev, "events")),
+               cli_times_backward_text(a, sizeof a, backward->valuedouble));
     else if (!times)
         printf("device %d: %.0f event%s (this PyTorch recorded no times: event indexes stand "
                "for them)\n", (int)get(dev, "device"), get(dev, "events"),
@@ -229,7 +234,7 @@ int cmd_summary(int argc, char **argv)
     cJSON *doc = NULL;
     summary_ctx ctx = {(int)device, (int)top, json};
     if (!rc)
-        rc = cli_each_file(cmd, files, (int)nfiles, device, summary_file, &ctx, &doc);
+        rc = cli_each_file(cmd, files, (int)nfiles, device, false, summary_file, &ctx, &doc);
     if (!rc)
         rc = cli_emit_files(doc, json, print_file);
     free(files);

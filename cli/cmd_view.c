@@ -177,7 +177,8 @@ int cmd_view(int argc, char **argv)
             int bad = !f || view_write_page(f, o.title ? o.title : "memsnap view",
                                             (const char *const *)json, labels, o.n_files);
             if (bad) {
-                cli_error(CMD, "%s: write failed: %s", o.output, strerror(errno ? errno : EIO));
+                cli_error(CMD, "%s: write failed: %s", o.output,
+                          strerror(so.write_errno ? so.write_errno : errno ? errno : EIO));
                 safe_out_abort(&so);
                 rc = 2;
             } else if (safe_out_commit(&so, why, sizeof why)) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h" /* ms__text_special */
+
 /* The format copied here is cJSON 1.7.15's print_value/print_number/print_string_ptr/
  * print_array/print_object with format on:
  *   object   "{\n", per member DEPTH tabs, the key as a string, ":\t", the value, "," unless
@@ -17,6 +19,11 @@
  *   string   '"' and '\\' and the control bytes \b \f \n \r \t escaped by letter, the
  *            other bytes below 32 as \u00xx (lower-case hex), every other byte as is; a
  *            NULL text (a value or a key) is "".
+ *            One difference, on purpose: the characters a terminal must not obey or that
+ *            cannot be seen (DEL, C1 controls U+0080..U+009F, bidi controls, U+200B,
+ *            U+2028, U+FEFF, ...: ms__text_special) are written as \uXXXX (lower-case
+ *            hex) where cJSON copies their bytes. The string a reader gets is the same; `cat` of the
+ *            JSON shows them instead of obeying them (docs/security.md).
  *   number   NaN and infinities "null"; else %1.15g, or %1.17g when the %1.15g text
  *            does not read back to the same double (cJSON's compare_double: equal
  *            within DBL_EPSILON of the larger). 1.7.15 has no %d path: -0.0 is "-0".
@@ -226,7 +233,9 @@ static const unsigned char escape_of[256] = {
     [0x07] = 'u', [0x0b] = 'u', [0x0e] = 'u', [0x0f] = 'u', [0x10] = 'u', [0x11] = 'u',
     [0x12] = 'u', [0x13] = 'u', [0x14] = 'u', [0x15] = 'u', [0x16] = 'u', [0x17] = 'u',
     [0x18] = 'u', [0x19] = 'u', [0x1a] = 'u', [0x1b] = 'u', [0x1c] = 'u', [0x1d] = 'u',
-    [0x1e] = 'u', [0x1f] = 'u', ['"'] = '"', ['\\'] = '\\',
+    [0x1e] = 'u', [0x1f] = 'u', ['"'] = '"', ['\\'] = '\\', [0x7f] = 'u',
+    /* lead bytes of the characters ms__text_special names: looked at more closely */
+    [0xc2] = 'x', [0xd8] = 'x', [0xe2] = 'x', [0xef] = 'x',
 };
 
 static bool put_string(json_buf *b, const char *text)
@@ -251,10 +260,28 @@ static bool put_string(json_buf *b, const char *text)
             return false;
         char *o = b->p + b->len;
         unsigned char e = escape_of[*s];
+        static const char hex[] = "0123456789abcdef";
+        if (e == 'x') {
+            unsigned cp;
+            size_t n = ms__text_special((const char *)s, &cp);
+            if (!n) { /* an ordinary character: its first byte as is, the rest follows */
+                *o++ = (char)*s++;
+                b->len = (size_t)(o - b->p);
+                continue;
+            }
+            *o++ = '\\';
+            *o++ = 'u';
+            *o++ = hex[(cp >> 12) & 15];
+            *o++ = hex[(cp >> 8) & 15];
+            *o++ = hex[(cp >> 4) & 15];
+            *o++ = hex[cp & 15];
+            b->len = (size_t)(o - b->p);
+            s += n;
+            continue;
+        }
         *o++ = '\\';
         *o++ = (char)e;
         if (e == 'u') {
-            static const char hex[] = "0123456789abcdef";
             *o++ = '0';
             *o++ = '0';
             *o++ = hex[*s >> 4];

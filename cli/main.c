@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "options.h"
+#include "safe_output.h"
 #include "memsnap/memsnap.h"
 #include "memsnap/version.h"
 
@@ -53,16 +54,8 @@ static void usage(FILE *out)
                  "standard input may expand to (default: 64x the compressed size, 64 GiB).\n");
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv, const char **cmd_name)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigbus;
-    sigaction(SIGBUS, &sa, NULL);
-    /* A file size limit (ulimit -f) reached while writing an output is a failed write
-     * (EFBIG), reported and cleaned up like a full disk, not a kill that leaves the
-     * temporary file behind. */
-    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -94,10 +87,41 @@ int main(int argc, char **argv)
         argv += at;
     }
     cli_set_limits(&lim);
-    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(argv[1], COMMANDS[i].name))
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+        if (!strcmp(argv[1], COMMANDS[i].name)) {
+            *cmd_name = COMMANDS[i].name;
             return COMMANDS[i].run(argc - 1, argv + 1);
+        }
+    }
     fprintf(stderr, "memsnap: unknown command '%s'\n", cli_term(argv[1]));
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigbus;
+    sigaction(SIGBUS, &sa, NULL);
+    /* A file size limit (ulimit -f) reached while writing an output is a failed write
+     * (EFBIG), reported and cleaned up like a full disk, not a kill that leaves the
+     * temporary file behind. */
+    signal(SIGXFSZ, SIG_IGN);
+    /* Before any thread: an interrupted run removes its temporary files and the
+     * directories it made; and what is printed is checked as files are (safe_output.h). */
+    safe_out_guard_signals();
+    safe_out_stdout_begin();
+    const char *cmd = NULL;
+    int rc = run(argc, argv, &cmd);
+    char why[300];
+    int out = safe_out_stdout_end(why, sizeof why);
+    if (out == 2) { /* a full disk or a file size limit: the output is cut, say so */
+        if (cmd)
+            cli_error(cmd, "%s", why);
+        else
+            fprintf(stderr, "memsnap: %s\n", why);
+        return 2;
+    }
+    return rc; /* out == 1: the reader went away (EPIPE), which is no error of ours */
 }

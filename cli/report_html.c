@@ -211,10 +211,12 @@ static void device_facts(FILE *out, const cJSON *dev)
     snprintf(extra, sizeof extra, "in %.0f allocation%s", report_num(dev, "live_end.count"),
              cli_plural(report_num(dev, "live_end.count")));
     report_kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
-    char ev[64], span[64];
+    char ev[64], span[128];
     snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
     if (cJSON_IsNumber(report_get(dev, "time.seconds")))
         snprintf(span, sizeof span, "over %.3f s", report_num(dev, "time.seconds"));
+    else if (cJSON_IsNumber(report_get(dev, "times_backward_at")))
+        cli_times_backward_text(span, sizeof span, report_num(dev, "times_backward_at"));
     else
         snprintf(span, sizeof span, "this PyTorch recorded no times");
     report_kv_text(out, "events", ev, span);

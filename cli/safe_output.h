@@ -71,6 +71,32 @@ void safe_out_why(char *why, size_t cap, const char *path, const char *fmt, ...)
 void safe_out_batch_begin(void);
 int safe_out_batch_end(bool commit, char *why, size_t cap);
 
+/* `report -o DIR`: makes DIR and its missing parents (mkdir -p). Every directory made is
+ * remembered by identity (device and inode), so safe_out_unmake_dirs and an interrupting
+ * signal remove exactly those, innermost first, and only while empty. DIR itself must not
+ * be a symbolic link (as for any other output name). Returns 0, or 2 with the reason in
+ * why (what was made by then is left for safe_out_unmake_dirs). */
+int safe_out_make_dir(const char *path, char *why, size_t cap);
+/* Removes the directories safe_out_make_dir made (a failed run). */
+void safe_out_unmake_dirs(void);
+/* Forgets them: the run succeeded and they hold its output. */
+void safe_out_keep_dirs(void);
+
+/* SIGINT, SIGTERM and SIGHUP (those not ignored when memsnap started) are blocked in every
+ * thread and taken by one thread of their own, which removes every temporary file and
+ * every directory made that is still registered, then ends the process by the same signal
+ * (so the exit status says which). Call once, first thing in main(), before any thread is
+ * started: threads inherit the mask. */
+void safe_out_guard_signals(void);
+
+/* Standard output through a checked writer: the first failed write is kept with its OS
+ * reason (a full disk, `ulimit -f`: SIGXFSZ is ignored so write() returns EFBIG) and
+ * everything after it is dropped. safe_out_stdout_end flushes and closes it: 0 when all
+ * was written, 1 when the reader went away (EPIPE: not an error, nothing said), 2 with
+ * "standard output: write failed: REASON" in why. */
+void safe_out_stdout_begin(void);
+int safe_out_stdout_end(char *why, size_t cap);
+
 /* ms_render_write_meta through a safe_out (cli/safe_render.c): 0, or an error code with
  * the message (the OS reason for a refused or failed write) in err. */
 struct ms_chart;

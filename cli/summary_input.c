@@ -218,6 +218,9 @@ static int keep_summary(void *vctx, size_t index, const char *path, ms_run *run,
 {
     (void)p; /* read from `run`, which the summary reads too */
     hook_ctx *ctx = vctx;
+    ctx->slots[index].device = ms_run_device(run);
+    ctx->slots[index].times_backward_at =
+        ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run))->times_backward_at;
     if (!ctx->want_json)
         return 0;
     ctx->slots[index].file_json = summary_file_json_ex(path, ms_run_snapshot(run), ctx->device,
@@ -304,6 +307,15 @@ int compare_inputs_load(const char *cmd, char **paths, size_t n, int device, boo
         }
         if (rc)
             goto done;
+        /* Told once per file, in command-line order (the hook runs on loader threads). */
+        for (size_t i = 0; i < n_pickles; i++) {
+            if (slots[i].times_backward_at) {
+                char text[128];
+                cli_error(cmd, "warning: %s: device %d: %s", pickles[i], slots[i].device,
+                          cli_times_backward_text(text, sizeof text,
+                                                  (double)slots[i].times_backward_at));
+            }
+        }
     }
 
     bool ok = true;

@@ -26,6 +26,8 @@ typedef struct compare_input {
     ms_profile *profile;
     cJSON *file_json;     /* owned; NULL unless JSON output was asked for */
     bool from_summary;    /* read back from summary JSON rather than a pickle */
+    int device;           /* a pickle's compared device, and where its times go backwards */
+    size_t times_backward_at; /* (ms_trace.times_backward_at; 0: they do not) */
 } compare_input;
 
 typedef struct compare_inputs {

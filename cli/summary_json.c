@@ -151,6 +151,10 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
     /* A trace without times (docs/json.md "has_times") gives null times, never a made-up
      * 0 s: the event indexes beside them are the axis. */
     cJSON_AddBoolToObject(dev, "has_times", t->has_times);
+    /* Only on a trace whose times go backwards, read as one without times. */
+    size_t backward = ms_snapshot_trace(s, device)->times_backward_at;
+    if (backward)
+        num(dev, "times_backward_at", (double)backward);
     cJSON *span = cJSON_AddObjectToObject(dev, "time");
     time_json(span, "first_us", t->has_times, t->t_first_us);
     time_json(span, "last_us", t->has_times, t->t_last_us);

@@ -87,7 +87,7 @@ static void make_case(trace_case *c, int shape)
         al->stack = MS_NO_STACK;
     }
     c->tr = (ms_trace){0, n, c->action, c->addr, c->size, c->time_us, NULL, NULL, true,
-                       NULL, NULL};
+                       NULL, NULL, 0};
     c->tl.n_events = n;
     c->tl.t_first_us = c->time_us[0];
     c->tl.t_last_us = c->time_us[n - 1];

@@ -2,7 +2,8 @@
  * convention a case, on pickles built byte by byte: the unsigned -1 that C++ writes for
  * "no line" (torch.compile's fake-tensor frames), lines that are None, negative or beyond
  * 64 bits, the same in the text opcodes of protocol 0, fields where a value beyond int64
- * stays an error, and traces that carry no time_us. */
+ * stays an error, traces that carry no time_us, and traces whose times go backwards
+ * (read as having none). */
 #include "check.h"
 #include "memsnap/memsnap.h"
 
@@ -146,6 +147,73 @@ static void check_no_times(void)
     ms_snapshot_free(s);
 }
 
+/* n allocations of 512 bytes at the given times (microseconds). */
+static pk build_timed(const int64_t *times, size_t n)
+{
+    pk p = {{0}, 0};
+    op(&p, 0x80); op(&p, 4);
+    op(&p, '}'); op(&p, '(');
+    str(&p, "segments"); op(&p, ']');
+    str(&p, "device_traces"); op(&p, ']'); op(&p, ']'); op(&p, '(');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char t[8];
+        for (int k = 0; k < 8; k++)
+            t[k] = (unsigned char)((uint64_t)times[i] >> (8 * k));
+        op(&p, '}'); op(&p, '(');
+        str(&p, "action"); str(&p, "alloc");
+        str(&p, "addr"); i32(&p, (int32_t)(4096 * (i + 1)));
+        str(&p, "size"); i32(&p, 512);
+        str(&p, "stream"); i32(&p, 0);
+        str(&p, "time_us"); long1(&p, t, 8);
+        op(&p, 'u');
+    }
+    op(&p, 'e'); op(&p, 'a');         /* APPENDS (entries) APPEND (the trace) */
+    op(&p, 'u'); op(&p, '.');
+    return p;
+}
+
+/* Time stamps that go backwards make a trace without a usable clock: the event index
+ * stands for the time (so no duration is negative), and the first decrease is named. */
+static void check_times_backward(void)
+{
+    const int64_t T = 1700000000000000;
+    const int64_t back[] = {T, T + 10, T + 10, T + 5, T + 20, T + 1};
+    pk p = build_timed(back, 6);
+    ms_snapshot *s = NULL;
+    ms_error err;
+    CHECK_EQ_INT(ms_snapshot_read_memory(&s, p.b, p.n, NULL, &err), 0);
+    if (s) {
+        const ms_trace *tr = ms_snapshot_trace(s, 0);
+        CHECK_EQ_INT(tr->n, 6);
+        CHECK_TRUE(!tr->has_times);
+        CHECK_EQ_INT(tr->times_backward_at, 3); /* T+5 after T+10; equal times are fine */
+        for (size_t i = 0; i < tr->n; i++)
+            CHECK_EQ_INT(tr->time_us[i], (int64_t)i);
+        ms_timeline *t = NULL;
+        CHECK_EQ_INT(ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES, &err), 0);
+        if (t) {
+            CHECK_TRUE(!t->has_times);
+            CHECK_EQ_INT(t->t_first_us, 0);
+            CHECK_EQ_INT(t->t_last_us, 5);
+            CHECK_EQ_INT(t->peak_bytes, 6 * 512);
+        }
+        ms_timeline_free(t);
+    }
+    ms_snapshot_free(s);
+    /* Times that only stay equal or grow keep their clock. */
+    const int64_t flat[] = {T, T, T + 1, T + 1};
+    p = build_timed(flat, 4);
+    s = NULL;
+    CHECK_EQ_INT(ms_snapshot_read_memory(&s, p.b, p.n, NULL, &err), 0);
+    if (s) {
+        const ms_trace *tr = ms_snapshot_trace(s, 0);
+        CHECK_TRUE(tr->has_times);
+        CHECK_EQ_INT(tr->times_backward_at, 0);
+        CHECK_EQ_INT(tr->time_us[3], T + 1);
+    }
+    ms_snapshot_free(s);
+}
+
 int main(void)
 {
     check_line("line 42", line_42, 42, "u/train.py:42");
@@ -158,5 +226,6 @@ int main(void)
     check_refused("line as str", line_str, size_512, "frame 'line' is a str");
     check_refused("size 2^64-1", line_42, size_u64max, "'size'");
     check_no_times();
+    check_times_backward();
     return check_finish("test_compat");
 }

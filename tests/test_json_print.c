@@ -2,7 +2,9 @@
  * integer path, strings with every byte, empty and deep containers, raw items, items that
  * make both fail, seeded random trees, and every testdata truth file read back. The
  * whole-integer rule is checked against the rule it replaces (15+-digit whole numbers
- * turned into raw "%.0f" text before cJSON_Print). */
+ * turned into raw "%.0f" text before cJSON_Print). The one deliberate difference, the
+ * invisible and control characters cJSON copies raw and memsnap writes as \uXXXX, is
+ * applied to cJSON's text by an independent list (cjson_with_escapes). */
 #include <cjson/cJSON.h>
 #include <float.h>
 #include <math.h>
@@ -47,12 +49,54 @@ static void integers_as_raw(cJSON *node)
         integers_as_raw(c);
 }
 
+/* The characters json_print.c escapes where cJSON copies them, written out here
+ * independently of ms__text_special: DEL, C1 controls, U+061C, U+200B..U+200F,
+ * U+2028..U+202E, U+2060..U+206F, U+FEFF. Outside strings cJSON writes only ASCII, so
+ * replacing them in the whole text is exact. */
+static size_t special_at(const unsigned char *p, unsigned *cp)
+{
+    if (p[0] == 0x7f)
+        return *cp = 0x7f, 1;
+    if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+        return *cp = p[1], 2;
+    if (p[0] == 0xd8 && p[1] == 0x9c)
+        return *cp = 0x61c, 2;
+    if (p[0] == 0xe2 && p[1] == 0x80 && ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xa8 && p[2] <= 0xae)))
+        return *cp = 0x2000 + (p[2] - 0x80u), 3;
+    if (p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa0 && p[2] <= 0xaf)
+        return *cp = 0x2040 + (p[2] - 0x80u), 3;
+    if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf)
+        return *cp = 0xfeff, 3;
+    return 0;
+}
+
+static char *cjson_with_escapes(char *text)
+{
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *out = malloc(3 * n + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)text; *p;) {
+        unsigned cp;
+        size_t k = special_at(p, &cp);
+        if (k) {
+            o += sprintf(o, "\\u%04x", cp);
+            p += k;
+        } else {
+            *o++ = (char)*p++;
+        }
+    }
+    *o = '\0';
+    free(text);
+    return out;
+}
+
 static int shown = 0;
 
 /* Prints `doc` both ways (plain and, on a copy, with the whole-integer rule) and compares. */
 static void compare(const char *what, const cJSON *doc)
 {
-    char *want = cJSON_Print(doc);
+    char *want = cjson_with_escapes(cJSON_Print(doc));
     size_t len = 0;
     char *got = cli_json_format(doc, false, &len);
     CHECK_TRUE_IN(what, (want == NULL) == (got == NULL));
@@ -74,7 +118,7 @@ static void compare(const char *what, const cJSON *doc)
     cJSON *copy = cJSON_Duplicate(doc, true);
     if (copy) {
         integers_as_raw(copy);
-        want = cJSON_Print(copy);
+        want = cjson_with_escapes(cJSON_Print(copy));
         got = cli_json_format(doc, true, NULL);
         CHECK_TRUE_IN(what, (want == NULL) == (got == NULL));
         if (want && got)
@@ -286,6 +330,32 @@ static void test_strings(void)
     compare("string array", arr);
     cJSON_Delete(arr);
     cJSON_Delete(obj);
+
+    /* Each class escaped, its neighbours with the same lead byte kept raw: C1 (U+0085,
+     * beside U+00A0 and U+00E9), U+061C (beside U+0627), U+200B/U+200F, U+2028/U+2029
+     * (beside U+2010 and the euro sign), U+2060/U+2064/U+2066/U+2069, U+FEFF (beside
+     * U+FB01). */
+    cJSON *v = cJSON_CreateString("a\xc2\x80\xc2\x85\xc2\x9f\xc2\xa0\xc3\xa9"
+                                  "\xd8\x9c\xd8\xa7"
+                                  "\xe2\x80\x8b\xe2\x80\x8f\xe2\x80\x90"
+                                  "\xe2\x80\xa8\xe2\x80\xa9\xe2\x82\xac"
+                                  "\xe2\x81\xa0\xe2\x81\xa4\xe2\x81\xa6\xe2\x81\xa9"
+                                  "\xef\xbb\xbf\xef\xac\x81z");
+    char *got = cli_json_format(v, false, NULL);
+    CHECK_EQ_STR(got, "\"a\\u0080\\u0085\\u009f\xc2\xa0\xc3\xa9\\u061c\xd8\xa7\\u200b\\u200f"
+                      "\xe2\x80\x90\\u2028\\u2029\xe2\x82\xac\\u2060\\u2064\\u2066\\u2069"
+                      "\\ufeff\xef\xac\x81z\"");
+    /* what a reader gets back is the text given */
+    cJSON *back = got ? cJSON_Parse(got) : NULL;
+    CHECK_TRUE(back && cJSON_IsString(back) && !strcmp(back->valuestring, v->valuestring));
+    cJSON_Delete(back);
+    free(got);
+    /* a lead byte at the very end of the text */
+    cJSON_SetValuestring(v, "x\xe2");
+    got = cli_json_format(v, false, NULL);
+    CHECK_EQ_STR(got, "\"x\xe2\"");
+    free(got);
+    cJSON_Delete(v);
 }
 
 static void test_containers(void)

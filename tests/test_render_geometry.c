@@ -399,7 +399,7 @@ static void check_synthetic(void)
     int64_t time_us[] = {1000000, 2000000, 3000000, 4000000, 5000000};
     uint32_t stack[] = {MS_NO_STACK, MS_NO_STACK, MS_NO_STACK, MS_NO_STACK, MS_NO_STACK};
     uint16_t stream[] = {0, 0, 0, 0, 0};
-    ms_trace tr = {0, 5, action, addr, size, time_us, stack, stream, true, NULL, NULL};
+    ms_trace tr = {0, 5, action, addr, size, time_us, stack, stream, true, NULL, NULL, 0};
     int64_t active[] = {100, 150, 180, 80, 50};
     int64_t reserved[] = {200, 200, 200, 200, 200};
     ms_alloc allocs[] = {{0x1000, 100, 0, 3, -1, MS_NO_STACK, 0},

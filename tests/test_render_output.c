@@ -433,7 +433,7 @@ static void render_no_gaps(void)
         stream[i] = 0;
         allocs[i] = (ms_alloc){addr[i], size[i], (int64_t)i, -1, -1, MS_NO_STACK, 0};
     }
-    ms_trace tr = {0, N, action, addr, size, time_us, stack, stream, true, NULL, NULL};
+    ms_trace tr = {0, N, action, addr, size, time_us, stack, stream, true, NULL, NULL, 0};
     ms_timeline tl;
     memset(&tl, 0, sizeof tl);
     tl.n_events = N;

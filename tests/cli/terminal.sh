@@ -26,12 +26,13 @@ evil="$tmp/in"$'\x1b[31m\xe2\x80\xae\n\xc2\x9b'"x.pickle"
 cp testdata/oom.pickle "$evil"
 E=$tmp/evil_frames.pickle
 
-# clean FILE: no C0 control but LF, no DEL, no C1 (U+0080..U+009F), no bidi control.
+# clean FILE: no C0 control but LF, no DEL, no C1 (U+0080..U+009F), no bidi control, no
+# invisible or format character (U+200B..U+200F, U+2028..U+202E, U+2060..U+206F, U+FEFF).
 clean() {
   python3 - "$1" <<'PY'
 import re, sys
 t = open(sys.argv[1], "rb").read().decode("utf-8", "replace")
-bad = re.search("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]", t)
+bad = re.search("[\x00-\x09\x0b-\x1f\x7f\x80-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]", t)
 if bad:
     print("raw %r at %d: %r" % (bad.group(), bad.start(), t[max(0, bad.start() - 40):bad.start() + 20]))
     sys.exit(1)
@@ -83,6 +84,52 @@ check "bad option" 2 "unknown option '--x\\x1b'" -- "$bin" summary --x$'\x1b' te
 check "bad option value" 2 "'1\\x0a\\u{202E}' is not an integer" -- "$bin" summary --top 1$'\n\u202e' testdata/oom.pickle
 check "render -o through a link with an evil name" 2 'is a symbolic link' -- \
   bash -c 'ln -s /dev/null "$1" && exec "$2" render testdata/oom.pickle -o "$1"' _ "$tmp/l"$'\x1b\n'".png" "$bin"
+
+# Invisible and format characters (issue 34), one class at a time, in a function name:
+# shown as \u{XXXX} in every text, written as \uXXXX in JSON (C1 controls too), and read
+# back from the JSON as the very same name.
+python3 - "$tmp" <<'PY'
+import pickle, sys
+d = pickle.load(open("testdata/linear_infer.pickle", "rb"))
+for key in ("200b", "200f", "2028", "2029", "2060", "2064", "2066", "feff", "0085", "009b"):
+    ch = chr(int(key, 16))
+    for e in d["device_traces"][0]:
+        for f in e.get("frames", []):
+            if f["name"] == "linear_infer":
+                f["name"] = "lin" + ch + "fer"
+    pickle.dump(d, open("%s/inv-%s.pickle" % (sys.argv[1], key), "wb"), protocol=4)
+    for e in d["device_traces"][0]:
+        for f in e.get("frames", []):
+            if f["name"] == "lin" + ch + "fer":
+                f["name"] = "linear_infer"
+PY
+ks="200b 200f 2028 2029 2060 2064 feff 0085 009b"
+for k in $ks; do
+  if [ "${k:0:2}" = 00 ]; then shown="lin\\x${k:2}fer"; else shown="lin\\u{$(echo "$k" | tr a-f A-F)}fer"; fi
+  check "U+$k in a name: summary" 0 "$shown" -- "$bin" summary "$tmp/inv-$k.pickle"
+  "$bin" summary --json "$tmp/inv-$k.pickle" > "$tmp/inv-$k.json" 2>&1
+done
+python3 - "$tmp" $ks <<'PY' && ok "each in a name: summary --json escapes it and reads it back" || bad "summary --json"
+import json, re, sys
+for k in sys.argv[2:]:
+    raw = open("%s/inv-%s.json" % (sys.argv[1], k), "rb").read().decode("utf-8")
+    assert not re.search("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]", raw), k + ": raw"
+    assert ("lin\\u%sfer" % k) in raw, "no \\u%s escape" % k
+    names = [s["function"] for s in json.loads(raw)["files"][0]["devices"][0]["top_sites"]]
+    assert "lin%sfer" % chr(int(k, 16)) in names, (k, names)
+PY
+check "U+2028 in a name: leaks --stack" 0 'lin\u{2028}fer' -- "$bin" leaks --stack --all "$tmp/inv-2028.pickle"
+check "U+FEFF in a name: categories --explain" 0 '' -- "$bin" categories --explain "$tmp/inv-feff.pickle"
+check "U+2066 in a name: report" 0 'memsnap report: wrote' -- "$bin" report "$tmp/inv-2066.pickle" -o "$tmp/rep-inv"
+python3 - "$tmp/rep-inv" <<'PY' && ok "report: index.html and summary.md show U+2066, summary.json escapes it" || bad "report: U+2066"
+import sys
+d = sys.argv[1]
+for name in ("index.html", "summary.md", "summary.json"):
+    t = open("%s/%s" % (d, name), encoding="utf-8").read()
+    assert "\u2066" not in t, name + ": raw"
+assert "lin\\u{2066}fer" in open(d + "/index.html", encoding="utf-8").read()
+assert "lin\\u2066fer" in open(d + "/summary.json", encoding="utf-8").read()
+PY
 
 # A JSON file given for a pickle.
 echo '{"segments": [], "device_traces": []}' > "$tmp/x.json"

@@ -1,14 +1,18 @@
 /* libFuzzer target for the text that leaves memsnap: terminal escaping (cli/term_text.c),
- * the report's HTML and Markdown escaping (cli/report_util.c), and the UTF-8 cutting and
- * cleaning of chart text (render/utf8.c). Aborts when a raw control or bidi character
- * gets through, or when cut or cleaned text is not valid UTF-8. Also replayed by
- * replay_main.c over tests/fuzz/corpus_text. */
+ * the report's HTML and Markdown escaping (cli/report_util.c), JSON strings
+ * (cli/json_print.c), and the UTF-8 cutting and cleaning of chart text (render/utf8.c).
+ * Aborts when a raw control, bidi or invisible character gets through, when JSON does not
+ * read back to the text, or when cut or cleaned text is not valid UTF-8. Also replayed
+ * by replay_main.c over tests/fuzz/corpus_text. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
+#include "json_print.h"
 #include "report.h"
 #include "term_text.h"
 #include "utf8.h"
@@ -79,6 +83,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (strchr(buf, '<') || strchr(buf, '\n') || has_raw_special(buf, false))
         abort();
     free(buf);
-    (void)len;
+
+    /* JSON: nothing a terminal obeys or hides, and the same text read back. */
+    cJSON *js = cJSON_CreateString(in);
+    char *jt = js ? cli_json_format(js, false, NULL) : NULL;
+    if (jt) {
+        if (has_raw_special(jt, false))
+            abort();
+        cJSON *back = cJSON_Parse(jt);
+        if (valid_utf8(in, len) && back && (!cJSON_IsString(back) || strcmp(back->valuestring, in)))
+            abort();
+        cJSON_Delete(back);
+    }
+    free(jt);
+    cJSON_Delete(js);
     return 0;
 }

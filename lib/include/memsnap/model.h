@@ -48,9 +48,10 @@ typedef struct ms_trace {
     const int64_t *time_us;  /* microseconds since the epoch */
     const uint32_t *stack;   /* stack id or MS_NO_STACK */
     const uint16_t *stream;  /* stream id: ms_snapshot_stream() gives the raw value */
-    /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none):
-     * time_us[i] is then the event index i, so durations count events, and a view shows
-     * event indexes wherever it would show a time. */
+    /* false when the entries carry no time_us (PyTorch before about 2.1 recorded none),
+     * or when their times go backwards (times_backward_at): time_us[i] is then the event
+     * index i, so durations count events, and a view shows event indexes wherever it
+     * would show a time. */
     bool has_times;
     /* String ids of each entry's `compile_context` ("Torch-Compiled Region: 1/0", recorded
      * with _record_memory_history(compile_context=True)) and `user_metadata` (set by
@@ -59,6 +60,10 @@ typedef struct ms_trace {
      * carries a value: the usual case, which costs nothing. */
     const uint32_t *compile_context;
     const uint32_t *user_metadata;
+    /* The first event whose time_us is below the one before it, 0 when none (event 0
+     * has none before it). When set, has_times is false: the events are ordered by their
+     * position in the trace, and the times given are not used. */
+    size_t times_backward_at;
 } ms_trace;
 
 /* A frame's line is MS_LINE_UNKNOWN when the file gave none: no 'line' key, None, or the

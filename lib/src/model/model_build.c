@@ -435,11 +435,22 @@ static void trim_traces(ms_snapshot *s)
         t->view.compile_context = t->compile_context;
         t->view.user_metadata = t->user_metadata;
         /* A missing time_us reads as 0: a trace whose every time is 0 has no clock (no
-         * epoch-microsecond time is 0). The event index then stands in for the time, so
-         * that every analysis orders and spans events as it would by time. */
+         * epoch-microsecond time is 0). Nor has one whose times go backwards (a crafted
+         * or damaged file: the allocator stamps its entries in order): a time axis would
+         * run back, durations come out negative, and every analysis that orders or spans
+         * events by time would disagree with the trace's order. The event index then
+         * stands in for the time, so that every analysis orders and spans events as it
+         * would by time, and times_backward_at says why for the views to tell. */
         t->view.has_times = false;
+        t->view.times_backward_at = 0;
         for (size_t i = 0; i < n && !t->view.has_times; i++)
             t->view.has_times = t->time_us[i] != 0;
+        for (size_t i = 1; i < n && t->view.has_times; i++) {
+            if (t->time_us[i] < t->time_us[i - 1]) {
+                t->view.times_backward_at = i;
+                t->view.has_times = false;
+            }
+        }
         for (size_t i = 0; i < n && !t->view.has_times; i++)
             t->time_us[i] = (int64_t)i;
     }

@@ -147,7 +147,7 @@ int ms_snapshot_busiest_device(const ms_snapshot *s)
 
 const ms_trace *ms_snapshot_trace(const ms_snapshot *s, int device)
 {
-    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL};
+    static const ms_trace empty = {0, 0, NULL, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL, 0};
     if (device < 0 || device >= s->n_devices)
         return &empty;
     return &s->traces[device].view;
