@@ -2,6 +2,8 @@
  * a CI job summary (GitHub's $GITHUB_STEP_SUMMARY takes 1 MiB per step and shows it on
  * the run's page): gates first, one row per file, the comparison, and per file only the
  * top sites and the leaks. The full detail stays in index.html and summary.json. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "categories_json.h"
@@ -14,6 +16,9 @@
 #define MD_SITES 5
 #define MD_LEAKS 10
 #define MD_RANKS 64
+/* The bytes after which summary.md lists no more files' details (a job summary stays under
+ * 64 KiB with the largest file's details and the footer after it). */
+#define MD_BUDGET 56000L
 
 static void md(FILE *out, const char *s)
 {
@@ -366,7 +371,7 @@ static void file_details(FILE *out, const cJSON *file)
         fputc('\n', out);
 }
 
-int report_write_markdown(FILE *out, const cJSON *doc)
+static void write_page(FILE *out, const cJSON *doc)
 {
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
     fputs("## ", out);
@@ -379,14 +384,45 @@ int report_write_markdown(FILE *out, const cJSON *doc)
         comparison(out, cmp);
     baseline(out, doc);
     fputs("### Details\n\n", out);
+    /* A CI job summary must stay small however many files the report covers: the files'
+     * details stop once the page holds MD_BUDGET bytes, and a line says where the rest
+     * is (the overview above still has a row for every file). */
+    long start = ftell(out);
+    int left = cJSON_GetArraySize(files);
     const cJSON *file;
     cJSON_ArrayForEach(file, files)
     {
+        long at = ftell(out);
+        if (start >= 0 && at >= 0 && at > MD_BUDGET) {
+            fprintf(out, "Details of %d more file%s: `index.html` and `summary.json`.\n\n", left,
+                    left == 1 ? "" : "s");
+            break;
+        }
         file_details(out, file);
         report_md_ooms(out, file);
+        left--;
     }
     fputs("Charts and full tables: `index.html` in the report directory; every number: "
           "`summary.json`.\n",
           out);
+}
+
+int report_write_markdown(FILE *out, const cJSON *doc)
+{
+    /* Written in memory first, where the page's length is known as it grows (the
+     * report's own stream cannot tell its position). */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return -1;
+    write_page(m, doc);
+    bool bad = ferror(m) != 0;
+    if (fclose(m) != 0 || bad) {
+        free(buf);
+        return -1;
+    }
+    fwrite(buf, 1, len, out);
+    free(buf);
     return ferror(out) ? -1 : 0;
 }

@@ -473,9 +473,13 @@ static int read_graphs(ms_error *err, const cJSON *shape, ms_profile *p)
     ms_profile_graphs gr = {true, 0, 0, 0};
     if (g && !cJSON_IsNull(g)) {
         int64_t pool = 0, foot = 0;
-        if (!cJSON_IsObject(g) || get_int(err, g, "pool_bytes", true, &pool) ||
-            get_int(err, g, "replay_footprint_bytes", false, &foot) || pool < 0)
-            return err->code ? err->code : fail(err, "summary JSON \"cuda_graphs\" is not an object");
+        if (!cJSON_IsObject(g))
+            return fail(err, "summary JSON \"shape.cuda_graphs\" is not an object");
+        if (get_int(err, g, "pool_bytes", true, &pool) ||
+            get_int(err, g, "replay_footprint_bytes", false, &foot))
+            return MS_ERR_FORMAT;
+        if (pool < 0 || foot < 0)
+            return fail(err, "summary JSON \"shape.cuda_graphs\" holds a negative size");
         gr.pool_bytes = (uint64_t)pool;
         gr.replay_footprint_bytes = foot;
         gr.replay_iterations = (uint32_t)cJSON_GetArraySize(

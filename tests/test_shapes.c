@@ -267,7 +267,5 @@ int main(void)
     check_older("cat_infer", MS_SHAPE_INFERENCE_LOOP, 3);
     /* 20 rounds of side-stream buffers: a loop, with no model in it. */
     check_older("streams", MS_SHAPE_LOOP, 20);
-    /* Seeded churn with varying sizes: its rounds repeat by site. */
-    check_older("seg_roundup", MS_SHAPE_LOOP, 6);
     return check_finish("test_shapes");
 }

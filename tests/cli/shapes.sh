@@ -83,6 +83,15 @@ grep -q '^Verdict: shape_reduce_overhead.pickle replays CUDA graphs from a priva
 "$BIN" ranks "$E" "$G" testdata/gpt2_train.pickle | head -1 | grep -q 'replays CUDA graphs' || bad "ranks"
 "$BIN" render "$G" -o "$T/g.svg" && grep -q 'CUDA-graph pool 116.0 MiB (replays allocate from it)' "$T/g.svg" || bad "chart title"
 
+# A summary whose shape.cuda_graphs is not an object is refused, naming the key.
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["files"][0]["devices"][0]["shape"]["cuda_graphs"] = 5
+json.dump(d, open(sys.argv[2], "w"))' "$T/g.json" "$T/bad.json"
+out=$("$BIN" diff "$E" "$T/bad.json" 2>&1); st=$?
+[ $st = 2 ] && grep -q 'shape.cuda_graphs' <<<"$out" || bad "bad shape.cuda_graphs: exit $st: $out"
+
 # Compile-time benchmark runs announced by annotations alone (no stacks recorded): 38
 # valleys that repeat, yet no iteration; the compile phase is named instead.
 python3 - "$T/bench.pickle" <<'PY'
