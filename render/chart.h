@@ -150,7 +150,6 @@ typedef struct ms_chart_group_rules {
     char name[MS_CHART_MAX_RULES][64];
     void *code[MS_CHART_MAX_RULES]; /* compiled pcre2_code, owned */
     void *mem[MS_CHART_MAX_RULES];  /* the allocator it frees itself through, owned */
-    bool jit[MS_CHART_MAX_RULES];   /* JIT-compiled (else PCRE2's interpreter runs it) */
 } ms_chart_group_rules;
 
 /* Adds "NAME=REGEX"; MS_ERR_ARG with the reason for a missing '=', an empty name, a bad

@@ -153,11 +153,10 @@ int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_e
     }
     /* JIT where this build and machine have it; the interpreter otherwise, with the
      * same limits (the JIT's own stack bounds it instead of the depth and heap limits). */
-    bool jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
+    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     memcpy(rules->name[rules->n], text, n);
     rules->name[rules->n][n] = '\0';
     rules->code[rules->n] = re;
-    rules->jit[rules->n] = jit;
     rules->mem[rules->n] = mem;
     rules->n++;
     return 0;
