@@ -633,7 +633,19 @@ static void categories_table(FILE *out, const cJSON *file)
         fputs(".</p>\n", out);
     }
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(c, "formula");
-    if (cJSON_IsObject(f)) {
+    const char *form = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "form"));
+    if (cJSON_IsObject(f) && form && !strcmp(form, "inference")) {
+        char p[32], in[32], a[32], e[32], m[32];
+        ms_format_bytes((int64_t)report_num(f, "parameter"), p, sizeof p);
+        ms_format_bytes((int64_t)report_num(f, "input"), in, sizeof in);
+        ms_format_bytes((int64_t)report_num(f, "activation_temporary"), a, sizeof a);
+        ms_format_bytes((int64_t)report_num(f, "estimate"), e, sizeof e);
+        ms_format_bytes((int64_t)report_num(f, "measured_peak"), m, sizeof m);
+        fprintf(out, "<p>Iteration %.0f, an inference run (no backward, no optimizer step): "
+                     "parameters + inputs and KV caches + activations and temporaries = %s + "
+                     "%s + %s = %s; measured peak %s.</p>\n",
+                report_num(f, "iteration"), p, in, a, e, m);
+    } else if (cJSON_IsObject(f)) {
         char p[32], o[32], g[32], t[32], a[32], e[32], m[32];
         ms_format_bytes((int64_t)report_num(f, "parameter"), p, sizeof p);
         ms_format_bytes((int64_t)report_num(f, "optimizer_state"), o, sizeof o);

@@ -217,6 +217,8 @@ expect "identity line, SGD" 0 "^  optimizer identity \(SGD, k=1: momentum_buffer
 expect "identity line, frozen" 0 "holds; 16\.02 MiB of parameters have no gradient \(frozen\)$" -- "$bin" categories testdata/cat_sgd_frozen.pickle
 expect "identity fails, gradients" 0 "^    the gradients are 6\.00 MiB over \(the parameters and state agree\)$" -- "$bin" categories testdata/leak_backward_hook.pickle
 expect "identity fails, state before the trace" 0 "^    the optimizer state is 32\.08 MiB short: made before the trace began" -- "$bin" categories testdata/shape_bench_loop.pickle
+"$bin" report testdata/cat_infer.pickle -o "$tmp/rep-infer" > /dev/null
+expect "report html, inference formula" 0 "an inference run \(no backward, no optimizer step\): parameters \+ inputs and KV caches \+ activations and temporaries = 17\.94 MiB \+ 16\.00 KiB \+ 58\.25 MiB = 76\.20 MiB" -- cat "$tmp/rep-infer/index.html"
 expect "inference formula" 0 "^  peak iteration 1 \(inference: no backward, no optimizer step\): parameters \+ inputs and KV caches \+ activations and temporaries$" -- "$bin" categories testdata/cat_infer.pickle
 expect "lazy parameters in summary" 0 "peak is +parameter 64\.04 MiB" -- "$bin" summary testdata/v3_lazy_adamw.pickle
 
