@@ -256,7 +256,10 @@ static uint32_t compute_site(const ms_snapshot *s, uint32_t stack_id)
             return generated_site(s, frames[i]);
         if (f == MS__FILE_GENERATED)
             continue;
-        if (!ms_frame_kind_is_internal(k))
+        /* The standard library's wrappers (contextlib's decorator `inner`, functools)
+         * pass a call on: the code they wrap, or the line that called them, is the
+         * site, as for torch's own frames. */
+        if (!ms_frame_kind_is_internal(k) && f != MS__FILE_STDLIB)
             return frames[i];
         if (first_python == UINT32_MAX)
             first_python = frames[i];
