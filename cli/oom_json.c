@@ -43,6 +43,7 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     cJSON_AddStringToObject(e, "why", o->why);
     cJSON_AddStringToObject(e, "cause_basis", ms_oom_basis_name(o->basis));
     cJSON_AddStringToObject(e, "evidence", o->evidence);
+    cJSON_AddStringToObject(e, "form", o->inference ? "inference" : "training");
     if (o->limit_bytes) {
         num(e, "limit_bytes", (double)o->limit_bytes);
         cJSON_AddStringToObject(e, "limit_source", o->limit_is_device ? "device" : "limit");

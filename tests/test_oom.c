@@ -248,7 +248,7 @@ static void check_decide(void)
     char why[320];
     int64_t cats[MS_OOM_CATEGORIES] = {0};
     ms_oom_facts f = {200 * MiB, 480 * MiB, 544 * MiB, 8, 124 * MiB, 60 * MiB, NULL, 0, 0, 0,
-                      MS_OOM_BASIS_SHARE_OF_LIVE, 0};
+                      MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_STR(ms_oom_cause_name(ms_oom_decide(&f, why, sizeof why)), "fragmentation");
     CHECK_TRUE(strstr(why, "544.00 MiB") && strstr(why, "8 pieces"));
     f.largest_usable_block = 200 * MiB; /* a block fits: not fragmentation */
@@ -285,23 +285,23 @@ static void check_decide(void)
     CHECK_EQ_STR(ms_oom_basis_name(MS_OOM_BASIS_PREVIOUS_PEAK), "previous_iteration_peak");
 
     ms_oom_facts one_big = {3072 * MiB, 161 * MiB, 60 * MiB, 10, 16 * MiB, 64 * MiB, NULL, 0, 0, 0,
-                            MS_OOM_BASIS_SHARE_OF_LIVE, 0};
+                            MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_INT(ms_oom_decide(&one_big, why, sizeof why), MS_OOM_SINGLE_ALLOCATION);
     ms_oom_facts held = {64 * MiB, 1000 * MiB, 0, 0, 0, 501 * MiB, NULL, 0, 0, 0,
-                         MS_OOM_BASIS_SHARE_OF_LIVE, 0};
+                         MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     /* A large allocation beside the request is a bystander, not the cause (issue 35). */
     CHECK_TRUE(ms_oom_decide(&held, why, sizeof why) != MS_OOM_SINGLE_ALLOCATION);
     /* issue 35's trap: a 900 MiB bystander, 524 MiB free in 5 pieces (largest 124 MiB), a
      * 300 MiB request, no history. */
     ms_oom_facts bystander = {300 * MiB, 1400 * MiB, 524 * MiB, 5, 124 * MiB, 900 * MiB, NULL,
-                              0, 0, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB};
+                              0, 0, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB, false};
     CHECK_EQ_INT(ms_oom_decide_evidence(&bystander, why, sizeof why, ev, sizeof ev),
                  MS_OOM_FRAGMENTATION);
     CHECK_EQ_STR(ev, "joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request");
     /* A request over what the process is allowed is its own cause, however much is
      * alive beside it. */
     ms_oom_facts over = {3072 * MiB, 4000 * MiB, 0, 0, 0, 100 * MiB, NULL, 0, 0, 0,
-                         MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB};
+                         MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB, false};
     CHECK_EQ_INT(ms_oom_decide_evidence(&over, why, sizeof why, ev, sizeof ev),
                  MS_OOM_SINGLE_ALLOCATION);
     CHECK_TRUE(strstr(ev, "over the 2.00 GiB allowed") != NULL);
@@ -309,7 +309,7 @@ static void check_decide(void)
     CHECK_TRUE(ms_oom_decide(&over, why, sizeof why) != MS_OOM_SINGLE_ALLOCATION);
 
     ms_oom_facts leak = {32 * MiB, 1500 * MiB, 16 * MiB, 1, 16 * MiB, 32 * MiB, NULL,
-                         1184 * MiB, 32.0 * (double)MiB, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 0};
+                         1184 * MiB, 32.0 * (double)MiB, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_INT(ms_oom_decide(&leak, why, sizeof why), MS_OOM_LEAK);
     leak.leak_growth_bytes = 0; /* kept but not growing: not a leak */
     CHECK_TRUE(ms_oom_decide(&leak, why, sizeof why) != MS_OOM_LEAK);
@@ -318,9 +318,17 @@ static void check_decide(void)
     CHECK_TRUE(ms_oom_decide(&leak, why, sizeof why) != MS_OOM_LEAK);
 
     ms_oom_facts cat = {64 * MiB, 2000 * MiB, 0, 0, 0, 64 * MiB, cats, 0, 0, 0,
-                        MS_OOM_BASIS_SHARE_OF_LIVE, 0};
+                        MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     cats[0] = 640 * MiB, cats[1] = 640 * MiB, cats[2] = 640 * MiB, cats[7] = 80 * MiB;
     CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_MODEL_STATE);
+    CHECK_TRUE(strstr(why, "optimizer state") != NULL);
+    /* An inference run: the same split names parameters alone (issue 35). */
+    memset(cats, 0, sizeof cats);
+    cats[0] = 1800 * MiB, cats[3] = 200 * MiB;
+    cat.inference = true;
+    CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_MODEL_STATE);
+    CHECK_TRUE(strstr(why, "an inference run") && !strstr(why, "gradients 0"));
+    cat.inference = false;
     memset(cats, 0, sizeof cats);
     cats[0] = 300 * MiB, cats[3] = 1500 * MiB, cats[4] = 200 * MiB;
     CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_ACTIVATIONS);

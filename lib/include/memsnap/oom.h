@@ -87,6 +87,9 @@ typedef struct ms_oom_facts {
     /* What the per-process limit or the device allowed the process in all (ms_oom
      * limit_bytes), 0 when unknown: a request larger than it is its own cause. */
     uint64_t limit_bytes;
+    /* An inference run (only forwards: ms_formula_form): model state is parameters alone,
+     * and no remedy names gradients or an optimizer. */
+    bool inference;
 } ms_oom_facts;
 
 /* Decides the cause, and writes one line saying why (with numbers) into why/cap as a
@@ -201,6 +204,9 @@ typedef struct ms_oom {
      * over allocated: rounding, split tails), which is what the limit is weighed on. */
     int64_t step_need_reserved_bytes;
 
+    /* An inference run (ms_categories_formula's form): the advice has no gradient,
+     * optimizer or checkpointing terms. */
+    bool inference;
     bool limit_refused;            /* the device had far more free than the request */
     ms_oom_cause cause;
     char why[320];

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "run_internal.h"
+#include "cat_internal.h"
 #include "oom_internal.h"
 #include "timeline_internal.h"
 #include "memsnap/categories.h"
@@ -256,6 +257,14 @@ static void advise(ms_oom *o, const ms_snapshot *s, ms_oom_cause c)
         break;
     }
     case MS_OOM_MODEL_STATE:
+        if (o->inference) {
+            add_advice(o,
+                       "parameters hold %s (%.0f%% of live memory; an inference run keeps no "
+                       "gradients or optimizer state): load the weights in lower precision "
+                       "(bf16, 8-bit) or shard or offload them across devices",
+                       fmt(o->category_bytes[C_PARAM], a), share);
+            break;
+        }
         add_advice(o,
                    "parameters hold %s, gradients %s, optimizer state %s (%.0f%% of live "
                    "memory): shard them across ranks (FSDP, ZeRO) or use a lighter optimizer "
@@ -595,6 +604,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                     o->block_leak[b] = true;
         }
     }
+    o->inference = cats && ms__categories_form(cats) == MS_FORM_INFERENCE;
     if (opt && opt->categories_at &&
         opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0) {
         o->have_categories = true;
@@ -638,7 +648,8 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                       o->leak_growth_bytes,
                       o->still_to_allocate,
                       o->basis,
-                      o->limit_bytes};
+                      o->limit_bytes,
+                      o->inference};
     o->cause = ms_oom_decide_evidence(&f, o->why, sizeof o->why, o->evidence, sizeof o->evidence);
     write_advice(o, s);
     return 0;

@@ -155,6 +155,16 @@ static ms_oom_cause decide(const ms_oom_facts *f, char *why, size_t cap, char *e
                      fmt(act, a), fmt((int64_t)req, b), fmt(sum - act, c));
             return MS_OOM_ACTIVATIONS;
         }
+        if (sum > 0 && model * 2 >= sum && f->inference) {
+            snprintf(why, cap, "parameters %s hold %.0f%% of %s alive (an inference run: no "
+                               "gradients or optimizer state)",
+                     fmt(k[C_PARAM], a), pct((double)model, (double)sum), fmt(sum, d));
+            snprintf(ev, ecap,
+                     "the parameters alone (%s) are at least half of memory: a smaller batch "
+                     "would not make room for them, lower precision or sharding would",
+                     fmt(model, a));
+            return MS_OOM_MODEL_STATE;
+        }
         if (sum > 0 && model * 2 >= sum) {
             snprintf(why, cap,
                      "parameters %s, gradients %s and optimizer state %s hold %.0f%% of %s alive",

@@ -210,6 +210,20 @@ static unsigned batch_share_that_fits(const ms_oom *o, int64_t own)
 void ms__oom_activation_advice(const ms_oom *o, int64_t act, double share, char *buf, size_t cap)
 {
     char a[32], b[32], c[32], d[32], e[32], fit[96];
+    if (o->inference) {
+        /* No backward: nothing is kept for one, so checkpointing saves nothing; what is
+         * alive is the inputs, caches and the layer at work. */
+        int64_t half = o->step_need_bytes > 0 ? o->step_base_bytes +
+                                                    (o->step_need_bytes - o->step_base_bytes) / 2
+                                              : (int64_t)o->allocated_bytes - act / 2;
+        ms__oom_fit_clause(o, half, true, fit, sizeof fit);
+        snprintf(buf, cap,
+                 "activations, inputs and caches hold %s (%.0f%% of live memory; an inference "
+                 "run keeps none for a backward): half the batch or sequence length, or a "
+                 "smaller KV cache: about %s%s%s",
+                 fmt(act, a), share, fmt(half, b), fit[0] ? ", " : "", fit);
+        return;
+    }
     if (o->step_need_bytes <= 0 || o->limit_bytes == 0 || o->checkpoint_keep_bytes <= 0) {
         /* Unmeasured: the activations as they stand at the failure. */
         if (o->checkpoint_save_bytes > 0) {
