@@ -265,22 +265,27 @@ static void advise(ms_oom *o, const ms_snapshot *s, ms_oom_cause c)
                        fmt(o->category_bytes[C_PARAM], a), share);
             break;
         }
+        ms__oom_fit_without(o, o->category_bytes[C_OPTIM], site, sizeof site);
         add_advice(o,
                    "parameters hold %s, gradients %s, optimizer state %s (%.0f%% of live "
                    "memory): shard them across ranks (FSDP, ZeRO) or use a lighter optimizer "
-                   "(SGD, 8-bit Adam, Adafactor)",
+                   "(SGD, 8-bit Adam, Adafactor)%s%s",
                    fmt(o->category_bytes[C_PARAM], a), fmt(o->category_bytes[C_GRAD], b),
-                   fmt(o->category_bytes[C_OPTIM], d), share);
+                   fmt(o->category_bytes[C_OPTIM], d), share,
+                   site[0] ? "; with no optimizer state: " : "", site);
         break;
-    case MS_OOM_LEAK:
+    case MS_OOM_LEAK: {
+        char fit[160];
+        ms__oom_fit_without(o, (int64_t)o->leak_bytes, fit, sizeof fit);
         if (o->leak_site != UINT32_MAX)
             ms_site_format(s, o->leak_site, site, sizeof site);
         add_advice(o,
                    "%s keeps %s more every iteration (%s alive at the failure): release what "
-                   "it allocates (see memsnap leaks)",
+                   "it allocates (see memsnap leaks)%s%s",
                    site[0] ? site : "a leaking site", fmt((int64_t)o->leak_growth_bytes, a),
-                   fmt((int64_t)o->leak_bytes, b));
+                   fmt((int64_t)o->leak_bytes, b), fit[0] ? "; without it: " : "", fit);
         break;
+    }
     case MS_OOM_SINGLE_ALLOCATION:
         if (o->request_block_bytes > o->allocated_bytes)
             add_advice(o,

@@ -29,6 +29,9 @@ void ms__oom_activation_advice(const ms_oom *o, int64_t act, double share, char 
  * bytes, into buf/cap ("" when the limit is unknown); `overhead`: weigh it as reserved
  * at the allocator's overhead at the failure (ms__oom_overhead). */
 void ms__oom_fit_clause(const ms_oom *o, int64_t need, bool overhead, char *buf, size_t cap);
+/* "about 1.20 GiB at the peak, fits under the 2.00 GiB limit" for the step with `freed`
+ * bytes gone, into buf/cap ("" when the limit is unknown). */
+void ms__oom_fit_without(const ms_oom *o, int64_t freed, char *buf, size_t cap);
 /* Reserved over allocated bytes at the failure (at least 1). */
 double ms__oom_overhead(const ms_oom *o);
 

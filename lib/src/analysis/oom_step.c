@@ -196,6 +196,23 @@ void ms__oom_fit_clause(const ms_oom *o, int64_t need, bool overhead, char *buf,
         snprintf(buf, cap, "does not fit under the %s %s", fmt((int64_t)o->limit_bytes, a), what);
 }
 
+void ms__oom_fit_without(const ms_oom *o, int64_t freed, char *buf, size_t cap)
+{
+    char a[32], fit[96];
+    int64_t rest = o->basis == MS_OOM_BASIS_SHARE_OF_LIVE ? 0 : (int64_t)o->still_to_allocate;
+    if (rest < (int64_t)o->request_block_bytes)
+        rest = (int64_t)o->request_block_bytes;
+    int64_t need = o->step_need_bytes > 0 ? o->step_need_bytes
+                                          : (int64_t)o->allocated_bytes + rest;
+    need -= freed;
+    ms__oom_fit_clause(o, need, true, fit, sizeof fit);
+    if (!fit[0] || need <= 0) {
+        snprintf(buf, cap, "%s", "");
+        return;
+    }
+    snprintf(buf, cap, "about %s at the peak, %s", fmt(need, a), fit);
+}
+
 /* The smallest power-of-two share of the batch whose step fits (0: none up to 1/64):
  * the step's own memory scales with the batch, what was alive at its start does not. */
 static unsigned batch_share_that_fits(const ms_oom *o, int64_t own)
