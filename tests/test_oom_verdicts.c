@@ -113,6 +113,33 @@ static void bystander(void)
         CHECK_TRUE_IN(ctx, strstr(o->advice[0], "fits under the 2.00 GiB limit") != NULL);
     }
     close_oom(&x);
+    const char *bin = getenv("MEMSNAP_BIN");
+    if (!bin)
+        return;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' oom testdata/%s.pickle", bin, ctx);
+    int st = 0;
+    char *out = check_run(cmd, &st);
+    CHECK_EQ_INT_IN(ctx, st, 0);
+    CHECK_TRUE_IN(ctx, out && strstr(out, "cause fragmentation\n"));
+    CHECK_TRUE_IN(ctx, out && strstr(out, "evidence          joined, the 524.00 MiB of free pieces "
+                                          "would serve the 300.00 MiB request\n"));
+    snprintf(cmd, sizeof cmd, "'%s' oom --json testdata/%s.pickle", bin, ctx);
+    free(out);
+    out = check_run(cmd, &st);
+    cJSON *j = out ? cJSON_Parse(out) : NULL;
+    const cJSON *e = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "files"), 0), "ooms"),
+        0);
+    CHECK_EQ_STR_IN(ctx, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "evidence")),
+                    "joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request");
+    CHECK_EQ_STR_IN(ctx, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "cause_basis")),
+                    "share_of_live");
+    CHECK_EQ_INT_IN(ctx, cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "limit_bytes")),
+                    2147483648.0);
+    cJSON_Delete(j);
+    free(out);
 }
 
 static void deep_growing(void)
@@ -178,6 +205,16 @@ static void deep_growing(void)
     CHECK_TRUE_IN(ctx, out && strstr(out, "iterations: 1 complete and the unfinished one the failure ended"));
     const char *row = out ? strstr(out, "\n       2 ") : NULL;
     CHECK_TRUE_IN(ctx, row && strstr(row, "unfinished: the failure (peak so far)"));
+    free(out);
+    /* oom's text says how far the step got and how much larger it is. */
+    snprintf(cmd, sizeof cmd, "'%s' oom testdata/%s.pickle", bin, ctx);
+    out = check_run(cmd, &st);
+    CHECK_EQ_INT_IN(ctx, st, 0);
+    CHECK_TRUE_IN(ctx, out && strstr(out, "step so far       24 of the previous step's 49 layer "
+                                          "calls (49%); 72.00 MiB per call, 4.0x the previous "
+                                          "18.00 MiB: the input grew"));
+    CHECK_TRUE_IN(ctx, out && strstr(out, "whole step needs  about ") &&
+                           strstr(out, "the limit is about 2.00 GiB"));
     free(out);
 }
 
