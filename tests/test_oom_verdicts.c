@@ -7,6 +7,7 @@
  *   12 of them. How far the step got, how much larger it is, and whether each remedy fits
  *   under the 2 GiB limit; summary lists the failing iteration as oom does. */
 #include "check.h"
+#include "analysis/oom_internal.h"
 #include "memsnap/oom.h"
 #include "memsnap/run.h"
 
@@ -218,8 +219,43 @@ static void deep_growing(void)
     free(out);
 }
 
+/* The advice's wording on constructed numbers: an inference run gets no checkpointing,
+ * and a measured training step weighs each remedy against the limit. */
+static void advice_forms(void)
+{
+    const int64_t MiB = 1 << 20;
+    ms_oom o;
+    memset(&o, 0, sizeof o);
+    o.limit_bytes = 2048 * MiB;
+    o.allocated_bytes = o.reserved_bytes = 1900 * MiB;
+    o.act_layer_calls = 24, o.act_layer_bytes = 24 * 72 * MiB;
+    o.prev_layer_calls = 48;
+    o.step_base_bytes = 250 * MiB;
+    o.step_need_bytes = 250 * MiB + 48 * 72 * MiB + 200 * MiB;
+    o.checkpoint_keep_bytes = 14 * 72 * MiB;
+    o.checkpoint_save_bytes = 34 * 72 * MiB;
+    /* The step's own 3656 MiB: checkpointing keeps 1208 MiB of it (1458 MiB with the
+     * base), half the batch 250 + 1828 MiB, a quarter 250 + 914 MiB. */
+    char buf[400];
+    ms__oom_activation_advice(&o, 1728 * MiB, 90, buf, sizeof buf);
+    CHECK_TRUE_IN(buf, strstr(buf, "in 7 segments: about 1.42 GiB at the peak, fits under the 2.00 GiB limit"));
+    CHECK_TRUE_IN(buf, strstr(buf, "half the micro-batch / sequence length: about 2.03 GiB, does not fit"));
+    CHECK_TRUE_IN(buf, strstr(buf, "1/4 of it: about 1.14 GiB, fits"));
+    o.step_need_bytes += 1024 * MiB; /* checkpointing alone no longer fits */
+    ms__oom_activation_advice(&o, 1728 * MiB, 90, buf, sizeof buf);
+    CHECK_TRUE_IN(buf, strstr(buf, "does not fit under the 2.00 GiB limit: also halve the batch"));
+    o.inference = true; /* half of 250 + 4680 MiB's own: 2590 MiB */
+    ms__oom_activation_advice(&o, 1728 * MiB, 90, buf, sizeof buf);
+    CHECK_TRUE_IN(buf, strstr(buf, "an inference run keeps none for a backward") &&
+                           !strstr(buf, "checkpoint") && strstr(buf, "about 2.53 GiB, does not fit under"));
+    o.limit_bytes = 0; /* unknown: no fit claimed */
+    ms__oom_fit_clause(&o, 1, false, buf, sizeof buf);
+    CHECK_EQ_STR(buf, "");
+}
+
 int main(void)
 {
+    advice_forms();
     bystander();
     deep_growing();
     return check_finish("test_oom_verdicts");
