@@ -25,14 +25,26 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
         cJSON_Delete(o);
         return NULL;
     }
-    for (size_t k = 0; k < it->n; k++) {
+    /* The iteration the trace ended in (an OOM) is not in items (count stays the
+     * complete ones) but in `unfinished`, which views list last, marked, as oom does. */
+    cJSON *unf = NULL;
+    if (it->n_unfinished) {
+        unf = cJSON_CreateObject();
+        if (!unf) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+    }
+    cJSON_AddItemToObject(o, "unfinished", unf ? unf : cJSON_CreateNull());
+    for (size_t k = 0; k < it->n + (unf ? 1 : 0); k++) {
         const ms_iteration *x = &it->items[k];
-        cJSON *e = cJSON_CreateObject();
+        cJSON *e = k < it->n ? cJSON_CreateObject() : unf;
         if (!e) {
             cJSON_Delete(o);
             return NULL;
         }
-        cJSON_AddItemToArray(items, e);
+        if (k < it->n)
+            cJSON_AddItemToArray(items, e);
         leaks_json_int(e, "index", (int64_t)((k + 1)));
         if (it->has_times) {
             leaks_json_int(e, "start_us", (int64_t)(x->start_us));
@@ -79,18 +91,20 @@ typedef struct row {
     bool partial;
     bool times;                     /* false: the trace has no times, events stand in */
     int64_t start_event, end_event;
+    bool unfinished;                /* the trace ended in it: peak so far, no end */
 } row;
 
-static void print_head(FILE *out, size_t n, const char *key, const char *text, const char *detail,
-                       int indent)
+static void print_head(FILE *out, size_t n, bool unfinished, const char *key, const char *text,
+                       const char *detail, int indent)
 {
     if (!n) {
         fprintf(out, "%*siterations: none found (%s)\n", indent, "",
                 ms_iter_method_text(MS_ITER_NONE));
         return;
     }
-    fprintf(out, "%*siterations: %zu, found by %s (%s%s%s)\n", indent, "", n, key, cli_term(text),
-            detail[0] ? "; " : "", cli_term(detail));
+    fprintf(out, "%*siterations: %zu%s, found by %s (%s%s%s)\n", indent, "", n,
+            unfinished ? " complete and the unfinished one the failure ended" : "", key,
+            cli_term(text), detail[0] ? "; " : "", cli_term(detail));
     fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
             "peak", "live at end", "growth");
 }
@@ -121,8 +135,13 @@ static void print_row(FILE *out, size_t k, const row *x, const row *prev, int in
         ms_format_bytes(x->footprint, fb, sizeof fb);
         snprintf(replay, sizeof replay, "%sreplay: %s with the pool", growth[0] ? "  " : "", fb);
     }
-    snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s%s", indent, "", k + 1, start,
-             dur, peak, live, growth, replay, x->partial ? "(partial: began before the trace)" : "");
+    if (x->unfinished)
+        snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s", indent, "", k + 1, start,
+                 dur, peak, "-", "unfinished: the failure (peak so far)");
+    else
+        snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s%s", indent, "", k + 1,
+                 start, dur, peak, live, growth, replay,
+                 x->partial ? "(partial: began before the trace)" : "");
     size_t len = strlen(line);
     while (len && line[len - 1] == ' ')
         line[--len] = 0;
@@ -144,14 +163,15 @@ static bool elided(FILE *out, size_t n, size_t *k, int indent)
 static row row_of(const ms_iteration *x, int64_t t0_us, bool times)
 {
     row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
-             x->peak_bytes, x->live_end_bytes, -1, x->partial, times, x->start_event, x->end_event};
+             x->peak_bytes, x->live_end_bytes, -1, x->partial, times, x->start_event, x->end_event,
+             x->unfinished};
     return r;
 }
 
 void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
 {
-    print_head(out, it->n, ms_iter_method_name(it->method), ms_iter_method_text(it->method),
-               it->detail, indent);
+    print_head(out, it->n, it->n && it->n_unfinished, ms_iter_method_name(it->method),
+               ms_iter_method_text(it->method), it->detail, indent);
     for (size_t k = 0; k < it->n; k++) {
         if (elided(out, it->n, &k, indent))
             continue;
@@ -159,6 +179,11 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, i
         if (k)
             p = row_of(&it->items[k - 1], t0_us, it->has_times);
         print_row(out, k, &x, k ? &p : NULL, indent);
+    }
+    if (it->n_unfinished) {
+        row x = row_of(&it->items[it->n], t0_us, it->has_times);
+        x.unfinished = true;
+        print_row(out, it->n, &x, NULL, indent);
     }
 }
 
@@ -180,7 +205,7 @@ static row row_json(const cJSON *e, bool times)
     row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
              (int64_t)jnum(e, "live_end_bytes"), cJSON_IsNumber(fp) ? (int64_t)fp->valuedouble : -1,
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial")), times,
-             (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event")};
+             (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event"), false};
     return r;
 }
 
@@ -189,7 +214,8 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(iterations, "items");
     size_t n = (size_t)cJSON_GetArraySize(items);
     bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(iterations, "has_times"));
-    print_head(out, n, jstr(iterations, "method"), jstr(iterations, "method_text"),
+    print_head(out, n, cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(iterations, "unfinished")),
+               jstr(iterations, "method"), jstr(iterations, "method_text"),
                jstr(iterations, "detail"), indent);
     for (size_t k = 0; k < n; k++) {
         if (elided(out, n, &k, indent))
@@ -198,6 +224,12 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
         if (k)
             p = row_json(cJSON_GetArrayItem(items, (int)k - 1), times);
         print_row(out, k, &x, k ? &p : NULL, indent);
+    }
+    const cJSON *unf = cJSON_GetObjectItemCaseSensitive(iterations, "unfinished");
+    if (n && cJSON_IsObject(unf)) {
+        row x = row_json(unf, times);
+        x.unfinished = true;
+        print_row(out, n, &x, NULL, indent);
     }
 }
 

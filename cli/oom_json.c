@@ -42,6 +42,33 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
     cJSON_AddStringToObject(e, "why", o->why);
     cJSON_AddStringToObject(e, "cause_basis", ms_oom_basis_name(o->basis));
+    cJSON_AddStringToObject(e, "evidence", o->evidence);
+    cJSON_AddStringToObject(e, "form", o->inference ? "inference" : "training");
+    if (o->limit_bytes) {
+        num(e, "limit_bytes", (double)o->limit_bytes);
+        cJSON_AddStringToObject(e, "limit_source", o->limit_is_device ? "device" : "limit");
+    } else {
+        cJSON_AddNullToObject(e, "limit_bytes");
+        cJSON_AddNullToObject(e, "limit_source");
+    }
+    if (o->prev_layer_calls > 0 && o->act_layer_calls > 0) {
+        cJSON *st = cJSON_AddObjectToObject(e, "unfinished_step");
+        num(st, "layer_calls_done", (double)o->act_layer_calls);
+        num(st, "layer_calls_previous", (double)o->prev_layer_calls);
+        num(st, "fraction_done", o->step_done);
+        num(st, "bytes_per_layer_call", (double)o->act_layer_bytes / (double)o->act_layer_calls);
+        /* Over the same calls the ratio compares (the previous step's first ones). */
+        num(st, "previous_bytes_per_layer_call",
+            o->act_ratio > 0 ? (double)o->act_layer_bytes / (double)o->act_layer_calls / o->act_ratio
+                             : 0);
+        num(st, "activation_ratio", o->act_ratio);
+        num(st, "base_bytes", (double)o->step_base_bytes);
+        num(st, "forward_need_bytes", (double)o->forward_need_bytes);
+        num(st, "step_need_bytes", (double)o->step_need_bytes);
+        num(st, "step_need_reserved_bytes", (double)o->step_need_reserved_bytes);
+    } else {
+        cJSON_AddNullToObject(e, "unfinished_step");
+    }
     if (o->basis == MS_OOM_BASIS_SHARE_OF_LIVE) {
         cJSON_AddNullToObject(e, "still_to_allocate_bytes");
         cJSON_AddNullToObject(e, "basis_iteration");
@@ -240,6 +267,31 @@ void oom_print_json(FILE *out, const cJSON *e, int indent)
         }
     }
     fprintf(out, "%*s  why               %s\n", w, "", cli_term(str(e, "why")));
+    if (str(e, "evidence")[0])
+        fprintf(out, "%*s  evidence          %s\n", w, "", cli_term(str(e, "evidence")));
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(e, "unfinished_step");
+    if (cJSON_IsObject(step)) {
+        const cJSON *st = step;
+        /* How far the failing step got and how much larger it is: the need is the
+         * whole step's, not what it reached. */
+        double ratio = get(st, "activation_ratio");
+        fprintf(out, "%*s  step so far       %.0f of the previous step's %.0f layer calls (%.0f%%); "
+                     "%s per call, %.1fx the previous %s%s\n",
+                w, "", get(st, "layer_calls_done"), get(st, "layer_calls_previous"),
+                100.0 * get(st, "fraction_done"), sz(get(st, "bytes_per_layer_call"), a), ratio,
+                sz(get(st, "previous_bytes_per_layer_call"), b),
+                ratio >= 1.25 ? ": the input grew" : ratio <= 0.8 ? ": the input shrank" : "");
+        fprintf(out, "%*s  whole step needs  about %s at its peak (the forward about %s at its end)",
+                w, "", sz(get(st, "step_need_bytes"), a), sz(get(st, "forward_need_bytes"), b));
+        double need = get(st, "step_need_bytes"), held = get(st, "step_need_reserved_bytes");
+        if (need > 0 && held > need * 1.05)
+            fprintf(out, ", %s reserved at the allocator's %.2fx", sz(held, a), held / need);
+        if (get(e, "limit_bytes") > 0)
+            fprintf(out, "; %s %s", strcmp(str(e, "limit_source"), "device") ? "the limit is about"
+                                                                             : "the device allowed",
+                    sz(get(e, "limit_bytes"), c));
+        fprintf(out, "\n");
+    }
     /* Without history (share_of_live) the why and the advice say what the free memory
      * was weighed against. */
     const char *basis = str(e, "cause_basis");

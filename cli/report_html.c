@@ -575,6 +575,21 @@ static void iterations_table(FILE *out, const cJSON *file)
             }
             prev = live;
         }
+        /* The iteration an OOM ended, last and marked, as summary and oom list it. */
+        const cJSON *unf = cJSON_GetObjectItemCaseSensitive(it, "unfinished");
+        if (cJSON_IsObject(unf)) {
+            char w0[32] = "", w1[32] = "";
+            if (cJSON_IsNumber(report_get(unf, "start_s"))) {
+                report_seconds(w0, sizeof w0, unf, "start_s");
+                report_seconds(w1, sizeof w1, unf, "duration_s");
+            }
+            fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%s</td>"
+                         "<td class=\"num\">%s</td>",
+                    report_num(unf, "index"), w0, w1);
+            report_cell_size(out, report_num(unf, "peak_bytes"));
+            fputs("<td class=\"num\">-</td><td>unfinished: the failure (peak so far)</td></tr>\n",
+                  out);
+        }
         fputs("</table>\n", out);
         if (rows > MAX_ITER_ROWS)
             fprintf(out, "<p class=\"muted\">... %d more in summary.json.</p>\n",

@@ -176,6 +176,10 @@ void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
                 sz(report_num(e, "reserved_bytes"), e2), sz(report_num(e, "free_in_reserved_bytes"), f),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), g));
         report_html_escape(out, report_str(e, "why"));
+        if (report_str(e, "evidence")[0]) { /* the counterfactual that names the cause */
+            fputs("<br>", out);
+            report_html_escape(out, report_str(e, "evidence"));
+        }
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
         if (iters[0]) {
@@ -233,6 +237,10 @@ void report_md_ooms(FILE *out, const cJSON *file)
                 sz(report_num(e, "request_bytes"), a), sz(report_num(e, "free_in_reserved_bytes"), b),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), c),
                 sz(report_num(e, "device_free_bytes"), d));
+        if (report_str(e, "evidence")[0]) {
+            report_md_escape(out, report_str(e, "evidence"));
+            fputc('\n', out);
+        }
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
         if (iters[0]) {

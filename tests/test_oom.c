@@ -94,10 +94,10 @@ static void check_cause_rule(const char *name, const cJSON *truth, const ms_oom 
             CHECK_TRUE_IN(ctx, !o->iters[i].unfinished);
     }
     if (!strcmp(name, "oom_fragmentation")) {
-        /* No iteration before it: the free pieces (544 MiB) against half of the 480 MiB
-         * allocated, and they cover it. */
+        /* No iteration before it: the free pieces (544 MiB), joined, serve the request. */
         CHECK_EQ_INT_IN(ctx, o->basis, MS_OOM_BASIS_SHARE_OF_LIVE);
-        CHECK_TRUE_IN(ctx, o->usable_free_bytes * 2 >= o->allocated_bytes);
+        CHECK_EQ_STR_IN(ctx, o->evidence,
+                        "joined, the 544.00 MiB of free pieces would serve the 200.00 MiB request");
         CHECK_TRUE_IN(ctx, strstr(o->advice[0], "expandable_segments:True") != NULL);
     }
     if (!strcmp(name, "oom_act_trap")) {
@@ -248,7 +248,7 @@ static void check_decide(void)
     char why[320];
     int64_t cats[MS_OOM_CATEGORIES] = {0};
     ms_oom_facts f = {200 * MiB, 480 * MiB, 544 * MiB, 8, 124 * MiB, 60 * MiB, NULL, 0, 0, 0,
-                      MS_OOM_BASIS_SHARE_OF_LIVE};
+                      MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_STR(ms_oom_cause_name(ms_oom_decide(&f, why, sizeof why)), "fragmentation");
     CHECK_TRUE(strstr(why, "544.00 MiB") && strstr(why, "8 pieces"));
     f.largest_usable_block = 200 * MiB; /* a block fits: not fragmentation */
@@ -257,13 +257,12 @@ static void check_decide(void)
     f.usable_free_bytes = 199 * MiB; /* free memory would not cover it anyway */
     CHECK_TRUE(ms_oom_decide(&f, why, sizeof why) != MS_OOM_FRAGMENTATION);
 
-    /* Fragmentation only when the free pieces would also finish the iteration. Without
-     * history: free memory of at least half of what is allocated (480 MiB). */
-    f.usable_free_bytes = 240 * MiB;
-    CHECK_EQ_INT(ms_oom_decide(&f, why, sizeof why), MS_OOM_FRAGMENTATION);
-    CHECK_TRUE(strstr(why, "half of the 480.00 MiB") != NULL);
-    f.usable_free_bytes = 239 * MiB; /* more than the request, less than half */
-    CHECK_TRUE(ms_oom_decide(&f, why, sizeof why) != MS_OOM_FRAGMENTATION);
+    /* Without history the counterfactual is the request alone (issue 35): joined, free
+     * pieces that serve it are the cause, whatever share of live memory they are. */
+    char ev[320];
+    f.usable_free_bytes = 239 * MiB; /* more than the request, less than half of live */
+    CHECK_EQ_INT(ms_oom_decide_evidence(&f, why, sizeof why, ev, sizeof ev), MS_OOM_FRAGMENTATION);
+    CHECK_EQ_STR(ev, "joined, the 239.00 MiB of free pieces would serve the 200.00 MiB request");
     /* With history, what the iteration still had to allocate decides, whatever share
      * of live memory the free pieces are. */
     f.usable_free_bytes = 239 * MiB;
@@ -271,6 +270,8 @@ static void check_decide(void)
     f.still_to_allocate = 239 * MiB;
     CHECK_EQ_INT(ms_oom_decide(&f, why, sizeof why), MS_OOM_FRAGMENTATION);
     CHECK_TRUE(strstr(why, "239.00 MiB the iteration still had to allocate") != NULL);
+    ms_oom_decide_evidence(&f, why, sizeof why, ev, sizeof ev);
+    CHECK_TRUE(strstr(ev, "and the 239.00 MiB the iteration still had to allocate") != NULL);
     f.still_to_allocate = 239 * MiB + 1;
     CHECK_TRUE(ms_oom_decide(&f, why, sizeof why) != MS_OOM_FRAGMENTATION);
     f.basis = MS_OOM_BASIS_PREVIOUS_ALLOCATIONS;
@@ -284,16 +285,31 @@ static void check_decide(void)
     CHECK_EQ_STR(ms_oom_basis_name(MS_OOM_BASIS_PREVIOUS_PEAK), "previous_iteration_peak");
 
     ms_oom_facts one_big = {3072 * MiB, 161 * MiB, 60 * MiB, 10, 16 * MiB, 64 * MiB, NULL, 0, 0, 0,
-                            MS_OOM_BASIS_SHARE_OF_LIVE};
+                            MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_INT(ms_oom_decide(&one_big, why, sizeof why), MS_OOM_SINGLE_ALLOCATION);
     ms_oom_facts held = {64 * MiB, 1000 * MiB, 0, 0, 0, 501 * MiB, NULL, 0, 0, 0,
-                         MS_OOM_BASIS_SHARE_OF_LIVE};
-    CHECK_EQ_INT(ms_oom_decide(&held, why, sizeof why), MS_OOM_SINGLE_ALLOCATION);
-    held.largest_alive_bytes = 500 * MiB; /* exactly half: not larger than the rest */
+                         MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
+    /* A large allocation beside the request is a bystander, not the cause (issue 35). */
     CHECK_TRUE(ms_oom_decide(&held, why, sizeof why) != MS_OOM_SINGLE_ALLOCATION);
+    /* issue 35's trap: a 900 MiB bystander, 524 MiB free in 5 pieces (largest 124 MiB), a
+     * 300 MiB request, no history. */
+    ms_oom_facts bystander = {300 * MiB, 1400 * MiB, 524 * MiB, 5, 124 * MiB, 900 * MiB, NULL,
+                              0, 0, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB, false};
+    CHECK_EQ_INT(ms_oom_decide_evidence(&bystander, why, sizeof why, ev, sizeof ev),
+                 MS_OOM_FRAGMENTATION);
+    CHECK_EQ_STR(ev, "joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request");
+    /* A request over what the process is allowed is its own cause, however much is
+     * alive beside it. */
+    ms_oom_facts over = {3072 * MiB, 4000 * MiB, 0, 0, 0, 100 * MiB, NULL, 0, 0, 0,
+                         MS_OOM_BASIS_SHARE_OF_LIVE, 2048 * MiB, false};
+    CHECK_EQ_INT(ms_oom_decide_evidence(&over, why, sizeof why, ev, sizeof ev),
+                 MS_OOM_SINGLE_ALLOCATION);
+    CHECK_TRUE(strstr(ev, "over the 2.00 GiB allowed") != NULL);
+    over.limit_bytes = 3072 * MiB; /* exactly the limit: not over it */
+    CHECK_TRUE(ms_oom_decide(&over, why, sizeof why) != MS_OOM_SINGLE_ALLOCATION);
 
     ms_oom_facts leak = {32 * MiB, 1500 * MiB, 16 * MiB, 1, 16 * MiB, 32 * MiB, NULL,
-                         1184 * MiB, 32.0 * (double)MiB, 0, MS_OOM_BASIS_SHARE_OF_LIVE};
+                         1184 * MiB, 32.0 * (double)MiB, 0, MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     CHECK_EQ_INT(ms_oom_decide(&leak, why, sizeof why), MS_OOM_LEAK);
     leak.leak_growth_bytes = 0; /* kept but not growing: not a leak */
     CHECK_TRUE(ms_oom_decide(&leak, why, sizeof why) != MS_OOM_LEAK);
@@ -302,9 +318,17 @@ static void check_decide(void)
     CHECK_TRUE(ms_oom_decide(&leak, why, sizeof why) != MS_OOM_LEAK);
 
     ms_oom_facts cat = {64 * MiB, 2000 * MiB, 0, 0, 0, 64 * MiB, cats, 0, 0, 0,
-                        MS_OOM_BASIS_SHARE_OF_LIVE};
+                        MS_OOM_BASIS_SHARE_OF_LIVE, 0, false};
     cats[0] = 640 * MiB, cats[1] = 640 * MiB, cats[2] = 640 * MiB, cats[7] = 80 * MiB;
     CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_MODEL_STATE);
+    CHECK_TRUE(strstr(why, "optimizer state") != NULL);
+    /* An inference run: the same split names parameters alone (issue 35). */
+    memset(cats, 0, sizeof cats);
+    cats[0] = 1800 * MiB, cats[3] = 200 * MiB;
+    cat.inference = true;
+    CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_MODEL_STATE);
+    CHECK_TRUE(strstr(why, "an inference run") && !strstr(why, "gradients 0"));
+    cat.inference = false;
     memset(cats, 0, sizeof cats);
     cats[0] = 300 * MiB, cats[3] = 1500 * MiB, cats[4] = 200 * MiB;
     CHECK_EQ_INT(ms_oom_decide(&cat, why, sizeof why), MS_OOM_ACTIVATIONS);

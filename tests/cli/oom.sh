@@ -63,7 +63,7 @@ contains "trap text cause" "$out" "cause activations"
 contains "trap text peaks" "$out" "#2   peak 1.45 GiB; live at its end 193.47 MiB"
 contains "trap text unfinished" "$out" "#3   peak so far 2.43 GiB, the highest; unfinished: the failure"
 contains "trap text rest" "$out" "to finish it      2.73 GiB more to allocate, from #2"
-contains "trap text checkpointing" "$out" "activation checkpointing (torch.utils.checkpoint) in 17 segments"
+contains "trap text checkpointing" "$out" "activation checkpointing (torch.utils.checkpoint) in 18 segments: about 497.47 MiB at the peak, fits under the 3.00 GiB limit"
 contains "trap text free pieces" "$out" "but not the 2.73 GiB the iteration still had to allocate"
 "$BIN" report testdata/oom_act_trap.pickle -o "$tmp/rep_trap" > /dev/null; rc=$?
 check "trap report exit" 0 $rc

@@ -84,11 +84,24 @@ typedef struct ms_oom_facts {
      * half of allocated_bytes stands for it). */
     uint64_t still_to_allocate;
     ms_oom_basis basis;
+    /* What the per-process limit or the device allowed the process in all (ms_oom
+     * limit_bytes), 0 when unknown: a request larger than it is its own cause. */
+    uint64_t limit_bytes;
+    /* An inference run (only forwards: ms_formula_form): model state is parameters alone,
+     * and no remedy names gradients or an optimizer. */
+    bool inference;
 } ms_oom_facts;
 
 /* Decides the cause, and writes one line saying why (with numbers) into why/cap as a
- * text writer does (memsnap/core.h: NUL-terminated, cut before a whole character). */
+ * text writer does (memsnap/core.h: NUL-terminated, cut before a whole character).
+ * The cause is the one whose removal would have let the request succeed: a large
+ * allocation that is not the request is a bystander, never the cause. */
 MS_API ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap);
+/* The same, and the counterfactual that names the cause in one line of evidence
+ * ("joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request") into
+ * evidence/ecap (NULL/0: none). */
+MS_API ms_oom_cause ms_oom_decide_evidence(const ms_oom_facts *f, char *why, size_t cap,
+                                           char *evidence, size_t ecap);
 
 #define MS_OOM_MAX_ADVICE 8
 #define MS_OOM_MAX_ITERS 8
@@ -164,6 +177,36 @@ typedef struct ms_oom {
     int64_t checkpoint_keep_bytes;
     int64_t checkpoint_save_bytes;
 
+    /* What the process was allowed in all: under a per-process limit (limit_refused) the
+     * limit lies between what was reserved and that plus the segment it refused, and the
+     * roundest size in that range is taken; otherwise what was reserved plus what the
+     * device had free. 0 when unknown. */
+    uint64_t limit_bytes;
+    bool limit_is_device;
+    /* The counterfactual behind the cause, one line (ms_oom_decide_evidence). */
+    char evidence[320];
+
+    /* The unfinished step measured against the previous complete one (all 0 when there
+     * is none, or no layer calls to count): the layer calls the previous step's forward
+     * kept activations of, and their bytes; the failing step's bytes per layer call over
+     * the previous one's (act_ratio); the share of the forward done (act_layer_calls over
+     * prev_layer_calls, at most 1); the forward's need at its end (what is alive, with
+     * the missing calls at this step's size) and the whole step's peak (the previous
+     * step's growth to its peak, times act_ratio, over this step's start). */
+    uint64_t prev_layer_calls;
+    int64_t prev_layer_bytes;
+    double act_ratio;
+    double step_done;
+    int64_t forward_need_bytes;
+    int64_t step_need_bytes;
+    int64_t step_base_bytes;       /* alive at the failing step's start */
+    /* step_need_bytes as reserved at the allocator's overhead at the failure (reserved
+     * over allocated: rounding, split tails), which is what the limit is weighed on. */
+    int64_t step_need_reserved_bytes;
+
+    /* An inference run (ms_categories_formula's form): the advice has no gradient,
+     * optimizer or checkpointing terms. */
+    bool inference;
     bool limit_refused;            /* the device had far more free than the request */
     ms_oom_cause cause;
     char why[320];

@@ -88,6 +88,9 @@ extern size_t ms__cat_build_parallel_min;
 /* How many sweeps ran in two halves (for the tests: the split must happen). */
 extern _Atomic size_t ms__cat_build_splits;
 
+/* The run's form (ms_categories_formula's, without an iteration): oom reads it too. */
+ms_formula_form ms__categories_form(const ms_categories *c);
+
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err);
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
                       const ms_iterations *it, ms_error *err);

@@ -684,6 +684,14 @@ const ms_category_point *ms_categories_iteration_peak(const ms_categories *c, si
     return c && c->it && k < c->it->n ? &c->iter_peak[k] : NULL;
 }
 
+/* Only forwards: an inference run, whose memory has no gradient or optimizer term. */
+ms_formula_form ms__categories_form(const ms_categories *c)
+{
+    return c && !c->x.counts[MS__PH_BWD] && !c->x.counts[MS__PH_OPT] && c->x.counts[MS__PH_FWD]
+               ? MS_FORM_INFERENCE
+               : MS_FORM_TRAINING;
+}
+
 int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size_t k,
                           ms_error *err)
 {
@@ -691,9 +699,7 @@ int ms_categories_formula(ms_category_formula *out, const ms_categories *c, size
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "no iteration %zu", k);
     memset(out, 0, sizeof *out);
     out->iteration = k;
-    /* Only forwards: an inference run, whose memory has no gradient or optimizer term. */
-    if (!c->x.counts[MS__PH_BWD] && !c->x.counts[MS__PH_OPT] && c->x.counts[MS__PH_FWD])
-        out->form = MS_FORM_INFERENCE;
+    out->form = ms__categories_form(c);
     const ms_iteration *x = &c->it->items[k];
     int64_t by[MS_CAT_COUNT];
     int rc = ms_categories_at_event(by, c, x->start_event - 1, err);

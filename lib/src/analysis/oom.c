@@ -11,6 +11,8 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "run_internal.h"
+#include "cat_internal.h"
+#include "oom_internal.h"
 #include "timeline_internal.h"
 #include "memsnap/categories.h"
 #include "memsnap/oom.h"
@@ -21,48 +23,6 @@ _Static_assert(MS_CAT_ACTIVATION == 3 && MS_CAT_OTHER == 7, "category order of m
 /* Category slots, in the order of ms_category (memsnap/categories.h). */
 enum { C_PARAM, C_GRAD, C_OPTIM, C_ACT, C_TEMP, C_WORK, C_INPUT, C_OTHER };
 
-static const char *const CAUSE_NAMES[] = {
-#define MS_X_NAME(name, key, text) key,
-    MS_OOM_CAUSE_LIST(MS_X_NAME)
-#undef MS_X_NAME
-};
-static const char *const CAUSE_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_OOM_CAUSE_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-static const char *const BASIS_NAMES[] = {
-#define MS_X_NAME(name, key, text) key,
-    MS_OOM_BASIS_LIST(MS_X_NAME)
-#undef MS_X_NAME
-};
-static const char *const BASIS_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_OOM_BASIS_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_oom_basis_name(ms_oom_basis b)
-{
-    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_NAMES[b] : "unknown";
-}
-
-const char *ms_oom_basis_text(ms_oom_basis b)
-{
-    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_TEXTS[b] : "unknown";
-}
-
-const char *ms_oom_cause_name(ms_oom_cause c)
-{
-    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_NAMES[c] : "unknown";
-}
-
-const char *ms_oom_cause_text(ms_oom_cause c)
-{
-    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_TEXTS[c] : "unknown";
-}
-
 static const char *fmt(int64_t bytes, char *buf)
 {
     ms_format_bytes(bytes, buf, 32);
@@ -72,97 +32,6 @@ static const char *fmt(int64_t bytes, char *buf)
 static double pct(double part, double whole)
 {
     return whole > 0 ? 100.0 * part / whole : 0;
-}
-
-/* What joining the free pieces must cover for the iteration to finish: the estimate,
- * or without one half of live memory (a failure with no history to compare is blamed
- * on fragmentation only when free memory is a large share of what is alive). */
-static uint64_t rest_needed(const ms_oom_facts *f)
-{
-    return f->basis == MS_OOM_BASIS_SHARE_OF_LIVE ? f->allocated_bytes / 2 : f->still_to_allocate;
-}
-
-/* The cause is what would have let the iteration finish. Fragmentation needs free
- * pieces that add up to the request and to the rest of the iteration: joining pieces
- * that serve one more request only moves the failure a little later. After that the
- * order is the order of certainty: a single huge allocation is a fact about the
- * blocks; a leak is a trend across iterations; the category split is an inference
- * from phases. */
-static ms_oom_cause decide(const ms_oom_facts *f, char *why, size_t cap)
-{
-    char a[32], b[32], c[32], d[32];
-    const uint64_t req = f->request_block_bytes, total = f->allocated_bytes;
-    if (req > 0 && f->usable_free_bytes >= req && f->largest_usable_block < req &&
-        f->usable_free_bytes >= rest_needed(f)) {
-        if (f->basis == MS_OOM_BASIS_SHARE_OF_LIVE)
-            snprintf(why, cap,
-                     "%s is free inside reserved segments, more than the %s request and at "
-                     "least half of the %s allocated, but in %llu pieces, the largest %s",
-                     fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)req, b),
-                     fmt((int64_t)total, d), (unsigned long long)f->usable_free_blocks,
-                     fmt((int64_t)f->largest_usable_block, c));
-        else
-            snprintf(why, cap,
-                     "%s is free inside reserved segments, enough for the %s the iteration "
-                     "still had to allocate, but in %llu pieces, the largest %s (the request "
-                     "was %s)",
-                     fmt((int64_t)f->usable_free_bytes, a), fmt((int64_t)f->still_to_allocate, d),
-                     (unsigned long long)f->usable_free_blocks,
-                     fmt((int64_t)f->largest_usable_block, c), fmt((int64_t)req, b));
-        return MS_OOM_FRAGMENTATION;
-    }
-    if (req > total) {
-        snprintf(why, cap, "the %s request is larger than everything allocated together (%s)",
-                 fmt((int64_t)req, a), fmt((int64_t)total, b));
-        return MS_OOM_SINGLE_ALLOCATION;
-    }
-    if (f->largest_alive_bytes > total - f->largest_alive_bytes) {
-        snprintf(why, cap, "one allocation of %s holds more than all the others together (%s)",
-                 fmt((int64_t)f->largest_alive_bytes, a),
-                 fmt((int64_t)(total - f->largest_alive_bytes), b));
-        return MS_OOM_SINGLE_ALLOCATION;
-    }
-    /* A leak matters when what it kept is a real share of memory: at least a tenth of
-     * what is allocated, or as much as the request that failed. */
-    if (f->leak_growth_bytes > 0 &&
-        (f->leak_bytes * 10 >= total || f->leak_bytes >= req)) {
-        snprintf(why, cap, "leaking sites hold %s at the failure and grew %s per iteration",
-                 fmt((int64_t)f->leak_bytes, a), fmt((int64_t)f->leak_growth_bytes, b));
-        return MS_OOM_LEAK;
-    }
-    if (f->category_bytes) {
-        const int64_t *k = f->category_bytes;
-        int64_t sum = 0;
-        for (int i = 0; i < MS_OOM_CATEGORIES; i++)
-            sum += k[i] > 0 ? k[i] : 0;
-        int64_t model = k[C_PARAM] + k[C_GRAD] + k[C_OPTIM];
-        int64_t act = k[C_ACT] + k[C_TEMP] + k[C_INPUT];
-        if (sum > 0 && act > model && act * 2 >= sum) {
-            snprintf(why, cap, "activations and temporaries of the iteration hold %s (%.0f%% of %s alive)",
-                     fmt(act, a), pct((double)act, (double)sum), fmt(sum, b));
-            return MS_OOM_ACTIVATIONS;
-        }
-        if (sum > 0 && model * 2 >= sum) {
-            snprintf(why, cap,
-                     "parameters %s, gradients %s and optimizer state %s hold %.0f%% of %s alive",
-                     fmt(k[C_PARAM], a), fmt(k[C_GRAD], b), fmt(k[C_OPTIM], c),
-                     pct((double)model, (double)sum), fmt(sum, d));
-            return MS_OOM_MODEL_STATE;
-        }
-        snprintf(why, cap, "no kind of memory holds half of the %s alive", fmt(sum, a));
-        return MS_OOM_OTHER;
-    }
-    snprintf(why, cap, "no block-level cause; the categories of memory are not known, so "
-                       "activations and model state could not be told apart");
-    return MS_OOM_OTHER;
-}
-
-ms_oom_cause ms_oom_decide(const ms_oom_facts *f, char *why, size_t cap)
-{
-    ms_oom_cause cause = decide(f, why, cap);
-    if (cap && strlen(why) + 1 >= cap)
-        ms__utf8_trim(why); /* the text writers' rule: cut before a whole character */
-    return cause;
 }
 
 /* ------------------------------------------------------------------ analysis */
@@ -194,50 +63,6 @@ static void note(ms_oom *o, const char *text)
     size_t used = strlen(o->note);
     snprintf(o->note + used, sizeof o->note - used, "%s%s", used ? "; " : "", text);
     o->approximate = true;
-}
-
-static int cmp_alloc_event(const void *x, const void *y)
-{
-    int64_t a = ((const ms_alloc *)x)->alloc_event, b = ((const ms_alloc *)y)->alloc_event;
-    return (a > b) - (a < b);
-}
-
-/* Activations of the failing iteration by layer call: allocations alive at the failure,
- * made since the last complete iteration ended under a layer's forward frame, in the
- * order they were made. A new call begins where the layer (its frame chain) changes, or
- * where a stack already seen in the current call comes again: one call allocates at each
- * of its lines once, so `for layer in layers: x = layer(x)` over one kind of layer still
- * counts every call. Sorts `alive`. */
-static void layer_stats(const ms__stackinfo *si, size_t n_stacks, ms_alloc *alive, size_t n,
-                        int64_t since, uint64_t *calls, int64_t *bytes)
-{
-    *calls = 0;
-    *bytes = 0;
-    if (n == 0)
-        return; /* nothing alive (alive may be NULL): qsort must not see a NULL base */
-    qsort(alive, n, sizeof *alive, cmp_alloc_event);
-    uint64_t cur = 0;
-    uint32_t seen[32];
-    size_t nseen = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t st = alive[i].stack;
-        if (alive[i].alloc_event < since || st == MS_NO_STACK || st >= n_stacks ||
-            (si[st].flags & MS__ST_WORKSPACE))
-            continue;
-        uint64_t key = si[st].layer_call;
-        if (!key)
-            continue;
-        *bytes += (int64_t)alive[i].size;
-        bool again = false;
-        for (size_t k = 0; k < nseen && !again; k++)
-            again = seen[k] == st;
-        if (key != cur || again || nseen == sizeof seen / sizeof seen[0]) {
-            (*calls)++;
-            cur = key;
-            nseen = 0;
-        }
-        seen[nseen++] = st;
-    }
 }
 
 /* Checkpointing L layer calls in about sqrt(L) segments keeps each segment's input
@@ -396,7 +221,8 @@ static int64_t held_by(const ms_oom *o, ms_oom_cause c)
     case MS_OOM_LEAK:
         return o->leak_growth_bytes > 0 ? (int64_t)o->leak_bytes : 0;
     case MS_OOM_SINGLE_ALLOCATION:
-        return (int64_t)o->largest_alive_bytes;
+        /* Only the request itself: a large allocation alive beside it is a bystander. */
+        return o->request_block_bytes > o->allocated_bytes ? (int64_t)o->request_block_bytes : 0;
     default:
         return 0;
     }
@@ -405,69 +231,61 @@ static int64_t held_by(const ms_oom *o, ms_oom_cause c)
 /* The advice for one contributor, with its numbers. */
 static void advise(ms_oom *o, const ms_snapshot *s, ms_oom_cause c)
 {
-    char a[32], b[32], d[32], e[32], site[256] = "";
+    char a[32], b[32], d[32], site[256] = "";
     double share = pct((double)held_by(o, c), (double)live_total(o));
     switch (c) {
-    case MS_OOM_FRAGMENTATION:
+    case MS_OOM_FRAGMENTATION: {
+        /* Joined, the pieces hold what the step still needed: what is allocated plus
+         * that is the peak it would reach. */
+        uint64_t rest = o->basis == MS_OOM_BASIS_SHARE_OF_LIVE ? 0 : o->still_to_allocate;
+        if (rest < o->request_block_bytes)
+            rest = o->request_block_bytes;
+        ms__oom_fit_clause(o, (int64_t)(o->allocated_bytes + rest), false, site, sizeof site);
         add_advice(o,
                    "%s sits free inside reserved segments in %llu pieces, the largest %s: set "
                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so free memory can be "
-                   "joined into one range",
+                   "joined into one range (about %s allocated with the request%s%s)",
                    fmt((int64_t)o->usable_free_bytes, a), (unsigned long long)o->usable_free_blocks,
-                   fmt((int64_t)o->largest_usable_block, b));
+                   fmt((int64_t)o->largest_usable_block, b),
+                   fmt((int64_t)(o->allocated_bytes + rest), d), site[0] ? ", " : "", site);
         break;
+    }
     case MS_OOM_ACTIVATIONS: {
-        int64_t act = held_by(o, c);
-        if (o->checkpoint_save_bytes > 0) {
-            uint64_t seg = 1;
-            while (seg * seg < o->act_layer_calls)
-                seg++;
-            add_advice(o,
-                       "activations hold %s (%.0f%% of live memory), %s per layer call over "
-                       "%llu layer calls of this iteration: activation checkpointing "
-                       "(torch.utils.checkpoint) in %llu segments would keep about %s of "
-                       "their %s, saving about %s; or use a smaller micro-batch / sequence "
-                       "length",
-                       fmt(act, a), share,
-                       fmt(o->act_layer_bytes / (int64_t)o->act_layer_calls, b),
-                       (unsigned long long)o->act_layer_calls, (unsigned long long)seg,
-                       fmt(o->checkpoint_keep_bytes, d), fmt(o->act_layer_bytes, e),
-                       fmt(o->checkpoint_save_bytes, site));
-        } else if (o->act_layer_calls > 0) {
-            add_advice(o,
-                       "activations hold %s (%.0f%% of live memory), %s per layer call over "
-                       "%llu layer calls of this iteration: use a smaller micro-batch / "
-                       "sequence length; with this few layer calls activation checkpointing "
-                       "saves little",
-                       fmt(act, a), share,
-                       fmt(o->act_layer_bytes / (int64_t)o->act_layer_calls, b),
-                       (unsigned long long)o->act_layer_calls);
-        } else {
-            add_advice(o,
-                       "activations hold %s (%.0f%% of live memory): use activation "
-                       "checkpointing (torch.utils.checkpoint) or a smaller micro-batch / "
-                       "sequence length",
-                       fmt(act, a), share);
-        }
+        char text[sizeof o->advice[0]];
+        ms__oom_activation_advice(o, held_by(o, c), share, text, sizeof text);
+        add_advice(o, "%s", text);
         break;
     }
     case MS_OOM_MODEL_STATE:
+        if (o->inference) {
+            add_advice(o,
+                       "parameters hold %s (%.0f%% of live memory; an inference run keeps no "
+                       "gradients or optimizer state): load the weights in lower precision "
+                       "(bf16, 8-bit) or shard or offload them across devices",
+                       fmt(o->category_bytes[C_PARAM], a), share);
+            break;
+        }
+        ms__oom_fit_without(o, o->category_bytes[C_OPTIM], site, sizeof site);
         add_advice(o,
                    "parameters hold %s, gradients %s, optimizer state %s (%.0f%% of live "
                    "memory): shard them across ranks (FSDP, ZeRO) or use a lighter optimizer "
-                   "(SGD, 8-bit Adam, Adafactor)",
+                   "(SGD, 8-bit Adam, Adafactor)%s%s",
                    fmt(o->category_bytes[C_PARAM], a), fmt(o->category_bytes[C_GRAD], b),
-                   fmt(o->category_bytes[C_OPTIM], d), share);
+                   fmt(o->category_bytes[C_OPTIM], d), share,
+                   site[0] ? "; with no optimizer state: " : "", site);
         break;
-    case MS_OOM_LEAK:
+    case MS_OOM_LEAK: {
+        char fit[160];
+        ms__oom_fit_without(o, (int64_t)o->leak_bytes, fit, sizeof fit);
         if (o->leak_site != UINT32_MAX)
             ms_site_format(s, o->leak_site, site, sizeof site);
         add_advice(o,
                    "%s keeps %s more every iteration (%s alive at the failure): release what "
-                   "it allocates (see memsnap leaks)",
+                   "it allocates (see memsnap leaks)%s%s",
                    site[0] ? site : "a leaking site", fmt((int64_t)o->leak_growth_bytes, a),
-                   fmt((int64_t)o->leak_bytes, b));
+                   fmt((int64_t)o->leak_bytes, b), fit[0] ? "; without it: " : "", fit);
         break;
+    }
     case MS_OOM_SINGLE_ALLOCATION:
         if (o->request_block_bytes > o->allocated_bytes)
             add_advice(o,
@@ -700,6 +518,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->live_requested_bytes = t->active ? (uint64_t)t->active[event] : 0;
     /* The driver could have given the request: something else refused it. */
     o->limit_refused = o->device_free_bytes >= 2 * o->segment_request_bytes;
+    ms__oom_limit(o);
 
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
@@ -790,6 +609,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                     o->block_leak[b] = true;
         }
     }
+    o->inference = cats && ms__categories_form(cats) == MS_FORM_INFERENCE;
     if (opt && opt->categories_at &&
         opt->categories_at(opt->categories_ctx, (int64_t)event, o->category_bytes) == 0) {
         o->have_categories = true;
@@ -815,11 +635,14 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                 o->leak_category_bytes[o->block_category[b]] +=
                     (int64_t)o->heap->blocks[b].requested_size;
     if (si) {
-        layer_stats(si, ms_snapshot_stack_count(s), alive, n_alive, since, &o->act_layer_calls,
-                    &o->act_layer_bytes);
+        ms__oom_layer_stats(si, ms_snapshot_stack_count(s), alive, n_alive, since,
+                            &o->act_layer_calls, &o->act_layer_bytes);
         checkpoint_estimate(o);
     }
     free(alive);
+    if (si && lr && lr->iterations &&
+        ms__oom_measure_step(o, s, t, si, lr->iterations, (int64_t)event))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if ((rc = fill_window(o, t, tr, event)))
         return ms__fail(err, rc, MS_NO_OFFSET, "out of memory");
 
@@ -829,8 +652,10 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
                       o->leak_bytes,
                       o->leak_growth_bytes,
                       o->still_to_allocate,
-                      o->basis};
-    o->cause = ms_oom_decide(&f, o->why, sizeof o->why);
+                      o->basis,
+                      o->limit_bytes,
+                      o->inference};
+    o->cause = ms_oom_decide_evidence(&f, o->why, sizeof o->why, o->evidence, sizeof o->evidence);
     write_advice(o, s);
     return 0;
 }
