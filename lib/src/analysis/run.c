@@ -33,6 +33,7 @@ struct ms_run {
     ms_leak_report *leaks;
     ms_oom_report *ooms;
     ms_alloc *peak_alive;    /* read from tl's lives or a replay; NULL when tl->peak_alive serves */
+    const ms_timeline *peak_tl; /* an earlier timeline whose peak_alive serves; NULL: tl's */
     size_t n_peak_alive;
     bool have_peak_alive;
     ms_site_total *peak_sites;
@@ -151,9 +152,14 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "run: too many timeline upgrades");
     ms_timeline *full = NULL;
     unsigned flags = r->tl_flags | need;
-    rc = ms_timeline_build(&full, r->s, r->device, flags, err);
+    /* The set alive at the peak stays the one the first timeline collected: a second
+     * copy (a trace that frees nothing keeps every life there) would only cost memory. */
+    unsigned keep_peak = (r->tl_flags & MS_TIMELINE_PEAK_ALIVE) & ~need;
+    rc = ms_timeline_build(&full, r->s, r->device, flags & ~keep_peak, err);
     if (rc)
         return rc;
+    if (keep_peak && !r->peak_tl)
+        r->peak_tl = r->tl;
     r->old_tl[r->n_old_tl++] = r->tl;
     r->tl = full;
     r->tl_flags = flags;
@@ -342,10 +348,11 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
     int rc = ms_run_timeline(&t, r, err);
     if (rc)
         return rc;
-    if (t->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
+    const ms_timeline *pt = r->peak_tl ? r->peak_tl : t;
+    if (pt->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
         /* Collected while the timeline was built (NULL only when nothing was alive). */
-        *out = t->peak_alive;
-        *n_out = t->n_peak_alive;
+        *out = pt->peak_alive;
+        *n_out = pt->n_peak_alive;
         return 0;
     }
     if (!r->have_peak_alive) {
