@@ -47,6 +47,8 @@ struct ms_run {
     bool have_peak_free;
     ms__heap_owner owner;    /* blocks to allocations, once the categories are built */
     bool have_owner;
+    ms_leak_totals leak_totals; /* without a leak report (ms__leak_totals_lean) */
+    bool have_leak_totals;
 };
 
 static unsigned default_flags(const ms_run *r)
@@ -527,6 +529,33 @@ int ms_run_prepare_threads(ms_run *r, ms_error *err)
 
 int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
 {
+    if (!r->leaks && !(r->tl_flags & MS_TIMELINE_ALLOCS)) {
+        /* The totals alone, from the lives a leak can hold: the list of every life the
+         * whole report needs would cost a summary a third more memory. */
+        if (!r->have_leak_totals) {
+            const ms_timeline *t;
+            const ms_iterations *it;
+            int rc = ms_run_timeline(&t, r, err);
+            if (!rc)
+                rc = ms_run_iterations(&it, r, err);
+            if (rc)
+                return rc;
+            if (t->active) {
+                ms_leak_options lo;
+                memset(&lo, 0, sizeof lo);
+                lo.iter = r->opt.iter;
+                lo.min_bytes = r->opt.leak_min_bytes;
+                rc = ms__leak_totals_lean(&r->leak_totals, r->s, t, it, &lo, err);
+                if (rc)
+                    return rc;
+                r->have_leak_totals = true;
+            }
+        }
+        if (r->have_leak_totals) {
+            *out = r->leak_totals;
+            return 0;
+        }
+    }
     const ms_leak_report *lr;
     int rc = ms_run_leaks(&lr, r, err);
     if (rc)
