@@ -421,12 +421,17 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
 
 /* A finding, still empty, for every group that classifies as one: (*gidx)[g] is group
  * g's finding (SIZE_MAX none); *counts has room for one count per group. */
-static int open_findings(ms_leak_report *r, gmap *m, size_t **gidx_out, size_t **counts_out,
-                         ms_error *err)
+static int open_findings(ms_leak_report *r, gmap *m, bool no_retained, size_t **gidx_out,
+                         size_t **counts_out, ms_error *err)
 {
     size_t nfound = 0;
     for (size_t g = 0; g < m->n; g++) {
         classify(&m->g[g], r->iterations->n);
+        /* Leaks and suspects never take a retained group's allocations: marks can go
+         * without them (a trace whose 500,000 sites each keep one allocation made
+         * as many findings). */
+        if (no_retained && m->g[g].kind == MS_LEAK_RETAINED)
+            m->g[g].kind = -1;
         if (m->g[g].kind >= 0)
             nfound++;
     }
@@ -552,7 +557,8 @@ static int lay_out_index(ms_leak_report *r, const ms_leak_options *opt, const si
 }
 
 static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                   const ms__stackinfo *si, const ms_leak_options *opt, ms__alive_end *ae,
+                   const ms__stackinfo *si, const ms_leak_options *opt, bool no_retained,
+                   ms__alive_end *ae,
                    ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
@@ -583,7 +589,7 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     if (!rc && N == 1)
         rc = mark_suspects(&m, s, t, si, ref, err);
     if (!rc)
-        rc = open_findings(r, &m, &gidx, &counts, err);
+        rc = open_findings(r, &m, no_retained, &gidx, &counts, err);
     if (!rc)
         rc = collect_allocations(r, &m, s, t, si, ae, cand, ncand, gidx, counts, &alloc_group,
                                  &total, err);
@@ -598,9 +604,11 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
 }
 
 /* The report on `t` with iterations `it` (NULL: found here). `borrowed`: the report
- * points at the caller's iterations, which its caller takes back before freeing it. */
+ * points at the caller's iterations, which its caller takes back before freeing it.
+ * `no_retained`: without the retained findings of the first stage (for marks). */
 static int find_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
-                   ms_iterations *it, bool borrowed, const ms_leak_options *opt, ms_error *err)
+                   ms_iterations *it, bool borrowed, bool no_retained,
+                   const ms_leak_options *opt, ms_error *err)
 {
     ms__stackinfo *si = NULL;
     int rc = ms__stackinfo_build(&si, s, err);
@@ -617,7 +625,7 @@ static int find_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline
         rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
     ms__alive_end ae;
     if (!rc)
-        rc = analyse(r, s, t, si, opt, &ae, err);
+        rc = analyse(r, s, t, si, opt, no_retained, &ae, err);
     if (!rc)
         rc = ms__leaks_refine(r, s, t, si, &ae, opt ? opt->min_bytes : 0, err);
     if (!rc) {
@@ -657,7 +665,7 @@ static int check_timeline(const ms_snapshot *s, int device, const ms_timeline *t
 static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
                      const ms_leak_options *opt, ms_error *err)
 {
-    return find_on(out, s, t, NULL, false, opt, err);
+    return find_on(out, s, t, NULL, false, false, opt, err);
 }
 
 /* ------------------------------------------------------------------ totals alone */
@@ -750,7 +758,7 @@ int ms__leak_totals_lean(ms_leak_totals *out, const ms_snapshot *s, const ms_tim
         lean.n_allocs = L.n_trace + L.n_pre;
         lean.peak_alive = NULL;
         lean.n_peak_alive = 0;
-        rc = find_on(&r, s, &lean, (ms_iterations *)it, true, opt, err);
+        rc = find_on(&r, s, &lean, (ms_iterations *)it, true, false, opt, err);
     }
     if (!rc)
         *out = ms_leak_report_totals(r);
@@ -794,10 +802,29 @@ int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
     if (rc)
         return rc;
     ms_leak_report *r = NULL;
-    rc = find_with(&r, s, t, opt, err);
+    rc = find_on(&r, s, t, NULL, false, true, opt, err);
     if (rc)
         return rc;
     rc = ms_leak_marks_from_report(out, n_out, s, t, r, err);
+    ms_leak_report_free(r);
+    return rc;
+}
+
+int ms__leak_marks_with(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_iterations *it,
+                        const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    int rc = check_timeline(s, t->device, t, err);
+    if (rc)
+        return rc;
+    ms_leak_report *r = NULL;
+    rc = find_on(&r, s, t, (ms_iterations *)it, true, true, opt, err);
+    if (!rc)
+        rc = ms_leak_marks_from_report(out, n_out, s, t, r, err);
+    if (r)
+        r->iterations = NULL; /* the caller's */
     ms_leak_report_free(r);
     return rc;
 }

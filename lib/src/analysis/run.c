@@ -527,6 +527,26 @@ int ms_run_prepare_threads(ms_run *r, ms_error *err)
     return rc;
 }
 
+int ms_run_leak_marks(ms_leak_mark **out, size_t *n_out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    const ms_timeline *t;
+    const ms_iterations *it;
+    int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE, err);
+    if (rc)
+        return rc;
+    if (r->leaks)
+        return ms_leak_marks_from_report(out, n_out, r->s, t, r->leaks, err);
+    if ((rc = ms_run_iterations(&it, r, err)))
+        return rc;
+    ms_leak_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.iter = r->opt.iter;
+    lo.min_bytes = r->opt.leak_min_bytes;
+    return ms__leak_marks_with(out, n_out, r->s, t, it, &lo, err);
+}
+
 int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
 {
     if (!r->leaks && !(r->tl_flags & MS_TIMELINE_ALLOCS)) {

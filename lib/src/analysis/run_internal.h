@@ -21,4 +21,9 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
 int ms__leak_totals_lean(ms_leak_totals *out, const ms_snapshot *s, const ms_timeline *t,
                          const ms_iterations *it, const ms_leak_options *opt, ms_error *err);
 
+/* ms_leak_marks_build on `t` with the run's iterations `it` (borrowed). */
+int ms__leak_marks_with(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_iterations *it,
+                        const ms_leak_options *opt, ms_error *err);
+
 #endif
