@@ -242,10 +242,10 @@ int ms__export_work_levels(const ms_chart_source *src, int max_levels)
 {
     const ms_timeline *tl = src->tl;
     size_t n_ev = src->trace->n, na = tl->n_allocs;
-    uint64_t budget = 4 * ((uint64_t)n_ev + na) + ((uint64_t)4 << 20);
+    uint64_t budget = 2 * ((uint64_t)n_ev + na) + ((uint64_t)4 << 20);
     /* Every life in every window, and still within the budget: nothing to count. */
     uint64_t windows = ((uint64_t)1 << max_levels) - 1;
-    if (windows * (na + 1) + (uint64_t)max_levels * n_ev <= budget)
+    if (windows * (na + 1) <= budget)
         return max_levels;
     /* Each window's first event, as build_tile finds it, for every level. */
     size_t nq = (size_t)windows;
@@ -287,7 +287,9 @@ int ms__export_work_levels(const ms_chart_source *src, int max_levels)
     q = 0;
     for (int level = 0; level < max_levels; level++) {
         size_t n_tiles = (size_t)1 << level;
-        uint64_t work = n_ev;
+        /* A level's windows share its events (each level walks them once); the lives
+         * they carry in are what grows with the windows. */
+        uint64_t work = 0;
         for (size_t k = 0; k < n_tiles; k++, q++) {
             /* The count at this start: any equal position holds it (the last one). */
             size_t at = first_above(pos, nq, start[q]) - 1;

@@ -92,8 +92,9 @@ void ms__free_tiles(tile *t, size_t n);
  * within a few charts of the whole trace: a window's chart costs its events and the
  * allocations alive at its start (the slice carries them in), so a trace whose
  * allocations live long would cost windows x lives (500,000 never freed: 2,000 windows
- * of a quarter million each). The levels are counted from level 0 until their windows'
- * lives and events pass a budget of 4 x (events + allocations) + 4M. */
+ * of a quarter million each). The levels are counted from level 0 until the lives their
+ * windows carry in pass a budget of 2 x (events + allocations) + 4M; a level's events
+ * are walked once whatever its windows, so they are not counted. */
 int ms__export_work_levels(const ms_chart_source *src, int max_levels);
 
 #endif
