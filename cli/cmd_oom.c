@@ -79,6 +79,11 @@ static void print_file(const cJSON *file)
         printf("  no OOM events\n");
     const cJSON *o;
     cJSON_ArrayForEach(o, ooms) oom_print_json(stdout, o, 2);
+    int more = oom_count_json(file) - cJSON_GetArraySize(ooms);
+    if (more > 0)
+        printf("  and %d more OOM event%s, not explained (memsnap explains the first %d of a "
+               "file)\n",
+               more, more == 1 ? "" : "s", MS_OOM_MAX_EXPLAINED);
 }
 
 int cmd_oom(int argc, char **argv)

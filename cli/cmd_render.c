@@ -210,10 +210,7 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
     size_t n = 0;
     *out = NULL;
     *n_out = 0;
-    const ms_timeline *t = NULL;
-    const ms_leak_report *r = NULL;
-    if (ms_run_timeline(&t, run, &err) || ms_run_leaks(&r, run, &err) ||
-        ms_leak_marks_from_report(marks, &n, ms_run_snapshot(run), t, r, &err)) {
+    if (ms_run_leak_marks(marks, &n, run, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }

@@ -9,6 +9,7 @@
 #include "term_text.h"
 #include "commands.h"
 #include "iterations_json.h"
+#include "oom_json.h"
 #include "options.h"
 #include "shape_json.h"
 #include "summary_json.h"
@@ -163,6 +164,11 @@ static void print_device(const cJSON *dev)
                            : "");
             printf("\n");
         }
+        int more = oom_count_json(dev) - cJSON_GetArraySize(ooms);
+        if (more > 0)
+            printf("  OOM events      %d more, not listed (memsnap explains the first %d of a "
+                   "file)\n",
+                   more, MS_OOM_MAX_EXPLAINED);
     }
     if (get(dev, "annotations_unplaced") > 0)
         printf("  annotations     %.0f (%.0f left out: the trace has no %s to place them)\n",

@@ -52,7 +52,9 @@ static void usage(FILE *out)
     fprintf(out, "\n`memsnap <command> --help` describes a command's options.\n"
                  "Exit status: 0 ok, 1 findings or failed gate, 2 usage or input error.\n"
                  "\nmemsnap --max-input SIZE <command> ... raises the ceiling on what a gzip or\n"
-                 "standard input may expand to (default: 64x the compressed size, 64 GiB).\n");
+                 "standard input may expand to (default: 64x the compressed size, 64 GiB).\n"
+                 "memsnap --max-memory SIZE <command> ... raises the ceiling on the memory the\n"
+                 "reader's containers may take (default: 3x the bytes read, plus 64 MiB).\n");
 }
 
 static int run(int argc, char **argv, const char **cmd_name)
@@ -73,17 +75,25 @@ static int run(int argc, char **argv, const char **cmd_name)
      * environment, so the settings memsnap takes from it are read here. */
     ms_limits lim = ms_limits_default();
     cli_limits_from_env(&lim);
-    int at = 1;
-    const char *max_input = NULL;
-    if (cli_option_value(argc, argv, &at, "--max-input", &max_input)) {
-        /* Before the command, for every input it reads. */
+    /* The global options, before the command, for every input it reads. */
+    for (;;) {
+        int at = 1;
+        const char *value = NULL;
+        bool input = cli_option_value(argc, argv, &at, "--max-input", &value);
+        if (!input && !cli_option_value(argc, argv, &at, "--max-memory", &value))
+            break;
+        const char *name = input ? "--max-input" : "--max-memory";
         uint64_t v;
-        if (!max_input || at + 1 >= argc || ms_parse_size(&v, max_input, NULL) != 0 || v == 0) {
-            fprintf(stderr, "memsnap: --max-input needs a size (e.g. 200GiB) and a command\n");
+        if (!value || at + 1 >= argc || ms_parse_size(&v, value, NULL) != 0 || v == 0) {
+            fprintf(stderr, "memsnap: %s needs a size (e.g. 200GiB) and a command\n", name);
             return 2;
         }
-        lim.max_input_bytes = v;
-        lim.max_expansion = 0;
+        if (input) {
+            lim.max_input_bytes = v;
+            lim.max_expansion = 0;
+        } else {
+            lim.max_memory = v;
+        }
         argc -= at;
         argv += at;
     }

@@ -37,7 +37,7 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     num(e, "largest_usable_block_bytes", (double)o->largest_usable_block);
     num(e, "largest_allocation_bytes", (double)o->largest_alive_bytes);
     num(e, "live_requested_bytes", (double)o->live_requested_bytes);
-    num(e, "segments", (double)(o->heap ? o->heap->n_segments : 0));
+    num(e, "segments", (double)o->n_segments);
     cJSON_AddBoolToObject(e, "limit_refused", o->limit_refused);
     cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
     cJSON_AddStringToObject(e, "why", o->why);
@@ -140,6 +140,19 @@ cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o)
     return e;
 }
 
+int oom_count_json(const cJSON *obj)
+{
+    const cJSON *more = cJSON_GetObjectItemCaseSensitive(obj, "ooms_left_out");
+    int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(obj, "ooms"));
+    return n + (cJSON_IsNumber(more) && more->valuedouble > 0 ? (int)more->valuedouble : 0);
+}
+
+void oom_left_out_json(cJSON *obj, size_t n)
+{
+    if (n > 0)
+        num(obj, "ooms_left_out", (double)n);
+}
+
 cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
                      void (*keep)(void *ctx, const ms_oom_report *r), void *ctx,
                      ms_error *err)
@@ -147,9 +160,18 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
     cJSON *arr = cJSON_AddArrayToObject(file, "ooms");
+    /* A file explains as many OOMs as a device does (the first, devices in order); the
+     * other devices' are counted without an analysis. */
+    size_t left_out = 0, room = MS_OOM_MAX_EXPLAINED;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
+        if (room == 0) {
+            const ms_trace *tr = ms_snapshot_trace(s, d);
+            for (size_t e = 0; e < tr->n; e++)
+                left_out += tr->action[e] == MS_ACT_OOM;
+            continue;
+        }
         ms_run *run = NULL;
         const ms_oom_report *r = NULL;
         ms_run_options ro;
@@ -160,23 +182,27 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
             cJSON_Delete(file);
             return NULL;
         }
+        size_t take = r->n < room ? r->n : room;
         /* Each OOM says what kind of recording failed: one step, a loop's iteration. */
-        cJSON *shape = r->n ? shape_json_of_run(run, err) : NULL;
-        if (r->n && !shape) {
+        cJSON *shape = take ? shape_json_of_run(run, err) : NULL;
+        if (take && !shape) {
             ms_run_free(run);
             cJSON_Delete(file);
             return NULL;
         }
-        for (size_t i = 0; i < r->n; i++) {
+        for (size_t i = 0; i < take; i++) {
             cJSON *e = oom_to_json(s, &r->items[i]);
             cJSON_AddItemToObject(e, "shape", cJSON_Duplicate(shape, true));
             cJSON_AddItemToArray(arr, e);
         }
         cJSON_Delete(shape);
+        room -= take;
+        left_out += r->n_events - take;
         if (keep)
             keep(ctx, r);
         ms_run_free(run);
     }
+    oom_left_out_json(file, left_out);
     return file;
 }
 

@@ -16,6 +16,14 @@ cJSON *oom_file_json(const char *path, const ms_snapshot *s, int device, int top
                      void (*keep)(void *ctx, const ms_oom_report *r), void *ctx,
                      ms_error *err);
 
+/* The OOM events an object with "ooms" (a files[] object of `oom --json` and report, a
+ * device of `summary --json`) stands for: those listed and those left out beyond
+ * MS_OOM_MAX_EXPLAINED ("ooms_left_out"). */
+int oom_count_json(const cJSON *obj);
+
+/* Adds "ooms_left_out" to obj when n > 0 (the key is absent otherwise). */
+void oom_left_out_json(cJSON *obj, size_t n);
+
 /* One OOM as the JSON object of files[].ooms[]. */
 cJSON *oom_to_json(const ms_snapshot *s, const ms_oom *o);
 

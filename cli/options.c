@@ -130,6 +130,9 @@ void cli_limits_from_env(ms_limits *lim)
         lim->max_input_bytes = v;
         lim->max_expansion = 0;
     }
+    const char *max_memory = getenv("MEMSNAP_MAX_MEMORY");
+    if (max_memory && *max_memory && ms_parse_size(&v, max_memory, NULL) == 0 && v > 0)
+        lim->max_memory = v;
     const char *threads = getenv("MEMSNAP_THREADS");
     if (threads && !strcmp(threads, "1"))
         lim->threads = 1;

@@ -98,8 +98,9 @@ bool cli_option_value(int argc, char **argv, int *i, const char *name, const cha
 
 /* The settings memsnap takes from its environment, applied to *lim (the library reads
  * none): MEMSNAP_MAX_INPUT=SIZE sets max_input_bytes and lifts the expansion ratio (as
- * --max-input does; an unreadable size is ignored), MEMSNAP_THREADS=1 reads and analyses
- * with one thread. docs/memsnap.1.md, ENVIRONMENT. */
+ * --max-input does; an unreadable size is ignored), MEMSNAP_MAX_MEMORY=SIZE sets
+ * max_memory (as --max-memory does), MEMSNAP_THREADS=1 reads and analyses with one
+ * thread. docs/memsnap.1.md, ENVIRONMENT. */
 void cli_limits_from_env(ms_limits *lim);
 
 #endif

@@ -109,6 +109,10 @@ char *report_svg_inline(const char *svg, size_t len, const char *prefix);
 
 /* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "". */
 double report_num(const cJSON *o, const char *path);
+/* The element of `list` (objects with a "device") for device d, or NULL. *hint (start it
+ * at NULL) remembers where the last look-up ended, so looking devices up in the list's
+ * order costs a step each, not a walk of the list (a file may have 65,536 devices). */
+const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint);
 /* "1.234 s" of a seconds field, or "-" where it is null (a trace without times). */
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path);
 const char *report_str(const cJSON *o, const char *path);

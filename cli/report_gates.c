@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_util.h"
+#include "oom_json.h"
 #include "report.h"
 
 static const char *file_name(const cJSON *file)
@@ -120,7 +121,7 @@ static void oom_gate(cJSON *list, const cJSON *files, size_t *failed)
     cJSON_ArrayForEach(file, files)
     {
         const cJSON *ooms = cJSON_GetObjectItemCaseSensitive(file, "ooms");
-        int n = cJSON_GetArraySize(ooms);
+        int n = oom_count_json(file);
         char msg[768];
         if (n == 0) {
             snprintf(msg, sizeof msg, "--fail-on-oom: %s: no OOM event", file_name(file));

@@ -9,6 +9,7 @@
 #include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "oom_json.h"
 #include "shape_json.h"
 #include "report.h"
 #include "summary_input.h"
@@ -131,15 +132,10 @@ static void leaks_summary_text(const cJSON *file, char *buf, size_t cap)
     }
 }
 
-static double iteration_count(const cJSON *file, int device)
+static double iteration_count(const cJSON *file, int device, const cJSON **hint)
 {
-    const cJSON *d;
-    cJSON_ArrayForEach(d, report_get(file, "leaks.devices"))
-    {
-        if ((int)report_num(d, "device") == device)
-            return report_num(d, "iterations.count");
-    }
-    return -1;
+    const cJSON *d = report_device_entry(report_get(file, "leaks.devices"), device, hint);
+    return d ? report_num(d, "iterations.count") : -1;
 }
 
 static void overview(FILE *out, const cJSON *files)
@@ -155,7 +151,7 @@ static void overview(FILE *out, const cJSON *files)
     {
         char anchor[32];
         file_anchor(i++, anchor, sizeof anchor);
-        const cJSON *dev;
+        const cJSON *dev, *hint = NULL;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
             int d = (int)report_num(dev, "device");
@@ -168,7 +164,7 @@ static void overview(FILE *out, const cJSON *files)
                     report_seconds(when, sizeof when, dev, "peak.seconds"));
             report_cell_size(out, report_num(dev, "reserved.peak_bytes"));
             report_cell_size(out, report_num(dev, "live_end.bytes"));
-            double it = iteration_count(file, d);
+            double it = iteration_count(file, d, &hint);
             if (it >= 0)
                 fprintf(out, "<td class=\"num\">%.0f</td>", it);
             else
@@ -177,7 +173,7 @@ static void overview(FILE *out, const cJSON *files)
             leaks_summary_text(file, lk, sizeof lk);
             bool bad = report_num(leaks_verdict(file), "leaks") > 0;
             fprintf(out, "<td%s>%s</td>", bad ? " class=\"bad\"" : "", lk);
-            int ooms = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms"));
+            int ooms = oom_count_json(dev);
             fprintf(out, "<td class=\"num%s\">%d</td></tr>\n", ooms ? " bad" : "", ooms);
         }
     }
@@ -274,7 +270,7 @@ static void top_sites(FILE *out, const cJSON *dev)
 static void ooms(FILE *out, const cJSON *dev)
 {
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(dev, "ooms");
-    int n = cJSON_GetArraySize(list);
+    int n = oom_count_json(dev);
     if (!n)
         return;
     double t0 = report_num(dev, "time.first_us");
@@ -723,11 +719,13 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     if (cJSON_GetArraySize(devs) == 0)
         fputs("<p class=\"muted\">No device has events or segments.</p>\n", out);
     int chart_dev = (int)report_num(file, "chart_device");
+    /* Counted once: a count walks the list, and a file may have 65,536 devices. */
+    bool several = devs && devs->child && devs->child->next;
     const cJSON *dev;
     cJSON_ArrayForEach(dev, devs)
     {
         int d = (int)report_num(dev, "device");
-        if (cJSON_GetArraySize(devs) > 1)
+        if (several)
             fprintf(out, "<h3>Device %d</h3>\n", d);
         fputs("<div class=\"grid\"><div>\n", out);
         device_facts(out, dev);

@@ -9,6 +9,7 @@
 #include "categories_json.h"
 #include "cli_util.h"
 #include "iterations_json.h"
+#include "oom_json.h"
 #include "shape_json.h"
 #include "report.h"
 #include "summary_input.h"
@@ -85,7 +86,7 @@ static void overview(FILE *out, const cJSON *files)
     const cJSON *file;
     cJSON_ArrayForEach(file, files)
     {
-        const cJSON *dev;
+        const cJSON *dev, *hint = NULL;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
             char p[32], r[32], l[32], it[32] = "-", lk[64] = "-";
@@ -93,12 +94,9 @@ static void overview(FILE *out, const cJSON *files)
             size_text(report_num(dev, "peak.bytes"), p, sizeof p);
             size_text(report_num(dev, "reserved.peak_bytes"), r, sizeof r);
             size_text(report_num(dev, "live_end.bytes"), l, sizeof l);
-            const cJSON *ld;
-            cJSON_ArrayForEach(ld, report_get(file, "leaks.devices"))
-            {
-                if ((int)report_num(ld, "device") == d)
-                    snprintf(it, sizeof it, "%.0f", report_num(ld, "iterations.count"));
-            }
+            const cJSON *ld = report_device_entry(report_get(file, "leaks.devices"), d, &hint);
+            if (ld)
+                snprintf(it, sizeof it, "%.0f", report_num(ld, "iterations.count"));
             const cJSON *v = report_get(file, "leaks.verdict");
             if (v) {
                 double n = report_num(v, "leaks");
@@ -115,7 +113,7 @@ static void overview(FILE *out, const cJSON *files)
             char when[32];
             fprintf(out, " | %d | %s | %s | %s | %s | %s | %s | %d |\n", d, p,
                     report_seconds(when, sizeof when, dev, "peak.seconds"), r, l, it, lk,
-                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms")));
+                    oom_count_json(dev));
         }
     }
     fputc('\n', out);
@@ -273,6 +271,8 @@ static void file_details(FILE *out, const cJSON *file)
     categories(out, file);
     const cJSON *dev;
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
+    /* Counted once: a count walks the list, and a file may have 65,536 devices. */
+    bool several = devs && devs->child && devs->child->next;
     cJSON_ArrayForEach(dev, devs)
     {
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(dev, "shape");
@@ -280,17 +280,17 @@ static void file_details(FILE *out, const cJSON *file)
             char line[1024];
             shape_line_json(shape, line, sizeof line);
             fputs("**Recording**", out);
-            if (cJSON_GetArraySize(devs) > 1)
+            if (several)
                 fprintf(out, " (device %.0f)", report_num(dev, "device"));
             fputs(": ", out);
             md(out, line);
             fputs("\n\n", out);
         }
         const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
-        if (cJSON_GetArraySize(sites) == 0)
+        if (!sites || !sites->child)
             continue;
-        fprintf(out, "Top sites alive at the peak%s", cJSON_GetArraySize(devs) > 1 ? " (device " : "");
-        if (cJSON_GetArraySize(devs) > 1)
+        fprintf(out, "Top sites alive at the peak%s", several ? " (device " : "");
+        if (several)
             fprintf(out, "%.0f)", report_num(dev, "device"));
         fputs(":\n\n| bytes | count | site |\n|--:|--:|---|\n", out);
         const cJSON *s;
@@ -309,7 +309,7 @@ static void file_details(FILE *out, const cJSON *file)
             fputs(" |\n", out);
         }
         fputc('\n', out);
-        int n_oom = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dev, "ooms"));
+        int n_oom = oom_count_json(dev);
         if (n_oom) {
             const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev, "ooms"), 0);
             char r[32], f[32];

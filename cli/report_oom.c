@@ -45,12 +45,23 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
 {
     *svg_out = NULL;
     cJSON *arr = cJSON_AddArrayToObject(fj, "ooms");
+    size_t left_out = 0, listed = 0;
     bool drawn = false;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
-        if (ms_snapshot_trace(s, d)->n == 0)
+        const ms_trace *tr = ms_snapshot_trace(s, d);
+        if (tr->n == 0)
             continue;
+        /* A file explains as many OOMs as one device does (the first, devices in
+         * order); the rest are counted: a file of 65,536 devices, each with an OOM,
+         * would otherwise cost an analysis and a page of advice per device. */
+        if (listed >= MS_OOM_MAX_EXPLAINED) {
+            for (const uint8_t *p = tr->action, *end = tr->action + tr->n;
+                 (p = memchr(p, MS_ACT_OOM, (size_t)(end - p))) != NULL; p++)
+                left_out++;
+            continue;
+        }
         /* The chart device's OOMs come from its run (with its leaks and categories);
          * other devices get a run of their own. */
         ms_run *own = NULL, *run = chart_run;
@@ -71,8 +82,11 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
             ms_run_free(own);
             return rc;
         }
-        for (size_t i = 0; i < r->n; i++)
+        size_t take = r->n < MS_OOM_MAX_EXPLAINED - listed ? r->n : MS_OOM_MAX_EXPLAINED - listed;
+        for (size_t i = 0; i < take; i++)
             cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
+        listed += take;
+        left_out += r->n_events - take;
         if (r->n && !drawn) {
             drawn = true;
             /* timeline-NAME.png's sibling: oom-NAME.png */
@@ -112,6 +126,7 @@ int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_
     }
     if (!drawn)
         cJSON_AddNullToObject(fj, "oom_png");
+    oom_left_out_json(fj, left_out);
     return 0;
 }
 

@@ -35,6 +35,21 @@ const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *pa
     return buf;
 }
 
+const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
+{
+    const cJSON *start = *hint ? *hint : list ? list->child : NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        const cJSON *stop = pass ? start : NULL;
+        for (const cJSON *e = pass ? (list ? list->child : NULL) : start; e && e != stop;
+             e = e->next)
+            if ((int)report_num(e, "device") == d) {
+                *hint = e->next;
+                return e;
+            }
+    }
+    return NULL;
+}
+
 double report_num(const cJSON *o, const char *path)
 {
     const cJSON *v = report_get(o, path);

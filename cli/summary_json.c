@@ -13,6 +13,7 @@
 #include "cli_util.h"
 #include "iterations_json.h"
 #include "memsnap/oom.h"
+#include "oom_json.h"
 #include "memsnap/run.h"
 #include "shape_json.h"
 
@@ -69,17 +70,24 @@ static int add_top_sites(cJSON *dev, ms_run *run, int top_k, ms_error *err)
     return 0;
 }
 
-/* Each oom event with its cause (memsnap oom explains it in full). */
-static void add_ooms(cJSON *dev, ms_run *run)
+/* Each oom event with its cause (memsnap oom explains it in full), as many as the file
+ * has room for (*room: MS_OOM_MAX_EXPLAINED a file, as `oom` and report explain them); the
+ * rest are counted. A file of 65,536 devices with an OOM each would otherwise buy an
+ * analysis per device. */
+static void add_ooms(cJSON *dev, ms_run *run, size_t *room)
 {
     const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
     cJSON *arr = cJSON_AddArrayToObject(dev, "ooms");
     const ms_oom_report *r = NULL;
     ms_error err;
-    size_t k = 0;
+    size_t k = 0, left_out = 0;
     for (size_t i = 0; i < tr->n; i++) {
         if (tr->action[i] != MS_ACT_OOM)
             continue;
+        if (k == *room) {
+            left_out++;
+            continue;
+        }
         if (!r && k == 0 && ms_run_ooms(&r, run, &err))
             r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
@@ -97,6 +105,8 @@ static void add_ooms(cJSON *dev, ms_run *run)
         k++;
         cJSON_AddItemToArray(arr, e);
     }
+    *room -= k;
+    oom_left_out_json(dev, left_out);
 }
 
 cJSON *summary_leaks_json(const ms_leak_totals *lt)
@@ -134,7 +144,7 @@ static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
 }
 
 /* One device's object, every figure read from `run`. */
-static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
+static cJSON *device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room, ms_error *err)
 {
     const ms_snapshot *s = ms_run_snapshot(run);
     int device = ms_run_device(run);
@@ -197,7 +207,7 @@ static cJSON *device_json(ms_run *run, int top_k, bool leaks, ms_error *err)
         cJSON_AddStringToObject(dev, "ring_buffer_wrapped", wrap);
     else
         cJSON_AddNullToObject(dev, "ring_buffer_wrapped");
-    add_ooms(dev, run);
+    add_ooms(dev, run, oom_room);
     cJSON *iters = device_iterations(peak, run, err);
     if (!iters) {
         cJSON_Delete(dev);
@@ -294,25 +304,32 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
         cJSON_AddStringToObject(settings, ms_snapshot_string(s, set[i].key),
                                 ms_snapshot_string(s, set[i].value));
     cJSON *devices = cJSON_AddArrayToObject(file, "devices");
+    size_t oom_room = MS_OOM_MAX_EXPLAINED;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (device >= 0 ? d != device : !cli_device_in_use(s, d))
             continue;
         cJSON *dev = NULL;
         if (known && ms_run_device(known) == d && ms_run_snapshot(known) == s) {
-            dev = device_json(known, top_k, leaks, err);
+            dev = device_json(known, top_k, leaks, &oom_room, err);
         } else {
             /* The active curve alone (8 bytes per event) gives the iterations their
              * peaks, and the allocations alive at the peak are collected while the
-             * timeline is built: one pass over the trace in all. The allocations list
-             * is what the leak analysis needs besides the curve; without leaks it is
-             * not built (it would double the memory of a summary of a long trace). */
+             * timeline is built: one pass over the trace in all. The leak totals come
+             * from a replay that keeps only the lives a leak can hold (the run's
+             * ms_run_leak_totals): a list of every life would cost a third more memory
+             * on a long trace. */
             ms_run_options ro;
             memset(&ro, 0, sizeof ro);
-            ro.timeline_flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE |
-                                (leaks ? MS_TIMELINE_ALLOCS : 0u);
+            ro.timeline_flags = MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE;
+            /* An OOM's explanation needs both curves and the lives: asked for now, one
+             * timeline serves all, where a fuller one built later would sit beside the
+             * first (a trace with an OOM after every allocation: 5 bytes an event). */
+            const ms_trace *tr = ms_snapshot_trace(s, d);
+            if (memchr(tr->action, MS_ACT_OOM, tr->n))
+                ro.timeline_flags |= MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
             ms_run *run = NULL;
             if (ms_run_open(&run, s, d, &ro, err) == 0)
-                dev = device_json(run, top_k, leaks, err);
+                dev = device_json(run, top_k, leaks, &oom_room, err);
             ms_run_free(run);
         }
         if (!dev) {

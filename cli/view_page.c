@@ -30,13 +30,10 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
 
 /* The allocations memsnap leaks blames, outlined, with one label per site as render
  * --leaks draws them. */
-static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **marks,
-                           size_t *n_marks, ms_chart_highlight **out, ms_error *err)
+static int leak_highlights(ms_run *run, ms_leak_mark **marks, size_t *n_marks,
+                           ms_chart_highlight **out, ms_error *err)
 {
-    const ms_leak_report *r = NULL;
-    int rc = ms_run_leaks(&r, run, err);
-    if (!rc)
-        rc = ms_leak_marks_from_report(marks, n_marks, ms_run_snapshot(run), t, r, err);
+    int rc = ms_run_leak_marks(marks, n_marks, run, err);
     ms_chart_highlight *hl = NULL;
     if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
         rc = MS_ERR_NOMEM;
@@ -152,7 +149,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         cat_names[k] = ms_category_name((ms_category)k);
     int rc = ms_run_timeline(&t, run, err);
     if (!rc && o->leaks)
-        rc = leak_highlights(run, t, &marks, &n_marks, &hl, err);
+        rc = leak_highlights(run, &marks, &n_marks, &hl, err);
     if (!rc)
         rc = ms_run_iterations(&it, run, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))

@@ -468,6 +468,8 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
         rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory building charts");
     for (int level = 0; level < max_levels && !rc; level++) {
         size_t n_tiles = (size_t)1 << level;
+        if (level >= b->work_levels)
+            break;
         /* Each level costs about twice the one before; stop before the budget breaks. */
         size_t now = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
         if (level > 0 && now + 2 * last_level + last_tables > limit)
@@ -780,6 +782,10 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     memset(b.deeper, -1, sizeof b.deeper);
     b.sl[0] = &sl[0];
     b.sl[1] = two ? &sl[1] : NULL;
+    int max_levels = opts->max_levels > 0 ? opts->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
+    b.work_levels = ms__export_work_levels(src, max_levels < MS_CHART_EXPORT_MAX_LEVELS
+                                                    ? max_levels
+                                                    : MS_CHART_EXPORT_MAX_LEVELS);
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
     if (!rc && opts->n_instants) {

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 ms_chart_rect ms__export_area(const ms_chart_export_opts *o)
 {
@@ -215,6 +216,95 @@ int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx)
         pthread_mutex_destroy(&b->mu);
     }
     return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The first index of sorted p[0..n) whose value is above v. */
+static size_t first_above(const int64_t *p, size_t n, int64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid] <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ms__export_work_levels(const ms_chart_source *src, int max_levels)
+{
+    const ms_timeline *tl = src->tl;
+    size_t n_ev = src->trace->n, na = tl->n_allocs;
+    uint64_t budget = 2 * ((uint64_t)n_ev + na) + ((uint64_t)4 << 20);
+    /* Every life in every window, and still within the budget: nothing to count. */
+    uint64_t windows = ((uint64_t)1 << max_levels) - 1;
+    if (windows * (na + 1) <= budget)
+        return max_levels;
+    /* Each window's first event, as build_tile finds it, for every level. */
+    size_t nq = (size_t)windows;
+    int64_t *start = malloc(nq * sizeof *start), *pos = malloc(nq * sizeof *pos);
+    int64_t *diff = calloc(nq + 1, sizeof *diff);
+    if (!start || !pos || !diff) {
+        free(start);
+        free(pos);
+        free(diff);
+        return 1;
+    }
+    double span = ms__export_span(src);
+    const ms_chart_warp *w = src->warp;
+    size_t q = 0;
+    for (int level = 0; level < max_levels; level++) {
+        size_t n_tiles = (size_t)1 << level;
+        for (size_t k = 0; k < n_tiles; k++) {
+            double lo = span * (double)k / (double)n_tiles;
+            start[q++] = ms__slice_first_event(src, w ? ms_chart_warp_t(w, lo) : lo, false);
+        }
+    }
+    memcpy(pos, start, nq * sizeof *pos);
+    qsort(pos, nq, sizeof *pos, cmp_i64);
+    /* Lives alive at a window's start (made before it, freed at or after it): +1 from
+     * the first start after the alloc to the last start not after the free. */
+    for (size_t i = 0; i < na; i++) {
+        const ms_alloc *a = &tl->allocs[i];
+        size_t i0 = first_above(pos, nq, a->alloc_event);
+        size_t i1 = a->free_event < 0 ? nq : first_above(pos, nq, a->free_event);
+        if (i0 < i1) {
+            diff[i0]++;
+            diff[i1]--;
+        }
+    }
+    for (size_t i = 1; i < nq; i++)
+        diff[i] += diff[i - 1];
+    uint64_t used = 0;
+    int levels = max_levels;
+    q = 0;
+    for (int level = 0; level < max_levels; level++) {
+        size_t n_tiles = (size_t)1 << level;
+        /* A level's windows share its events (each level walks them once); the lives
+         * they carry in are what grows with the windows. */
+        uint64_t work = 0;
+        for (size_t k = 0; k < n_tiles; k++, q++) {
+            /* The count at this start: any equal position holds it (the last one). */
+            size_t at = first_above(pos, nq, start[q]) - 1;
+            work += (uint64_t)diff[at];
+        }
+        used += work;
+        if (level > 0 && used > budget) {
+            levels = level;
+            break;
+        }
+    }
+    free(start);
+    free(pos);
+    free(diff);
+    return levels;
 }
 
 void ms__free_tiles(tile *t, size_t n)

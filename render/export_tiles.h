@@ -71,6 +71,9 @@ typedef struct builder {
      * then). `with` lists the groupings built along at the level being built. */
     tile *later[N_MODES][MS_CHART_EXPORT_MAX_LEVELS];
     bool with[N_MODES];
+    /* The levels whose windows' charts cost, together, what a few charts of the whole
+     * trace do (ms__export_work_levels); deeper levels are not built. */
+    int work_levels;
 } builder;
 
 /* The chart's area in the page's pixels (the options' size, or 1320 x 560). */
@@ -84,5 +87,14 @@ double ms__export_span(const ms_chart_source *src);
 typedef int (*take_fn)(void *ctx, size_t k, tile *t);
 int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx);
 void ms__free_tiles(tile *t, size_t n);
+
+/* How many levels (1 to max_levels) the pyramid may build for its charting to stay
+ * within a few charts of the whole trace: a window's chart costs its events and the
+ * allocations alive at its start (the slice carries them in), so a trace whose
+ * allocations live long would cost windows x lives (500,000 never freed: 2,000 windows
+ * of a quarter million each). The levels are counted from level 0 until the lives their
+ * windows carry in pass a budget of 2 x (events + allocations) + 4M; a level's events
+ * are walked once whatever its windows, so they are not counted. */
+int ms__export_work_levels(const ms_chart_source *src, int max_levels);
 
 #endif

@@ -380,11 +380,14 @@ static void check_summary_and_profile(const char *name, ms_run *run, const ms_sn
     ms_peak_place lpl;
     if (ms_run_peak_place(&lpl, lean, &err) == 0)
         same_place(name, "summary's run", &pl, &lpl);
-    /* Leaks need the allocations the lean timeline lacks: the run builds a fuller one,
-     * and the first stays valid. */
+    /* The totals come from the lives a leak can hold, without the list of every life;
+     * the whole report needs that list: the run builds a fuller timeline, and the first
+     * stays valid. */
     if (leaks) {
         CHECK_EQ_INT_IN(name, ms_run_leak_totals(&got, lean, &err), 0);
         same_leaks(name, "summary's run", &want, &got);
+        const ms_leak_report *report = NULL;
+        CHECK_EQ_INT_IN(name, ms_run_leaks(&report, lean, &err), 0);
         const ms_timeline *full = NULL;
         if (ms_run_timeline(&full, lean, &err) == 0) {
             CHECK_TRUE_IN(name, full->allocs != NULL || full->n_allocs == 0);

@@ -80,6 +80,13 @@ typedef struct ms_limits {
      * tagging of categories). Below 2: none besides the caller's. Default 2, the most
      * any step uses; the results are the same either way. */
     uint32_t threads;
+    /* The reader's own working memory (the pickle's stack and memo, the containers it
+     * builds and their items, boxed numbers): an input that needs more is refused with
+     * MS_ERR_LIMIT before it gets it. 0 (the default): 3 times the bytes read so far
+     * (of a gzip input: expanded) plus 64 MiB, twice what a real snapshot needs
+     * (docs/security.md, "Memory"); otherwise this many bytes (memsnap --max-memory
+     * SIZE). */
+    uint64_t max_memory;
 } ms_limits;
 
 MS_API ms_limits ms_limits_default(void);

@@ -216,7 +216,10 @@ typedef struct ms_oom {
     bool approximate;
     char note[320];
 
-    ms_heap *heap;                 /* the state itself, for pictures */
+    /* What pictures draw, kept for a device's first OOM only (NULL and 0 for the others,
+     * so a trace with many OOMs costs one state, not one per OOM; ms_heap_build gives
+     * the state at any other): */
+    ms_heap *heap;                 /* the state itself */
     /* Per heap block: its category (ms_category order), or NULL when unknown. */
     uint8_t *block_category;
     /* Per heap block: true when a leaking site (memsnap leaks) made it; NULL when no
@@ -229,14 +232,24 @@ typedef struct ms_oom {
     int64_t window_first;
     int64_t *window_time_us, *window_active, *window_reserved;
     size_t n_window;
+
+    size_t n_segments;             /* segments at the failure (every OOM) */
 } ms_oom;
 
 #define MS_OOM_WINDOW_POINTS 2000
 
+/* At most this many OOM events of a device are explained (the first ones): a trace that
+ * caught an OOM after every allocation would otherwise buy an explanation, and its
+ * output, per event. */
+#define MS_OOM_MAX_EXPLAINED 100
+
 typedef struct ms_oom_report {
     int device;
-    ms_oom *items;
+    ms_oom *items;                 /* the first n oom events of the device, explained */
     size_t n;
+    size_t n_events;               /* every oom event of the device (n when at most
+                                    * MS_OOM_MAX_EXPLAINED) */
+    int64_t last_event;            /* the last of them; -1 when none */
 } ms_oom_report;
 
 typedef struct ms_oom_options {
@@ -247,9 +260,9 @@ typedef struct ms_oom_options {
     void *categories_ctx;
 } ms_oom_options;
 
-/* Explains every oom event of one device. `t`: that device's timeline built with
- * MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, or NULL to build one. A device without oom
- * events gives n == 0. `opt` may be NULL. */
+/* Explains the oom events of one device (the first MS_OOM_MAX_EXPLAINED). `t`: that
+ * device's timeline built with MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, or NULL to build
+ * one. A device without oom events gives n == 0. `opt` may be NULL. */
 MS_API int ms_oom_report_build(ms_oom_report **out, const ms_snapshot *s, int device,
                                const ms_timeline *t, const ms_oom_options *opt, ms_error *err);
 MS_API void ms_oom_report_free(ms_oom_report *r);

@@ -138,6 +138,12 @@ MS_API int ms_run_block_categories(uint8_t *out, ms_run *r, const ms_heap *h, ms
  * the iterations, every stack's site), so that the two may then run on two threads at
  * once, one each, with the same results as one after the other. */
 MS_API int ms_run_prepare_threads(ms_run *r, ms_error *err);
+/* The marks ms_leak_marks_from_report gives of ms_run_leaks' report, on the run's
+ * timeline (allocation indices into its allocs[]); without that report at hand, from a
+ * leak pass that skips retained findings (marks show none), which the run does not keep.
+ * Free with ms_leak_marks_free. */
+MS_API int ms_run_leak_marks(ms_leak_mark **out, size_t *n_out, ms_run *r, ms_error *err);
+
 /* ms_leak_report_totals of ms_run_leaks. */
 MS_API int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err);
 

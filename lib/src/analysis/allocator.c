@@ -888,7 +888,9 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_err
     ms_addrmap first;
     memset(&first, 0, sizeof first);
     int rc = 0;
-    if (!ms__addrmap_init(&x->map, 1024) || !ms__addrmap_init(&first, 1024))
+    /* A short trace gets small maps: a file of 65,536 one-event devices replays each. */
+    size_t want = tr->n < 1024 ? tr->n : 1024;
+    if (!ms__addrmap_init(&x->map, want) || !ms__addrmap_init(&first, want))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (!rc)
         rc = ms__heap_build_start(x, tr, device, &first, err);

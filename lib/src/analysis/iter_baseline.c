@@ -16,7 +16,7 @@ int ms__iter_program_curve(curve *cv, const ms_trace *tr, ms_error *err)
      * events are counted in 32 bits, as the timeline counts its records. */
     ms_addrmap live;
     cv->v = n < UINT32_MAX ? malloc((n ? n : 1) * sizeof *cv->v) : NULL;
-    if (!cv->v || !ms__addrmap_init(&live, 4096)) {
+    if (!cv->v || !ms__addrmap_init(&live, n < 4096 ? n : 4096)) {
         free(cv->v);
         cv->v = NULL;
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the live curve");

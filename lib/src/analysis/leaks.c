@@ -16,6 +16,8 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "leak_internal.h"
+#include "run_internal.h"
+#include "timeline_internal.h"
 
 const char *ms_leak_kind_name(ms_leak_kind k)
 {
@@ -419,12 +421,17 @@ static int count_survivors(gmap *m, const ms_snapshot *s, const ms_timeline *t,
 
 /* A finding, still empty, for every group that classifies as one: (*gidx)[g] is group
  * g's finding (SIZE_MAX none); *counts has room for one count per group. */
-static int open_findings(ms_leak_report *r, gmap *m, size_t **gidx_out, size_t **counts_out,
-                         ms_error *err)
+static int open_findings(ms_leak_report *r, gmap *m, bool no_retained, size_t **gidx_out,
+                         size_t **counts_out, ms_error *err)
 {
     size_t nfound = 0;
     for (size_t g = 0; g < m->n; g++) {
         classify(&m->g[g], r->iterations->n);
+        /* Leaks and suspects never take a retained group's allocations: marks can go
+         * without them (a trace whose 500,000 sites each keep one allocation made
+         * as many findings). */
+        if (no_retained && m->g[g].kind == MS_LEAK_RETAINED)
+            m->g[g].kind = -1;
         if (m->g[g].kind >= 0)
             nfound++;
     }
@@ -550,7 +557,8 @@ static int lay_out_index(ms_leak_report *r, const ms_leak_options *opt, const si
 }
 
 static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t,
-                   const ms__stackinfo *si, const ms_leak_options *opt, ms__alive_end *ae,
+                   const ms__stackinfo *si, const ms_leak_options *opt, bool no_retained,
+                   ms__alive_end *ae,
                    ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
@@ -581,7 +589,7 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     if (!rc && N == 1)
         rc = mark_suspects(&m, s, t, si, ref, err);
     if (!rc)
-        rc = open_findings(r, &m, &gidx, &counts, err);
+        rc = open_findings(r, &m, no_retained, &gidx, &counts, err);
     if (!rc)
         rc = collect_allocations(r, &m, s, t, si, ae, cand, ncand, gidx, counts, &alloc_group,
                                  &total, err);
@@ -595,8 +603,12 @@ static int analyse(ms_leak_report *r, const ms_snapshot *s, const ms_timeline *t
     return rc;
 }
 
-static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
-                     const ms_leak_options *opt, ms_error *err)
+/* The report on `t` with iterations `it` (NULL: found here). `borrowed`: the report
+ * points at the caller's iterations, which its caller takes back before freeing it.
+ * `no_retained`: without the retained findings of the first stage (for marks). */
+static int find_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
+                   ms_iterations *it, bool borrowed, bool no_retained,
+                   const ms_leak_options *opt, ms_error *err)
 {
     ms__stackinfo *si = NULL;
     int rc = ms__stackinfo_build(&si, s, err);
@@ -608,10 +620,12 @@ static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeli
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for the leak report");
     }
     r->device = t->device;
-    rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
+    r->iterations = it;
+    if (!it)
+        rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
     ms__alive_end ae;
     if (!rc)
-        rc = analyse(r, s, t, si, opt, &ae, err);
+        rc = analyse(r, s, t, si, opt, no_retained, &ae, err);
     if (!rc)
         rc = ms__leaks_refine(r, s, t, si, &ae, opt ? opt->min_bytes : 0, err);
     if (!rc) {
@@ -626,6 +640,8 @@ static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeli
     }
     free(si);
     if (rc) {
+        if (borrowed)
+            r->iterations = NULL;
         ms_leak_report_free(r);
         return rc;
     }
@@ -644,6 +660,116 @@ static int check_timeline(const ms_snapshot *s, int device, const ms_timeline *t
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
                         "leaks need a timeline built with MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS");
     return 0;
+}
+
+static int find_with(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
+                     const ms_leak_options *opt, ms_error *err)
+{
+    return find_on(out, s, t, NULL, false, false, opt, err);
+}
+
+/* ------------------------------------------------------------------ totals alone */
+
+/* The lives a leak can hold, kept from a replay: those alive at an iteration end or at
+ * the reference point, and those made after it and never released. Every other life
+ * only opens an empty (site, layer) group, so the findings of leaks (and their totals)
+ * are those the whole list gives. Trace lives come by their ends; they go back into
+ * alloc order after, the rebuilt ones after them in the order they come, as the
+ * timeline keeps them. */
+typedef struct lean_lives {
+    const int64_t *ends; /* iteration ends and the reference point, ascending */
+    size_t n_ends;
+    int64_t ref;
+    ms_alloc *trace, *pre;
+    size_t n_trace, cap_trace, n_pre, cap_pre;
+    bool nomem;
+} lean_lives;
+
+static void lean_keep(void *ctx, const ms_alloc *a)
+{
+    lean_lives *L = ctx;
+    int64_t rel = release_event(a);
+    size_t lo = 0, hi = L->n_ends; /* the first end after the allocation */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->ends[mid] <= a->alloc_event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool keep = (lo < L->n_ends && (rel < 0 || rel >= L->ends[lo])) ||
+                (a->alloc_event >= L->ref && rel < 0);
+    if (!keep || L->nomem)
+        return;
+    bool pre = a->alloc_event < 0;
+    ms_alloc **arr = pre ? &L->pre : &L->trace;
+    size_t *n = pre ? &L->n_pre : &L->n_trace, *cap = pre ? &L->cap_pre : &L->cap_trace;
+    if (!ms__grow((void **)arr, cap, *n + 1, sizeof **arr)) {
+        L->nomem = true;
+        return;
+    }
+    (*arr)[(*n)++] = *a;
+}
+
+static int by_alloc_event(const void *x, const void *y)
+{
+    int64_t a = ((const ms_alloc *)x)->alloc_event, b = ((const ms_alloc *)y)->alloc_event;
+    return (a > b) - (a < b);
+}
+
+int ms__leak_totals_lean(ms_leak_totals *out, const ms_snapshot *s, const ms_timeline *t,
+                         const ms_iterations *it, const ms_leak_options *opt, ms_error *err)
+{
+    *out = (ms_leak_totals){0, 0, 0.0};
+    if (!t->active)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "leak totals need the active curve");
+    int rc = 0;
+    const ms_trace *tr = ms_snapshot_trace(s, t->device);
+    size_t N = it->n;
+    lean_lives L;
+    memset(&L, 0, sizeof L);
+    L.ref = N ? it->items[N - 1].end_event : (int64_t)tr->n;
+    int64_t *ends = malloc((N + 1) * sizeof *ends);
+    if (!ends)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak totals");
+    for (size_t k = 0; k < N; k++)
+        ends[L.n_ends++] = iter_end(it, k);
+    ends[L.n_ends++] = L.ref; /* ends only grow with k, and the last is ref itself */
+    L.ends = ends;
+    rc = ms__timeline_replay(s, t, lean_keep, &L, NULL, NULL, err);
+    ms_alloc *all = NULL;
+    if (!rc && !L.nomem)
+        all = malloc((L.n_trace + L.n_pre + 1) * sizeof *all);
+    if (!rc && !all)
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for leak totals");
+    ms_leak_report *r = NULL;
+    if (!rc) {
+        if (L.n_trace)
+            qsort(L.trace, L.n_trace, sizeof *L.trace, by_alloc_event);
+        if (L.n_trace)
+            memcpy(all, L.trace, L.n_trace * sizeof *all);
+        if (L.n_pre)
+            memcpy(all + L.n_trace, L.pre, L.n_pre * sizeof *all);
+        free(L.trace);
+        free(L.pre);
+        L.trace = L.pre = NULL;
+        ms_timeline lean = *t;
+        lean.allocs = all;
+        lean.n_allocs = L.n_trace + L.n_pre;
+        lean.peak_alive = NULL;
+        lean.n_peak_alive = 0;
+        rc = find_on(&r, s, &lean, (ms_iterations *)it, true, false, opt, err);
+    }
+    if (!rc)
+        *out = ms_leak_report_totals(r);
+    if (r)
+        r->iterations = NULL; /* the caller's */
+    ms_leak_report_free(r);
+    free(all);
+    free(L.trace);
+    free(L.pre);
+    free(ends);
+    return rc;
 }
 
 int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int device,
@@ -676,10 +802,29 @@ int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
     if (rc)
         return rc;
     ms_leak_report *r = NULL;
-    rc = find_with(&r, s, t, opt, err);
+    rc = find_on(&r, s, t, NULL, false, true, opt, err);
     if (rc)
         return rc;
     rc = ms_leak_marks_from_report(out, n_out, s, t, r, err);
+    ms_leak_report_free(r);
+    return rc;
+}
+
+int ms__leak_marks_with(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_iterations *it,
+                        const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    int rc = check_timeline(s, t->device, t, err);
+    if (rc)
+        return rc;
+    ms_leak_report *r = NULL;
+    rc = find_on(&r, s, t, (ms_iterations *)it, true, true, opt, err);
+    if (!rc)
+        rc = ms_leak_marks_from_report(out, n_out, s, t, r, err);
+    if (r)
+        r->iterations = NULL; /* the caller's */
     ms_leak_report_free(r);
     return rc;
 }

@@ -179,9 +179,9 @@ static void categories_from_stacks(const ms_snapshot *s, const ms__stackinfo *si
 }
 
 /* Each live block's category for pictures, by the same estimate. */
-static int block_categories(ms_oom *o, const ms_snapshot *s, const ms__stackinfo *si)
+static int block_categories(ms_oom *o, const ms_heap *h, const ms_snapshot *s,
+                            const ms__stackinfo *si)
 {
-    const ms_heap *h = o->heap;
     o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
     if (!o->block_category)
         return MS_ERR_NOMEM;
@@ -400,19 +400,12 @@ static int fill_window(ms_oom *o, const ms_timeline *t, const ms_trace *tr, size
 
 /* Each live block's category from the categorisation, its allocation found by the one
  * rule of heap_owner.h. */
-static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categories *cats,
-                                 const ms_oom *prev)
+static int block_categories_from(ms_oom *o, const ms_heap *h, const ms_timeline *t,
+                                 const ms_categories *cats)
 {
-    const ms_heap *h = o->heap;
     o->block_category = malloc(h->n_blocks ? h->n_blocks : 1);
     if (!o->block_category)
         return MS_ERR_NOMEM;
-    /* The OOM before shares this state (nothing allocated or freed between): its blocks'
-     * categories are these. */
-    if (prev && prev->heap == h && prev->block_category && prev->have_categories) {
-        memcpy(o->block_category, prev->block_category, h->n_blocks);
-        return 0;
-    }
     ms__heap_owner own;
     ms_error soft;
     if (ms__heap_owner_init(&own, t, &soft))
@@ -425,43 +418,43 @@ static int block_categories_from(ms_oom *o, const ms_timeline *t, const ms_categ
     return 0;
 }
 
-/* The allocations alive at any of the OOM events (at[], in trace order), from one replay
- * of the timeline, in the order the replay gives them: each OOM takes its own from here
- * rather than replaying the trace again (which made many OOMs quadratic). */
+/* The allocations alive at any of the OOM events (at[], in trace order), from one pass
+ * over the timeline's lives: each OOM takes its own from here rather than replaying the
+ * trace again (which made many OOMs quadratic). What is alive is summed, counted and
+ * sorted by event, so the order of the lives does not matter. */
 typedef struct oom_pool {
     const int64_t *at;
     size_t n_at;
     ms_alloc *a;
-    size_t n, cap;
-    bool failed;
+    size_t n;
 } oom_pool;
 
-static void pool_collect(void *ctx, const ms_alloc *a)
+static int pool_collect(oom_pool *p, const ms_timeline *t)
 {
-    oom_pool *p = ctx;
-    size_t lo = 0, hi = p->n_at; /* the first OOM at or after the allocation */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->at[mid] < a->alloc_event)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t cap = 0;
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        size_t lo = 0, hi = p->n_at; /* the first OOM at or after the allocation */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (p->at[mid] < a->alloc_event)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == p->n_at || (a->free_event != -1 && a->free_event <= p->at[lo]))
+            continue;
+        if (!ms__grow((void **)&p->a, &cap, p->n + 1, sizeof *p->a))
+            return MS_ERR_NOMEM;
+        p->a[p->n++] = *a;
     }
-    if (p->failed || lo == p->n_at || (a->free_event != -1 && a->free_event <= p->at[lo]))
-        return;
-    if (!ms__grow((void **)&p->a, &p->cap, p->n + 1, sizeof *p->a)) {
-        p->failed = true;
-        return;
-    }
-    p->a[p->n++] = *a;
+    return 0;
 }
 
-/* What ms_timeline_alive_at gives at `event`: the same allocations in the same order. */
-static int alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s, const ms_timeline *t,
-                    const oom_pool *pool, int64_t event, ms_error *err)
+/* What is alive right after `event`. */
+static int alive_at(ms_alloc **out, size_t *n_out, const oom_pool *pool, int64_t event,
+                    ms_error *err)
 {
-    if (!pool || (t->peak_alive && event == t->peak_event))
-        return ms_timeline_alive_at(out, n_out, s, t, event, err);
     *n_out = 0;
     *out = malloc((pool->n ? pool->n : 1) * sizeof **out);
     if (!*out)
@@ -474,11 +467,54 @@ static int alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s, const m
     return 0;
 }
 
-static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
-                   const ms_leak_report *lr, const ms__stackinfo *si, const ms_oom_options *opt,
-                   const ms_categories *cats, size_t event, ms_heap *heap,
-                   const oom_pool *pool, const ms_oom *prev, ms_error *err)
+/* Leaking sites (MS_LEAK_LEAK findings) by site, to look one up in log time. */
+static int cmp_u32(const void *x, const void *y)
 {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+static bool leaks_at(const uint32_t *sites, size_t n, uint32_t site)
+{
+    return site != UINT32_MAX && n && bsearch(&site, sites, n, sizeof *sites, cmp_u32);
+}
+
+/* Site totals by site, for the leak findings' look-ups. */
+static int cmp_total_site(const void *x, const void *y)
+{
+    uint32_t a = ((const ms_site_total *)x)->site, b = ((const ms_site_total *)y)->site;
+    return (a > b) - (a < b);
+}
+
+/* What is shared by every OOM of one report. */
+typedef struct oom_ctx {
+    ms_oom_report *r;
+    const ms_snapshot *s;
+    const ms_timeline *t;
+    const ms_leak_report *lr;
+    const ms__stackinfo *si;
+    const ms_oom_options *opt;
+    const ms_categories *cats;
+    const int64_t *at;
+    const oom_pool *pool;
+    const uint32_t *leak_sites; /* sorted */
+    size_t n_leak_sites;
+    ms_error *err;
+} oom_ctx;
+
+/* Explains the OOM at `event` from the allocator state `h` right after it. The first
+ * OOM (`keep`) keeps the state and what pictures draw; the others keep only their
+ * numbers, so memory per OOM does not grow with the live set. */
+static int one_oom(ms_oom *o, const oom_ctx *c, size_t event, const ms_heap *h, bool keep)
+{
+    const ms_snapshot *s = c->s;
+    const ms_timeline *t = c->t;
+    const ms_leak_report *lr = c->lr;
+    const ms__stackinfo *si = c->si;
+    const ms_oom_options *opt = c->opt;
+    const ms_categories *cats = c->cats;
+    const oom_pool *pool = c->pool;
+    ms_error *err = c->err;
     const ms_trace *tr = ms_snapshot_trace(s, t->device);
     o->device = t->device;
     o->event = (int64_t)event;
@@ -491,8 +527,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->leak_site = UINT32_MAX;
     o->cause = MS_OOM_OTHER;
     int rc = 0;
-    o->heap = heap;
-    const ms_heap *h = o->heap;
+    o->n_segments = h->n_segments;
     o->allocated_bytes = h->allocated_bytes;
     o->active_bytes = h->active_bytes;
     o->reserved_bytes = h->reserved_bytes;
@@ -522,7 +557,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
 
     ms_alloc *alive = NULL;
     size_t n_alive = 0;
-    if ((rc = alive_at(&alive, &n_alive, s, t, pool, (int64_t)event, err)))
+    if ((rc = alive_at(&alive, &n_alive, pool, (int64_t)event, err)))
         return rc;
     ms_site_total *sites = NULL;
     size_t n_sites = 0;
@@ -575,39 +610,41 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
         estimate_rest(o, tr, t, it, last, inside ? it->items[last].start_event : since, event);
     }
     /* Leaks: findings whose allocations are alive at the failure. */
-    if (lr) {
+    if (lr && c->n_leak_sites) {
+        ms_site_total *by_site = malloc(n_sites * sizeof *by_site + 1);
+        if (!by_site) {
+            free(alive);
+            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        }
+        if (n_sites) {
+            memcpy(by_site, sites, n_sites * sizeof *by_site);
+            qsort(by_site, n_sites, sizeof *by_site, cmp_total_site);
+        }
         for (size_t k = 0; k < lr->n; k++) {
             const ms_leak *l = &lr->items[k];
             if (l->kind != MS_LEAK_LEAK)
                 continue;
             /* What the site holds at the failure, not at the last iteration end. */
-            uint64_t at_failure = l->bytes;
-            for (size_t q = 0; q < n_sites; q++)
-                if (sites[q].site == l->site) {
-                    at_failure = sites[q].bytes;
-                    break;
-                }
-            o->leak_bytes += at_failure;
+            ms_site_total key = {.site = l->site};
+            const ms_site_total *q =
+                n_sites ? bsearch(&key, by_site, n_sites, sizeof *by_site, cmp_total_site) : NULL;
+            o->leak_bytes += q ? q->bytes : l->bytes;
             o->leak_growth_bytes += l->growth_bytes;
             if (o->leak_site == UINT32_MAX)
                 o->leak_site = l->site;
         }
+        free(by_site);
     }
     if (lr && o->leak_site != UINT32_MAX) {
-        const ms_heap *hp = o->heap;
-        o->block_leak = calloc(hp->n_blocks ? hp->n_blocks : 1, sizeof *o->block_leak);
+        o->block_leak = calloc(h->n_blocks ? h->n_blocks : 1, sizeof *o->block_leak);
         if (!o->block_leak) {
             free(alive);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
-        for (size_t b = 0; b < hp->n_blocks; b++) {
-            if (hp->blocks[b].state == MS_BLOCK_INACTIVE)
-                continue;
-            uint32_t site = ms_stack_site(s, hp->blocks[b].stack);
-            for (size_t k = 0; k < lr->n && site != UINT32_MAX; k++)
-                if (lr->items[k].kind == MS_LEAK_LEAK && lr->items[k].site == site)
-                    o->block_leak[b] = true;
-        }
+        for (size_t b = 0; b < h->n_blocks; b++)
+            o->block_leak[b] = h->blocks[b].state != MS_BLOCK_INACTIVE &&
+                               leaks_at(c->leak_sites, c->n_leak_sites,
+                                        ms_stack_site(s, h->blocks[b].stack));
     }
     o->inference = cats && ms__categories_form(cats) == MS_FORM_INFERENCE;
     if (opt && opt->categories_at &&
@@ -616,7 +653,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     }
     else if (cats && ms_categories_at_event(o->category_bytes, cats, (int64_t)event, NULL) == 0) {
         o->have_categories = true;
-        if (block_categories_from(o, t, cats, prev)) {
+        if (block_categories_from(o, h, t, cats)) {
             free(alive);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
@@ -624,16 +661,24 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     else if (si) {
         categories_from_stacks(s, si, alive, n_alive, o->category_bytes);
         o->categories_estimated = true;
-        if (block_categories(o, s, si)) {
+        if (block_categories(o, h, s, si)) {
             free(alive);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
         }
     }
     if (o->block_leak && o->block_category)
-        for (size_t b = 0; b < o->heap->n_blocks; b++)
+        for (size_t b = 0; b < h->n_blocks; b++)
             if (o->block_leak[b] && o->block_category[b] < MS_OOM_CATEGORIES)
                 o->leak_category_bytes[o->block_category[b]] +=
-                    (int64_t)o->heap->blocks[b].requested_size;
+                    (int64_t)h->blocks[b].requested_size;
+    if (keep) {
+        o->heap = (ms_heap *)h;
+    } else {
+        free(o->block_category);
+        free(o->block_leak);
+        o->block_category = NULL;
+        o->block_leak = NULL;
+    }
     if (si) {
         ms__oom_layer_stats(si, ms_snapshot_stack_count(s), alive, n_alive, since,
                             &o->act_layer_calls, &o->act_layer_bytes);
@@ -643,7 +688,7 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     if (si && lr && lr->iterations &&
         ms__oom_measure_step(o, s, t, si, lr->iterations, (int64_t)event))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-    if ((rc = fill_window(o, t, tr, event)))
+    if (keep && (rc = fill_window(o, t, tr, event)))
         return ms__fail(err, rc, MS_NO_OFFSET, "out of memory");
 
     ms_oom_facts f = {o->request_block_bytes, o->allocated_bytes, o->usable_free_bytes,
@@ -658,6 +703,25 @@ static int one_oom(ms_oom *o, const ms_snapshot *s, const ms_timeline *t,
     o->cause = ms_oom_decide_evidence(&f, o->why, sizeof o->why, o->evidence, sizeof o->evidence);
     write_advice(o, s);
     return 0;
+}
+
+/* Each OOM as the forward replay reaches it (ms_heap_visit_each lends the state): the
+ * first item keeps a copy of its state, the others only their numbers. */
+static int at_oom(void *ctx, size_t k, const ms_heap *h, ms_error *err)
+{
+    oom_ctx *c = ctx;
+    ms_oom *o = &c->r->items[k];
+    c->r->n++; /* freed with the report from here on */
+    if (k > 0)
+        return one_oom(o, c, (size_t)c->at[k], h, false);
+    ms_heap *own = NULL;
+    int rc = ms_heap_copy(&own, h, err);
+    if (rc)
+        return rc;
+    rc = one_oom(o, c, (size_t)c->at[k], own, true);
+    if (!o->heap)
+        ms_heap_free(own);
+    return rc;
 }
 
 int ms_oom_report_build(ms_oom_report **out, const ms_snapshot *s, int device,
@@ -680,9 +744,14 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
     if (!r)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     r->device = device;
+    r->last_event = -1;
     size_t n = 0;
     for (size_t i = 0; i < tr->n; i++)
-        n += tr->action[i] == MS_ACT_OOM;
+        if (tr->action[i] == MS_ACT_OOM) {
+            r->n_events++;
+            r->last_event = (int64_t)i;
+        }
+    n = r->n_events < MS_OOM_MAX_EXPLAINED ? r->n_events : MS_OOM_MAX_EXPLAINED;
     if (n == 0) {
         *out = r;
         return 0;
@@ -691,6 +760,10 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
     ms_timeline *own = NULL;
     ms_leak_report *lr = NULL;
     ms__stackinfo *si = NULL;
+    ms_categories *cats = NULL;
+    int64_t *at = NULL;
+    uint32_t *leak_sites = NULL;
+    oom_pool pool = {NULL, n, NULL, 0};
     int rc = 0;
     if (!r->items) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
@@ -708,47 +781,52 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
         lr = NULL;
     if (ms__stackinfo_build(&si, s, &soft))
         si = NULL;
-    ms_categories *cats = NULL;
     if (!run_cats && !(opt && opt->categories_at) &&
         ms_categories_build(&cats, s, device, t, lr ? lr->iterations : NULL, &soft))
         cats = NULL;
     const ms_leak_report *use_lr = run_lr ? run_lr : lr;
     const ms_categories *use_cats = run_cats && !(opt && opt->categories_at) ? run_cats : cats;
-    /* Every oom's allocator state from one forward replay (rebuilding it per oom was
-     * quadratic); consecutive ooms with nothing between share one state. */
-    int64_t *at = malloc(n * sizeof *at);
-    ms_heap **heaps = calloc(n, sizeof *heaps);
-    if (!at || !heaps) {
+    size_t n_leak_sites = 0;
+    at = malloc(n * sizeof *at);
+    leak_sites = malloc((use_lr ? use_lr->n : 0) * sizeof *leak_sites + 1);
+    if (!at || !leak_sites) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-    } else {
-        size_t k = 0;
-        for (size_t i = 0; i < tr->n; i++)
-            if (tr->action[i] == MS_ACT_OOM)
-                at[k++] = (int64_t)i;
-        rc = ms_heap_build_each(heaps, s, device, at, n, err);
+        goto done;
     }
-    oom_pool pool = {at, n, NULL, 0, 0, false};
-    if (!rc && n > 1) {
-        rc = ms__timeline_replay(s, t, pool_collect, &pool, NULL, NULL, err);
-        if (!rc && pool.failed)
-            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t k = 0; use_lr && k < use_lr->n; k++)
+        if (use_lr->items[k].kind == MS_LEAK_LEAK)
+            leak_sites[n_leak_sites++] = use_lr->items[k].site;
+    if (n_leak_sites)
+        qsort(leak_sites, n_leak_sites, sizeof *leak_sites, cmp_u32);
+    for (size_t i = 0, k = 0; k < n; i++)
+        if (tr->action[i] == MS_ACT_OOM)
+            at[k++] = (int64_t)i;
+    pool.at = at;
+    if (pool_collect(&pool, t)) {
+        rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+        goto done;
     }
-    for (size_t k = 0; k < n && !rc; k++) {
-        rc = one_oom(&r->items[r->n], s, t, use_lr, si, opt, use_cats, (size_t)at[k], heaps[k],
-                     n > 1 ? &pool : NULL, r->n ? &r->items[r->n - 1] : NULL, err);
-        heaps[k] = NULL; /* the item owns it now */
-        r->n++;
-    }
-    if (heaps && rc) /* states not handed to an item */
-        for (size_t k = 0; k < n; k++)
-            if (heaps[k] && (r->n == 0 || heaps[k] != r->items[r->n - 1].heap) &&
-                (k == 0 || heaps[k] != heaps[k - 1]))
-                ms_heap_free(heaps[k]);
-    free(heaps);
+    /* Every OOM's allocator state from one forward replay (rebuilding it per OOM was
+     * quadratic), each explained as it is reached: only the first keeps its state. */
+    oom_ctx c = {.r = r,
+                 .s = s,
+                 .t = t,
+                 .lr = use_lr,
+                 .si = si,
+                 .opt = opt,
+                 .cats = use_cats,
+                 .at = at,
+                 .pool = &pool,
+                 .leak_sites = leak_sites,
+                 .n_leak_sites = n_leak_sites,
+                 .err = err};
+    if (!rc)
+        rc = ms_heap_visit_each(s, device, at, n, at_oom, &c, err);
+done:
     free(pool.a);
     free(at);
+    free(leak_sites);
     ms_categories_free(cats);
-done:
     free(si);
     ms_leak_report_free(lr);
     ms_timeline_free(own);
@@ -765,9 +843,7 @@ void ms_oom_report_free(ms_oom_report *r)
     if (!r)
         return;
     for (size_t i = 0; i < r->n; i++) {
-        /* Consecutive items may share one state (ms_heap_build_each). */
-        if (i == 0 || r->items[i].heap != r->items[i - 1].heap)
-            ms_heap_free(r->items[i].heap);
+        ms_heap_free(r->items[i].heap); /* the first item's only */
         free(r->items[i].top_sites);
         free(r->items[i].block_category);
         free(r->items[i].block_leak);

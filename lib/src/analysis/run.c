@@ -33,6 +33,7 @@ struct ms_run {
     ms_leak_report *leaks;
     ms_oom_report *ooms;
     ms_alloc *peak_alive;    /* read from tl's lives or a replay; NULL when tl->peak_alive serves */
+    const ms_timeline *peak_tl; /* an earlier timeline whose peak_alive serves; NULL: tl's */
     size_t n_peak_alive;
     bool have_peak_alive;
     ms_site_total *peak_sites;
@@ -46,6 +47,8 @@ struct ms_run {
     bool have_peak_free;
     ms__heap_owner owner;    /* blocks to allocations, once the categories are built */
     bool have_owner;
+    ms_leak_totals leak_totals; /* without a leak report (ms__leak_totals_lean) */
+    bool have_leak_totals;
 };
 
 static unsigned default_flags(const ms_run *r)
@@ -151,9 +154,14 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "run: too many timeline upgrades");
     ms_timeline *full = NULL;
     unsigned flags = r->tl_flags | need;
-    rc = ms_timeline_build(&full, r->s, r->device, flags, err);
+    /* The set alive at the peak stays the one the first timeline collected: a second
+     * copy (a trace that frees nothing keeps every life there) would only cost memory. */
+    unsigned keep_peak = (r->tl_flags & MS_TIMELINE_PEAK_ALIVE) & ~need;
+    rc = ms_timeline_build(&full, r->s, r->device, flags & ~keep_peak, err);
     if (rc)
         return rc;
+    if (keep_peak && !r->peak_tl)
+        r->peak_tl = r->tl;
     r->old_tl[r->n_old_tl++] = r->tl;
     r->tl = full;
     r->tl_flags = flags;
@@ -342,10 +350,11 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
     int rc = ms_run_timeline(&t, r, err);
     if (rc)
         return rc;
-    if (t->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
+    const ms_timeline *pt = r->peak_tl ? r->peak_tl : t;
+    if (pt->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
         /* Collected while the timeline was built (NULL only when nothing was alive). */
-        *out = t->peak_alive;
-        *n_out = t->n_peak_alive;
+        *out = pt->peak_alive;
+        *n_out = pt->n_peak_alive;
         return 0;
     }
     if (!r->have_peak_alive) {
@@ -518,8 +527,55 @@ int ms_run_prepare_threads(ms_run *r, ms_error *err)
     return rc;
 }
 
+int ms_run_leak_marks(ms_leak_mark **out, size_t *n_out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    const ms_timeline *t;
+    const ms_iterations *it;
+    int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE, err);
+    if (rc)
+        return rc;
+    if (r->leaks)
+        return ms_leak_marks_from_report(out, n_out, r->s, t, r->leaks, err);
+    if ((rc = ms_run_iterations(&it, r, err)))
+        return rc;
+    ms_leak_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.iter = r->opt.iter;
+    lo.min_bytes = r->opt.leak_min_bytes;
+    return ms__leak_marks_with(out, n_out, r->s, t, it, &lo, err);
+}
+
 int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
 {
+    if (!r->leaks && !(r->tl_flags & MS_TIMELINE_ALLOCS)) {
+        /* The totals alone, from the lives a leak can hold: the list of every life the
+         * whole report needs would cost a summary a third more memory. */
+        if (!r->have_leak_totals) {
+            const ms_timeline *t;
+            const ms_iterations *it;
+            int rc = ms_run_timeline(&t, r, err);
+            if (!rc)
+                rc = ms_run_iterations(&it, r, err);
+            if (rc)
+                return rc;
+            if (t->active) {
+                ms_leak_options lo;
+                memset(&lo, 0, sizeof lo);
+                lo.iter = r->opt.iter;
+                lo.min_bytes = r->opt.leak_min_bytes;
+                rc = ms__leak_totals_lean(&r->leak_totals, r->s, t, it, &lo, err);
+                if (rc)
+                    return rc;
+                r->have_leak_totals = true;
+            }
+        }
+        if (r->have_leak_totals) {
+            *out = r->leak_totals;
+            return 0;
+        }
+    }
     const ms_leak_report *lr;
     int rc = ms_run_leaks(&lr, r, err);
     if (rc)

@@ -14,4 +14,16 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
  * replaces it as the run's (the one handed out before lives as long as the run). */
 int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_error *err);
 
+/* ms_leak_report_totals of the report ms_leak_report_build would make with options
+ * `opt`, from a timeline with the active curve but no list of lives and the iterations
+ * those options find (the run's): a replay keeps only the lives a leak can hold
+ * (leaks.c), so a summary's leak totals cost no list of every allocation. */
+int ms__leak_totals_lean(ms_leak_totals *out, const ms_snapshot *s, const ms_timeline *t,
+                         const ms_iterations *it, const ms_leak_options *opt, ms_error *err);
+
+/* ms_leak_marks_build on `t` with the run's iterations `it` (borrowed). */
+int ms__leak_marks_with(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_iterations *it,
+                        const ms_leak_options *opt, ms_error *err);
+
 #endif

@@ -185,6 +185,13 @@ static bool collect_peak_alive(sim *x, ms_timeline *t, int64_t rel_max_event)
             x->since[x->nsince++] = *r;
         }
     }
+    /* The list grew by doubling: what it did not fill goes back (the peak of a trace
+     * that frees nothing holds every life, and the run may keep two timelines). */
+    if (x->nsince && x->nsince < x->cap_since) {
+        ms_alloc *fit = realloc(x->since, x->nsince * sizeof *fit);
+        if (fit)
+            x->since = fit;
+    }
     t->peak_alive = x->since;
     t->n_peak_alive = x->nsince;
     x->since = NULL;
@@ -360,7 +367,9 @@ static int simulate(sim *x, ms_timeline *t, int64_t *active, int64_t *reserved, 
     uint64_t req_addr = 0; /* the last free_requested's address and slot, while valid */
     size_t req_slot = SIZE_MAX;
     bool req_valid = false;
-    if (!ms__addrmap_init(&x->live, 4096))
+    /* A short trace gets a small map: a file of 65,536 one-event devices makes a
+     * timeline per device, and each cleared 8,192 slots. */
+    if (!ms__addrmap_init(&x->live, n < 4096 ? n : 4096))
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     /* The curves on a second thread (see curve_main); `lean`: this loop leaves them. */
     curve_job cj;

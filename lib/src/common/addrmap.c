@@ -7,7 +7,7 @@
 
 bool ms__addrmap_init(ms_addrmap *m, size_t want)
 {
-    size_t cap = 1024, bytes;
+    size_t cap = 16, bytes;
     while (cap / 2 < want) {
         if (cap > SIZE_MAX / 4)
             return false;

@@ -23,7 +23,7 @@ typedef struct ms_addrmap {
     size_t count;
 } ms_addrmap;
 
-/* Room for `want` entries before the first growth (at least 512). False when out of
+/* Room for `want` entries before the first growth (at least 8). False when out of
  * memory, with nothing to free. */
 bool ms__addrmap_init(ms_addrmap *m, size_t want);
 void ms__addrmap_free(ms_addrmap *m);

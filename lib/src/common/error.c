@@ -84,6 +84,7 @@ ms_limits ms_limits_default(void)
     l.max_expansion = 64;
     l.max_input_bytes = (uint64_t)64 << 30;
     l.threads = 2;
+    l.max_memory = 0;
     return l;
 }
 

@@ -15,6 +15,44 @@
 /* Container items in all: like the stack's, a bound only against hostile input. */
 #define MAX_ITEMS ((uint64_t)1 << 27)
 
+/* ------------------------------------------------------------------ working memory */
+
+/* The interned strings' tables: distinct short strings cost more than their bytes. */
+static uint64_t strtab_bytes(const ms_strtab *t)
+{
+    return t->bytes_cap + t->cap * (sizeof *t->offsets + sizeof *t->lengths) +
+           t->nslots * sizeof *t->slots;
+}
+
+int ms__vm_charge(ms_vm *vm, size_t old_bytes, size_t new_bytes, int64_t off)
+{
+    vm->mem += new_bytes - old_bytes;
+    uint64_t bound = vm->lim.max_memory;
+    if (bound == 0) {
+        /* Three times the bytes read so far, plus 64 MiB. A snapshot's VM holds at most
+         * about 1.5 times its bytes (its allocator state: lists of memo references, 8
+         * bytes a value for 2 or 5 in the file; the trace becomes the model, not
+         * objects), 3 in the smallest files; `]a` repeated makes 24 bytes of objects
+         * per byte read. Counted from the bytes read, not the file's size, so a file
+         * padded at its end buys nothing. */
+        uint64_t seen = off > 0 ? (uint64_t)off : 0;
+        bound = 3 * seen + ((uint64_t)64 << 20);
+    }
+    if (vm->mem + strtab_bytes(&vm->snap->strings) <= bound)
+        return 0;
+    char b[32];
+    ms_format_bytes((int64_t)bound, b, sizeof b);
+    if (vm->lim.max_memory)
+        return FAIL(MS_ERR_LIMIT, off,
+                    "the pickle builds more than %s of containers and values (the limit set)",
+                    b);
+    return FAIL(MS_ERR_LIMIT, off,
+                "the pickle builds more than %s of containers and values (3 times the bytes "
+                "read, plus 64 MiB; a snapshot needs less than half of that): raise the "
+                "limit with memsnap --max-memory SIZE",
+                b);
+}
+
 /* ------------------------------------------------------------------ objects */
 
 static int new_obj(ms_vm *vm, int type, int role, uint32_t *id, int64_t off)
@@ -22,8 +60,10 @@ static int new_obj(ms_vm *vm, int type, int role, uint32_t *id, int64_t off)
     if (vm->nobjs >= vm->lim.max_objects || vm->nobjs >= MEMO_PAYLOAD_LIMIT - 1)
         return FAIL(MS_ERR_LIMIT, off, "more than %llu containers",
                     (unsigned long long)vm->lim.max_objects);
-    if (!ms__grow((void **)&vm->objs, &vm->objs_cap, vm->nobjs + 1, sizeof *vm->objs))
-        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    int rc = vm_grow(vm, (void **)&vm->objs, &vm->objs_cap, vm->nobjs + 1, sizeof *vm->objs,
+                     off);
+    if (rc)
+        return rc;
     ms_obj *o = &vm->objs[vm->nobjs];
     memset(o, 0, sizeof *o);
     o->type = (uint8_t)type;
@@ -44,8 +84,9 @@ static int obj_add(ms_vm *vm, ms_obj *o, const ms_val *vals, size_t n, int64_t o
         return FAIL(MS_ERR_LIMIT, off, "more than %llu container items in all",
                     (unsigned long long)MAX_ITEMS);
     size_t cap = o->cap;
-    if (!ms__grow((void **)&o->items, &cap, (size_t)o->len + n, sizeof *o->items))
-        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    int rc = vm_grow(vm, (void **)&o->items, &cap, (size_t)o->len + n, sizeof *o->items, off);
+    if (rc)
+        return rc;
     o->cap = (uint32_t)(cap > UINT32_MAX ? UINT32_MAX : cap);
     memcpy(o->items + o->len, vals, n * sizeof *vals);
     o->len += (uint32_t)n;
@@ -56,8 +97,10 @@ static int box_num(ms_vm *vm, int kind, int64_t i, double f, ms_val *out, int64_
 {
     if (vm->nnums >= MEMO_PAYLOAD_LIMIT - 1)
         return FAIL(MS_ERR_LIMIT, off, "too many boxed numbers");
-    if (!ms__grow((void **)&vm->nums, &vm->nums_cap, vm->nnums + 1, sizeof *vm->nums))
-        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    int rc = vm_grow(vm, (void **)&vm->nums, &vm->nums_cap, vm->nnums + 1, sizeof *vm->nums,
+                     off);
+    if (rc)
+        return rc;
     vm->nums[vm->nnums] = (ms_num){kind, i, f};
     *out = VMAKE(T_NUM, vm->nnums);
     vm->nnums++;
@@ -149,8 +192,9 @@ static int memo_put(ms_vm *vm, uint64_t idx, ms_val v, int64_t off)
             return FAIL(MS_ERR_LIMIT, off, "more than %llu memo entries",
                         (unsigned long long)vm->lim.max_memo);
         if (MS_UNLIKELY(vm->memo_len == vm->memo_cap) &&
-            !ms__grow((void **)&vm->memo, &vm->memo_cap, vm->memo_len + 1, sizeof *vm->memo))
-            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+            (rc = vm_grow(vm, (void **)&vm->memo, &vm->memo_cap, vm->memo_len + 1,
+                          sizeof *vm->memo, off)))
+            return rc;
         vm->memo[vm->memo_len++] = enc;
         return 0;
     }
@@ -768,10 +812,15 @@ static int push_string(ms_vm *vm, const uint8_t *p, size_t n, int tag, int64_t o
         return FAIL(MS_ERR_NOMEM, off, "out of memory for strings");
     if (id >= MEMO_PAYLOAD_LIMIT)
         return FAIL(MS_ERR_LIMIT, off, "too many distinct strings");
+    int rc;
+    /* Every 1024th new string, the tables against the bound too. */
+    if (id + 1 == vm->snap->strings.count && (id & 1023) == 1023 &&
+        (rc = ms__vm_charge(vm, 0, 0, off)))
+        return rc;
     if (tag == T_STR)
         return push(vm, VMAKE(T_STR, id), off);
     ms_val v = 0;
-    int rc = box_num(vm, N_BYTES, id, 0, &v, off);
+    rc = box_num(vm, N_BYTES, id, 0, &v, off);
     return rc ? rc : push(vm, v, off);
 }
 
@@ -909,6 +958,9 @@ static int fast_value(ms_vm *vm, fast_reader *r, ms_val *out)
                 return FAST_BAIL;
             id = ms__strtab_intern(&vm->snap->strings, (const char *)p + 2, n);
             if (id == UINT32_MAX || id >= MEMO_PAYLOAD_LIMIT)
+                return FAST_BAIL;
+            /* A new string now and then: the general VM checks the tables' memory. */
+            if (id + 1 == st->count && (id & 1023) == 1023)
                 return FAST_BAIL;
             r->last_str = id;
         }
@@ -1291,8 +1343,10 @@ static int fast_events(ms_vm *vm, int device, size_t *taken)
     if (vm->stack_cap - vm->sp < 1024) {
         if (vm->sp + 1024 > MAX_STACK)
             return 0;
-        if (!ms__grow((void **)&vm->stack, &vm->stack_cap, vm->sp + 1024, sizeof *vm->stack))
-            return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");
+        int grc = vm_grow(vm, (void **)&vm->stack, &vm->stack_cap, vm->sp + 1024,
+                          sizeof *vm->stack, ms__input_offset(in, in->pos));
+        if (grc)
+            return grc;
     }
     if (!vm->spans && !(vm->spans = calloc(SPAN_SLOTS, sizeof *vm->spans)))
         return FAIL(MS_ERR_NOMEM, ms__input_offset(in, in->pos), "out of memory");

@@ -106,6 +106,9 @@ typedef struct ms_vm {
     size_t stack_nslots;
     size_t stack_frames_cap, stack_start_cap;
     uint64_t events_total;
+    /* Bytes the VM's own arrays hold (stack, memo, containers and their items, boxed
+     * numbers), against ms_limits.max_memory. */
+    uint64_t mem;
     ms_val result;
 } ms_vm;
 

@@ -7,6 +7,8 @@
 #ifndef MEMSNAP_PICKLE_VM_IMPL_H
 #define MEMSNAP_PICKLE_VM_IMPL_H
 
+#include <stdlib.h>
+
 #include "pickle_vm.h"
 
 /* Python's pickler never leaves more than a few thousand items on the stack (it batches
@@ -31,6 +33,43 @@
             return rc;     \
     } while (0)
 
+/* ------------------------------------------------------------------ working memory */
+
+/* Accounts an array of the VM's own growing from old_bytes to new_bytes, and refuses
+ * the input when that takes the VM past its bound (ms_limits.max_memory). */
+int ms__vm_charge(ms_vm *vm, size_t old_bytes, size_t new_bytes, int64_t off);
+
+/* ms__grow for the VM's own arrays: the same doubling, charged first, so an input that
+ * builds containers by the million is refused before the memory is taken. */
+static inline int vm_grow(ms_vm *vm, void **p, size_t *cap, size_t need, size_t elem,
+                          int64_t off)
+{
+    if (need <= *cap)
+        return 0;
+    /* A container's first items get exactly their room: most hold a handful (a frame's
+     * three pairs), and sixteen slots each made a snapshot's blocks three times their
+     * bytes in the file. */
+    size_t n = *cap ? *cap : need < 4 ? 4 : need, bytes;
+    while (n < need) {
+        if (n > SIZE_MAX / 2)
+            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        n *= 2;
+    }
+    if (!ms__mul(n, elem, &bytes))
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    int rc = ms__vm_charge(vm, *cap * elem, bytes, off);
+    if (rc)
+        return rc;
+    void *q = realloc(*p, bytes);
+    if (!q) {
+        vm->mem -= bytes - *cap * elem;
+        return FAIL(MS_ERR_NOMEM, off, "out of memory");
+    }
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ stack
  * Inline in every file that pushes and pops, the opcode loop first. */
 
@@ -39,8 +78,10 @@ static inline int push(ms_vm *vm, ms_val v, int64_t off)
     if (MS_UNLIKELY(vm->sp == vm->stack_cap)) {
         if (vm->sp >= MAX_STACK)
             return FAIL(MS_ERR_LIMIT, off, "more than %zu values on the pickle stack", MAX_STACK);
-        if (!ms__grow((void **)&vm->stack, &vm->stack_cap, vm->sp + 1, sizeof *vm->stack))
-            return FAIL(MS_ERR_NOMEM, off, "out of memory");
+        int rc = vm_grow(vm, (void **)&vm->stack, &vm->stack_cap, vm->sp + 1,
+                         sizeof *vm->stack, off);
+        if (rc)
+            return rc;
     }
     vm->stack[vm->sp++] = v;
     return 0;
