@@ -155,6 +155,16 @@ double cli_seconds(int64_t from_us, int64_t to_us)
     return (double)(to_us - from_us) / 1e6;
 }
 
+bool cli_leak_gate_trips(uint64_t leaks, double leaked_bytes, double growth_per_iteration,
+                         uint64_t min_bytes)
+{
+    if (leaks == 0)
+        return false;
+    /* Growth per iteration is an average: rounded to whole bytes as every view prints it. */
+    return min_bytes == 0 || leaked_bytes >= (double)min_bytes ||
+           floor(growth_per_iteration + 0.5) >= (double)min_bytes;
+}
+
 const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us)
 {
     if (has_times)

@@ -16,7 +16,7 @@ static const char *const CMD = "leaks";
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
+            "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail[=SIZE]]\n"
             "                    [--stack] [--top K] [--step NAME] [--iterations N]\n"
             "                    [--device N]\n"
             "\n"
@@ -30,7 +30,9 @@ static void usage(FILE *out)
             "  --json            print JSON (docs/json.md)\n"
             "  --min-bytes SIZE  hide findings with less memory alive at the end (e.g. 1MiB)\n"
             "  --all             also list retained memory (parameters, optimizer state, caches)\n"
-            "  --fail            exit 1 when a leak is found (for CI)\n"
+            "  --fail[=SIZE]     exit 1 when a leak is found (for CI); with SIZE only when a\n"
+            "                    file's leaked bytes or its growth per iteration reach SIZE\n"
+            "                    (--fail=1MiB)\n"
             "  --stack           print the stack of an allocation of each finding (your\n"
             "                    frames marked '>', torch's and native frames folded)\n"
             "  --top K           list at most K findings per device, largest first (the\n"
@@ -39,11 +41,13 @@ static void usage(FILE *out)
             "  --iterations N    the number of iterations the trace holds\n"
             "  --device N        only this device (default: every device in use)\n"
             "\n"
-            "Exit status: 0 ok, 1 a leak was found with --fail, 2 usage or input error.\n");
+            "Exit status: 0 ok, 1 a leak was found with --fail (of SIZE or more with\n"
+            "--fail=SIZE), 2 usage or input error.\n");
 }
 
 typedef struct opts {
     bool json, all, fail, stack;
+    uint64_t fail_bytes; /* --fail=SIZE; 0: any leak */
     int device;
     size_t top; /* 0: every finding */
     ms_leak_options lo;
@@ -114,6 +118,11 @@ static void count(tally *t, const ms_leak_report *r)
             t->retained++;
         }
     }
+}
+
+static bool gate_trips(const opts *o, const tally *t)
+{
+    return cli_leak_gate_trips(t->leaks, (double)t->leak_bytes, t->growth_bytes, o->fail_bytes);
 }
 
 /* A run of frames a user does not read first, as one line. */
@@ -333,7 +342,8 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                cli_plural((double)(total - o->top)), o->top);
 }
 
-static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom)
+static void print_verdict(const opts *o, const char *path, const tally *t, size_t iterations,
+                          bool oom)
 {
     char bytes[32], growth[32];
     printf("verdict: %s: ", cli_term(cli_basename(path)));
@@ -359,10 +369,16 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
         printf("; %zu suspect%s", t->suspects, t->suspects == 1 ? "" : "s");
     if (oom)
         printf("; out of memory");
+    if (t->leaks && o->fail && o->fail_bytes) {
+        char lim[32];
+        ms_format_bytes((int64_t)o->fail_bytes, lim, sizeof lim);
+        printf("; %s --fail=%s", gate_trips(o, t) ? "reaches" : "below", lim);
+    }
     printf("\n");
 }
 
 /* Analyses one file; appends to `files` in JSON mode, prints otherwise. */
+/* *leak_found: the file trips the --fail gate (any leak without a SIZE). */
 static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_found)
 {
     ms_snapshot *s = NULL;
@@ -448,7 +464,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         ms_run_free(run);
     }
     if (!rc) {
-        if (tl.leaks)
+        if (gate_trips(o, &tl))
             *leak_found = true;
         if (o->json) {
             cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
@@ -460,7 +476,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
             cJSON_AddBoolToObject(v, "oom", oom);
         } else {
-            print_verdict(path, &tl, iterations, oom);
+            print_verdict(o, path, &tl, iterations, oom);
         }
     }
     ms_snapshot_free(s);
@@ -483,7 +499,7 @@ int cmd_leaks(int argc, char **argv)
         {CLI_FLAG("--json", &o.json)},
         {CLI_FLAG("--all", &o.all)},
         {CLI_FLAG("--stack", &o.stack)},
-        {CLI_FLAG("--fail", &o.fail)},
+        {CLI_SIZE_OPTIONAL("--fail", &o.fail_bytes, &o.fail)},
         {CLI_SIZE("--min-bytes", &o.lo.min_bytes)},
         {CLI_STRING("--step", &o.lo.iter.step_name)},
         {CLI_INT("--top", &top, 1, 100000)},

@@ -206,17 +206,10 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
-    ms_chart_highlight *hl = calloc(n ? n : 1, sizeof *hl);
-    if (!hl) {
-        cli_error(CMD, "out of memory");
+    ms_chart_highlight *hl = NULL;
+    if (ms_chart_highlights_from_marks(&hl, *marks, n, &err)) {
+        cli_error(CMD, "%s", err.message);
         return 2;
-    }
-    for (size_t k = 0; k < n; k++) {
-        /* Marks come grouped by finding: its first one carries the label. */
-        bool first = !k || (*marks)[k].finding != (*marks)[k - 1].finding;
-        hl[k].alloc = (*marks)[k].alloc_index;
-        hl[k].label = first ? (*marks)[k].label : NULL;
-        hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
     }
     *out = hl;
     *n_out = n;

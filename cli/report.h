@@ -39,6 +39,7 @@ typedef struct report_opts {
     bool has_max_reserved;
     uint64_t max_reserved;
     bool fail_on_leaks;
+    uint64_t fail_on_leaks_bytes; /* --fail-on-leaks=SIZE; 0: any leak */
     bool fail_on_oom;
     const char *baseline;   /* a pickle, a summary JSON, or a report directory */
     bool has_max_growth;

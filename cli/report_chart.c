@@ -99,17 +99,11 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
         rc = ms_leak_marks_from_report(&marks, &n_marks, s, t, lr, err);
     if (rc)
         return rc;
-    ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;
-    if (n_marks && !hl) {
+    ms_chart_highlight *hl = NULL;
+    rc = ms_chart_highlights_from_marks(&hl, marks, n_marks, err);
+    if (rc) {
         ms_leak_marks_free(marks);
-        return fail(err, MS_ERR_NOMEM, "out of memory");
-    }
-    /* One arrow per finding: a leak of 24 allocations labelled 24 times hides the chart,
-     * and so do the 15 sites of one graph. Marks come grouped by finding. */
-    for (size_t i = 0; i < n_marks; i++) {
-        hl[i].alloc = marks[i].alloc_index;
-        hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
-        hl[i].suspect = marks[i].kind != MS_LEAK_LEAK;
+        return rc;
     }
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label};

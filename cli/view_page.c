@@ -28,7 +28,7 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
     return out;
 }
 
-/* The allocations memsnap leaks blames, outlined, with one label per site as render
+/* The allocations memsnap leaks blames, outlined, with one label per finding as render
  * --leaks draws them. */
 static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **marks,
                            size_t *n_marks, ms_chart_highlight **out, ms_error *err)
@@ -38,16 +38,8 @@ static int leak_highlights(ms_run *run, const ms_timeline *t, ms_leak_mark **mar
     if (!rc)
         rc = ms_leak_marks_from_report(marks, n_marks, ms_run_snapshot(run), t, r, err);
     ms_chart_highlight *hl = NULL;
-    if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
-        rc = MS_ERR_NOMEM;
-    for (size_t i = 0; !rc && i < *n_marks; i++) {
-        hl[i].alloc = (*marks)[i].alloc_index;
-        hl[i].label = (*marks)[i].label;
-        hl[i].suspect = (*marks)[i].kind != MS_LEAK_LEAK; /* red is for leak findings */
-        for (size_t k = 0; k < i && hl[i].label; k++)
-            if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
-                hl[i].label = NULL;
-    }
+    if (!rc)
+        rc = ms_chart_highlights_from_marks(&hl, *marks, *n_marks, err);
     *out = hl;
     return rc;
 }

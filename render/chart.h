@@ -149,6 +149,15 @@ typedef struct ms_chart_highlight {
     bool suspect;      /* a suspect, not a leak finding: a neutral outline, never red */
 } ms_chart_highlight;
 
+struct ms_leak_mark;
+/* The leak marks of a run (ms_leak_marks_from_report) as highlights, one rule for every
+ * picture that outlines leaks (render --leaks, the report's timeline, the view): every
+ * allocation outlined, a finding labelled once (at its first mark), suspects neutral.
+ * The labels point into `marks`, which must outlive the highlights; *out is NULL for no
+ * marks and is released with free(). */
+int ms_chart_highlights_from_marks(ms_chart_highlight **out, const struct ms_leak_mark *marks,
+                                   size_t n, ms_error *err);
+
 typedef struct ms_chart_spec {
     ms_chart_x x_mode;
     ms_chart_by by;
