@@ -149,6 +149,14 @@ static void pair(FILE *out, const cJSON *p)
         md(out, report_str(s, "site"));
         fputc(' ', out);
         md_function(out, report_str(s, "function"));
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(s, "b_site");
+        if (cJSON_IsString(bs)) {
+            char mv[2100];
+            ms_site_moved_format(report_str(s, "site"), bs->valuestring, mv, sizeof mv);
+            fputs(" (", out);
+            md(out, mv);
+            fputc(')', out);
+        }
         fprintf(out, " | %s | %s | %s |\n", a, b, d);
     }
     fputc('\n', out);

@@ -63,6 +63,10 @@ static int add_top_sites(cJSON *dev, ms_run *run, int top_k, ms_error *err)
         num(e, "bytes", (double)tot[i].bytes);
         num(e, "count", (double)tot[i].count);
         leaks_user_frame_json(e, s, tot[i].user_frame);
+        /* What `diff` matches a site by when its line moved between two runs. */
+        char shape[32];
+        ms_profile_site_shape(s, &tot[i], shape, sizeof shape);
+        cJSON_AddStringToObject(e, "shape", shape);
         cJSON_AddItemToArray(arr, e);
     }
     return 0;
@@ -498,14 +502,17 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
             const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"));
             const char *fn =
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"));
+            /* A summary written before shapes were: unknown, matched by file and function. */
+            const char *shape =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "shape"));
             uint64_t bytes = 0, count = 0;
             if (!site)
                 return fail(err, "summary JSON top site without \"site\"");
             if (get_uint(err, st, "bytes", true, &bytes) ||
                 get_uint(err, st, "count", true, &count))
                 return MS_ERR_FORMAT;
-            int rc = ms_profile_add_site(p, MS_SITES_AT_PEAK, site, fn ? fn : "", bytes, count,
-                                         err);
+            int rc = ms_profile_add_site_shaped(p, MS_SITES_AT_PEAK, site, fn ? fn : "", shape,
+                                                bytes, count, err);
             if (rc)
                 return rc;
             sum += bytes;
