@@ -227,11 +227,12 @@ static void print_unforced(const opts *o, const ms_iterations *found, const ms_l
 }
 
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
-                         const ms_leak_report *r, const ms_iterations *found)
+                         const ms_leak_report *r, const ms_idle *idle,
+                         const ms_iterations *found)
 {
     int64_t t0 = t->t_first_us;
     printf("device %d\n", r->device);
-    leaks_iterations_print(stdout, r->iterations, t0, 2);
+    leaks_iterations_print(stdout, r->iterations, idle, t0, 2);
     if (found)
         print_unforced(o, found, r, t);
     if (r->oom_count) {
@@ -412,8 +413,9 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
         ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
+        const ms_idle *idle = NULL;
         if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(&t, run, &err) ||
-            ms_run_leaks(&r, run, &err)) {
+            ms_run_leaks(&r, run, &err) || ms_run_idle(&idle, run, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
             ms_run_free(run);
             rc = 2;
@@ -436,7 +438,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             cJSON_AddItemToArray(devs, dj);
             leaks_json_int(dj, "device", (int64_t)(d));
             cJSON_AddItemToObject(dj, "iterations",
-                                  leaks_iterations_to_json(r->iterations, t->t_first_us));
+                                  leaks_iterations_to_json(r->iterations, idle, t->t_first_us));
             if (found) {
                 cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
                 leaks_json_int(fj, "count", (int64_t)found->n);
@@ -458,7 +460,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             if (o->top && listed > o->top)
                 leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
-            print_device(o, s, t, r, found);
+            print_device(o, s, t, r, idle, found);
         }
         ms_iterations_free(found);
         ms_run_free(run);

@@ -235,14 +235,16 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
     return 0;
 }
 
-/* The run axis of one file, found once for the extent and the chart. */
-static int file_warp(const char *path, ms_chart_source *src, ms_chart_warp *w)
+/* The run axis of one file, laid once for the extent and the chart from the run's quiet
+ * stretches (what summary's iterations table calls idle). */
+static int file_warp(const char *path, ms_run *run, ms_chart_source *src, ms_chart_warp *w)
 {
     ms_error err;
-    if (ms_chart_warp_find(w, src->trace, src->iterations, &err)) {
+    if (ms_run_idle(&src->idle, run, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
+    ms_chart_warp_from_idle(w, src->idle);
     src->warp = w;
     return 0;
 }
@@ -365,7 +367,7 @@ int cmd_render(int argc, char **argv)
             rc = 2;
             break;
         }
-        if (run && (rc = file_warp(o.files[i], &srcs[i], &warps[i])))
+        if (run && (rc = file_warp(o.files[i], runs[i], &srcs[i], &warps[i])))
             break;
     }
 

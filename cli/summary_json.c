@@ -116,10 +116,11 @@ cJSON *summary_leaks_json(const ms_leak_totals *lt)
 static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
 {
     const ms_iterations *it = NULL;
-    if (ms_run_iterations(&it, run, err))
+    const ms_idle *idle = NULL;
+    if (ms_run_iterations(&it, run, err) || ms_run_idle(&idle, run, err))
         return NULL;
     const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
-    cJSON *iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+    cJSON *iters = leaks_iterations_to_json(it, idle, tr->n ? tr->time_us[0] : 0);
     int64_t by[MS_CAT_COUNT];
     ms_peak_place pl;
     if (iters && ms_run_peak_categories(by, run, err) == 0 &&

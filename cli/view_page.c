@@ -63,8 +63,11 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     int rc = ms_run_timeline(&t, run, err);
     if (!rc && o->leaks)
         rc = leak_highlights(run, t, &marks, &n_marks, &hl, err);
+    const ms_idle *idle = NULL;
     if (!rc)
         rc = ms_run_iterations(&it, run, err);
+    if (!rc)
+        rc = ms_run_idle(&idle, run, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
@@ -82,6 +85,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     if (!rc) {
         ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                                .label = label, .categories = cats, .iterations = it,
+                               .idle = idle,
                                .group_rules = o->groups};
         ms_chart_export_opts eo = {0};
         eo.x_set = true;

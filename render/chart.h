@@ -86,7 +86,7 @@ typedef enum ms_chart_x {
  * Times are seconds since the first event of the trace it was found from: a source over
  * a slice of that trace (its own first event later) needs the knots shifted to match.
  * Plain data: it can be copied and serialised as it is. */
-#define MS_CHART_MAX_BREAKS 12
+#define MS_CHART_MAX_BREAKS 12 /* MS_IDLE_MAX_BREAKS */
 #define MS_CHART_MAX_SEGMENTS (2 * MS_CHART_MAX_BREAKS + 1)
 typedef struct ms_chart_warp {
     size_t n_segments;                    /* 1 .. MS_CHART_MAX_SEGMENTS */
@@ -97,11 +97,15 @@ typedef struct ms_chart_warp {
 } ms_chart_warp;
 
 struct ms_iterations;
-/* The run axis of a device trace (render/xwarp.c says how it is chosen): from its times
- * and, when given, its iterations (memsnap/iterations.h). A trace without times, or one
- * where nothing needs compressing, gets the identity (one segment, no break). */
+struct ms_idle;
+/* The run axis of a device trace: its breaks are the quiet stretches the library finds
+ * (memsnap/idle.h), from its times and, when given, its iterations. A trace without
+ * times, or one where nothing needs compressing, gets the identity (one segment, no
+ * break). ms_chart_warp_from_idle lays the same axis from stretches already found (a
+ * run's, ms_run_idle), so the iterations table and the chart read one finding. */
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
                        const struct ms_iterations *it, ms_error *err);
+int ms_chart_warp_from_idle(ms_chart_warp *out, const struct ms_idle *idle);
 /* u of a time in seconds, and the time of an axis position (the inverse). */
 double ms_chart_warp_u(const ms_chart_warp *w, double t);
 double ms_chart_warp_t(const ms_chart_warp *w, double u);
@@ -199,8 +203,11 @@ typedef struct ms_chart_source {
     const struct ms_iterations *iterations;
     /* --by group: the user's rules, matched against each allocation's frames. */
     const struct ms_chart_group_rules *group_rules;
-    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: found when building
-     * from the trace and `iterations`. Pass it when several calls need it (extent, then
+    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL: found
+     * from the trace and `iterations` when needed. */
+    const struct ms_idle *idle;
+    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: laid from `idle`, or
+     * found from the trace and `iterations`. Pass it when several calls need it (extent, then
      * build) or when the window was given in seconds and converted with it. */
     const ms_chart_warp *warp;
 } ms_chart_source;
