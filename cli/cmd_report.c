@@ -577,12 +577,13 @@ static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char
     }
     bool chartable = n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && chartable; i++)
-        chartable = fs[i].snap && fs[i].tl;
+        chartable = fs[i].snap && fs[i].tl && fs[i].run;
     char *svg = NULL;
     if (chartable) {
         report_chart_input in[MAX_CHART_FILES];
         for (size_t i = 0; i < n; i++)
-            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path)};
+            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path),
+                                         fs[i].run};
         char *png_path = join(o->out_dir, "ranks.png");
         int crc = png_path ? report_chart_compare(&svg, in, n, png_path, &err) : MS_ERR_NOMEM;
         free(png_path);
