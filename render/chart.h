@@ -236,6 +236,13 @@ typedef struct ms_chart_group {
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */
     ms_chart_rgb fill;
+    /* The colour of what it belongs to (its site, phase, rule, category), as the legend
+     * shows it; an allocation's fill is a shade of its site's. The colours of the bands
+     * one chart shows taller than 1.5 px stay MS__MIN_DELTA_E (CIEDE2000 12) apart. */
+    ms_chart_rgb key_rgb;
+    int key_index;           /* its name in key_names[] (what key_rgb is the colour of), or
+                                -1 for a fixed colour (categories, rules, leaks) */
+    uint64_t shade_key;      /* an allocation's band: what picks its shade of key_rgb */
     double score;            /* bytes x lifetime in the window, what ranked it (0 for
                                 category bands: their order is fixed) */
     char label[MS_CHART_TEXT];
@@ -348,11 +355,20 @@ typedef struct ms_chart {
     int64_t *col_low;      /* min active bytes in the window: where a column holds many
                               events (a training step narrower than a pixel), memory
                               swings between this and the top */
-    bool show_low;         /* the swing is wide enough to be worth a line */
+    int64_t *col_hill;     /* how far the top rises above both the state the column
+                              starts in and the one it ends in: a whole hill (a step
+                              rising and falling back) narrower than the column */
+    bool show_low;         /* hills narrower than a pixel: the minimum line is worth it */
 
     /* The bands, bottom first; "other" (col_other) goes on top of them all. */
     size_t n_groups;
     ms_chart_group *groups;  /* n_groups */
+    /* The names the bands' colours belong to (sites, phases, compile contexts), and
+     * whether a band of each shows (over 1.5 px, or named in the legend): what a figure
+     * of several panels resolves together so a name has one colour in all of them. */
+    size_t n_key_names;
+    char (*key_names)[MS_CHART_TEXT]; /* n_key_names */
+    bool *key_shown;                  /* n_key_names */
     int64_t *heights;      /* n_groups x n_cols bytes, heights[g * n_cols + c] */
 
     /* Overlays: one curve pair per file (n_series == 0 for stacked charts). */

@@ -78,6 +78,9 @@ static int build_panels(ms_chart_figure *fig, const ms_chart_source *srcs, size_
             return rc;
         fig->n_charts = i + 1;
     }
+    /* A site has one colour in every panel: the panels' names kept apart as one set. */
+    if (ms__colours_together(fig->charts, fig->n_charts))
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring the panels");
     return 0;
 }
 
