@@ -120,7 +120,8 @@ static void leak_gate(cJSON *list, const cJSON *files, uint64_t min_bytes, size_
         /* Measured: the findings without a SIZE (limit 0), else the larger of the two
          * figures the SIZE is held to. */
         double measured = min_bytes ? (leaked > growth ? leaked : growth) : n;
-        add_check(list, "leaks", "--fail-on-leaks", file, -1, measured, (double)min_bytes, ok, msg, failed);
+        add_check(list, "leaks", "--fail-on-leaks", file, -1, measured, (double)min_bytes, ok, msg,
+                  failed);
     }
 }
 

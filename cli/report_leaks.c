@@ -88,7 +88,8 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         oom = oom || r->oom_count;
         cJSON *dj = cJSON_CreateObject();
         leaks_json_int(dj, "device", d);
-        cJSON_AddItemToObject(dj, "iterations", leaks_iterations_to_json(r->iterations, idle, tl->t_first_us));
+        cJSON_AddItemToObject(dj, "iterations",
+                              leaks_iterations_to_json(r->iterations, idle, tl->t_first_us));
         leaks_json_int(dj, "oom_count", (int64_t)r->oom_count);
         if (r->oom_count) {
             leaks_json_int(dj, "first_oom_us", r->first_oom_us);

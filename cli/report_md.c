@@ -277,8 +277,8 @@ static void md_idle(FILE *out, const cJSON *iterations)
             continue;
         }
         if (at < sizeof line)
-            at += (size_t)snprintf(line + at, sizeof line - at, "%siteration %.0f %s", shown ? ", " : "",
-                                   report_num(x, "index"), iw);
+            at += (size_t)snprintf(line + at, sizeof line - at, "%siteration %.0f %s",
+                                   shown ? ", " : "", report_num(x, "index"), iw);
         shown++;
     }
     leaks_iterations_trailing_text(iterations, tr, sizeof tr);

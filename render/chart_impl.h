@@ -90,11 +90,12 @@ double ms__delta_e(ms_chart_rgb x, ms_chart_rgb y);
 /* Bands one chart shows stay this far apart (CIEDE2000). */
 #define MS__MIN_DELTA_E 12.0
 /* The colours of n names shown together: each its own (ms__text_rgb) unless it lies
- * within MS__MIN_DELTA_E of a name placed before it, of the theme's background, grey or
- * muted grey; names are placed in the order of their hash, and one that collides takes
- * the candidate colour farthest from all placed. Names with shown[i] false (NULL: all shown) keep their own colour and
- * are not placed: slivers nobody tells apart. -1 on no memory (out[] then holds the
- * names' own colours). */
+ * within MS__MIN_DELTA_E of a name kept before it (names in the order of their hash), or
+ * of the theme's background, grey or muted grey; the names that do not keep theirs then
+ * take, in the same order, the first candidate colour from a place their hash fixes
+ * that keeps the distance to every colour placed (with none, the farthest). Names with
+ * shown[i] false (NULL: all shown) keep their own colour and are not placed: slivers
+ * nobody tells apart. -1 on no memory (out[] then holds the names' own colours). */
 int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool *shown,
                          size_t n, const ms_chart_theme *theme);
 /* The panels of one figure coloured together: the names of all of them resolved as one

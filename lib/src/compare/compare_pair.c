@@ -516,7 +516,10 @@ static void net_of(text *t, const ms_site_delta *sites, size_t n, const char *wh
             if (d == 0 || (d > 0) != (side == 0) || magnitude(d) * 10 < largest)
                 continue;
             signed_bytes(d, b, sizeof b);
-            const char *lead = k ? " and " : side == 0 ? " up at " : named ? ", down at " : " down at ";
+            const char *lead = k           ? " and "
+                               : side == 0 ? " up at "
+                               : named     ? ", down at "
+                                           : " down at ";
             put(t, "%s" SITE_FMT " (%s)", lead, SITE_ARGS(&sites[i]), b);
             k++;
             named = true;
@@ -599,8 +602,8 @@ static void moved_words(text *t, const ms_pair *p)
     for (size_t i = 0; i < k; i++) {
         char mv[1100];
         ms_site_moved_format(p->moved[i].site, p->moved[i].b_site, mv, sizeof mv);
-        put(t, "%s" SITE_FMT " (%s)", i == 0 ? "" : (i + 1 == k && k == p->n_moved ? " and " : ", "),
-            SITE_ARGS(&p->moved[i]), mv);
+        const char *sep = i == 0 ? "" : (i + 1 == k && k == p->n_moved ? " and " : ", ");
+        put(t, "%s" SITE_FMT " (%s)", sep, SITE_ARGS(&p->moved[i]), mv);
     }
     if (p->n_moved > k)
         put(t, " and %zu more", p->n_moved - k);
