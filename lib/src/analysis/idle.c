@@ -277,7 +277,8 @@ static int place_gap(ms_idle *out, size_t *cap, const ms_idle_gap *g, const ms_i
 /* Keeps the gaps inside a kept break, places them and adds them up. */
 static int settle(ms_idle *out, finder *f, const ms_iterations *it)
 {
-    qsort(f->taken, f->n_taken, sizeof *f->taken, taken_order);
+    if (f->n_taken)
+        qsort(f->taken, f->n_taken, sizeof *f->taken, taken_order);
     bool setup_kept = false;
     for (size_t j = 0; j < out->n_breaks; j++)
         setup_kept = setup_kept || out->breaks[j].from_s <= 0;
