@@ -39,6 +39,7 @@ typedef struct report_opts {
     bool has_max_reserved;
     uint64_t max_reserved;
     bool fail_on_leaks;
+    uint64_t fail_on_leaks_bytes; /* --fail-on-leaks=SIZE; 0: any leak */
     bool fail_on_oom;
     const char *baseline;   /* a pickle, a summary JSON, or a report directory */
     bool has_max_growth;
@@ -145,9 +146,11 @@ typedef struct report_chart_input {
     const ms_snapshot *snap;
     const ms_timeline *tl;   /* curves and allocs */
     const char *label;
+    ms_run *run;             /* the run `tl` is from: its iterations and idle stretches */
 } report_chart_input;
 
-/* The comparison chart of several files on shared scales: PNG at `png_path`, SVG out. */
+/* The comparison chart of several files on shared scales, each panel on its run axis
+ * (ms_chart_build_figure, as `render A B` draws it): PNG at `png_path`, SVG out. */
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err);
 
