@@ -106,7 +106,7 @@ static void default_chart(const char *path, const char *name, void *arg)
             for (size_t c = 0; c < ch->n_cols; c++)
                 if (ch->heights[g * ch->n_cols + c] > top)
                     top = ch->heights[g * ch->n_cols + c];
-            if (ch->y_max > 0 && (double)top / ch->y_max * ch->plot.h >= 2)
+            if (ch->y_max > 0 && (double)top / ch->y_max * ch->plot.h >= 1.5)
                 n = add_colour(set, n, gp->key_rgb);
         }
         for (size_t i = 0; i < ch->n_legend && n < 500; i++)

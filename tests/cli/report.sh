@@ -99,5 +99,16 @@ grep -q 'cut.pickle: byte' "$T/out" || bad "bad baseline not named"
 run 2 testdata/oom.pickle -o
 grep -q -- '-o needs a value' "$T/out" || bad "no message for -o without a value"
 
+# ranks.png is the comparison figure `render A B` draws: panels on shared scales, each on
+# its run axis (set-up squeezed, iterations given the width), the same bytes.
+run 0 testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp"
+if [ -s "$T/ddp/ranks.png" ]; then
+  "$BIN" render testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp-render.png" \
+    || bad "render A B failed"
+  cmp -s "$T/ddp/ranks.png" "$T/ddp-render.png" || bad "ranks.png is not the figure render A B draws"
+else
+  bad "no ranks.png for two files"
+fi
+
 [ "$fail" -eq 0 ] && echo "report.sh: all checks passed"
 exit "$fail"
