@@ -10,7 +10,8 @@
  *    iteration is trailing idle;
  *  - the table agrees with the chart: every idle gap lies inside a break of the run
  *    axis laid from the same finding, and the set-up and the warm-up too;
- *  - summary prints the idle column ("+1.50 s idle before") and --json its fields. */
+ *  - summary prints the idle column ("+1.50 s idle before") and --json its fields;
+ *  - torch.compile's compile windows are set-up: breaks of the axis, never idle. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,40 @@ static void pauses(void)
     cJSON_Delete(truth);
 }
 
+/* torch.compile's compile windows (the run's shape) are set-up: no idle gap inside one,
+ * and shape_compile_autotune's (the first call, 24.6 s, and the first backward, 53.1 s,
+ * by its truth; one window of the first iteration here) lie in breaks. */
+static void compile_is_work(const char *name, const ms_trace *tr, ms_run *run,
+                            const ms_idle *idle)
+{
+    const ms_shape *sh = NULL;
+    ms_error err;
+    CHECK_EQ_INT_IN(name, ms_run_shape(&sh, run, &err), 0);
+    if (!sh || !tr->n)
+        return;
+    size_t in_break = 0;
+    for (size_t k = 0; k < sh->n_compile; k++) {
+        const ms_shape_compile *c = &sh->compile[k];
+        for (size_t i = 0; i < idle->n_gaps; i++) {
+            char ctx[160];
+            snprintf(ctx, sizeof ctx, "%s: idle gap %zu inside compile window %zu", name, i, k);
+            CHECK_TRUE_IN(ctx, idle->gaps[i].after_event < c->start_event ||
+                                   idle->gaps[i].after_event >= c->end_event - 1);
+        }
+        double a = (double)(c->start_us - tr->time_us[0]) / 1e6;
+        double b = (double)(c->end_us - tr->time_us[0]) / 1e6;
+        for (size_t j = 0; j < idle->n_breaks; j++)
+            if (a >= idle->breaks[j].from_s - 1e-9 && b <= idle->breaks[j].to_s + 1e-9) {
+                in_break++;
+                break;
+            }
+    }
+    if (!strcmp(name, "shape_compile_autotune")) {
+        CHECK_TRUE_IN(name, sh->n_compile >= 1);
+        CHECK_EQ_INT_IN(name, (int)in_break, (int)sh->n_compile);
+    }
+}
+
 /* Idle after the last iteration is trailing idle, and every finding agrees with its axis. */
 static void each(const char *path, const char *name, void *arg)
 {
@@ -133,6 +168,7 @@ static void each(const char *path, const char *name, void *arg)
         CHECK_EQ_INT_IN(name, (int)sum, (int)idle->idle_us);
         if (!strcmp(name, "streams"))
             CHECK_TRUE_IN(name, idle->trailing_us > 10000);
+        compile_is_work(name, ms_snapshot_trace(s, ms_run_device(run)), run, idle);
     }
     ms_run_free(run);
     ms_snapshot_free(s);
