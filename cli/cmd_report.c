@@ -253,15 +253,18 @@ static void *draw_charts(void *arg)
             return NULL;
         }
     }
+    /* The run axis reads the run's idle stretches, which the caller builds with the
+     * categories: wait for them before reading the run again. */
+    if (j->threaded)
+        job_wait(j, &j->cats_done);
     j->rc = j->png_path
                 ? report_chart_file(f->run, cli_basename(f->path), j->o, j->png_path, &j->err)
                 : MS_ERR_NOMEM;
-    if (j->threaded)
-        job_wait(j, &j->cats_done);
     if (!j->rc && (!j->threaded || j->cats_ok))
         j->cat_rc = j->cat_png_path
-                        ? report_chart_categories(&j->cat_svg, f->snap, f->tl, f->cats,
-                                                  cli_basename(f->path), j->cat_png_path,
+                        ? report_chart_categories(&j->cat_svg, f->run, f->tl, f->cats,
+                                                  cli_basename(f->path), j->o->x_time,
+                                                  j->cat_png_path,
                                                   &j->cat_err)
                         : MS_ERR_NOMEM;
     return NULL;
@@ -406,6 +409,11 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
      * phases are read from it, so the trace is cut into phases once. */
     ms_error_clear(&err);
     rc = ms_run_categories(&f->cats, f->run, &err);
+    /* The charts' run axis (iterations, idle stretches, shape), built here so the chart
+     * thread only reads the run. */
+    const ms_idle *idle = NULL;
+    if (!rc)
+        rc = ms_run_idle(&idle, f->run, &err);
     if (rc) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         rc = 2;

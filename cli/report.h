@@ -131,15 +131,18 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                          ms_run *chart_run, ms_profile *profile, ms_error *err);
 
 /* The active-memory chart of one file with its leaks marked, as the PNG at `png_path`
- * (the page shows the interactive view instead). */
+ * (the page shows the interactive view instead), on the run's axis as `render --leaks`
+ * draws it (o->x_time: linear time). The run's iterations, idle stretches and shape must be built already when
+ * another thread uses the run (cmd_report.c builds them before it signals). */
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err);
 
 /* The same timeline by category (render --by category) from the file's categorisation
- * `c` of `t`: PNG at `png_path`, SVG out (*svg_out NULL when the build has no charts). */
-int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                            const ms_categories *c, const char *label, const char *png_path,
-                            ms_error *err);
+ * `c` of `t`, on the same axis (x_time: linear time, as --x time): PNG at `png_path`, SVG out (*svg_out NULL when the build
+ * has no charts). */
+int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
+                            const ms_categories *c, const char *label, bool x_time,
+                            const char *png_path, ms_error *err);
 
 /* One file of the comparison chart. */
 typedef struct report_chart_input {

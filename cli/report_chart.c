@@ -83,10 +83,21 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
     return rc;
 }
 
+/* The run axis of a file's charts as `render` lays it: from the run's iterations and
+ * idle stretches (and its shape, which names a CUDA-graph pool in the title). */
+static int run_axis_of(ms_chart_source *src, ms_run *run, ms_error *err)
+{
+    int rc = ms_run_iterations(&src->iterations, run, err);
+    if (!rc)
+        rc = ms_run_idle(&src->idle, run, err);
+    if (!rc)
+        rc = ms_run_shape(&src->shape, run, err);
+    return rc;
+}
+
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err)
 {
-    (void)o; /* how iterations are found is the run's option */
     const ms_snapshot *s = ms_run_snapshot(run);
     const ms_timeline *t = NULL;
     const ms_leak_report *lr = NULL;
@@ -107,7 +118,14 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
     }
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label};
+    rc = run_axis_of(&src, run, err);
+    if (rc) {
+        free(hl);
+        ms_leak_marks_free(marks);
+        return rc;
+    }
     ms_chart_spec spec = {0};
+    spec.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
     spec.highlights = hl;
     spec.n_highlights = n_marks;
     /* The PNG alone: the page shows the interactive view in its place. */
@@ -117,14 +135,19 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
     return rc;
 }
 
-int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                            const ms_categories *c, const char *label, const char *png_path,
-                            ms_error *err)
+int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
+                            const ms_categories *c, const char *label, bool x_time,
+                            const char *png_path, ms_error *err)
 {
     *svg_out = NULL;
+    const ms_snapshot *s = ms_run_snapshot(run);
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label, .categories = c};
+    int rc = run_axis_of(&src, run, err);
+    if (rc)
+        return rc;
     ms_chart_spec spec = {0};
+    spec.x_mode = x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
     spec.by = MS_CHART_BY_CATEGORY;
     return png_and_svg(svg_out, &src, &spec, png_path, err);
 }
