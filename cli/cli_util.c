@@ -216,6 +216,16 @@ const char *cli_seconds_text(char *buf, size_t cap, double seconds, double span_
     return buf;
 }
 
+bool cli_leak_gate_trips(uint64_t leaks, double leaked_bytes, double growth_per_iteration,
+                         uint64_t min_bytes)
+{
+    if (leaks == 0)
+        return false;
+    /* Growth per iteration is an average: rounded to whole bytes as every view prints it. */
+    return min_bytes == 0 || leaked_bytes >= (double)min_bytes ||
+           floor(growth_per_iteration + 0.5) >= (double)min_bytes;
+}
+
 const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us)
 {
     if (has_times)

@@ -96,4 +96,10 @@ const char *cli_seconds_text(char *buf, size_t cap, double seconds, double span_
  * indexes; returns buf. */
 const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64_t us);
 
+/* The leak gate of `leaks --fail[=SIZE]` and `report --fail-on-leaks[=SIZE]`, one rule
+ * for both: a file with a leak finding trips it; with a SIZE (min_bytes > 0) only when
+ * its leaked bytes, or its growth per iteration (0 without iterations), reach SIZE. */
+bool cli_leak_gate_trips(uint64_t leaks, double leaked_bytes, double growth_per_iteration,
+                         uint64_t min_bytes);
+
 #endif

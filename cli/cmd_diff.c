@@ -56,6 +56,8 @@ static void cell(int m, int64_t v, bool signed_delta, char *buf, size_t cap)
     }
 }
 
+static void print_moved(const ms_site_delta *d);
+
 static void print_sites(const char *title, const ms_site_delta *d, size_t n, bool known,
                         bool complete, int top, const char *la, const char *lb)
 {
@@ -64,7 +66,15 @@ static void print_sites(const char *title, const ms_site_delta *d, size_t n, boo
         return;
     }
     size_t shown = n < (size_t)top ? n : (size_t)top;
-    printf("\n%s: %zu changed%s", title, n,
+    size_t changed = 0, moved = 0;
+    for (size_t i = 0; i < n; i++) {
+        changed += d[i].delta_bytes != 0;
+        moved += d[i].b_site != NULL;
+    }
+    printf("\n%s: %zu changed", title, changed);
+    if (moved)
+        printf(", %zu moved", moved);
+    printf("%s",
            complete ? "" : " (from summaries' top sites: a site missing on one side may be "
                            "below its cut)");
     if (n == 0) {
@@ -78,7 +88,35 @@ static void print_sites(const char *title, const ms_site_delta *d, size_t n, boo
         signed_size_text(d[i].delta_bytes, b0, sizeof b0);
         ms_format_bytes(d[i].a_bytes, b1, sizeof b1);
         ms_format_bytes(d[i].b_bytes, b2, sizeof b2);
-        printf("  %12s %12s %12s  %s %s\n", b0, b1, b2, cli_term(d[i].site), cli_term(d[i].function));
+        printf("  %12s %12s %12s  %s %s", b0, b1, b2, cli_term(d[i].site), cli_term(d[i].function));
+        print_moved(&d[i]);
+    }
+}
+
+/* " (moved :35 → :47)" after a site whose line moved, then the line's end. */
+static void print_moved(const ms_site_delta *d)
+{
+    char mv[2100];
+    ms_site_moved_format(d->site, d->b_site, mv, sizeof mv);
+    printf(mv[0] ? " (%s)\n" : "%s\n", cli_term(mv));
+}
+
+/* The sites that moved, over the whole run (the set only_in_a/b are judged on). */
+static void print_moved_sites(const ms_site_delta *d, size_t n, int top, const char *la,
+                              const char *lb)
+{
+    if (n == 0)
+        return;
+    size_t shown = n < (size_t)top ? n : (size_t)top;
+    printf("\nSites that moved (same file, function and callers, another line): %zu%s\n", n,
+           shown < n ? ", largest shown" : "");
+    printf("  %12s %12s  %s\n", cli_term(la), cli_term(lb), "site");
+    for (size_t i = 0; i < shown; i++) {
+        char b1[48], b2[48];
+        ms_format_bytes(d[i].a_bytes, b1, sizeof b1);
+        ms_format_bytes(d[i].b_bytes, b2, sizeof b2);
+        printf("  %12s %12s  %s %s", b1, b2, cli_term(d[i].site), cli_term(d[i].function));
+        print_moved(&d[i]);
     }
 }
 
@@ -224,6 +262,7 @@ static void print_text(const ms_pair *p, const char *la, const char *lb, const c
     print_sites("Sites by change in bytes alive at the end", p->sites[MS_SITES_AT_END],
                 p->n_sites[MS_SITES_AT_END], p->sites_known[MS_SITES_AT_END],
                 p->sites_complete[MS_SITES_AT_END], top, la, lb);
+    print_moved_sites(p->moved, p->n_moved, top, la, lb);
     print_only(la, p->only_a, p->n_only_a, false, top);
     print_only(lb, p->only_b, p->n_only_b, true, top);
     printf("\nVerdict: %s\n", cli_term(verdict));

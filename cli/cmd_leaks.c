@@ -17,7 +17,7 @@ static const char *const CMD = "leaks";
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail]\n"
+            "usage: memsnap leaks FILE... [--json] [--min-bytes SIZE] [--all] [--fail[=SIZE]]\n"
             "                    [--stack] [--top K] [--step NAME] [--iterations N]\n"
             "                    [--device N]\n"
             "\n"
@@ -31,7 +31,9 @@ static void usage(FILE *out)
             "  --json            print JSON (docs/json.md)\n"
             "  --min-bytes SIZE  hide findings with less memory alive at the end (e.g. 1MiB)\n"
             "  --all             also list retained memory (parameters, optimizer state, caches)\n"
-            "  --fail            exit 1 when a leak is found (for CI)\n"
+            "  --fail[=SIZE]     exit 1 when a leak is found (for CI); with SIZE only when a\n"
+            "                    file's leaked bytes or its growth per iteration reach SIZE\n"
+            "                    (--fail=1MiB)\n"
             "  --stack           print the stack of an allocation of each finding (your\n"
             "                    frames marked '>', torch's and native frames folded)\n"
             "  --top K           list at most K findings per device, largest first (the\n"
@@ -40,11 +42,13 @@ static void usage(FILE *out)
             "  --iterations N    the number of iterations the trace holds\n"
             "  --device N        only this device (default: every device in use)\n"
             "\n"
-            "Exit status: 0 ok, 1 a leak was found with --fail, 2 usage or input error.\n");
+            "Exit status: 0 ok, 1 a leak was found with --fail (of SIZE or more with\n"
+            "--fail=SIZE), 2 usage or input error.\n");
 }
 
 typedef struct opts {
     bool json, all, fail, stack;
+    uint64_t fail_bytes; /* --fail=SIZE; 0: any leak */
     int device;
     size_t top; /* 0: every finding */
     ms_leak_options lo;
@@ -117,6 +121,11 @@ static void count(tally *t, const ms_leak_report *r)
             t->retained++;
         }
     }
+}
+
+static bool gate_trips(const opts *o, const tally *t)
+{
+    return cli_leak_gate_trips(t->leaks, (double)t->leak_bytes, t->growth_bytes, o->fail_bytes);
 }
 
 /* A run of frames a user does not read first, as one line. */
@@ -237,13 +246,13 @@ static void alive_text(const ms_snapshot *s, const ms_leak *L, char *buf, size_t
 }
 
 static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline *t,
-                         const ms_leak_report *r, const ms_iterations *found,
-                         const cJSON *shape)
+                         const ms_leak_report *r, const ms_idle *idle,
+                         const ms_iterations *found, const cJSON *shape)
 {
     int64_t t0 = t->t_first_us;
     printf("device %d\n", r->device);
     shape_print_json(stdout, shape, 2, 0);
-    leaks_iterations_print(stdout, r->iterations, t0, 2);
+    leaks_iterations_print(stdout, r->iterations, idle, t0, 2);
     if (found)
         print_unforced(o, found, r, t);
     if (r->oom_count) {
@@ -361,8 +370,8 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                cli_plural((double)(total - o->top)), o->top);
 }
 
-static void print_verdict(const char *path, const tally *t, size_t iterations, bool oom,
-                          const char *shape)
+static void print_verdict(const opts *o, const char *path, const tally *t, size_t iterations,
+                          bool oom, const char *shape)
 {
     char bytes[32], growth[32];
     printf("verdict: %s: ", cli_term(cli_basename(path)));
@@ -392,10 +401,16 @@ static void print_verdict(const char *path, const tally *t, size_t iterations, b
         printf("; %zu suspect%s", t->suspects, t->suspects == 1 ? "" : "s");
     if (oom)
         printf("; out of memory");
+    if (t->leaks && o->fail && o->fail_bytes) {
+        char lim[32];
+        ms_format_bytes((int64_t)o->fail_bytes, lim, sizeof lim);
+        printf("; %s --fail=%s", gate_trips(o, t) ? "reaches" : "below", lim);
+    }
     printf("\n");
 }
 
 /* Analyses one file; appends to `files` in JSON mode, prints otherwise. */
+/* *leak_found: the file trips the --fail gate (any leak without a SIZE). */
 static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_found)
 {
     ms_snapshot *s = NULL;
@@ -430,8 +445,9 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
         ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
+        const ms_idle *idle = NULL;
         if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(&t, run, &err) ||
-            ms_run_leaks(&r, run, &err)) {
+            ms_run_leaks(&r, run, &err) || ms_run_idle(&idle, run, &err)) {
             cli_error(CMD, "%s: device %d: %s", path, d, err.message);
             ms_run_free(run);
             rc = 2;
@@ -468,7 +484,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddItemToArray(devs, dj);
             leaks_json_int(dj, "device", (int64_t)(d));
-            cJSON *ij = leaks_iterations_to_json(r->iterations, t->t_first_us);
+            cJSON *ij = leaks_iterations_to_json(r->iterations, idle, t->t_first_us);
             const ms_shape *sh = NULL;
             if (!ms_run_shape(&sh, run, &err))
                 shape_mark_iterations(ij, sh, r->iterations);
@@ -497,14 +513,14 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             if (o->top && listed > o->top)
                 leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
-            print_device(o, s, t, r, found, shape);
+            print_device(o, s, t, r, idle, found, shape);
         }
         cJSON_Delete(shape);
         ms_iterations_free(found);
         ms_run_free(run);
     }
     if (!rc) {
-        if (tl.leaks)
+        if (gate_trips(o, &tl))
             *leak_found = true;
         if (o->json) {
             cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
@@ -517,7 +533,7 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
             cJSON_AddBoolToObject(v, "oom", oom);
         } else {
-            print_verdict(path, &tl, iterations, oom, shape_text);
+            print_verdict(o, path, &tl, iterations, oom, shape_text);
         }
     }
     ms_snapshot_free(s);
@@ -540,7 +556,7 @@ int cmd_leaks(int argc, char **argv)
         {CLI_FLAG("--json", &o.json)},
         {CLI_FLAG("--all", &o.all)},
         {CLI_FLAG("--stack", &o.stack)},
-        {CLI_FLAG("--fail", &o.fail)},
+        {CLI_SIZE_OPTIONAL("--fail", &o.fail_bytes, &o.fail)},
         {CLI_SIZE("--min-bytes", &o.lo.min_bytes)},
         {CLI_STRING("--step", &o.lo.iter.step_name)},
         {CLI_INT("--top", &top, 1, 100000)},

@@ -214,18 +214,10 @@ static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
-    ms_chart_highlight *hl = calloc(n ? n : 1, sizeof *hl);
-    if (!hl) {
-        cli_error(CMD, "out of memory");
+    ms_chart_highlight *hl = NULL;
+    if (ms_chart_highlights_from_marks(&hl, *marks, n, &err)) {
+        cli_error(CMD, "%s", err.message);
         return 2;
-    }
-    for (size_t k = 0; k < n; k++) {
-        /* Marks come grouped by finding: its first one carries the label. */
-        bool first = !k || (*marks)[k].finding != (*marks)[k - 1].finding;
-        hl[k].alloc = (*marks)[k].alloc_index;
-        hl[k].label = first ? (*marks)[k].label : NULL;
-        hl[k].suspect = (*marks)[k].kind != MS_LEAK_LEAK;
-        hl[k].alive_end = (*marks)[k].kind == MS_LEAK_ALIVE_AT_END;
     }
     *out = hl;
     *n_out = n;
@@ -251,29 +243,18 @@ static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
     return 0;
 }
 
-/* The run axis of one file, found once for the extent and the chart. */
-static int file_warp(const char *path, ms_chart_source *src, ms_chart_warp *w)
+/* The run axis of one file, laid once for the extent and the chart from the run's quiet
+ * stretches (what summary's iterations table calls idle). */
+static int file_warp(const char *path, ms_run *run, ms_chart_source *src, ms_chart_warp *w)
 {
     ms_error err;
-    if (ms_chart_warp_find(w, src->trace, src->iterations, src->shape, &err)) {
+    if (ms_run_idle(&src->idle, run, &err)) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
+    ms_chart_warp_from_idle(w, src->idle);
     src->warp = w;
     return 0;
-}
-
-/* --from/--to are seconds; on the run axis each file's window is in its own axis units. */
-static ms_chart_spec file_spec(const ms_chart_spec *s, const ms_chart_source *src)
-{
-    ms_chart_spec f = *s;
-    if (f.x_mode == MS_CHART_X_RUN && src->warp && src->trace->has_times) {
-        if (f.has_from)
-            f.from = ms_chart_warp_u(src->warp, f.from);
-        if (f.has_to)
-            f.to = ms_chart_warp_u(src->warp, f.to);
-    }
-    return f;
 }
 
 /* --format json: the chart model every image of these options is drawn from. */
@@ -334,7 +315,6 @@ int cmd_render(int argc, char **argv)
     size_t n = o.n_files;
     ms_snapshot *snaps[MAX_FILES] = {0};
     ms_run *runs[MAX_FILES] = {0};
-    ms_chart *charts[MAX_FILES] = {0};
     ms_chart_source srcs[MAX_FILES];
     ms_chart_warp warps[MAX_FILES];
     const char *labels[MAX_FILES]; /* what tells the files apart in legends and titles */
@@ -390,67 +370,36 @@ int cmd_render(int argc, char **argv)
             rc = 2;
             break;
         }
-        if (run && (rc = file_warp(o.files[i], &srcs[i], &warps[i])))
+        if (run && (rc = file_warp(o.files[i], runs[i], &srcs[i], &warps[i])))
             break;
     }
 
-    /* Panels share both scales so that a taller hill means more memory. */
-    ms_chart_spec spec = o.spec;
-    double span = 0;
-    if (!rc && n > 1 && !o.overlay) {
-        int64_t bytes = 0;
-        for (size_t i = 0; i < n && !rc; i++) {
-            double s;
-            int64_t b;
-            ms_chart_spec fs = file_spec(&o.spec, &srcs[i]);
-            if (ms_chart_extent(&srcs[i], &fs, &s, &b, &err)) {
-                cli_error(CMD, "%s: %s", o.files[i], err.message);
-                rc = 2;
-            } else {
-                span = s > span ? s : span;
-                bytes = b > bytes ? b : bytes;
-            }
+    /* One figure: panels on shared scales (each on its own run axis) or an overlay, as
+     * every picture that compares files draws them (the report's ranks.png too). */
+    ms_chart_highlight *hls[MAX_FILES] = {0};
+    size_t n_hls[MAX_FILES] = {0};
+    ms_leak_mark *marks[MAX_FILES] = {0};
+    for (size_t i = 0; !rc && o.leaks && !o.overlay && i < n; i++)
+        rc = leak_highlights(o.files[i], runs[i], &marks[i], &hls[i], &n_hls[i]);
+    ms_chart_figure *fig = NULL;
+    if (!rc) {
+        ms_chart_figure_spec fs = {.chart = o.spec, .overlay = o.overlay,
+                                   .width = (int)o.width, .height = (int)o.height};
+        if (o.leaks) {
+            fs.highlights = (const ms_chart_highlight *const *)hls;
+            fs.n_highlights = n_hls;
         }
-        spec.y_fit = bytes;
-        if (!spec.has_to && spec.x_mode != MS_CHART_X_RUN) {
-            spec.has_to = true;
-            spec.to = (spec.has_from ? spec.from : 0) + span;
-        }
-    }
-
-    size_t n_charts = 0;
-    if (!rc && o.overlay) {
-        ms_chart_rect area = {0, 0, (double)o.width, (double)o.height};
-        if (ms_chart_build_overlay(&charts[0], srcs, n, &spec, area, &err)) {
+        if (ms_chart_build_figure(&fig, srcs, n, &fs, &err)) {
             cli_error(CMD, "%s", err.message);
             rc = 2;
-        } else {
-            n_charts = 1;
         }
     }
-    for (size_t i = 0; !rc && !o.overlay && i < n; i++) {
-        ms_chart_rect area = ms_render_panel_rect((int)o.width, (int)o.height, n, i);
-        ms_chart_spec panel = file_spec(&spec, &srcs[i]);
-        if (o.spec.x_mode == MS_CHART_X_RUN && n > 1 && !o.spec.has_to) {
-            panel.has_to = true; /* as long as the longest file, in this file's units */
-            panel.to = (panel.has_from ? panel.from : 0) + span;
-        }
-        ms_chart_highlight *hl = NULL;
-        ms_leak_mark *marks = NULL;
-        if (o.leaks && (rc = leak_highlights(o.files[i], runs[i], &marks, &hl,
-                                             &panel.n_highlights)))
-            break;
-        panel.highlights = hl;
-        int built = ms_chart_build(&charts[i], &srcs[i], &panel, area, &err);
-        free(hl);
-        ms_leak_marks_free(marks);
-        if (built) {
-            cli_error(CMD, "%s: %s", o.files[i], err.message);
-            rc = 2;
-        } else {
-            n_charts = i + 1;
-        }
+    for (size_t i = 0; i < n; i++) {
+        free(hls[i]);
+        ms_leak_marks_free(marks[i]);
     }
+    ms_chart *const *charts = fig ? fig->charts : NULL;
+    size_t n_charts = fig ? fig->n_charts : 0;
     char sources[1024] = ""; /* the image's Source text: the input files' names */
     for (size_t i = 0, at = 0; i < n && at < sizeof sources; i++)
         at += (size_t)snprintf(sources + at, sizeof sources - at, "%s%s", i ? ", " : "",
@@ -464,8 +413,8 @@ int cmd_render(int argc, char **argv)
         cli_error(CMD, "%s", err.message);
         rc = 2;
     }
+    ms_chart_figure_free(fig);
     for (size_t i = 0; i < n; i++) {
-        ms_chart_free(charts[i]);
         ms_run_free(runs[i]);
         ms_snapshot_free(snaps[i]);
     }

@@ -45,7 +45,9 @@ static void usage(FILE *out)
           "gates (exit 1 when one fails; the report is written either way):\n"
           "  --max-peak SIZE      peak active memory of every device at most SIZE (e.g. 20GiB)\n"
           "  --max-reserved SIZE  peak reserved memory of every device at most SIZE\n"
-          "  --fail-on-leaks      fail when a file has a leak (memsnap leaks)\n"
+          "  --fail-on-leaks[=SIZE]  fail when a file has a leak (memsnap leaks); with SIZE\n"
+          "                       only when its leaked bytes or growth per iteration reach\n"
+          "                       SIZE (--fail-on-leaks=1MiB)\n"
           "  --fail-on-oom        fail when a file has an OOM event (memsnap oom)\n"
           "  --baseline OLD       compare with OLD: a snapshot, a `summary --json` file, or\n"
           "                       a report's summary.json or directory\n"
@@ -90,7 +92,7 @@ static int parse(int argc, char **argv, report_opts *o, bool *help)
     const cli_option table[] = {
         {CLI_CHOICE("--x", &x, CLI_PAGE_X_MODES)},
         {CLI_CALLBACK("--group", cli_add_group_rule, &o->groups)},
-        {CLI_FLAG("--fail-on-leaks", &o->fail_on_leaks)},
+        {CLI_SIZE_OPTIONAL("--fail-on-leaks", &o->fail_on_leaks_bytes, &o->fail_on_leaks)},
         {CLI_FLAG("--fail-on-oom", &o->fail_on_oom)},
         {CLI_FLAG("--compare", &o->compare)},
         {CLI_FLAG("--no-compare", &o->no_compare)},
@@ -251,15 +253,18 @@ static void *draw_charts(void *arg)
             return NULL;
         }
     }
+    /* The run axis reads the run's idle stretches, which the caller builds with the
+     * categories: wait for them before reading the run again. */
+    if (j->threaded)
+        job_wait(j, &j->cats_done);
     j->rc = j->png_path
                 ? report_chart_file(f->run, cli_basename(f->path), j->o, j->png_path, &j->err)
                 : MS_ERR_NOMEM;
-    if (j->threaded)
-        job_wait(j, &j->cats_done);
     if (!j->rc && (!j->threaded || j->cats_ok))
         j->cat_rc = j->cat_png_path
-                        ? report_chart_categories(&j->cat_svg, f->snap, f->tl, f->cats,
-                                                  cli_basename(f->path), j->cat_png_path,
+                        ? report_chart_categories(&j->cat_svg, f->run, f->tl, f->cats,
+                                                  cli_basename(f->path), j->o->x_time,
+                                                  j->cat_png_path,
                                                   &j->cat_err)
                         : MS_ERR_NOMEM;
     return NULL;
@@ -404,6 +409,11 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
      * phases are read from it, so the trace is cut into phases once. */
     ms_error_clear(&err);
     rc = ms_run_categories(&f->cats, f->run, &err);
+    /* The charts' run axis (iterations, idle stretches, shape), built here so the chart
+     * thread only reads the run. */
+    const ms_idle *idle = NULL;
+    if (!rc)
+        rc = ms_run_idle(&idle, f->run, &err);
     if (rc) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         rc = 2;
@@ -506,12 +516,13 @@ static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char
     }
     bool chartable = n <= MAX_CHART_FILES;
     for (size_t i = 0; i < n && chartable; i++)
-        chartable = fs[i].snap && fs[i].tl;
+        chartable = fs[i].snap && fs[i].tl && fs[i].run;
     char *svg = NULL;
     if (chartable) {
         report_chart_input in[MAX_CHART_FILES];
         for (size_t i = 0; i < n; i++)
-            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path)};
+            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path),
+                                         fs[i].run};
         char *png_path = join(o->out_dir, "ranks.png");
         int crc = png_path ? report_chart_compare(&svg, in, n, png_path, &err) : MS_ERR_NOMEM;
         free(png_path);

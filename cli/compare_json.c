@@ -103,6 +103,7 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
         cJSON_AddNullToObject(o, "sites_at_end");
     cJSON_AddItemToObject(o, "only_in_a", site_deltas_json(p->only_a, p->n_only_a, top));
     cJSON_AddItemToObject(o, "only_in_b", site_deltas_json(p->only_b, p->n_only_b, top));
+    cJSON_AddItemToObject(o, "moved", site_deltas_json(p->moved, p->n_moved, top));
     if (p->n_iterations)
         cJSON_AddItemToObject(o, "iteration_peaks",
                               delta_list(p->iteration_peaks, p->n_iterations));

@@ -9,7 +9,15 @@ void leaks_json_int(cJSON *obj, const char *key, int64_t v)
     cJSON_AddNumberToObject(obj, key, (double)v);
 }
 
-cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
+/* Idle of item k (before it, inside it), microseconds; 0 when unknown. */
+static int64_t idle_of(const ms_idle *idle, size_t k, bool inside)
+{
+    if (!idle || k >= idle->n_items)
+        return 0;
+    return inside ? idle->idle_inside_us[k] : idle->idle_before_us[k];
+}
+
+cJSON *leaks_iterations_to_json(const ms_iterations *it, const ms_idle *idle, int64_t t0_us)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -51,17 +59,36 @@ cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us)
             leaks_json_int(e, "end_us", (int64_t)(x->end_us));
             cJSON_AddNumberToObject(e, "start_s", (double)(x->start_us - t0_us) / 1e6);
             cJSON_AddNumberToObject(e, "duration_s", (double)(x->end_us - x->start_us) / 1e6);
+            if (idle) {
+                /* Busy and idle apart, by the rule the charts' run axis compresses by. */
+                int64_t before = idle_of(idle, k, false), inside = idle_of(idle, k, true);
+                cJSON_AddNumberToObject(e, "busy_s",
+                                        (double)(x->end_us - x->start_us - inside) / 1e6);
+                cJSON_AddNumberToObject(e, "idle_before_s", (double)before / 1e6);
+                cJSON_AddNumberToObject(e, "idle_inside_s", (double)inside / 1e6);
+            }
         } else {
             cJSON_AddNullToObject(e, "start_us");
             cJSON_AddNullToObject(e, "end_us");
             cJSON_AddNullToObject(e, "start_s");
             cJSON_AddNullToObject(e, "duration_s");
+            if (idle) {
+                cJSON_AddNullToObject(e, "busy_s");
+                cJSON_AddNullToObject(e, "idle_before_s");
+                cJSON_AddNullToObject(e, "idle_inside_s");
+            }
         }
         leaks_json_int(e, "start_event", (int64_t)(x->start_event));
         leaks_json_int(e, "end_event", (int64_t)(x->end_event));
         leaks_json_int(e, "peak_bytes", (int64_t)(x->peak_bytes));
         leaks_json_int(e, "live_end_bytes", (int64_t)(x->live_end_bytes));
         cJSON_AddBoolToObject(e, "partial", x->partial);
+    }
+    if (idle) {
+        if (it->has_times)
+            cJSON_AddNumberToObject(o, "trailing_idle_s", (double)idle->trailing_us / 1e6);
+        else
+            cJSON_AddNullToObject(o, "trailing_idle_s");
     }
     return o;
 }
@@ -73,7 +100,7 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
     if (ms_iterations_find(&it, s, device, t, opt, err))
         return NULL;
     const ms_trace *tr = ms_snapshot_trace(s, device);
-    cJSON *o = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+    cJSON *o = leaks_iterations_to_json(it, NULL, tr->n ? tr->time_us[0] : 0);
     ms_iterations_free(it);
     if (!o && err) {
         err->code = MS_ERR_NOMEM;
@@ -85,7 +112,8 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
 
 /* One table for both printers: rows come from either the library struct or the JSON. */
 typedef struct row {
-    double start_s, duration_s;
+    double start_s, duration_s;     /* duration_s: the busy time when idle is known */
+    double idle_before_s, idle_inside_s;
     int64_t peak, live_end;
     int64_t footprint;              /* a CUDA-graph replay's live bytes plus the pool, -1 */
     bool partial;
@@ -94,8 +122,10 @@ typedef struct row {
     bool unfinished;                /* the trace ended in it: peak so far, no end */
 } row;
 
+/* With idle time in the table, the duration column is the busy time and a last column
+ * holds the idle; a run without idle keeps the table it always had. */
 static void print_head(FILE *out, size_t n, bool unfinished, const char *key, const char *text,
-                       const char *detail, int indent)
+                       const char *detail, bool idle, int indent)
 {
     if (!n) {
         fprintf(out, "%*siterations: none found (%s)\n", indent, "",
@@ -105,11 +135,43 @@ static void print_head(FILE *out, size_t n, bool unfinished, const char *key, co
     fprintf(out, "%*siterations: %zu%s, found by %s (%s%s%s)\n", indent, "", n,
             unfinished ? " complete and the unfinished one the failure ended" : "", key,
             cli_term(text), detail[0] ? "; " : "", cli_term(detail));
-    fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
-            "peak", "live at end", "growth");
+    if (idle)
+        fprintf(out, "%*s  %4s %10s %10s %12s %14s  %-12s %s\n", indent, "", "#", "start", "busy",
+                "peak", "live at end", "growth", "idle");
+    else
+        fprintf(out, "%*s  %4s %10s %10s %12s %14s  %s\n", indent, "", "#", "start", "duration",
+                "peak", "live at end", "growth");
 }
 
-static void print_row(FILE *out, size_t k, const row *x, const row *prev, int indent)
+/* "1.50 s", "254 ms", "4.2 ms", "310 µs": an idle stretch at a precision it shows. */
+static void seconds_text(double s, char *buf, size_t cap)
+{
+    if (s >= 1)
+        snprintf(buf, cap, "%.2f s", s);
+    else if (s >= 0.01)
+        snprintf(buf, cap, "%.0f ms", s * 1e3);
+    else if (s >= 0.001)
+        snprintf(buf, cap, "%.1f ms", s * 1e3);
+    else
+        snprintf(buf, cap, "%.0f µs", s * 1e6);
+}
+
+/* "+1.50 s idle before", "+254 ms idle inside", both, or "". */
+static void idle_words(const row *x, char *buf, size_t cap)
+{
+    bool before = x->idle_before_s > 0, inside = x->idle_inside_s > 0;
+    char a[32], b[32];
+    seconds_text(x->idle_before_s, a, sizeof a);
+    seconds_text(x->idle_inside_s, b, sizeof b);
+    if (before && inside)
+        snprintf(buf, cap, "+%s idle before, +%s inside", a, b);
+    else if (before || inside)
+        snprintf(buf, cap, "+%s idle %s", before ? a : b, before ? "before" : "inside");
+    else if (cap)
+        buf[0] = '\0';
+}
+
+static void print_row(FILE *out, size_t k, const row *x, const row *prev, bool idle, int indent)
 {
     char peak[32], live[32], growth[40] = "";
     ms_format_bytes(x->peak, peak, sizeof peak);
@@ -128,16 +190,23 @@ static void print_row(FILE *out, size_t k, const row *x, const row *prev, int in
         snprintf(start, sizeof start, "event %lld", (long long)x->start_event);
         snprintf(dur, sizeof dur, "%lld ev", (long long)(x->end_event - x->start_event));
     }
-    char line[256];
+    char line[384], iw[128] = "";
     char replay[64] = "";
     if (x->footprint >= 0) {
         char fb[32];
         ms_format_bytes(x->footprint, fb, sizeof fb);
-        snprintf(replay, sizeof replay, "%sreplay: %s with the pool", growth[0] ? "  " : "", fb);
+        snprintf(replay, sizeof replay, "%sreplay: %s with the pool",
+                 growth[0] && !idle ? "  " : "", fb);
     }
+    if (idle)
+        idle_words(x, iw, sizeof iw);
     if (x->unfinished)
         snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s", indent, "", k + 1, start,
                  dur, peak, "-", "unfinished: the failure (peak so far)");
+    else if (idle)
+        snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %-12s %s%s%s", indent, "",
+                 k + 1, start, dur, peak, live, growth, iw, replay,
+                 x->partial ? "(partial: began before the trace)" : "");
     else
         snprintf(line, sizeof line, "%*s  %4zu %10s %10s %12s %14s  %s%s%s", indent, "", k + 1,
                  start, dur, peak, live, growth, replay,
@@ -160,31 +229,57 @@ static bool elided(FILE *out, size_t n, size_t *k, int indent)
     return false;
 }
 
-static row row_of(const ms_iteration *x, int64_t t0_us, bool times)
+static row row_of(const ms_iterations *it, const ms_idle *idle, size_t k, int64_t t0_us)
 {
-    row r = {(double)(x->start_us - t0_us) / 1e6, (double)(x->end_us - x->start_us) / 1e6,
-             x->peak_bytes, x->live_end_bytes, -1, x->partial, times, x->start_event, x->end_event,
-             x->unfinished};
+    const ms_iteration *x = &it->items[k];
+    double before = (double)idle_of(idle, k, false) / 1e6;
+    double inside = (double)idle_of(idle, k, true) / 1e6;
+    row r = {(double)(x->start_us - t0_us) / 1e6,
+             (double)(x->end_us - x->start_us) / 1e6 - inside,
+             before, inside, x->peak_bytes, x->live_end_bytes, -1, x->partial, it->has_times,
+             x->start_event, x->end_event, x->unfinished};
     return r;
 }
 
-void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent)
+/* The line after the table: idle after the last iteration, which no iteration holds. */
+static void print_trailing(FILE *out, double trailing_s, int indent)
 {
+    char t[32];
+    seconds_text(trailing_s, t, sizeof t);
+    if (trailing_s > 0)
+        fprintf(out, "%*s  trailing idle: %s after the last iteration\n", indent, "", t);
+}
+
+/* Whether the table needs its idle column: some iteration had idle time. */
+static bool idle_column(const ms_iterations *it, const ms_idle *idle)
+{
+    for (size_t k = 0; idle && k < it->n; k++)
+        if (idle_of(idle, k, false) > 0 || idle_of(idle, k, true) > 0)
+            return true;
+    return false;
+}
+
+void leaks_iterations_print(FILE *out, const ms_iterations *it, const ms_idle *idle,
+                            int64_t t0_us, int indent)
+{
+    bool col = it->has_times && idle_column(it, idle);
     print_head(out, it->n, it->n && it->n_unfinished, ms_iter_method_name(it->method),
-               ms_iter_method_text(it->method), it->detail, indent);
+               ms_iter_method_text(it->method), it->detail, col, indent);
     for (size_t k = 0; k < it->n; k++) {
         if (elided(out, it->n, &k, indent))
             continue;
-        row x = row_of(&it->items[k], t0_us, it->has_times), p;
+        row x = row_of(it, idle, k, t0_us), p;
         if (k)
-            p = row_of(&it->items[k - 1], t0_us, it->has_times);
-        print_row(out, k, &x, k ? &p : NULL, indent);
+            p = row_of(it, idle, k - 1, t0_us);
+        print_row(out, k, &x, k ? &p : NULL, col, indent);
     }
     if (it->n_unfinished) {
-        row x = row_of(&it->items[it->n], t0_us, it->has_times);
+        row x = row_of(it, idle, it->n, t0_us);
         x.unfinished = true;
-        print_row(out, it->n, &x, NULL, indent);
+        print_row(out, it->n, &x, NULL, col, indent);
     }
+    if (it->n && it->has_times && idle)
+        print_trailing(out, (double)idle->trailing_us / 1e6, indent);
 }
 
 static double jnum(const cJSON *o, const char *key)
@@ -202,11 +297,29 @@ static const char *jstr(const cJSON *o, const char *key)
 static row row_json(const cJSON *e, bool times)
 {
     const cJSON *fp = cJSON_GetObjectItemCaseSensitive(e, "footprint_bytes");
-    row r = {jnum(e, "start_s"), jnum(e, "duration_s"), (int64_t)jnum(e, "peak_bytes"),
+    /* busy_s where the idle is known, else the whole duration. */
+    bool busy = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "busy_s"));
+    row r = {jnum(e, "start_s"), jnum(e, busy ? "busy_s" : "duration_s"),
+             jnum(e, "idle_before_s"), jnum(e, "idle_inside_s"), (int64_t)jnum(e, "peak_bytes"),
              (int64_t)jnum(e, "live_end_bytes"), cJSON_IsNumber(fp) ? (int64_t)fp->valuedouble : -1,
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial")), times,
              (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event"), false};
     return r;
+}
+
+void leaks_iteration_idle_text(const cJSON *item, char *buf, size_t cap)
+{
+    row r = row_json(item, true);
+    idle_words(&r, buf, cap);
+}
+
+void leaks_iterations_trailing_text(const cJSON *iterations, char *buf, size_t cap)
+{
+    double t = jnum(iterations, "trailing_idle_s");
+    if (t > 0)
+        seconds_text(t, buf, cap);
+    else if (cap)
+        buf[0] = '\0';
 }
 
 void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
@@ -214,23 +327,30 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(iterations, "items");
     size_t n = (size_t)cJSON_GetArraySize(items);
     bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(iterations, "has_times"));
+    bool col = false;
+    for (size_t k = 0; times && k < n; k++) {
+        const cJSON *e = cJSON_GetArrayItem(items, (int)k);
+        col = col || jnum(e, "idle_before_s") > 0 || jnum(e, "idle_inside_s") > 0;
+    }
     print_head(out, n, cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(iterations, "unfinished")),
                jstr(iterations, "method"), jstr(iterations, "method_text"),
-               jstr(iterations, "detail"), indent);
+               jstr(iterations, "detail"), col, indent);
     for (size_t k = 0; k < n; k++) {
         if (elided(out, n, &k, indent))
             continue;
         row x = row_json(cJSON_GetArrayItem(items, (int)k), times), p;
         if (k)
             p = row_json(cJSON_GetArrayItem(items, (int)k - 1), times);
-        print_row(out, k, &x, k ? &p : NULL, indent);
+        print_row(out, k, &x, k ? &p : NULL, col, indent);
     }
     const cJSON *unf = cJSON_GetObjectItemCaseSensitive(iterations, "unfinished");
     if (n && cJSON_IsObject(unf)) {
         row x = row_json(unf, times);
         x.unfinished = true;
-        print_row(out, n, &x, NULL, indent);
+        print_row(out, n, &x, NULL, col, indent);
     }
+    if (n && times)
+        print_trailing(out, jnum(iterations, "trailing_idle_s"), indent);
 }
 
 /* "line": the frame's line, null when the file gave none (MS_LINE_UNKNOWN). */

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "memsnap/idle.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
@@ -15,8 +16,10 @@ void leaks_json_int(cJSON *obj, const char *key, int64_t v);
 
 /* {"method", "method_text", "detail", "count", "items": [...]} for found iterations.
  * Times are microseconds since the epoch, plus seconds since the first event `t0_us`.
- * Returns NULL on allocation failure. */
-cJSON *leaks_iterations_to_json(const ms_iterations *it, int64_t t0_us);
+ * With the run's quiet stretches (`idle`, ms_run_idle; NULL: none known) each item has
+ * its busy and idle seconds and the object the trailing idle. Returns NULL on allocation
+ * failure. */
+cJSON *leaks_iterations_to_json(const ms_iterations *it, const ms_idle *idle, int64_t t0_us);
 
 /* Finds the iterations of `device` and returns their JSON object (above). `t` is the
  * device's timeline with MS_TIMELINE_CURVES, or NULL to build one; `opt` may be NULL.
@@ -25,11 +28,21 @@ cJSON *leaks_iterations_json(const ms_snapshot *s, int device, const ms_timeline
                              const ms_iter_options *opt, ms_error *err);
 
 /* Text form for `summary`: a heading line and one line per iteration, indented by
- * `indent` spaces. */
-void leaks_iterations_print(FILE *out, const ms_iterations *it, int64_t t0_us, int indent);
+ * `indent` spaces. With idle time (`idle` NULL: none known) the duration is the busy time
+ * and an idle column says how much idle came before each iteration and inside it
+ * ("+1.50 s idle before"), and a last line the idle after the last iteration. */
+void leaks_iterations_print(FILE *out, const ms_iterations *it, const ms_idle *idle,
+                            int64_t t0_us, int indent);
 
 /* The same text from the JSON object above (for `summary`, which prints from its JSON). */
 void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent);
+
+/* The idle column of one item of that object: "+1.50 s idle before", "+254 ms idle
+ * inside", both, or "" (every view of the iterations words it so: summary, leaks, the
+ * report's page and Markdown). `trailing` words the object's trailing idle instead
+ * ("1.50 s"), "" when none. */
+void leaks_iteration_idle_text(const cJSON *item, char *buf, size_t cap);
+void leaks_iterations_trailing_text(const cJSON *iterations, char *buf, size_t cap);
 
 /* One finding of `memsnap leaks --json` files[].leaks[] (docs/json.md), members and stack
  * included; `t` is the device's timeline (for times in seconds), `r` the report holding

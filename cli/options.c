@@ -86,6 +86,11 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *
             return 2;
         }
         const char *value = NULL;
+        if (o->optional && !eq) {
+            if (o->seen)
+                *o->seen = true;
+            continue;
+        }
         if (!takes_value(o->kind)) {
             if (eq) {
                 cli_error(cmd, "%s takes no value (see memsnap %s --help)", o->name, cmd);

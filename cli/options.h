@@ -2,7 +2,8 @@
  * declares its options as a table and calls cli_parse_options() once, so the rules and
  * the messages are written here and nowhere else:
  *  - `--name value` and `--name=value` are the same option; a short alias (-o) takes the
- *    next argument as its value;
+ *    next argument as its value; an option whose value is optional (`--fail[=SIZE]`)
+ *    takes it only after '=';
  *  - options and files may come in any order; a lone `-` is a file (standard input), and
  *    `--` ends the options: every later argument is a file, even one that starts with '-';
  *  - given twice, an option's later value wins (a callback may collect them instead:
@@ -55,6 +56,10 @@ typedef struct cli_option {
     const char *const *choices;  /* CLI_OPT_CHOICE, NULL-terminated */
     cli_opt_fn fn;               /* CLI_OPT_CALLBACK */
     bool *seen;                  /* when not NULL: set true when the option is given */
+    /* The value is optional: it comes only after '=' (`--fail=64KiB`), and `--fail`
+     * alone is the option given without one (*seen set, the target untouched), so a
+     * later argument is never taken for its value. */
+    bool optional;
 } cli_option;
 
 /* Table entries: `{CLI_INT("--top", &top, 1, 1000)}`; add `.seen = &has_top` inside the
@@ -68,6 +73,9 @@ typedef struct cli_option {
 #define CLI_NUMBER(n, p) .name = (n), .kind = CLI_OPT_NUMBER, .to.number = (p)
 #define CLI_CHOICE(n, p, list) \
     .name = (n), .kind = CLI_OPT_CHOICE, .to.choice = (p), .choices = (list)
+/* A size that may be left out: `--fail` sets *seen, `--fail=SIZE` sets *seen and *p. */
+#define CLI_SIZE_OPTIONAL(n, p, s) \
+    .name = (n), .kind = CLI_OPT_SIZE, .to.size = (p), .seen = (s), .optional = true
 #define CLI_CALLBACK(n, f, c) .name = (n), .kind = CLI_OPT_CALLBACK, .fn = (f), .to.ctx = (c)
 
 /* The options several commands share, with one set of bounds. */

@@ -39,6 +39,7 @@ typedef struct report_opts {
     bool has_max_reserved;
     uint64_t max_reserved;
     bool fail_on_leaks;
+    uint64_t fail_on_leaks_bytes; /* --fail-on-leaks=SIZE; 0: any leak */
     bool fail_on_oom;
     const char *baseline;   /* a pickle, a summary JSON, or a report directory */
     bool has_max_growth;
@@ -134,24 +135,29 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
                          ms_run *chart_run, ms_profile *profile, ms_error *err);
 
 /* The active-memory chart of one file with its leaks marked, as the PNG at `png_path`
- * (the page shows the interactive view instead). */
+ * (the page shows the interactive view instead), on the run's axis as `render --leaks`
+ * draws it (o->x_time: linear time). The run's iterations, idle stretches and shape must be built already when
+ * another thread uses the run (cmd_report.c builds them before it signals). */
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err);
 
 /* The same timeline by category (render --by category) from the file's categorisation
- * `c` of `t`: PNG at `png_path`, SVG out (*svg_out NULL when the build has no charts). */
-int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                            const ms_categories *c, const char *label, const char *png_path,
-                            ms_error *err);
+ * `c` of `t`, on the same axis (x_time: linear time, as --x time): PNG at `png_path`, SVG out (*svg_out NULL when the build
+ * has no charts). */
+int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
+                            const ms_categories *c, const char *label, bool x_time,
+                            const char *png_path, ms_error *err);
 
 /* One file of the comparison chart. */
 typedef struct report_chart_input {
     const ms_snapshot *snap;
     const ms_timeline *tl;   /* curves and allocs */
     const char *label;
+    ms_run *run;             /* the run `tl` is from: its iterations and idle stretches */
 } report_chart_input;
 
-/* The comparison chart of several files on shared scales: PNG at `png_path`, SVG out. */
+/* The comparison chart of several files on shared scales, each panel on its run axis
+ * (ms_chart_build_figure, as `render A B` draws it): PNG at `png_path`, SVG out. */
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err);
 

@@ -83,10 +83,21 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
     return rc;
 }
 
+/* The run axis of a file's charts as `render` lays it: from the run's iterations and
+ * idle stretches (and its shape, which names a CUDA-graph pool in the title). */
+static int run_axis_of(ms_chart_source *src, ms_run *run, ms_error *err)
+{
+    int rc = ms_run_iterations(&src->iterations, run, err);
+    if (!rc)
+        rc = ms_run_idle(&src->idle, run, err);
+    if (!rc)
+        rc = ms_run_shape(&src->shape, run, err);
+    return rc;
+}
+
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err)
 {
-    (void)o; /* how iterations are found is the run's option */
     const ms_snapshot *s = ms_run_snapshot(run);
     const ms_timeline *t = NULL;
     const ms_leak_report *lr = NULL;
@@ -99,22 +110,22 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
         rc = ms_leak_marks_from_report(&marks, &n_marks, s, t, lr, err);
     if (rc)
         return rc;
-    ms_chart_highlight *hl = n_marks ? calloc(n_marks, sizeof *hl) : NULL;
-    if (n_marks && !hl) {
+    ms_chart_highlight *hl = NULL;
+    rc = ms_chart_highlights_from_marks(&hl, marks, n_marks, err);
+    if (rc) {
         ms_leak_marks_free(marks);
-        return fail(err, MS_ERR_NOMEM, "out of memory");
-    }
-    /* One arrow per finding: a leak of 24 allocations labelled 24 times hides the chart,
-     * and so do the 15 sites of one graph. Marks come grouped by finding. */
-    for (size_t i = 0; i < n_marks; i++) {
-        hl[i].alloc = marks[i].alloc_index;
-        hl[i].label = !i || marks[i].finding != marks[i - 1].finding ? marks[i].label : NULL;
-        hl[i].suspect = marks[i].kind != MS_LEAK_LEAK;
-        hl[i].alive_end = marks[i].kind == MS_LEAK_ALIVE_AT_END;
+        return rc;
     }
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label};
+    rc = run_axis_of(&src, run, err);
+    if (rc) {
+        free(hl);
+        ms_leak_marks_free(marks);
+        return rc;
+    }
     ms_chart_spec spec = {0};
+    spec.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
     spec.highlights = hl;
     spec.n_highlights = n_marks;
     /* The PNG alone: the page shows the interactive view in its place. */
@@ -124,55 +135,36 @@ int report_chart_file(ms_run *run, const char *label, const report_opts *o, cons
     return rc;
 }
 
-int report_chart_categories(char **svg_out, const ms_snapshot *s, const ms_timeline *t,
-                            const ms_categories *c, const char *label, const char *png_path,
-                            ms_error *err)
+int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
+                            const ms_categories *c, const char *label, bool x_time,
+                            const char *png_path, ms_error *err)
 {
     *svg_out = NULL;
+    const ms_snapshot *s = ms_run_snapshot(run);
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = label, .categories = c};
+    int rc = run_axis_of(&src, run, err);
+    if (rc)
+        return rc;
     ms_chart_spec spec = {0};
+    spec.x_mode = x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
     spec.by = MS_CHART_BY_CATEGORY;
     return png_and_svg(svg_out, &src, &spec, png_path, err);
 }
 
-/* Builds the comparison charts of `n` files into a w x h image: stacked panels on shared
- * scales, or one overlay. */
-static int build_compare(ms_chart **charts, size_t *n_charts, const ms_chart_source *src,
-                         size_t n, int w, int h, ms_error *err)
+/* The comparison chart of `n` files in a w x h image: stacked panels on shared scales,
+ * each on its run axis, or (more files than panels read well) one overlay. */
+static int build_compare(ms_chart_figure **fig, const ms_chart_source *src, size_t n, int w,
+                         int h, ms_error *err)
 {
-    ms_chart_spec spec = {0};
-    *n_charts = 0;
+    ms_chart_figure_spec fs = {.width = w, .height = h};
+    fs.chart.x_mode = MS_CHART_X_RUN;
     if (n > MAX_PANELS) {
-        spec.title = "Active memory of every file";
-        int rc = ms_chart_build_overlay(&charts[0], src, n, &spec,
-                                        (ms_chart_rect){0, 0, w, h}, err);
-        if (!rc)
-            *n_charts = 1;
-        return rc;
+        fs.overlay = true;
+        fs.chart.x_mode = MS_CHART_X_TIME; /* curves of several files share one time axis */
+        fs.chart.title = "Active memory of every file";
     }
-    /* Panels share both scales so that a taller hill means more memory. */
-    double span = 0;
-    int64_t bytes = 0;
-    for (size_t i = 0; i < n; i++) {
-        double sp;
-        int64_t b;
-        int rc = ms_chart_extent(&src[i], &spec, &sp, &b, err);
-        if (rc)
-            return rc;
-        span = sp > span ? sp : span;
-        bytes = b > bytes ? b : bytes;
-    }
-    spec.y_fit = bytes;
-    spec.has_to = true;
-    spec.to = span;
-    for (size_t i = 0; i < n; i++) {
-        int rc = ms_chart_build(&charts[i], &src[i], &spec, ms_render_panel_rect(w, h, n, i), err);
-        if (rc)
-            return rc;
-        *n_charts = i + 1;
-    }
-    return 0;
+    return ms_chart_build_figure(fig, src, n, &fs, err);
 }
 
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
@@ -187,6 +179,12 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
         src[i] = (ms_chart_source){.snap = in[i].snap,
                                    .trace = ms_snapshot_trace(in[i].snap, in[i].tl->device),
                                    .tl = in[i].tl, .label = in[i].label};
+        /* The run axis from the run's iterations and idle stretches, as `render` lays it. */
+        int rc = ms_run_iterations(&src[i].iterations, in[i].run, err);
+        if (!rc)
+            rc = ms_run_idle(&src[i].idle, in[i].run, err);
+        if (rc)
+            return rc;
         if (o < sizeof sources) /* the image's Source text */
             o += (size_t)snprintf(sources + o, sizeof sources - o, "%s%s", i ? ", " : "",
                                   in[i].label);
@@ -194,22 +192,19 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     bool panels = n <= MAX_PANELS;
     int png_h = panels ? PANEL_H_PNG * (int)n : PNG_H;
     int svg_h = panels ? PANEL_H_SVG * (int)n : SVG_H;
-    ms_chart *charts[MS_CHART_MAX_SERIES] = {0};
-    size_t n_charts = 0;
-    int rc = build_compare(charts, &n_charts, src, n, PNG_W, png_h, err);
+    ms_chart_figure *fig = NULL;
+    int rc = build_compare(&fig, src, n, PNG_W, png_h, err);
     if (!rc)
         rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, png_h,
-                             (const ms_chart *const *)charts, n_charts,
+                             (const ms_chart *const *)fig->charts, fig->n_charts,
                              &(ms_image_meta){.source = sources}, err);
-    for (size_t i = 0; i < n_charts; i++)
-        ms_chart_free(charts[i]);
-    n_charts = 0;
-    memset(charts, 0, sizeof charts);
+    ms_chart_figure_free(fig);
+    fig = NULL;
     if (!rc)
-        rc = build_compare(charts, &n_charts, src, n, SVG_W, svg_h, err);
+        rc = build_compare(&fig, src, n, SVG_W, svg_h, err);
     if (!rc)
-        rc = draw_svg(svg_out, SVG_W, svg_h, (const ms_chart *const *)charts, n_charts, err);
-    for (size_t i = 0; i < n_charts; i++)
-        ms_chart_free(charts[i]);
+        rc = draw_svg(svg_out, SVG_W, svg_h, (const ms_chart *const *)fig->charts, fig->n_charts,
+                      err);
+    ms_chart_figure_free(fig);
     return rc;
 }

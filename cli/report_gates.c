@@ -59,16 +59,23 @@ static void size_gate(cJSON *list, const cJSON *files, const char *gate, const c
     }
 }
 
-static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
+/* --fail-on-leaks[=SIZE]: the rule of `leaks --fail` (cli_leak_gate_trips) on the figures
+ * of the file's leak verdict. */
+static void leak_gate(cJSON *list, const cJSON *files, uint64_t min_bytes, size_t *failed)
 {
+    char lim[32] = "";
+    if (min_bytes)
+        ms_format_bytes((int64_t)min_bytes, lim, sizeof lim);
     const cJSON *file;
     cJSON_ArrayForEach(file, files)
     {
         const cJSON *v = report_get(file, "leaks.verdict");
         double n = report_num(v, "leaks");
-        bool ok = n == 0;
+        double leaked = report_num(v, "leaked_bytes");
+        double growth = report_num(v, "growth_bytes_per_iteration");
+        bool ok = !cli_leak_gate_trips(n > 0 ? (uint64_t)n : 0, leaked, growth, min_bytes);
         char msg[768];
-        if (ok) {
+        if (n == 0) {
             double iters = 0;
             const cJSON *dev;
             cJSON_ArrayForEach(dev, report_get(file, "leaks.devices"))
@@ -79,10 +86,9 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
             snprintf(msg, sizeof msg, "--fail-on-leaks: %s: no leak (%.0f iteration%s checked)",
                      file_name(file), iters, iters == 1 ? "" : "s");
         } else {
-            char bytes[32], growth[32], site[400] = "";
-            ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), bytes, sizeof bytes);
-            ms_format_bytes((int64_t)(report_num(v, "growth_bytes_per_iteration") + 0.5), growth,
-                            sizeof growth);
+            char bytes[32], growth_t[32], site[400] = "", under[96] = "";
+            ms_format_bytes((int64_t)leaked, bytes, sizeof bytes);
+            ms_format_bytes((int64_t)(growth + 0.5), growth_t, sizeof growth_t);
             /* Findings are listed leaks first, most bytes first: the first names the worst. */
             const cJSON *first = cJSON_GetArrayItem(report_get(file, "leaks.leaks"), 0);
             if (first && !strcmp(report_str(first, "kind"), "leak") &&
@@ -97,6 +103,8 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
                 snprintf(site, sizeof site, "; largest at %s:%.0f %s",
                          cli_basename(report_str(first, "site.filename")),
                          report_num(first, "site.line"), report_str(first, "site.function"));
+            if (min_bytes)
+                snprintf(under, sizeof under, "; %s the limit %s", ok ? "under" : "reaches", lim);
             /* Sites are what the table lists; findings (causes) when fewer. */
             double sites = report_num(v, "leak_sites");
             if (sites < n)
@@ -106,11 +114,15 @@ static void leak_gate(cJSON *list, const cJSON *files, size_t *failed)
                 snprintf(causes, sizeof causes, " (%.0f finding%s)", n, n == 1 ? "" : "s");
             snprintf(msg, sizeof msg,
                      "--fail-on-leaks: %s: %.0f leaking site%s%s hold%s %s and grow%s by %s per "
-                     "iteration%s",
+                     "iteration%s%s",
                      file_name(file), sites, sites == 1 ? "" : "s", causes, sites == 1 ? "s" : "",
-                     bytes, sites == 1 ? "s" : "", growth, site);
+                     bytes, sites == 1 ? "s" : "", growth_t, under, site);
         }
-        add_check(list, "leaks", "--fail-on-leaks", file, -1, n, 0, ok, msg, failed);
+        /* Measured: the findings without a SIZE (limit 0), else the larger of the two
+         * figures the SIZE is held to. */
+        double measured = min_bytes ? (leaked > growth ? leaked : growth) : n;
+        add_check(list, "leaks", "--fail-on-leaks", file, -1, measured, (double)min_bytes, ok, msg,
+                  failed);
     }
 }
 
@@ -193,7 +205,7 @@ cJSON *report_gates(const cJSON *doc, const report_opts *o, size_t *failed)
         size_gate(list, files, "max_reserved", "--max-reserved", "reserved peak",
                   "reserved.peak_bytes", o->max_reserved, failed);
     if (o->fail_on_leaks)
-        leak_gate(list, files, failed);
+        leak_gate(list, files, o->fail_on_leaks_bytes, failed);
     if (o->fail_on_oom)
         oom_gate(list, files, failed);
     if (o->has_max_growth)

@@ -528,11 +528,16 @@ static void iterations_table(FILE *out, const cJSON *file)
         fputs(")</span>. Live memory that grows from one iteration end to the next is the "
               "first sign of a leak.</p>\n",
               out);
-        fputs("<table><tr><th class=\"num\">#</th><th class=\"num\">start</th>"
-              "<th class=\"num\">duration</th><th class=\"num\">peak</th>"
-              "<th class=\"num\">live at end</th><th class=\"num\">change</th></tr>\n",
-              out);
+        /* Busy and idle time apart, as summary and the run axis tell them, once some
+         * iteration had idle time. */
         const cJSON *x;
+        bool idle = false;
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(it, "items"))
+            idle = idle || report_num(x, "idle_before_s") > 0 || report_num(x, "idle_inside_s") > 0;
+        fprintf(out, "<table><tr><th class=\"num\">#</th><th class=\"num\">start</th>"
+                     "<th class=\"num\">%s</th><th class=\"num\">peak</th>"
+                     "<th class=\"num\">live at end</th><th class=\"num\">change</th>%s</tr>\n",
+                idle ? "busy" : "duration", idle ? "<th>idle</th>" : "");
         int rows = 0;
         double prev = -1;
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(it, "items"))
@@ -546,7 +551,9 @@ static void iterations_table(FILE *out, const cJSON *file)
                              report_num(x, "end_event") - report_num(x, "start_event"));
                 } else {
                     report_seconds(w0, sizeof w0, x, "start_s");
-                    report_seconds(w1, sizeof w1, x, "duration_s");
+                    report_seconds(w1, sizeof w1, x,
+                                   cJSON_IsNumber(report_get(x, "busy_s")) ? "busy_s"
+                                                                            : "duration_s");
                 }
                 fprintf(out, "<tr><td class=\"num\">%.0f%s</td><td class=\"num\">%s</td>"
                              "<td class=\"num\">%s</td>",
@@ -560,6 +567,11 @@ static void iterations_table(FILE *out, const cJSON *file)
                 if (prev >= 0)
                     report_signed_size(live - prev, d, sizeof d);
                 fprintf(out, "<td class=\"num\">%s</td>", d);
+                if (idle) {
+                    char iw[128];
+                    leaks_iteration_idle_text(x, iw, sizeof iw);
+                    fprintf(out, "<td class=\"muted\">%s</td>", iw);
+                }
                 /* A CUDA-graph replay: what it really holds is its live bytes plus the
                  * pool (said once above the table). */
                 if (cJSON_IsNumber(report_get(x, "footprint_bytes"))) {
@@ -587,6 +599,11 @@ static void iterations_table(FILE *out, const cJSON *file)
                   out);
         }
         fputs("</table>\n", out);
+        char tr[32];
+        leaks_iterations_trailing_text(it, tr, sizeof tr);
+        if (tr[0])
+            fprintf(out, "<p class=\"muted\">Trailing idle: %s after the last iteration.</p>\n",
+                    tr);
         if (rows > MAX_ITER_ROWS)
             fprintf(out, "<p class=\"muted\">... %d more in summary.json.</p>\n",
                     rows - MAX_ITER_ROWS);

@@ -10,17 +10,32 @@ static void pair_sites_table(FILE *out, const cJSON *sites, const char *la, cons
 {
     if (cJSON_GetArraySize(sites) == 0)
         return;
-    fputs("<table class=\"wide\"><tr><th>site</th><th class=\"num\">", out);
+    bool moves = false;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sites) moves = moves || cJSON_GetObjectItemCaseSensitive(s, "b_site");
+    fputs(moves ? "<table class=\"wide\"><tr><th>site</th><th></th><th class=\"num\">"
+                : "<table class=\"wide\"><tr><th>site</th><th class=\"num\">",
+          out);
     report_html_escape(out, la);
     fputs("</th><th class=\"num\">", out);
     report_html_escape(out, lb);
     fputs("</th><th class=\"num\">change</th></tr>\n", out);
-    const cJSON *s;
     cJSON_ArrayForEach(s, sites)
     {
         char d[48];
         fputs("<tr>", out);
         report_cell_site(out, report_str(s, "site"), report_str(s, "function"));
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(s, "b_site");
+        if (cJSON_IsString(bs)) {
+            /* The same code at another line: one row, the move beside the site. */
+            char mv[2100];
+            ms_site_moved_format(report_str(s, "site"), bs->valuestring, mv, sizeof mv);
+            fputs("<td class=\"muted\">", out);
+            report_html_escape(out, mv);
+            fputs("</td>", out);
+        } else if (moves) {
+            fputs("<td></td>", out);
+        }
         report_cell_size(out, report_num(s, "a_bytes"));
         report_cell_size(out, report_num(s, "b_bytes"));
         report_signed_size(report_num(s, "delta_bytes"), d, sizeof d);

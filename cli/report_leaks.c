@@ -59,7 +59,9 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         }
         if (own)
             run = own;
+        const ms_idle *idle = NULL;
         if (ms_run_timeline(&tl, run, err) || ms_run_leaks(&r, run, err) ||
+            ms_run_idle(&idle, run, err) ||
             (d == chart_device && feed_profile(profile, r, err))) {
             ms_run_free(own);
             cJSON_Delete(fo);
@@ -89,7 +91,7 @@ cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_d
         oom = oom || r->oom_count;
         cJSON *dj = cJSON_CreateObject();
         leaks_json_int(dj, "device", d);
-        cJSON *ij = leaks_iterations_to_json(r->iterations, tl->t_first_us);
+        cJSON *ij = leaks_iterations_to_json(r->iterations, idle, tl->t_first_us);
         const ms_shape *sh = NULL;
         ms_error soft;
         if (!ms_run_shape(&sh, run, &soft))

@@ -154,6 +154,14 @@ static void pair(FILE *out, const cJSON *p)
         md(out, report_str(s, "site"));
         fputc(' ', out);
         md_function(out, report_str(s, "function"));
+        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(s, "b_site");
+        if (cJSON_IsString(bs)) {
+            char mv[2100];
+            ms_site_moved_format(report_str(s, "site"), bs->valuestring, mv, sizeof mv);
+            fputs(" (", out);
+            md(out, mv);
+            fputc(')', out);
+        }
         fprintf(out, " | %s | %s | %s |\n", a, b, d);
     }
     fputc('\n', out);
@@ -263,6 +271,39 @@ static void md_user_frame(FILE *out, const cJSON *o, const char *site_file, doub
     md(out, uf);
 }
 
+/* "Idle time (what the charts compress): iteration 3 +1.50 s idle before, ...; trailing
+ * idle 1.50 s." once some iteration had idle time (the breaks of the charts' run axis). */
+static void md_idle(FILE *out, const cJSON *iterations)
+{
+    char line[1024] = "", iw[128], tr[32];
+    size_t at = 0, shown = 0, more = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(iterations, "items"))
+    {
+        leaks_iteration_idle_text(x, iw, sizeof iw);
+        if (!iw[0])
+            continue;
+        if (shown == 8) {
+            more++;
+            continue;
+        }
+        if (at < sizeof line)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%siteration %.0f %s",
+                                   shown ? ", " : "", report_num(x, "index"), iw);
+        shown++;
+    }
+    leaks_iterations_trailing_text(iterations, tr, sizeof tr);
+    if (!shown && !tr[0])
+        return;
+    fputs("Idle time (what the charts compress): ", out);
+    md(out, shown ? line : "none inside the iterations");
+    if (more)
+        fprintf(out, " and %zu more", more);
+    if (tr[0])
+        fprintf(out, "; trailing idle %s after the last iteration", tr);
+    fputs(".\n\n", out);
+}
+
 static void file_details(FILE *out, const cJSON *file)
 {
     fputs("#### ", out);
@@ -289,6 +330,7 @@ static void file_details(FILE *out, const cJSON *file)
         const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
         if (!sites || !sites->child)
             continue;
+        md_idle(out, cJSON_GetObjectItemCaseSensitive(dev, "iterations"));
         fprintf(out, "Top sites alive at the peak%s", several ? " (device " : "");
         if (several)
             fprintf(out, "%.0f)", report_num(dev, "device"));

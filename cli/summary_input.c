@@ -405,6 +405,8 @@ cJSON *site_delta_json(const ms_site_delta *d)
     cJSON_AddNumberToObject(o, "delta_bytes", (double)d->delta_bytes);
     cJSON_AddNumberToObject(o, "a_count", (double)d->a_count);
     cJSON_AddNumberToObject(o, "b_count", (double)d->b_count);
+    if (d->b_site)
+        cJSON_AddStringToObject(o, "b_site", d->b_site);
     return o;
 }
 

@@ -68,8 +68,10 @@ typedef struct compare_opts {
 int compare_opts_parse(const char *cmd, int argc, char **argv, compare_opts *o);
 void compare_opts_free(compare_opts *o);
 
-/* {"site","function","a_bytes","b_bytes","delta_bytes","a_count","b_count"} */
+/* {"site","function","a_bytes","b_bytes","delta_bytes","a_count","b_count"}, and
+ * "b_site" (B's location) for a site that moved. */
 cJSON *site_delta_json(const ms_site_delta *d);
+
 /* Up to `limit` site deltas as a list (limit < 0: all). */
 cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit);
 /* A percent, or null where it has no value (the reference is 0). */

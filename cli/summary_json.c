@@ -65,6 +65,10 @@ static int add_top_sites(cJSON *dev, ms_run *run, int top_k, ms_error *err)
         num(e, "bytes", (double)tot[i].bytes);
         num(e, "count", (double)tot[i].count);
         leaks_user_frame_json(e, s, tot[i].user_frame);
+        /* What `diff` matches a site by when its line moved between two runs. */
+        char shape[32];
+        ms_profile_site_shape(s, &tot[i], shape, sizeof shape);
+        cJSON_AddStringToObject(e, "shape", shape);
         cJSON_AddItemToArray(arr, e);
     }
     return 0;
@@ -123,10 +127,11 @@ cJSON *summary_leaks_json(const ms_leak_totals *lt)
 static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
 {
     const ms_iterations *it = NULL;
-    if (ms_run_iterations(&it, run, err))
+    const ms_idle *idle = NULL;
+    if (ms_run_iterations(&it, run, err) || ms_run_idle(&idle, run, err))
         return NULL;
     const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
-    cJSON *iters = leaks_iterations_to_json(it, tr->n ? tr->time_us[0] : 0);
+    cJSON *iters = leaks_iterations_to_json(it, idle, tr->n ? tr->time_us[0] : 0);
     int64_t by[MS_CAT_COUNT];
     ms_peak_place pl;
     const ms_shape *sh = NULL;
@@ -569,14 +574,17 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
             const char *site = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"));
             const char *fn =
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"));
+            /* A summary written before shapes were: unknown, matched by file and function. */
+            const char *shape =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "shape"));
             uint64_t bytes = 0, count = 0;
             if (!site)
                 return fail(err, "summary JSON top site without \"site\"");
             if (get_uint(err, st, "bytes", true, &bytes) ||
                 get_uint(err, st, "count", true, &count))
                 return MS_ERR_FORMAT;
-            int rc = ms_profile_add_site(p, MS_SITES_AT_PEAK, site, fn ? fn : "", bytes, count,
-                                         err);
+            int rc = ms_profile_add_site_shaped(p, MS_SITES_AT_PEAK, site, fn ? fn : "", shape,
+                                                bytes, count, err);
             if (rc)
                 return rc;
             sum += bytes;

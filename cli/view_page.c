@@ -6,6 +6,7 @@
 
 #include "chart_export.h"
 #include "cli_util.h"
+#include "memsnap/idle.h"
 #include "memsnap/leaks.h"
 #include "memsnap/run.h"
 #include "report.h"
@@ -28,24 +29,15 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
     return out;
 }
 
-/* The allocations memsnap leaks blames, outlined, with one label per site as render
+/* The allocations memsnap leaks blames, outlined, with one label per finding as render
  * --leaks draws them. */
 static int leak_highlights(ms_run *run, ms_leak_mark **marks, size_t *n_marks,
                            ms_chart_highlight **out, ms_error *err)
 {
     int rc = ms_run_leak_marks(marks, n_marks, run, err);
     ms_chart_highlight *hl = NULL;
-    if (!rc && *n_marks && !(hl = calloc(*n_marks, sizeof *hl)))
-        rc = MS_ERR_NOMEM;
-    for (size_t i = 0; !rc && i < *n_marks; i++) {
-        hl[i].alloc = (*marks)[i].alloc_index;
-        hl[i].label = (*marks)[i].label;
-        hl[i].suspect = (*marks)[i].kind != MS_LEAK_LEAK; /* red is for leak findings */
-        hl[i].alive_end = (*marks)[i].kind == MS_LEAK_ALIVE_AT_END;
-        for (size_t k = 0; k < i && hl[i].label; k++)
-            if (hl[k].label && !strcmp(hl[k].label, (*marks)[i].label))
-                hl[i].label = NULL;
-    }
+    if (!rc)
+        rc = ms_chart_highlights_from_marks(&hl, *marks, *n_marks, err);
     *out = hl;
     return rc;
 }
@@ -73,8 +65,8 @@ static int by_event(const void *a, const void *b)
 }
 
 static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace *tr,
-                          const ms_shape *shape,
-                          const ms_categories *cats, const ms_iterations *it, bool x_time)
+                          const ms_idle *idle, const ms_categories *cats,
+                          const ms_iterations *it, bool x_time)
 {
     size_t cap = 2 + STATE_ITERS + STATE_SPREAD;
     L->v = calloc(cap, sizeof *L->v);
@@ -96,9 +88,9 @@ static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace 
     }
     int64_t t0 = t->t_first_us, span = t->t_last_us - t->t_first_us;
     ms_chart_warp wp;
-    ms_error soft;
-    bool warped = !x_time && tr->has_times && ms_chart_warp_find(&wp, tr, it, shape, &soft) == 0 &&
-                  wp.n_breaks > 0;
+    /* Spread on the run axis the chart draws: laid from the run's idle stretches. */
+    ms_chart_warp_from_idle(&wp, idle);
+    bool warped = !x_time && tr->has_times && wp.n_breaks > 0;
     double u0 = warped ? ms_chart_warp_u(&wp, 0) : 0;
     double u1 = warped ? ms_chart_warp_u(&wp, (double)span / 1e6) : 0;
     for (size_t j = 0; tr->n && j < STATE_SPREAD; j++) {
@@ -150,8 +142,11 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     int rc = ms_run_timeline(&t, run, err);
     if (!rc && o->leaks)
         rc = leak_highlights(run, &marks, &n_marks, &hl, err);
+    const ms_idle *idle = NULL;
     if (!rc)
         rc = ms_run_iterations(&it, run, err);
+    if (!rc)
+        rc = ms_run_idle(&idle, run, err);
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
@@ -166,7 +161,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         rc = MS_ERR_NOMEM;
     instant_list inst = {NULL, NULL, 0};
     if (!rc)
-        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), shape, cats, it, o->x_time);
+        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), idle, cats, it, o->x_time);
     if (rc == MS_ERR_NOMEM && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
@@ -175,6 +170,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     if (!rc) {
         ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                                .label = label, .categories = cats, .iterations = it,
+                               .idle = idle,
                                .group_rules = o->groups, .shape = shape};
         ms_chart_export_opts eo = {0};
         eo.x_set = true;

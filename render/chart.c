@@ -11,8 +11,11 @@ void ms_chart_free(ms_chart *chart)
     free(chart->col_active);
     free(chart->col_reserved);
     free(chart->col_low);
+    free(chart->col_hill);
     free(chart->col_other);
     free(chart->groups);
+    free(chart->key_names);
+    free(chart->key_shown);
     free(chart->heights);
     for (size_t i = 0; i < chart->n_series; i++) {
         free(chart->series[i].active);
@@ -129,7 +132,9 @@ static int frame_stacked(ms_chart *chart, const ms_chart_source *src, const ms_c
     chart->col_active = ms__alloc_n(W, sizeof *chart->col_active);
     chart->col_reserved = ms__alloc_n(W, sizeof *chart->col_reserved);
     chart->col_low = ms__alloc_n(W, sizeof *chart->col_low);
-    if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->col_low)
+    chart->col_hill = ms__alloc_n(W, sizeof *chart->col_hill);
+    if (!chart->col_event || !chart->col_active || !chart->col_reserved || !chart->col_low ||
+        !chart->col_hill)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
     return 0;
 }
@@ -150,10 +155,11 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
         memcpy(chart->col_active, cols->col_active, W * sizeof *chart->col_active);
         memcpy(chart->col_reserved, cols->col_reserved, W * sizeof *chart->col_reserved);
         memcpy(chart->col_low, cols->col_low, W * sizeof *chart->col_low);
+        memcpy(chart->col_hill, cols->col_hill, W * sizeof *chart->col_hill);
     } else {
         rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W,
                            chart->col_event, chart->col_active, chart->col_reserved,
-                           chart->col_low, err);
+                           chart->col_low, chart->col_hill, err);
     }
     if (rc)
         return rc;

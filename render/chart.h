@@ -88,7 +88,7 @@ typedef enum ms_chart_x {
  * Times are seconds since the first event of the trace it was found from: a source over
  * a slice of that trace (its own first event later) needs the knots shifted to match.
  * Plain data: it can be copied and serialised as it is. */
-#define MS_CHART_MAX_BREAKS 12
+#define MS_CHART_MAX_BREAKS 12 /* MS_IDLE_MAX_BREAKS */
 #define MS_CHART_MAX_SEGMENTS (2 * MS_CHART_MAX_BREAKS + 1)
 typedef struct ms_chart_warp {
     size_t n_segments;                    /* 1 .. MS_CHART_MAX_SEGMENTS */
@@ -99,12 +99,16 @@ typedef struct ms_chart_warp {
 } ms_chart_warp;
 
 struct ms_iterations;
-/* The run axis of a device trace (render/xwarp.c says how it is chosen): from its times
- * and, when given, its iterations (memsnap/iterations.h) and shape (its compile phase;
- * NULL: none). A trace without times, or one
- * where nothing needs compressing, gets the identity (one segment, no break). */
+struct ms_idle;
+/* The run axis of a device trace: its breaks are the quiet stretches the library finds
+ * (memsnap/idle.h), from its times and, when given, its iterations and shape (its
+ * compile phase, set-up compressed like the start; NULL: none). A trace without times,
+ * or one where nothing needs compressing, gets the identity (one segment, no break).
+ * ms_chart_warp_from_idle lays the same axis from stretches already found (a run's,
+ * ms_run_idle), so the iterations table and the chart read one finding. */
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
                        const struct ms_iterations *it, const ms_shape *shape, ms_error *err);
+int ms_chart_warp_from_idle(ms_chart_warp *out, const struct ms_idle *idle);
 /* u of a time in seconds, and the time of an axis position (the inverse). */
 double ms_chart_warp_u(const ms_chart_warp *w, double t);
 double ms_chart_warp_t(const ms_chart_warp *w, double u);
@@ -176,6 +180,16 @@ typedef struct ms_chart_highlight {
     bool alive_end;    /* with suspect: what one forward left alive at the end (no leak) */
 } ms_chart_highlight;
 
+struct ms_leak_mark;
+/* The leak marks of a run (ms_leak_marks_from_report) as highlights, one rule for every
+ * picture that outlines leaks (render --leaks, the report's timeline, the view): every
+ * allocation outlined, a finding labelled once (at its first mark), suspects neutral
+ * (what one forward left alive at the end flagged alive_end).
+ * The labels point into `marks`, which must outlive the highlights; *out is NULL for no
+ * marks and is released with free(). */
+int ms_chart_highlights_from_marks(ms_chart_highlight **out, const struct ms_leak_mark *marks,
+                                   size_t n, ms_error *err);
+
 typedef struct ms_chart_spec {
     ms_chart_x x_mode;
     ms_chart_by by;
@@ -225,8 +239,11 @@ typedef struct ms_chart_source {
      * classifies its allocations' stacks itself. Pass it when many charts are built from
      * one file (the view's pyramid finds it once). */
     const int8_t *group_of_stack;
-    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: found when building
-     * from the trace and `iterations`. Pass it when several calls need it (extent, then
+    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL: found
+     * from the trace, `iterations` and `shape` when needed. */
+    const struct ms_idle *idle;
+    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: laid from `idle`, or
+     * found from the trace, `iterations` and `shape`. Pass it when several calls need it (extent, then
      * build) or when the window was given in seconds and converted with it. */
     const ms_chart_warp *warp;
     /* The recording's shape (memsnap/shape.h): its compile phase is compressed on the run
@@ -262,6 +279,13 @@ typedef struct ms_chart_group {
     bool pinned;             /* mark[0] and the band shows somewhere: the arrow points at */
     double pin_px, pin_py;   /* the middle of its first column with bytes (pixels) */
     ms_chart_rgb fill;
+    /* The colour of what it belongs to (its site, phase, rule, category), as the legend
+     * shows it; an allocation's fill is a shade of its site's. The colours of the bands
+     * one chart shows taller than 1.5 px stay MS__MIN_DELTA_E (CIEDE2000 12) apart. */
+    ms_chart_rgb key_rgb;
+    int key_index;           /* its name in key_names[] (what key_rgb is the colour of), or
+                                -1 for a fixed colour (categories, rules, leaks) */
+    uint64_t shade_key;      /* an allocation's band: what picks its shade of key_rgb */
     double score;            /* bytes x lifetime in the window, what ranked it (0 for
                                 category bands: their order is fixed) */
     char label[MS_CHART_TEXT];
@@ -374,11 +398,20 @@ typedef struct ms_chart {
     int64_t *col_low;      /* min active bytes in the window: where a column holds many
                               events (a training step narrower than a pixel), memory
                               swings between this and the top */
-    bool show_low;         /* the swing is wide enough to be worth a line */
+    int64_t *col_hill;     /* how far the top rises above both the state the column
+                              starts in and the one it ends in: a whole hill (a step
+                              rising and falling back) narrower than the column */
+    bool show_low;         /* hills narrower than a pixel: the minimum line is worth it */
 
     /* The bands, bottom first; "other" (col_other) goes on top of them all. */
     size_t n_groups;
     ms_chart_group *groups;  /* n_groups */
+    /* The names the bands' colours belong to (sites, phases, compile contexts), and
+     * whether a band of each shows (over 1.5 px, or named in the legend): what a figure
+     * of several panels resolves together so a name has one colour in all of them. */
+    size_t n_key_names;
+    char (*key_names)[MS_CHART_TEXT]; /* n_key_names */
+    bool *key_shown;                  /* n_key_names */
     int64_t *heights;      /* n_groups x n_cols bytes, heights[g * n_cols + c] */
 
     /* Overlays: one curve pair per file (n_series == 0 for stacked charts). */

@@ -678,7 +678,8 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     run_src.warp = NULL;
     ms_chart_x x_mode = opts->x_set ? opts->x_mode : MS_CHART_X_RUN;
     if (x_mode == MS_CHART_X_RUN && src->trace->has_times) {
-        int wrc = ms_chart_warp_find(&warp, src->trace, src->iterations, src->shape, err);
+        int wrc = src->idle ? ms_chart_warp_from_idle(&warp, src->idle)
+                            : ms_chart_warp_find(&warp, src->trace, src->iterations, src->shape, err);
         if (wrc)
             return wrc;
         if (warp.n_breaks)

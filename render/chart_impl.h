@@ -79,6 +79,29 @@ ms_chart_rgb ms__name_rgb(const char *name);
 ms_chart_rgb ms__hsl(double h_deg, double s, double l);
 /* A site's (or any band name's) colour, from its text alone. */
 ms_chart_rgb ms__text_rgb(const char *text);
+/* The hash that picks it, and the k-th of its 3 x MS__PALETTE_N colours (hue k % 12,
+ * lightness k / 12). */
+uint32_t ms__text_hash(const char *text);
+ms_chart_rgb ms__text_rgb_variant(size_t k);
+
+/* colour.c: CIEDE2000 between two CIELAB colours and between two sRGB colours. */
+double ms__ciede2000(double L1, double a1, double b1, double L2, double a2, double b2);
+double ms__delta_e(ms_chart_rgb x, ms_chart_rgb y);
+/* Bands one chart shows stay this far apart (CIEDE2000). */
+#define MS__MIN_DELTA_E 12.0
+/* The colours of n names shown together: each its own (ms__text_rgb) unless it lies
+ * within MS__MIN_DELTA_E of a name kept before it (names in the order of their hash), or
+ * of the theme's background, grey or muted grey; the names that do not keep theirs then
+ * take, in the same order, the first candidate colour from a place their hash fixes
+ * that keeps the distance to every colour placed (with none, the farthest). Names with
+ * shown[i] false (NULL: all shown) keep their own colour and are not placed: slivers
+ * nobody tells apart. -1 on no memory (out[] then holds the names' own colours). */
+int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool *shown,
+                         size_t n, const ms_chart_theme *theme);
+/* The panels of one figure coloured together: the names of all of them resolved as one
+ * set (ms__distinct_colours), so a site has one colour in every panel. -1 on no memory
+ * (each panel then keeps its own). */
+int ms__colours_together(ms_chart *const *charts, size_t n);
 /* The hue of a colour in degrees, and its saturation (HSL) in *sat when not NULL. */
 double ms__hue(ms_chart_rgb c, double *sat);
 /* A site's band label ("file:line function", or "(no stack recorded)") and the colour
@@ -208,7 +231,7 @@ int ms__chart_build_aux(ms_chart **out, const ms_chart_source *src,
                         ms_error *err);
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
-                  int64_t *low, ms_error *err);
+                  int64_t *low, int64_t *hill, ms_error *err);
 /* Whether the per-column minimum is worth a line (columns hide whole hills). */
 bool ms__show_low(const ms_chart *chart);
 /* One overlay series: its per-column curves, colour, peak and label. */

@@ -304,10 +304,19 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
         straight(b, &fl, "peak", ch->plot.x, ch->peak_py, ch->plot.x + ch->plot.w, ch->peak_py);
     for (size_t i = 0; i < ch->n_oom_px; i++)
         straight(b, &fl, "oom", ch->oom_px[i], ch->plot.y, ch->oom_px[i], ch->plot.y + ch->plot.h);
+    /* Each entry with what it shows: its colour and its key's form, so a reader can tell
+     * which band or line it names. */
+    static const char *const KEY[] = {"swatch", "line", "dash", "dot"};
     ms__sb_puts(b, "],\"legend\":[");
     for (size_t i = 0; i < ch->n_legend; i++) {
-        ms__sb_puts(b, i ? "," : "");
-        ms__sb_str(b, ch->legend[i].text);
+        const ms_chart_legend_entry *e = &ch->legend[i];
+        ms__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
+        ms__sb_str(b, e->text);
+        ms__sb_puts(b, ",\"colour\":");
+        colour(b, e->rgb);
+        ms__sb_puts(b, ",\"kind\":");
+        ms__sb_str(b, (unsigned)e->key < sizeof KEY / sizeof KEY[0] ? KEY[e->key] : "swatch");
+        ms__sb_puts(b, "}");
     }
     ms__sb_puts(b, "],\"fragmentation\":");
     if (!ch->has_frag) {

@@ -1,7 +1,7 @@
 /* What one image shows (see ms_chart_build_figure in chart.h): one chart per file stacked
  * as panels on shared scales, or one chart of overlaid curves. The panels' shared x
- * window and y fit are decided here once, for the render command, the report and the
- * HTML explorer alike. */
+ * window and y fit, and each panel's run axis, are decided here once, for every picture
+ * that compares files: `render A B`, the report's ranks.png. */
 #include "chart_impl.h"
 
 #include <math.h>
@@ -24,43 +24,50 @@ void ms_chart_figure_free(ms_chart_figure *fig)
     free(fig);
 }
 
-/* Panels share both scales so that a taller hill means more memory: the y scale fits the
- * largest file, and a window without an end ends where the longest file does. */
-static int shared_scales(const ms_chart_source *srcs, size_t n_srcs, ms_chart_spec *spec,
-                         ms_error *err)
+/* --from/--to are seconds; on the run axis each file's window is in its own axis units. */
+static ms_chart_spec file_spec(const ms_chart_spec *s, const ms_chart_source *src)
 {
-    double span = 0;
-    int64_t bytes = 0;
-    for (size_t i = 0; i < n_srcs; i++) {
-        double s;
-        int64_t b;
-        int rc = ms_chart_extent(&srcs[i], spec, &s, &b, err);
-        if (rc)
-            return rc;
-        span = s > span ? s : span;
-        bytes = b > bytes ? b : bytes;
+    ms_chart_spec f = *s;
+    if (f.x_mode == MS_CHART_X_RUN && src->warp && src->trace && src->trace->has_times) {
+        if (f.has_from)
+            f.from = ms_chart_warp_u(src->warp, f.from);
+        if (f.has_to)
+            f.to = ms_chart_warp_u(src->warp, f.to);
     }
-    spec->y_fit = bytes;
-    if (!spec->has_to) {
-        spec->has_to = true;
-        spec->to = (spec->has_from ? spec->from : 0) + span;
-    }
-    return 0;
+    return f;
 }
 
+/* Panels share both scales so that a taller hill means more memory: the y scale fits the
+ * largest file, and a window without an end ends where the longest file does, in each
+ * file's own units (on the run axis every panel has its own breaks, so each file's
+ * iterations take the width its run axis gives them, from the same left edge). */
 static int build_panels(ms_chart_figure *fig, const ms_chart_source *srcs, size_t n_srcs,
                         const ms_chart_figure_spec *fs, ms_error *err)
 {
     ms_chart_spec spec = fs->chart;
     spec.highlights = NULL;
     spec.n_highlights = 0;
+    double span = 0;
     if (n_srcs > 1) {
-        int rc = shared_scales(srcs, n_srcs, &spec, err);
-        if (rc)
-            return rc;
+        int64_t bytes = 0;
+        for (size_t i = 0; i < n_srcs; i++) {
+            double sp;
+            int64_t b;
+            ms_chart_spec one = file_spec(&spec, &srcs[i]);
+            int rc = ms_chart_extent(&srcs[i], &one, &sp, &b, err);
+            if (rc)
+                return rc;
+            span = sp > span ? sp : span;
+            bytes = b > bytes ? b : bytes;
+        }
+        spec.y_fit = bytes;
     }
     for (size_t i = 0; i < n_srcs; i++) {
-        ms_chart_spec panel = spec;
+        ms_chart_spec panel = file_spec(&spec, &srcs[i]);
+        if (n_srcs > 1 && !spec.has_to) {
+            panel.has_to = true;
+            panel.to = (panel.has_from ? panel.from : 0) + span;
+        }
         if (fs->highlights && fs->n_highlights) {
             panel.highlights = fs->highlights[i];
             panel.n_highlights = fs->n_highlights[i];
@@ -71,6 +78,9 @@ static int build_panels(ms_chart_figure *fig, const ms_chart_source *srcs, size_
             return rc;
         fig->n_charts = i + 1;
     }
+    /* A site has one colour in every panel: the panels' names kept apart as one set. */
+    if (ms__colours_together(fig->charts, fig->n_charts))
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring the panels");
     return 0;
 }
 
@@ -90,14 +100,30 @@ int ms_chart_build_figure(ms_chart_figure **out, const ms_chart_source *srcs, si
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a figure");
     fig->width = fs->width;
     fig->height = fs->height;
-    int rc;
+    int rc = 0;
     if (fs->overlay) {
         ms_chart_rect area = {0, 0, (double)fs->width, (double)fs->height};
         rc = ms_chart_build_overlay(&fig->charts[0], srcs, n_srcs, &fs->chart, area, err);
         if (!rc)
             fig->n_charts = 1;
     } else {
-        rc = build_panels(fig, srcs, n_srcs, fs, err);
+        /* The run axis of each file, laid once for its extent and its panel (from the
+         * run's idle stretches when the caller has them). */
+        ms_chart_source own[MS_CHART_MAX_SERIES];
+        ms_chart_warp warps[MS_CHART_MAX_SERIES];
+        for (size_t i = 0; i < n_srcs && !rc; i++) {
+            own[i] = srcs[i];
+            if (fs->chart.x_mode != MS_CHART_X_RUN || own[i].warp || !own[i].trace)
+                continue;
+            if (own[i].idle)
+                ms_chart_warp_from_idle(&warps[i], own[i].idle);
+            else
+                rc = ms_chart_warp_find(&warps[i], own[i].trace, own[i].iterations, own[i].shape,
+                                        err);
+            own[i].warp = &warps[i];
+        }
+        if (!rc)
+            rc = build_panels(fig, own, n_srcs, fs, err);
     }
     if (rc) {
         ms_chart_figure_free(fig);

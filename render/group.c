@@ -194,6 +194,7 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
         ms_chart_group *g = &chart->groups[at + f];
         if (h == 0 || hl->label) {
             memset(g, 0, sizeof *g);
+            g->key_index = -1;
             g->kind = MS_CHART_GROUP_LEAK;
             g->alloc = -1;
             g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
@@ -204,6 +205,7 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
             /* Pale, so what the outline holds stays readable under the label. */
             g->fill = g->suspect ? ms__mix(chart->theme.other, chart->theme.bg, 0.35)
                                  : ms__mix(chart->theme.highlight, chart->theme.bg, 0.72);
+            g->key_rgb = g->fill;
             /* What one forward left alive says so itself ("alive at the end: ..."). */
             const char *what = hl->alive_end ? NULL : hl->suspect ? "suspect" : "leak finding";
             if (hl->label && what)
@@ -372,32 +374,59 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         n_named = 0;
     /* One colour per site, looked up once: sites are few next to allocations. */
     ms_chart_rgb *base = ms__alloc_n(n_sites, sizeof *base);
-    if (!base) {
+    char (*where)[MS_CHART_TEXT] = ms__alloc_n(n_sites, sizeof *where);
+    const char **names = ms__alloc_n(n_sites, sizeof *names);
+    int64_t *tallest = ms__alloc_n(n_sites, sizeof *tallest);
+    bool *shown = ms__alloc_n(n_sites, sizeof *shown);
+    if (!base || !where || !names || !tallest || !shown) {
         free(ss);
+        free(base);
+        free(where);
+        free(names);
+        free(tallest);
+        free(shown);
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
     }
-    char(*named)[MS_CHART_TEXT] = n_named ? ms__alloc_n(n_named, sizeof *named) : NULL;
-    if (n_named && !named) {
-        free(base);
-        free(ss);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory naming sites");
-    }
-    site_labels(src->snap, ss, n_named, named);
+    /* The named sites' texts tell apart sites that read alike (site_labels). */
+    site_labels(src->snap, ss, n_named, where);
     for (size_t k = 0; k < n_sites; k++) {
-        char where[MS_CHART_TEXT];
-        if (k < n_named)
-            memcpy(where, named[k], sizeof where);
-        else
-            ms__site_label(src->snap, ss[k].site, where, sizeof where);
-        base[k] = ms__text_rgb(where);
-        if (k < n_named)
-            ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where);
+        if (k >= n_named)
+            ms__site_label(src->snap, ss[k].site, where[k], sizeof where[k]);
+        names[k] = where[k];
     }
-    free(named);
     /* Rank of each site, found by site id (score holds the rank). */
     for (size_t k = 0; k < n_sites; k++)
         ss[k].score = (double)k;
     qsort(ss, n_sites, sizeof *ss, site_score_by_site);
+    /* A site whose bands are all under 1.5 px tall is a sliver nobody tells apart: it
+     * keeps its own colour and leaves the distinct ones to the sites one can see, and to
+     * those the legend names. */
+    for (size_t i = 0; i < n; i++) {
+        site_score want = {chart->groups[i].site, 0};
+        const site_score *hit = bsearch(&want, ss, n_sites, sizeof *ss, site_score_by_site);
+        int64_t size = (int64_t)src->tl->allocs[chart->groups[i].alloc].size;
+        if (hit && size > tallest[(size_t)hit->score])
+            tallest[(size_t)hit->score] = size;
+    }
+    for (size_t k = 0; k < n_sites; k++)
+        shown[k] = k < n_named ||
+                   (chart->y_max > 0 && (double)tallest[k] / chart->y_max * chart->plot.h >= 1.5);
+    if (ms__distinct_colours(base, names, shown, n_sites, &chart->theme)) {
+        free(ss);
+        free(base);
+        free(where);
+        free(names);
+        free(tallest);
+        free(shown);
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
+    }
+    for (size_t k = 0; k < n_named; k++)
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where[k]);
+    chart->key_names = where;
+    chart->key_shown = shown;
+    chart->n_key_names = n_sites;
+    free(names);
+    free(tallest);
     bool unnamed = false;
     for (size_t i = 0; i < n; i++) {
         ms_chart_group *g = &chart->groups[i];
@@ -409,6 +438,9 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         const site_score *hit = bsearch(&want, ss, n_sites, sizeof *ss, site_score_by_site);
         size_t k = hit ? (size_t)hit->score : n_sites;
         g->fill = ms__shade(k < n_sites ? base[k] : chart->theme.other, key);
+        g->key_rgb = k < n_sites ? base[k] : chart->theme.other;
+        g->key_index = k < n_sites ? (int)k : -1;
+        g->shade_key = key;
         g->legend = k < n_named ? (int)k : -1;
         unnamed |= k >= n_named;
     }
@@ -670,13 +702,35 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
             ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
             memcpy(g.label, named[k], sizeof g.label);
-        g.fill = ms__text_rgb(g.label); /* a name keeps its colour in every chart */
-        g.legend = (int)chart->n_legend;
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         rc = add_group(chart, cap_groups, g, err);
     }
     free(ss);
     free(named);
+    /* A name keeps its colour in every chart, unless another band here looks like it. */
+    size_t n_named = chart->n_groups;
+    const char **names = ms__alloc_n(n_named ? n_named : 1, sizeof *names);
+    ms_chart_rgb *rgb = ms__alloc_n(n_named ? n_named : 1, sizeof *rgb);
+    chart->key_names = ms__alloc_n(n_named ? n_named : 1, sizeof *chart->key_names);
+    chart->key_shown = ms__alloc_n(n_named ? n_named : 1, sizeof *chart->key_shown);
+    for (size_t k = 0; names && chart->key_names && chart->key_shown && k < n_named; k++) {
+        ms__copy_text(chart->key_names[k], sizeof chart->key_names[k], chart->groups[k].label);
+        chart->key_shown[k] = true; /* every band of these is named in the legend */
+        names[k] = chart->key_names[k];
+    }
+    if (!rc && (!names || !rgb || !chart->key_names || !chart->key_shown ||
+                ms__distinct_colours(rgb, names, NULL, n_named, &chart->theme)))
+        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring bands");
+    if (!rc)
+        chart->n_key_names = n_named;
+    for (size_t k = 0; !rc && k < n_named; k++) {
+        ms_chart_group *g = &chart->groups[k];
+        g->fill = g->key_rgb = rgb[k];
+        g->key_index = (int)k;
+        g->legend = (int)chart->n_legend;
+        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g->fill, g->label);
+    }
+    free(names);
+    free(rgb);
     gr->n_groups = chart->n_groups;
     if (!rc)
         rc = leak_bands(chart, src, spec, sc, 0, gr, err);
@@ -713,12 +767,13 @@ static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
         ms_chart_group g;
         memset(&g, 0, sizeof g);
+        g.key_index = -1;
         g.kind = MS_CHART_GROUP_CATEGORY;
         g.alloc = -1;
         g.site = UINT32_MAX;
         g.category = CATEGORY_ORDER[k];
         g.legend = -1; /* named once the heights show it holds bytes in the window */
-        g.fill = ms__category_rgb(g.category);
+        g.fill = g.key_rgb = ms__category_rgb(g.category);
         ms__category_label(g.category, g.label, sizeof g.label);
         band_of[g.category] = (int32_t)k;
         chart->groups[chart->n_groups++] = g;
@@ -782,6 +837,7 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
     for (size_t k = 0; k < rules->n; k++) {
         ms_chart_group g;
         memset(&g, 0, sizeof g);
+        g.key_index = -1;
         g.kind = MS_CHART_GROUP_USER;
         g.alloc = -1;
         g.site = UINT32_MAX;
@@ -789,6 +845,7 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
         /* A few names the user chose: the palette's hues in rule order keep them apart
          * (a hash may give two of them one hue), and the same rules colour alike. */
         g.fill = k < MS__PALETTE_N ? ms__palette(k) : ms__text_rgb(g.label);
+        g.key_rgb = g.fill;
         g.legend = (int)chart->n_legend;
         ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
         chart->groups[chart->n_groups++] = g;

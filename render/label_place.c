@@ -434,8 +434,9 @@ void ms__place_labels(ms_chart *ch, const size_t *rank)
         L->font_px = 11;
         L->rgb = g->suspect ? ch->theme.fg : ch->theme.highlight;
         /* Wide enough for a finding's label whole ("forward leak, 2 sites, 90.09 MiB:
-         * train/scenarios.py:159 layers_run"): its end names the line to read. */
-        double cap = ch->plot.w * 0.45 > 320 ? ch->plot.w * 0.45 : 320;
+         * train/scenarios.py:159 layers_run", "4 × 8.00 KiB = 32.00 KiB:
+         * train/scenarios_verdicts3.py:368 v3_metric_leak"): its end names the line. */
+        double cap = ch->plot.w * 0.5 > 320 ? ch->plot.w * 0.5 : 320;
         char text[MS_CHART_TEXT + 32];
         size_t max_chars = (size_t)((cap - 6) / (0.64 * 11));
         cut_text(text, sizeof text, g->mark, max_chars);

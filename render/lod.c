@@ -112,7 +112,7 @@ static void fold_run(const col_run *r, int64_t c, int64_t *first, int64_t *last,
  * left. One pass over the trace whatever the pixel count. */
 int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
-                  int64_t *low, ms_error *err)
+                  int64_t *low, int64_t *hill, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     int64_t *first = ms__alloc_n(n_cols, sizeof *first);
@@ -204,6 +204,8 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     }
     for (size_t c = 0; c < n_cols; c++) {
         double lo = x_lo + (double)c * dx;
+        /* The state the column starts in: the one carried in from its left. */
+        int64_t start = active_of(tl, carry);
         /* The state before the first event has no x of its own; it shows in the first
          * column with events, so a trace whose peak predates it still shows that peak. */
         bool carried = first[c] == MS_CHART_NO_EVENT || carry == -1 ||
@@ -221,6 +223,10 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
         }
         if (last[c] != MS_CHART_NO_EVENT)
             carry = last[c];
+        if (hill) {
+            int64_t end = active_of(tl, carry), edge = start > end ? start : end;
+            hill[c] = ev[c] != MS_CHART_NO_EVENT && act[c] > edge ? act[c] - edge : 0;
+        }
     }
     free(first);
     free(last);
@@ -228,16 +234,19 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
 }
 
 /* Zoomed out over thousands of steps each column holds whole hills; its top is the
- * hilltop, and a line at the column minimum shows how deep the valleys go. */
+ * hilltop, and a line at the column minimum shows how deep the valleys go. A column at
+ * the edge of a hill 130 px wide swings as much (the hill rises inside it) but hides
+ * nothing: only a top well above both the state the column starts in and the one it
+ * ends in is a hill narrower than the column. */
 bool ms__show_low(const ms_chart *chart)
 {
     size_t W = chart->n_cols;
-    size_t swinging = 0;
-    for (size_t c = 0; c < W; c++)
+    size_t hills = 0;
+    for (size_t c = 0; c < W && chart->col_hill; c++)
         if (chart->col_event[c] != MS_CHART_NO_EVENT &&
-            (double)(chart->col_active[c] - chart->col_low[c]) / chart->y_max * chart->plot.h >= 12)
-            swinging++;
-    return swinging * 4 >= W; /* a quarter of the columns hide whole hills */
+            (double)chart->col_hill[c] / chart->y_max * chart->plot.h >= 12)
+            hills++;
+    return hills * 4 >= W; /* a quarter of the columns hide whole hills */
 }
 
 int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, size_t i,
@@ -249,7 +258,7 @@ int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, 
     if (!s->active || !s->reserved)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
     int rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, ev,
-                           s->active, s->reserved, NULL, err);
+                           s->active, s->reserved, NULL, NULL, err);
     if (rc)
         return rc;
     s->rgb = ms__palette(i);
@@ -297,7 +306,7 @@ int ms_chart_extent(const ms_chart_source *src_in, const ms_chart_spec *spec_in,
         return rc;
     /* One column spanning the window gives exactly the maxima a chart would show. */
     int64_t ev = 0, act = 0, res = 0;
-    rc = ms__aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, NULL, err);
+    rc = ms__aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, NULL, NULL, err);
     if (rc)
         return rc;
     *x_span = hi - lo;

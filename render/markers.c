@@ -1,6 +1,29 @@
 /* Markers of the chart model (see chart_impl.h): the peak, out-of-memory events and the
  * highlighted (leaked) allocations' outlines and label pins. */
 #include "chart_impl.h"
+#include "memsnap/leaks.h"
+
+int ms_chart_highlights_from_marks(ms_chart_highlight **out, const ms_leak_mark *marks,
+                                   size_t n, ms_error *err)
+{
+    *out = NULL;
+    if (n == 0)
+        return 0;
+    ms_chart_highlight *hl = ms__alloc_n(n, sizeof *hl);
+    if (!hl)
+        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for leak highlights");
+    for (size_t k = 0; k < n; k++) {
+        /* Marks come grouped by finding: a label per allocation would hide the chart (a
+         * leak of 24 allocations, the 15 sites of one graph). */
+        bool first = !k || marks[k].finding != marks[k - 1].finding;
+        hl[k].alloc = marks[k].alloc_index;
+        hl[k].label = first ? marks[k].label : NULL;
+        hl[k].suspect = marks[k].kind != MS_LEAK_LEAK; /* red is for leak findings */
+        hl[k].alive_end = marks[k].kind == MS_LEAK_ALIVE_AT_END;
+    }
+    *out = hl;
+    return 0;
+}
 
 /* The first OOM event at or after `e` (tr->n: none). OOMs are rare and every window's
  * chart looks for them: memchr scans the actions many bytes at a time. */

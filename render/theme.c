@@ -72,8 +72,18 @@ ms_chart_rgb ms__hsl(double h_deg, double s, double l)
 ms_chart_rgb ms__text_rgb(const char *text)
 {
     uint32_t h = hash_text(text ? text : "");
-    ms_chart_rgb base = PALETTE[h % MS__PALETTE_N];
-    switch ((h / MS__PALETTE_N) % 3u) {
+    return ms__text_rgb_variant(h % MS__PALETTE_N + MS__PALETTE_N * ((h / MS__PALETTE_N) % 3u));
+}
+
+uint32_t ms__text_hash(const char *text)
+{
+    return hash_text(text ? text : "");
+}
+
+ms_chart_rgb ms__text_rgb_variant(size_t k)
+{
+    ms_chart_rgb base = PALETTE[k % MS__PALETTE_N];
+    switch ((k / MS__PALETTE_N) % 3u) {
     case 0:
         return base;
     case 1:

@@ -538,7 +538,8 @@ int main(void)
         const cJSON *legend = cJSON_GetObjectItem(p, "legend"), *e;
         bool named = false;
         cJSON_ArrayForEach(e, legend)
-            named |= !strcmp(e->valuestring, "leak finding (outlined)");
+            named |= !strcmp(cJSON_GetObjectItem(e, "label")->valuestring,
+                             "leak finding (outlined)");
         CHECK_TRUE(named);
     }
     /* One outlined region for the graph leak of 15 sites, with its label. */

@@ -8,12 +8,12 @@
 
 #include "check.h"
 
-static char *printed_struct(const ms_iterations *it, int64_t t0)
+static char *printed_struct(const ms_iterations *it, const ms_idle *idle, int64_t t0)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    leaks_iterations_print(f, it, t0, 2);
+    leaks_iterations_print(f, it, idle, t0, 2);
     fclose(f);
     return buf;
 }
@@ -63,14 +63,28 @@ static void check_file(const char *path, int expect_n, const char *expect_method
                                     it->items[0].end_us);
         cJSON_Delete(back);
         free(text);
-        /* Text from the struct and from the JSON agree line for line. */
+        /* Text from the struct and from the JSON agree line for line, with and without
+         * the idle time. */
         const ms_trace *tr = ms_snapshot_trace(s, 0);
-        char *a = printed_struct(it, tr->n ? tr->time_us[0] : 0), *b = printed_json(o);
+        int64_t t0 = tr->n ? tr->time_us[0] : 0;
+        char *a = printed_struct(it, NULL, t0), *b = printed_json(o);
         CHECK_TRUE(a && b && !strcmp(a, b));
         if (a && b && strcmp(a, b))
             fprintf(stderr, "struct:\n%s\njson:\n%s\n", a, b);
         free(a);
         free(b);
+        ms_idle *idle = NULL;
+        CHECK_EQ_INT(ms_idle_find(&idle, tr, it, NULL, &err), 0);
+        cJSON *oi = idle ? leaks_iterations_to_json(it, idle, t0) : NULL;
+        a = printed_struct(it, idle, t0);
+        b = oi ? printed_json(oi) : NULL;
+        CHECK_TRUE(a && b && !strcmp(a, b));
+        if (a && b && strcmp(a, b))
+            fprintf(stderr, "struct:\n%s\njson:\n%s\n", a, b);
+        free(a);
+        free(b);
+        cJSON_Delete(oi);
+        ms_idle_free(idle);
     }
     cJSON_Delete(o);
     ms_iterations_free(it);
@@ -83,5 +97,6 @@ int main(void)
     check_file("testdata/linear_infer.pickle", 3, "forward-calls");
     check_file("testdata/streams.pickle", 20, "baseline");
     check_file("testdata/oom.pickle", 0, "none");
+    check_file("testdata/v3_pauses.pickle", 6, "optimizer-annotation");
     return check_finish("test_iterations_json");
 }

@@ -12,6 +12,7 @@
 #include "check.h"
 #include "draw.h"
 #include "chart.h"
+#include "chart_impl.h" /* ms__colours_together: what a figure does to its panels */
 #include "memsnap/memsnap.h"
 
 /* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
@@ -292,6 +293,9 @@ static void render_multi(void)
     CHECK_EQ_INT_IN(
         ctx, ms_chart_build(&ch[1], &b.src, &spec, ms_render_panel_rect(1200, 1000, 2, 1), &err),
         0);
+    /* The panels of one image are coloured as one set, as the figure colours them. */
+    if (ch[0] && ch[1])
+        CHECK_EQ_INT_IN(ctx, ms__colours_together(ch, 2), 0);
     if (ch[0] && ch[1]) {
         /* Shared scales: same top, same x window, second panel below the first. */
         CHECK_TRUE_IN(ctx, ch[0]->y_max == ch[1]->y_max);

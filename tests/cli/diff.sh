@@ -106,6 +106,34 @@ head -c 300000 $R1 > "$T/cut.pickle"
 printf '{"files": [{"path": "x"}]}' > "$T/nodev.json"
 printf '{"files": [' > "$T/badjson.json"
 printf '{"x": 1}' > "$T/other.json"
+# One loop recorded twice with its forward moved 12 lines (v3_edit_a/b, truth: lines 16-18
+# in a, 28-30 in b): one row per site, moved, and a verdict that says so rather than a
+# site of +225 MiB "explaining" a change of 0.
+EA=testdata/v3_edit_a.pickle EB=testdata/v3_edit_b.pickle
+expect 0 'train/edited_model.py:16 forward \(moved :16 → :28\)' -- diff $EA $EB
+expect 0 'Sites by change in bytes held at the peak: 0 changed, 2 moved' -- diff $EA $EB
+expect 0 'Sites that moved \(same file, function and callers, another line\): 3' -- diff $EA $EB
+expect 0 ':18 forward \(moved :18 → :30\)' -- diff $EA $EB
+expect 0 '^Verdict: .* 3 sites moved: .*The peaks agree; the same code holds the same memory, at other lines\.' -- diff $EA $EB
+out=$("$BIN" diff $EA $EB 2>&1)
+grep -q 'Sites only in' <<<"$out" && { echo "FAIL: moved sites listed as only in one file"; fail=1; }
+grep -q 'most of it' <<<"$out" && { echo "FAIL: a moved site called most of a change of 0"; fail=1; }
+json=$("$BIN" diff --json $EA $EB 2>&1)
+grep -Eq '"b_site":[[:space:]]*"train/edited_model.py:28"' <<<"$json" || { echo "FAIL: diff --json lacks b_site"; fail=1; }
+grep -Eq '"moved":[[:space:]]*\[[[:space:]]*\{' <<<"$json" || { echo "FAIL: diff --json lacks moved[]"; fail=1; }
+# The same from summaries (the shapes travel in top_sites).
+"$BIN" summary --json --top 100 $EA > "$T/ea.json" 2>/dev/null
+"$BIN" summary --json --top 100 $EB > "$T/eb.json" 2>/dev/null
+expect 0 'train/edited_model.py:16 forward \(moved :16 → :28\)' -- diff "$T/ea.json" "$T/eb.json"
+
+# "Most of it" is a part of the total: -56 MiB is not most of -50 MiB, nor -48 MiB of
+# -640 KiB; the verdict names the larger changes on each side instead.
+G=testdata/noleak_grad_accum.pickle H=testdata/leak_backward_hook.pickle
+out=$("$BIN" diff $G $H 2>&1)
+grep -q 'most of it' <<<"$out" && { echo "FAIL: a site larger than the change called most of it"; fail=1; }
+expect 0 'that is the net of larger changes at the peak: up at .*\(\+[0-9.]+ MiB\).*, down at .*\(-56\.00 MiB\)' -- diff $G $H
+expect 0 'most of it \(\+29\.30 MiB\) is held at the end by gpt2/modeling_gpt2.py:697' -- diff $R0 $R1
+
 expect 2 'text.txt: byte 0: neither a snapshot pickle' -- diff $R0 "$T/text.txt"
 expect 2 'empty.pickle: empty file' -- diff $R0 "$T/empty.pickle"
 expect 2 'cut.pickle: byte [0-9]+' -- diff $R0 "$T/cut.pickle"

@@ -107,6 +107,31 @@ contains "--step method" "$out" "found by annotation (record_function ranges nam
 "$BIN" leaks --help >/dev/null; check "--help exit" 0 $?
 "$BIN" leaks >/dev/null 2>&1; check "no file exit" 2 $?
 "$BIN" leaks --bogus testdata/oom.pickle >/dev/null 2>&1; check "bad option exit" 2 $?
+# A gate with a size (v3_metric_leak: 4 x 8 KiB kept at scenarios_verdicts3.py:368, one a
+# step): only a leak that reaches SIZE fails; no SIZE keeps failing on any leak.
+M=testdata/v3_metric_leak.pickle
+"$BIN" leaks --fail=64KiB $M >/dev/null; check "--fail=64KiB on a 32 KiB leak" 0 $?
+"$BIN" leaks --fail=16KiB $M >/dev/null; check "--fail=16KiB on a 32 KiB leak" 1 $?
+"$BIN" leaks --fail=32KiB $M >/dev/null; check "--fail=32KiB: the limit is inclusive" 1 $?
+"$BIN" leaks --fail $M >/dev/null; check "--fail without a size" 1 $?
+out=$("$BIN" leaks --fail=64KiB $M)
+contains "--fail=SIZE in the verdict" "$out" "holds 32.00 KiB and grows by 8.00 KiB per iteration; below --fail=64.00 KiB"
+contains "metric leak site" "$out" "scenarios_verdicts3.py:368 v3_metric_leak"
+"$BIN" leaks --fail 64KiB $M >/dev/null 2>&1; check "--fail takes its size only after '='" 2 $?
+"$BIN" leaks --fail= $M >/dev/null 2>&1; check "--fail= with no size" 2 $?
+"$BIN" leaks --fail=lots $M >/dev/null 2>&1; check "--fail=lots" 2 $?
+"$BIN" leaks --fail=1GiB testdata/noleak_layers.pickle >/dev/null; check "no leak passes any gate" 0 $?
+# The chart labels the finding with its count and total, not one allocation's size.
+T=$(mktemp -d)
+"$BIN" render --leaks --format json $M -o "$T/m.json"; check "render --leaks json" 0 $?
+contains "leak label: count and total" "$(cat "$T/m.json")" '"text":"4 × 8.00 KiB = 32.00 KiB: train/scenarios_verdicts3.py:368 v3_metric_leak"'
+# report --fail-on-leaks=SIZE: the same rule.
+"$BIN" report $M -o "$T/r1" --fail-on-leaks=64KiB >/dev/null; check "report --fail-on-leaks=64KiB" 0 $?
+out=$("$BIN" report $M -o "$T/r2" --fail-on-leaks=16KiB); check "report --fail-on-leaks=16KiB" 1 $?
+contains "report gate names the limit" "$out" "reaches the limit 16.00 KiB"
+"$BIN" report $M -o "$T/r3" --fail-on-leaks >/dev/null; check "report --fail-on-leaks" 1 $?
+rm -rf "$T"
+
 "$BIN" leaks --min-bytes lots testdata/oom.pickle >/dev/null 2>&1; check "bad size exit" 2 $?
 "$BIN" leaks testdata/does-not-exist.pickle >/dev/null 2>&1; check "missing file exit" 2 $?
 "$BIN" leaks --device 7 testdata/oom.pickle >/dev/null 2>&1; check "bad device exit" 2 $?

@@ -121,6 +121,17 @@ if "$bin" render testdata/gpt2_train.pickle --format json -o "$tmp/m.json" > "$t
 else
   bad "--format json: $(head -c 300 "$tmp/out")"
 fi
+# The per-pixel minimum (and its legend entry) only where hills are narrower than a
+# column: not on gpt2_train's hills, 130 px wide; on noleak_grad_accum squeezed into 400 px
+# of linear time, where a quarter of the columns hide whole micro-steps.
+"$bin" render testdata/gpt2_train.pickle --format json -o "$tmp/wide.json" 2> "$tmp/err"
+"$bin" render testdata/noleak_grad_accum.pickle --x time --width 400 --format json -o "$tmp/thin.json" 2>> "$tmp/err"
+if jq -e '[.panels[0].legend[].label | select(startswith("per-pixel minimum"))] | length == 0' "$tmp/wide.json" > /dev/null &&
+   jq -e '[.panels[0].legend[].label | select(startswith("per-pixel minimum"))] | length == 1' "$tmp/thin.json" > /dev/null; then
+  ok "per-pixel minimum only for sub-pixel hills"
+else
+  bad "per-pixel minimum legend: $(head -c 300 "$tmp/err")"
+fi
 renders "--by group" "$tmp/g.png" 1600x800 -- "$bin" render testdata/gpt2_train.pickle -o "$tmp/g.png" --by group --group 'attention=modeling_gpt2.py:[0-9]+ forward' --group 'hf=transformers/'
 
 expect "--by category help" 0 "alloc\|site\|phase\|category" -- "$bin" render --help

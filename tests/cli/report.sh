@@ -99,5 +99,27 @@ grep -q 'cut.pickle: byte' "$T/out" || bad "bad baseline not named"
 run 2 testdata/oom.pickle -o
 grep -q -- '-o needs a value' "$T/out" || bad "no message for -o without a value"
 
+# ranks.png is the comparison figure `render A B` draws: panels on shared scales, each on
+# its run axis (set-up squeezed, iterations given the width), the same bytes.
+run 0 testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp"
+if [ -s "$T/ddp/ranks.png" ]; then
+  "$BIN" render testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp-render.png" \
+    || bad "render A B failed"
+  cmp -s "$T/ddp/ranks.png" "$T/ddp-render.png" || bad "ranks.png is not the figure render A B draws"
+else
+  bad "no ranks.png for two files"
+fi
+
+# A file's PNGs are `render --leaks` and `render --by category`, on the run axis too
+# (v3_pauses: 4 s of set-up and two 1.5 s pauses in breaks, as the iterations table says).
+run 0 testdata/v3_pauses.pickle -o "$T/pz"
+"$BIN" render --leaks testdata/v3_pauses.pickle -o "$T/pz-leaks.png" || bad "render --leaks failed"
+"$BIN" render --by category testdata/v3_pauses.pickle -o "$T/pz-cat.png" || bad "render --by category failed"
+cmp -s "$T/pz/timeline-v3_pauses.png" "$T/pz-leaks.png" || bad "timeline-NAME.png is not render --leaks"
+cmp -s "$T/pz/categories-v3_pauses.png" "$T/pz-cat.png" || bad "categories-NAME.png is not render --by category"
+run 0 testdata/v3_pauses.pickle -o "$T/pzt" --x time
+"$BIN" render --leaks --x time testdata/v3_pauses.pickle -o "$T/pzt-leaks.png" || bad "render --x time failed"
+cmp -s "$T/pzt/timeline-v3_pauses.png" "$T/pzt-leaks.png" || bad "report --x time: timeline-NAME.png is not render --leaks --x time"
+
 [ "$fail" -eq 0 ] && echo "report.sh: all checks passed"
 exit "$fail"

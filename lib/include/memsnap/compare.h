@@ -49,6 +49,9 @@ typedef struct ms_profile_site {
     const char *function; /* the frame's function name, "" when unknown */
     uint64_t bytes;
     uint64_t count;
+    /* The shape of the stack behind the site (ms_profile_site_shape), "" when unknown: a
+     * comparison matches a site whose line moved by its file, function and shape. */
+    const char *shape;
 } ms_profile_site;
 
 typedef struct ms_profile_graphs {
@@ -126,6 +129,17 @@ MS_API int ms_profile_new(ms_profile **out, const char *name, ms_error *err);
 MS_API int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
                                const char *function, uint64_t bytes, uint64_t count,
                                ms_error *err);
+/* The same with the site's stack shape (NULL or "": unknown). */
+MS_API int ms_profile_add_site_shaped(ms_profile *p, ms_site_set set, const char *site,
+                                      const char *function, const char *shape, uint64_t bytes,
+                                      uint64_t count, ms_error *err);
+/* A text writer (memsnap/core.h): the shape of the stack behind a site total (its
+ * `stack`), as 16 hex digits: a hash of the files of the Python frames that called the
+ * site's frame, in order (shortened as ms_site_format_location does), without lines or
+ * function names, so an edit that shifts lines or renames a caller keeps it. "" when
+ * the total has no stack. */
+MS_API size_t ms_profile_site_shape(const ms_snapshot *s, const ms_site_total *t, char *buf,
+                                    size_t cap);
 MS_API void ms_profile_sort_sites(ms_profile *p, ms_site_set set);
 
 /* Setters for callers that analysed more themselves (copied): iteration peaks, and leak
@@ -169,10 +183,15 @@ typedef struct ms_delta {
 } ms_delta;
 
 typedef struct ms_site_delta {
-    const char *site;      /* point into the profiles */
+    const char *site;      /* point into the profiles; A's location when the site moved */
     const char *function;
     int64_t a_bytes, b_bytes, delta_bytes;
     uint64_t a_count, b_count;
+    /* A site whose line moved: B's location ("file:47" against A's "file:35"), else NULL.
+     * Sites of one file and function whose lines differ are one site when their stack
+     * shapes agree (or either is unknown) and the lines pair up: in line order when both
+     * files have as many such sites, else those that moved by the most common shift. */
+    const char *b_site;
 } ms_site_delta;
 
 typedef enum ms_metric {
@@ -195,7 +214,8 @@ typedef struct ms_pair {
     const ms_profile *a, *b;
     ms_delta m[MS_M_COUNT];
 
-    /* Sites by |change|, largest first; sites whose bytes did not change are left out.
+    /* Sites by |change|, largest first; sites whose bytes did not change are left out,
+     * unless they moved (b_site set: a moved site is listed whatever its change).
      * A set is absent (n 0, known false) when either profile lacks it. */
     ms_site_delta *sites[MS_SITE_SETS];
     size_t n_sites[MS_SITE_SETS];
@@ -208,6 +228,9 @@ typedef struct ms_pair {
      * the peak and end sets), largest first. */
     ms_site_delta *only_a, *only_b;
     size_t n_only_a, n_only_b;
+    /* Sites that moved (b_site set), by the same richest set, largest bytes first. */
+    ms_site_delta *moved;
+    size_t n_moved;
 
     /* Filled when both profiles carry them (see the setters above). */
     ms_delta *iteration_peaks;
@@ -220,6 +243,12 @@ typedef struct ms_pair {
     bool match; /* every number and every site equal */
 } ms_pair;
 
+/* A text writer (memsnap/core.h): "moved :35 → :47" for a site at `a_site` in A and
+ * `b_site` in B ("moved a.py:35 → b.py:47" when the files differ); "" when b_site is
+ * NULL or empty. The verdict and every view of a comparison write a move with it. */
+MS_API size_t ms_site_moved_format(const char *a_site, const char *b_site, char *buf,
+                                   size_t cap);
+
 MS_API int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b,
                            ms_error *err);
 MS_API void ms_pair_free(ms_pair *p);
@@ -227,6 +256,9 @@ MS_API void ms_pair_free(ms_pair *p);
 /* A text writer (memsnap/core.h): the plain-words verdict, one paragraph, e.g. "rank1
  * peaks 51.0% higher than rank0 (+286.1 MiB: 845.5 MiB at 0.92 s vs 559.4 MiB at
  * 0.61 s); most of it (+240.0 MiB) is held at the peak by modeling_gpt2.py:123 forward."
+ * A site is "most of it" only when its change has the total's sign and is at most the
+ * total; when the largest change is of the other sign or larger than the total, the
+ * verdict names the largest changes on each side instead. Sites that moved are named.
  * When either file leaks it says so: "A leaks 1 finding, 90.09 MiB, +30.03 MiB per
  * iteration; B does not." Names default to "rankN" or the file's base name. */
 MS_API size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,

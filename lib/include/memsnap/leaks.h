@@ -154,7 +154,11 @@ MS_API int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int 
 MS_API void ms_leak_report_free(ms_leak_report *r);
 
 /* For charts: the allocations of leak (and suspect) findings, each with a short label
- * "file:line function, 768 KiB". `t` as for ms_leak_report_build but required. */
+ * giving the finding's count and whole size, then its site: "4 × 8.00 KiB = 32.00 KiB:
+ * file:line function" ("5 allocations, 1.20 MiB: ..." when their sizes differ, "768.00
+ * KiB: ..." for one allocation; a finding of several sites names its pattern: "forward
+ * leak, 2 sites, 90.09 MiB: file:line function"). `t` as for ms_leak_report_build but
+ * required. */
 typedef struct ms_leak_mark {
     size_t alloc_index;      /* into t->allocs[] */
     ms_leak_kind kind;

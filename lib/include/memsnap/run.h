@@ -12,6 +12,7 @@
 
 #include "memsnap/categories.h"
 #include "memsnap/export.h"
+#include "memsnap/idle.h"
 #include "memsnap/iterations.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
@@ -80,6 +81,9 @@ MS_API int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report
  * holds the same object. */
 MS_API int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err);
+/* The quiet stretches under the run's iterations (memsnap/idle.h): idle time apart from
+ * work for the iterations table, and the breaks of the charts' run axis. */
+MS_API int ms_run_idle(const ms_idle **out, ms_run *r, ms_error *err);
 /* The device's annotation ranges (ms_annotation_ranges), paired once. */
 MS_API int ms_run_annotation_ranges(const ms_annotation_range **out, size_t *n_out, ms_run *r,
                                     ms_error *err);

@@ -135,6 +135,9 @@ typedef struct ms_site_total {
      * lines its allocations come from, the one behind the most bytes (ties: the lowest
      * frame id); UINT32_MAX when none has one. */
     uint32_t user_frame;
+    /* The stack behind the most bytes of the site's allocations (ties: the lowest id);
+     * MS_NO_STACK when none has one. */
+    uint32_t stack;
 } ms_site_total;
 
 /* Groups allocations by ms_stack_site(), largest bytes first. */

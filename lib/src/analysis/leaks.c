@@ -871,17 +871,30 @@ int ms_leak_marks_from_report(ms_leak_mark **out, size_t *n_out, const ms_snapsh
                      ms_leak_pattern_name(L->pattern), ms_leak_kind_name(L->kind), L->n_members,
                      bytes, where);
         }
+        /* The finding's whole size, with its count: a leak of four 8 KiB tensors is
+         * 32 KiB, and one allocation's size alone would understate it four times. */
+        char size[96], total[32], each[32];
+        ms_format_bytes((int64_t)L->bytes, total, sizeof total);
+        ms_format_bytes((int64_t)L->bytes_each_max, each, sizeof each);
+        if (L->count <= 1)
+            snprintf(size, sizeof size, "%s", total);
+        else if (L->bytes_each_min == L->bytes_each_max)
+            snprintf(size, sizeof size, "%llu × %s = %s", (unsigned long long)L->count, each,
+                     total);
+        else
+            snprintf(size, sizeof size, "%llu allocations, %s", (unsigned long long)L->count,
+                     total);
         for (size_t j = 0; j < L->n_index; j++) {
             size_t ai = r->alloc_index[L->first_index + j];
-            char size[32];
-            ms_format_bytes((int64_t)t->allocs[ai].size, size, sizeof size);
             mk[k].alloc_index = ai;
             mk[k].kind = L->kind;
             mk[k].finding = finding;
             if (grouped[0])
                 snprintf(mk[k].label, sizeof mk[k].label, "%s", grouped);
             else
-                snprintf(mk[k].label, sizeof mk[k].label, "%s, %s", site, size);
+                /* Figures first, as a group's label has them: a label cut to fit loses the
+                 * end of the function name, not the size. */
+                snprintf(mk[k].label, sizeof mk[k].label, "%s: %s", size, site);
             k++;
         }
         finding++;

@@ -22,6 +22,7 @@ struct ms_run {
     size_t n_old_tl;
     ms_iterations *it;       /* owned unless the leak report holds it */
     const ms_iterations *it_view;
+    ms_idle *idle;
     ms_annotation_range *ranges;
     size_t n_ranges;
     bool have_ranges;
@@ -94,6 +95,7 @@ void ms_run_free(ms_run *r)
     ms_categories_free(r->cats);
     ms_leak_report_free(r->leaks);
     ms_iterations_free(r->it);
+    ms_idle_free(r->idle);
     ms_phases_free(r->phases);
     ms_shape_free(r->shape);
     free(r->ranges);
@@ -188,6 +190,24 @@ int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err)
         }
     }
     *out = r->it_view;
+    return 0;
+}
+
+int ms_run_idle(const ms_idle **out, ms_run *r, ms_error *err)
+{
+    *out = NULL;
+    if (!r->idle) {
+        const ms_iterations *it;
+        const ms_shape *sh = NULL;
+        int rc = ms_run_iterations(&it, r, err);
+        if (!rc)
+            rc = ms_run_shape(&sh, r, err);
+        if (!rc)
+            rc = ms_idle_find(&r->idle, ms_snapshot_trace(r->s, r->device), it, sh, err);
+        if (rc)
+            return rc;
+    }
+    *out = r->idle;
     return 0;
 }
 

@@ -755,12 +755,16 @@ static int by_site_user(const void *a, const void *b)
 
 /* Each site's user line: stacks of one site can come from several lines of the user's
  * code; the one behind the most bytes is the site's. Summed per stack first (a run has a
- * few thousand stacks), then per (site, user line). Returns nonzero on no memory. */
+ * few thousand stacks), then per (site, user line). The stack behind the most bytes is
+ * the site's too (what a comparison matches a moved site by). Returns nonzero on no
+ * memory. */
 static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
                             const ms_alloc *allocs, size_t n_allocs)
 {
-    for (size_t k = 0; k <= nf; k++)
+    for (size_t k = 0; k <= nf; k++) {
         acc[k].user_frame = UINT32_MAX;
+        acc[k].stack = MS_NO_STACK;
+    }
     size_t nst = ms_snapshot_stack_count(s);
     uint64_t *per_stack = calloc(nst ? nst : 1, sizeof *per_stack);
     site_user *su = malloc((nst ? nst : 1) * sizeof *su);
@@ -780,6 +784,12 @@ static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
             continue;
         uint32_t user = ms_stack_user_frame(s, st);
         uint32_t site = ms_stack_site(s, st);
+        size_t slot = site == UINT32_MAX ? nf : site;
+        /* Ascending stack ids: a tie keeps the lowest. */
+        if (per_stack[st] > best[slot]) {
+            best[slot] = per_stack[st];
+            acc[slot].stack = st;
+        }
         if (user == UINT32_MAX)
             continue;
         su[n].site_slot = site == UINT32_MAX ? (uint32_t)nf : site;
@@ -788,6 +798,7 @@ static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
         n++;
     }
     qsort(su, n, sizeof *su, by_site_user);
+    memset(best, 0, (nf + 1) * sizeof *best);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         uint64_t bytes = 0;

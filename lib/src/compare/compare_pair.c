@@ -35,7 +35,168 @@ static int site_ref_order(const void *x, const void *y)
 typedef struct merged {
     ms_site_delta d;
     bool in_a, in_b;
+    const char *shape; /* the stack shape of the side that lists it ("" unknown) */
+    bool dead;         /* merged into another entry as the other side of a move */
 } merged;
+
+/* ------------------------------------------------------------------ moved sites */
+
+/* "dir/file.py:35": the file's length and the line; false for a location without a line
+ * (a C++ library, "file:?"), which cannot move. */
+static bool split_location(const char *site, size_t *file_len, long *line)
+{
+    const char *colon = strrchr(site, ':');
+    if (!colon || !colon[1] || colon[1] == '0')
+        return false;
+    long v = 0;
+    for (const char *c = colon + 1; *c; c++) {
+        if (*c < '0' || *c > '9' || v > 100000000)
+            return false;
+        v = v * 10 + (*c - '0');
+    }
+    *file_len = (size_t)(colon - site);
+    *line = v;
+    return true;
+}
+
+typedef struct move_cand {
+    merged *m;
+    size_t file_len;
+    long line;
+    int side;
+} move_cand;
+
+static int move_cand_order(const void *x, const void *y)
+{
+    const move_cand *a = x, *b = y;
+    size_t n = a->file_len < b->file_len ? a->file_len : b->file_len;
+    int c = memcmp(a->m->d.site, b->m->d.site, n);
+    if (!c && a->file_len != b->file_len)
+        c = a->file_len < b->file_len ? -1 : 1;
+    if (!c)
+        c = strcmp(a->m->d.function, b->m->d.function);
+    if (!c)
+        c = a->side - b->side;
+    if (!c)
+        c = (a->line > b->line) - (a->line < b->line);
+    return c;
+}
+
+static bool same_code(const move_cand *a, const move_cand *b)
+{
+    return a->file_len == b->file_len && !memcmp(a->m->d.site, b->m->d.site, a->file_len) &&
+           !strcmp(a->m->d.function, b->m->d.function);
+}
+
+/* Two sites may be one that moved when their stacks have the same shape, or a side does
+ * not know its shape (a summary written before it carried shapes). */
+static bool shapes_agree(const move_cand *a, const move_cand *b)
+{
+    return !a->m->shape[0] || !b->m->shape[0] || !strcmp(a->m->shape, b->m->shape);
+}
+
+/* B's entry becomes the other side of A's: one row, A's location first. */
+static void join_move(move_cand *a, move_cand *b)
+{
+    merged *x = a->m, *y = b->m;
+    x->in_b = true;
+    x->d.b_bytes = y->d.b_bytes;
+    x->d.b_count = y->d.b_count;
+    x->d.b_site = y->d.site;
+    x->d.delta_bytes = (int64_t)((uint64_t)x->d.b_bytes - (uint64_t)x->d.a_bytes);
+    y->dead = true;
+}
+
+/* Sites of one file and function: a[0..na) only in A, b[0..nb) only in B, each in line
+ * order. As many on each side (an edit above them, or one inside the function that
+ * moved them unevenly): paired in order. Otherwise the shift most of them share. */
+static void pair_group(move_cand *a, size_t na, move_cand *b, size_t nb)
+{
+    bool in_order = na == nb;
+    for (size_t i = 0; in_order && i < na; i++)
+        in_order = shapes_agree(&a[i], &b[i]);
+    if (in_order) {
+        for (size_t i = 0; i < na; i++)
+            join_move(&a[i], &b[i]);
+        return;
+    }
+    if (na * nb > 4096) /* a generated file of thousands of lines: no guessing */
+        return;
+    long best = 0;
+    size_t best_n = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++) {
+            if (!shapes_agree(&a[i], &b[j]))
+                continue;
+            long d = b[j].line - a[i].line;
+            size_t k = 0;
+            for (size_t x = 0, y = 0; x < na && y < nb;) {
+                long dd = b[y].line - a[x].line;
+                if (dd == d) {
+                    k += shapes_agree(&a[x], &b[y]);
+                    x++;
+                    y++;
+                } else if (dd > d) {
+                    x++;
+                } else {
+                    y++;
+                }
+            }
+            long ad = d < 0 ? -d : d, ab = best < 0 ? -best : best;
+            if (k > best_n || (k == best_n && (ad < ab || (ad == ab && d < best)))) {
+                best_n = k;
+                best = d;
+            }
+        }
+    for (size_t x = 0, y = 0; best_n && x < na && y < nb;) {
+        long dd = b[y].line - a[x].line;
+        if (dd == best) {
+            if (shapes_agree(&a[x], &b[y]))
+                join_move(&a[x], &b[y]);
+            x++;
+            y++;
+        } else if (dd > best) {
+            x++;
+        } else {
+            y++;
+        }
+    }
+}
+
+/* Joins sites listed on one side only that are one site whose line moved (see
+ * ms_site_delta.b_site); returns nonzero on no memory. */
+static int match_moved(merged *m, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += m[i].in_a != m[i].in_b;
+    if (k < 2)
+        return 0;
+    move_cand *c = cmp_calloc(k, sizeof *c);
+    if (!c)
+        return -1;
+    k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t fl;
+        long line;
+        if (m[i].in_a != m[i].in_b && split_location(m[i].d.site, &fl, &line))
+            c[k++] = (move_cand){&m[i], fl, line, m[i].in_a ? 0 : 1};
+    }
+    qsort(c, k, sizeof *c, move_cand_order);
+    for (size_t i = 0; i < k;) {
+        size_t j = i;
+        while (j < k && same_code(&c[j], &c[i]))
+            j++;
+        size_t na = 0;
+        while (i + na < j && c[i + na].side == 0)
+            na++;
+        if (na && j - i > na)
+            pair_group(&c[i], na, &c[i + na], j - i - na);
+        i = j;
+    }
+    free(c);
+    return 0;
+}
 
 /* Every site of either profile's list `set` once, with both sides' bytes (a site listed
  * twice on one side, which happens when two frames shorten to the same "file:line", is
@@ -72,6 +233,8 @@ static int merge_sites(merged **out, size_t *n_out, const ms_profile *pa, const 
         for (; j < n && cmp_site_key_cmp(refs[j].s->site, refs[j].s->function, cur->d.site,
                                          cur->d.function) == 0;
              j++) {
+            if (!cur->shape || (!cur->shape[0] && refs[j].s->shape && refs[j].s->shape[0]))
+                cur->shape = refs[j].s->shape ? refs[j].s->shape : "";
             if (refs[j].side == 0) {
                 cur->in_a = true;
                 cur->d.a_bytes += (int64_t)refs[j].s->bytes;
@@ -86,8 +249,16 @@ static int merge_sites(merged **out, size_t *n_out, const ms_profile *pa, const 
         i = j;
     }
     free(refs);
+    if (match_moved(m, k)) {
+        free(m);
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing sites");
+    }
+    size_t live = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!m[i].dead)
+            m[live++] = m[i];
     *out = m;
-    *n_out = k;
+    *n_out = live;
     return 0;
 }
 
@@ -108,7 +279,7 @@ static int changed_sites(ms_pair *p, ms_site_set set, ms_error *err)
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (m[i].d.delta_bytes != 0)
+        if (m[i].d.delta_bytes != 0 || m[i].d.b_site)
             d[k++] = m[i].d;
     free(m);
     qsort(d, k, sizeof *d, cmp_site_delta_order);
@@ -117,6 +288,17 @@ static int changed_sites(ms_pair *p, ms_site_set set, ms_error *err)
     p->sites_known[set] = true;
     p->sites_complete[set] = a->sites_complete[set] && b->sites_complete[set];
     return 0;
+}
+
+/* Moved sites by the bytes they hold, the larger side first. */
+static int moved_order(const void *x, const void *y)
+{
+    const ms_site_delta *a = x, *b = y;
+    int64_t ma = a->a_bytes > a->b_bytes ? a->a_bytes : a->b_bytes;
+    int64_t mb = b->a_bytes > b->b_bytes ? b->a_bytes : b->b_bytes;
+    if (ma != mb)
+        return ma > mb ? -1 : 1;
+    return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
 }
 
 /* Sites only one side has are judged on all allocations when both profiles have them;
@@ -139,7 +321,8 @@ static int one_sided_sites(ms_pair *p, ms_error *err)
         return rc;
     p->only_a = cmp_calloc(n, sizeof *p->only_a);
     p->only_b = cmp_calloc(n, sizeof *p->only_b);
-    if (!p->only_a || !p->only_b) {
+    p->moved = cmp_calloc(n, sizeof *p->moved);
+    if (!p->only_a || !p->only_b || !p->moved) {
         free(m);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory comparing sites");
     }
@@ -148,10 +331,13 @@ static int one_sided_sites(ms_pair *p, ms_error *err)
             p->only_a[p->n_only_a++] = m[i].d;
         else if (m[i].in_b && !m[i].in_a)
             p->only_b[p->n_only_b++] = m[i].d;
+        else if (m[i].d.b_site)
+            p->moved[p->n_moved++] = m[i].d;
     }
     free(m);
     qsort(p->only_a, p->n_only_a, sizeof *p->only_a, cmp_site_delta_order);
     qsort(p->only_b, p->n_only_b, sizeof *p->only_b, cmp_site_delta_order);
+    qsort(p->moved, p->n_moved, sizeof *p->moved, moved_order);
     return 0;
 }
 
@@ -229,7 +415,7 @@ int ms_pair_compare(ms_pair **out, const ms_profile *a, const ms_profile *b, ms_
         same = same && p->n_sites[set] == 0;
     for (size_t i = 0; i < p->n_iterations; i++)
         same = same && p->iteration_peaks[i].delta == 0;
-    same = same && p->n_only_a == 0 && p->n_only_b == 0;
+    same = same && p->n_only_a == 0 && p->n_only_b == 0 && p->n_moved == 0;
     same = same && (!p->leaks_known || (p->leak_findings.delta == 0 &&
                                         p->leak_bytes.delta == 0 && p->leak_growth.delta == 0));
     p->match = same;
@@ -245,6 +431,7 @@ void ms_pair_free(ms_pair *p)
         free(p->sites[set]);
     free(p->only_a);
     free(p->only_b);
+    free(p->moved);
     free(p->iteration_peaks);
     free(p);
 }
@@ -305,30 +492,76 @@ static void pct_words(const ms_delta *d, char *buf, size_t cap)
 #define SITE_FMT "%s%s%s"
 #define SITE_ARGS(d) (d)->site, (d)->function[0] ? " " : "", (d)->function
 
-/* Names the sites that explain `total` (same sign): the first alone when it holds at
- * least half, else up to three that together hold most of it. */
+static uint64_t magnitude(int64_t v)
+{
+    return v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+}
+
+/* "; that is the net of larger changes at the peak: up at X (+753.00 MiB), down at Y
+ * (-721.00 MiB)": the largest changes on each side (up to two each, none under a tenth
+ * of the largest), for a total that no one site explains. */
+static void net_of(text *t, const ms_site_delta *sites, size_t n, const char *where)
+{
+    uint64_t largest = 0;
+    for (size_t i = 0; i < n; i++)
+        if (magnitude(sites[i].delta_bytes) > largest)
+            largest = magnitude(sites[i].delta_bytes);
+    put(t, "; that is the net of larger changes %s:", where);
+    bool named = false;
+    for (int side = 0; side < 2; side++) {
+        size_t k = 0;
+        char b[48];
+        for (size_t i = 0; i < n && k < 2; i++) {
+            int64_t d = sites[i].delta_bytes;
+            if (d == 0 || (d > 0) != (side == 0) || magnitude(d) * 10 < largest)
+                continue;
+            signed_bytes(d, b, sizeof b);
+            const char *lead = k           ? " and "
+                               : side == 0 ? " up at "
+                               : named     ? ", down at "
+                                           : " down at ";
+            put(t, "%s" SITE_FMT " (%s)", lead, SITE_ARGS(&sites[i]), b);
+            k++;
+            named = true;
+        }
+    }
+}
+
+/* Names the sites that explain `total`. A site is "most of it" only when its change has
+ * the total's sign and at most its size (a site of +753 MiB in a total of +32 MiB is not
+ * a part of it): then the first alone when it holds at least half, else up to three that
+ * together hold most of it and no more than all of it. When the largest change is of
+ * the other sign or larger than the total, the total is the net of larger changes and
+ * the largest on each side are named. */
 static void explain(text *t, const ms_site_delta *sites, size_t n, int64_t total,
                     const char *where)
 {
+    if (n == 0 || total == 0 || sites[0].delta_bytes == 0)
+        return;
+    uint64_t whole = magnitude(total);
+    if ((sites[0].delta_bytes > 0) != (total > 0) || magnitude(sites[0].delta_bytes) > whole) {
+        net_of(t, sites, n, where);
+        return;
+    }
     const ms_site_delta *pick[3];
     size_t k = 0;
-    int64_t covered = 0;
+    uint64_t covered = 0;
     for (size_t i = 0; i < n && k < 3; i++) {
         if ((total > 0) != (sites[i].delta_bytes > 0) || sites[i].delta_bytes == 0)
             continue;
         /* A site holding under 5% of the change explains nothing worth a name. */
-        double share = (double)sites[i].delta_bytes / (double)total;
-        if (share < 0.05)
+        uint64_t m = magnitude(sites[i].delta_bytes);
+        if ((double)m / (double)whole < 0.05 || covered + m > whole)
             break;
         pick[k++] = &sites[i];
-        covered += sites[i].delta_bytes;
-        if ((double)covered / (double)total >= 0.8)
+        covered += m;
+        if ((double)covered / (double)whole >= 0.8)
             break;
     }
     if (k == 0)
         return;
     char b[48];
-    double first = (double)pick[0]->delta_bytes / (double)total;
+    double first = (double)magnitude(pick[0]->delta_bytes) / (double)whole;
     signed_bytes(pick[0]->delta_bytes, b, sizeof b);
     if (first >= 0.5) {
         put(t, "; most of it (%s) is held %s by " SITE_FMT, b, where, SITE_ARGS(pick[0]));
@@ -344,6 +577,37 @@ static void explain(text *t, const ms_site_delta *sites, size_t n, int64_t total
         put(t, "%s" SITE_FMT " (%s)", i == 0 ? "" : (i + 1 == k ? " and " : ", "),
             SITE_ARGS(pick[i]), b);
     }
+}
+
+size_t ms_site_moved_format(const char *a_site, const char *b_site, char *buf, size_t cap)
+{
+    if (!b_site || !b_site[0] || !a_site)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s", ""));
+    const char *ca = strrchr(a_site, ':'), *cb = strrchr(b_site, ':');
+    bool same_file = ca && cb && ca - a_site == cb - b_site &&
+                     !strncmp(a_site, b_site, (size_t)(ca - a_site));
+    if (same_file)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "moved %s → %s", ca, cb));
+    return ms__text_done(buf, cap, snprintf(buf, cap, "moved %s → %s", a_site, b_site));
+}
+
+/* " 3 sites moved: edited_model.py:16 forward (moved :16 → :28), ...": the same code at
+ * other lines, which a reader would otherwise take for sites gone and new. */
+static void moved_words(text *t, const ms_pair *p)
+{
+    if (p->n_moved == 0)
+        return;
+    put(t, " %zu site%s moved: ", p->n_moved, p->n_moved == 1 ? "" : "s");
+    size_t k = p->n_moved < 3 ? p->n_moved : 3;
+    for (size_t i = 0; i < k; i++) {
+        char mv[1100];
+        ms_site_moved_format(p->moved[i].site, p->moved[i].b_site, mv, sizeof mv);
+        const char *sep = i == 0 ? "" : (i + 1 == k && k == p->n_moved ? " and " : ", ");
+        put(t, "%s" SITE_FMT " (%s)", sep, SITE_ARGS(&p->moved[i]), mv);
+    }
+    if (p->n_moved > k)
+        put(t, " and %zu more", p->n_moved - k);
+    put(t, ".");
 }
 
 /* "1 finding, 90.09 MiB, +30.03 MiB per iteration" */
@@ -506,10 +770,20 @@ size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
         put(&t, " %s hit %lld OOM%s, %s %lld.", name_b, (long long)oo->b, oo->b == 1 ? "" : "s",
             name_a, (long long)oo->a);
 
+    moved_words(&t, p);
     leak_words(&t, p, name_a, name_b);
 
-    if (pk->delta == 0 && rp->delta == 0 && le->delta == 0 && oo->delta == 0)
-        put(&t, " The peaks agree; the files differ only in allocation counts or in which "
-                "sites hold memory.");
+    if (pk->delta == 0 && rp->delta == 0 && le->delta == 0 && oo->delta == 0) {
+        /* Only moves: the same code holds the same memory at other lines. */
+        bool only_moves = p->n_only_a == 0 && p->n_only_b == 0 && p->n_moved > 0;
+        for (int set = 0; set < MS_SITE_SETS; set++)
+            for (size_t i = 0; i < p->n_sites[set]; i++)
+                only_moves = only_moves && p->sites[set][i].delta_bytes == 0;
+        if (only_moves && p->m[MS_M_ALLOCS].delta == 0)
+            put(&t, " The peaks agree; the same code holds the same memory, at other lines.");
+        else
+            put(&t, " The peaks agree; the files differ only in allocation counts or in which "
+                    "sites hold memory.");
+    }
     return text_done(&t);
 }

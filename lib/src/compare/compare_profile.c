@@ -142,6 +142,13 @@ void ms_profile_free(ms_profile *p)
 int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
                         const char *function, uint64_t bytes, uint64_t count, ms_error *err)
 {
+    return ms_profile_add_site_shaped(p, set, site, function, NULL, bytes, count, err);
+}
+
+int ms_profile_add_site_shaped(ms_profile *p, ms_site_set set, const char *site,
+                               const char *function, const char *shape, uint64_t bytes,
+                               uint64_t count, ms_error *err)
+{
     if (!p || (unsigned)set >= MS_SITE_SETS || !site)
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_profile_add_site: bad argument");
     profile_priv *pv = p->priv_;
@@ -151,7 +158,8 @@ int ms_profile_add_site(ms_profile *p, ms_site_set set, const char *site,
     ms_profile_site *ps = &p->sites[set][p->n_sites[set]];
     ps->site = own_string(p, site);
     ps->function = own_string(p, function ? function : "");
-    if (!ps->site || !ps->function)
+    ps->shape = own_string(p, shape ? shape : "");
+    if (!ps->site || !ps->function || !ps->shape)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory for sites");
     ps->bytes = bytes;
     ps->count = count;
@@ -271,18 +279,57 @@ size_t ms_profile_label(const ms_profile *p, char *buf, size_t cap)
 
 /* ------------------------------------------------------------------ from a run */
 
+/* FNV-1a, 64 bits: a stable hash whatever the platform. */
+static uint64_t fnv1a(uint64_t h, const char *text, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+size_t ms_profile_site_shape(const ms_snapshot *s, const ms_site_total *t, char *buf,
+                             size_t cap)
+{
+    size_t n = 0;
+    const uint32_t *fr = t ? ms_snapshot_stack(s, t->stack, &n) : NULL;
+    size_t at = 0;
+    while (at < n && fr[at] != t->site)
+        at++;
+    if (!fr || at == n)
+        return ms__text_done(buf, cap, snprintf(buf, cap, "%s", ""));
+    /* The files of the Python frames that called it, in order: their lines change with
+     * any edit above them, and an edit may rename a caller too (a test function of each
+     * variant, a helper renamed); where the call comes from is the same code. */
+    uint64_t h = 14695981039346656037u;
+    char loc[1024];
+    for (size_t i = at + 1; i < n; i++) {
+        if (!ms_frame_kind_is_python(ms_frame_kind_of(s, fr[i])))
+            continue;
+        ms_site_format_location(s, fr[i], loc, sizeof loc);
+        char *colon = strrchr(loc, ':');
+        size_t len = colon ? (size_t)(colon - loc) : strlen(loc);
+        h = fnv1a(h, loc, len);
+        h = fnv1a(h, "", 1);
+    }
+    return ms__text_done(buf, cap, snprintf(buf, cap, "%016llx", (unsigned long long)h));
+}
+
 /* Written exactly as `summary --json` writes top_sites, so sites read back from a summary
  * match the ones taken from the pickle. */
 static int add_sites(ms_profile *p, ms_site_set set, const ms_snapshot *s,
                      const ms_site_total *tot, size_t n_tot, ms_error *err)
 {
     int rc = 0;
-    char loc[1024];
+    char loc[1024], shape[32];
     for (size_t i = 0; i < n_tot && rc == 0; i++) {
         ms_site_format_location(s, tot[i].site, loc, sizeof loc);
         char function[1024];
         ms_site_format_function(s, tot[i].site, function, sizeof function);
-        rc = ms_profile_add_site(p, set, loc, function, tot[i].bytes, tot[i].count, err);
+        ms_profile_site_shape(s, &tot[i], shape, sizeof shape);
+        rc = ms_profile_add_site_shaped(p, set, loc, function, shape, tot[i].bytes,
+                                        tot[i].count, err);
     }
     if (rc)
         return rc;

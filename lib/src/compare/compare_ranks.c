@@ -97,7 +97,8 @@ static int site_medians(ms_ranks *r, const ms_profile *const *pr, size_t n, ms_s
                                per_file[i],
                                (int64_t)((uint64_t)per_file[i] - (uint64_t)median),
                                0,
-                               counts[i]};
+                               counts[i],
+                               NULL};
             size_t *nr;
             ms_site_delta **list = row_sites(&r->rows[i], set, &nr);
             if (push_site(list, nr, &caps[i], &d))
