@@ -218,15 +218,11 @@ uint64_t ms_heap_usable_free(uint64_t *bytes, uint64_t *largest, const ms_heap *
         const ms_heap_segment *g = &h->segments[k];
         if (g->stream_raw != stream_raw || g->is_small != small || g->pool_id[0] || g->pool_id[1])
             continue;
-        for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
-            const ms_heap_block *b = &h->blocks[j];
-            if (b->state != MS_BLOCK_INACTIVE)
-                continue;
-            n++;
-            sum += b->size;
-            if (b->size > big)
-                big = b->size;
-        }
+        uint64_t seg_big = 0, seg_n = 0;
+        sum += ms_heap_segment_free(&seg_big, &seg_n, h, k);
+        n += seg_n;
+        if (seg_big > big)
+            big = seg_big;
     }
     if (bytes)
         *bytes = sum;
