@@ -330,7 +330,7 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
              * timeline serves all, where a fuller one built later would sit beside the
              * first (a trace with an OOM after every allocation: 5 bytes an event). */
             const ms_trace *tr = ms_snapshot_trace(s, d);
-            if (memchr(tr->action, MS_ACT_OOM, tr->n))
+            if (tr->n && memchr(tr->action, MS_ACT_OOM, tr->n))
                 ro.timeline_flags |= MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
             ms_run *run = NULL;
             if (ms_run_open(&run, s, d, &ro, err) == 0)
