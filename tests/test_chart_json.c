@@ -434,6 +434,10 @@ static void labels_everywhere(void)
         if (len < 8 || strcmp(e->d_name + len - 7, ".pickle"))
             continue;
         for (int leaks = 0; leaks < 2; leaks++) {
+            /* Where nothing leaks the callouts add nothing: one run with --leaks says
+             * all (half of CI's second-slowest test). */
+            if (!leaks && !strstr(e->d_name, "leak"))
+                continue;
             char args[512];
             snprintf(args, sizeof args, "testdata/%s%s", e->d_name, leaks ? " --leaks" : "");
             cJSON *j = model(args, "every");
