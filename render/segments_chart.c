@@ -344,15 +344,23 @@ static int check_height(const ms_segments_figure *f, int *hgt, ms_error *err)
     return 0;
 }
 
+/* The picture's metadata (its title by default the figure's) and height, checked. */
+static int prepare(const ms_segments_figure *f, const ms_image_meta *meta, ms_image_meta *m,
+                   int *hgt, ms_error *err)
+{
+    *m = meta ? *meta : (ms_image_meta){0};
+    if (!m->title)
+        m->title = f->title ? f->title : "allocator segments";
+    return check_height(f, hgt, err);
+}
+
 int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
                                ms_render_format format, const ms_segments_figure *f,
                                const ms_image_meta *meta, ms_error *err)
 {
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
-    if (!m.title)
-        m.title = f->title ? f->title : "allocator segments";
+    ms_image_meta m;
     int hgt;
-    int rc = check_height(f, &hgt, err);
+    int rc = prepare(f, meta, &m, &hgt, err);
     if (rc)
         return rc;
     return ms_render_image_to(write, closure, name, format, MS_SEGMENTS_CHART_WIDTH, hgt,
@@ -365,11 +373,9 @@ int ms_segments_chart_write(const char *path, const ms_segments_figure *f,
     ms_render_format format;
     if (ms_render_format_from_path(path, &format, err))
         return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
-    if (!m.title)
-        m.title = f->title ? f->title : "allocator segments";
+    ms_image_meta m;
     int hgt;
-    int rc = check_height(f, &hgt, err);
+    int rc = prepare(f, meta, &m, &hgt, err);
     if (rc)
         return rc;
     return ms_render_image_file(path, format, MS_SEGMENTS_CHART_WIDTH, hgt, (ms_chart_rgb){1, 1, 1},
