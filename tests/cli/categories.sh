@@ -2,20 +2,7 @@
 # memsnap categories (and the summary's peak breakdown): JSON keys and sums against the
 # truth measured on the GPU, the text table, and exit codes for bad usage and bad input.
 set -uo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-expect() { # label want_rc output_pattern -- command...
-  local label=$1 want=$2 pattern=$3; shift 4
-  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
-    echo "FAIL $label: rc $rc (want $want): $(head -c 400 "$tmp/err") $(head -c 400 "$tmp/out")"
-    fail=$((fail+1))
-  else
-    echo "ok $label"; pass=$((pass+1))
-  fi
-}
+source "$(dirname "$0")/common.bash"
 
 # Usage and bad input: one line, exit 2, never a crash.
 expect "help" 0 "usage: memsnap categories" -- "$bin" categories --help
@@ -299,5 +286,4 @@ PY
 then echo "ok crafted SGD traps"; pass=$((pass+1)); else echo "FAIL crafted SGD traps"; fail=$((fail+1)); fi
 expect "identity fails, parameters short" 0 "^    the parameters are 8\.00 MiB short: the gradients mirror parameters that sit in other categories$" -- "$bin" categories "$tmp/sgd_plain.pickle"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish categories

@@ -5,12 +5,7 @@
 # or 1; a trace without times says so once and never shows a made-up time; a frame line
 # of 2^64 - 1 reads as unknown.
 set -uo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+source "$(dirname "$0")/common.bash"
 
 files="compile_default compile_reduce_overhead compile_ctx_recorded compile_ring ctx_alloc ctx_state
        ctx_none stacks_python old20_gpt2_train old20_cat_prebuilt old20_leak_layers oldctx_gpt2_train
@@ -105,5 +100,4 @@ python3 -c "import pickle; pickle.dump({'segments': [{'device': 0, 'address': 10
 "$bin" summary "$tmp/noev.pickle" > "$tmp/s" 2>&1
 grep -q 'device 0: no events recorded' "$tmp/s" && ok || bad "no events: $(head -c 300 "$tmp/s")"
 
-echo "compat: $pass passed, $fail failed"
-[ $fail = 0 ]
+finish compat

@@ -4,13 +4,8 @@
 # lists, offers no option a command does not know, completes the fixed values of
 # --format, --x and --by, offers snapshot files, and for -o what the command writes.
 set -uo pipefail
-bin=$1
+source "$(dirname "$0")/common.bash"
 here=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
 
 # shellcheck source=/dev/null
 source "$here/cli/memsnap.bash-completion"
@@ -60,5 +55,4 @@ expect_words "snapshot files" "$tmp/runs/mem-0.pickle $tmp/runs/mem-1.pickle.gz 
 expect_words "report -o wants a directory" "$tmp/runs/sub " -- memsnap report a.pickle -o "$tmp/runs/"
 expect_words "oom -o wants an image" "$tmp/runs/chart.png $tmp/runs/sub " -- memsnap oom a.pickle -o "$tmp/runs/"
 expect_words "view -o wants a page" "$tmp/runs/page.html $tmp/runs/sub " -- memsnap view a.pickle -o "$tmp/runs/"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish completion

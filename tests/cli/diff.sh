@@ -3,10 +3,8 @@
 # script relies on, and the messages for bad input. Numbers are checked in
 # tests/test_compare_cli.c; here it is the behaviour around them.
 set -u
-BIN=${1:?usage: diff.sh MEMSNAP_BIN}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
+source "$(dirname "$0")/common.bash"
+T=$tmp
 
 # expect STATUS PATTERN -- ARGS... : runs memsnap, checks its exit status and that
 # stdout+stderr matches the extended regex PATTERN.
@@ -147,5 +145,4 @@ expect 2 'device 7' -- diff $R0 $R1 --device 7
 st=$?
 [ "$st" -eq 2 ] || { echo "FAIL: random bytes exited $st"; fail=1; }
 
-[ "$fail" -eq 0 ] && echo "diff.sh: all checks passed"
-exit "$fail"
+finish diff

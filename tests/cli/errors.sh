@@ -1,19 +1,7 @@
 #!/usr/bin/env bash
 # Bad input and bad usage: one clear line naming the file and byte offset, exit code 2.
 set -uo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-expect() { # label want_rc stderr_pattern -- command...
-  local label=$1 want=$2 pattern=$3; shift 4
-  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
-    echo "FAIL $label: rc $rc (want $want), stderr: $(head -c 300 "$tmp/err")"; fail=$((fail+1))
-  else
-    echo "ok $label: $(head -n 1 "$tmp/err")"; pass=$((pass+1))
-  fi
-}
+source "$(dirname "$0")/common.bash"
 head -c 100000 testdata/gpt2_train.pickle > "$tmp/cut.pickle"
 expect "truncated file" 2 "cut.pickle: byte [0-9]+: input ends early" -- "$bin" summary "$tmp/cut.pickle"
 printf '\x80\x02cos\nsystem\n(S"echo pwned"\ntR.' > "$tmp/evil.pickle"
@@ -106,5 +94,4 @@ python3 -c "import pickle,sys; pickle.dump({'device_traces': [[{'action': 'alloc
 for c in summary "leaks --all"; do
   expect "long names cut on characters ($c)" 0 "^valid$" -- bash -c '"$0" $1 "$2" | python3 -c "import sys; sys.stdin.buffer.read().decode(\"utf-8\"); print(\"valid\")"' "$bin" "$c" "$tmp/longname.pickle"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish errors

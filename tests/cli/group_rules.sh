@@ -7,13 +7,8 @@
 # guards, not benchmarks: several times what the code takes under ASan on two busy
 # shared cores, far below what the old engine took.
 set -uo pipefail
-bin=$1
+source "$(dirname "$0")/common.bash"
 here=$(pwd) # ctest runs it from the source root
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
 
 # CPU seconds (user + system) a command takes, its exit status kept in $tmp/rc.
 cpu() {
@@ -147,5 +142,4 @@ if [ "$(cat "$tmp/rc")" = 0 ] && grep -q '"group":' "$tmp/v1.html" &&
 then ok "view --group: $t_rules s of CPU (view $t_plain s)"
 else bad "view --group: $t_rules s of CPU (view $t_plain s), rc $(cat "$tmp/rc")"; fi
 
-echo "$pass passed, $fail failed"
-exit $((fail > 0))
+finish group_rules

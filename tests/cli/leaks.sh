@@ -1,17 +1,7 @@
 #!/usr/bin/env bash
 # memsnap leaks on the real snapshots: table, verdict, JSON keys and exit codes.
 set -u
-BIN=${1:?usage: leaks.sh PATH/TO/memsnap}
-fail=0
-check() { # description, command status expected, actual
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; fail=1; fi
-}
-contains() { # description, haystack, needle
-    case "$2" in *"$3"*) ;; *) echo "FAIL: $1: output lacks '$3'"; echo "$2" | head -40; fail=1 ;; esac
-}
-lacks() {
-    case "$2" in *"$3"*) echo "FAIL: $1: output has '$3'"; echo "$2" | head -40; fail=1 ;; esac
-}
+source "$(dirname "$0")/common.bash"
 
 out=$("$BIN" leaks testdata/leak_layers.pickle --fail); rc=$?
 check "leak_layers --fail exit" 1 $rc
@@ -122,7 +112,7 @@ contains "metric leak site" "$out" "scenarios_verdicts3.py:368 v3_metric_leak"
 "$BIN" leaks --fail=lots $M >/dev/null 2>&1; check "--fail=lots" 2 $?
 "$BIN" leaks --fail=1GiB testdata/noleak_layers.pickle >/dev/null; check "no leak passes any gate" 0 $?
 # The chart labels the finding with its count and total, not one allocation's size.
-T=$(mktemp -d)
+T=$tmp
 "$BIN" render --leaks --format json $M -o "$T/m.json"; check "render --leaks json" 0 $?
 contains "leak label: count and total" "$(cat "$T/m.json")" '"text":"4 × 8.00 KiB = 32.00 KiB: train/scenarios_verdicts3.py:368 v3_metric_leak"'
 # report --fail-on-leaks=SIZE: the same rule.
@@ -136,4 +126,4 @@ rm -rf "$T"
 "$BIN" leaks testdata/does-not-exist.pickle >/dev/null 2>&1; check "missing file exit" 2 $?
 "$BIN" leaks --device 7 testdata/oom.pickle >/dev/null 2>&1; check "bad device exit" 2 $?
 
-exit $fail
+finish leaks

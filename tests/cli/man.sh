@@ -3,13 +3,8 @@
 # a single warning, that man -l shows and whatis can index, with the version, and that
 # documents every command and option the tool's own --help lists.
 set -uo pipefail
-bin=$1
+source "$(dirname "$0")/common.bash"
 page=$(dirname "$bin")/memsnap.1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
 
 if [ ! -s "$page" ]; then
   echo "FAIL no man page at $page (python3 missing at configure time?)"
@@ -48,5 +43,4 @@ for cmd in $commands; do
   done
   if [ -n "$missing" ]; then bad "$cmd: options not in the man page:$missing"; else ok "$cmd: $(echo $opts | wc -w) options documented"; fi
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish man

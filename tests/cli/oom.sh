@@ -3,19 +3,7 @@
 # event with no segments, addresses that contradict each other, a wrapped trace): an
 # answer marked approximate, never a crash.
 set -u
-BIN=${1:?usage: oom.sh PATH/TO/memsnap}
-fail=0
-check() { # description, expected, actual
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; fail=1; fi
-}
-contains() { # description, haystack, needle
-    case "$2" in *"$3"*) ;; *) echo "FAIL: $1: output lacks '$3'"; echo "$2" | head -40; fail=1 ;; esac
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-jget() { # file, python expression on `d`
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
+source "$(dirname "$0")/common.bash"
 
 # Text: the cause and the numbers that justify it.
 out=$("$BIN" oom testdata/oom_fragmentation.pickle); rc=$?
@@ -165,4 +153,4 @@ for f in noseg contra overlap; do
 done
 contains "noseg note" "$(cat "$tmp/noseg.txt")" "no segment is known"
 
-exit $fail
+finish oom

@@ -5,13 +5,8 @@
 # message and exit 2 in every command; the environment settings reach the library
 # through the tool.
 set -uo pipefail
-bin=$1
+source "$(dirname "$0")/common.bash"
 here=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
 # run LABEL WANT_RC -- ARGS...: runs memsnap with stdout/stderr in $tmp/out, $tmp/err.
 run() {
   local label=$1 want=$2; shift 3
@@ -152,5 +147,4 @@ MEMSNAP_MAX_INPUT=1KiB "$bin" --max-input 1GiB summary small.pickle.gz > out 2> 
 MEMSNAP_THREADS=1 "$bin" summary small.pickle.gz > b.txt 2>&1
 same "MEMSNAP_THREADS=1: the same summary" a.txt b.txt
 
-echo "options: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish options

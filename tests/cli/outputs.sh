@@ -4,12 +4,7 @@
 # file (a full disk, ulimit -f), the permission bits of a file it replaces kept, names up
 # to NAME_MAX, and a failed report removes only what it created itself (issue 25).
 set -uo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
+source "$(dirname "$0")/common.bash"
 T=testdata/linear_infer.pickle
 
 expect() { # label want_rc stderr_pattern -- command...
@@ -145,5 +140,4 @@ expect "report -o a/b/../../a, bad input" 2 "bad\.pickle" -- \
 [ ! -e "$tmp/a" ] && ok "a/b/../../a: both directories made are removed" || bad "a left: $(find "$tmp/a")"
 no_temp "no temporary file left at the end" "$tmp"
 
-echo "outputs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish outputs

@@ -4,9 +4,7 @@
 # Protocols 0-3 exercise the general VM (PUT/BINPUT memo, text opcodes), 4-5 the fast
 # trace-entry reader, so equal results also hold the two paths to each other.
 set -euo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/common.bash"
 compare() { # reference.json candidate.json label
   python3 - "$1" "$2" "$3" <<'PY'
 import json, sys

@@ -2,22 +2,8 @@
 # memsnap render from the command line: images written in the asked format and size,
 # options that change the picture accepted, bad usage refused with exit code 2.
 set -uo pipefail
-bin=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
+source "$(dirname "$0")/common.bash"
 
-expect() { # label want_rc output_pattern -- command...
-  local label=$1 want=$2 pattern=$3; shift 4
-  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
-  if [ "$rc" -ne "$want" ] || ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; then
-    bad "$label: rc $rc (want $want), stderr: $(head -c 300 "$tmp/err")"
-  else
-    ok "$label"
-  fi
-}
 
 # A PNG's size sits in its IHDR chunk: bytes 16..23, big-endian width then height.
 png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{printf "%dx%d", $1*16777216+$2*65536+$3*256+$4, $5*16777216+$6*65536+$7*256+$8}'; }
@@ -142,5 +128,4 @@ renders "phase without annotations: the phases found from stacks" "$tmp/ph.png" 
 expect "device out of range" 2 "no device 7" -- "$bin" render testdata/oom.pickle -o "$tmp/x.png" --device 7
 expect "missing file" 2 "nope.pickle" -- "$bin" render "$tmp/nope.pickle" -o "$tmp/x.png"
 expect "unwritable output" 2 "x.png" -- "$bin" render testdata/oom.pickle -o "$tmp/no/such/dir/x.png"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish render

@@ -4,11 +4,8 @@
 # numbers are held to the truth files in tests/test_report.c; the page in a browser in
 # tests/test_report_browser.c.
 set -u
-BIN=${1:?usage: report.sh MEMSNAP_BIN}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.bash"
+T=$tmp
 
 # run STATUS ARGS...: runs memsnap report, checks the exit status, keeps the output in $T/out.
 run() {
@@ -121,5 +118,4 @@ run 0 testdata/v3_pauses.pickle -o "$T/pzt" --x time
 "$BIN" render --leaks --x time testdata/v3_pauses.pickle -o "$T/pzt-leaks.png" || bad "render --x time failed"
 cmp -s "$T/pzt/timeline-v3_pauses.png" "$T/pzt-leaks.png" || bad "report --x time: timeline-NAME.png is not render --leaks --x time"
 
-[ "$fail" -eq 0 ] && echo "report.sh: all checks passed"
-exit "$fail"
+finish report

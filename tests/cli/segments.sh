@@ -4,19 +4,7 @@
 # fragmentation figures other commands print (summary's line, render --show fragmentation).
 # The states' values are held to torch.cuda.memory_snapshot() by tests/test_segments.c.
 set -u
-BIN=${1:?usage: segments.sh PATH/TO/memsnap}
-fail=0
-check() { # description, expected, actual
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; fail=1; fi
-}
-contains() { # description, haystack, needle
-    case "$2" in *"$3"*) ;; *) echo "FAIL: $1: output lacks '$3'"; echo "$2" | head -40; fail=1 ;; esac
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-jget() { # file, python expression on `d`
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
+source "$(dirname "$0")/common.bash"
 F=testdata/gpt2_train.pickle
 
 # Default instants: the peak and the end, in trace order.
@@ -114,5 +102,4 @@ check "render fragmentation panel" "True" "$(jget "$tmp/r.json" "d['panels'][0][
 err=$("$BIN" render "$F" "$F" --overlay --show fragmentation -o "$tmp/o.png" 2>&1); rc=$?
 check "fragmentation with overlay exit" 2 $rc
 
-[ $fail = 0 ] && echo "segments.sh: all passed"
-exit $fail
+finish segments

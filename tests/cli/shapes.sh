@@ -6,11 +6,8 @@
 # none; the compile phase named in summary; the CUDA-graph pool said by summary, diff,
 # ranks and the chart's title before any peak is called lower.
 set -u
-BIN=${1:?usage: shapes.sh MEMSNAP_BIN}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.bash"
+T=$tmp
 
 for n in shape_forward_kept shape_fwd_bwd shape_one_step shape_bench_loop shape_infer_loop \
          shape_compile_autotune shape_reduce_overhead shape_eager_twin; do
@@ -120,5 +117,4 @@ PY
 grep -q '^  iterations: none found' "$T/b.txt" || bad "benchmark runs counted as iterations: $(grep iterations: "$T/b.txt")"
 grep -q '^  compile         3\.6 ms, peak 76\.00 MiB while autotuning$' "$T/b.txt" || bad "annotated compile phase not named"
 
-echo "shapes: $([ $fail = 0 ] && echo ok || echo FAILED)"
-exit $fail
+finish shapes

@@ -5,12 +5,7 @@
 # the way the HTML, Markdown and JSON outputs already escape them. Also: a JSON file
 # given for a pickle is named as such.
 set -uo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
+source "$(dirname "$0")/common.bash"
 
 # The crafted snapshot (also tests/fuzz/corpus/evil_frames.pickle): leak_layers.pickle with
 # a function and a file name rewritten in place, same byte length, so the pickle stays
@@ -141,5 +136,4 @@ check "gzipped JSON" 2 'looks like JSON, not a pickle' -- "$bin" categories "$tm
 printf 'garbage' > "$tmp/g.pickle"
 check "other bad input keeps its message" 2 'byte 0: text argument has no newline' -- "$bin" oom "$tmp/g.pickle"
 
-echo "terminal: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish terminal

@@ -5,12 +5,7 @@
 # decrease is told once per file: in summary's own text and JSON (`times_backward_at`),
 # on stderr by the other commands.
 set -uo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
+source "$(dirname "$0")/common.bash"
 
 # linear_infer (33 events, 3 iterations) with its clock stepped back 20 ms at event 17 (read
 # by time, the trace would span -0.004 s and iteration 2 last -0.014 s), and
@@ -95,5 +90,4 @@ PY
 "$bin" leaks testdata/linear_infer.pickle > /dev/null 2> "$tmp/e"
 [ ! -s "$tmp/e" ] && ok "no warning for a real snapshot" || bad "linear_infer: $(cat "$tmp/e")"
 
-echo "times: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish times

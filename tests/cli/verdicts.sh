@@ -5,10 +5,8 @@
 # comparisons only of comparable files, the peak's place in the run, and the small
 # things: plurals, --top, --iterations, --at past the end, allocator settings.
 set -u
-BIN=${1:?usage: verdicts.sh MEMSNAP_BIN}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
+source "$(dirname "$0")/common.bash"
+T=$tmp
 
 # expect STATUS PATTERN -- ARGS... : exit status, and stdout+stderr matching PATTERN.
 expect() {
@@ -125,4 +123,4 @@ refute 'without it' -- leaks --iterations 5 testdata/leak_forward_hook.pickle
 refute '^allocator settings' -- summary $R0
 expect 0 '^allocator settings: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, expandable_segments=True$' -- summary testdata/expandable.pickle
 
-exit $fail
+finish verdicts

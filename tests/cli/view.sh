@@ -3,11 +3,8 @@
 # allowed by its exact hash, file names as text), the size budget, and the errors that
 # must exit 2. The page in a browser: tests/browser/view_test.py.
 set -u
-BIN=${1:?usage: view.sh MEMSNAP_BIN}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "$0")/common.bash"
+T=$tmp
 
 run() {
   local want=$1; shift
@@ -102,4 +99,4 @@ run 0 "$T/empty.pickle" "$T/one.pickle" -o "$T/tiny.html"
 [ "$(grep -o 'data-memsnap-view="memsnap-data-[0-9]*"' "$T/tiny.html" | sort -u | wc -l)" -eq 2 ] ||
   bad "degenerate traces did not give two charts"
 
-exit $fail
+finish view

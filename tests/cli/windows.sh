@@ -8,22 +8,10 @@
 # event, never "0.000 s". The files are made by tests/cli/recordings.py (Python's
 # standard library).
 set -u
-BIN=$(realpath "${1:?usage: windows.sh PATH/TO/memsnap}")
+source "$(dirname "$0")/common.bash"
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-fail=0
-check() { # description, expected, actual
-    if [ "$2" != "$3" ]; then echo "FAIL: $1: expected $2, got $3"; fail=1; fi
-}
-contains() { # description, haystack, needle
-    case "$2" in *"$3"*) ;; *) echo "FAIL: $1: output lacks '$3'"; echo "$2" | head -20; fail=1 ;; esac
-}
-lacks() {
-    case "$2" in *"$3"*) echo "FAIL: $1: output has '$3'"; echo "$2" | grep -F -- "$3" | head -5; fail=1 ;; esac
-}
 src=$PWD
 tool=$src/tests/cli/recordings.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/testdata"
 
 # The pickle's size is the one thing the rewrite changes: the header line and the JSON's
@@ -158,4 +146,4 @@ print(p["x"]["kind"], "|".join(peak))' "$tmp/$f.json")
     esac
     $BIN render "$tmp/$f.pickle" -o "$tmp/$f.png" || { echo "FAIL: png $f"; fail=1; }
 done
-exit $fail
+finish windows

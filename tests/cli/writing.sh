@@ -5,12 +5,7 @@
 # `report -o DIR` refuses a DIR that is a symbolic link, as `view -o` refuses a link; and
 # a report stopped by SIGTERM or SIGINT leaves no temporary file and no directory it made.
 set -uo pipefail
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { echo "ok $1"; pass=$((pass+1)); }
-bad() { echo "FAIL $1"; fail=$((fail+1)); }
+source "$(dirname "$0")/common.bash"
 T=testdata/linear_infer.pickle
 O=testdata/oom.pickle
 
@@ -146,5 +141,4 @@ expect "SIGHUP ignored at start stays ignored" 0 "" -- \
   "$bin" "$T" "$tmp/hup"
 [ -s "$tmp/hup/index.html" ] && ok "the report under an ignored SIGHUP is whole" || bad "hup report missing"
 
-echo "writing: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish writing

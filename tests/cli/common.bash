@@ -1,0 +1,44 @@
+# Sourced by every tests/cli/*.sh, which ctest runs from the source root with the memsnap
+# binary as $1: the binary's absolute path (some scripts change directory), a scratch
+# folder removed at exit, and one way to count, word and end checks, so that each script
+# holds only its own checks. Named .bash so that tests/CMakeLists.txt's *.sh glob does not
+# take it for a test.
+bin=$(cd "$(dirname "${1:?usage: $0 PATH/TO/memsnap}")" && pwd)/$(basename "$1")
+BIN=$bin
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); if [ $# -gt 0 ]; then echo "ok $*"; fi; return 0; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; return 0; }
+
+# expect LABEL WANT_RC PATTERN -- COMMAND...: the command's exit status, and an extended
+# regular expression found in its standard error or output (an empty PATTERN: any).
+expect() {
+  local label=$1 want=$2 pattern=$3; shift 4
+  "$@" > "$tmp/out" 2> "$tmp/err"; local rc=$?
+  if [ "$rc" -ne "$want" ] || { [ -n "$pattern" ] && ! grep -qE -- "$pattern" "$tmp/err" "$tmp/out"; }; then
+    bad "$label: rc $rc (want $want): $(head -c 300 "$tmp/err") $(head -c 300 "$tmp/out")"
+  else
+    ok "$label"
+  fi
+}
+
+check() { # LABEL EXPECTED ACTUAL
+  if [ "$2" != "$3" ]; then bad "$1: expected $2, got $3"; fi
+}
+contains() { # LABEL TEXT NEEDLE
+  case "$2" in *"$3"*) ;; *) bad "$1: output lacks '$3'"; echo "$2" | head -40 ;; esac
+}
+lacks() { # LABEL TEXT NEEDLE
+  case "$2" in *"$3"*) bad "$1: output has '$3'"; echo "$2" | grep -F -- "$3" | head -5 ;; esac
+}
+jget() { # FILE PYTHON_EXPRESSION_ON_d: a value of a JSON file
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# The last line of every script: the counts, and its exit status.
+finish() {
+  echo "${1:+$1: }$pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
