@@ -234,6 +234,31 @@ static inline size_t check_each_snapshot(void (*fn)(const char *path, const char
     return files;
 }
 
+/* Reads every testdata/NAME.pickle and calls fn(name, snapshot, arg) with it; a file that
+ * does not read is a failure. Returns how many files there were. */
+typedef void (*check_snapshot_fn)(const char *name, ms_snapshot *s, void *arg);
+struct check_read_ctx {
+    check_snapshot_fn fn;
+    void *arg;
+};
+static inline void check_read_one_(const char *path, const char *name, void *arg)
+{
+    const struct check_read_ctx *c = arg;
+    ms_snapshot *s = NULL;
+    ms_error err;
+    if (ms_snapshot_read_file(&s, path, NULL, &err)) {
+        check_fail("%s: %s", name, err.message);
+        return;
+    }
+    c->fn(name, s, c->arg);
+    ms_snapshot_free(s);
+}
+static inline size_t check_each_read(check_snapshot_fn fn, void *arg)
+{
+    struct check_read_ctx c = {fn, arg};
+    return check_each_snapshot(check_read_one_, &c);
+}
+
 /* Reads `path` and calls fn for each device with its timeline of every life
  * (MS_TIMELINE_ALLOCS) and its iterations; a device whose are not built is a failure. */
 static inline void check_each_device(const char *path, const char *name,

@@ -4,9 +4,9 @@
  * to values that would show, then looks at the limits the library used. */
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "check.h"
+#include "check_gzip.h"
 #include "internal.h"
 #include "memsnap/memsnap.h"
 
@@ -18,19 +18,8 @@ static unsigned char *gzip_snapshot(size_t *plain_len, size_t *zn)
     CHECK_TRUE(data != NULL);
     if (!data)
         return NULL;
-    uLongf cap = compressBound(len) + 64;
-    unsigned char *z = malloc(cap);
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-    zs.next_in = data;
-    zs.avail_in = (uInt)len;
-    zs.next_out = z;
-    zs.avail_out = (uInt)cap;
-    CHECK_EQ_INT(deflate(&zs, Z_FINISH), Z_STREAM_END);
-    *zn = zs.total_out;
+    unsigned char *z = check_gzip(data, len, zn);
     *plain_len = len;
-    deflateEnd(&zs);
     free(data);
     return z;
 }
