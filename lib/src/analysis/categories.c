@@ -27,26 +27,8 @@ const char *ms_category_name(ms_category c)
     return (unsigned)c < MS_CAT_COUNT ? CAT_NAMES[c] : "unknown";
 }
 
-static const char *const REASON_KEYS[] = {
-#define MS_X_KEY(name, key, text) key,
-    MS_CAT_REASON_LIST(MS_X_KEY)
-#undef MS_X_KEY
-};
-static const char *const REASON_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_CAT_REASON_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_category_reason_name(ms_category_reason r)
-{
-    return (unsigned)r < MS_CATR_COUNT ? REASON_KEYS[r] : "unknown";
-}
-
-const char *ms_category_reason_text(ms_category_reason r)
-{
-    return (unsigned)r < MS_CATR_COUNT ? REASON_TEXTS[r] : "unknown";
-}
+MS__KEY_TEXT_LOOKUPS(MS_CAT_REASON_LIST, ms_category_reason, MS_CATR_COUNT, ms_category_reason_name,
+                     ms_category_reason_text)
 
 bool ms_category_reason_weak(ms_category_reason r)
 {

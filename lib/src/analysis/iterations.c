@@ -14,26 +14,8 @@
 #include "cat_internal.h"
 #include "iter_cand.h"
 
-static const char *const METHOD_KEYS[] = {
-#define MS_X_KEY(name, key, text) key,
-    MS_ITER_METHOD_LIST(MS_X_KEY)
-#undef MS_X_KEY
-};
-static const char *const METHOD_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_ITER_METHOD_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_iter_method_name(ms_iter_method m)
-{
-    return (unsigned)m < MS_ITER_METHOD_COUNT ? METHOD_KEYS[m] : "unknown";
-}
-
-const char *ms_iter_method_text(ms_iter_method m)
-{
-    return (unsigned)m < MS_ITER_METHOD_COUNT ? METHOD_TEXTS[m] : "unknown";
-}
+MS__KEY_TEXT_LOOKUPS(MS_ITER_METHOD_LIST, ms_iter_method, MS_ITER_METHOD_COUNT, ms_iter_method_name,
+                     ms_iter_method_text)
 
 void ms_iterations_free(ms_iterations *it)
 {

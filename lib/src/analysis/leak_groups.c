@@ -16,26 +16,8 @@
 #include "internal.h"
 #include "leak_internal.h"
 
-static const char *const PATTERN_KEYS[] = {
-#define MS_X_KEY(name, key, text) key,
-    MS_LEAK_PATTERN_LIST(MS_X_KEY)
-#undef MS_X_KEY
-};
-static const char *const PATTERN_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_LEAK_PATTERN_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_leak_pattern_name(ms_leak_pattern p)
-{
-    return (unsigned)p < MS_LEAK_PATTERN_COUNT ? PATTERN_KEYS[p] : "unknown";
-}
-
-const char *ms_leak_pattern_text(ms_leak_pattern p)
-{
-    return (unsigned)p < MS_LEAK_PATTERN_COUNT ? PATTERN_TEXTS[p] : "unknown";
-}
+MS__KEY_TEXT_LOOKUPS(MS_LEAK_PATTERN_LIST, ms_leak_pattern, MS_LEAK_PATTERN_COUNT,
+                     ms_leak_pattern_name, ms_leak_pattern_text)
 
 int64_t ms__iter_of(const ms_iterations *it, int64_t ev)
 {

@@ -11,47 +11,10 @@
 
 enum { C_PARAM, C_GRAD, C_OPTIM, C_ACT, C_TEMP, C_WORK, C_INPUT, C_OTHER };
 
-static const char *const CAUSE_NAMES[] = {
-#define MS_X_NAME(name, key, text) key,
-    MS_OOM_CAUSE_LIST(MS_X_NAME)
-#undef MS_X_NAME
-};
-static const char *const CAUSE_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_OOM_CAUSE_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-static const char *const BASIS_NAMES[] = {
-#define MS_X_NAME(name, key, text) key,
-    MS_OOM_BASIS_LIST(MS_X_NAME)
-#undef MS_X_NAME
-};
-static const char *const BASIS_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_OOM_BASIS_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_oom_basis_name(ms_oom_basis b)
-{
-    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_NAMES[b] : "unknown";
-}
-
-const char *ms_oom_basis_text(ms_oom_basis b)
-{
-    return (unsigned)b < MS_OOM_BASIS_COUNT ? BASIS_TEXTS[b] : "unknown";
-}
-
-const char *ms_oom_cause_name(ms_oom_cause c)
-{
-    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_NAMES[c] : "unknown";
-}
-
-const char *ms_oom_cause_text(ms_oom_cause c)
-{
-    return (unsigned)c < MS_OOM_CAUSE_COUNT ? CAUSE_TEXTS[c] : "unknown";
-}
+MS__KEY_TEXT_LOOKUPS(MS_OOM_CAUSE_LIST, ms_oom_cause, MS_OOM_CAUSE_COUNT, ms_oom_cause_name,
+                     ms_oom_cause_text)
+MS__KEY_TEXT_LOOKUPS(MS_OOM_BASIS_LIST, ms_oom_basis, MS_OOM_BASIS_COUNT, ms_oom_basis_name,
+                     ms_oom_basis_text)
 
 static const char *fmt(int64_t bytes, char *buf)
 {

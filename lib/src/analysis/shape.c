@@ -13,26 +13,8 @@
 #include "leak_internal.h"
 #include "memsnap/shape.h"
 
-static const char *const KIND_KEYS[] = {
-#define MS_X_KEY(name, key, text) key,
-    MS_SHAPE_KIND_LIST(MS_X_KEY)
-#undef MS_X_KEY
-};
-static const char *const KIND_TEXTS[] = {
-#define MS_X_TEXT(name, key, text) text,
-    MS_SHAPE_KIND_LIST(MS_X_TEXT)
-#undef MS_X_TEXT
-};
-
-const char *ms_shape_kind_name(ms_shape_kind k)
-{
-    return (unsigned)k < MS_SHAPE_KIND_COUNT ? KIND_KEYS[k] : "unknown";
-}
-
-const char *ms_shape_kind_text(ms_shape_kind k)
-{
-    return (unsigned)k < MS_SHAPE_KIND_COUNT ? KIND_TEXTS[k] : "unknown";
-}
+MS__KEY_TEXT_LOOKUPS(MS_SHAPE_KIND_LIST, ms_shape_kind, MS_SHAPE_KIND_COUNT, ms_shape_kind_name,
+                     ms_shape_kind_text)
 
 void ms_shape_free(ms_shape *sh)
 {

@@ -23,6 +23,24 @@ int ms__sites_prepare(ms_snapshot *s);
 
 #endif
 
+/* The two lookups of an enum listed by an X-macro LIST(X) whose entries are
+ * X(name, key, text): key_fn gives the stable key JSON carries, text_fn the words for
+ * people, both "unknown" out of range. Written once for every such enum of the analyses
+ * (category reasons, iteration methods, leak patterns, shapes, OOM causes and bases). */
+#define MS__X_KEY_(name, key, text) key,
+#define MS__X_TEXT_(name, key, text) text,
+#define MS__KEY_TEXT_LOOKUPS(LIST, type, count, key_fn, text_fn)                               \
+    const char *key_fn(type v)                                                                \
+    {                                                                                         \
+        static const char *const keys[] = {LIST(MS__X_KEY_)};                                 \
+        return (unsigned)v < (count) ? keys[v] : "unknown";                                   \
+    }                                                                                         \
+    const char *text_fn(type v)                                                               \
+    {                                                                                         \
+        static const char *const texts[] = {LIST(MS__X_TEXT_)};                               \
+        return (unsigned)v < (count) ? texts[v] : "unknown";                                  \
+    }
+
 /* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
 int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
 
