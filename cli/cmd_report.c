@@ -314,20 +314,18 @@ static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
 }
 
 /* The file's sections of summary.json: the summary, the comparison profile, the leaks
- * and the categories, into *fj (added to files_json). */
+ * and the categories, into *fj (added to files_json); the OOMs wait in *rd for the
+ * charts (report_oom_file). */
 static int file_sections(const report_opts *o, file_state *f, int device, bool compared,
-                         cJSON *files_json, cJSON **fj_out)
+                         cJSON *files_json, cJSON **fj_out, report_devices *rd)
 {
     ms_error err;
     ms_error_clear(&err);
     const ms_snapshot *s = f->snap;
-    cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
-    if (!fj) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
+    cJSON *fj = summary_file_head_json(f->path, s);
     cJSON_AddItemToArray(files_json, fj);
     *fj_out = fj;
+    cJSON *devices = cJSON_AddArrayToObject(fj, "devices");
     /* The profile's sites and peaks serve only comparisons (other files, a baseline);
      * without them it names the file and takes the leak findings. */
     if (compared ? ms_profile_from_run(&f->profile, f->run, f->path, &err)
@@ -335,18 +333,15 @@ static int file_sections(const report_opts *o, file_state *f, int device, bool c
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
-    ms_profile_label(f->profile, f->label, sizeof f->label);
-    cJSON_AddStringToObject(fj, "label", f->label);
-    cJSON_AddNumberToObject(fj, "chart_device", device);
-
-    ms_error_clear(&err);
-    cJSON *leaks = report_leaks_json(s, o, device, f->run, f->profile, &err);
-    if (leaks)
-        cJSON_AddItemToObject(fj, "leaks", leaks);
-    else if (err.code) {
+    if (report_devices_build(rd, devices, s, o, f->run, f->profile, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
+    ms_profile_label(f->profile, f->label, sizeof f->label);
+    cJSON_AddStringToObject(fj, "label", f->label);
+    cJSON_AddNumberToObject(fj, "chart_device", device);
+    cJSON_AddItemToObject(fj, "leaks", rd->leaks);
+    rd->leaks = NULL;
 
     /* What the memory is, on the charted device (docs/json.md, report: categories); the
      * one categorisation serves the table, the chart by category and the page's view. */
@@ -424,8 +419,10 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         job_wait(&job, &job.leaks_done);
     }
     cJSON *fj = NULL;
+    report_devices rd;
+    memset(&rd, 0, sizeof rd);
     if (!rc)
-        rc = file_sections(o, f, device, compared, files_json, &fj);
+        rc = file_sections(o, f, device, compared, files_json, &fj, &rd);
     if (!rc && !job.threaded)
         draw_charts(&job);
     /* The page's timeline, the interactive one. Several files share about one file's
@@ -447,13 +444,14 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     free(job.png_path);
     free(job.cat_png_path);
     free(job.cat_svg);
+    /* Errors are told in the order the parts are written: charts, OOMs, the view. */
+    if (!rc && report_oom_file(fj, o, index, &rd, &f->oom_svg, &err)) {
+        cli_error(CMD, "%s: oom: %s", f->path, err.message);
+        rc = 2;
+    }
+    report_devices_free(&rd);
     if (rc)
         return rc;
-    /* Errors are told in the order the parts are written: charts, OOMs, the view. */
-    if (report_oom_file(fj, s, o, index, f->run, &f->oom_svg, &err)) {
-        cli_error(CMD, "%s: oom: %s", f->path, err.message);
-        return 2;
-    }
     if (view_rc) {
         cli_error(CMD, "%s: interactive chart: %s", f->path, view_err.message);
         return 2;
