@@ -114,6 +114,13 @@ double report_num(const cJSON *o, const char *path);
  * at NULL) remembers where the last look-up ended, so looking devices up in the list's
  * order costs a step each, not a walk of the list (a file may have 65,536 devices). */
 const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint);
+/* The page and the Markdown show the first REPORT_PAGE_DEVICES devices of a file and its
+ * charted device; summary.json lists every one. A file of 65,536 devices would
+ * otherwise make a page of 100 MB that no browser opens. `k` counts the file's devices
+ * from 0 in list order. */
+#define REPORT_PAGE_DEVICES 64
+bool report_device_shown(const cJSON *file, size_t k, int device);
+
 /* "1.234 s" of a seconds field, or "-" where it is null (a trace without times). */
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path);
 const char *report_str(const cJSON *o, const char *path);
