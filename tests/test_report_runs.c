@@ -2,7 +2,8 @@
  * the OOMs of a device all read one run, so its timeline is built once. Counted through
  * the run's test hook (ms__run_stats) around cmd_report run in this process, on bundled
  * recordings (one device; two files) and on a file of five devices, each with one
- * allocation and one OOM (tests/gen_hostile.h), whose truth is known by construction. */
+ * allocation and one OOM (tests/gen_hostile.h), whose truth is known by construction.
+ * Also: summary.json writes the recording's 16-digit times as integers. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/stat.h>
@@ -60,6 +61,14 @@ int main(void)
     }
     char *one[] = {"testdata/oom.pickle"};
     expect("oom.pickle", one, 1, 1);
+    /* summary.json is written by the one JSON writer: the trace's 16-digit times are
+     * whole integers, never 1.79531069481102e+15. */
+    char sj[128];
+    snprintf(sj, sizeof sj, "%s/r0/summary.json", tmpdir);
+    size_t len = 0;
+    char *text = check_read_text(sj, &len);
+    CHECK_TRUE(text && strstr(text, "\"first_us\":\t1") && !strstr(text, "e+1"));
+    free(text);
     char *ranks[] = {"testdata/ddp_rank0.pickle", "testdata/ddp_rank1.pickle"};
     expect("ddp ranks", ranks, 2, 2);
 
