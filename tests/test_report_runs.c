@@ -19,6 +19,13 @@
 #include "analysis/run_internal.h"
 #include "commands.h"
 
+/* The charts' fonts: fontconfig keeps its caches for the process (as test_oom_chart). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfontconfig\n";
+}
+
 static char tmpdir[64] = "/tmp/memsnap-report-runs-XXXXXX";
 
 /* Runs `memsnap report FILES... -o DIR` in this process; the runs and timelines it made. */
