@@ -1,5 +1,6 @@
 /* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
- * ms_leak_report_build(); this file parses options and prints the table, JSON and verdict. */
+ * each device's run (ms_run_leaks, and ms_run_leak_counts for the verdict); this file
+ * parses options and prints the table, JSON and verdict. */
 #include <stdlib.h>
 #include <string.h>
 
