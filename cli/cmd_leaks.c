@@ -1,5 +1,6 @@
 /* memsnap leaks: allocations that outlive the iteration that made them. The analysis is
- * ms_leak_report_build(); this file parses options and prints the table, JSON and verdict. */
+ * each device's run (ms_run_leaks, and ms_run_leak_counts for the verdict); this file
+ * parses options and prints the table, JSON and verdict. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,35 +98,22 @@ static bool shown(const opts *o, const ms_leak *L)
 }
 
 /* Counts of each kind among the shown findings, and the bytes they hold. */
-typedef struct tally {
-    size_t leaks, suspects, retained, alive;
-    size_t leak_sites; /* members of the leak findings */
-    uint64_t leak_bytes;
-    double growth_bytes;
-} tally;
-
-static void count(tally *t, const ms_leak_report *r)
+/* A file's verdict adds up its devices' counts (the run's, ms_run_leak_counts). */
+static void add_counts(ms_leak_counts *t, const ms_leak_counts *d)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        const ms_leak *L = &r->items[i];
-        if (L->kind == MS_LEAK_LEAK) {
-            t->leaks++;
-            t->leak_sites += L->n_members;
-            t->leak_bytes += L->bytes;
-            t->growth_bytes += L->growth_bytes;
-        } else if (L->kind == MS_LEAK_SUSPECT) {
-            t->suspects++;
-        } else if (L->kind == MS_LEAK_ALIVE_AT_END) {
-            t->alive++;
-        } else {
-            t->retained++;
-        }
-    }
+    t->leaks.findings += d->leaks.findings;
+    t->leaks.bytes += d->leaks.bytes;
+    t->leaks.growth_bytes += d->leaks.growth_bytes;
+    t->leak_sites += d->leak_sites;
+    t->suspects += d->suspects;
+    t->retained += d->retained;
+    t->alive_at_end += d->alive_at_end;
 }
 
-static bool gate_trips(const opts *o, const tally *t)
+static bool gate_trips(const opts *o, const ms_leak_counts *t)
 {
-    return cli_leak_gate_trips(t->leaks, (double)t->leak_bytes, t->growth_bytes, o->fail_bytes);
+    return cli_leak_gate_trips(t->leaks.findings, (double)t->leaks.bytes, t->leaks.growth_bytes,
+                               o->fail_bytes);
 }
 
 /* A run of frames a user does not read first, as one line. */
@@ -370,19 +358,19 @@ static void print_device(const opts *o, const ms_snapshot *s, const ms_timeline 
                cli_plural((double)(total - o->top)), o->top);
 }
 
-static void print_verdict(const opts *o, const char *path, const tally *t, size_t iterations,
+static void print_verdict(const opts *o, const char *path, const ms_leak_counts *t, size_t iterations,
                           bool oom, const char *shape)
 {
     char bytes[32], growth[32];
     printf("verdict: %s: ", cli_term(cli_basename(path)));
-    if (t->leaks) {
-        ms_format_bytes((int64_t)t->leak_bytes, bytes, sizeof bytes);
-        ms_format_bytes((int64_t)(t->growth_bytes + 0.5), growth, sizeof growth);
+    if (t->leaks.findings) {
+        ms_format_bytes((int64_t)t->leaks.bytes, bytes, sizeof bytes);
+        ms_format_bytes((int64_t)(t->leaks.growth_bytes + 0.5), growth, sizeof growth);
         /* Sites first (what the table lists), then the causes when fewer. */
-        size_t n = t->leak_sites;
+        size_t n = (size_t)t->leak_sites, f = (size_t)t->leaks.findings;
         printf("LEAK: %zu site%s", n, n == 1 ? "" : "s");
-        if (t->leaks < n)
-            printf(" (%zu finding%s)", t->leaks, t->leaks == 1 ? "" : "s");
+        if (f < n)
+            printf(" (%zu finding%s)", f, f == 1 ? "" : "s");
         printf(" %s %s and grow%s by %s per iteration", n == 1 ? "holds" : "hold", bytes,
                n == 1 ? "s" : "", growth);
     } else {
@@ -395,13 +383,14 @@ static void print_verdict(const opts *o, const char *path, const tally *t, size_
             printf(" (only %zu iteration%s: growth cannot be measured)", iterations,
                    iterations == 1 ? "" : "s");
     }
-    if (t->alive)
-        printf("; %zu finding%s alive at the end", t->alive, t->alive == 1 ? "" : "s");
+    if (t->alive_at_end)
+        printf("; %zu finding%s alive at the end", (size_t)t->alive_at_end,
+               t->alive_at_end == 1 ? "" : "s");
     if (t->suspects)
-        printf("; %zu suspect%s", t->suspects, t->suspects == 1 ? "" : "s");
+        printf("; %zu suspect%s", (size_t)t->suspects, t->suspects == 1 ? "" : "s");
     if (oom)
         printf("; out of memory");
-    if (t->leaks && o->fail && o->fail_bytes) {
+    if (t->leaks.findings && o->fail && o->fail_bytes) {
         char lim[32];
         ms_format_bytes((int64_t)o->fail_bytes, lim, sizeof lim);
         printf("; %s --fail=%s", gate_trips(o, t) ? "reaches" : "below", lim);
@@ -409,65 +398,72 @@ static void print_verdict(const opts *o, const char *path, const tally *t, size_
     printf("\n");
 }
 
-/* Analyses one file; appends to `files` in JSON mode, prints otherwise. */
-/* *leak_found: the file trips the --fail gate (any leak without a SIZE). */
-static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_found)
+/* A device's failure, named as the file loop prints it: "PATH: device D: why". */
+static void device_error(ms_error *err, int d)
 {
-    ms_snapshot *s = NULL;
-    int rc = cli_load(CMD, path, &s);
-    if (rc)
-        return rc;
-    if (o->device >= ms_snapshot_device_count(s)) {
-        cli_error(CMD, "%s: no device %d (the snapshot has %d)", path, o->device,
-                  ms_snapshot_device_count(s));
-        ms_snapshot_free(s);
-        return 2;
-    }
-    cJSON *fo = NULL, *devs = NULL, *leaks = NULL;
+    char pre[32];
+    size_t n = (size_t)snprintf(pre, sizeof pre, "device %d: ", d), cap = sizeof err->message;
+    memmove(err->message + n, err->message, cap - n - 1); /* the end of a long one goes */
+    memcpy(err->message, pre, n);
+    err->message[cap - 1] = '\0';
+}
+
+/* What the file loop carries from file to file. */
+typedef struct leaks_ctx {
+    const opts *o;
+    size_t files;     /* files done, for the blank line between files */
+    bool leak_found;  /* a file trips the --fail gate */
+} leaks_ctx;
+
+/* Analyses one file (cli_each_file): its `leaks --json` object, also in text mode, where
+ * it is printed as it goes and the object stays empty. */
+static cJSON *leaks_file(void *ctxp, const char *path, const ms_snapshot *s, ms_error *err,
+                         int *rcp)
+{
+    (void)rcp;
+    leaks_ctx *ctx = ctxp;
+    const opts *o = ctx->o;
+    int rc = 0;
+    cJSON *fo = cJSON_CreateObject(), *devs = NULL, *leaks = NULL;
     if (o->json) {
-        fo = cJSON_CreateObject();
-        cJSON_AddItemToArray(files, fo);
         cJSON_AddStringToObject(fo, "path", path);
         devs = cJSON_AddArrayToObject(fo, "devices");
         leaks = cJSON_AddArrayToObject(fo, "leaks");
     } else {
+        if (ctx->files)
+            printf("\n");
         printf("%s\n", cli_term(path));
     }
-    tally tl = {0};
+    ctx->files++;
+    ms_leak_counts tl;
+    memset(&tl, 0, sizeof tl);
     size_t iterations = 0;
     bool oom = false;
     char shape_text[256] = "";
     for (int d = 0; d < ms_snapshot_device_count(s) && !rc; d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
-        ms_error err;
         ms_run *run = NULL;
         const ms_timeline *t = NULL;
         const ms_leak_report *r = NULL;
         ms_run_options ro = {o->lo.iter, o->lo.min_bytes, 0, 0};
         const ms_idle *idle = NULL;
-        if (ms_run_open(&run, s, d, &ro, &err) || ms_run_timeline(&t, run, &err) ||
-            ms_run_leaks(&r, run, &err) || ms_run_idle(&idle, run, &err)) {
-            cli_error(CMD, "%s: device %d: %s", path, d, err.message);
+        ms_leak_counts dt;
+        if (ms_run_open(&run, s, d, &ro, err) || ms_run_timeline(&t, run, err) ||
+            ms_run_leaks(&r, run, err) || ms_run_idle(&idle, run, err) ||
+            ms_run_leak_counts(&dt, run, err)) {
+            device_error(err, d);
             ms_run_free(run);
             rc = 2;
             break;
         }
-        tally dt = {0};
-        count(&dt, r);
-        tl.leaks += dt.leaks;
-        tl.leak_sites += dt.leak_sites;
-        tl.suspects += dt.suspects;
-        tl.retained += dt.retained;
-        tl.alive += dt.alive;
-        tl.leak_bytes += dt.leak_bytes;
-        tl.growth_bytes += dt.growth_bytes;
+        add_counts(&tl, &dt);
         if (r->iterations->n > iterations)
             iterations = r->iterations->n;
         oom = oom || r->oom_count;
-        cJSON *shape = shape_json_of_run(run, &err);
+        cJSON *shape = shape_json_of_run(run, err);
         if (!shape) {
-            cli_error(CMD, "%s: device %d: %s", path, d, err.message);
+            device_error(err, d);
             ms_run_free(run);
             rc = 2;
             break;
@@ -486,7 +482,8 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
             leaks_json_int(dj, "device", (int64_t)(d));
             cJSON *ij = leaks_iterations_to_json(r->iterations, idle, t->t_first_us);
             const ms_shape *sh = NULL;
-            if (!ms_run_shape(&sh, run, &err))
+            ms_error soft;
+            if (!ms_run_shape(&sh, run, &soft))
                 shape_mark_iterations(ij, sh, r->iterations);
             cJSON_AddItemToObject(dj, "iterations", ij);
             cJSON_AddItemToObject(dj, "shape", shape);
@@ -501,11 +498,11 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
                 leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
                 leaks_json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
             }
-            leaks_json_int(dj, "leaks", (int64_t)(dt.leaks));
-            leaks_json_int(dj, "leak_sites", (int64_t)(dt.leak_sites));
-            leaks_json_int(dj, "suspects", (int64_t)(dt.suspects));
-            leaks_json_int(dj, "retained", (int64_t)(dt.retained));
-            leaks_json_int(dj, "alive_at_end", (int64_t)(dt.alive));
+            leaks_json_int(dj, "leaks", (int64_t)dt.leaks.findings);
+            leaks_json_int(dj, "leak_sites", (int64_t)dt.leak_sites);
+            leaks_json_int(dj, "suspects", (int64_t)dt.suspects);
+            leaks_json_int(dj, "retained", (int64_t)dt.retained);
+            leaks_json_int(dj, "alive_at_end", (int64_t)dt.alive_at_end);
             size_t listed = 0;
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]) && (!o->top || listed++ < o->top))
@@ -519,25 +516,26 @@ static int run_file(const opts *o, const char *path, cJSON *files, bool *leak_fo
         ms_iterations_free(found);
         ms_run_free(run);
     }
-    if (!rc) {
-        if (gate_trips(o, &tl))
-            *leak_found = true;
-        if (o->json) {
-            cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
-            cJSON_AddBoolToObject(v, "leak", tl.leaks > 0);
-            leaks_json_int(v, "leaks", (int64_t)(tl.leaks));
-            leaks_json_int(v, "leak_sites", (int64_t)(tl.leak_sites));
-            leaks_json_int(v, "suspects", (int64_t)(tl.suspects));
-            leaks_json_int(v, "alive_at_end", (int64_t)(tl.alive));
-            leaks_json_int(v, "leaked_bytes", (int64_t)(tl.leak_bytes));
-            cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.growth_bytes);
-            cJSON_AddBoolToObject(v, "oom", oom);
-        } else {
-            print_verdict(o, path, &tl, iterations, oom, shape_text);
-        }
+    if (rc) {
+        cJSON_Delete(fo);
+        return NULL;
     }
-    ms_snapshot_free(s);
-    return rc;
+    if (gate_trips(o, &tl))
+        ctx->leak_found = true;
+    if (o->json) {
+        cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
+        cJSON_AddBoolToObject(v, "leak", tl.leaks.findings > 0);
+        leaks_json_int(v, "leaks", (int64_t)tl.leaks.findings);
+        leaks_json_int(v, "leak_sites", (int64_t)tl.leak_sites);
+        leaks_json_int(v, "suspects", (int64_t)tl.suspects);
+        leaks_json_int(v, "alive_at_end", (int64_t)tl.alive_at_end);
+        leaks_json_int(v, "leaked_bytes", (int64_t)tl.leaks.bytes);
+        cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.leaks.growth_bytes);
+        cJSON_AddBoolToObject(v, "oom", oom);
+    } else {
+        print_verdict(o, path, &tl, iterations, oom, shape_text);
+    }
+    return fo;
 }
 
 int cmd_leaks(int argc, char **argv)
@@ -576,27 +574,17 @@ int cmd_leaks(int argc, char **argv)
         cli_error(CMD, "no FILE given (see --help)");
         rc = 2;
     }
-    cJSON *doc = NULL, *farr = NULL;
-    if (!rc && o.json) {
-        doc = cJSON_CreateObject();
-        farr = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
-        if (!farr) {
-            cli_error(CMD, "out of memory");
-            rc = 2;
-        }
-    }
-    bool leak = false;
-    for (size_t f = 0; f < nfiles && !rc; f++) {
-        if (f && !o.json)
-            printf("\n");
-        rc = run_file(&o, files[f], farr, &leak);
-    }
+    leaks_ctx ctx = {&o, 0, false};
+    cJSON *doc = NULL;
+    if (!rc)
+        rc = cli_each_file(CMD, files, (int)nfiles, device, true, leaks_file, &ctx, &doc);
     if (doc) {
-        if (!rc)
+        if (o.json)
             rc = cli_print_json(doc);
         else
             cJSON_Delete(doc);
     }
+    bool leak = ctx.leak_found;
     free(files);
     if (!rc && o.fail && leak)
         return 1;

@@ -5,31 +5,21 @@
  * page and the Markdown are all read from that document, so what fails a build is
  * exactly what the page shows. The report is written whether the gates pass or not,
  * since a failed build is when people need it most. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "categories_json.h"
 #include "chart_options.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "compare_json.h"
-#include "json_print.h"
 #include "memsnap/version.h"
 #include "options.h"
-#include "report.h"
-#include "safe_output.h"
-#include "summary_input.h"
+#include "report_cmd.h"
 #include "summary_json.h"
 #include "view_page.h"
 
-#define CMD "report"
-/* The comparison chart keeps every file's snapshot open; past this many files it is left
- * out and each snapshot is freed as soon as it is summarised. */
-#define MAX_CHART_FILES 16
+#define CMD REPORT_CMD
 
 static void usage(FILE *out)
 {
@@ -171,163 +161,16 @@ static bool ranks_of_one_job(char *const *files, size_t n, const char **why)
     return true;
 }
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
-/* ------------------------------------------------------------------ per file */
-
-typedef struct file_state {
-    const char *path;
-    ms_snapshot *snap;     /* kept open only for the comparison chart */
-    ms_run *run;           /* the charted device's run: every section reads it */
-    const ms_timeline *tl; /* the run's */
-    ms_profile *profile;
-    const ms_categories *cats; /* the run's: what each allocation of `tl` is */
-    char label[256];
-    char png[300];
-    char cat_png[320];     /* the chart by category beside png, or "" */
-    char *cat_svg;         /* the chart by category, prefixed ids, or NULL */
-    char *oom_svg;         /* the first OOM's picture, prefixed ids, or NULL */
-    char *view;            /* the interactive timeline's data (view_page.h) */
-} file_state;
-
-/* The file's charts as PNGs (timeline-NAME.png; categories-NAME.png beside it, with its
- * SVG for the page under the categories table). They are drawn on a second thread while
- * the calling thread builds the page's interactive view: both only read the run, whose
- * facts and the snapshot's site cache are complete before the thread starts. */
-typedef struct chart_job {
-    const report_opts *o;
-    const file_state *f;
-    char *png_path, *cat_png_path;
-    char *cat_svg;
-    int rc, cat_rc;
-    ms_error err, cat_err;
-    /* On two threads: the chart thread finds the run's leak findings while the caller
-     * categorises, and the chart by category waits for the categories. */
-    bool threaded;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool leaks_done, cats_done, cats_ok;
-} chart_job;
-
-static void job_signal(chart_job *j, bool *flag)
-{
-    pthread_mutex_lock(&j->mu);
-    *flag = true;
-    pthread_cond_broadcast(&j->cv);
-    pthread_mutex_unlock(&j->mu);
-}
-
-static void job_wait(chart_job *j, const bool *flag)
-{
-    pthread_mutex_lock(&j->mu);
-    while (!*flag)
-        pthread_cond_wait(&j->cv, &j->mu);
-    pthread_mutex_unlock(&j->mu);
-}
-
-static void *draw_charts(void *arg)
-{
-    chart_job *j = arg;
-    const file_state *f = j->f;
-    ms_error_clear(&j->err);
-    ms_error_clear(&j->cat_err);
-    if (j->threaded) {
-        /* The leak findings, which the timeline marks: built here while the caller
-         * categorises (the run's iterations are found first, so only this thread
-         * writes the findings). One that fails is found again, and told, by the
-         * summary's sections. */
-        const ms_leak_report *lr = NULL;
-        ms_error soft;
-        bool ok = ms_run_leaks(&lr, f->run, &soft) == 0;
-        job_signal(j, &j->leaks_done);
-        if (!ok) {
-            j->rc = MS_ERR_NOMEM;
-            snprintf(j->err.message, sizeof j->err.message, "%s", soft.message);
-            return NULL;
-        }
-    }
-    /* The run axis reads the run's idle stretches, which the caller builds with the
-     * categories: wait for them before reading the run again. */
-    if (j->threaded)
-        job_wait(j, &j->cats_done);
-    j->rc = j->png_path
-                ? report_chart_file(f->run, cli_basename(f->path), j->o, j->png_path, &j->err)
-                : MS_ERR_NOMEM;
-    if (!j->rc && (!j->threaded || j->cats_ok))
-        j->cat_rc = j->cat_png_path
-                        ? report_chart_categories(&j->cat_svg, f->run, f->tl, f->cats,
-                                                  cli_basename(f->path), j->o->x_time,
-                                                  j->cat_png_path,
-                                                  &j->cat_err)
-                        : MS_ERR_NOMEM;
-    return NULL;
-}
-
-/* The chart thread started (j->threaded), or nothing to undo. */
-static void charts_start(chart_job *j, pthread_t *th)
-{
-    if (pthread_mutex_init(&j->mu, NULL) != 0)
-        return;
-    if (pthread_cond_init(&j->cv, NULL) != 0) {
-        pthread_mutex_destroy(&j->mu);
-        return;
-    }
-    j->threaded = true;
-    if (pthread_create(th, NULL, draw_charts, j) != 0) {
-        j->threaded = false;
-        pthread_cond_destroy(&j->cv);
-        pthread_mutex_destroy(&j->mu);
-    }
-}
-
-static void charts_join(chart_job *j, pthread_t th)
-{
-    pthread_join(th, NULL);
-    pthread_cond_destroy(&j->cv);
-    pthread_mutex_destroy(&j->mu);
-}
-
-/* After the charts: the JSON's names, the SVG for the page, or the error. */
-static int charts_done(chart_job *j, size_t index, file_state *f, cJSON *fj)
-{
-    if (j->rc) {
-        cli_error(CMD, "%s: chart: %s", f->path, j->err.message);
-        return 2;
-    }
-    cJSON_AddStringToObject(fj, "timeline_png", f->png);
-    if (j->cat_rc) {
-        cli_error(CMD, "%s: chart by category: %s", f->path, j->cat_err.message);
-        return 2;
-    }
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "c%zu-", index + 1);
-    f->cat_svg = report_svg_inline(j->cat_svg, strlen(j->cat_svg), prefix);
-    cJSON_AddStringToObject(fj, "categories_png", f->cat_png);
-    return 0;
-}
-
-/* The file's sections of summary.json: the summary, the comparison profile, the leaks
- * and the categories, into *fj (added to files_json). */
 static int file_sections(const report_opts *o, file_state *f, int device, bool compared,
-                         cJSON *files_json, cJSON **fj_out)
+                         cJSON *files_json, cJSON **fj_out, report_devices *rd)
 {
     ms_error err;
     ms_error_clear(&err);
     const ms_snapshot *s = f->snap;
-    cJSON *fj = summary_file_json_ex(f->path, s, o->device, o->top, true, f->run, &err);
-    if (!fj) {
-        cli_error(CMD, "%s: %s", f->path, err.message);
-        return 2;
-    }
+    cJSON *fj = summary_file_head_json(f->path, s);
     cJSON_AddItemToArray(files_json, fj);
     *fj_out = fj;
+    cJSON *devices = cJSON_AddArrayToObject(fj, "devices");
     /* The profile's sites and peaks serve only comparisons (other files, a baseline);
      * without them it names the file and takes the leak findings. */
     if (compared ? ms_profile_from_run(&f->profile, f->run, f->path, &err)
@@ -335,18 +178,15 @@ static int file_sections(const report_opts *o, file_state *f, int device, bool c
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
-    ms_profile_label(f->profile, f->label, sizeof f->label);
-    cJSON_AddStringToObject(fj, "label", f->label);
-    cJSON_AddNumberToObject(fj, "chart_device", device);
-
-    ms_error_clear(&err);
-    cJSON *leaks = report_leaks_json(s, o, device, f->run, f->profile, &err);
-    if (leaks)
-        cJSON_AddItemToObject(fj, "leaks", leaks);
-    else if (err.code) {
+    if (report_devices_build(rd, devices, s, o, f->run, f->profile, &err)) {
         cli_error(CMD, "%s: %s", f->path, err.message);
         return 2;
     }
+    ms_profile_label(f->profile, f->label, sizeof f->label);
+    cJSON_AddStringToObject(fj, "label", f->label);
+    cJSON_AddNumberToObject(fj, "chart_device", device);
+    cJSON_AddItemToObject(fj, "leaks", rd->leaks);
+    rd->leaks = NULL;
 
     /* What the memory is, on the charted device (docs/json.md, report: categories); the
      * one categorisation serves the table, the chart by category and the page's view. */
@@ -400,11 +240,11 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     memset(&job, 0, sizeof job);
     job.o = o;
     job.f = f;
-    job.png_path = join(o->out_dir, f->png);
-    job.cat_png_path = join(o->out_dir, f->cat_png);
+    job.png_path = report_join(o->out_dir, f->png);
+    job.cat_png_path = report_join(o->out_dir, f->cat_png);
     pthread_t th;
     if (cli_limits()->threads != 1 && ms_run_prepare_threads(f->run, &err) == 0)
-        charts_start(&job, &th);
+        report_charts_start(&job, &th);
     /* The categorisation before the sections: the summary's peak by category and the
      * phases are read from it, so the trace is cut into phases once. */
     ms_error_clear(&err);
@@ -420,14 +260,16 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     if (job.threaded) {
         job.cats_ok = rc == 0;
-        job_signal(&job, &job.cats_done);
-        job_wait(&job, &job.leaks_done);
+        report_job_signal(&job, &job.cats_done);
+        report_job_wait(&job, &job.leaks_done);
     }
     cJSON *fj = NULL;
+    report_devices rd;
+    memset(&rd, 0, sizeof rd);
     if (!rc)
-        rc = file_sections(o, f, device, compared, files_json, &fj);
+        rc = file_sections(o, f, device, compared, files_json, &fj, &rd);
     if (!rc && !job.threaded)
-        draw_charts(&job);
+        report_draw_charts(&job);
     /* The page's timeline, the interactive one. Several files share about one file's
      * budget, so the page stays one download. */
     size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
@@ -441,19 +283,20 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         view_rc = view_chart_json(&f->view, f->run, cli_basename(f->path), &vo, NULL, NULL,
                                   &view_err);
     if (job.threaded)
-        charts_join(&job, th);
+        report_charts_join(&job, th);
     if (!rc)
-        rc = charts_done(&job, index, f, fj);
+        rc = report_charts_done(&job, index, f, fj);
     free(job.png_path);
     free(job.cat_png_path);
     free(job.cat_svg);
+    /* Errors are told in the order the parts are written: charts, OOMs, the view. */
+    if (!rc && report_oom_file(fj, o, index, &rd, &f->oom_svg, &err)) {
+        cli_error(CMD, "%s: oom: %s", f->path, err.message);
+        rc = 2;
+    }
+    report_devices_free(&rd);
     if (rc)
         return rc;
-    /* Errors are told in the order the parts are written: charts, OOMs, the view. */
-    if (report_oom_file(fj, s, o, index, f->run, &f->oom_svg, &err)) {
-        cli_error(CMD, "%s: oom: %s", f->path, err.message);
-        return 2;
-    }
     if (view_rc) {
         cli_error(CMD, "%s: interactive chart: %s", f->path, view_err.message);
         return 2;
@@ -468,249 +311,6 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     return 0;
 }
-
-/* ------------------------------------------------------------------ comparisons */
-
-static cJSON *compare_files(const report_opts *o, file_state *fs, size_t n, char **svg_out,
-                            int *rc)
-{
-    *svg_out = NULL;
-    const ms_profile **profiles = calloc(n, sizeof *profiles);
-    const char **labels = calloc(n, sizeof *labels);
-    cJSON *cmp = NULL;
-    ms_ranks *r = NULL;
-    ms_pair *p = NULL;
-    ms_error err;
-    if (!profiles || !labels) {
-        cli_error(CMD, "out of memory");
-        *rc = 2;
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        profiles[i] = fs[i].profile;
-        /* Base names, as `memsnap ranks` shows them: two jobs' rank 0 may share a table. */
-        labels[i] = cli_basename(fs[i].path);
-    }
-    if (ms_ranks_compare(&r, profiles, n, 10.0, &err)) {
-        cli_error(CMD, "%s", err.message);
-        *rc = 2;
-        goto done;
-    }
-    cmp = cJSON_CreateObject();
-    cJSON *ranks_doc = cJSON_CreateObject();
-    compare_ranks_fill(ranks_doc, r, labels, o->top);
-    cJSON_AddItemToObject(cmp, "ranks", ranks_doc);
-    if (n == 2) {
-        if (ms_pair_compare(&p, profiles[0], profiles[1], &err)) {
-            cli_error(CMD, "%s", err.message);
-            *rc = 2;
-            goto done;
-        }
-        char la[256], lb[256];
-        compare_pair_labels(p, la, lb, sizeof la, "A", "B");
-        char *verdict = compare_pair_verdict(p, la, lb);
-        cJSON_AddItemToObject(cmp, "pair", compare_pair_json(p, 0, 1, la, lb, verdict, o->top));
-        free(verdict);
-    } else {
-        cJSON_AddNullToObject(cmp, "pair");
-    }
-    bool chartable = n <= MAX_CHART_FILES;
-    for (size_t i = 0; i < n && chartable; i++)
-        chartable = fs[i].snap && fs[i].tl && fs[i].run;
-    char *svg = NULL;
-    if (chartable) {
-        report_chart_input in[MAX_CHART_FILES];
-        for (size_t i = 0; i < n; i++)
-            in[i] = (report_chart_input){fs[i].snap, fs[i].tl, cli_basename(fs[i].path),
-                                         fs[i].run};
-        char *png_path = join(o->out_dir, "ranks.png");
-        int crc = png_path ? report_chart_compare(&svg, in, n, png_path, &err) : MS_ERR_NOMEM;
-        free(png_path);
-        if (crc) {
-            cli_error(CMD, "comparison chart: %s", err.message);
-            *rc = 2;
-            goto done;
-        }
-    }
-    if (svg) {
-        *svg_out = report_svg_inline(svg, strlen(svg), "cmp-");
-        free(svg);
-        cJSON_AddStringToObject(cmp, "ranks_png", "ranks.png");
-    } else {
-        cJSON_AddNullToObject(cmp, "ranks_png");
-    }
-done:
-    ms_pair_free(p);
-    ms_ranks_free(r);
-    free(profiles);
-    free(labels);
-    return cmp;
-}
-
-/* Which baseline file each current file is held to: the one with the same base name,
- * else the one at the same position when both lists are as long, else the only one. */
-static int match_baseline(const compare_inputs *base, const file_state *f, size_t i, size_t n)
-{
-    for (size_t k = 0; k < base->n; k++)
-        if (!strcmp(cli_basename(base->v[k].profile->name), cli_basename(f->path)))
-            return (int)k;
-    if (base->n == n)
-        return (int)i;
-    if (base->n == 1)
-        return 0;
-    return -1;
-}
-
-static cJSON *compare_baseline(const report_opts *o, const file_state *fs, size_t n, int *rc)
-{
-    char *path = NULL;
-    struct stat st;
-    /* A report directory stands for its summary.json: CI keeps the last good report. */
-    if (stat(o->baseline, &st) == 0 && S_ISDIR(st.st_mode))
-        path = join(o->baseline, "summary.json");
-    else
-        path = strdup(o->baseline);
-    if (!path) {
-        cli_error(CMD, "out of memory");
-        *rc = 2;
-        return NULL;
-    }
-    compare_inputs base;
-    char *paths[1] = {path};
-    /* Sites of a summary input come from its top_sites: ask for as many as a table shows. */
-    *rc = compare_inputs_load(CMD, paths, 1, o->device, true, o->top, 0, &base);
-    if (*rc) {
-        free(path);
-        return NULL;
-    }
-    cJSON *b = cJSON_CreateObject();
-    cJSON_AddStringToObject(b, "path", o->baseline);
-    cJSON *bfiles = cJSON_AddArrayToObject(b, "files");
-    for (size_t k = 0; k < base.n; k++) {
-        cJSON_AddItemToArray(bfiles, base.v[k].file_json);
-        base.v[k].file_json = NULL;
-    }
-    cJSON *pairs = cJSON_AddArrayToObject(b, "pairs");
-    for (size_t i = 0; i < n && !*rc; i++) {
-        int k = match_baseline(&base, &fs[i], i, n);
-        if (k < 0) {
-            cli_error(CMD, "--baseline %s holds %zu files and none is named %s; give one "
-                           "baseline per file in the same order, or a single one",
-                      o->baseline, base.n, cli_basename(fs[i].path));
-            *rc = 2;
-            break;
-        }
-        ms_pair *p = NULL;
-        ms_error err;
-        if (ms_pair_compare(&p, base.v[k].profile, fs[i].profile, &err)) {
-            cli_error(CMD, "%s", err.message);
-            *rc = 2;
-            break;
-        }
-        char la[256], lb[256];
-        /* The usual CI case is one file name in both runs: name the runs instead. */
-        compare_pair_labels(p, la, lb, sizeof la, "baseline", "this run");
-        char *verdict = compare_pair_verdict(p, la, lb);
-        cJSON_AddItemToArray(pairs, compare_pair_json(p, k, (int)i, la, lb, verdict, o->top));
-        free(verdict);
-        ms_pair_free(p);
-    }
-    compare_inputs_free(&base);
-    free(path);
-    if (*rc) {
-        cJSON_Delete(b);
-        return NULL;
-    }
-    return b;
-}
-
-/* ------------------------------------------------------------------ output */
-
-typedef int (*writer_fn)(FILE *out, const cJSON *doc, const void *ctx);
-
-static int write_json(FILE *out, const cJSON *doc, const void *ctx)
-{
-    (void)ctx;
-    char *text = cli_json_format(doc, true, NULL); /* 15+-digit integers as in --json */
-    if (!text)
-        return -1;
-    fputs(text, out);
-    fputc('\n', out);
-    free(text);
-    return ferror(out) ? -1 : 0;
-}
-
-static int write_md(FILE *out, const cJSON *doc, const void *ctx)
-{
-    (void)ctx;
-    return report_write_markdown(out, doc);
-}
-
-static int write_html(FILE *out, const cJSON *doc, const void *ctx)
-{
-    return report_write_html(out, doc, ctx);
-}
-
-static int write_file(const char *dir, const char *name, writer_fn fn, const cJSON *doc,
-                      const void *ctx)
-{
-    char *path = join(dir, name);
-    if (!path) {
-        cli_error(CMD, "out of memory");
-        return 2;
-    }
-    /* Never through a link planted in DIR, never half-written (safe_output.h). */
-    char why[300];
-    safe_out so;
-    if (safe_out_open(&so, path, why, sizeof why)) {
-        cli_error(CMD, "%s", why);
-        free(path);
-        return 2;
-    }
-    FILE *f = safe_out_file(&so);
-    int bad = !f || fn(f, doc, ctx);
-    if (bad) {
-        cli_error(CMD, "%s: write failed: %s", path,
-                  strerror(so.write_errno ? so.write_errno : errno ? errno : EIO));
-        safe_out_abort(&so);
-    } else if (safe_out_commit(&so, why, sizeof why)) {
-        cli_error(CMD, "%s", why);
-        bad = 1;
-    }
-    free(path);
-    return bad ? 2 : 0;
-}
-
-/* What the report wrote and how each gate went, for the CI log; 1 when a gate failed. */
-static int print_written(const report_opts *o, const file_state *fs, size_t n, const cJSON *doc,
-                         bool ranks_png, const cJSON *gates, size_t failed)
-{
-    printf("memsnap report: wrote %s/index.html, summary.md, summary.json", cli_term(o->out_dir));
-    for (size_t i = 0; i < n; i++) {
-        if (fs[i].png[0])
-            printf(", %s", cli_term(fs[i].png));
-        if (fs[i].cat_png[0])
-            printf(", %s", cli_term(fs[i].cat_png));
-    }
-    const cJSON *fj;
-    cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
-        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
-            printf(", %s", cli_term(report_str(fj, "oom_png")));
-    if (ranks_png)
-        printf(", ranks.png");
-    printf("\n");
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
-    {
-        bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-        printf("%s %s\n", ok ? "passed" : "FAILED", cli_term(report_str(c, "message")));
-    }
-    if (!failed)
-        return 0;
-    printf("memsnap report: %zu gate check%s failed\n", failed, failed == 1 ? "" : "s");
-    return 1;
-}
-
 int cmd_report(int argc, char **argv)
 {
     report_opts o;
@@ -722,21 +322,14 @@ int cmd_report(int argc, char **argv)
         ms_chart_group_rules_free(&o.groups);
         return 0;
     }
-    /* mkdir -p: CI scripts pass paths like out/memory/report that do not exist yet. The
-     * directories made are removed again by a failed or interrupted run (safe_output.h). */
-    char dir_why[300];
-    if (!rc && (rc = safe_out_make_dir(o.out_dir, dir_why, sizeof dir_why))) {
-        cli_error(CMD, "%s", dir_why);
-        safe_out_unmake_dirs();
-    }
+    /* DIR made as mkdir -p does; what the run makes goes again if it fails. */
+    if (!rc)
+        rc = report_dir_begin(&o);
     if (rc) {
         free(o.files);
         ms_chart_group_rules_free(&o.groups);
         return rc;
     }
-    /* Every file of the report is renamed into place only once all were written: a
-     * failed run replaces none of the user's files (safe_output.h). */
-    safe_out_batch_begin();
 
     size_t n = o.n_files;
     file_state *fs = calloc(n, sizeof *fs);
@@ -770,7 +363,7 @@ int cmd_report(int argc, char **argv)
         cat_svgs[i] = fs[i].cat_svg;
     }
     if (!rc && compare) {
-        cJSON *cmp = compare_files(&o, fs, n, &cmp_svg, &rc);
+        cJSON *cmp = report_compare_files(&o, fs, n, &cmp_svg, &rc);
         if (cmp)
             cJSON_AddItemToObject(doc, "comparison", cmp);
     } else if (!rc) {
@@ -780,7 +373,7 @@ int cmd_report(int argc, char **argv)
             cJSON_AddStringToObject(doc, "comparison_skipped", why_not);
     }
     if (!rc && o.baseline) {
-        cJSON *b = compare_baseline(&o, fs, n, &rc);
+        cJSON *b = report_compare_baseline(&o, fs, n, &rc);
         if (b)
             cJSON_AddItemToObject(doc, "baseline", b);
     } else if (!rc) {
@@ -810,29 +403,12 @@ int cmd_report(int argc, char **argv)
     }
     if (!rc) {
         report_svgs sv = {n, cmp_svg, oom_svgs, views, cat_svgs};
-        rc = write_file(o.out_dir, "summary.json", write_json, doc, NULL);
-        if (!rc)
-            rc = write_file(o.out_dir, "summary.md", write_md, doc, NULL);
-        if (!rc)
-            rc = write_file(o.out_dir, "index.html", write_html, doc, &sv);
-    }
-    if (!rc) {
-        char why[300];
-        if (safe_out_batch_end(true, why, sizeof why)) {
-            cli_error(CMD, "%s", why);
-            rc = 2;
-        }
+        rc = report_write_all(&o, doc, &sv);
     }
     if (!rc)
-        rc = print_written(&o, fs, n, doc, cmp_svg != NULL, gates, failed);
+        rc = report_print_written(&o, fs, n, doc, cmp_svg != NULL, gates, failed);
 done:
-    if (rc == 2) {
-        char why[8];
-        (void)safe_out_batch_end(false, why, sizeof why); /* removes what was held */
-        safe_out_unmake_dirs();
-    } else {
-        safe_out_keep_dirs();
-    }
+    report_dir_end(rc);
     for (size_t i = 0; fs && i < n; i++) {
         ms_run_free(fs[i].run);
         ms_snapshot_free(fs[i].snap);

@@ -114,6 +114,13 @@ double report_num(const cJSON *o, const char *path);
  * at NULL) remembers where the last look-up ended, so looking devices up in the list's
  * order costs a step each, not a walk of the list (a file may have 65,536 devices). */
 const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint);
+/* The page and the Markdown show the first REPORT_PAGE_DEVICES devices of a file and its
+ * charted device; summary.json lists every one. A file of 65,536 devices would
+ * otherwise make a page of 100 MB that no browser opens. `k` counts the file's devices
+ * from 0 in list order. */
+#define REPORT_PAGE_DEVICES 64
+bool report_device_shown(const cJSON *file, size_t k, int device);
+
 /* "1.234 s" of a seconds field, or "-" where it is null (a trace without times). */
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path);
 const char *report_str(const cJSON *o, const char *path);
@@ -127,12 +134,35 @@ void report_png_name(const char *path, const char *const *taken, size_t n_taken,
 
 /* ------------------------------------------------------------------ analyses of other modules */
 
-/* Leaks and iterations (memsnap/leaks.h) of every device the summary lists, as the
- * `leaks --json` files[] object without its "path"; the chart device's iteration peaks
- * and leaked bytes also go to `profile` so comparisons show them. `chart_run` is the run
- * of `chart_device` (its leak findings are the ones charted); other devices get their own. Returns NULL and fills err on failure. */
-cJSON *report_leaks_json(const ms_snapshot *s, const report_opts *o, int chart_device,
-                         ms_run *chart_run, ms_profile *profile, ms_error *err);
+/* The sections of one file that go device by device (report_devices.c): every device
+ * the summary lists gets one run, which its summary object, its leaks and iterations,
+ * and its OOMs all read; the charted device's run is the file's. */
+typedef struct report_devices {
+    cJSON *leaks;           /* the `leaks --json` files[] object without its "path" */
+    cJSON *leak_devices, *leak_items; /* its devices[] and leaks[] */
+    ms_leak_counts sum;     /* the devices' counts, for the verdict */
+    bool oom;               /* a device has an OOM event */
+    cJSON *ooms;            /* files[].ooms: the `oom --json` objects */
+    size_t ooms_listed, ooms_left_out;
+    ms_run *oom_run;        /* the run whose first OOM is drawn (NULL: none) */
+    ms_run *own_oom_run;    /* that run when it is not the file's: kept, then freed */
+    int oom_rc;             /* an OOM analysis failed (told after the charts) */
+    ms_error oom_err;
+} report_devices;
+
+/* Fills `summary_devices` (the summary's devices[]) and *rd for every device the summary
+ * lists; the chart device's iteration peaks and leaked bytes also go to `profile`, so
+ * comparisons show them. Returns 0, or an error code with err filled; *rd is to be freed
+ * with report_devices_free either way. */
+int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_snapshot *s,
+                         const report_opts *o, ms_run *chart_run, ms_profile *profile,
+                         ms_error *err);
+void report_devices_free(report_devices *rd);
+/* Its parts: the leaks object (report_leaks.c), and a device's OOMs (report_oom.c). */
+void report_leaks_begin(report_devices *rd);
+int report_leaks_device(report_devices *rd, ms_run *run, ms_profile *profile, ms_error *err);
+void report_leaks_end(report_devices *rd);
+void report_oom_device(report_devices *rd, ms_run *run);
 
 /* The active-memory chart of one file with its leaks marked, as the PNG at `png_path`
  * (the page shows the interactive view instead), on the run's axis as `render --leaks`
@@ -161,12 +191,12 @@ typedef struct report_chart_input {
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err);
 
-/* OOMs (memsnap/oom.h, report_oom.c): adds files[].ooms (the `oom --json` objects) and
+/* OOMs (memsnap/oom.h, report_oom.c): adds files[].ooms (rd's, now the document's) and
  * files[].oom_png to `fj`, writes the picture of the first OOM beside the page and hands
  * its SVG for the page (*svg_out NULL when the file has no OOM). `fj` must already hold
  * `path` and `timeline_png`. */
-int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
-                    ms_run *chart_run, char **svg_out, ms_error *err);
+int report_oom_file(cJSON *fj, const report_opts *o, size_t index, report_devices *rd,
+                    char **svg_out, ms_error *err);
 void report_html_ooms(FILE *out, const cJSON *file, const char *svg);
 void report_md_ooms(FILE *out, const cJSON *file);
 

@@ -152,9 +152,14 @@ static void overview(FILE *out, const cJSON *files)
         char anchor[32];
         file_anchor(i++, anchor, sizeof anchor);
         const cJSON *dev, *hint = NULL;
+        size_t k = 0, left = 0;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
             int d = (int)report_num(dev, "device");
+            if (!report_device_shown(file, k++, d)) {
+                left++;
+                continue;
+            }
             fprintf(out, "<tr><td><a href=\"#%s\">", anchor);
             esc(out, report_str(file, "path"));
             fprintf(out, "</a></td><td class=\"num\">%d</td>", d);
@@ -176,6 +181,9 @@ static void overview(FILE *out, const cJSON *files)
             int ooms = oom_count_json(dev);
             fprintf(out, "<td class=\"num%s\">%d</td></tr>\n", ooms ? " bad" : "", ooms);
         }
+        if (left)
+            fprintf(out, "<tr><td colspan=\"9\" class=\"muted\">... %zu more device%s in "
+                         "summary.json</td></tr>\n", left, left == 1 ? "" : "s");
     }
     fputs("</table>\n", out);
 }
@@ -503,11 +511,24 @@ static void leaks_table(FILE *out, const cJSON *file)
                 cJSON_GetArraySize(items) - MAX_LEAK_ROWS);
 }
 
+/* The devices a section leaves out (report_device_shown). */
+static void devices_left_out(FILE *out, size_t left)
+{
+    if (left)
+        fprintf(out, "<p class=\"muted\">... %zu more device%s in summary.json.</p>\n", left,
+                left == 1 ? "" : "s");
+}
+
 static void iterations_table(FILE *out, const cJSON *file)
 {
     const cJSON *dev;
+    size_t k = 0, left = 0;
     cJSON_ArrayForEach(dev, report_get(file, "leaks.devices"))
     {
+        if (!report_device_shown(file, k++, (int)report_num(dev, "device"))) {
+            left++;
+            continue;
+        }
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(dev, "iterations");
         double n = report_num(it, "count");
         fprintf(out, "<h3>Iterations (device %.0f)</h3>\n<p>", report_num(dev, "device"));
@@ -608,6 +629,7 @@ static void iterations_table(FILE *out, const cJSON *file)
             fprintf(out, "<p class=\"muted\">... %d more in summary.json.</p>\n",
                     rows - MAX_ITER_ROWS);
     }
+    devices_left_out(out, left);
 }
 
 /* What the memory is on the charted device: bytes by category at the peak and at the
@@ -739,9 +761,14 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     /* Counted once: a count walks the list, and a file may have 65,536 devices. */
     bool several = devs && devs->child && devs->child->next;
     const cJSON *dev;
+    size_t k = 0, left = 0;
     cJSON_ArrayForEach(dev, devs)
     {
         int d = (int)report_num(dev, "device");
+        if (!report_device_shown(file, k++, d)) {
+            left++;
+            continue;
+        }
         if (several)
             fprintf(out, "<h3>Device %d</h3>\n", d);
         fputs("<div class=\"grid\"><div>\n", out);
@@ -767,6 +794,7 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
             fputs(".</p>\n", out);
         }
     }
+    devices_left_out(out, left);
     categories_table(out, file);
     category_chart(out, file, cat_svg);
     leaks_table(out, file);

@@ -78,8 +78,16 @@ static void gates(FILE *out, const cJSON *g)
     fputc('\n', out);
 }
 
+/* The devices a section leaves out (report_device_shown). */
+static void devices_left_out(FILE *out, size_t left)
+{
+    if (left)
+        fprintf(out, "_... %zu more device%s in summary.json._\n\n", left, left == 1 ? "" : "s");
+}
+
 static void overview(FILE *out, const cJSON *files)
 {
+    size_t left = 0;
     fputs("| file | device | peak | peak at | reserved peak | live at end | iterations | leaks "
           "| OOMs |\n|---|--:|--:|--:|--:|--:|--:|---|--:|\n",
           out);
@@ -87,10 +95,15 @@ static void overview(FILE *out, const cJSON *files)
     cJSON_ArrayForEach(file, files)
     {
         const cJSON *dev, *hint = NULL;
+        size_t k = 0;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
             char p[32], r[32], l[32], it[32] = "-", lk[64] = "-";
             int d = (int)report_num(dev, "device");
+            if (!report_device_shown(file, k++, d)) {
+                left++;
+                continue;
+            }
             size_text(report_num(dev, "peak.bytes"), p, sizeof p);
             size_text(report_num(dev, "reserved.peak_bytes"), r, sizeof r);
             size_text(report_num(dev, "live_end.bytes"), l, sizeof l);
@@ -117,6 +130,7 @@ static void overview(FILE *out, const cJSON *files)
         }
     }
     fputc('\n', out);
+    devices_left_out(out, left);
 }
 
 static void pct(FILE *out, const cJSON *v)
@@ -314,8 +328,13 @@ static void file_details(FILE *out, const cJSON *file)
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
     /* Counted once: a count walks the list, and a file may have 65,536 devices. */
     bool several = devs && devs->child && devs->child->next;
+    size_t shown_k = 0, left = 0;
     cJSON_ArrayForEach(dev, devs)
     {
+        if (!report_device_shown(file, shown_k++, (int)report_num(dev, "device"))) {
+            left++;
+            continue;
+        }
         const cJSON *shape = cJSON_GetObjectItemCaseSensitive(dev, "shape");
         if (cJSON_IsObject(shape)) {
             char line[1024];
@@ -362,6 +381,7 @@ static void file_details(FILE *out, const cJSON *file)
                     n_oom, n_oom == 1 ? "" : "s", r, f);
         }
     }
+    devices_left_out(out, left);
     const cJSON *items = report_get(file, "leaks.leaks");
     int shown = 0;
     const cJSON *L;

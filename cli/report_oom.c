@@ -40,93 +40,80 @@ static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char
     return 0;
 }
 
-int report_oom_file(cJSON *fj, const ms_snapshot *s, const report_opts *o, size_t index,
-                    ms_run *chart_run, char **svg_out, ms_error *err)
+void report_oom_device(report_devices *rd, ms_run *run)
+{
+    const ms_trace *tr = ms_snapshot_trace(ms_run_snapshot(run), ms_run_device(run));
+    if (tr->n == 0 || rd->oom_rc)
+        return;
+    /* A file explains as many OOMs as one device does (the first, devices in order); the
+     * rest are counted: a file of 65,536 devices, each with an OOM, would otherwise cost
+     * an analysis and a page of advice per device. */
+    if (rd->ooms_listed >= MS_OOM_MAX_EXPLAINED) {
+        for (const uint8_t *p = tr->action, *end = tr->action + tr->n;
+             (p = memchr(p, MS_ACT_OOM, (size_t)(end - p))) != NULL; p++)
+            rd->ooms_left_out++;
+        return;
+    }
+    const ms_oom_report *r = NULL;
+    /* A failure is told after the charts, in the order the parts are written. */
+    if ((rd->oom_rc = ms_run_ooms(&r, run, &rd->oom_err)) != 0)
+        return;
+    size_t room = MS_OOM_MAX_EXPLAINED - rd->ooms_listed;
+    size_t take = r->n < room ? r->n : room;
+    for (size_t i = 0; i < take; i++)
+        cJSON_AddItemToArray(rd->ooms, oom_to_json(ms_run_snapshot(run), &r->items[i]));
+    rd->ooms_listed += take;
+    rd->ooms_left_out += r->n_events - take;
+    if (r->n && !rd->oom_run)
+        rd->oom_run = run; /* its first OOM is drawn: report_devices keeps the run */
+}
+
+int report_oom_file(cJSON *fj, const report_opts *o, size_t index, report_devices *rd,
+                    char **svg_out, ms_error *err)
 {
     *svg_out = NULL;
-    cJSON *arr = cJSON_AddArrayToObject(fj, "ooms");
-    size_t left_out = 0, listed = 0;
-    bool drawn = false;
-    for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
-            continue;
-        const ms_trace *tr = ms_snapshot_trace(s, d);
-        if (tr->n == 0)
-            continue;
-        /* A file explains as many OOMs as one device does (the first, devices in
-         * order); the rest are counted: a file of 65,536 devices, each with an OOM,
-         * would otherwise cost an analysis and a page of advice per device. */
-        if (listed >= MS_OOM_MAX_EXPLAINED) {
-            for (const uint8_t *p = tr->action, *end = tr->action + tr->n;
-                 (p = memchr(p, MS_ACT_OOM, (size_t)(end - p))) != NULL; p++)
-                left_out++;
-            continue;
-        }
-        /* The chart device's OOMs come from its run (with its leaks and categories);
-         * other devices get a run of their own. */
-        ms_run *own = NULL, *run = chart_run;
-        const ms_oom_report *r = NULL;
-        int rc = 0;
-        if (!chart_run || d != ms_run_device(chart_run)) {
-            ms_run_options ro;
-            memset(&ro, 0, sizeof ro);
-            ro.iter.step_name = o->step_name;
-            ro.iter.expected = o->iterations;
-            ro.oom_top_sites = (size_t)o->top;
-            rc = ms_run_open(&own, s, d, &ro, err);
-            run = own;
-        }
-        if (!rc)
-            rc = ms_run_ooms(&r, run, err);
-        if (rc) {
-            ms_run_free(own);
-            return rc;
-        }
-        size_t take = r->n < MS_OOM_MAX_EXPLAINED - listed ? r->n : MS_OOM_MAX_EXPLAINED - listed;
-        for (size_t i = 0; i < take; i++)
-            cJSON_AddItemToArray(arr, oom_to_json(s, &r->items[i]));
-        listed += take;
-        left_out += r->n_events - take;
-        if (r->n && !drawn) {
-            drawn = true;
-            /* timeline-NAME.png's sibling: oom-NAME.png */
-            const char *tl = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "timeline_png"));
-            char name[320];
-            if (tl && !strncmp(tl, "timeline-", 9))
-                snprintf(name, sizeof name, "oom-%s", tl + 9);
-            else
-                snprintf(name, sizeof name, "oom-%zu.png", index + 1);
-            size_t n = strlen(o->out_dir) + strlen(name) + 2;
-            char *path = malloc(n);
-            if (!path) {
-                ms_run_free(own);
-                return MS_ERR_NOMEM;
-            }
-            snprintf(path, n, "%s/%s", o->out_dir, name);
-            const char *label = cli_basename(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "path")));
-            rc = safe_out_oom_chart(path, s, &r->items[0], label, &(ms_image_meta){.source = label},
-                                    err);
-            free(path);
-            char *svg = NULL;
-            if (!rc)
-                rc = oom_svg(&svg, s, &r->items[0], label, err);
-            if (!rc) {
-                char prefix[32];
-                snprintf(prefix, sizeof prefix, "o%zu-", index + 1);
-                *svg_out = report_svg_inline(svg, strlen(svg), prefix);
-                free(svg);
-                cJSON_AddStringToObject(fj, "oom_png", name);
-            }
-            if (rc) {
-                ms_run_free(own);
-                return rc;
-            }
-        }
-        ms_run_free(own);
+    if (rd->oom_rc) {
+        *err = rd->oom_err;
+        return rd->oom_rc;
     }
-    if (!drawn)
+    cJSON_AddItemToObject(fj, "ooms", rd->ooms);
+    rd->ooms = NULL;
+    const ms_oom_report *r = NULL;
+    int rc = 0;
+    if (rd->oom_run && (rc = ms_run_ooms(&r, rd->oom_run, err)) != 0)
+        return rc;
+    if (r && r->n) {
+        const ms_snapshot *s = ms_run_snapshot(rd->oom_run);
+        /* timeline-NAME.png's sibling: oom-NAME.png */
+        const char *tl = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "timeline_png"));
+        char name[320];
+        if (tl && !strncmp(tl, "timeline-", 9))
+            snprintf(name, sizeof name, "oom-%s", tl + 9);
+        else
+            snprintf(name, sizeof name, "oom-%zu.png", index + 1);
+        size_t n = strlen(o->out_dir) + strlen(name) + 2;
+        char *path = malloc(n);
+        if (!path)
+            return MS_ERR_NOMEM;
+        snprintf(path, n, "%s/%s", o->out_dir, name);
+        const char *label = cli_basename(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "path")));
+        rc = safe_out_oom_chart(path, s, &r->items[0], label, &(ms_image_meta){.source = label},
+                                err);
+        free(path);
+        char *svg = NULL;
+        if (!rc)
+            rc = oom_svg(&svg, s, &r->items[0], label, err);
+        if (rc)
+            return rc;
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "o%zu-", index + 1);
+        *svg_out = report_svg_inline(svg, strlen(svg), prefix);
+        free(svg);
+        cJSON_AddStringToObject(fj, "oom_png", name);
+    } else {
         cJSON_AddNullToObject(fj, "oom_png");
-    oom_left_out_json(fj, left_out);
+    }
+    oom_left_out_json(fj, rd->ooms_left_out);
     return 0;
 }
 

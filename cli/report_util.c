@@ -50,6 +50,11 @@ const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
     return NULL;
 }
 
+bool report_device_shown(const cJSON *file, size_t k, int device)
+{
+    return k < REPORT_PAGE_DEVICES || device == (int)report_num(file, "chart_device");
+}
+
 double report_num(const cJSON *o, const char *path)
 {
     const cJSON *v = report_get(o, path);

@@ -148,8 +148,7 @@ static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
     return NULL;
 }
 
-/* One device's object, every figure read from `run`. */
-static cJSON *device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room, ms_error *err)
+cJSON *summary_device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room, ms_error *err)
 {
     const ms_snapshot *s = ms_run_snapshot(run);
     int device = ms_run_device(run);
@@ -295,8 +294,7 @@ bool summary_setting_is_default(const char *key, const char *value)
     return false;
 }
 
-cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
-                            bool leaks, ms_run *known, ms_error *err)
+cJSON *summary_file_head_json(const char *path, const ms_snapshot *s)
 {
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
@@ -308,6 +306,13 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
     for (size_t i = 0; i < n_set; i++)
         cJSON_AddStringToObject(settings, ms_snapshot_string(s, set[i].key),
                                 ms_snapshot_string(s, set[i].value));
+    return file;
+}
+
+cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
+                            bool leaks, ms_run *known, ms_error *err)
+{
+    cJSON *file = summary_file_head_json(path, s);
     cJSON *devices = cJSON_AddArrayToObject(file, "devices");
     size_t oom_room = MS_OOM_MAX_EXPLAINED;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
@@ -315,7 +320,7 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
             continue;
         cJSON *dev = NULL;
         if (known && ms_run_device(known) == d && ms_run_snapshot(known) == s) {
-            dev = device_json(known, top_k, leaks, &oom_room, err);
+            dev = summary_device_json(known, top_k, leaks, &oom_room, err);
         } else {
             /* The active curve alone (8 bytes per event) gives the iterations their
              * peaks, and the allocations alive at the peak are collected while the
@@ -334,7 +339,7 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
                 ro.timeline_flags |= MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS;
             ms_run *run = NULL;
             if (ms_run_open(&run, s, d, &ro, err) == 0)
-                dev = device_json(run, top_k, leaks, &oom_room, err);
+                dev = summary_device_json(run, top_k, leaks, &oom_room, err);
             ms_run_free(run);
         }
         if (!dev) {

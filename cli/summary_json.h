@@ -25,6 +25,13 @@ cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int
 cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, int top_k,
                             bool leaks, ms_run *known, ms_error *err);
 
+/* The pieces of that object, for a caller that walks the devices itself (report, whose
+ * runs serve its other sections too): the file's fields before "devices", and one
+ * device's object read from its run. `oom_room` counts down the OOMs still listed with
+ * their events (MS_OOM_MAX_EXPLAINED per file). */
+cJSON *summary_file_head_json(const char *path, const ms_snapshot *s);
+cJSON *summary_device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room, ms_error *err);
+
 /* {"findings", "bytes", "growth_per_iteration_bytes"}: the leak totals `memsnap leaks`
  * prints in its verdict (ms_leak_report_totals), as summaries, diff and ranks write them. */
 cJSON *summary_leaks_json(const ms_leak_totals *lt);

@@ -37,6 +37,16 @@ typedef struct ms_leak_totals {
 
 MS_API ms_leak_totals ms_leak_report_totals(const ms_leak_report *r);
 
+/* Every kind of finding of a device's leak report, counted once by the run: the verdicts
+ * of `leaks` and `report` read these, not a count of their own. */
+typedef struct ms_leak_counts {
+    ms_leak_totals leaks;  /* the MS_LEAK_LEAK findings (ms_leak_report_totals) */
+    uint64_t leak_sites;   /* the sites those findings group (ms_leak.n_members) */
+    uint64_t suspects;     /* MS_LEAK_SUSPECT findings */
+    uint64_t retained;     /* findings of every other kind but alive-at-end */
+    uint64_t alive_at_end; /* MS_LEAK_ALIVE_AT_END findings */
+} ms_leak_counts;
+
 /* Where an event falls in the run: which iteration and which phase. Two ranks of one job
  * start recording at different wall-clock times, so the time of their peaks says little;
  * "iteration 3, backward" in both says they peak at the same point of the work. */
@@ -150,6 +160,8 @@ MS_API int ms_run_leak_marks(ms_leak_mark **out, size_t *n_out, ms_run *r, ms_er
 
 /* ms_leak_report_totals of ms_run_leaks. */
 MS_API int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err);
+/* ms_leak_counts of ms_run_leaks, counted on first use and kept. */
+MS_API int ms_run_leak_counts(ms_leak_counts *out, ms_run *r, ms_error *err);
 
 #ifdef __cplusplus
 }

@@ -50,7 +50,26 @@ struct ms_run {
     bool have_owner;
     ms_leak_totals leak_totals; /* without a leak report (ms__leak_totals_lean) */
     bool have_leak_totals;
+    ms_leak_counts leak_counts; /* of `leaks`, counted once */
+    bool have_leak_counts;
 };
+
+/* How many runs were opened and timelines built in this process: tests prove with them
+ * that a command opens each device once (ms__run_stats). Atomic, since a report draws
+ * on a second thread. */
+static _Atomic size_t n_runs_opened, n_timelines_built;
+
+void ms__run_stats(ms__run_counts *out)
+{
+    out->runs_opened = n_runs_opened;
+    out->timelines_built = n_timelines_built;
+}
+
+static int build_timeline(ms_timeline **out, const ms_run *r, unsigned flags, ms_error *err)
+{
+    n_timelines_built++;
+    return ms_timeline_build(out, r->s, r->device, flags, err);
+}
 
 static unsigned default_flags(const ms_run *r)
 {
@@ -80,6 +99,7 @@ int ms_run_open(ms_run **out, const ms_snapshot *s, int device, const ms_run_opt
     r->device = device;
     if (opt)
         r->opt = *opt;
+    n_runs_opened++;
     *out = r;
     return 0;
 }
@@ -123,7 +143,7 @@ int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err)
     *out = NULL;
     if (!r->tl) {
         unsigned flags = default_flags(r);
-        int rc = ms_timeline_build(&r->tl, r->s, r->device, flags, err);
+        int rc = build_timeline(&r->tl, r, flags, err);
         if (rc)
             return rc;
         r->tl_flags = flags;
@@ -138,7 +158,7 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
     if (!r->tl && !has_flags(default_flags(r), need)) {
         /* Nothing built yet: one timeline with both the caller's flags and these. */
         unsigned flags = default_flags(r) | need;
-        int rc = ms_timeline_build(&r->tl, r->s, r->device, flags, err);
+        int rc = build_timeline(&r->tl, r, flags, err);
         if (rc)
             return rc;
         r->tl_flags = flags;
@@ -159,7 +179,7 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
     /* The set alive at the peak stays the one the first timeline collected: a second
      * copy (a trace that frees nothing keeps every life there) would only cost memory. */
     unsigned keep_peak = (r->tl_flags & MS_TIMELINE_PEAK_ALIVE) & ~need;
-    rc = ms_timeline_build(&full, r->s, r->device, flags & ~keep_peak, err);
+    rc = build_timeline(&full, r, flags & ~keep_peak, err);
     if (rc)
         return rc;
     if (keep_peak && !r->peak_tl)
@@ -596,26 +616,59 @@ int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err)
             return 0;
         }
     }
-    const ms_leak_report *lr;
-    int rc = ms_run_leaks(&lr, r, err);
+    ms_leak_counts c;
+    int rc = ms_run_leak_counts(&c, r, err);
     if (rc)
         return rc;
-    *out = ms_leak_report_totals(lr);
+    *out = c.leaks;
     return 0;
+}
+
+int ms_run_leak_counts(ms_leak_counts *out, ms_run *r, ms_error *err)
+{
+    if (!r->have_leak_counts) {
+        const ms_leak_report *lr;
+        int rc = ms_run_leaks(&lr, r, err);
+        if (rc)
+            return rc;
+        r->leak_counts = ms__leak_report_counts(lr);
+        r->have_leak_counts = true;
+    }
+    *out = r->leak_counts;
+    return 0;
+}
+
+/* The one rule of what a report's findings add up to: every view's verdict reads it. */
+ms_leak_counts ms__leak_report_counts(const ms_leak_report *r)
+{
+    ms_leak_counts c;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; r && i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        switch (L->kind) {
+        case MS_LEAK_LEAK:
+            c.leaks.findings++;
+            c.leaks.bytes += L->bytes;
+            c.leaks.growth_bytes += L->growth_bytes;
+            c.leak_sites += L->n_members;
+            break;
+        case MS_LEAK_SUSPECT:
+            c.suspects++;
+            break;
+        case MS_LEAK_ALIVE_AT_END:
+            c.alive_at_end++;
+            break;
+        default:
+            c.retained++;
+            break;
+        }
+    }
+    return c;
 }
 
 ms_leak_totals ms_leak_report_totals(const ms_leak_report *r)
 {
-    ms_leak_totals t = {0, 0, 0.0};
-    for (size_t i = 0; r && i < r->n; i++) {
-        const ms_leak *L = &r->items[i];
-        if (L->kind != MS_LEAK_LEAK)
-            continue;
-        t.findings++;
-        t.bytes += L->bytes;
-        t.growth_bytes += L->growth_bytes;
-    }
-    return t;
+    return ms__leak_report_counts(r).leaks;
 }
 
 ms_peak_place ms_peak_place_of(const ms_iterations *it, const ms_phases *ph, int64_t event)

@@ -26,4 +26,14 @@ int ms__leak_marks_with(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,
                         const ms_timeline *t, const ms_iterations *it,
                         const ms_leak_options *opt, ms_error *err);
 
+/* ms_leak_counts of a leak report (the one place findings are counted). */
+ms_leak_counts ms__leak_report_counts(const ms_leak_report *r);
+
+/* Test hook: runs opened (ms_run_open) and timelines built by runs in this process. */
+typedef struct ms__run_counts {
+    size_t runs_opened;
+    size_t timelines_built;
+} ms__run_counts;
+void ms__run_stats(ms__run_counts *out);
+
 #endif
