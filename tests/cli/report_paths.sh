@@ -9,11 +9,9 @@
 # (cli/*_json.c, cli/report_*.c) write, component by component. Paths built at run time
 # are not literals and are not checked here.
 set -u
-BIN=${1:?usage: report_paths.sh MEMSNAP_BIN}
+source "$(dirname "$0")/common.bash"
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail=0
+T=$tmp
 "$BIN" report testdata/oom.pickle -o "$T/r1" > /dev/null || fail=1
 "$BIN" report testdata/leak_layers.pickle --baseline testdata/noleak_layers.pickle \
   --max-growth 50 --fail-on-leaks --fail-on-oom --max-peak 1GiB -o "$T/r2" > /dev/null
