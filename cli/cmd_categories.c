@@ -74,7 +74,7 @@ static cJSON *categories_file(void *ctx, const char *path, const ms_snapshot *s,
                               int *rc)
 {
     (void)rc;
-    return categories_file_json(path, s, ctx, err);
+    return categories_file_json(path, s, ctx, cli_limits()->threads, err);
 }
 
 static void print_file(const cJSON *file)
