@@ -11,7 +11,7 @@
 
 #include "internal.h"
 #include "timeline_internal.h"
-#include "cat_internal.h"
+#include "phase_cut.h"
 #include "iter_cand.h"
 
 static const char *const METHOD_KEYS[] = {
