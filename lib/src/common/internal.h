@@ -23,7 +23,8 @@ int ms__sites_prepare(ms_snapshot *s);
 
 #endif
 
-/* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
+/* ms_error_set (memsnap/core.h) for the library's own use: callers write
+ * `return ms__fail(...)`. */
 int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
 
 /* The text writers' rule (memsnap/core.h): `n` is what snprintf returned for buf/cap;
