@@ -53,6 +53,27 @@ static void check_file(const char *path, int expect_n, const char *expect_method
     cJSON_Delete(ro);
     ms_free(rj);
     CHECK_TRUE(run == NULL || ms_run_json(&rj, NULL, run, "nonsense", &err) == MS_ERR_ARG);
+    /* Every other view parses, and says what the run's results say. */
+    static const char *const views[] = {"summary", "shape", "leaks", "categories", "ooms"};
+    for (size_t v = 0; run && v < sizeof views / sizeof views[0]; v++) {
+        size_t len = 0;
+        rj = NULL;
+        CHECK_EQ_INT(ms_run_json(&rj, &len, run, views[v], &err), 0);
+        cJSON *vo = rj ? cJSON_Parse(rj) : NULL;
+        CHECK_TRUE(vo != NULL && len == strlen(rj));
+        const ms_oom_report *orep = NULL;
+        const ms_leak_report *lrep = NULL;
+        if (vo && !strcmp(views[v], "ooms") && ms_run_ooms(&orep, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(vo, "ooms")), orep->n);
+        if (vo && !strcmp(views[v], "leaks") && ms_run_leaks(&lrep, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(vo, "leaks")), lrep->n);
+        const ms_timeline *tl = NULL;
+        if (vo && !strcmp(views[v], "summary") && ms_run_timeline(&tl, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(vo, "peak"), "bytes")->valuedouble,
+                         tl->peak_bytes);
+        cJSON_Delete(vo);
+        ms_free(rj);
+    }
     ms_run_free(run);
     if (o && it) {
         CHECK_EQ_INT(cJSON_GetObjectItem(o, "count")->valuedouble, expect_n);
