@@ -1,4 +1,5 @@
 #include "cli_util.h"
+#include "json/json_util.h"
 
 #include "json_print.h"
 
@@ -100,14 +101,7 @@ int cli_busiest_device(const ms_snapshot *s)
 
 bool cli_device_in_use(const ms_snapshot *s, int device)
 {
-    if (ms_snapshot_trace(s, device)->n > 0)
-        return true;
-    size_t n;
-    const ms_segment *seg = ms_snapshot_segments(s, &n);
-    for (size_t i = 0; i < n; i++)
-        if (seg[i].device == device)
-            return true;
-    return false;
+    return ms__device_in_use(s, device);
 }
 
 int cli_parse_size(const char *cmd, const char *opt, const char *text, uint64_t *out)

@@ -1,6 +1,7 @@
 /* memsnap categories: what the memory is — parameters, gradients, optimizer state,
  * activations, ... — at the peak, at every iteration's end and at instants asked for.
- * The analysis is ms_categories_build(); this file parses options and prints. */
+ * The analysis is the run's (ms_run_categories), its JSON the library's
+ * (json/json_categories.h); this file parses options and prints. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,7 @@ static cJSON *categories_file(void *ctx, const char *path, const ms_snapshot *s,
                               int *rc)
 {
     (void)rc;
-    return categories_file_json(path, s, ctx, err);
+    return categories_file_json(path, s, ctx, cli_limits()->threads, err);
 }
 
 static void print_file(const cJSON *file)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "summary_input.h"
+#include "json/json_util.h"
 #include "summary_json.h"
 
 void compare_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap, const char *same_a,
@@ -53,24 +54,6 @@ static cJSON *delta_list(const ms_delta *d, size_t n)
         cJSON_AddItemToArray(arr, e);
     }
     return arr;
-}
-
-cJSON *compare_peak_place_json(const ms_peak_place *pl)
-{
-    if (!pl->known)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    if (pl->iteration)
-        cJSON_AddNumberToObject(o, "iteration", pl->iteration);
-    else
-        cJSON_AddNullToObject(o, "iteration");
-    cJSON_AddNumberToObject(o, "iterations", pl->iterations);
-    cJSON_AddBoolToObject(o, "unfinished", pl->unfinished);
-    if (pl->phase >= 0)
-        cJSON_AddStringToObject(o, "phase", ms_phase_kind_name((ms_phase_kind)pl->phase));
-    else
-        cJSON_AddNullToObject(o, "phase");
-    return o;
 }
 
 cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
@@ -161,10 +144,7 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
             cJSON_AddNullToObject(o, "rank");
         cJSON_AddNumberToObject(o, "device", p->device);
         cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
-        if (p->has_times)
-            cJSON_AddNumberToObject(o, "peak_time_us", (double)(p->peak_time_us - p->t_first_us));
-        else
-            cJSON_AddNullToObject(o, "peak_time_us"); /* a trace without times */
+        ms__json_time(o, "peak_time_us", p->has_times, p->peak_time_us - p->t_first_us);
         cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
         cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
         /* null: read from a summary written before summaries carried leaks. */

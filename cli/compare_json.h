@@ -5,16 +5,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "json/json_summary.h" /* compare_peak_place_json */
 #include "memsnap/compare.h"
 
 /* One pair: files a and b (indexes into the output's files[]), their labels, the verdict;
  * `top` limits every site list. */
 cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const char *lb,
                          const char *verdict, int top);
-
-/* {"iteration" (1-based, null outside), "iterations", "unfinished", "phase"}, or null
- * when not known. */
-cJSON *compare_peak_place_json(const ms_peak_place *pl);
 
 /* Labels for a pair as `diff` prints them: "rankN" or the base name; when both are the
  * same (a file against itself, one file name in two runs) `same_a`/`same_b` instead,

@@ -328,9 +328,7 @@ static int points_of(seg_point **out, size_t *n_out, size_t *unplaced, const dev
     size_t n = q->n_at ? q->n_at : 2;
     seg_point *p = calloc(n, sizeof *p);
     if (!p) {
-        err->code = MS_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory");
-        return MS_ERR_NOMEM;
+        return ms_error_set(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     }
     size_t m = 0;
     *unplaced = 0;
@@ -347,11 +345,9 @@ static int points_of(seg_point **out, size_t *n_out, size_t *unplaced, const dev
         if (a->kind == SEG_AT_EVENT) {
             if (a->event < -1 || a->event > last) {
                 free(p);
-                err->code = MS_ERR_ARG;
-                snprintf(err->message, sizeof err->message,
-                         "%s: device %d has events 0 to %lld (-1: before the first)", a->text,
-                         d->device, (long long)last);
-                return MS_ERR_ARG;
+                return ms_error_set(err, MS_ERR_ARG, MS_NO_OFFSET,
+                                    "%s: device %d has events 0 to %lld (-1: before the first)",
+                                    a->text, d->device, (long long)last);
             }
             x->event = a->event;
         } else {
@@ -452,10 +448,8 @@ static cJSON *device_json(const char *path, const ms_snapshot *s, int device, se
     free(pts);
     ms_run_free(d.run);
     if (rc) {
-        if (!err->message[0]) {
-            err->code = rc;
-            snprintf(err->message, sizeof err->message, "out of memory");
-        }
+        if (!err->message[0])
+            ms_error_set(err, rc, MS_NO_OFFSET, "out of memory");
         cJSON_Delete(dev);
         return NULL;
     }

@@ -55,37 +55,3 @@ const char *ms__utf8_safe(const char *s, char *buf, size_t cap)
     buf[o] = '\0';
     return buf;
 }
-
-size_t ms__text_special(const char *s, unsigned *cp)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    if (p[0] < 0x20 || p[0] == 0x7F) {
-        *cp = p[0];
-        return 1;
-    }
-    if (p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) { /* C1 controls */
-        *cp = p[1];
-        return 2;
-    }
-    if (p[0] == 0xD8 && p[1] == 0x9C) { /* U+061C arabic letter mark */
-        *cp = 0x061C;
-        return 2;
-    }
-    /* U+200B..U+200F (zero-width space, joiners, LRM/RLM), U+2028/U+2029 (line and
-     * paragraph separators), U+202A..U+202E (bidi embeddings and overrides) */
-    if (p[0] == 0xE2 && p[1] == 0x80 && ((p[2] >= 0x8B && p[2] <= 0x8F) || (p[2] >= 0xA8 && p[2] <= 0xAE))) {
-        *cp = 0x2000u + (p[2] & 0x3Fu);
-        return 3;
-    }
-    /* U+2060..U+206F: word joiner, invisible operators, the bidi isolates U+2066..U+2069
-     * and the deprecated format controls; all invisible */
-    if (p[0] == 0xE2 && p[1] == 0x81 && p[2] >= 0xA0 && p[2] <= 0xAF) {
-        *cp = 0x2040u + (p[2] & 0x3Fu);
-        return 3;
-    }
-    if (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) { /* U+FEFF zero-width no-break space */
-        *cp = 0xFEFF;
-        return 3;
-    }
-    return 0;
-}

@@ -14,11 +14,8 @@ size_t ms__utf8_prefix(const char *s, size_t len, size_t max);
  * replaced by '?', cut on a boundary when it does not fit. */
 const char *ms__utf8_safe(const char *s, char *buf, size_t cap);
 
-/* Length of the character at s when it is one a reader must see rather than obey: a C0 or
- * C1 control, DEL, a bidirectional control (U+061C, U+200E/F, U+202A..E, U+2066..9), or
- * an invisible or format character that hides or moves text (U+200B..D, U+2028/9,
- * U+2060..F, U+FEFF); its code point in *cp. 0 for any other character
- * (docs/security.md). */
+/* Defined beside the JSON writer that escapes the same characters (lib/src/common/
+ * internal.h says which). */
 size_t ms__text_special(const char *s, unsigned *cp);
 
 #endif

@@ -1,5 +1,6 @@
-/* The iterations helper that `summary` and `leaks --json` share. cli/ is not a library,
- * so the helper's source is compiled into this test. */
+/* The iterations JSON that `summary`, `leaks --json` and ms_run_json share (the library's
+ * builder), and the tool's text printed from it. cli/ is not a library, so the printers'
+ * source is compiled into this test. */
 #include "iterations_json.c"
 #include "term_text.c"
 
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "memsnap/run.h"
 
 static char *printed_struct(const ms_iterations *it, const ms_idle *idle, int64_t t0)
 {
@@ -35,10 +37,44 @@ static void check_file(const char *path, int expect_n, const char *expect_method
     CHECK_EQ_INT(ms_snapshot_read_file(&s, path, NULL, &err), 0);
     if (!s)
         return;
-    cJSON *o = leaks_iterations_json(s, 0, NULL, NULL, &err);
-    CHECK_TRUE(o != NULL);
     ms_iterations *it = NULL;
     CHECK_EQ_INT(ms_iterations_find(&it, s, 0, NULL, NULL, &err), 0);
+    const ms_trace *tr0 = ms_snapshot_trace(s, 0);
+    cJSON *o = it ? leaks_iterations_to_json(it, NULL, tr0->n ? tr0->time_us[0] : 0) : NULL;
+    CHECK_TRUE(o != NULL);
+    /* The run's view (ms_run_json) finds the same iterations. */
+    ms_run *run = NULL;
+    char *rj = NULL;
+    CHECK_EQ_INT(ms_run_open(&run, s, 0, NULL, &err), 0);
+    CHECK_EQ_INT(run ? ms_run_json(&rj, NULL, run, "iterations", &err) : -1, 0);
+    cJSON *ro = rj ? cJSON_Parse(rj) : NULL;
+    CHECK_TRUE(ro && cJSON_GetObjectItem(ro, "count") &&
+               (int)cJSON_GetObjectItem(ro, "count")->valuedouble == expect_n);
+    cJSON_Delete(ro);
+    ms_free(rj);
+    CHECK_TRUE(run == NULL || ms_run_json(&rj, NULL, run, "nonsense", &err) == MS_ERR_ARG);
+    /* Every other view parses, and says what the run's results say. */
+    static const char *const views[] = {"summary", "shape", "leaks", "categories", "ooms"};
+    for (size_t v = 0; run && v < sizeof views / sizeof views[0]; v++) {
+        size_t len = 0;
+        rj = NULL;
+        CHECK_EQ_INT(ms_run_json(&rj, &len, run, views[v], &err), 0);
+        cJSON *vo = rj ? cJSON_Parse(rj) : NULL;
+        CHECK_TRUE(vo != NULL && len == strlen(rj));
+        const ms_oom_report *orep = NULL;
+        const ms_leak_report *lrep = NULL;
+        if (vo && !strcmp(views[v], "ooms") && ms_run_ooms(&orep, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(vo, "ooms")), orep->n);
+        if (vo && !strcmp(views[v], "leaks") && ms_run_leaks(&lrep, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(vo, "leaks")), lrep->n);
+        const ms_timeline *tl = NULL;
+        if (vo && !strcmp(views[v], "summary") && ms_run_timeline(&tl, run, &err) == 0)
+            CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(vo, "peak"), "bytes")->valuedouble,
+                         tl->peak_bytes);
+        cJSON_Delete(vo);
+        ms_free(rj);
+    }
+    ms_run_free(run);
     if (o && it) {
         CHECK_EQ_INT(cJSON_GetObjectItem(o, "count")->valuedouble, expect_n);
         CHECK_TRUE(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "method")),

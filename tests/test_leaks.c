@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "memsnap/allocator.h"
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
 
@@ -713,6 +714,18 @@ static void each_snapshot(const char *path, const char *name, void *arg)
                 if (M)
                     CHECK_EQ_INT_IN(name, M->count,
                                     (long long)cJSON_GetObjectItem(tl, "count")->valuedouble);
+                /* The block each holds where the truth read it (seg_roundup: rounded by
+                 * roundup_power2_divisions): growth in blocks is the allocations' growth
+                 * times that block, and the allocator's rule gives it for the request. */
+                const cJSON *alloc = cJSON_GetObjectItem(tl, "bytes_each_allocated");
+                if (M && cJSON_IsNumber(alloc)) {
+                    double req = cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
+                    CHECK_EQ_INT_IN(name, ms_alloc_block_size(fx.s, (uint64_t)req),
+                                    (long long)alloc->valuedouble);
+                    CHECK_TRUE_IN(name, M->growth_count > 0);
+                    CHECK_EQ_INT_IN(name, (long long)(M->growth_allocated_bytes + 0.5),
+                                    (long long)(M->growth_count * alloc->valuedouble + 0.5));
+                }
             }
         }
         ms_leak_report_free(r);

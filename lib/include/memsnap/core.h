@@ -46,6 +46,15 @@ typedef struct ms_error {
 MS_API const char *ms_code_name(int code); /* "MS_ERR_TRUNCATED" */
 MS_API const char *ms_code_text(int code); /* "input ends early" */
 MS_API void ms_error_clear(ms_error *err);
+/* Fills err (NULL: nothing) with code, offset (MS_NO_OFFSET where none applies) and a
+ * printf-style one-line message, and returns code, so a caller writes
+ * `return ms_error_set(err, MS_ERR_NOMEM, MS_NO_OFFSET, "...")`: the one way an
+ * ms_error is filled, in the library and in programs built on it. */
+MS_API int ms_error_set(ms_error *err, int code, int64_t offset, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 
 /* ------------------------------------------------------------------ limits */
 

@@ -12,10 +12,13 @@
  * its prose; text writers keep one rule (memsnap/core.h). The library never prints and
  * never exits.
  *
- * This header includes the whole basic API, one header per part (each may be included
- * alone): core.h (errors, limits, helpers), model.h (reading and the snapshot model),
- * timeline.h (memory over time, allocation lives), sites.h (allocation sites). The larger
- * analyses have their own headers: memsnap/leaks.h, memsnap/compare.h.
+ * This header includes the basic API, one header per part (each may be included alone):
+ * core.h (errors, limits, helpers), model.h (reading and the snapshot model),
+ * timeline.h (memory over time, allocation lives), sites.h (allocation sites). The run
+ * and every analysis it holds are in memsnap/run.h, which includes this header and
+ * iterations.h, idle.h, phases.h, shape.h, leaks.h, categories.h and oom.h; the
+ * allocator's state is memsnap/allocator.h, comparisons memsnap/compare.h, the version
+ * memsnap/version.h. docs/api.md lists every function by stage.
  */
 #ifndef MEMSNAP_H
 #define MEMSNAP_H

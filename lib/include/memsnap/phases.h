@@ -36,7 +36,7 @@ MS_API int ms_annotation_ranges(ms_annotation_range **out, size_t *n_out, const 
 
 /* ------------------------------------------------------------------ phases */
 
-/* The first five in the order of the categories' internal kinds. */
+/* The first five in the order of the categories' internal kinds (phases.c asserts it). */
 typedef enum ms_phase_kind {
     MS_PHASE_SETUP = 0, /* before the first phase */
     MS_PHASE_GAP,       /* between phases */

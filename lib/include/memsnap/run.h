@@ -163,6 +163,21 @@ MS_API int ms_run_leak_totals(ms_leak_totals *out, ms_run *r, ms_error *err);
 /* ms_leak_counts of ms_run_leaks, counted on first use and kept. */
 MS_API int ms_run_leak_counts(ms_leak_counts *out, ms_run *r, ms_error *err);
 
+/* One analysis of the run as JSON text (docs/json.md "ms_run_json"), written by the
+ * same builders and the same writer as `memsnap <command> --json`, so a binding needs
+ * no more than ms_snapshot_read_file, ms_run_open, ms_run_json, ms_free and the two
+ * frees. `what`:
+ *   "summary"     a files[].devices[] object of `summary --json` (top 10 sites);
+ *   "iterations"  the iterations object (summary's devices[].iterations);
+ *   "shape"       the recording's shape object;
+ *   "leaks"       {"device", "iterations", "shape", "oom_count", "totals", "leaks": [...]}
+ *                 with every finding as in `leaks --json` files[].leaks[];
+ *   "categories"  a files[].devices[] object of `categories --json`;
+ *   "ooms"        {"ooms": [...], "ooms_left_out"?} as in `oom --json` files[].
+ * *out is NUL-terminated and belongs to the caller (ms_free); *len_out (may be NULL) gets
+ * its length. MS_ERR_ARG for an unknown `what`. */
+MS_API int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,9 @@ static inline uint32_t ms__heap_prio(uint32_t i)
 
 /* The block a request of `size` gets: its rounding (roundup_power2_divisions in div). */
 uint64_t ms__heap_round_with(const uint64_t div[16], bool have_div, uint64_t size);
+/* The snapshot's roundup_power2_divisions into div (all 0 and false when it has none):
+ * read once by whoever rounds many requests (the replay, leak growth). */
+bool ms__heap_divisions(const ms_snapshot *s, uint64_t div[16]);
 /* cudaMalloc'd segment, or pages mapped into an expandable segment. */
 void ms__heap_seg_add(hsim *x, uint64_t addr, uint64_t size, uint64_t stream_raw, bool exp);
 /* Makes [addr, addr+size) a block of its own inside the free block that holds it;

@@ -92,11 +92,19 @@ uint64_t ms__heap_round_with(const uint64_t div[16], bool have_div, uint64_t siz
     return (size + MIN_BLOCK - 1) / MIN_BLOCK * MIN_BLOCK;
 }
 
+bool ms__heap_divisions(const ms_snapshot *s, uint64_t div[16])
+{
+    const char *t = setting(s, "roundup_power2_divisions");
+    if (t && parse_divisions(t, div))
+        return true;
+    memset(div, 0, 16 * sizeof *div);
+    return false;
+}
+
 uint64_t ms_alloc_block_size(const ms_snapshot *s, uint64_t size)
 {
     uint64_t div[16];
-    const char *t = setting(s, "roundup_power2_divisions");
-    bool have = t && parse_divisions(t, div);
+    bool have = ms__heap_divisions(s, div);
     return ms__heap_round_with(div, have, size);
 }
 
@@ -863,10 +871,9 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_err
     x->groot = NIL;
     x->indexed = true;
     x->track = track;
-    const char *t = setting(s, "roundup_power2_divisions");
-    x->have_div = t && parse_divisions(t, x->div);
+    x->have_div = ms__heap_divisions(s, x->div);
     x->max_split = UINT64_MAX;
-    t = setting(s, "max_split_size");
+    const char *t = setting(s, "max_split_size");
     if (t) {
         char *end;
         long long v = strtoll(t, &end, 10);

@@ -18,47 +18,6 @@
 #include "internal.h"
 #include "memsnap/phases.h"
 
-/* ------------------------------------------------------------------ the steps */
-
-/* Whether the trace ends at an out-of-memory inside segment k: a step cut short there made
- * only part of its state. */
-static bool ends_in_oom(const ms__cat_ctx *x, size_t k)
-{
-    if (k + 1 != x->nsegs)
-        return false;
-    for (int64_t e = x->segs[k].start; (uint64_t)e < x->tr->n; e++)
-        if (x->tr->action[e] == MS_ACT_OOM)
-            return true;
-    return false;
-}
-
-/* The first and last optimizer segments that follow a backward (the nearest phase before
- * them), leaving out a step the trace ends in at an out-of-memory; a zero_grad alone
- * between a forward and its backward, or a step without a backward before it, is not a
- * step that state and gradients can be read at. */
-void ms__cat_find_steps(ms__cat_ctx *x)
-{
-    x->first_step = x->last_step = SIZE_MAX;
-    uint8_t prev = MS__PH_GAP;
-    for (size_t k = 0; k < x->nsegs; k++) {
-        uint8_t kind = x->segs[k].kind;
-        if (kind == MS__PH_OPT && prev == MS__PH_BWD && !ends_in_oom(x, k)) {
-            if (x->first_step == SIZE_MAX)
-                x->first_step = k;
-            x->last_step = k;
-        }
-        if (kind == MS__PH_FWD || kind == MS__PH_BWD || kind == MS__PH_OPT)
-            prev = kind;
-    }
-}
-
-bool ms__cat_steps(const ms__cat_ctx *x, size_t *first, size_t *last)
-{
-    *first = x->first_step;
-    *last = x->last_step;
-    return x->last_step < x->nsegs;
-}
-
 static bool alive_at(const ms_alloc *a, int64_t boundary)
 {
     return a->alloc_event < boundary && (a->free_event < 0 || a->free_event >= boundary);

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 #include "timeline_internal.h"
-#include "cat_internal.h"
+#include "phase_cut.h"
 #include "iter_cand.h"
 
 MS__KEY_TEXT_LOOKUPS(MS_ITER_METHOD_LIST, ms_iter_method, MS_ITER_METHOD_COUNT, ms_iter_method_name,

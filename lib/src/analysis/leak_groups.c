@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_internal.h"
 #include "internal.h"
 #include "leak_internal.h"
 
@@ -176,10 +177,14 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 /* Blocks of the final state by address: what the allocator really holds for an
- * allocation still alive at the end (requests rounded, large blocks left unsplit). */
+ * allocation still alive at the end (requests rounded, large blocks left unsplit); for
+ * any other, the allocator's rounding of its request, with the snapshot's
+ * roundup_power2_divisions (ms__heap_round_with, the replay's rule). */
 typedef struct block_map {
     uint64_t *addr, *size;
     size_t n;
+    uint64_t div[16];
+    bool have_div;
 } block_map;
 
 static int cmp_u64_pair(const void *pa, const void *pb)
@@ -192,11 +197,11 @@ static bool block_map_build(block_map *bm, const ms_snapshot *s, int device)
 {
     memset(bm, 0, sizeof *bm);
     size_t nseg = 0, nb = 0, n = 0;
-    const ms_segment *seg = ms_snapshot_segments(s, &nseg);
-    const ms_block *blk = ms_snapshot_blocks(s, &nb);
+    const ms_segment *segs = ms_snapshot_segments(s, &nseg);
+    const ms_block *blocks = ms_snapshot_blocks(s, &nb);
     for (size_t i = 0; i < nseg; i++)
-        if (seg[i].device == device)
-            n += seg[i].n_blocks;
+        if (segs[i].device == device)
+            n += segs[i].n_blocks;
     uint64_t *pairs = malloc((n ? n : 1) * 2 * sizeof *pairs);
     bm->addr = malloc((n ? n : 1) * sizeof *bm->addr);
     bm->size = malloc((n ? n : 1) * sizeof *bm->size);
@@ -207,9 +212,9 @@ static bool block_map_build(block_map *bm, const ms_snapshot *s, int device)
         return false;
     }
     for (size_t i = 0; i < nseg; i++)
-        for (size_t j = 0; seg[i].device == device && j < seg[i].n_blocks; j++) {
-            const ms_block *b = &blk[seg[i].first_block + j];
-            if (seg[i].first_block + j >= nb || b->state != MS_BLOCK_ACTIVE_ALLOCATED)
+        for (size_t j = 0; segs[i].device == device && j < segs[i].n_blocks; j++) {
+            const ms_block *b = &blocks[segs[i].first_block + j];
+            if (segs[i].first_block + j >= nb || b->state != MS_BLOCK_ACTIVE_ALLOCATED)
                 continue;
             pairs[2 * bm->n] = b->address;
             pairs[2 * bm->n + 1] = b->size;
@@ -221,6 +226,7 @@ static bool block_map_build(block_map *bm, const ms_snapshot *s, int device)
         bm->size[i] = pairs[2 * i + 1];
     }
     free(pairs);
+    bm->have_div = ms__heap_divisions(s, bm->div);
     return true;
 }
 
@@ -237,7 +243,7 @@ static uint64_t block_bytes(const block_map *bm, const ms_alloc *a)
     }
     if (alive_at_end && lo < bm->n && bm->addr[lo] == a->addr)
         return bm->size[lo];
-    return a->size < 512 ? 512 : (a->size + 511) / 512 * 512;
+    return ms__heap_round_with(bm->div, bm->have_div, a->size);
 }
 
 /* Counts, bytes and times of a part from its allocations; its growth per iteration in

@@ -8,6 +8,7 @@
 #include "heap_owner.h"
 #include "internal.h"
 #include "run_internal.h"
+#include "cat_internal.h"
 #include "phases_internal.h"
 #include "timeline_internal.h"
 

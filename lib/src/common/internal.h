@@ -41,7 +41,8 @@ int ms__sites_prepare(ms_snapshot *s);
         return (unsigned)v < (count) ? texts[v] : "unknown";                                  \
     }
 
-/* Fills err (when not NULL) and returns code, so callers write `return ms__fail(...)`. */
+/* ms_error_set (memsnap/core.h) for the library's own use: callers write
+ * `return ms__fail(...)`. */
 int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
 
 /* The text writers' rule (memsnap/core.h): `n` is what snprintf returned for buf/cap;
@@ -50,6 +51,12 @@ int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_P
 size_t ms__text_done(char *buf, size_t cap, int n);
 /* Drops an incomplete UTF-8 sequence at the end of buf (a NUL-terminated string). */
 void ms__utf8_trim(char *buf);
+/* Length of the character at s when it is one a reader must see rather than obey: a C0 or
+ * C1 control, DEL, a bidirectional control (U+061C, U+200E/F, U+202A..E, U+2066..9), or
+ * an invisible or format character that hides or moves text (U+200B..D, U+2028/9,
+ * U+2060..F, U+FEFF); its code point in *cp. 0 for any other character
+ * (docs/security.md). The JSON writer escapes them; render/ and cli/ show them. */
+size_t ms__text_special(const char *s, unsigned *cp);
 
 /* Overflow-checked size arithmetic: false on overflow. */
 static inline bool ms__mul(size_t a, size_t b, size_t *out)

@@ -1,41 +1,39 @@
 /* The `summary --json` object of one file: written here from a snapshot, and read back
  * here into a comparison profile (for `diff`, `ranks` and `report --baseline`), so a key
  * added to one side is added to the other in the same place. */
-#include "summary_json.h"
+#include "json/json_summary.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "categories_json.h"
-#include "compare_json.h"
-#include "cli_util.h"
-#include "iterations_json.h"
+#include "internal.h"
+#include "json/json_categories.h"
+#include "json/json_iterations.h"
+#include "json/json_leaks.h"
+#include "json/json_oom.h"
+#include "json/json_shape.h"
+#include "json/json_util.h"
 #include "memsnap/oom.h"
-#include "oom_json.h"
 #include "memsnap/run.h"
-#include "shape_json.h"
 
-static void set_nomem(ms_error *err)
+cJSON *compare_peak_place_json(const ms_peak_place *pl)
 {
-    err->code = MS_ERR_NOMEM;
-    err->offset = MS_NO_OFFSET;
-    snprintf(err->message, sizeof err->message, "%s", ms_code_text(MS_ERR_NOMEM));
-}
-
-static cJSON *num(cJSON *obj, const char *key, double v)
-{
-    return cJSON_AddNumberToObject(obj, key, v);
-}
-
-/* A time on the trace's clock, or null where the trace has none. */
-static void time_json(cJSON *obj, const char *key, bool has_times, int64_t us)
-{
-    if (has_times)
-        num(obj, key, (double)us);
+    if (!pl->known)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    if (pl->iteration)
+        cJSON_AddNumberToObject(o, "iteration", pl->iteration);
     else
-        cJSON_AddNullToObject(obj, key);
+        cJSON_AddNullToObject(o, "iteration");
+    cJSON_AddNumberToObject(o, "iterations", pl->iterations);
+    cJSON_AddBoolToObject(o, "unfinished", pl->unfinished);
+    if (pl->phase >= 0)
+        cJSON_AddStringToObject(o, "phase", ms_phase_kind_name((ms_phase_kind)pl->phase));
+    else
+        cJSON_AddNullToObject(o, "phase");
+    return o;
 }
 
 /* The top sites among the allocations alive right after the peak event (the run's). */
@@ -61,9 +59,9 @@ static int add_top_sites(cJSON *dev, ms_run *run, int top_k, ms_error *err)
         if (f && f->line == MS_LINE_UNKNOWN)
             cJSON_AddNullToObject(e, "line");
         else
-            num(e, "line", f ? (double)f->line : 0);
-        num(e, "bytes", (double)tot[i].bytes);
-        num(e, "count", (double)tot[i].count);
+            ms__json_num(e, "line", f ? (double)f->line : 0);
+        ms__json_num(e, "bytes", (double)tot[i].bytes);
+        ms__json_num(e, "count", (double)tot[i].count);
         leaks_user_frame_json(e, s, tot[i].user_frame);
         /* What `diff` matches a site by when its line moved between two runs. */
         char shape[32];
@@ -95,15 +93,15 @@ static void add_ooms(cJSON *dev, ms_run *run, size_t *room)
         if (!r && k == 0 && ms_run_ooms(&r, run, &err))
             r = NULL; /* the cause is extra: the event itself is still listed */
         cJSON *e = cJSON_CreateObject();
-        num(e, "event", (double)i);
-        time_json(e, "time_us", tr->has_times, tr->time_us[i]);
-        num(e, "requested_bytes", (double)tr->size[i]);
-        num(e, "device_free_bytes", (double)tr->addr[i]);
+        ms__json_num(e, "event", (double)i);
+        ms__json_time(e, "time_us", tr->has_times, tr->time_us[i]);
+        ms__json_num(e, "requested_bytes", (double)tr->size[i]);
+        ms__json_num(e, "device_free_bytes", (double)tr->addr[i]);
         if (r && k < r->n && r->items[k].event == (int64_t)i) {
             const ms_oom *o = &r->items[k];
             cJSON_AddStringToObject(e, "cause", ms_oom_cause_name(o->cause));
-            num(e, "free_in_reserved_bytes", (double)o->free_in_reserved_bytes);
-            num(e, "largest_free_block_bytes", (double)o->largest_free_block_bytes);
+            ms__json_num(e, "free_in_reserved_bytes", (double)o->free_in_reserved_bytes);
+            ms__json_num(e, "largest_free_block_bytes", (double)o->largest_free_block_bytes);
             cJSON_AddBoolToObject(e, "approximate", o->approximate);
         }
         k++;
@@ -116,9 +114,9 @@ static void add_ooms(cJSON *dev, ms_run *run, size_t *room)
 cJSON *summary_leaks_json(const ms_leak_totals *lt)
 {
     cJSON *o = cJSON_CreateObject();
-    num(o, "findings", (double)lt->findings);
-    num(o, "bytes", (double)lt->bytes);
-    num(o, "growth_per_iteration_bytes", lt->growth_bytes);
+    ms__json_num(o, "findings", (double)lt->findings);
+    ms__json_num(o, "bytes", (double)lt->bytes);
+    ms__json_num(o, "growth_per_iteration_bytes", lt->growth_bytes);
     return o;
 }
 
@@ -144,7 +142,7 @@ static cJSON *device_iterations(cJSON *peak, ms_run *run, ms_error *err)
     }
     cJSON_Delete(iters);
     if (err->code == MS_OK)
-        set_nomem(err);
+        ms__json_nomem(err);
     return NULL;
 }
 
@@ -156,12 +154,12 @@ cJSON *summary_device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room,
     if (ms_run_timeline(&t, run, err))
         return NULL;
     cJSON *dev = cJSON_CreateObject();
-    num(dev, "device", device);
-    num(dev, "events", (double)t->n_events);
+    ms__json_num(dev, "device", device);
+    ms__json_num(dev, "events", (double)t->n_events);
     cJSON *actions = cJSON_AddObjectToObject(dev, "actions");
     for (int a = 0; a < MS_ACT_COUNT; a++)
         if (t->action_counts[a])
-            num(actions, ms_action_name((ms_action)a), (double)t->action_counts[a]);
+            ms__json_num(actions, ms_action_name((ms_action)a), (double)t->action_counts[a]);
     /* A trace without times (docs/json.md "has_times") gives null times, never a made-up
      * 0 s: the event indexes beside them are the axis. */
     cJSON_AddBoolToObject(dev, "has_times", t->has_times);
@@ -170,41 +168,35 @@ cJSON *summary_device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room,
         cJSON_AddTrueToObject(dev, "one_instant");
     /* Only on a trace whose times go backwards, read as one without times. */
     if (tr && tr->times_backward_at)
-        num(dev, "times_backward_at", (double)tr->times_backward_at);
+        ms__json_num(dev, "times_backward_at", (double)tr->times_backward_at);
     cJSON *span = cJSON_AddObjectToObject(dev, "time");
-    time_json(span, "first_us", t->has_times, t->t_first_us);
-    time_json(span, "last_us", t->has_times, t->t_last_us);
-    if (t->has_times)
-        num(span, "seconds", cli_seconds(t->t_first_us, t->t_last_us));
-    else
-        cJSON_AddNullToObject(span, "seconds");
+    ms__json_time(span, "first_us", t->has_times, t->t_first_us);
+    ms__json_time(span, "last_us", t->has_times, t->t_last_us);
+    ms__json_seconds(span, "seconds", t->has_times, t->t_first_us, t->t_last_us);
     cJSON *peak = cJSON_AddObjectToObject(dev, "peak");
-    num(peak, "bytes", (double)t->peak_bytes);
-    time_json(peak, "time_us", t->has_times, t->peak_time_us);
-    if (t->has_times)
-        num(peak, "seconds", cli_seconds(t->t_first_us, t->peak_time_us));
-    else
-        cJSON_AddNullToObject(peak, "seconds");
-    num(peak, "event", (double)t->peak_event);
+    ms__json_num(peak, "bytes", (double)t->peak_bytes);
+    ms__json_time(peak, "time_us", t->has_times, t->peak_time_us);
+    ms__json_seconds(peak, "seconds", t->has_times, t->t_first_us, t->peak_time_us);
+    ms__json_num(peak, "event", (double)t->peak_event);
     /* What the allocator held free inside its segments then: one replay up to the peak. */
     ms_free_in_reserved fr;
     ms_error ferr;
     if (ms_run_peak_free(&fr, run, &ferr) == 0) {
-        num(peak, "free_in_reserved_bytes", (double)fr.free_bytes);
-        num(peak, "free_blocks", (double)fr.free_blocks);
-        num(peak, "largest_free_block_bytes", (double)fr.largest_free);
+        ms__json_num(peak, "free_in_reserved_bytes", (double)fr.free_bytes);
+        ms__json_num(peak, "free_blocks", (double)fr.free_blocks);
+        ms__json_num(peak, "largest_free_block_bytes", (double)fr.largest_free);
         cJSON_AddBoolToObject(peak, "free_approximate", fr.approximate);
     }
     cJSON *live = cJSON_AddObjectToObject(dev, "live_end");
-    num(live, "bytes", (double)t->live_end_bytes);
-    num(live, "count", (double)t->live_end_count);
+    ms__json_num(live, "bytes", (double)t->live_end_bytes);
+    ms__json_num(live, "count", (double)t->live_end_count);
     cJSON *res = cJSON_AddObjectToObject(dev, "reserved");
-    num(res, "peak_bytes", (double)t->reserved_peak_bytes);
-    num(res, "end_bytes", (double)t->reserved_end_bytes);
-    num(res, "start_bytes", (double)t->reserved_start);
+    ms__json_num(res, "peak_bytes", (double)t->reserved_peak_bytes);
+    ms__json_num(res, "end_bytes", (double)t->reserved_end_bytes);
+    ms__json_num(res, "start_bytes", (double)t->reserved_start);
     cJSON *pre = cJSON_AddObjectToObject(dev, "preexisting");
-    num(pre, "bytes", (double)t->preexisting_bytes);
-    num(pre, "count", (double)t->preexisting_count);
+    ms__json_num(pre, "bytes", (double)t->preexisting_bytes);
+    ms__json_num(pre, "count", (double)t->preexisting_count);
     cJSON_AddBoolToObject(dev, "trace_complete", t->trace_complete);
     const char *wrap = ms_wrap_evidence_name(t->wrap_evidence);
     if (wrap)
@@ -234,14 +226,20 @@ cJSON *summary_device_json(ms_run *run, int top_k, bool leaks, size_t *oom_room,
     const ms_annotation *ann = ms_snapshot_annotations(s, &n_ann);
     for (size_t i = 0; i < n_ann; i++)
         n_dev_ann += ann[i].device == device;
-    num(dev, "annotations", (double)n_dev_ann);
+    ms__json_num(dev, "annotations", (double)n_dev_ann);
     if (!t->has_times)
-        num(dev, "annotations_unplaced", (double)ms_snapshot_annotations_unplaced(s));
+        ms__json_num(dev, "annotations_unplaced", (double)ms_snapshot_annotations_unplaced(s));
     if (add_top_sites(dev, run, top_k, err)) {
         cJSON_Delete(dev);
         dev = NULL;
     }
     return dev;
+}
+
+cJSON *summary_run_device_json(ms_run *run, int top_k, ms_error *err)
+{
+    size_t room = MS_OOM_MAX_EXPLAINED;
+    return summary_device_json(run, top_k, true, &room, err);
 }
 
 cJSON *summary_file_json(const char *path, const ms_snapshot *s, int device, int top_k,
@@ -298,8 +296,8 @@ cJSON *summary_file_head_json(const char *path, const ms_snapshot *s)
 {
     cJSON *file = cJSON_CreateObject();
     cJSON_AddStringToObject(file, "path", path);
-    num(file, "pickle_protocol", ms_snapshot_pickle_protocol(s));
-    num(file, "pickle_bytes", (double)ms_snapshot_input_bytes(s));
+    ms__json_num(file, "pickle_protocol", ms_snapshot_pickle_protocol(s));
+    ms__json_num(file, "pickle_bytes", (double)ms_snapshot_input_bytes(s));
     size_t n_set;
     const ms_setting *set = ms_snapshot_settings(s, &n_set);
     cJSON *settings = cJSON_AddObjectToObject(file, "allocator_settings");
@@ -316,7 +314,7 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
     cJSON *devices = cJSON_AddArrayToObject(file, "devices");
     size_t oom_room = MS_OOM_MAX_EXPLAINED;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
-        if (device >= 0 ? d != device : !cli_device_in_use(s, d))
+        if (device >= 0 ? d != device : !ms__device_in_use(s, d))
             continue;
         cJSON *dev = NULL;
         if (known && ms_run_device(known) == d && ms_run_snapshot(known) == s) {
@@ -356,19 +354,6 @@ cJSON *summary_file_json_ex(const char *path, const ms_snapshot *s, int device, 
 /* cJSON numbers are doubles: integers beyond 2^53 would come back rounded. */
 #define MAX_EXACT 9007199254740992.0
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int fail(ms_error *err, const char *fmt, ...)
-{
-    err->code = MS_ERR_FORMAT;
-    err->offset = MS_NO_OFFSET;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return MS_ERR_FORMAT;
-}
 
 /* Reads an exact integer; a missing key is an error only when `required`. */
 static int get_int(ms_error *err, const cJSON *obj, const char *key, bool required,
@@ -376,10 +361,10 @@ static int get_int(ms_error *err, const cJSON *obj, const char *key, bool requir
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v)
-        return required ? fail(err, "summary JSON lacks \"%s\"", key) : 0;
+        return required ? ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON lacks \"%s\"", key) : 0;
     double d = cJSON_GetNumberValue(v);
     if (!cJSON_IsNumber(v) || !(d >= -MAX_EXACT && d <= MAX_EXACT) || d != (double)(int64_t)d)
-        return fail(err, "summary JSON \"%s\" is not an integer", key);
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"%s\" is not an integer", key);
     *out = (int64_t)d;
     return 0;
 }
@@ -392,7 +377,7 @@ static int get_uint(ms_error *err, const cJSON *obj, const char *key, bool requi
     if (rc)
         return rc;
     if (v < 0)
-        return fail(err, "summary JSON \"%s\" is negative", key);
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"%s\" is negative", key);
     if (cJSON_GetObjectItemCaseSensitive(obj, key))
         *out = (uint64_t)v;
     return 0;
@@ -402,7 +387,7 @@ static const cJSON *get_obj(ms_error *err, const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsObject(v)) {
-        fail(err, "summary JSON lacks the object \"%s\"", key);
+        ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON lacks the object \"%s\"", key);
         return NULL;
     }
     return v;
@@ -433,9 +418,9 @@ static const cJSON *pick_device(ms_error *err, const cJSON *devices, int want)
     }
     if (!best) {
         if (want >= 0)
-            fail(err, "summary has no device %d", want);
+            ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary has no device %d", want);
         else
-            fail(err, "summary lists no device");
+            ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary lists no device");
     }
     return best;
 }
@@ -448,7 +433,7 @@ static int read_leaks(ms_error *err, const cJSON *dev, ms_profile *p)
     if (!lk || cJSON_IsNull(lk))
         return 0;
     if (!cJSON_IsObject(lk))
-        return fail(err, "summary JSON \"leaks\" is not an object");
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"leaks\" is not an object");
     ms_leak_totals lt = {0, 0, 0.0};
     if (get_uint(err, lk, "findings", true, &lt.findings) ||
         get_uint(err, lk, "bytes", true, &lt.bytes))
@@ -456,7 +441,7 @@ static int read_leaks(ms_error *err, const cJSON *dev, ms_profile *p)
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(lk, "growth_per_iteration_bytes");
     double gv = cJSON_GetNumberValue(g);
     if (!cJSON_IsNumber(g) || !(gv >= 0 && gv <= MAX_EXACT))
-        return fail(err, "summary JSON \"growth_per_iteration_bytes\" is not a byte count");
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"growth_per_iteration_bytes\" is not a byte count");
     lt.growth_bytes = gv;
     ms_profile_set_leaks(p, &lt);
     return 0;
@@ -475,7 +460,7 @@ static int read_place(ms_error *err, const cJSON *pl, ms_profile *p)
         !(cJSON_IsNull(ph) || cJSON_IsString(ph)) ||
         (cJSON_IsNumber(it) && !(it->valuedouble >= 1 && it->valuedouble <= 4294967295.0)) ||
         !(n->valuedouble >= 0 && n->valuedouble <= 4294967295.0)) {
-        fail(err, "summary JSON \"peak.place\" is not {iteration, iterations, phase}");
+        ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"peak.place\" is not {iteration, iterations, phase}");
         return MS_ERR_FORMAT;
     }
     ms_peak_place place = {true, cJSON_IsNumber(it) ? (uint32_t)it->valuedouble : 0,
@@ -495,18 +480,18 @@ static int read_graphs(ms_error *err, const cJSON *shape, ms_profile *p)
     if (!shape)
         return 0;
     if (!cJSON_IsObject(shape))
-        return fail(err, "summary JSON \"shape\" is not an object");
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"shape\" is not an object");
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(shape, "cuda_graphs");
     ms_profile_graphs gr = {true, 0, 0, 0};
     if (g && !cJSON_IsNull(g)) {
         int64_t pool = 0, foot = 0;
         if (!cJSON_IsObject(g))
-            return fail(err, "summary JSON \"shape.cuda_graphs\" is not an object");
+            return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"shape.cuda_graphs\" is not an object");
         if (get_int(err, g, "pool_bytes", true, &pool) ||
             get_int(err, g, "replay_footprint_bytes", false, &foot))
             return MS_ERR_FORMAT;
         if (pool < 0 || foot < 0)
-            return fail(err, "summary JSON \"shape.cuda_graphs\" holds a negative size");
+            return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"shape.cuda_graphs\" holds a negative size");
         gr.pool_bytes = (uint64_t)pool;
         gr.replay_footprint_bytes = foot;
         gr.replay_iterations = (uint32_t)cJSON_GetArraySize(
@@ -555,7 +540,7 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 
     const cJSON *actions = cJSON_GetObjectItemCaseSensitive(dev, "actions");
     if (actions && !cJSON_IsObject(actions))
-        return fail(err, "summary JSON \"actions\" is not an object");
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"actions\" is not an object");
     if (get_uint(err, actions, "alloc", false, &p->alloc_count) ||
         get_uint(err, actions, "oom", false, &p->oom_count))
         return MS_ERR_FORMAT;
@@ -570,7 +555,7 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
 
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
     if (sites && !cJSON_IsArray(sites))
-        return fail(err, "summary JSON \"top_sites\" is not a list");
+        return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON \"top_sites\" is not a list");
     if (sites) {
         uint64_t sum = 0;
         const cJSON *st;
@@ -584,7 +569,7 @@ static int fill_profile(ms_error *err, const cJSON *dev, ms_profile *p)
                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "shape"));
             uint64_t bytes = 0, count = 0;
             if (!site)
-                return fail(err, "summary JSON top site without \"site\"");
+                return ms__fail(err, MS_ERR_FORMAT, MS_NO_OFFSET, "summary JSON top site without \"site\"");
             if (get_uint(err, st, "bytes", true, &bytes) ||
                 get_uint(err, st, "count", true, &count))
                 return MS_ERR_FORMAT;

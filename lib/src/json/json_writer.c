@@ -1,4 +1,4 @@
-#include "json_print.h"
+#include "json/json_writer.h"
 
 #include <float.h>
 #include <limits.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h" /* ms__text_special */
+#include "internal.h" /* ms__text_special */
 
 /* The format copied here is cJSON 1.7.15's print_value/print_number/print_string_ptr/
  * print_array/print_object with format on:
@@ -335,7 +335,7 @@ static bool put_value(json_buf *b, const cJSON *item, size_t depth, bool whole_i
     }
 }
 
-char *cli_json_format(const cJSON *item, bool whole_integers, size_t *len_out)
+char *ms__json_format(const cJSON *item, bool whole_integers, size_t *len_out)
 {
     json_buf b = {0};
     if (!item || !put_value(&b, item, 0, whole_integers) || !reserve(&b, 0)) {
