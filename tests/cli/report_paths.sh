@@ -6,7 +6,7 @@
 # report and `summary --json` write for bundled recordings chosen to have every section
 # (OOMs, leaks, iterations, two ranks compared, a baseline). A key that only some traces
 # get (times going backwards, one instant) must at least be one the JSON writers
-# (cli/*_json.c, cli/report_*.c) write, component by component. Paths built at run time
+# (lib/src/json/*.c, cli/*_json.c, cli/report_*.c) write, component by component. Paths built at run time
 # are not literals and are not checked here.
 set -u
 source "$(dirname "$0")/common.bash"
@@ -22,11 +22,11 @@ for f in gpt2_train oom_fragmentation leak_after_step; do
   "$BIN" summary --json "testdata/$f.pickle" > "$T/s_$f.json" || fail=1
 done
 [ "$fail" = 0 ] || { echo "FAIL: a report or summary did not run"; exit 1; }
-python3 - "$T" cli/report_*.c cli/cmd_report.c cli/cmd_summary.c -- cli/*_json.c cli/report_*.c cli/cmd_report.c <<'PY' || exit 1
+python3 - "$T" cli/report_*.c cli/cmd_report.c cli/cmd_summary.c -- lib/src/json/*.c cli/*_json.c cli/report_*.c cli/cmd_report.c <<'PY' || exit 1
 import glob, json, re, sys
 cut = sys.argv.index("--")
 tmp, sources, writers = sys.argv[1], sys.argv[2:cut], sys.argv[cut + 1:]
-added = re.compile(r'\b(?:cJSON_Add\w*ToObject|num|\w*json_int|time_json)\(\s*[^,;]+,\s*"([^"]+)"')
+added = re.compile(r'\b(?:cJSON_Add\w*ToObject|num|\w*json_int|\w*json_num|\w*json_time|\w*json_seconds|\w*json_str_or_null|time_json)\(\s*[^,;]+,\s*"([^"]+)"')
 written = set()
 for src in writers:
     written.update(added.findall(open(src).read()))
