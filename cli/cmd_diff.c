@@ -188,8 +188,8 @@ static void print_place(const ms_pair *p)
     else
         snprintf(d, sizeof d, "%s", strcmp(a, b) ? "differs" : "same");
     printf("%-18s %14s %14s %14s %8s\n", "peak in iteration", a, b, d, "");
-    snprintf(a, sizeof a, "%s", x->phase >= 0 ? ms_phase_kind_name((ms_phase_kind)x->phase) : "-");
-    snprintf(b, sizeof b, "%s", y->phase >= 0 ? ms_phase_kind_name((ms_phase_kind)y->phase) : "-");
+    snprintf(a, sizeof a, "%s", x->phase >= 0 ? ms_phase_kind_text((ms_phase_kind)x->phase) : "-");
+    snprintf(b, sizeof b, "%s", y->phase >= 0 ? ms_phase_kind_text((ms_phase_kind)y->phase) : "-");
     printf("%-18s %14s %14s %14s %8s\n", "peak in phase", a, b, strcmp(a, b) ? "differs" : "same", "");
 }
 

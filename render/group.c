@@ -695,7 +695,7 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         g.site = by_phase || by_compile ? UINT32_MAX : ss[k].site;
         g.score = ss[k].score;
         if (ph)
-            ms__copy_text(g.label, sizeof g.label, ms_phase_kind_name((ms_phase_kind)ss[k].site));
+            ms__copy_text(g.label, sizeof g.label, ms_phase_kind_text((ms_phase_kind)ss[k].site));
         else if (by_compile && ss[k].site == UINT32_MAX)
             ms__copy_text(g.label, sizeof g.label, "eager (no compile context)");
         else if (by_phase || by_compile)

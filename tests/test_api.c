@@ -146,6 +146,7 @@ static void check_names(const char *what, const char *(*name)(int), const char *
     for (int i = first; i < count; i++) {
         const char *k = name(i);
         CHECK_TRUE_IN(what, k && *k);
+        CHECK_TRUE_IN(what, k && !strchr(k, ' ')); /* a key, not prose: JSON carries it */
         if (text)
             CHECK_TRUE_IN(what, text(i) && *text(i));
         for (int j = first; j < i && k; j++)
@@ -161,6 +162,7 @@ ADAPT(ms_frame_kind_name, ms_frame_kind)
 ADAPT(ms_iter_method_name, ms_iter_method)
 ADAPT(ms_iter_method_text, ms_iter_method)
 ADAPT(ms_phase_kind_name, ms_phase_kind)
+ADAPT(ms_phase_kind_text, ms_phase_kind)
 ADAPT(ms_leak_kind_name, ms_leak_kind)
 ADAPT(ms_leak_pattern_name, ms_leak_pattern)
 ADAPT(ms_leak_pattern_text, ms_leak_pattern)
@@ -179,7 +181,8 @@ static void test_enum_names(void)
     check_names("ms_frame_kind", ms_frame_kind_name_i, NULL, 0, MS_FRAME_KIND_COUNT);
     check_names("ms_iter_method", ms_iter_method_name_i, ms_iter_method_text_i, 0,
                 MS_ITER_METHOD_COUNT);
-    check_names("ms_phase_kind", ms_phase_kind_name_i, NULL, 0, MS_PHASE_KIND_COUNT);
+    check_names("ms_phase_kind", ms_phase_kind_name_i, ms_phase_kind_text_i, 0,
+                MS_PHASE_KIND_COUNT);
     check_names("ms_leak_kind", ms_leak_kind_name_i, NULL, 0, MS_LEAK_RETAINED + 1);
     check_names("ms_leak_pattern", ms_leak_pattern_name_i, ms_leak_pattern_text_i, 0,
                 MS_LEAK_PATTERN_COUNT);

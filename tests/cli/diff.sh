@@ -92,6 +92,16 @@ print(json.dumps(d))' > "$T/old-leak.json"
 expect 0 '^leaked +unknown +0 B *$' -- diff "$T/old-leak.json" $N
 expect 0 ' A leaks 1 finding, 90\.09 MiB, \+30\.03 MiB per iteration; whether B leaks is unknown \(its summary has no leak figures\)\.' -- diff $L "$T/old-leak.json"
 expect 0 '^leak_layers\.pickle .* unknown  train/' -- ranks "$T/old-leak.json" $N
+# JSON carries a phase's key ("optimizer"); summaries written by 0.2 carried its
+# words ("optimizer step") and still read as the same phase.
+"$BIN" summary --json testdata/leak_after_step.pickle | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+place = d["files"][0]["devices"][0]["peak"]["place"]
+assert place["phase"] == "optimizer", place
+place["phase"] = "optimizer step"
+print(json.dumps(d))' > "$T/old-phase.json" || { echo "FAIL: peak.place.phase is not the key"; fail=1; }
+expect 0 '^peak in phase +optimizer step +optimizer step +same' -- diff testdata/leak_after_step.pickle "$T/old-phase.json"
 printf '{"files": [{"path": "x", "devices": [{"device": 0, "events": 1, "peak": {"bytes": 0, "time_us": 0, "event": 0}, "live_end": {"bytes": 0, "count": 0}, "reserved": {"peak_bytes": 0, "end_bytes": 0}, "leaks": {"findings": -1, "bytes": 0, "growth_per_iteration_bytes": 0}}]}]}' > "$T/badleaks.json"
 expect 2 'badleaks.json: summary JSON "findings" is negative' -- diff $R0 "$T/badleaks.json"
 

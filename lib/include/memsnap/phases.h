@@ -51,7 +51,10 @@ typedef enum ms_phase_kind {
     MS_PHASE_KIND_COUNT
 } ms_phase_kind;
 
-MS_API const char *ms_phase_kind_name(ms_phase_kind k); /* "forward", "optimizer step" */
+/* A kind's stable key, as JSON writes it ("forward", "optimizer"), and its words for
+ * people ("forward", "optimizer step"); "unknown" out of range. */
+MS_API const char *ms_phase_kind_name(ms_phase_kind k);
+MS_API const char *ms_phase_kind_text(ms_phase_kind k);
 
 /* Where a phase was seen (bits). */
 enum {

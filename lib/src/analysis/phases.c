@@ -18,6 +18,13 @@ _Static_assert((int)MS_PHASE_SETUP == MS__PH_SETUP && (int)MS_PHASE_GAP == MS__P
 
 const char *ms_phase_kind_name(ms_phase_kind k)
 {
+    static const char *const keys[MS_PHASE_KIND_COUNT] = {"setup",    "gap",       "forward",
+                                                          "backward", "optimizer", "compile"};
+    return (unsigned)k < MS_PHASE_KIND_COUNT ? keys[k] : "unknown";
+}
+
+const char *ms_phase_kind_text(ms_phase_kind k)
+{
     if (k == MS_PHASE_COMPILE)
         return "compile";
     return (unsigned)k < MS_PHASE_KIND_COUNT ? ms__cat_phase_name((uint8_t)k) : "unknown";

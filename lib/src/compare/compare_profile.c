@@ -379,7 +379,7 @@ size_t ms_peak_place_format(const ms_peak_place *pl, char *buf, size_t cap)
         snprintf(where, sizeof where, "outside the iterations");
     if (pl->phase >= 0)
         return ms__text_done(buf, cap, snprintf(buf, cap, "%s, %s", where,
-                                                ms_phase_kind_name((ms_phase_kind)pl->phase)));
+                                                ms_phase_kind_text((ms_phase_kind)pl->phase)));
     return ms__text_done(buf, cap, snprintf(buf, cap, "%s", where));
 }
 

@@ -467,7 +467,8 @@ static int read_place(ms_error *err, const cJSON *pl, ms_profile *p)
                            (uint32_t)n->valuedouble,
                            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pl, "unfinished")), -1};
     for (int k = 0; cJSON_IsString(ph) && k < MS_PHASE_KIND_COUNT; k++)
-        if (!strcmp(ph->valuestring, ms_phase_kind_name((ms_phase_kind)k)))
+        if (!strcmp(ph->valuestring, ms_phase_kind_name((ms_phase_kind)k)) ||
+            !strcmp(ph->valuestring, ms_phase_kind_text((ms_phase_kind)k))) /* as 0.2 wrote it */
             place.phase = k;
     ms_profile_set_peak_place(p, &place);
     return 0;
