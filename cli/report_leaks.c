@@ -21,10 +21,7 @@ static int feed_profile(ms_profile *p, const ms_leak_report *r, const ms_leak_to
         return 0;
     int64_t *peaks = malloc(it->n * sizeof *peaks);
     if (!peaks) {
-        err->code = MS_ERR_NOMEM;
-        err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "out of memory");
-        return MS_ERR_NOMEM;
+        return ms_error_set(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     }
     for (size_t i = 0; i < it->n; i++)
         peaks[i] = it->items[i].peak_bytes;

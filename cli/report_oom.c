@@ -28,9 +28,7 @@ static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char
     cairo_status_t st = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
     if (!rc && (st != CAIRO_STATUS_SUCCESS || !b.p)) {
-        err->code = rc = MS_ERR_NOMEM;
-        err->offset = MS_NO_OFFSET;
-        snprintf(err->message, sizeof err->message, "%s", cairo_status_to_string(st));
+        rc = ms_error_set(err, MS_ERR_NOMEM, MS_NO_OFFSET, "%s", cairo_status_to_string(st));
     }
     if (rc) {
         free(b.p);
