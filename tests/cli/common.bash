@@ -37,6 +37,28 @@ jget() { # FILE PYTHON_EXPRESSION_ON_d: a value of a JSON file
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# ms_expect STATUS PATTERN -- ARGS...: memsnap ARGS exits STATUS and its standard output
+# and error together match PATTERN; ms_refute PATTERN -- ARGS...: they do not.
+ms_expect() {
+  local want=$1 pattern=$2; shift 3
+  local out st
+  out=$("$bin" "$@" 2>&1); st=$?
+  if [ "$st" -ne "$want" ]; then
+    bad "memsnap $* exited $st, wanted $want"; echo "$out" | head -20; return
+  fi
+  if ! grep -Eq -- "$pattern" <<<"$out"; then
+    bad "memsnap $* output lacks /$pattern/"; echo "$out" | head -40
+  fi
+}
+ms_refute() {
+  local pattern=$1; shift 2
+  local out
+  out=$("$bin" "$@" 2>&1)
+  if grep -Eq -- "$pattern" <<<"$out"; then
+    bad "memsnap $* output has /$pattern/"; grep -E -- "$pattern" <<<"$out" | head -5
+  fi
+}
+
 # The last line of every script: the counts, and its exit status.
 finish() {
   echo "${1:+$1: }$pass passed, $fail failed"

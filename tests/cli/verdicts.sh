@@ -8,30 +8,6 @@ set -u
 source "$(dirname "$0")/common.bash"
 T=$tmp
 
-# expect STATUS PATTERN -- ARGS... : exit status, and stdout+stderr matching PATTERN.
-expect() {
-    local want=$1 pattern=$2
-    shift 3
-    local out st
-    out=$("$BIN" "$@" 2>&1)
-    st=$?
-    if [ "$st" -ne "$want" ]; then
-        echo "FAIL: memsnap $* exited $st, wanted $want"; echo "$out" | head -20; fail=1; return
-    fi
-    if ! grep -Eq -- "$pattern" <<<"$out"; then
-        echo "FAIL: memsnap $* output lacks /$pattern/"; echo "$out" | head -40; fail=1
-    fi
-}
-# refute PATTERN -- ARGS... : the output must not match PATTERN.
-refute() {
-    local pattern=$1
-    shift 2
-    local out
-    out=$("$BIN" "$@" 2>&1)
-    if grep -Eq -- "$pattern" <<<"$out"; then
-        echo "FAIL: memsnap $* output has /$pattern/"; grep -E -- "$pattern" <<<"$out" | head -5; fail=1
-    fi
-}
 truth() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 LOGITS=testdata/leak_library_logits.pickle
@@ -45,20 +21,20 @@ for f in leak_library_logits leak_hook_library; do
   site=$(truth $t "'/'.join(d['leaks'][0]['filename'].split('/')[-2:]) + ':%d %s' % (d['leaks'][0]['line'], d['leaks'][0]['name'])")
   uf=$(truth $t "'/'.join(d['leaks'][0]['user_frame']['filename'].split('/')[-2:]) + ':%d %s' % (d['leaks'][0]['user_frame']['line'], d['leaks'][0]['user_frame']['name'])")
   n=$(truth $t "d['leaks'][0]['count']")
-  expect 1 "^  leak +$site .* $n +" -- leaks --fail testdata/$f.pickle
-  expect 0 "^ +from $uf\$" -- leaks testdata/$f.pickle
+  ms_expect 1 "^  leak +$site .* $n +" -- leaks --fail testdata/$f.pickle
+  ms_expect 0 "^ +from $uf\$" -- leaks testdata/$f.pickle
   got=$("$BIN" leaks --json testdata/$f.pickle | python3 -c "import json,sys; L=json.load(sys.stdin)['files'][0]['leaks'][0]; print(L['user_frame'], L['members'][0]['user_frame'], L['site']['line'])")
   want=$(truth $t "'%s %s %d' % (d['leaks'][0]['user_frame'], d['leaks'][0]['user_frame'], d['leaks'][0]['line'])")
   [ "$got" = "$want" ] || { echo "FAIL: $f leaks --json user_frame: got '$got', want '$want'"; fail=1; }
 done
 # A leak in the user's own code has its line as the site: no "from" line, user_frame = site.
-refute '^ +from ' -- leaks testdata/leak_forward_hook.pickle
+ms_refute '^ +from ' -- leaks testdata/leak_forward_hook.pickle
 got=$("$BIN" leaks --json testdata/leak_forward_hook.pickle | python3 -c "import json,sys; L=json.load(sys.stdin)['files'][0]['leaks'][0]; print(L['user_frame']['filename'] == L['site']['filename'] and L['user_frame']['line'] == L['site']['line'])")
 [ "$got" = True ] || { echo "FAIL: leak_forward_hook user_frame is not its site"; fail=1; }
 # Top sites: the DDP rank's library sites come from train/ddp.py:30 worker (under
 # multiprocessing's standard-library frames); the autograd engine's have none.
-expect 0 'transformers/activations.py:66 forward from train/ddp.py:30 worker$' -- summary $R0
-refute 'MmBackward0::apply from' -- summary $R0
+ms_expect 0 'transformers/activations.py:66 forward from train/ddp.py:30 worker$' -- summary $R0
+ms_refute 'MmBackward0::apply from' -- summary $R0
 got=$("$BIN" summary --json $R0 | python3 -c "
 import json,sys
 s=json.load(sys.stdin)['files'][0]['devices'][0]['top_sites']
@@ -76,22 +52,22 @@ grep -q 'train/scenarios_verdicts.py:305 leak_library_logits' "$T/v.html" ||
 
 # §4 Two ranks are a pair: no outliers (the median of two is their mean), their
 # difference as diff says it; exit 0 under --fail.
-expect 0 '^Two files are a pair' -- ranks $R0 $R1 --fail
-refute 'Outliers|^median' -- ranks $R0 $R1
+ms_expect 0 '^Two files are a pair' -- ranks $R0 $R1 --fail
+ms_refute 'Outliers|^median' -- ranks $R0 $R1
 got=$("$BIN" ranks --json $R0 $R1 | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['is_pair'], len(d['outliers']), d['pair']['verdict'][:12], [r['outlier'] for r in d['ranks']])")
 [ "$got" = "True 0 rank1 peaks  [False, False]" ] || { echo "FAIL: ranks --json pair: '$got'"; fail=1; }
 # From three files on, outliers against the median; a live-at-end outlier is explained by
 # the sites alive at the end, not those at the peak.
-expect 0 '^  leak_layers\.pickle: live at end \+' -- ranks $R0 $R1 testdata/gpt2_train.pickle testdata/leak_layers.pickle
-expect 0 ' at the end vs the median 0 B: train/scenarios.py:161 layers_run$' -- ranks $R0 $R1 testdata/gpt2_train.pickle testdata/leak_layers.pickle
+ms_expect 0 '^  leak_layers\.pickle: live at end \+' -- ranks $R0 $R1 testdata/gpt2_train.pickle testdata/leak_layers.pickle
+ms_expect 0 ' at the end vs the median 0 B: train/scenarios.py:161 layers_run$' -- ranks $R0 $R1 testdata/gpt2_train.pickle testdata/leak_layers.pickle
 # Where the peak falls: iteration and phase, not seconds since each trace began.
-expect 0 '^peak in iteration +2 of 4 +2 of 4 +same' -- diff $R0 $R1
-expect 0 '^peak in phase +backward +backward +same' -- diff $R0 $R1
-refute '^time of peak' -- diff $R0 $R1
-expect 0 '^Verdict: rank1 peaks .*845.55 MiB in iteration 2 of 4, backward vs 559.71 MiB in iteration 2 of 4, backward\)' -- diff $R0 $R1
+ms_expect 0 '^peak in iteration +2 of 4 +2 of 4 +same' -- diff $R0 $R1
+ms_expect 0 '^peak in phase +backward +backward +same' -- diff $R0 $R1
+ms_refute '^time of peak' -- diff $R0 $R1
+ms_expect 0 '^Verdict: rank1 peaks .*845.55 MiB in iteration 2 of 4, backward vs 559.71 MiB in iteration 2 of 4, backward\)' -- diff $R0 $R1
 # ... also when one side is a summary JSON (peak.place is read back).
 "$BIN" summary --json $R0 > "$T/r0.json"
-expect 0 '^peak in phase +backward +backward +same' -- diff "$T/r0.json" $R1
+ms_expect 0 '^peak in phase +backward +backward +same' -- diff "$T/r0.json" $R1
 # Report: unrelated runs are not compared unless asked; ranks of one job are, as a pair.
 "$BIN" report -o "$T/u" testdata/gpt2_train.pickle testdata/linear_infer.pickle > /dev/null
 grep -q 'Comparison' "$T/u/index.html" "$T/u/summary.md" && { echo "FAIL: unrelated runs compared"; fail=1; }
@@ -104,23 +80,23 @@ grep -q '### Comparison' "$T/d/summary.md" || { echo "FAIL: ranks of one job not
 grep -q '\*\*yes\*\*' "$T/d/summary.md" && { echo "FAIL: a pair marked as outliers"; fail=1; }
 "$BIN" report --no-compare -o "$T/n" $R0 $R1 > /dev/null
 grep -q 'Comparison' "$T/n/summary.md" && { echo "FAIL: --no-compare compared"; fail=1; }
-expect 2 'contradict' -- report --compare --no-compare -o "$T/x" $R0 $R1
+ms_expect 2 'contradict' -- report --compare --no-compare -o "$T/x" $R0 $R1
 
 # §5 Plurals, --top, --iterations, --at past the end, allocator settings.
-expect 0 '\+1 alloc, \+4\.88 MiB' -- leaks $LOGITS
-refute '[^0-9.]1 allocs|[^0-9.]1 allocations|[^0-9.]1 frames' -- leaks --stack $LOGITS
-expect 0 '^  \(the end of iteration 3 is in --json\)$' -- categories $LOGITS
-expect 0 '^  \(at 99\.000s lies past the end of the trace at 0\.[0-9]+s: its column is the state at the end\)$' -- categories --at 99 $LOGITS
-refute 'lies past' -- categories --at 0.1 $LOGITS
+ms_expect 0 '\+1 alloc, \+4\.88 MiB' -- leaks $LOGITS
+ms_refute '[^0-9.]1 allocs|[^0-9.]1 allocations|[^0-9.]1 frames' -- leaks --stack $LOGITS
+ms_expect 0 '^  \(the end of iteration 3 is in --json\)$' -- categories $LOGITS
+ms_expect 0 '^  \(at 99\.000s lies past the end of the trace at 0\.[0-9]+s: its column is the state at the end\)$' -- categories --at 99 $LOGITS
+ms_refute 'lies past' -- categories --at 0.1 $LOGITS
 [ "$("$BIN" categories --json --at 99 $LOGITS | python3 -c "import json,sys; print(json.load(sys.stdin)['files'][0]['devices'][0]['at'][0]['past_end'])")" = True ] ||
   { echo "FAIL: categories --json past_end"; fail=1; }
-expect 0 '^  \(3 more findings: --top 2 lists the largest\)$' -- leaks --all --top 2 testdata/leak_layers.pickle
+ms_expect 0 '^  \(3 more findings: --top 2 lists the largest\)$' -- leaks --all --top 2 testdata/leak_layers.pickle
 [ "$("$BIN" leaks --all --top 2 --json testdata/leak_layers.pickle | python3 -c "import json,sys; d=json.load(sys.stdin)['files'][0]; print(len(d['leaks']), d['devices'][0]['left_out'])")" = "2 3" ] ||
   { echo "FAIL: leaks --top --json"; fail=1; }
-expect 2 'is not an integer' -- leaks --top 0 $LOGITS
-expect 0 '^  --iterations 3: without it the trace gives 5 iterations \(optimizer-annotation\); findings are counted at the end of iteration 3' -- leaks --iterations 3 testdata/leak_forward_hook.pickle
-refute 'without it' -- leaks --iterations 5 testdata/leak_forward_hook.pickle
-refute '^allocator settings' -- summary $R0
-expect 0 '^allocator settings: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, expandable_segments=True$' -- summary testdata/expandable.pickle
+ms_expect 2 'is not an integer' -- leaks --top 0 $LOGITS
+ms_expect 0 '^  --iterations 3: without it the trace gives 5 iterations \(optimizer-annotation\); findings are counted at the end of iteration 3' -- leaks --iterations 3 testdata/leak_forward_hook.pickle
+ms_refute 'without it' -- leaks --iterations 5 testdata/leak_forward_hook.pickle
+ms_refute '^allocator settings' -- summary $R0
+ms_expect 0 '^allocator settings: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, expandable_segments=True$' -- summary testdata/expandable.pickle
 
 finish verdicts
