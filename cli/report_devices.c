@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "report.h"
+#include "report_cmd.h"
 #include "summary_json.h"
 
 int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_snapshot *s,
@@ -23,6 +24,7 @@ int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_sn
     ro.oom_top_sites = (size_t)o->top;
     size_t oom_room = MS_OOM_MAX_EXPLAINED;
     int chart_device = ms_run_device(chart_run);
+    size_t listed = 0;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
@@ -35,6 +37,11 @@ int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_sn
         }
         cJSON *dev = summary_device_json(run, o->top, true, &oom_room, err);
         int rc = dev ? 0 : err->code ? err->code : MS_ERR_NOMEM;
+        /* The printers show the first REPORT_PAGE_DEVICES and the charted one; the rest
+         * are only written to summary.json, at doc > files[] > file > devices[]. */
+        if (dev && listed >= REPORT_PAGE_DEVICES && d != chart_device)
+            dev = report_spool_device(dev, 4);
+        listed++;
         if (dev)
             cJSON_AddItemToArray(summary_devices, dev);
         if (!rc)

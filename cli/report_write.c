@@ -12,6 +12,8 @@
 
 #define CMD REPORT_CMD
 
+static void spool_close(void);
+
 char *report_join(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
@@ -38,6 +40,7 @@ int report_dir_begin(const report_opts *o)
 
 void report_dir_end(int rc)
 {
+    spool_close();
     if (rc == 2) {
         char why[8];
         (void)safe_out_batch_end(false, why, sizeof why); /* removes what was held */
@@ -47,16 +50,110 @@ void report_dir_end(int rc)
     }
 }
 
+/* ------------------------------------------------------------------ spooled devices */
+
+/* The spooled devices' text, in an unlinked file: nothing is left behind however the
+ * run ends. A raw item stands for each: SPOOL_MARK, "OFFSET LENGTH DEPTH", SPOOL_END.
+ * Neither byte can appear in cli_json_format's text otherwise (controls are escaped). */
+static FILE *spool;
+static bool spool_broken;
+#define SPOOL_MARK '\x01'
+#define SPOOL_END '\x02'
+
+cJSON *report_spool_device(cJSON *dev, size_t depth)
+{
+    if (spool_broken || (!spool && !(spool = tmpfile()))) {
+        spool_broken = true;
+        return dev;
+    }
+    size_t len;
+    char *text = cli_json_format(dev, true, &len);
+    if (!text || fseeko(spool, 0, SEEK_END))
+        goto keep;
+    off_t at = ftello(spool);
+    if (at < 0 || fwrite(text, 1, len, spool) != len)
+        goto keep;
+    char mark[80];
+    snprintf(mark, sizeof mark, "%c%lld %zu %zu%c", SPOOL_MARK, (long long)at, len, depth,
+             SPOOL_END);
+    cJSON *raw = cJSON_CreateRaw(mark);
+    if (!raw)
+        goto keep;
+    static const char *const kept[] = {"device", "peak", "reserved"};
+    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(dev, kept[k]);
+        if (v)
+            cJSON_AddItemToObject(raw, kept[k], v);
+    }
+    free(text);
+    cJSON_Delete(dev);
+    return raw;
+keep:
+    /* A spool that failed once is not trusted again: the tree keeps the rest. */
+    spool_broken = true;
+    free(text);
+    return dev;
+}
+
+static void spool_close(void)
+{
+    if (spool)
+        fclose(spool);
+    spool = NULL;
+    spool_broken = false;
+}
+
+/* Copies a spooled device's text to out, its lines indented `depth` tabs more. */
+static int spool_copy(FILE *out, long long at, size_t len, size_t depth)
+{
+    if (!spool || fseeko(spool, (off_t)at, SEEK_SET))
+        return -1;
+    char buf[65536];
+    while (len) {
+        size_t want = len < sizeof buf ? len : sizeof buf;
+        if (fread(buf, 1, want, spool) != want)
+            return -1;
+        len -= want;
+        const char *p = buf, *end = buf + want;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *stop = nl ? nl + 1 : end;
+            fwrite(p, 1, (size_t)(stop - p), out);
+            if (nl)
+                for (size_t t = 0; t < depth; t++)
+                    fputc('\t', out);
+            p = stop;
+        }
+    }
+    return 0;
+}
+
 static int write_json(FILE *out, const cJSON *doc, const void *ctx)
 {
     (void)ctx;
-    char *text = cli_json_format(doc, true, NULL); /* 15+-digit integers as in --json */
+    size_t n;
+    char *text = cli_json_format(doc, true, &n); /* 15+-digit integers as in --json */
     if (!text)
         return -1;
-    fputs(text, out);
+    int rc = 0;
+    const char *p = text, *end = text + n;
+    while (p < end && !rc) {
+        const char *m = memchr(p, SPOOL_MARK, (size_t)(end - p));
+        fwrite(p, 1, (size_t)((m ? m : end) - p), out);
+        if (!m)
+            break;
+        /* strtoull, not sscanf: sscanf measures the rest of the text on every call. */
+        const char *e = memchr(m, SPOOL_END, (size_t)(end - m));
+        char *q;
+        unsigned long long at = strtoull(m + 1, &q, 10);
+        unsigned long long len = strtoull(q, &q, 10);
+        unsigned long long depth = strtoull(q, &q, 10);
+        rc = !e || q != e ? -1 : spool_copy(out, (long long)at, (size_t)len, (size_t)depth);
+        p = e ? e + 1 : end;
+    }
     fputc('\n', out);
     free(text);
-    return ferror(out) ? -1 : 0;
+    return rc || ferror(out) ? -1 : 0;
 }
 
 static int write_md(FILE *out, const cJSON *doc, const void *ctx)
