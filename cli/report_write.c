@@ -60,7 +60,29 @@ static bool spool_broken;
 #define SPOOL_MARK '\x01'
 #define SPOOL_END '\x02'
 
-cJSON *report_spool_device(cJSON *dev, size_t depth)
+/* Copies the value at `path` ("a.b") of `from` into `to`, with the objects on its way. */
+static bool keep_path(cJSON *to, const cJSON *from, const char *path)
+{
+    const cJSON *v = report_get(from, path);
+    if (!v)
+        return true;
+    char key[64];
+    for (const char *dot; (dot = strchr(path, '.')); path = dot + 1) {
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof key)
+            return false;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        cJSON *sub = cJSON_GetObjectItemCaseSensitive(to, key);
+        if (!sub && !(sub = cJSON_AddObjectToObject(to, key)))
+            return false;
+        to = sub;
+    }
+    cJSON *c = cJSON_Duplicate(v, true);
+    return c && cJSON_AddItemToObject(to, path, c);
+}
+
+cJSON *report_spool_device(cJSON *dev, size_t depth, const char *const *keep)
 {
     if (spool_broken || (!spool && !(spool = tmpfile()))) {
         spool_broken = true;
@@ -79,11 +101,11 @@ cJSON *report_spool_device(cJSON *dev, size_t depth)
     cJSON *raw = cJSON_CreateRaw(mark);
     if (!raw)
         goto keep;
-    static const char *const kept[] = {"device", "peak", "reserved"};
-    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++) {
-        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(dev, kept[k]);
-        if (v)
-            cJSON_AddItemToObject(raw, kept[k], v);
+    for (size_t k = 0; keep[k]; k++) {
+        if (!keep_path(raw, dev, keep[k])) {
+            cJSON_Delete(raw);
+            goto keep;
+        }
     }
     free(text);
     cJSON_Delete(dev);
