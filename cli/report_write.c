@@ -52,10 +52,17 @@ void report_dir_end(int rc)
 
 /* ------------------------------------------------------------------ spooled devices */
 
-/* The spooled devices' text, in an unlinked file: nothing is left behind however the
- * run ends. A raw item stands for each: SPOOL_MARK, "OFFSET LENGTH DEPTH", SPOOL_END.
- * Neither byte can appear in cli_json_format's text otherwise (controls are escaped). */
-static FILE *spool;
+/* The spooled devices' text, in unlinked files: nothing is left behind however the run
+ * ends. A raw item stands for each: SPOOL_MARK, "OFFSET LENGTH DEPTH", SPOOL_END.
+ * Neither byte can appear in cli_json_format's text otherwise (controls are escaped).
+ * One file per depth (summary devices, leak entries), so that each is read back in the
+ * order it was written, without a seek per device: `end` is where the next text goes,
+ * `at` where the reads stand (-1: still appending). */
+#define SPOOL_DEPTHS 8
+static struct spool {
+    FILE *f;
+    long long end, at;
+} spools[SPOOL_DEPTHS];
 static bool spool_broken;
 #define SPOOL_MARK '\x01'
 #define SPOOL_END '\x02'
@@ -84,20 +91,21 @@ static bool keep_path(cJSON *to, const cJSON *from, const char *path)
 
 cJSON *report_spool_device(cJSON *dev, size_t depth, const char *const *keep)
 {
-    if (spool_broken || (!spool && !(spool = tmpfile()))) {
+    struct spool *sp = depth < SPOOL_DEPTHS ? &spools[depth] : NULL;
+    if (spool_broken || !sp || (!sp->f && !(sp->f = tmpfile()))) {
         spool_broken = true;
         return dev;
     }
+    if (!sp->end)
+        sp->at = -1;
     size_t len;
     char *text = cli_json_format(dev, true, &len);
-    if (!text || fseeko(spool, 0, SEEK_END))
-        goto keep;
-    off_t at = ftello(spool);
-    if (at < 0 || fwrite(text, 1, len, spool) != len)
+    if (!text || sp->at >= 0 || fwrite(text, 1, len, sp->f) != len)
         goto keep;
     char mark[80];
-    snprintf(mark, sizeof mark, "%c%lld %zu %zu%c", SPOOL_MARK, (long long)at, len, depth,
+    snprintf(mark, sizeof mark, "%c%lld %zu %zu%c", SPOOL_MARK, sp->end, len, depth,
              SPOOL_END);
+    sp->end += (long long)len;
     cJSON *raw = cJSON_CreateRaw(mark);
     if (!raw)
         goto keep;
@@ -119,21 +127,26 @@ keep:
 
 static void spool_close(void)
 {
-    if (spool)
-        fclose(spool);
-    spool = NULL;
+    for (size_t k = 0; k < SPOOL_DEPTHS; k++) {
+        if (spools[k].f)
+            fclose(spools[k].f);
+        spools[k] = (struct spool){NULL, 0, -1};
+    }
     spool_broken = false;
 }
 
 /* Copies a spooled device's text to out, its lines indented `depth` tabs more. */
 static int spool_copy(FILE *out, long long at, size_t len, size_t depth)
 {
-    if (!spool || fseeko(spool, (off_t)at, SEEK_SET))
+    static const char tabs[SPOOL_DEPTHS] = "\t\t\t\t\t\t\t";
+    struct spool *sp = depth < SPOOL_DEPTHS ? &spools[depth] : NULL;
+    if (!sp || !sp->f || (at != sp->at && fseeko(sp->f, (off_t)at, SEEK_SET)))
         return -1;
+    sp->at = at + (long long)len;
     char buf[65536];
     while (len) {
         size_t want = len < sizeof buf ? len : sizeof buf;
-        if (fread(buf, 1, want, spool) != want)
+        if (fread(buf, 1, want, sp->f) != want)
             return -1;
         len -= want;
         const char *p = buf, *end = buf + want;
@@ -142,8 +155,7 @@ static int spool_copy(FILE *out, long long at, size_t len, size_t depth)
             const char *stop = nl ? nl + 1 : end;
             fwrite(p, 1, (size_t)(stop - p), out);
             if (nl)
-                for (size_t t = 0; t < depth; t++)
-                    fputc('\t', out);
+                fwrite(tabs, 1, depth, out);
             p = stop;
         }
     }
