@@ -1,6 +1,7 @@
 /* The report directory and its files: made as mkdir -p does and removed again by a
  * failed or interrupted run, every file written beside its place and renamed into it
- * only once all were written (safe_output.h), and the lines the command prints. */
+ * only once all were written (safe_output.h), the devices summary.json holds but the tree
+ * does not (report_spool_device), and the lines the command prints. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
