@@ -84,6 +84,14 @@ int report_dir_begin(const report_opts *o);
  * stay. */
 void report_dir_end(int rc);
 typedef int (*report_writer_fn)(FILE *out, const cJSON *doc, const void *ctx);
+/* A device object the page and the Markdown do not show, written out of the tree: its
+ * text (as cli_json_format gives it at `depth`) goes to an unlinked temporary file and
+ * the tree keeps a raw item that stands for it in summary.json, so 65,536 devices do not
+ * hold 65,536 cJSON trees. The raw item still holds the values at the paths of `keep`
+ * (NULL-ended: what every device is read for, by the gates and report_device_shown).
+ * Returns the item to put in the tree: `dev` itself when the spool cannot be used (the
+ * output is the same). */
+cJSON *report_spool_device(cJSON *dev, size_t depth, const char *const *keep);
 /* summary.json, summary.md and index.html of `doc` into o->out_dir, then the batch is
  * committed. Returns 0, or 2 (told). */
 int report_write_all(const report_opts *o, const cJSON *doc, const report_svgs *svgs);

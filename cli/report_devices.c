@@ -7,6 +7,7 @@
 
 #include "cli_util.h"
 #include "report.h"
+#include "report_cmd.h"
 #include "summary_json.h"
 
 int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_snapshot *s,
@@ -23,6 +24,7 @@ int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_sn
     ro.oom_top_sites = (size_t)o->top;
     size_t oom_room = MS_OOM_MAX_EXPLAINED;
     int chart_device = ms_run_device(chart_run);
+    size_t listed = 0;
     for (int d = 0; d < ms_snapshot_device_count(s); d++) {
         if (o->device >= 0 ? d != o->device : !cli_device_in_use(s, d))
             continue;
@@ -35,10 +37,27 @@ int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_sn
         }
         cJSON *dev = summary_device_json(run, o->top, true, &oom_room, err);
         int rc = dev ? 0 : err->code ? err->code : MS_ERR_NOMEM;
+        /* The printers show the first REPORT_PAGE_DEVICES and the charted one; the rest
+         * are only written to summary.json, at doc > files[] > file > devices[] (depth 4)
+         * and file > leaks > devices[] (depth 5). The printers and gates read these
+         * fields of every device. */
+        static const char *const dev_keep[] = {"device", "peak.bytes", "reserved.peak_bytes",
+                                               NULL};
+        static const char *const leak_keep[] = {"device", "iterations.count", NULL};
+        bool spooled = listed++ >= REPORT_PAGE_DEVICES && d != chart_device;
+        if (dev && spooled)
+            dev = report_spool_device(dev, 4, dev_keep);
         if (dev)
             cJSON_AddItemToArray(summary_devices, dev);
         if (!rc)
             rc = report_leaks_device(rd, run, d == chart_device ? profile : NULL, err);
+        cJSON *ld = rd->leak_devices ? cJSON_GetArrayItem(rd->leak_devices, 0) : NULL;
+        if (!rc && spooled && ld && (ld = ld->prev) != NULL && !cJSON_IsRaw(ld) &&
+            (int)report_num(ld, "device") == d) {
+            /* the device just added: the array's last item (its first one's prev) */
+            cJSON_DetachItemViaPointer(rd->leak_devices, ld);
+            cJSON_AddItemToArray(rd->leak_devices, report_spool_device(ld, 5, leak_keep));
+        }
         if (!rc)
             report_oom_device(rd, run);
         if (rd->oom_run == own && own)

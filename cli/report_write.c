@@ -1,6 +1,7 @@
 /* The report directory and its files: made as mkdir -p does and removed again by a
  * failed or interrupted run, every file written beside its place and renamed into it
- * only once all were written (safe_output.h), and the lines the command prints. */
+ * only once all were written (safe_output.h), the devices summary.json holds but the tree
+ * does not (report_spool_device), and the lines the command prints. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "safe_output.h"
 
 #define CMD REPORT_CMD
+
+static void spool_close(void);
 
 char *report_join(const char *dir, const char *name)
 {
@@ -38,6 +41,7 @@ int report_dir_begin(const report_opts *o)
 
 void report_dir_end(int rc)
 {
+    spool_close();
     if (rc == 2) {
         char why[8];
         (void)safe_out_batch_end(false, why, sizeof why); /* removes what was held */
@@ -47,16 +51,144 @@ void report_dir_end(int rc)
     }
 }
 
+/* ------------------------------------------------------------------ spooled devices */
+
+/* The spooled devices' text, in unlinked files: nothing is left behind however the run
+ * ends. A raw item stands for each: SPOOL_MARK, "OFFSET LENGTH DEPTH", SPOOL_END.
+ * Neither byte can appear in cli_json_format's text otherwise (controls are escaped).
+ * One file per depth (summary devices, leak entries), so that each is read back in the
+ * order it was written, without a seek per device: `end` is where the next text goes,
+ * `at` where the reads stand (-1: still appending). */
+#define SPOOL_DEPTHS 8
+static struct spool {
+    FILE *f;
+    long long end, at;
+} spools[SPOOL_DEPTHS];
+static bool spool_broken;
+#define SPOOL_MARK '\x01'
+#define SPOOL_END '\x02'
+
+/* Copies the value at `path` ("a.b") of `from` into `to`, with the objects on its way. */
+static bool keep_path(cJSON *to, const cJSON *from, const char *path)
+{
+    const cJSON *v = report_get(from, path);
+    if (!v)
+        return true;
+    char key[64];
+    for (const char *dot; (dot = strchr(path, '.')); path = dot + 1) {
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof key)
+            return false;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        cJSON *sub = cJSON_GetObjectItemCaseSensitive(to, key);
+        if (!sub && !(sub = cJSON_AddObjectToObject(to, key)))
+            return false;
+        to = sub;
+    }
+    cJSON *c = cJSON_Duplicate(v, true);
+    return c && cJSON_AddItemToObject(to, path, c);
+}
+
+cJSON *report_spool_device(cJSON *dev, size_t depth, const char *const *keep)
+{
+    struct spool *sp = depth < SPOOL_DEPTHS ? &spools[depth] : NULL;
+    if (spool_broken || !sp || (!sp->f && !(sp->f = tmpfile()))) {
+        spool_broken = true;
+        return dev;
+    }
+    if (!sp->end)
+        sp->at = -1;
+    size_t len;
+    char *text = cli_json_format(dev, true, &len);
+    if (!text || sp->at >= 0 || fwrite(text, 1, len, sp->f) != len)
+        goto keep;
+    char mark[80];
+    snprintf(mark, sizeof mark, "%c%lld %zu %zu%c", SPOOL_MARK, sp->end, len, depth,
+             SPOOL_END);
+    sp->end += (long long)len;
+    cJSON *raw = cJSON_CreateRaw(mark);
+    if (!raw)
+        goto keep;
+    for (size_t k = 0; keep[k]; k++) {
+        if (!keep_path(raw, dev, keep[k])) {
+            cJSON_Delete(raw);
+            goto keep;
+        }
+    }
+    free(text);
+    cJSON_Delete(dev);
+    return raw;
+keep:
+    /* A spool that failed once is not trusted again: the tree keeps the rest. */
+    spool_broken = true;
+    free(text);
+    return dev;
+}
+
+static void spool_close(void)
+{
+    for (size_t k = 0; k < SPOOL_DEPTHS; k++) {
+        if (spools[k].f)
+            fclose(spools[k].f);
+        spools[k] = (struct spool){NULL, 0, -1};
+    }
+    spool_broken = false;
+}
+
+/* Copies a spooled device's text to out, its lines indented `depth` tabs more. */
+static int spool_copy(FILE *out, long long at, size_t len, size_t depth)
+{
+    static const char tabs[SPOOL_DEPTHS] = "\t\t\t\t\t\t\t";
+    struct spool *sp = depth < SPOOL_DEPTHS ? &spools[depth] : NULL;
+    if (!sp || !sp->f || (at != sp->at && fseeko(sp->f, (off_t)at, SEEK_SET)))
+        return -1;
+    sp->at = at + (long long)len;
+    char buf[65536];
+    while (len) {
+        size_t want = len < sizeof buf ? len : sizeof buf;
+        if (fread(buf, 1, want, sp->f) != want)
+            return -1;
+        len -= want;
+        const char *p = buf, *end = buf + want;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            const char *stop = nl ? nl + 1 : end;
+            fwrite(p, 1, (size_t)(stop - p), out);
+            if (nl)
+                fwrite(tabs, 1, depth, out);
+            p = stop;
+        }
+    }
+    return 0;
+}
+
 static int write_json(FILE *out, const cJSON *doc, const void *ctx)
 {
     (void)ctx;
-    char *text = cli_json_format(doc, true, NULL); /* 15+-digit integers as in --json */
+    size_t n;
+    char *text = cli_json_format(doc, true, &n); /* 15+-digit integers as in --json */
     if (!text)
         return -1;
-    fputs(text, out);
+    int rc = 0;
+    const char *p = text, *end = text + n;
+    while (p < end && !rc) {
+        const char *m = memchr(p, SPOOL_MARK, (size_t)(end - p));
+        fwrite(p, 1, (size_t)((m ? m : end) - p), out);
+        if (!m)
+            break;
+        /* strtoull, not sscanf: sscanf measures the rest of the text on every call. */
+        const char *e = memchr(m, SPOOL_END, (size_t)(end - m));
+        char *q;
+        unsigned long long at = strtoull(m + 1, &q, 10);
+        unsigned long long len = strtoull(q, &q, 10);
+        unsigned long long depth = strtoull(q, &q, 10);
+        rc = !e || q != e ? -1 : spool_copy(out, (long long)at, (size_t)len, (size_t)depth);
+        p = e ? e + 1 : end;
+    }
     fputc('\n', out);
     free(text);
-    return ferror(out) ? -1 : 0;
+    return rc || ferror(out) ? -1 : 0;
 }
 
 static int write_md(FILE *out, const cJSON *doc, const void *ctx)

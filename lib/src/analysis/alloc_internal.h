@@ -10,6 +10,7 @@
 
 #include "addrmap.h"
 #include "internal.h"
+#include "memsnap/allocator.h"
 
 #define NIL UINT32_MAX
 
@@ -114,5 +115,9 @@ void ms__heap_absorb_rest(hsim *x, uint32_t i);
  * `first`: per address, the first of its alloc / free events in the trace. */
 int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *first,
                          ms_error *err);
+/* The state right after `event` as ms_heap_build gives it, but with its totals, note
+ * and approximate flag only: no segments or blocks (NULL), n_blocks still counted. */
+int ms__heap_build_totals(ms_heap *out, const ms_snapshot *s, int device, int64_t event,
+                          ms_error *err);
 
 #endif

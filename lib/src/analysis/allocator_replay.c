@@ -24,6 +24,26 @@ static const ms_segment *final_segment(const hsim *x, const ms_segment *fs, uint
     return lo < x->nfseg && x->fseg[lo].address == address ? &fs[x->fseg[lo].index] : NULL;
 }
 
+/* One block's share of its state's totals (emit and emit_totals). */
+static void tally(ms_heap *h, const blk *b, uint64_t *estimated)
+{
+    if (b->state == MS_BLOCK_ACTIVE_ALLOCATED)
+        h->allocated_bytes += b->size;
+    if (b->state != MS_BLOCK_INACTIVE) {
+        h->active_bytes += b->size;
+        if (b->estimated)
+            (*estimated)++;
+    } else {
+        h->inactive_bytes += b->size;
+        h->inactive_count++;
+        if (b->size > h->largest_inactive)
+            h->largest_inactive = b->size;
+    }
+}
+
+/* The note and the approximate flag, once the blocks are tallied. */
+static void finish(const hsim *x, ms_heap *h, uint64_t estimated);
+
 static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
 {
     (void)device;
@@ -62,24 +82,40 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
             ms_heap_block *ob = &h->blocks[nb++];
             *ob = (ms_heap_block){b->addr, b->size, b->req, (ms_block_state)b->state,
                                  b->alloc_event, b->stack, b->estimated};
-            if (b->state == MS_BLOCK_ACTIVE_ALLOCATED)
-                h->allocated_bytes += b->size;
-            if (b->state != MS_BLOCK_INACTIVE) {
-                h->active_bytes += b->size;
-                if (b->estimated)
-                    estimated++;
-            } else {
-                h->inactive_bytes += b->size;
-                h->inactive_count++;
-                if (b->size > h->largest_inactive)
-                    h->largest_inactive = b->size;
-            }
+            tally(h, b, &estimated);
         }
         o->n_blocks = nb - o->first_block;
         h->reserved_bytes += o->total_size;
     }
     h->n_segments = x->nord;
     h->n_blocks = nb;
+    finish(x, h, estimated);
+    return 0;
+}
+
+/* A state's totals, note and approximate flag, as emit gives them, without its
+ * segments and blocks: a caller that reads only the totals (the free memory at the
+ * peak) need not hold a copy of every block. */
+static int emit_totals(hsim *x, ms_heap *h, ms_error *err)
+{
+    if (!ms__heap_ord_fill(x))
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    uint64_t estimated = 0;
+    for (size_t k = 0; k < x->nord; k++) {
+        const seg *g = &x->g[x->ord[k]];
+        for (uint32_t i = g->first; i != NIL; i = x->b[i].next) {
+            tally(h, &x->b[i], &estimated);
+            h->n_blocks++;
+        }
+        h->reserved_bytes += g->end - g->start;
+    }
+    h->n_segments = x->nord;
+    finish(x, h, estimated);
+    return 0;
+}
+
+static void finish(const hsim *x, ms_heap *h, uint64_t estimated)
+{
     h->inconsistencies = x->bad;
     size_t used = 0;
     if (estimated)
@@ -94,7 +130,6 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
                                  used ? "; " : "", (unsigned long long)x->bad,
                                  x->bad == 1 ? "" : "s");
     h->approximate = estimated > 0 || x->bad > 0;
-    return 0;
 }
 
 /* What the replay hands each instant: out-of-order events are the caller's error. */
@@ -198,6 +233,31 @@ int ms_heap_build(ms_heap **out, const ms_snapshot *s, int device, int64_t event
 {
     *out = NULL;
     return ms_heap_build_each(out, s, device, &event, 1, err);
+}
+
+typedef struct totals_ctx {
+    ms_heap *h;
+} totals_ctx;
+
+static int totals_at(void *ctx, hsim *x, size_t k, bool changed, ms_error *err)
+{
+    (void)k;
+    (void)changed;
+    return emit_totals(x, ((totals_ctx *)ctx)->h, err);
+}
+
+int ms__heap_build_totals(ms_heap *out, const ms_snapshot *s, int device, int64_t event,
+                          ms_error *err)
+{
+    ms_error_clear(err);
+    memset(out, 0, sizeof *out);
+    out->device = device;
+    out->event = event;
+    int rc = check_events(s, device, &event, 1, err);
+    if (rc)
+        return rc;
+    totals_ctx c = {out};
+    return replay(s, device, &event, 1, totals_at, &c, err);
 }
 
 void ms_heap_free(ms_heap *h)
