@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "options.h"
@@ -292,8 +293,17 @@ int compare_inputs_load(const char *cmd, char **paths, size_t n, int device, boo
 
     if (n_pickles) {
         hook_ctx ctx = {slots, device, want_json, top_k};
-        ms_profiles_load(profs, errs, pickles, n_pickles, device, threads, cli_limits(),
-                         keep_summary, &ctx);
+        /* --threads N is the load's budget of threads; by default one per CPU, unless
+         * MEMSNAP_THREADS=1 asked for one thread throughout. */
+        ms_limits lim = *cli_limits();
+        if (threads) {
+            lim.threads = threads;
+        } else if (lim.threads != 1) {
+            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+            if (cpus > (long)lim.threads)
+                lim.threads = (uint32_t)(cpus > 256 ? 256 : cpus);
+        }
+        ms_profiles_load(profs, errs, pickles, n_pickles, device, &lim, keep_summary, &ctx);
         for (size_t i = 0; i < n_pickles; i++) {
             slots[i].profile = profs[i];
             if (!profs[i] && !rc) { /* report the first failure in command-line order */

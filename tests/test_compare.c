@@ -189,7 +189,9 @@ static void test_ranks_real(void)
     }
     ms_profile *pr[N_FILES];
     ms_error errs[N_FILES];
-    CHECK_EQ_INT(ms_profiles_load(pr, errs, paths, N_FILES, -1, 2, NULL, NULL, NULL), 0);
+    ms_limits two = ms_limits_default();
+    two.threads = 2;
+    CHECK_EQ_INT(ms_profiles_load(pr, errs, paths, N_FILES, -1, &two, NULL, NULL), 0);
     for (size_t i = 0; i < N_FILES; i++)
         if (!pr[i]) {
             check_fail("%s: %s", paths[i], errs[i].message);
@@ -269,7 +271,7 @@ static void test_parallel_load(void)
     ms_error errs[N];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = ms_profiles_load(pr, errs, paths, N, -1, 0, NULL, NULL, NULL);
+    int rc = ms_profiles_load(pr, errs, paths, N, -1, NULL, NULL, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("64 files: %.3f s wall\n",
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);

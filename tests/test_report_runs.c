@@ -3,7 +3,9 @@
  * the run's test hook (ms__run_stats) around cmd_report run in this process, on bundled
  * recordings (one device; two files) and on a file of five devices, each with one
  * allocation and one OOM (tests/gen_hostile.h), whose truth is known by construction.
- * Also: summary.json writes the recording's 16-digit times as integers. */
+ * Also: summary.json writes the recording's 16-digit times as integers, and one run
+ * answering the summary, leaks, categories and OOMs simulates its trace once (twice
+ * when opened with summary's cheap timeline), with the same JSON either way. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/stat.h>
@@ -60,8 +62,56 @@ static void expect(const char *what, char **files, int n, size_t devices)
     CHECK_EQ_INT_IN(what, (long long)c.timelines_built, (long long)devices);
 }
 
+/* The summary, leaks, categories and OOMs of `path`'s device 0 from one run opened with
+ * timeline flags `flags`: the JSON of each, and the timelines the run built. A cheap
+ * timeline is first read as such, then its categories asked, so that the OOMs need the
+ * reserved curve yet: three simulations before the run extended its one timeline. */
+static size_t run_views(const char *path, unsigned flags, char *json[4])
+{
+    static const char *const what[4] = {"summary", "leaks", "categories", "ooms"};
+    ms_snapshot *s = NULL;
+    ms_run *run = NULL;
+    ms_error err;
+    ms_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.timeline_flags = flags;
+    ms__run_counts before, after;
+    ms__run_stats(&before);
+    CHECK_EQ_INT_IN(path, ms_snapshot_read_file(&s, path, NULL, &err), 0);
+    CHECK_EQ_INT_IN(path, s ? ms_run_open(&run, s, 0, &ro, &err) : -1, 0);
+    const ms_timeline *t = NULL;
+    const ms_categories *c = NULL;
+    if (run && flags)
+        CHECK_TRUE_IN(path, !ms_run_timeline(&t, run, &err) && !ms_run_categories(&c, run, &err));
+    for (int i = 0; i < 4; i++) {
+        json[i] = NULL;
+        if (run)
+            CHECK_EQ_INT_IN(what[i], ms_run_json(&json[i], NULL, run, what[i], &err), 0);
+    }
+    ms_run_free(run);
+    ms_snapshot_free(s);
+    ms__run_stats(&after);
+    return after.timelines_built - before.timelines_built;
+}
+
+static void one_timeline(const char *path)
+{
+    char *full[4], *cheap[4];
+    CHECK_EQ_INT_IN(path, (long long)run_views(path, 0, full), 1);
+    CHECK_EQ_INT_IN(path,
+                    (long long)run_views(path, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, cheap),
+                    2);
+    for (int i = 0; i < 4; i++) {
+        CHECK_TRUE_IN(path, full[i] && cheap[i] && !strcmp(full[i], cheap[i]));
+        ms_free(full[i]);
+        ms_free(cheap[i]);
+    }
+}
+
 int main(void)
 {
+    one_timeline("testdata/oom.pickle");
+    one_timeline("testdata/ddp_rank0.pickle");
     if (!mkdtemp(tmpdir)) {
         check_fail("cannot make a temporary directory");
         return check_finish("test_report_runs");

@@ -158,11 +158,12 @@ MS_API void ms_profile_free(ms_profile *p);
  * Digits inside a word ("gpt2_train") are not a rank. */
 MS_API int ms_rank_from_name(const char *path);
 
-/* Loads pickles in parallel and profiles each one. `threads` 0 uses one per online CPU
- * (never more than the number of files). Each file is read with `limits` (NULL:
- * ms_limits_default()). Every entry of out[] and errs[] is written: a
- * file that failed has out[i] NULL and errs[i] filled; the return value is 0 when all
- * loaded, else the code of the first failure in path order.
+/* Loads pickles in parallel and profiles each one, with `limits` (NULL:
+ * ms_limits_default()). Its `threads` is the budget of the whole call: that many files
+ * at once (never more than the number of files), and each file read and analysed with
+ * the share left to it (limits.threads / files at once). Every entry of out[] and
+ * errs[] is written: a file that failed has out[i] NULL and errs[i] filled; the return
+ * value is 0 when all loaded, else the code of the first failure in path order.
  * `hook`, when not NULL, runs on the worker thread for each file that loaded, with the
  * run the profile was read from (its snapshot still open: ms_run_snapshot), so a caller
  * takes more from the same analysis; a non-zero return fails that file with the hook's
@@ -170,8 +171,8 @@ MS_API int ms_rank_from_name(const char *path);
 typedef int (*ms_profile_hook)(void *ctx, size_t index, const char *path, ms_run *run,
                                const ms_profile *p, ms_error *err);
 MS_API int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths,
-                            size_t n, int device, unsigned threads,
-                            const ms_limits *limits, ms_profile_hook hook, void *ctx);
+                            size_t n, int device, const ms_limits *limits,
+                            ms_profile_hook hook, void *ctx);
 
 /* ------------------------------------------------------------------ two files */
 

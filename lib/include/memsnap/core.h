@@ -86,8 +86,10 @@ typedef struct ms_limits {
     uint64_t max_input_bytes;
     /* The most threads the library runs at once for a snapshot read with these limits:
      * the read (see parallel_min_bytes) and the analyses of that snapshot (the phase
-     * tagging of categories). Below 2: none besides the caller's. Default 2, the most
-     * any step uses; the results are the same either way. */
+     * tagging of categories); for ms_profiles_load, the budget of the whole load (files
+     * at once, and each file's share). The library's one thread setting. Below 2: none
+     * besides the caller's. Default 2, the most one snapshot's steps use; the results
+     * are the same either way. */
     uint32_t threads;
     /* The reader's own working memory (the pickle's stack and memo, the containers it
      * builds and their items, boxed numbers): an input that needs more is refused with

@@ -71,9 +71,10 @@ typedef struct ms_run_options {
      * MS_TIMELINE_ALLOCS, which every getter can use. A view that asks only for
      * categories may pass MS_TIMELINE_ALLOCS | MS_TIMELINE_ACTIVE (half the memory);
      * `summary` MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE. A getter that needs more
-     * (leaks: allocations and the active curve; OOMs: both curves) builds a fuller
-     * timeline of the same trace then, and ms_run_timeline returns that one from then
-     * on; a timeline handed out before lives as long as the run. */
+     * (leaks: allocations and the active curve; OOMs: both curves) simulates the trace
+     * once more for everything any getter reads, and the arrays the timeline lacked
+     * join it: a run has one timeline object, simulated at most twice (once with the
+     * defaults), and a pointer handed out before stays valid with more filled in. */
     unsigned timeline_flags;
 } ms_run_options;
 
@@ -85,7 +86,7 @@ MS_API void ms_run_free(ms_run *r);
 MS_API const ms_snapshot *ms_run_snapshot(const ms_run *r);
 MS_API int ms_run_device(const ms_run *r);
 
-/* The device's timeline (ms_run_options.timeline_flags; a fuller one once a getter
+/* The device's timeline (ms_run_options.timeline_flags; filled in further once a getter
  * needed more, see there). */
 MS_API int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err);
 /* Iterations (with the unfinished last one, see memsnap/iterations.h). The leak report

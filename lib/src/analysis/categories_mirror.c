@@ -486,10 +486,8 @@ static const optim_info *optim_by_name(const char *name, bool by_file)
  * last one of the device. */
 static void name_from_annotations(const ms__cat_ctx *x, char *out, size_t cap)
 {
-    ms_annotation_range *ar = NULL;
-    size_t nar = 0;
-    if (ms_annotation_ranges(&ar, &nar, x->s, x->tr->device, NULL))
-        return;
+    const ms_annotation_range *ar = x->ann;
+    size_t nar = x->n_ann;
     static const char pre[] = "Optimizer.step#";
     for (size_t i = nar; i-- > 0;) {
         const char *s = ms_snapshot_string(x->s, ar[i].name);
@@ -503,7 +501,6 @@ static void name_from_annotations(const ms__cat_ctx *x, char *out, size_t cap)
             break;
         }
     }
-    ms_free(ar);
 }
 
 /* The file of torch/optim/ that an optimizer step's allocations were made in ("adam" for

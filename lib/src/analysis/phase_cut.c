@@ -145,24 +145,21 @@ typedef struct ann_range {
     uint8_t tag;
 } ann_range;
 
-/* The phase annotations of the device as event ranges, from the library's one pairing
+/* The phase annotations of the device as event ranges, from the context's pairing
  * (ms_annotation_ranges). A range never closed (the snapshot was taken inside it) says
  * where a phase began but not where it ended: the stacks decide that one. */
-static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *s,
-                             const ms_trace *tr, ms_error *err)
+static int annotation_ranges(ann_range **out, size_t *n_out, const ms__cat_ctx *x,
+                             ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    ms_annotation_range *ar = NULL;
-    size_t nar = 0;
-    int rc = ms_annotation_ranges(&ar, &nar, s, tr->device, err);
-    if (rc)
-        return rc;
+    const ms_snapshot *s = x->s;
+    const ms_trace *tr = x->tr;
+    const ms_annotation_range *ar = x->ann;
+    size_t nar = x->n_ann;
     ann_range *r = malloc((nar ? nar : 1) * sizeof *r);
-    if (!r) {
-        free(ar);
+    if (!r)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
-    }
     size_t n = 0, hint = 0;
     for (size_t i = 0; i < nar; i++) {
         uint8_t tag = annotation_kind(ms_snapshot_string(s, ar[i].name));
@@ -178,7 +175,6 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms_snapshot *
         if (r[n].end > r[n].first)
             n++;
     }
-    free(ar);
     *out = r;
     *n_out = n;
     return 0;
@@ -195,6 +191,7 @@ void ms__cat_ctx_free(ms__cat_ctx *x)
     free(x->segs);
     free(x->bwd_after);
     free(x->stack_flags);
+    free(x->ann);
     memset(x, 0, sizeof *x);
 }
 
@@ -552,7 +549,9 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
 
     ann_range *ar = NULL;
     size_t nar = 0;
-    rc = annotation_ranges(&ar, &nar, s, tr, err);
+    rc = ms_annotation_ranges(&x->ann, &x->n_ann, s, tr->device, err);
+    if (!rc)
+        rc = annotation_ranges(&ar, &nar, x, err);
     if (rc) {
         ms__cat_ctx_free(x);
         return rc;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "memsnap/iterations.h"
+#include "memsnap/phases.h"
 #include "memsnap/memsnap.h"
 
 /* What a stack says, one byte per stack id. */
@@ -46,6 +47,10 @@ typedef struct ms__cat_ctx {
     const ms_timeline *t;
     const ms_trace *tr;
     const ms_iterations *it;  /* may be NULL */
+    /* The device's annotation ranges (ms_annotation_ranges), paired once for the phase
+     * cut and every later reader of the context (the optimizer's name). */
+    ms_annotation_range *ann;
+    size_t n_ann;
     uint8_t *stack_flags;
     bool cpp_stacks;          /* some stack has C++ frames */
     bool no_stacks;           /* no allocation of the trace has a stack */

@@ -19,9 +19,6 @@ struct ms_run {
     ms_run_options opt;
     ms_timeline *tl;
     unsigned tl_flags;       /* what tl was built with */
-    /* Timelines handed out before a getter needed a fuller one (at most one per flag). */
-    ms_timeline *old_tl[4];
-    size_t n_old_tl;
     ms_iterations *it;       /* owned unless the leak report holds it */
     const ms_iterations *it_view;
     ms_idle *idle;
@@ -36,7 +33,6 @@ struct ms_run {
     ms_leak_report *leaks;
     ms_oom_report *ooms;
     ms_alloc *peak_alive;    /* read from tl's lives or a replay; NULL when tl->peak_alive serves */
-    const ms_timeline *peak_tl; /* an earlier timeline whose peak_alive serves; NULL: tl's */
     size_t n_peak_alive;
     bool have_peak_alive;
     ms_site_total *peak_sites;
@@ -125,8 +121,6 @@ void ms_run_free(ms_run *r)
     free(r->peak_alive);
     ms_free(r->peak_sites);
     ms_timeline_free(r->tl);
-    for (size_t i = 0; i < r->n_old_tl; i++)
-        ms_timeline_free(r->old_tl[i]);
     free(r);
 }
 
@@ -154,6 +148,29 @@ int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err)
     return 0;
 }
 
+/* Everything a getter of the run can read from its timeline. */
+#define RUN_ALL_FLAGS (MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS)
+
+/* Moves into `to` the arrays of `from` it lacks (both timelines of one trace: the same
+ * figures, the allocations in the same order) and frees the rest of `from`. */
+static void timeline_extend(ms_timeline *to, ms_timeline *from)
+{
+    if (!to->active) {
+        to->active = from->active;
+        from->active = NULL;
+    }
+    if (!to->reserved) {
+        to->reserved = from->reserved;
+        from->reserved = NULL;
+    }
+    if (!to->allocs) {
+        to->allocs = from->allocs;
+        to->n_allocs = from->n_allocs;
+        from->allocs = NULL;
+    }
+    ms_timeline_free(from);
+}
+
 int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_error *err)
 {
     *out = NULL;
@@ -171,25 +188,18 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
         *out = rc ? NULL : t;
         return rc;
     }
-    /* A fact that needs more than the run's timeline holds: a fuller timeline of the same
-     * trace (the same figures, the allocations in the same order), kept beside the first,
-     * which callers may still hold. Each upgrade adds a flag, so there are at most four. */
-    if (r->n_old_tl >= sizeof r->old_tl / sizeof r->old_tl[0])
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "run: too many timeline upgrades");
-    ms_timeline *full = NULL;
-    unsigned flags = r->tl_flags | need;
-    /* The set alive at the peak stays the one the first timeline collected: a second
-     * copy (a trace that frees nothing keeps every life there) would only cost memory. */
-    unsigned keep_peak = (r->tl_flags & MS_TIMELINE_PEAK_ALIVE) & ~need;
-    rc = build_timeline(&full, r, flags & ~keep_peak, err);
+    /* A fact that needs more than the run's timeline holds: the trace is simulated once
+     * more for everything any getter reads, so a run never simulates it a third time, and
+     * the arrays it lacked join the run's one timeline, which callers may hold. The set
+     * alive at the peak stays the one the first pass collected. */
+    unsigned flags = (r->tl_flags | need | RUN_ALL_FLAGS) & ~(unsigned)MS_TIMELINE_PEAK_ALIVE;
+    ms_timeline *more = NULL;
+    rc = build_timeline(&more, r, flags, err);
     if (rc)
         return rc;
-    if (keep_peak && !r->peak_tl)
-        r->peak_tl = r->tl;
-    r->old_tl[r->n_old_tl++] = r->tl;
-    r->tl = full;
-    r->tl_flags = flags;
-    *out = full;
+    timeline_extend(r->tl, more);
+    r->tl_flags |= flags;
+    *out = r->tl;
     return 0;
 }
 
@@ -392,11 +402,10 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
     int rc = ms_run_timeline(&t, r, err);
     if (rc)
         return rc;
-    const ms_timeline *pt = r->peak_tl ? r->peak_tl : t;
-    if (pt->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
+    if (t->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
         /* Collected while the timeline was built (NULL only when nothing was alive). */
-        *out = pt->peak_alive;
-        *n_out = pt->n_peak_alive;
+        *out = t->peak_alive;
+        *n_out = t->n_peak_alive;
         return 0;
     }
     if (!r->have_peak_alive) {

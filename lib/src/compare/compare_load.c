@@ -1,10 +1,9 @@
 /* Loading many rank files at once. Each file is parsed, profiled and freed on one worker
- * thread, so at most `threads` snapshots are in memory together however many ranks the
- * job had; what stays is the small profile. */
+ * thread, so at most ms_limits.threads snapshots are in memory together however many
+ * ranks the job had; what stays is the small profile. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "compare_internal.h"
 
@@ -58,17 +57,18 @@ static void *worker(void *arg)
 }
 
 int ms_profiles_load(ms_profile **out, ms_error *errs, const char *const *paths, size_t n,
-                     int device, unsigned threads, const ms_limits *limits,
-                     ms_profile_hook hook, void *ctx)
+                     int device, const ms_limits *limits, ms_profile_hook hook, void *ctx)
 {
-    load_job job = {out, errs, paths, n, device, limits, hook, ctx, 0};
-    atomic_init(&job.next, 0);
-    if (threads == 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus > 0 ? (unsigned)(cpus > 256 ? 256 : cpus) : 1;
-    }
+    /* One budget of threads (ms_limits.threads): files at once, and what is left of it
+     * to each file's read and analyses, so the whole call never runs more. */
+    ms_limits each = limits ? *limits : ms_limits_default();
+    unsigned threads = each.threads > 1 ? (each.threads > 256 ? 256 : each.threads) : 1;
     if (threads > n)
-        threads = (unsigned)n;
+        threads = n ? (unsigned)n : 1;
+    if (each.threads > 1)
+        each.threads /= threads;
+    load_job job = {out, errs, paths, n, device, &each, hook, ctx, 0};
+    atomic_init(&job.next, 0);
 
     pthread_t *tids = threads > 1 ? cmp_calloc(threads, sizeof *tids) : NULL;
     unsigned started = 0;
