@@ -213,22 +213,31 @@ typedef struct ms_chart_spec {
     bool fragmentation;
 } ms_chart_spec;
 
-/* One file's data. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS for
- * stacked charts (overlays draw only curves). */
+/* One file's data: what the chart reads, complete. Nothing here is computed by the
+ * chart: a field left NULL (or a count left 0) means the chart shows none of it, and a
+ * grouping or axis that needs a missing field fails with MS_ERR_ARG naming it. Fill it
+ * from the file's run with ms_chart_source_from_run (below), so a chart reads the same
+ * facts as every command. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS
+ * for stacked charts (overlays draw only curves). */
 typedef struct ms_chart_source {
-    const ms_snapshot *snap; /* NULL: no site names, annotations or stream info */
+    const ms_snapshot *snap; /* NULL: no site names or stream info */
     const ms_trace *trace;   /* the timeline's device trace (times, actions) */
     const ms_timeline *tl;
     const char *label;       /* usually the file's base name */
-    /* What each allocation is, for MS_CHART_BY_CATEGORY (NULL: not available; only that
-     * grouping needs it, and building it costs a pass over the trace). */
+    /* The device's annotation ranges (ms_run_annotation_ranges): the lanes above the
+     * plot and, by phase, the bands. n_ranges 0: none. Times are absolute, so a chart of
+     * a slice of the trace reads the same ranges. */
+    const ms_annotation_range *ranges;
+    size_t n_ranges;
+    /* What each allocation is, for MS_CHART_BY_CATEGORY (ms_run_categories); only that
+     * grouping needs it. */
     const ms_categories *categories;
     /* Per allocation of `tl`, its index in the timeline the categories were built from;
      * NULL when `tl` is that timeline. A chart of a slice of the trace (chart_export.c)
      * sets it. */
     const size_t *category_alloc;
-    /* The phases of the trace (memsnap/phases.h) for MS_CHART_BY_PHASE when it has no
-     * annotation ranges; NULL: found from `snap` when needed. */
+    /* The run's phases (ms_run_phases): MS_CHART_BY_PHASE draws them when the trace has
+     * no top-level annotation range (ms_chart_phases_needed). */
     const ms_phases *phases;
     /* The run's iterations (memsnap/iterations.h), for the chart model's iteration spans;
      * NULL: none shown. */
@@ -239,12 +248,11 @@ typedef struct ms_chart_source {
      * classifies its allocations' stacks itself. Pass it when many charts are built from
      * one file (the view's pyramid finds it once). */
     const int8_t *group_of_stack;
-    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL: found
-     * from the trace, `iterations` and `shape` when needed. */
+    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL (with no
+     * `warp`): no breaks, the run axis is the time axis. */
     const struct ms_idle *idle;
-    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: laid from `idle`, or
-     * found from the trace, `iterations` and `shape`. Pass it when several calls need it (extent, then
-     * build) or when the window was given in seconds and converted with it. */
+    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_from_idle); NULL: laid from
+     * `idle`. Pass it when the window was given in seconds and converted with it. */
     const ms_chart_warp *warp;
     /* The recording's shape (memsnap/shape.h): its compile phase is compressed on the run
      * axis like the set-up, and the title names a CUDA-graph pool; NULL: neither. */
@@ -253,6 +261,38 @@ typedef struct ms_chart_source {
      * ms_run_fragmentation), for spec.fragmentation; NULL otherwise. */
     const ms_heap_frag *frag;
 } ms_chart_source;
+
+struct ms_run;
+/* What ms_chart_source_from_run reads from the run besides the snapshot, trace and
+ * timeline (the curves, all an overlay draws). */
+enum {
+    MS_CHART_RUN_STACKED = 1u << 0,    /* annotation ranges: lanes and phase bands */
+    MS_CHART_RUN_CATEGORIES = 1u << 1, /* the categories (by category, tooltips) */
+    MS_CHART_RUN_PHASES = 1u << 2,     /* the phases, when ms_chart_phases_needed */
+    MS_CHART_RUN_AXIS = 1u << 3,       /* iterations, idle stretches and shape */
+    MS_CHART_RUN_FRAG = 1u << 4        /* the allocator's fragmentation series */
+};
+/* What a stacked chart of `spec` reads: MS_CHART_RUN_STACKED and what its grouping, axis
+ * and panels need. */
+unsigned ms_chart_run_needs(const ms_chart_spec *spec);
+/* *out from the run's getters: every field `needs` names, the others NULL (group rules
+ * are the caller's to add). The run must outlive the source. */
+int ms_chart_source_from_run(ms_chart_source *out, struct ms_run *run, const char *label,
+                             unsigned needs, ms_error *err);
+/* Whether a chart by phase draws the phases: the trace has no top-level (depth 0)
+ * annotation range, so the ranges cannot make the bands. */
+bool ms_chart_phases_needed(const ms_annotation_range *ranges, size_t n);
+
+/* The leak marks of a run (ms_run_leak_marks) and their highlights
+ * (ms_chart_highlights_from_marks), which point into the marks: what render --leaks,
+ * the report's timeline and the view outline. n == 0: no marks. */
+typedef struct ms_chart_leaks {
+    struct ms_leak_mark *marks;
+    ms_chart_highlight *highlights;
+    size_t n;
+} ms_chart_leaks;
+int ms_chart_leaks_from_run(ms_chart_leaks *out, struct ms_run *run, ms_error *err);
+void ms_chart_leaks_free(ms_chart_leaks *l);
 
 typedef enum ms_chart_group_kind {
     MS_CHART_GROUP_ALLOC = 0, /* one allocation */

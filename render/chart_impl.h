@@ -246,10 +246,6 @@ typedef struct ms__range {
     int depth;
 } ms__range;
 
-/* ms_annotation_ranges (memsnap/phases.h), remembered for the last snapshot and device
- * asked (annotation_cache.c): the charts of one snapshot's windows pair them once. */
-int ms__annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snapshot *snap,
-                          int device, ms_error *err);
 /* START/END annotations of the trace's device paired into ranges sorted by start; the
  * caller frees *out. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
@@ -342,11 +338,14 @@ void ms__place_labels(ms_chart *chart, const size_t *rank);
 /* The axis's pieces in pixels (chart->segments) once the window and plot are known, and
  * the breaks' labels. */
 void ms__segments(ms_chart *chart);
+/* The run axis of a source: its warp, or laid from its idle stretches (none: the
+ * identity, no breaks). */
+void ms__source_warp(ms_chart_warp *w, const ms_chart_source *src);
 /* xwarp.c: *out is src, and for *mode == MS_CHART_X_RUN carries a warp (src->warp, or one
- * found into *w); *mode becomes MS_CHART_X_TIME when that warp has no break, so a run axis
+ * laid into *w); *mode becomes MS_CHART_X_TIME when that warp has no break, so a run axis
  * with nothing to compress draws exactly as the time axis. */
-int ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
-                   ms_chart_x *mode, ms_error *err);
+void ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
+                    ms_chart_x *mode);
 
 /* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
  * allocations, when need_allocs). */

@@ -115,11 +115,7 @@ int ms_chart_build_figure(ms_chart_figure **out, const ms_chart_source *srcs, si
             own[i] = srcs[i];
             if (fs->chart.x_mode != MS_CHART_X_RUN || own[i].warp || !own[i].trace)
                 continue;
-            if (own[i].idle)
-                ms_chart_warp_from_idle(&warps[i], own[i].idle);
-            else
-                rc = ms_chart_warp_find(&warps[i], own[i].trace, own[i].iterations, own[i].shape,
-                                        err);
+            ms__source_warp(&warps[i], &own[i]);
             own[i].warp = &warps[i];
         }
         if (!rc)

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "chart.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/run.h"
 
 /* Stop flooding stderr once a file has shown what is wrong. */
 #define BAIL_IF_MANY()                                                                 \
@@ -218,11 +219,19 @@ static void check_file(const char *path, const char *name, void *arg)
         return;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl, .label = base};
+    /* What the chart reads from the run: the annotation ranges, and the phases by phase. */
+    ms_chart *ch = NULL;
+    ms_run *run = NULL;
+    if (ms_run_open(&run, s, dev, NULL, &err) ||
+        ms_run_annotation_ranges(&src.ranges, &src.n_ranges, run, &err) ||
+        ms_run_phases(&src.phases, run, &err)) {
+        check_fail("%s: run: %s", path, err.message);
+        goto out;
+    }
 
     /* Default chart: time axis, one band per large allocation. */
     ms_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    ms_chart *ch = NULL;
     int rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
@@ -380,6 +389,7 @@ static void check_file(const char *path, const char *name, void *arg)
                     tl->peak_bytes > tl->reserved_peak_bytes ? tl->peak_bytes
                                                              : tl->reserved_peak_bytes);
 out:
+    ms_run_free(run);
     ms_chart_free(ch);
     ms_timeline_free(tl);
     ms_snapshot_free(s);
