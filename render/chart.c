@@ -202,7 +202,7 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
         ms__legend_categories(chart);
     ms__legend_finish_stacked(chart, spec);
     ms__title_stacked(chart, src, spec);
-    ms__place_labels(chart, NULL);
+    ms__place_labels(chart);
     rc = ms__chart_iterations(chart, src, err);
     if (!rc && spec->fragmentation)
         rc = ms__frag_panel(chart, src, err);
@@ -371,7 +371,7 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
     ms__legend_finish_overlay(chart);
     ms__find_overlay_peak(chart, srcs);
     ms__title_overlay(chart, srcs, n_srcs, spec);
-    ms__place_labels(chart, NULL);
+    ms__place_labels(chart);
     return 0;
 }
 

@@ -328,10 +328,10 @@ void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__g
 /* ------------------------------------------------------------------ label_place.c */
 
 /* The labels inside the plot (chart->labels): the OOM's, the peak's, then one per marked
- * band (in `rank` order, or group order when NULL), each clear of the others, of the
+ * band in group order (the order the highlights were given), each clear of the others, of the
  * reserved and peak lines, the OOM markers and the plot's edge; cut with an ellipsis when
  * no place fits it whole, else named in the legend instead. Last step of a build. */
-void ms__place_labels(ms_chart *chart, const size_t *rank);
+void ms__place_labels(ms_chart *chart);
 
 /* ------------------------------------------------------------------ chart.c */
 
