@@ -585,7 +585,10 @@ double ms_chart_event_x(const ms_chart_source *src, ms_chart_x mode, int64_t eve
 /* Round tick spacing: the smallest 1, 2, 2.5 or 5 times a power of ten that cuts `span`
  * into at most `max_ticks` steps. */
 double ms_chart_nice_step(double span, int max_ticks);
-/* "523.8 MiB", "1.5 GiB", "812 B": one decimal, binary units, for labels. */
+/* "523.79 MiB", "1.50 GiB", "812 B": the text outputs' rule (ms_format_bytes: binary
+ * units, two decimals), for every size a picture or the view prints; "?" for NaN. Axis
+ * ticks are shorter: their labels carry the decimals their step needs ("250 MiB",
+ * "2.5 GiB"), one rule for every byte axis (scale.c). */
 void ms_chart_format_bytes(double bytes, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -10,25 +10,17 @@
 
 void ms_chart_format_bytes(double bytes, char *buf, size_t cap)
 {
-    static const char *UNITS[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     if (!buf || cap == 0)
         return;
     if (!isfinite(bytes)) {
         snprintf(buf, cap, "?");
         return;
     }
-    double v = fabs(bytes);
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof UNITS / sizeof UNITS[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    const char *sign = bytes < 0 ? "-" : "";
-    /* Three significant digits at least: "2.03 GiB" rather than "2.0 GiB". */
-    if (u == 0)
-        snprintf(buf, cap, "%s%.0f B", sign, v);
-    else
-        snprintf(buf, cap, "%s%.*f %s", sign, v < 9.995 ? 2 : 1, v, UNITS[u]);
+    /* The text outputs' rule (ms_format_bytes), so a picture and the table beside it
+     * print one size one way. */
+    double whole = round(bytes);
+    int64_t v = whole >= 9.2e18 ? INT64_MAX : whole <= -9.2e18 ? -INT64_MAX : (int64_t)whole;
+    ms_format_bytes(v, buf, cap);
 }
 
 double ms_chart_nice_step(double span, int max_ticks)

@@ -524,7 +524,7 @@ static void check_numbers(void)
     const char *ctx = "numbers";
     char buf[32];
     ms_chart_format_bytes(549285896, buf, sizeof buf);
-    CHECK_TRUE_IN(ctx, !strcmp(buf, "523.8 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "523.84 MiB"));
     ms_chart_format_bytes(812, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "812 B"));
     ms_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
@@ -532,7 +532,18 @@ static void check_numbers(void)
     ms_chart_format_bytes(2181038080.0, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "2.03 GiB"));
     ms_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
-    CHECK_TRUE_IN(ctx, !strcmp(buf, "10.0 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "10.00 MiB"));
+    /* A picture prints a size as the text outputs do ("12.35 MiB", never "12.3 MiB"). */
+    static const int64_t SIZES[] = {0, 1023, 1024, 12949914, (int64_t)(12.35 * 1048576), 1152, -5000,
+                                    (int64_t)1 << 40, INT64_MAX};
+    for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
+        char want[32];
+        ms_format_bytes(SIZES[i], want, sizeof want);
+        ms_chart_format_bytes((double)SIZES[i], buf, sizeof buf);
+        CHECK_EQ_STR_IN(ctx, buf, want);
+    }
+    ms_chart_format_bytes(12.35 * 1048576, buf, sizeof buf);
+    CHECK_EQ_STR_IN(ctx, buf, "12.35 MiB");
     ms_chart_format_bytes(NAN, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "?"));
     static const double SPANS[] = {1, 3, 7, 10, 0.013, 523.8, 1e9, 4.6513, 1234567};
