@@ -156,6 +156,13 @@ double ms__full_span(const ms_chart_source *src, ms_chart_x mode);
 double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us);
 /* The spec's x window within [0, span]; MS_ERR_ARG when it is empty. */
 int ms__window(const ms_chart_spec *spec, double span, double *lo, double *hi, ms_error *err);
+/* Every byte axis (the plot's, the fragmentation panel's, the OOM picture's): from 0 to
+ * at least `top` bytes in about `target` round steps (ms_chart_nice_step) of the largest
+ * binary unit `top` reaches. Fills ticks[0 .. *n) (at most MS_CHART_MAX_TICKS) with their
+ * values in bytes and labels ("0", "250 MiB", "2.5 GiB": the tick variant of
+ * ms_chart_format_bytes, as many decimals as the step needs), px left 0 for the caller;
+ * returns the axis's top, a whole number of steps. */
+double ms__byte_axis(double top, int target, ms_chart_tick *ticks, size_t *n);
 /* y_max and the y ticks for data up to data_max bytes (or fit, when larger). */
 void ms__y_scale(ms_chart *chart, int64_t data_max, int64_t fit);
 /* The x ticks and the x axis title for the chart's window. */
