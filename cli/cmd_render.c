@@ -264,7 +264,7 @@ static int load_file(const opts *o, inputs *in, size_t i)
         return rc;
     int device = o->has_device ? (int)o->device : cli_busiest_device(in->snaps[i]);
     if (device >= ms_snapshot_device_count(in->snaps[i])) {
-        cli_error(CMD, "%s: no device %d (the file has %d)", path, device,
+        cli_error(CMD, "%s: no device %d (the snapshot has %d)", path, device,
                   ms_snapshot_device_count(in->snaps[i]));
         return 2;
     }
