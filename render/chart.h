@@ -101,11 +101,13 @@ typedef struct ms_chart_warp {
 struct ms_iterations;
 struct ms_idle;
 /* The run axis of a device trace: its breaks are the quiet stretches the library finds
- * (memsnap/idle.h), from its times and, when given, its iterations and shape (its
- * compile phase, set-up compressed like the start; NULL: none). A trace without times,
- * or one where nothing needs compressing, gets the identity (one segment, no break).
- * ms_chart_warp_from_idle lays the same axis from stretches already found (a run's,
- * ms_run_idle), so the iterations table and the chart read one finding. */
+ * (memsnap/idle.h). ms_chart_warp_from_idle lays it from stretches already found (a
+ * run's, ms_run_idle: what every chart reads, so the iterations table and the chart read
+ * one finding); NULL gives the identity (one segment, no break). ms_chart_warp_find is
+ * the low-level way for a trace without a run: the stretches found from its times and,
+ * when given, its iterations and shape (its compile phase, set-up compressed like the
+ * start; NULL: none). A trace without times, or one where nothing needs compressing,
+ * gets the identity. */
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
                        const struct ms_iterations *it, const ms_shape *shape, ms_error *err);
 int ms_chart_warp_from_idle(ms_chart_warp *out, const struct ms_idle *idle);
