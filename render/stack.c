@@ -159,6 +159,49 @@ static inline int64_t alloc_bytes(const ms_alloc *a)
     return a->size > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->size;
 }
 
+/* One side of an allocation of band g (0: its alloc, 1: its free) as a change: true with
+ * the sorted column *k it shows from and its bytes *b; false when it shows in no column
+ * (an allocation alive before the trace adds to init[g] instead). */
+static inline bool change_at(sweep *s, const ms_alloc *a, int side, int32_t g, uint32_t *k,
+                             int64_t *b)
+{
+    int64_t bytes = alloc_bytes(a), e = side ? a->free_event : a->alloc_event;
+    if (e < 0) {
+        if (!side)
+            s->init[g] += bytes; /* alive before the trace */
+        return false;
+    }
+    if ((size_t)e >= s->E)
+        return false;
+    *k = rank_of(&s->rk, (size_t)e);
+    *b = side ? -bytes : bytes;
+    return *k < s->W; /* else after every column's event */
+}
+
+/* A band's changes (sorted by column) walked as stretches of columns [k0, k1) that hold
+ * `run` bytes, the last one ending at W. */
+typedef struct band_walk {
+    const change *cg;
+    size_t n, i, k0, W;
+    int64_t run;
+    bool done;
+} band_walk;
+
+static inline bool walk_next(band_walk *w, size_t *k0, size_t *k1, int64_t *run)
+{
+    if (w->done)
+        return false;
+    size_t k = w->i < w->n ? w->cg[w->i].k : w->W;
+    *k0 = w->k0;
+    *k1 = k;
+    *run = w->run;
+    w->done = w->i == w->n;
+    for (; w->i < w->n && w->cg[w->i].k == k; w->i++)
+        w->run += w->cg[w->i].bytes;
+    w->k0 = k;
+    return true;
+}
+
 /* Few bands (by site, by category): each change goes straight into its band's row at its
  * column, then each row becomes its running sum. With the columns in event order the
  * allocations' alloc events, mostly in order, find their columns by walking on from the
@@ -203,23 +246,11 @@ static void sweep_dense(sweep *s)
     }
     for (size_t i = n_fast; i < tl->n_allocs; i++) {
         int32_t g = s->gr->of_alloc[i];
-        if (g < 0)
-            continue;
-        const ms_alloc *a = &tl->allocs[i];
-        int64_t bytes = alloc_bytes(a);
-        for (int side = 0; side < 2; side++) {
-            int64_t e = side ? a->free_event : a->alloc_event;
-            if (e < 0) {
-                if (!side)
-                    s->init[g] += bytes; /* alive before the trace */
-                continue;
-            }
-            if ((size_t)e >= E)
-                continue;
-            uint32_t k = rank_of(&s->rk, (size_t)e);
-            if (k < W) /* else after every column's event */
-                heights[(size_t)g * W + s->order[k]] += side ? -bytes : bytes;
-        }
+        uint32_t k;
+        int64_t b;
+        for (int side = 0; g >= 0 && side < 2; side++)
+            if (change_at(s, &tl->allocs[i], side, g, &k, &b))
+                heights[(size_t)g * W + s->order[k]] += b;
     }
     for (size_t g = 0; g < s->G; g++) {
         int64_t *row = heights + g * W;
@@ -249,23 +280,11 @@ static int collect_changes(sweep *s, size_t est, change **by_band_out, size_t **
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     for (size_t i = 0; i < tl->n_allocs; i++) {
         int32_t g = s->gr->of_alloc[i];
-        if (g < 0)
-            continue;
-        const ms_alloc *a = &tl->allocs[i];
-        int64_t bytes = alloc_bytes(a);
-        for (int side = 0; side < 2; side++) {
-            int64_t e = side ? a->free_event : a->alloc_event;
-            if (e < 0) {
-                if (!side)
-                    s->init[g] += bytes; /* alive before the trace */
-                continue;
-            }
-            if ((size_t)e >= s->E)
-                continue;
-            uint32_t k = rank_of(&s->rk, (size_t)e);
-            if (k < s->W) /* else after every column's event */
-                rec[n_rec++] = (change){(uint32_t)g, k, side ? -bytes : bytes};
-        }
+        uint32_t k;
+        int64_t b;
+        for (int side = 0; g >= 0 && side < 2; side++)
+            if (change_at(s, &tl->allocs[i], side, g, &k, &b))
+                rec[n_rec++] = (change){(uint32_t)g, k, b};
     }
     for (size_t g = 0; g < G && s->k_first < s->W; g++)
         if (s->init[g])
@@ -298,20 +317,11 @@ static void sweep_rows(sweep *s, const change *by_band, const size_t *band_end)
 {
     size_t W = s->W;
     for (size_t g = 0, at = 0; g < s->G; at = band_end[g], g++) {
-        const change *cg = by_band + at;
-        size_t n_g = band_end[g] - at;
-        int64_t *row = s->chart->heights + g * W;
-        int64_t run = 0;
-        size_t k0 = 0;
-        for (size_t i = 0; i <= n_g;) {
-            size_t k = i < n_g ? cg[i].k : W;
-            fill_row(row, s->stacked, s->order, s->in_order, k0, k, run);
-            if (i == n_g)
-                break;
-            for (; i < n_g && cg[i].k == k; i++)
-                run += cg[i].bytes;
-            k0 = k;
-        }
+        band_walk w = {by_band + at, band_end[g] - at, 0, 0, W, 0, false};
+        int64_t *row = s->chart->heights + g * W, run;
+        size_t k0, k1;
+        while (walk_next(&w, &k0, &k1, &run))
+            fill_row(row, s->stacked, s->order, s->in_order, k0, k1, run);
     }
 }
 
@@ -330,23 +340,13 @@ static int sweep_runs(sweep *s, const change *by_band, const size_t *band_end, s
     }
     runs->n = 0;
     for (size_t g = 0, at = 0; g < s->G; at = band_end[g], g++) {
-        const change *cg = by_band + at;
-        size_t n_g = band_end[g] - at;
-        int64_t *row = g < rows ? s->chart->heights + g * W : NULL;
-        size_t band_start = runs->n;
-        int64_t run = 0;
-        size_t k0 = 0;
-        for (size_t i = 0; i <= n_g;) {
-            size_t k = i < n_g ? cg[i].k : W;
-            put_run(runs, band_start, diff, k0, k, run);
-            if (row)
-                for (size_t kk = k0; kk < k; kk++)
-                    row[kk] = run > 0 ? run : 0;
-            if (i == n_g)
-                break;
-            for (; i < n_g && cg[i].k == k; i++)
-                run += cg[i].bytes;
-            k0 = k;
+        band_walk w = {by_band + at, band_end[g] - at, 0, 0, W, 0, false};
+        int64_t *row = g < rows ? s->chart->heights + g * W : NULL, run;
+        size_t band_start = runs->n, k0, k1;
+        while (walk_next(&w, &k0, &k1, &run)) {
+            put_run(runs, band_start, diff, k0, k1, run);
+            for (size_t k = k0; row && k < k1; k++)
+                row[k] = run > 0 ? run : 0;
         }
         runs->end[g] = runs->n;
     }
