@@ -201,62 +201,6 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     return 0;
 }
 
-/* The allocations `memsnap leaks` blames, as chart highlights: every one outlined, and
- * one label per finding (at its first allocation) so the picture stays readable. */
-static int leak_highlights(const char *path, ms_run *run, ms_leak_mark **marks,
-                           ms_chart_highlight **out, size_t *n_out)
-{
-    ms_error err;
-    size_t n = 0;
-    *out = NULL;
-    *n_out = 0;
-    if (ms_run_leak_marks(marks, &n, run, &err)) {
-        cli_error(CMD, "%s: %s", path, err.message);
-        return 2;
-    }
-    ms_chart_highlight *hl = NULL;
-    if (ms_chart_highlights_from_marks(&hl, *marks, n, &err)) {
-        cli_error(CMD, "%s", err.message);
-        return 2;
-    }
-    *out = hl;
-    *n_out = n;
-    return 0;
-}
-
-/* --by phase without top-level annotation ranges draws the run's phases. */
-static int phases_of(const char *path, ms_run *run, ms_chart_source *src)
-{
-    ms_error err;
-    const ms_annotation_range *ar = NULL;
-    size_t n = 0;
-    bool top = false;
-    int rc = ms_run_annotation_ranges(&ar, &n, run, &err);
-    for (size_t k = 0; !rc && k < n && !top; k++)
-        top = ar[k].depth == 0;
-    if (!rc && !top)
-        rc = ms_run_phases(&src->phases, run, &err);
-    if (rc) {
-        cli_error(CMD, "%s: %s", path, err.message);
-        return 2;
-    }
-    return 0;
-}
-
-/* The run axis of one file, laid once for the extent and the chart from the run's quiet
- * stretches (what summary's iterations table calls idle). */
-static int file_warp(const char *path, ms_run *run, ms_chart_source *src, ms_chart_warp *w)
-{
-    ms_error err;
-    if (ms_run_idle(&src->idle, run, &err)) {
-        cli_error(CMD, "%s: %s", path, err.message);
-        return 2;
-    }
-    ms_chart_warp_from_idle(w, src->idle);
-    src->warp = w;
-    return 0;
-}
-
 /* --format json: the chart model every image of these options is drawn from. */
 static int write_model(const char *path, const ms_chart *const *charts, size_t n, int width,
                        int height)
@@ -289,6 +233,105 @@ static int write_model(const char *path, const ms_chart *const *charts, size_t n
     return rc;
 }
 
+/* What one command draws from: each file's snapshot and run, and the chart source read
+ * from the run (ms_chart_source_from_run). */
+typedef struct inputs {
+    size_t n;
+    ms_snapshot *snaps[MAX_FILES];
+    ms_run *runs[MAX_FILES];
+    ms_chart_source srcs[MAX_FILES];
+    ms_chart_leaks leaks[MAX_FILES]; /* --leaks */
+    const char *labels[MAX_FILES];   /* what tells the files apart in legends and titles */
+} inputs;
+
+static void inputs_free(inputs *in)
+{
+    for (size_t i = 0; i < in->n; i++) {
+        ms_chart_leaks_free(&in->leaks[i]);
+        ms_run_free(in->runs[i]);
+        ms_snapshot_free(in->snaps[i]);
+    }
+}
+
+/* One file: its snapshot, its run on the chosen device, and what the chart reads from
+ * it. An overlay draws the curves alone: its run builds no allocations list. */
+static int load_file(const opts *o, inputs *in, size_t i)
+{
+    const char *path = o->files[i];
+    int rc = cli_load(CMD, path, &in->snaps[i]);
+    in->n = i + 1;
+    if (rc)
+        return rc;
+    int device = o->has_device ? (int)o->device : cli_busiest_device(in->snaps[i]);
+    if (device >= ms_snapshot_device_count(in->snaps[i])) {
+        cli_error(CMD, "%s: no device %d (the snapshot has %d)", path, device,
+                  ms_snapshot_device_count(in->snaps[i]));
+        return 2;
+    }
+    ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
+    /* The JSON shows the iterations whatever the axis; the time and events axes' images
+     * need no pass over the trace for them. */
+    unsigned needs = o->overlay ? 0 : ms_chart_run_needs(&o->spec) | (o->json ? MS_CHART_RUN_AXIS : 0);
+    ms_error err;
+    ms_error_clear(&err);
+    if (ms_run_open(&in->runs[i], in->snaps[i], device, o->overlay ? &overlay_ro : NULL, &err) ||
+        ms_chart_source_from_run(&in->srcs[i], in->runs[i], in->labels[i], needs, &err) ||
+        (o->leaks && !o->overlay && ms_chart_leaks_from_run(&in->leaks[i], in->runs[i], &err))) {
+        cli_error(CMD, "%s: %s", path, err.message);
+        return 2;
+    }
+    if (!o->overlay)
+        in->srcs[i].group_rules = &o->rules;
+    return 0;
+}
+
+/* One figure: panels on shared scales (each on its own run axis) or an overlay, as
+ * every picture that compares files draws them (the report's ranks.png too). */
+static int build_figure(const opts *o, const inputs *in, ms_chart_figure **fig)
+{
+    const ms_chart_highlight *hls[MAX_FILES] = {0};
+    size_t n_hls[MAX_FILES] = {0};
+    for (size_t i = 0; i < in->n; i++) {
+        hls[i] = in->leaks[i].highlights;
+        n_hls[i] = in->leaks[i].n;
+    }
+    ms_chart_figure_spec fs = {.chart = o->spec, .overlay = o->overlay, .width = (int)o->width,
+                               .height = (int)o->height};
+    if (o->leaks) {
+        fs.highlights = hls;
+        fs.n_highlights = n_hls;
+    }
+    ms_error err;
+    ms_error_clear(&err);
+    if (ms_chart_build_figure(fig, in->srcs, in->n, &fs, &err)) {
+        cli_error(CMD, "%s", err.message);
+        return 2;
+    }
+    return 0;
+}
+
+/* The image (or, with --format json, the model) of the figure. */
+static int write_figure(const opts *o, ms_render_format format, const ms_chart_figure *fig)
+{
+    ms_chart *const *charts = fig->charts;
+    if (o->json)
+        return write_model(o->output, (const ms_chart *const *)charts, fig->n_charts,
+                           (int)o->width, (int)o->height);
+    char sources[1024] = ""; /* the image's Source text: the input files' names */
+    for (size_t i = 0, at = 0; i < o->n_files && at < sizeof sources; i++)
+        at += (size_t)snprintf(sources + at, sizeof sources - at, "%s%s", i ? ", " : "",
+                               cli_basename(o->files[i]));
+    ms_error err;
+    ms_error_clear(&err);
+    if (safe_out_render(o->output, (int)format, (int)o->width, (int)o->height,
+                        (const ms_chart *const *)charts, fig->n_charts,
+                        &(ms_image_meta){.source = sources}, &err)) {
+        cli_error(CMD, "%s", err.message);
+        return 2;
+    }
+    return 0;
+}
+
 int cmd_render(int argc, char **argv)
 {
     opts o;
@@ -300,7 +343,6 @@ int cmd_render(int argc, char **argv)
             usage(stdout);
         return help ? 0 : rc;
     }
-
     ms_error err;
     ms_error_clear(&err);
     ms_render_format format = MS_RENDER_PNG;
@@ -311,113 +353,23 @@ int cmd_render(int argc, char **argv)
         ms_chart_group_rules_free(&o.rules);
         return 2;
     }
-
-    size_t n = o.n_files;
-    ms_snapshot *snaps[MAX_FILES] = {0};
-    ms_run *runs[MAX_FILES] = {0};
-    ms_chart_source srcs[MAX_FILES];
-    ms_chart_warp warps[MAX_FILES];
-    const char *labels[MAX_FILES]; /* what tells the files apart in legends and titles */
-    cli_file_labels(o.files, n, labels);
-    /* An overlay draws the curves alone: its runs build no allocations list. */
-    ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
-    rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        rc = cli_load(CMD, o.files[i], &snaps[i]);
-        if (rc)
-            break;
-        int device = o.has_device ? (int)o.device : cli_busiest_device(snaps[i]);
-        if (device >= ms_snapshot_device_count(snaps[i])) {
-            cli_error(CMD, "%s: no device %d (the file has %d)", o.files[i], device,
-                      ms_snapshot_device_count(snaps[i]));
-            rc = 2;
-            break;
-        }
-        /* Every chart draws from the file's run; an overlay needs only the curves. */
-        const ms_timeline *tl = NULL;
-        if (ms_run_open(&runs[i], snaps[i], device, o.overlay ? &overlay_ro : NULL, &err) ||
-            ms_run_timeline(&tl, runs[i], &err)) {
-            cli_error(CMD, "%s: %s", o.files[i], err.message);
-            rc = 2;
-            break;
-        }
-        srcs[i] = (ms_chart_source){.snap = snaps[i], .trace = ms_snapshot_trace(snaps[i], device),
-                                    .tl = tl, .label = labels[i]};
-        if (o.overlay)
-            continue;
-        /* Passes over the trace that only these groupings need. */
-        if (o.spec.by == MS_CHART_BY_CATEGORY) {
-            if (ms_run_categories(&srcs[i].categories, runs[i], &err)) {
-                cli_error(CMD, "%s: %s", o.files[i], err.message);
-                rc = 2;
-                break;
-            }
-        }
-        if (o.spec.by == MS_CHART_BY_PHASE && (rc = phases_of(o.files[i], runs[i], &srcs[i])))
-            break;
-        if (o.spec.fragmentation && ms_run_fragmentation(&srcs[i].frag, runs[i], &err)) {
-            cli_error(CMD, "%s: %s", o.files[i], err.message);
-            rc = 2;
-            break;
-        }
-        srcs[i].group_rules = &o.rules;
-        /* The run axis is cut at the iterations, and the JSON shows them; the time and
-         * events axes' images need neither pass over the trace. */
-        bool run = o.spec.x_mode == MS_CHART_X_RUN;
-        if ((o.json || run) && (ms_run_iterations(&srcs[i].iterations, runs[i], &err) ||
-                                ms_run_shape(&srcs[i].shape, runs[i], &err))) {
-            cli_error(CMD, "%s: %s", o.files[i], err.message);
-            rc = 2;
-            break;
-        }
-        if (run && (rc = file_warp(o.files[i], runs[i], &srcs[i], &warps[i])))
-            break;
+    inputs *in = calloc(1, sizeof *in);
+    if (!in) {
+        cli_error(CMD, "out of memory");
+        ms_chart_group_rules_free(&o.rules);
+        return 2;
     }
-
-    /* One figure: panels on shared scales (each on its own run axis) or an overlay, as
-     * every picture that compares files draws them (the report's ranks.png too). */
-    ms_chart_highlight *hls[MAX_FILES] = {0};
-    size_t n_hls[MAX_FILES] = {0};
-    ms_leak_mark *marks[MAX_FILES] = {0};
-    for (size_t i = 0; !rc && o.leaks && !o.overlay && i < n; i++)
-        rc = leak_highlights(o.files[i], runs[i], &marks[i], &hls[i], &n_hls[i]);
+    cli_file_labels(o.files, o.n_files, in->labels);
+    for (size_t i = 0; i < o.n_files && !rc; i++)
+        rc = load_file(&o, in, i);
     ms_chart_figure *fig = NULL;
-    if (!rc) {
-        ms_chart_figure_spec fs = {.chart = o.spec, .overlay = o.overlay,
-                                   .width = (int)o.width, .height = (int)o.height};
-        if (o.leaks) {
-            fs.highlights = (const ms_chart_highlight *const *)hls;
-            fs.n_highlights = n_hls;
-        }
-        if (ms_chart_build_figure(&fig, srcs, n, &fs, &err)) {
-            cli_error(CMD, "%s", err.message);
-            rc = 2;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        free(hls[i]);
-        ms_leak_marks_free(marks[i]);
-    }
-    ms_chart *const *charts = fig ? fig->charts : NULL;
-    size_t n_charts = fig ? fig->n_charts : 0;
-    char sources[1024] = ""; /* the image's Source text: the input files' names */
-    for (size_t i = 0, at = 0; i < n && at < sizeof sources; i++)
-        at += (size_t)snprintf(sources + at, sizeof sources - at, "%s%s", i ? ", " : "",
-                               cli_basename(o.files[i]));
-    if (!rc && o.json)
-        rc = write_model(o.output, (const ms_chart *const *)charts, n_charts, (int)o.width,
-                         (int)o.height);
-    else if (!rc && safe_out_render(o.output, (int)format, (int)o.width, (int)o.height,
-                                    (const ms_chart *const *)charts, n_charts,
-                                    &(ms_image_meta){.source = sources}, &err)) {
-        cli_error(CMD, "%s", err.message);
-        rc = 2;
-    }
+    if (!rc)
+        rc = build_figure(&o, in, &fig);
+    if (!rc)
+        rc = write_figure(&o, format, fig);
     ms_chart_figure_free(fig);
-    for (size_t i = 0; i < n; i++) {
-        ms_run_free(runs[i]);
-        ms_snapshot_free(snaps[i]);
-    }
+    inputs_free(in);
+    free(in);
     ms_chart_group_rules_free(&o.rules);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* memsnap view FILE... -o view.html: the report's interactive timeline alone, one chart
  * per file, in one page that needs nothing but itself. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,32 +119,35 @@ static int parse(int argc, char **argv, opts *o, bool *help)
     return 0;
 }
 
-/* One file's chart data; the snapshot is freed before the next file is read. */
-static int file_json(const opts *o, const char *path, char **json)
+/* The files' chart data, one file at a time through cli_each_file (its snapshot is freed
+ * before the next is read); the per-file object it collects says only that the file is
+ * done. */
+typedef struct view_files {
+    const opts *o;
+    char **json;
+    size_t next;
+} view_files;
+
+static cJSON *file_json(void *ctx, const char *path, const ms_snapshot *s, ms_error *err,
+                        int *rc)
 {
-    ms_snapshot *s = NULL;
-    ms_run *run = NULL;
-    int rc = cli_load(CMD, path, &s);
-    if (rc)
-        return rc;
+    (void)rc;
+    view_files *vf = ctx;
+    const opts *o = vf->o;
     int device = o->has_device ? (int)o->device : cli_busiest_device(s);
-    ms_error err;
-    ms_error_clear(&err);
-    if (device >= ms_snapshot_device_count(s)) {
-        cli_error(CMD, "%s: no device %d (the file has %d)", path, device,
-                  ms_snapshot_device_count(s));
-        rc = 2;
-    } else {
-        ms_run_options ro = {{o->v.step_name, o->v.iterations, false}, 0, 0, 0};
-        if (ms_run_open(&run, s, device, &ro, &err) ||
-            view_chart_json(json, run, cli_basename(path), &o->v, NULL, NULL, &err)) {
-            cli_error(CMD, "%s: %s", path, err.message);
-            rc = 2;
-        }
+    ms_run *run = NULL;
+    ms_run_options ro = {{o->v.step_name, o->v.iterations, false}, 0, 0, 0};
+    cJSON *done = NULL;
+    if (!ms_run_open(&run, s, device, &ro, err) &&
+        !view_chart_json(&vf->json[vf->next], run, cli_basename(path), &o->v, NULL, NULL,
+                         err) &&
+        !(done = cJSON_CreateObject())) {
+        err->code = MS_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
     }
+    vf->next++;
     ms_run_free(run);
-    ms_snapshot_free(s);
-    return rc;
+    return done;
 }
 
 int cmd_view(int argc, char **argv)
@@ -160,8 +164,11 @@ int cmd_view(int argc, char **argv)
     char *json[MAX_FILES] = {0};
     const char *labels[MAX_FILES];
     cli_file_labels(o.files, o.n_files, labels);
-    for (size_t i = 0; i < o.n_files && !rc; i++)
-        rc = file_json(&o, o.files[i], &json[i]);
+    view_files vf = {&o, json, 0};
+    cJSON *done = NULL;
+    rc = cli_each_file(CMD, (char *const *)o.files, (int)o.n_files, o.has_device ? o.device : -1,
+                       true, file_json, &vf, &done);
+    cJSON_Delete(done);
     if (!rc) {
         /* Never through a link, onto a FIFO or half-written over the old page
          * (safe_output.h). */

@@ -83,55 +83,33 @@ static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_char
     return rc;
 }
 
-/* The run axis of a file's charts as `render` lays it: from the run's iterations and
- * idle stretches (and its shape, which names a CUDA-graph pool in the title). */
-static int run_axis_of(ms_chart_source *src, ms_run *run, ms_error *err)
+/* What a file's charts read from its run: the run axis as `render` lays it (its
+ * iterations, idle stretches and shape, which names a CUDA-graph pool in the title)
+ * whatever the axis, so both axes' titles agree. */
+static int source_of(ms_chart_source *src, ms_run *run, const char *label,
+                     const ms_chart_spec *spec, ms_error *err)
 {
-    int rc = ms_run_iterations(&src->iterations, run, err);
-    if (!rc)
-        rc = ms_run_idle(&src->idle, run, err);
-    if (!rc)
-        rc = ms_run_shape(&src->shape, run, err);
-    return rc;
+    return ms_chart_source_from_run(src, run, label, ms_chart_run_needs(spec) | MS_CHART_RUN_AXIS,
+                                    err);
 }
 
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err)
 {
-    const ms_snapshot *s = ms_run_snapshot(run);
-    const ms_timeline *t = NULL;
-    const ms_leak_report *lr = NULL;
-    ms_leak_mark *marks = NULL;
-    size_t n_marks = 0;
-    int rc = ms_run_timeline(&t, run, err);
-    if (!rc)
-        rc = ms_run_leaks(&lr, run, err);
-    if (!rc)
-        rc = ms_leak_marks_from_report(&marks, &n_marks, s, t, lr, err);
-    if (rc)
-        return rc;
-    ms_chart_highlight *hl = NULL;
-    rc = ms_chart_highlights_from_marks(&hl, marks, n_marks, err);
-    if (rc) {
-        ms_leak_marks_free(marks);
-        return rc;
-    }
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
-                           .label = label};
-    rc = run_axis_of(&src, run, err);
-    if (rc) {
-        free(hl);
-        ms_leak_marks_free(marks);
-        return rc;
-    }
     ms_chart_spec spec = {0};
     spec.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
-    spec.highlights = hl;
-    spec.n_highlights = n_marks;
+    ms_chart_leaks leaks;
+    int rc = ms_chart_leaks_from_run(&leaks, run, err);
+    if (rc)
+        return rc;
+    spec.highlights = leaks.highlights;
+    spec.n_highlights = leaks.n;
+    ms_chart_source src;
+    rc = source_of(&src, run, label, &spec, err);
     /* The PNG alone: the page shows the interactive view in its place. */
-    rc = png_and_svg(NULL, &src, &spec, png_path, err);
-    free(hl);
-    ms_leak_marks_free(marks);
+    if (!rc)
+        rc = png_and_svg(NULL, &src, &spec, png_path, err);
+    ms_chart_leaks_free(&leaks);
     return rc;
 }
 
@@ -140,15 +118,16 @@ int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
                             const char *png_path, ms_error *err)
 {
     *svg_out = NULL;
-    const ms_snapshot *s = ms_run_snapshot(run);
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
-                           .label = label, .categories = c};
-    int rc = run_axis_of(&src, run, err);
-    if (rc)
-        return rc;
     ms_chart_spec spec = {0};
     spec.x_mode = x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
     spec.by = MS_CHART_BY_CATEGORY;
+    ms_chart_source src;
+    int rc = source_of(&src, run, label, &spec, err);
+    if (rc)
+        return rc;
+    /* The caller's timeline and categories: the ones its tables read. */
+    src.tl = t;
+    src.categories = c;
     return png_and_svg(svg_out, &src, &spec, png_path, err);
 }
 
@@ -175,14 +154,11 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
         return 0;
     ms_chart_source src[MS_CHART_MAX_SERIES];
     char sources[1024] = "";
+    /* Panels on the run axis (an overlay of more files draws the curves on time). */
+    ms_chart_spec axis = {.x_mode = MS_CHART_X_RUN};
     for (size_t i = 0, o = 0; i < n; i++) {
-        src[i] = (ms_chart_source){.snap = in[i].snap,
-                                   .trace = ms_snapshot_trace(in[i].snap, in[i].tl->device),
-                                   .tl = in[i].tl, .label = in[i].label};
-        /* The run axis from the run's iterations and idle stretches, as `render` lays it. */
-        int rc = ms_run_iterations(&src[i].iterations, in[i].run, err);
-        if (!rc)
-            rc = ms_run_idle(&src[i].idle, in[i].run, err);
+        int rc = ms_chart_source_from_run(&src[i], in[i].run, in[i].label,
+                                          ms_chart_run_needs(&axis), err);
         if (rc)
             return rc;
         if (o < sizeof sources) /* the image's Source text */

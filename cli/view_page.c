@@ -29,19 +29,6 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
     return out;
 }
 
-/* The allocations memsnap leaks blames, outlined, with one label per finding as render
- * --leaks draws them. */
-static int leak_highlights(ms_run *run, ms_leak_mark **marks, size_t *n_marks,
-                           ms_chart_highlight **out, ms_error *err)
-{
-    int rc = ms_run_leak_marks(marks, n_marks, run, err);
-    ms_chart_highlight *hl = NULL;
-    if (!rc)
-        rc = ms_chart_highlights_from_marks(&hl, *marks, *n_marks, err);
-    *out = hl;
-    return rc;
-}
-
 /* The instants whose allocator state the page embeds (docs/view.md, "Allocator states"):
  * the peak and the end first, then each iteration's peak (48 of them, evenly chosen, when
  * there are more), then 96 instants evenly spread over the page's x axis (the run axis
@@ -127,51 +114,39 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
                     size_t *bytes, int *levels, ms_error *err)
 {
     *out = NULL;
-    ms_leak_mark *marks = NULL;
-    size_t n_marks = 0;
-    ms_chart_highlight *hl = NULL;
-    const ms_iterations *it = NULL;
-    const ms_timeline *t = NULL;
-    const ms_snapshot *s = ms_run_snapshot(run);
+    ms_chart_leaks leaks = {0};
     ms_export_iteration *iters = NULL;
-    const ms_categories *cats = NULL;
     uint8_t *alloc_cat = NULL;
     const char *cat_names[MS_CAT_COUNT];
     for (int k = 0; k < MS_CAT_COUNT; k++)
         cat_names[k] = ms_category_name((ms_category)k);
-    int rc = ms_run_timeline(&t, run, err);
+    /* The page's groupings read the categories (and the tooltips each allocation's); the
+     * iterations the strip shows are the ones the categories are cut by: the run's. */
+    ms_chart_source src;
+    int rc = ms_chart_source_from_run(&src, run, label,
+                                      MS_CHART_RUN_STACKED | MS_CHART_RUN_CATEGORIES |
+                                          MS_CHART_RUN_AXIS,
+                                      err);
     if (!rc && o->leaks)
-        rc = leak_highlights(run, &marks, &n_marks, &hl, err);
-    const ms_idle *idle = NULL;
-    if (!rc)
-        rc = ms_run_iterations(&it, run, err);
-    if (!rc)
-        rc = ms_run_idle(&idle, run, err);
+        rc = ms_chart_leaks_from_run(&leaks, run, err);
+    const ms_iterations *it = src.iterations;
+    const ms_timeline *t = src.tl;
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
         iters[i] = (ms_export_iteration){it->items[i].start_us, it->items[i].end_us};
-    /* The iterations the strip shows are the ones the categories are cut by: the run's. */
-    if (!rc)
-        rc = ms_run_categories(&cats, run, err);
-    const ms_shape *shape = NULL;
-    if (!rc)
-        rc = ms_run_shape(&shape, run, err);
-    if (!rc && !(alloc_cat = alloc_categories(cats, t->n_allocs)))
+    if (!rc && !(alloc_cat = alloc_categories(src.categories, t->n_allocs)))
         rc = MS_ERR_NOMEM;
     instant_list inst = {NULL, NULL, 0};
     if (!rc)
-        rc = state_instants(&inst, t, ms_snapshot_trace(s, t->device), idle, cats, it, o->x_time);
+        rc = state_instants(&inst, t, src.trace, src.idle, src.categories, it, o->x_time);
     if (rc == MS_ERR_NOMEM && err) {
         err->code = MS_ERR_NOMEM;
         err->offset = MS_NO_OFFSET;
         snprintf(err->message, sizeof err->message, "out of memory");
     }
     if (!rc) {
-        ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
-                               .label = label, .categories = cats, .iterations = it,
-                               .idle = idle,
-                               .group_rules = o->groups, .shape = shape};
+        src.group_rules = o->groups;
         ms_chart_export_opts eo = {0};
         eo.x_set = true;
         eo.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
@@ -179,8 +154,8 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.category_names = cat_names;
         eo.n_category_names = MS_CAT_COUNT;
         eo.budget = o->budget;
-        eo.highlights = hl;
-        eo.n_highlights = n_marks;
+        eo.highlights = leaks.highlights;
+        eo.n_highlights = leaks.n;
         eo.iterations = iters;
         eo.n_iterations = it->n;
         eo.threads = cli_limits()->threads;
@@ -199,8 +174,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     free(inst.labels);
     free(alloc_cat);
     free(iters);
-    free(hl);
-    ms_leak_marks_free(marks);
+    ms_chart_leaks_free(&leaks);
     return rc;
 }
 

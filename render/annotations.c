@@ -7,34 +7,26 @@
 
 #include "memsnap/phases.h"
 
-/* The trace's annotation ranges from the library's one pairing (ms_annotation_ranges):
- * a range whose START was lost opens at the trace's first event, one never closed runs
- * to its last. */
+/* The run's annotation ranges (ms_chart_source.ranges) on the chart's clock: a range
+ * whose START was lost opens at the trace's first event, one never closed runs to its
+ * last. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
                      ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    if (!src->snap)
+    size_t n = src->ranges ? src->n_ranges : 0;
+    if (n == 0)
         return 0;
-    ms_annotation_range *ar = NULL;
-    size_t n = 0;
-    int rc = ms__annotation_ranges(&ar, &n, src->snap, src->tl->device, err);
-    if (rc || n == 0) {
-        free(ar);
-        return rc;
-    }
+    const ms_annotation_range *ar = src->ranges;
     ms__range *r = ms__alloc_n(n, sizeof *r);
-    if (!r) {
-        free(ar);
+    if (!r)
         return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n);
-    }
     int64_t t_first = src->trace->n ? src->trace->time_us[0] : 0;
     int64_t t_end = src->trace->n ? src->trace->time_us[src->trace->n - 1] : 0;
     for (size_t i = 0; i < n; i++)
         r[i] = (ms__range){ar[i].lost_start ? t_first : ar[i].start_us,
                            ar[i].open_end ? t_end : ar[i].end_us, ar[i].name, ar[i].depth};
-    free(ar);
     *out = r;
     *n_out = n;
     return 0;

@@ -202,7 +202,7 @@ static int fill_stacked(ms_chart *chart, const ms_chart_source *src, const ms_ch
         ms__legend_categories(chart);
     ms__legend_finish_stacked(chart, spec);
     ms__title_stacked(chart, src, spec);
-    ms__place_labels(chart, NULL);
+    ms__place_labels(chart);
     rc = ms__chart_iterations(chart, src, err);
     if (!rc && spec->fragmentation)
         rc = ms__frag_panel(chart, src, err);
@@ -220,9 +220,7 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     ms_chart_spec run_spec = *spec_in;
     ms_chart_source run_src;
     chart->run_axis = spec_in->x_mode == MS_CHART_X_RUN;
-    rc = ms__run_source(&run_src, &chart->warp, src_in, &run_spec.x_mode, err);
-    if (rc)
-        return rc;
+    ms__run_source(&run_src, &chart->warp, src_in, &run_spec.x_mode);
     run_src.warp = chart->run_axis ? &chart->warp : NULL;
     const ms_chart_source *src = &run_src;
     const ms_chart_spec *spec = &run_spec;
@@ -254,7 +252,6 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     ms__grouping gr = {NULL, 0, aux->life_x, aux->life_global};
     ms__site_cache sc = {NULL, NULL, 0};
     const ms_phases *ph = NULL;
-    ms_phases *own_ph = NULL;
     rc = frame_stacked(chart, src, spec, area, r, n_r, err);
     if (rc)
         goto done;
@@ -265,27 +262,18 @@ static int build_stacked(ms_chart *chart, const ms_chart_source *src_in,
     }
     for (size_t i = 0; i < src->tl->n_allocs; i++)
         gr.of_alloc[i] = -1;
-    /* By phase without top-level annotation ranges: the phases the library infers from
-     * the stacks (the same cut the categories use). */
-    bool top_range = false;
-    for (size_t i = 0; i < n_r && !top_range; i++)
-        top_range = r[i].depth == 0;
-    if (spec->by == MS_CHART_BY_PHASE && !top_range) {
+    /* By phase without top-level annotation ranges: the run's phases (inferred from the
+     * stacks, the same cut the categories use). */
+    if (spec->by == MS_CHART_BY_PHASE && ms_chart_phases_needed(src->ranges, src->n_ranges)) {
         ph = src->phases;
-        if (!ph && src->snap) {
-            rc = ms_phases_find(&own_ph, src->snap, src->tl, NULL, err);
-            if (rc)
-                goto done;
-            ph = own_ph;
-        }
         if (!ph) {
-            rc = ms__render_fail(err, MS_ERR_ARG, "--by phase needs the snapshot's phases");
+            rc = ms__render_fail(err, MS_ERR_ARG,
+                                 "--by phase needs the run's phases (ms_chart_source.phases)");
             goto done;
         }
     }
     rc = fill_stacked(chart, src, spec, r, n_r, ph, &sc, &gr, aux->cols, aux->runs, err);
 done:
-    ms_phases_free(own_ph);
     free(r);
     free(gr.of_alloc);
     ms__site_cache_free(&sc);
@@ -383,7 +371,7 @@ static int build_overlay(ms_chart *chart, const ms_chart_source *srcs, size_t n_
     ms__legend_finish_overlay(chart);
     ms__find_overlay_peak(chart, srcs);
     ms__title_overlay(chart, srcs, n_srcs, spec);
-    ms__place_labels(chart, NULL);
+    ms__place_labels(chart);
     return 0;
 }
 

@@ -101,11 +101,13 @@ typedef struct ms_chart_warp {
 struct ms_iterations;
 struct ms_idle;
 /* The run axis of a device trace: its breaks are the quiet stretches the library finds
- * (memsnap/idle.h), from its times and, when given, its iterations and shape (its
- * compile phase, set-up compressed like the start; NULL: none). A trace without times,
- * or one where nothing needs compressing, gets the identity (one segment, no break).
- * ms_chart_warp_from_idle lays the same axis from stretches already found (a run's,
- * ms_run_idle), so the iterations table and the chart read one finding. */
+ * (memsnap/idle.h). ms_chart_warp_from_idle lays it from stretches already found (a
+ * run's, ms_run_idle: what every chart reads, so the iterations table and the chart read
+ * one finding); NULL gives the identity (one segment, no break). ms_chart_warp_find is
+ * the low-level way for a trace without a run: the stretches found from its times and,
+ * when given, its iterations and shape (its compile phase, set-up compressed like the
+ * start; NULL: none). A trace without times, or one where nothing needs compressing,
+ * gets the identity. */
 int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace,
                        const struct ms_iterations *it, const ms_shape *shape, ms_error *err);
 int ms_chart_warp_from_idle(ms_chart_warp *out, const struct ms_idle *idle);
@@ -213,22 +215,31 @@ typedef struct ms_chart_spec {
     bool fragmentation;
 } ms_chart_spec;
 
-/* One file's data. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS for
- * stacked charts (overlays draw only curves). */
+/* One file's data: what the chart reads, complete. Nothing here is computed by the
+ * chart: a field left NULL (or a count left 0) means the chart shows none of it, and a
+ * grouping or axis that needs a missing field fails with MS_ERR_ARG naming it. Fill it
+ * from the file's run with ms_chart_source_from_run (below), so a chart reads the same
+ * facts as every command. The timeline needs MS_TIMELINE_CURVES, and MS_TIMELINE_ALLOCS
+ * for stacked charts (overlays draw only curves). */
 typedef struct ms_chart_source {
-    const ms_snapshot *snap; /* NULL: no site names, annotations or stream info */
+    const ms_snapshot *snap; /* NULL: no site names or stream info */
     const ms_trace *trace;   /* the timeline's device trace (times, actions) */
     const ms_timeline *tl;
     const char *label;       /* usually the file's base name */
-    /* What each allocation is, for MS_CHART_BY_CATEGORY (NULL: not available; only that
-     * grouping needs it, and building it costs a pass over the trace). */
+    /* The device's annotation ranges (ms_run_annotation_ranges): the lanes above the
+     * plot and, by phase, the bands. n_ranges 0: none. Times are absolute, so a chart of
+     * a slice of the trace reads the same ranges. */
+    const ms_annotation_range *ranges;
+    size_t n_ranges;
+    /* What each allocation is, for MS_CHART_BY_CATEGORY (ms_run_categories); only that
+     * grouping needs it. */
     const ms_categories *categories;
     /* Per allocation of `tl`, its index in the timeline the categories were built from;
      * NULL when `tl` is that timeline. A chart of a slice of the trace (chart_export.c)
      * sets it. */
     const size_t *category_alloc;
-    /* The phases of the trace (memsnap/phases.h) for MS_CHART_BY_PHASE when it has no
-     * annotation ranges; NULL: found from `snap` when needed. */
+    /* The run's phases (ms_run_phases): MS_CHART_BY_PHASE draws them when the trace has
+     * no top-level annotation range (ms_chart_phases_needed). */
     const ms_phases *phases;
     /* The run's iterations (memsnap/iterations.h), for the chart model's iteration spans;
      * NULL: none shown. */
@@ -239,12 +250,11 @@ typedef struct ms_chart_source {
      * classifies its allocations' stacks itself. Pass it when many charts are built from
      * one file (the view's pyramid finds it once). */
     const int8_t *group_of_stack;
-    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL: found
-     * from the trace, `iterations` and `shape` when needed. */
+    /* The run's quiet stretches (ms_run_idle) the run axis is laid from; NULL (with no
+     * `warp`): no breaks, the run axis is the time axis. */
     const struct ms_idle *idle;
-    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_find); NULL: laid from `idle`, or
-     * found from the trace, `iterations` and `shape`. Pass it when several calls need it (extent, then
-     * build) or when the window was given in seconds and converted with it. */
+    /* MS_CHART_X_RUN: the trace's warp (ms_chart_warp_from_idle); NULL: laid from
+     * `idle`. Pass it when the window was given in seconds and converted with it. */
     const ms_chart_warp *warp;
     /* The recording's shape (memsnap/shape.h): its compile phase is compressed on the run
      * axis like the set-up, and the title names a CUDA-graph pool; NULL: neither. */
@@ -253,6 +263,38 @@ typedef struct ms_chart_source {
      * ms_run_fragmentation), for spec.fragmentation; NULL otherwise. */
     const ms_heap_frag *frag;
 } ms_chart_source;
+
+struct ms_run;
+/* What ms_chart_source_from_run reads from the run besides the snapshot, trace and
+ * timeline (the curves, all an overlay draws). */
+enum {
+    MS_CHART_RUN_STACKED = 1u << 0,    /* annotation ranges: lanes and phase bands */
+    MS_CHART_RUN_CATEGORIES = 1u << 1, /* the categories (by category, tooltips) */
+    MS_CHART_RUN_PHASES = 1u << 2,     /* the phases, when ms_chart_phases_needed */
+    MS_CHART_RUN_AXIS = 1u << 3,       /* iterations, idle stretches and shape */
+    MS_CHART_RUN_FRAG = 1u << 4        /* the allocator's fragmentation series */
+};
+/* What a stacked chart of `spec` reads: MS_CHART_RUN_STACKED and what its grouping, axis
+ * and panels need. */
+unsigned ms_chart_run_needs(const ms_chart_spec *spec);
+/* *out from the run's getters: every field `needs` names, the others NULL (group rules
+ * are the caller's to add). The run must outlive the source. */
+int ms_chart_source_from_run(ms_chart_source *out, struct ms_run *run, const char *label,
+                             unsigned needs, ms_error *err);
+/* Whether a chart by phase draws the phases: the trace has no top-level (depth 0)
+ * annotation range, so the ranges cannot make the bands. */
+bool ms_chart_phases_needed(const ms_annotation_range *ranges, size_t n);
+
+/* The leak marks of a run (ms_run_leak_marks) and their highlights
+ * (ms_chart_highlights_from_marks), which point into the marks: what render --leaks,
+ * the report's timeline and the view outline. n == 0: no marks. */
+typedef struct ms_chart_leaks {
+    struct ms_leak_mark *marks;
+    ms_chart_highlight *highlights;
+    size_t n;
+} ms_chart_leaks;
+int ms_chart_leaks_from_run(ms_chart_leaks *out, struct ms_run *run, ms_error *err);
+void ms_chart_leaks_free(ms_chart_leaks *l);
 
 typedef enum ms_chart_group_kind {
     MS_CHART_GROUP_ALLOC = 0, /* one allocation */
@@ -545,7 +587,10 @@ double ms_chart_event_x(const ms_chart_source *src, ms_chart_x mode, int64_t eve
 /* Round tick spacing: the smallest 1, 2, 2.5 or 5 times a power of ten that cuts `span`
  * into at most `max_ticks` steps. */
 double ms_chart_nice_step(double span, int max_ticks);
-/* "523.8 MiB", "1.5 GiB", "812 B": one decimal, binary units, for labels. */
+/* "523.79 MiB", "1.50 GiB", "812 B": the text outputs' rule (ms_format_bytes: binary
+ * units, two decimals), for every size a picture or the view prints; "?" for NaN. Axis
+ * ticks are shorter: their labels carry the decimals their step needs ("250 MiB",
+ * "2.5 GiB"), one rule for every byte axis (scale.c). */
 void ms_chart_format_bytes(double bytes, char *buf, size_t cap);
 
 #ifdef __cplusplus

@@ -678,10 +678,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     run_src.warp = NULL;
     ms_chart_x x_mode = opts->x_set ? opts->x_mode : MS_CHART_X_RUN;
     if (x_mode == MS_CHART_X_RUN && src->trace->has_times) {
-        int wrc = src->idle ? ms_chart_warp_from_idle(&warp, src->idle)
-                            : ms_chart_warp_find(&warp, src->trace, src->iterations, src->shape, err);
-        if (wrc)
-            return wrc;
+        ms_chart_warp_from_idle(&warp, src->idle);
         if (warp.n_breaks)
             run_src.warp = &warp;
     }

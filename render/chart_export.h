@@ -63,9 +63,9 @@ typedef struct ms_chart_export_opts {
     unsigned threads;
     /* The x axis, when `x_set`: MS_CHART_X_RUN or MS_CHART_X_TIME; unset, the run axis
      * (render's default). On the run axis the pyramid's windows are uniform in axis units
-     * of one warp found for the whole trace (ms_chart_warp_find, from src->trace and
-     * src->iterations); a trace without times, or with nothing to compress, gets the time
-     * axis's page exactly. */
+     * of one warp for the whole trace, laid from the run's idle stretches (src->idle,
+     * ms_chart_warp_from_idle); a trace without times, or with nothing to compress (or no
+     * idle given), gets the time axis's page exactly. */
     ms_chart_x x_mode;
     bool x_set;
     /* The allocator's states at these instants (trace order), rebuilt by one replay each

@@ -156,6 +156,13 @@ double ms__full_span(const ms_chart_source *src, ms_chart_x mode);
 double ms__time_to_x(const ms_chart_source *src, ms_chart_x mode, int64_t t_us);
 /* The spec's x window within [0, span]; MS_ERR_ARG when it is empty. */
 int ms__window(const ms_chart_spec *spec, double span, double *lo, double *hi, ms_error *err);
+/* Every byte axis (the plot's, the fragmentation panel's, the OOM picture's): from 0 to
+ * at least `top` bytes in about `target` round steps (ms_chart_nice_step) of the largest
+ * binary unit `top` reaches. Fills ticks[0 .. *n) (at most MS_CHART_MAX_TICKS) with their
+ * values in bytes and labels ("0", "250 MiB", "2.5 GiB": the tick variant of
+ * ms_chart_format_bytes, as many decimals as the step needs), px left 0 for the caller;
+ * returns the axis's top, a whole number of steps. */
+double ms__byte_axis(double top, int target, ms_chart_tick *ticks, size_t *n);
 /* y_max and the y ticks for data up to data_max bytes (or fit, when larger). */
 void ms__y_scale(ms_chart *chart, int64_t data_max, int64_t fit);
 /* The x ticks and the x axis title for the chart's window. */
@@ -246,10 +253,6 @@ typedef struct ms__range {
     int depth;
 } ms__range;
 
-/* ms_annotation_ranges (memsnap/phases.h), remembered for the last snapshot and device
- * asked (annotation_cache.c): the charts of one snapshot's windows pair them once. */
-int ms__annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snapshot *snap,
-                          int device, ms_error *err);
 /* START/END annotations of the trace's device paired into ranges sorted by start; the
  * caller frees *out. */
 int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
@@ -332,21 +335,24 @@ void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__g
 /* ------------------------------------------------------------------ label_place.c */
 
 /* The labels inside the plot (chart->labels): the OOM's, the peak's, then one per marked
- * band (in `rank` order, or group order when NULL), each clear of the others, of the
+ * band in group order (the order the highlights were given), each clear of the others, of the
  * reserved and peak lines, the OOM markers and the plot's edge; cut with an ellipsis when
  * no place fits it whole, else named in the legend instead. Last step of a build. */
-void ms__place_labels(ms_chart *chart, const size_t *rank);
+void ms__place_labels(ms_chart *chart);
 
 /* ------------------------------------------------------------------ chart.c */
 
 /* The axis's pieces in pixels (chart->segments) once the window and plot are known, and
  * the breaks' labels. */
 void ms__segments(ms_chart *chart);
+/* The run axis of a source: its warp, or laid from its idle stretches (none: the
+ * identity, no breaks). */
+void ms__source_warp(ms_chart_warp *w, const ms_chart_source *src);
 /* xwarp.c: *out is src, and for *mode == MS_CHART_X_RUN carries a warp (src->warp, or one
- * found into *w); *mode becomes MS_CHART_X_TIME when that warp has no break, so a run axis
+ * laid into *w); *mode becomes MS_CHART_X_TIME when that warp has no break, so a run axis
  * with nothing to compress draws exactly as the time axis. */
-int ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
-                   ms_chart_x *mode, ms_error *err);
+void ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
+                    ms_chart_x *mode);
 
 /* MS_ERR_ARG unless the source has a trace and a timeline built with the curves (and the
  * allocations, when need_allocs). */

@@ -365,7 +365,8 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
         cat = s->cat_of;
     }
     s->out = (ms_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
-                               .label = s->src->label, .categories = s->src->categories,
+                               .label = s->src->label, .ranges = s->src->ranges,
+                               .n_ranges = s->src->n_ranges, .categories = s->src->categories,
                                .category_alloc = cat, .group_rules = s->src->group_rules,
                                .group_of_stack = s->src->group_of_stack,
                                /* The slice starts at the trace's first time (the stand-in

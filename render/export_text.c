@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_number.h"
 #include "utf8.h"
 
 /* ------------------------------------------------------------------ growable text */
@@ -66,16 +67,16 @@ void ms__sb_printf(ms__sbuf *b, const char *fmt, ...)
     ms__sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* A number JSON can hold: finite, shortest text that reads back the same. */
+/* Every JSON file's rule (ms__json_number): null for what JSON cannot hold, whole
+ * numbers as integers. */
 void ms__sb_num(ms__sbuf *b, double v)
 {
-    if (!isfinite(v))
-        v = 0;
-    char tmp[40];
-    snprintf(tmp, sizeof tmp, "%.15g", v);
-    if (strtod(tmp, NULL) != v)
-        snprintf(tmp, sizeof tmp, "%.17g", v);
-    ms__sb_puts(b, tmp);
+    char tmp[MS_JSON_NUMBER_MAX];
+    size_t n = ms__json_number(tmp, v, true);
+    if (n == 0)
+        b->bad = true;
+    else
+        ms__sb_put(b, tmp, n);
 }
 
 /* A JSON string that is also safe inside <script type="application/json">: '<', '>' and

@@ -25,7 +25,8 @@ void ms__sb_puts(ms__sbuf *b, const char *s);
 __attribute__((format(printf, 2, 3)))
 #endif
 void ms__sb_printf(ms__sbuf *b, const char *fmt, ...);
-/* A number JSON can hold: finite, shortest text that reads back the same. */
+/* A number as every JSON file memsnap writes it (ms__json_number): null for NaN and
+ * infinities, whole numbers up to 2^53 as integers, else cJSON's %1.15g / %1.17g. */
 void ms__sb_num(ms__sbuf *b, double v);
 /* A JSON string that is also safe inside <script type="application/json">: '<', '>' and
  * '&' are escaped, bidi and C1 controls become the visible text \u{XXXX}. */

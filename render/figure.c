@@ -107,19 +107,15 @@ int ms_chart_build_figure(ms_chart_figure **out, const ms_chart_source *srcs, si
         if (!rc)
             fig->n_charts = 1;
     } else {
-        /* The run axis of each file, laid once for its extent and its panel (from the
-         * run's idle stretches when the caller has them). */
+        /* The run axis of each file, laid once for its extent and its panel from the
+         * run's idle stretches the source carries. */
         ms_chart_source own[MS_CHART_MAX_SERIES];
         ms_chart_warp warps[MS_CHART_MAX_SERIES];
         for (size_t i = 0; i < n_srcs && !rc; i++) {
             own[i] = srcs[i];
             if (fs->chart.x_mode != MS_CHART_X_RUN || own[i].warp || !own[i].trace)
                 continue;
-            if (own[i].idle)
-                ms_chart_warp_from_idle(&warps[i], own[i].idle);
-            else
-                rc = ms_chart_warp_find(&warps[i], own[i].trace, own[i].iterations, own[i].shape,
-                                        err);
+            ms__source_warp(&warps[i], &own[i]);
             own[i].warp = &warps[i];
         }
         if (!rc)

@@ -4,44 +4,16 @@
  * allocator replay's series (ms_heap_frag). One pass over the events in the window. */
 #include "chart_impl.h"
 
-static int step_decimals(double step)
-{
-    int d = 0;
-    while (d < 3 && fabs(step - round(step)) > 1e-9) {
-        step *= 10;
-        d++;
-    }
-    return d;
-}
-
-/* Byte ticks on the left: round steps in one binary unit, as the main plot's. */
+/* Byte ticks on the left: the main plot's byte axis (ms__byte_axis). */
 static void byte_ticks(ms_chart *chart, double top)
 {
-    static const char *NAMES[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     if (top < 1024)
         top = 1024;
-    double unit = 1;
-    const char *unit_name = "B";
-    for (int k = 1; k < 5 && top / pow(1024.0, k) >= 1.0; k++) {
-        unit = pow(1024.0, k);
-        unit_name = NAMES[k];
-    }
     int target = (int)ms__clampd(chart->frag_rect.h / 40.0, 2, 6);
-    double step = ms_chart_nice_step(top / unit, target);
-    if (unit == 1 && step < 1)
-        step = 1;
-    double steps = ceil(top / unit / step - 1e-9);
-    chart->frag_ymax = steps * step * unit;
-    int dec = step_decimals(step);
-    chart->n_frag_yticks = 0;
-    for (double k = 0; k <= steps + 1e-9 && chart->n_frag_yticks < MS_CHART_MAX_TICKS; k += 1) {
-        ms_chart_tick *t = &chart->frag_yticks[chart->n_frag_yticks++];
-        t->value = k * step * unit;
+    chart->frag_ymax = ms__byte_axis(top, target, chart->frag_yticks, &chart->n_frag_yticks);
+    for (size_t k = 0; k < chart->n_frag_yticks; k++) {
+        ms_chart_tick *t = &chart->frag_yticks[k];
         t->px = chart->frag_rect.y + chart->frag_rect.h * (1 - t->value / chart->frag_ymax);
-        if (k == 0)
-            snprintf(t->label, sizeof t->label, "0");
-        else
-            snprintf(t->label, sizeof t->label, "%.*f %s", dec, k * step, unit_name);
     }
 }
 

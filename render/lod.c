@@ -295,9 +295,7 @@ int ms_chart_extent(const ms_chart_source *src_in, const ms_chart_spec *spec_in,
         run_spec.x_mode = MS_CHART_X_EVENTS; /* as ms_chart_build draws it */
     ms_chart_source run_src;
     ms_chart_warp warp;
-    rc = ms__run_source(&run_src, &warp, src_in, &run_spec.x_mode, err);
-    if (rc)
-        return rc;
+    ms__run_source(&run_src, &warp, src_in, &run_spec.x_mode);
     const ms_chart_source *src = &run_src;
     const ms_chart_spec *spec = &run_spec;
     double lo, hi;

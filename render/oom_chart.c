@@ -20,10 +20,13 @@
 
 typedef ms_chart_rgb rgb;
 
-static const rgb ALLOCATED = {0.35, 0.55, 0.80};
-static const rgb FAIL = {0.84, 0.15, 0.16};
-static const rgb FG = {0.12, 0.12, 0.14};
-static const rgb MUTED = {0.45, 0.45, 0.50};
+/* The charts' light theme (theme.c): text, muted text, grid, the OOM's red and the
+ * reserved line as the timeline draws them; the active memory in the segments'
+ * "allocated" colour, as the bars above it. */
+#define THEME ms__theme(false)
+#define FG THEME.fg
+#define MUTED THEME.muted
+#define FAIL THEME.oom
 
 static void set(cairo_t *cr, rgb c)
 {
@@ -59,28 +62,18 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
     }
     double t0 = (double)o->window_time_us[0], t1 = (double)o->window_time_us[o->n_window - 1];
     double span = t1 > t0 ? t1 - t0 : 1;
-    /* Round ticks in a binary unit: "0, 250 MiB, 500 MiB", not quarters of the peak. */
-    static const char *const UNITS[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    size_t k = 0;
-    while (k + 1 < sizeof UNITS / sizeof UNITS[0] && (double)top >= pow(1024.0, (double)(k + 1)))
-        k++;
-    double unit = pow(1024.0, (double)k);
-    double step = ms_chart_nice_step((double)top / unit, 4);
-    if (k == 0 && step < 1)
-        step = 1;
-    double steps = ceil((double)top / unit / step - 1e-9);
-    double ymax = steps * step * unit;
+    /* The charts' byte axis (ms__byte_axis): "0, 250 MiB, 500 MiB", not quarters of
+     * the peak. */
+    ms_chart_tick ticks[MS_CHART_MAX_TICKS];
+    size_t n_ticks = 0;
+    double ymax = ms__byte_axis((double)top, 4, ticks, &n_ticks);
     cairo_set_line_width(cr, 1);
-    set(cr, (rgb){0.85, 0.85, 0.88});
+    set(cr, THEME.grid);
     cairo_rectangle(cr, x0, y0, w, h);
     cairo_stroke(cr);
-    for (double g = 0; g <= steps + 1e-9; g++) {
-        double gy = y0 + h - h * g / steps;
-        if (g == 0)
-            snprintf(buf, sizeof buf, "0");
-        else
-            snprintf(buf, sizeof buf, "%g %s", g * step, UNITS[k]);
-        text(cr, x0 - text_width(cr, 10, buf) - 6, gy + 4, 10, MUTED, buf);
+    for (size_t k = 0; k < n_ticks; k++) {
+        double gy = y0 + h - h * ticks[k].value / ymax;
+        text(cr, x0 - text_width(cr, 10, ticks[k].label) - 6, gy + 4, 10, MUTED, ticks[k].label);
     }
     /* Reserved as a line, active as a filled area, both as steps: the allocator's state
      * holds from one event to the next, it does not ramp between them. */
@@ -104,10 +97,11 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
             cairo_line_to(cr, x0 + w, y0 + h);
             cairo_line_to(cr, x0, y0 + h);
             cairo_close_path(cr);
-            cairo_set_source_rgba(cr, ALLOCATED.r, ALLOCATED.g, ALLOCATED.b, 0.45);
+            rgb fill = ms__seg_allocated_rgb();
+            cairo_set_source_rgba(cr, fill.r, fill.g, fill.b, 0.45);
             cairo_fill(cr);
         } else {
-            set(cr, FG);
+            set(cr, THEME.reserved);
             cairo_set_line_width(cr, 1.5);
             cairo_stroke(cr);
         }

@@ -10,25 +10,17 @@
 
 void ms_chart_format_bytes(double bytes, char *buf, size_t cap)
 {
-    static const char *UNITS[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     if (!buf || cap == 0)
         return;
     if (!isfinite(bytes)) {
         snprintf(buf, cap, "?");
         return;
     }
-    double v = fabs(bytes);
-    size_t u = 0;
-    while (v >= 1024.0 && u + 1 < sizeof UNITS / sizeof UNITS[0]) {
-        v /= 1024.0;
-        u++;
-    }
-    const char *sign = bytes < 0 ? "-" : "";
-    /* Three significant digits at least: "2.03 GiB" rather than "2.0 GiB". */
-    if (u == 0)
-        snprintf(buf, cap, "%s%.0f B", sign, v);
-    else
-        snprintf(buf, cap, "%s%.*f %s", sign, v < 9.995 ? 2 : 1, v, UNITS[u]);
+    /* The text outputs' rule (ms_format_bytes), so a picture and the table beside it
+     * print one size one way. */
+    double whole = round(bytes);
+    int64_t v = whole >= 9.2e18 ? INT64_MAX : whole <= -9.2e18 ? -INT64_MAX : (int64_t)whole;
+    ms_format_bytes(v, buf, cap);
 }
 
 double ms_chart_nice_step(double span, int max_ticks)
@@ -117,36 +109,43 @@ int ms__window(const ms_chart_spec *spec, double span, double *lo, double *hi, m
 
 /* ------------------------------------------------------------------ scales and ticks */
 
+double ms__byte_axis(double top, int target, ms_chart_tick *ticks, size_t *n)
+{
+    static const char *NAMES[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double unit = 1;
+    const char *unit_name = "B";
+    for (int k = 1; k < 5 && top / pow(1024.0, k) >= 1.0; k++) {
+        unit = pow(1024.0, k);
+        unit_name = NAMES[k];
+    }
+    double step = ms_chart_nice_step(top / unit, target);
+    if (unit == 1 && step < 1)
+        step = 1;
+    double steps = ceil(top / unit / step - 1e-9);
+    int dec = step_decimals(step);
+    *n = 0;
+    for (double k = 0; k <= steps + 1e-9 && *n < MS_CHART_MAX_TICKS; k += 1) {
+        ms_chart_tick *t = &ticks[(*n)++];
+        t->value = k * step * unit;
+        t->px = 0;
+        if (k == 0)
+            snprintf(t->label, sizeof t->label, "0");
+        else
+            snprintf(t->label, sizeof t->label, "%.*f %s", dec, k * step, unit_name);
+    }
+    return steps * step * unit;
+}
+
 void ms__y_scale(ms_chart *chart, int64_t data_max, int64_t fit)
 {
     double top = (double)(data_max > fit ? data_max : fit);
     if (top < 1024)
         top = 1024;
     top *= 1.05; /* a little air above the peak; its label moves below when crowded */
-    double unit = 1;
-    const char *unit_name = "B";
-    static const char *NAMES[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    for (int k = 1; k < 5 && top / pow(1024.0, k) >= 1.0; k++) {
-        unit = pow(1024.0, k);
-        unit_name = NAMES[k];
-    }
     int target = (int)ms__clampd(chart->plot.h / 55.0, 3, 10);
-    double step = ms_chart_nice_step(top / unit, target);
-    if (unit == 1 && step < 1)
-        step = 1;
-    double steps = ceil(top / unit / step - 1e-9);
-    chart->y_max = steps * step * unit;
-    int dec = step_decimals(step);
-    chart->n_yticks = 0;
-    for (double k = 0; k <= steps + 1e-9 && chart->n_yticks < MS_CHART_MAX_TICKS; k += 1) {
-        ms_chart_tick *t = &chart->yticks[chart->n_yticks++];
-        t->value = k * step * unit;
-        t->px = ms_chart_py(chart, t->value);
-        if (k == 0)
-            snprintf(t->label, sizeof t->label, "0");
-        else
-            snprintf(t->label, sizeof t->label, "%.*f %s", dec, k * step, unit_name);
-    }
+    chart->y_max = ms__byte_axis(top, target, chart->yticks, &chart->n_yticks);
+    for (size_t k = 0; k < chart->n_yticks; k++)
+        chart->yticks[k].px = ms_chart_py(chart, chart->yticks[k].value);
 }
 
 static void format_x(ms_chart_x mode, double x, double step, char *buf, size_t cap)

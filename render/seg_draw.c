@@ -17,6 +17,11 @@ static const ms_chart_rgb HATCH = {0.72, 0.72, 0.76};
 static const ms_chart_rgb LEAK = {0.84, 0.15, 0.16};
 static const ms_chart_rgb FG = {0.12, 0.12, 0.14};
 
+ms_chart_rgb ms__seg_allocated_rgb(void)
+{
+    return ALLOCATED;
+}
+
 static void set(cairo_t *cr, ms_chart_rgb c)
 {
     cairo_set_source_rgb(cr, c.r, c.g, c.b);

@@ -35,6 +35,9 @@ typedef struct ms_seg_style {
 void ms__seg_text(cairo_t *cr, double x, double y, double size, ms_chart_rgb c, const char *s);
 double ms__seg_text_width(cairo_t *cr, double size, const char *s);
 
+/* The colour of allocated bytes where no category says more (the OOM picture's active
+ * memory under its bars). */
+ms_chart_rgb ms__seg_allocated_rgb(void);
 /* The fill of an allocated block. */
 ms_chart_rgb ms__seg_block_rgb(const ms_seg_style *st, size_t block);
 

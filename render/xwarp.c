@@ -112,23 +112,22 @@ int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace, const ms_itera
     return rc;
 }
 
-int ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
-                   ms_chart_x *mode, ms_error *err)
+void ms__source_warp(ms_chart_warp *w, const ms_chart_source *src)
+{
+    if (src->warp)
+        *w = *src->warp;
+    else
+        ms_chart_warp_from_idle(w, src->idle);
+}
+
+void ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
+                    ms_chart_x *mode)
 {
     *out = *src;
     if (*mode != MS_CHART_X_RUN)
-        return 0;
-    if (src->warp) {
-        *w = *src->warp;
-    } else if (src->idle) {
-        ms_chart_warp_from_idle(w, src->idle);
-    } else {
-        int rc = ms_chart_warp_find(w, src->trace, src->iterations, src->shape, err);
-        if (rc)
-            return rc;
-    }
+        return;
+    ms__source_warp(w, src);
     out->warp = w;
     if (w->n_breaks == 0)
         *mode = MS_CHART_X_TIME; /* nothing compressed: the time axis, exactly */
-    return 0;
 }

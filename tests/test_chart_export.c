@@ -18,6 +18,7 @@
 #include "check.h"
 #include "chart.h"
 #include "memsnap/categories.h"
+#include "memsnap/idle.h"
 #include "memsnap/leaks.h"
 
 static const ms_chart_rect AREA = {0, 0, 1320, 560};
@@ -319,11 +320,13 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-static void json_checks(const char *path, const char *name, const ms_snapshot *s,
-                        const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+static void json_checks_idle(const char *path, const char *name, const ms_snapshot *s,
+                             const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl,
+                             const ms_idle *idle)
 {
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name};
+    src.idle = idle; /* the run axis is laid from the quiet stretches it carries */
     ms_chart_export_opts o = {0};
     o.highlights = hl;
     o.n_highlights = n_hl;
@@ -353,7 +356,7 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
     /* The run axis: written only where the trace's warp has breaks, one segment per piece
      * of it; windows are then in its units. Elsewhere the page is the time axis's. */
     ms_chart_warp warp;
-    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, NULL, &err), 0);
+    ms_chart_warp_from_idle(&warp, idle);
     bool run = get(doc, "axis") != NULL;
     CHECK_EQ_INT_IN(path, run, warp.n_breaks > 0);
     if (run) {
@@ -528,6 +531,18 @@ static bool heights_decode(const char *s, int64_t *heights, size_t n_groups, siz
     }
     free(v);
     return ok && p == n;
+}
+
+static void json_checks(const char *path, const char *name, const ms_snapshot *s,
+                        const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+{
+    ms_idle *idle = NULL;
+    ms_error err;
+    int rc = ms_idle_find(&idle, ms_snapshot_trace(s, t->device), NULL, NULL, &err);
+    CHECK_EQ_INT_IN(path, rc, 0);
+    if (!rc)
+        json_checks_idle(path, name, s, t, hl, n_hl, idle);
+    ms_idle_free(idle);
 }
 
 /* With the categories given, the page gets a third grouping: its whole-trace window is

@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "json_print.h"
+#include "../render/export_text.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(void)
@@ -588,8 +589,39 @@ static void test_truth_files(void)
     CHECK_TRUE(files >= 20);
 }
 
+/* The charts' JSON (render/export_text.c) writes numbers as the tool's documents do:
+ * one text per number, null where JSON has none, whole numbers as integers. */
+static void test_chart_numbers(void)
+{
+    const double v[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, 1e15, 1503238553.6000001,
+                        9007199254740991.0, 1.0 / 3, 0.1, -2.5e-7, 1e300};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        cJSON *doc = cJSON_CreateNumber(v[i]);
+        char *want = cli_json_format(doc, true, NULL);
+        ms__sbuf b = {0};
+        ms__sb_num(&b, v[i]);
+        char ctx[40];
+        snprintf(ctx, sizeof ctx, "number %zu", i);
+        CHECK_TRUE_IN(ctx, want && b.p && !b.bad);
+        if (want && b.p)
+            CHECK_EQ_STR_IN(ctx, b.p, want);
+        free(b.p);
+        free(want);
+        cJSON_Delete(doc);
+    }
+    ms__sbuf b = {0};
+    ms__sb_num(&b, NAN);
+    ms__sb_puts(&b, ",");
+    ms__sb_num(&b, 1e15);
+    ms__sb_puts(&b, ",");
+    ms__sb_num(&b, 1503238553.6000001);
+    CHECK_EQ_STR(b.p ? b.p : "", "null,1000000000000000,1503238553.6");
+    free(b.p);
+}
+
 int main(void)
 {
+    test_chart_numbers();
     test_integer_proof();
     test_numbers();
     test_short_decimals();

@@ -189,8 +189,8 @@ static void test_chart_roundtrip(void)
     CHECK_EQ_STR_IN(ctx, text, "gpt2_train.pickle");
     /* The title's "·" is Latin-1 0xB7 in a tEXt chunk. */
     CHECK_EQ_INT_IN(ctx, find_text(&png, "tEXt", "Title", text, sizeof text, NULL), 1);
-    CHECK_EQ_STR_IN(ctx, text, "gpt2_train.pickle  \xb7  cuda:0  \xb7  peak 523.8 MiB  \xb7  "
-                               "reserved peak 602.0 MiB");
+    CHECK_EQ_STR_IN(ctx, text, "gpt2_train.pickle  \xb7  cuda:0  \xb7  peak 523.84 MiB  \xb7  "
+                               "reserved peak 602.00 MiB");
     /* The exact peak: the allocator's requested_bytes.all.peak. */
     CHECK_EQ_INT_IN(ctx, find_text(&png, "tEXt", "Peak", text, sizeof text, NULL), 1);
     char want[64];

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "chart.h"
 #include "memsnap/memsnap.h"
+#include "memsnap/run.h"
 
 /* Stop flooding stderr once a file has shown what is wrong. */
 #define BAIL_IF_MANY()                                                                 \
@@ -218,11 +219,19 @@ static void check_file(const char *path, const char *name, void *arg)
         return;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl, .label = base};
+    /* What the chart reads from the run: the annotation ranges, and the phases by phase. */
+    ms_chart *ch = NULL;
+    ms_run *run = NULL;
+    if (ms_run_open(&run, s, dev, NULL, &err) ||
+        ms_run_annotation_ranges(&src.ranges, &src.n_ranges, run, &err) ||
+        ms_run_phases(&src.phases, run, &err)) {
+        check_fail("%s: run: %s", path, err.message);
+        goto out;
+    }
 
     /* Default chart: time axis, one band per large allocation. */
     ms_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    ms_chart *ch = NULL;
     int rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
@@ -380,6 +389,7 @@ static void check_file(const char *path, const char *name, void *arg)
                     tl->peak_bytes > tl->reserved_peak_bytes ? tl->peak_bytes
                                                              : tl->reserved_peak_bytes);
 out:
+    ms_run_free(run);
     ms_chart_free(ch);
     ms_timeline_free(tl);
     ms_snapshot_free(s);
@@ -514,7 +524,7 @@ static void check_numbers(void)
     const char *ctx = "numbers";
     char buf[32];
     ms_chart_format_bytes(549285896, buf, sizeof buf);
-    CHECK_TRUE_IN(ctx, !strcmp(buf, "523.8 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "523.84 MiB"));
     ms_chart_format_bytes(812, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "812 B"));
     ms_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
@@ -522,7 +532,18 @@ static void check_numbers(void)
     ms_chart_format_bytes(2181038080.0, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "2.03 GiB"));
     ms_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
-    CHECK_TRUE_IN(ctx, !strcmp(buf, "10.0 MiB"));
+    CHECK_TRUE_IN(ctx, !strcmp(buf, "10.00 MiB"));
+    /* A picture prints a size as the text outputs do ("12.35 MiB", never "12.3 MiB"). */
+    static const int64_t SIZES[] = {0, 1023, 1024, 12949914, (int64_t)(12.35 * 1048576), 1152, -5000,
+                                    (int64_t)1 << 40, INT64_MAX};
+    for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
+        char want[32];
+        ms_format_bytes(SIZES[i], want, sizeof want);
+        ms_chart_format_bytes((double)SIZES[i], buf, sizeof buf);
+        CHECK_EQ_STR_IN(ctx, buf, want);
+    }
+    ms_chart_format_bytes(12.35 * 1048576, buf, sizeof buf);
+    CHECK_EQ_STR_IN(ctx, buf, "12.35 MiB");
     ms_chart_format_bytes(NAN, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "?"));
     static const double SPANS[] = {1, 3, 7, 10, 0.013, 523.8, 1e9, 4.6513, 1234567};

@@ -91,7 +91,7 @@ static void check_iterations(const char *name, ms_run *run, const ms_snapshot *s
     }
 }
 
-static void check_phases(const char *name, ms_run *run, const ms_snapshot *s, int device,
+static void check_phases(const char *name, ms_run *run,
                          const ms_timeline *t)
 {
     ms_error err;
@@ -124,11 +124,13 @@ static void check_phases(const char *name, ms_run *run, const ms_snapshot *s, in
         return;
     }
     ms_chart_source src;
-    memset(&src, 0, sizeof src);
-    src.snap = s;
-    src.trace = ms_snapshot_trace(s, device);
-    src.tl = t;
-    src.phases = ph;
+    if (ms_chart_source_from_run(&src, run, name, MS_CHART_RUN_STACKED | MS_CHART_RUN_PHASES,
+                                 &err)) {
+        check_fail("%s: chart source: %s", name, err.message);
+        return;
+    }
+    CHECK_TRUE_IN(name, src.ranges == ar);
+    CHECK_TRUE_IN(name, src.phases == (ms_chart_phases_needed(ar, nar) ? ph : NULL));
     ms__range *rr = NULL;
     size_t nrr = 0;
     if (ms__build_ranges(&src, &rr, &nrr, &err) == 0) {
@@ -647,7 +649,7 @@ static void one_file(const char *path, const char *name, void *arg)
             CHECK_EQ_INT_IN(name, rt->peak_bytes, t->peak_bytes);
         }
         check_iterations(name, run, s, device, rt ? rt : t);
-        check_phases(name, run, s, device, rt ? rt : t);
+        check_phases(name, run, rt ? rt : t);
         check_frames(name, run, s);
         check_categories_and_leaks(name, run, s, device, rt ? rt : t);
         check_summary_and_profile(name, run, s, device, rt ? rt : t);

@@ -98,11 +98,23 @@
 
   /* ---------------------------------------------------------------- formatting */
 
+  /* Sizes as every memsnap text prints them (ms_format_bytes, lib/src/common/format.c):
+   * binary units, two decimals. C's %.2f rounds an exact tie (v * 8 odd: 1.125) to the
+   * even digit where toFixed rounds up, so ties are settled here first. */
+  function fixed2(v) {
+    var e = v * 8;
+    if (Number.isInteger(e) && e % 2 !== 0) {
+      var n = Math.floor(v * 100);
+      return ((n % 2 ? n + 1 : n) / 100).toFixed(2);
+    }
+    return v.toFixed(2);
+  }
   function fmtBytes(b) {
-    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'], v = Math.abs(b), k = 0;
-    while (v >= 1024 && k + 1 < u.length) { v /= 1024; k++; }
+    var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'], v = Math.abs(Math.round(b)), k = 0;
     var sign = b < 0 ? '-' : '';
-    return k === 0 ? sign + v.toFixed(0) + ' B' : sign + v.toFixed(v < 9.995 ? 2 : 1) + ' ' + u[k];
+    if (v < 1024) return sign + v + ' B';
+    while (v >= 1024 && k + 1 < u.length) { v /= 1024; k++; }
+    return sign + fixed2(v) + ' ' + u[k];
   }
   /* A trace without times (old PyTorch) is exported with event indexes as microseconds:
    * its instants read as events, never as made-up seconds. */

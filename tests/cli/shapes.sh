@@ -78,7 +78,7 @@ grep -q '^Verdict: shape_reduce_overhead.pickle replays CUDA graphs from a priva
 "$BIN" summary --json "$G" > "$T/g.json"
 "$BIN" diff "$E" "$T/g.json" | grep -q '^Verdict: shape_reduce_overhead.pickle replays CUDA graphs' || bad "diff from summary JSON"
 "$BIN" ranks "$E" "$G" testdata/gpt2_train.pickle | head -1 | grep -q 'replays CUDA graphs' || bad "ranks"
-"$BIN" render "$G" -o "$T/g.svg" && grep -q 'CUDA-graph pool 116.0 MiB (replays allocate from it)' "$T/g.svg" || bad "chart title"
+"$BIN" render "$G" -o "$T/g.svg" && grep -q 'CUDA-graph pool 116.00 MiB (replays allocate from it)' "$T/g.svg" || bad "chart title"
 
 # A summary whose shape.cuda_graphs is not an object is refused, naming the key.
 python3 -c '

@@ -68,7 +68,7 @@ cp "$src/testdata/leak_layers.pickle" "$tmp/runs/a/mem.pickle"
 cp "$src/testdata/noleak_layers.pickle" "$tmp/runs/b/mem.pickle"
 $BIN render --overlay --format json "$tmp/runs/a/mem.pickle" "$tmp/runs/b/mem.pickle" -o "$tmp/ov.json"
 out=$(python3 -c 'import json, sys; print([e["label"] for e in json.load(open(sys.argv[1]))["panels"][0]["legend"][:2]])' "$tmp/ov.json")
-check "overlay legend of one base name" "['a/mem.pickle (cuda:0, peak 674.4 MiB)', 'b/mem.pickle (cuda:0, peak 584.3 MiB)']" "$out"
+check "overlay legend of one base name" "['a/mem.pickle (cuda:0, peak 674.35 MiB)', 'b/mem.pickle (cuda:0, peak 584.26 MiB)']" "$out"
 
 # The classifier on the Windows frames, and the user's line the truth names.
 out=$(cd "$tmp" && $BIN leaks --json testdata/leak_hook_library.pickle | python3 -c '
@@ -142,7 +142,7 @@ print(p["x"]["kind"], "|".join(peak))' "$tmp/$f.json")
     case $f in
         one) check "one event: chart" "events peak 1.00 MiB at event 0" "$out" ;;
         instant) contains "one instant: chart" "$out" "events peak " ; contains "one instant: chart" "$out" " at event " ;;
-        none) check "no events: chart" "events peak 354.3 MiB before the first recorded event" "$out" ;;
+        none) check "no events: chart" "events peak 354.34 MiB before the first recorded event" "$out" ;;
     esac
     $BIN render "$tmp/$f.pickle" -o "$tmp/$f.png" || { echo "FAIL: png $f"; fail=1; }
 done
