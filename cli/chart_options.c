@@ -9,7 +9,7 @@ int cli_add_group_rule(void *ctx, const char *cmd, const char *name, const char 
 {
     (void)name;
     ms_error err;
-    if (ms_chart_group_rules_add(ctx, value, &err)) {
+    if (msr_chart_group_rules_add(ctx, value, &err)) {
         cli_error(cmd, "%s", err.message);
         return 2;
     }

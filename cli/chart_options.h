@@ -8,7 +8,7 @@
 extern const char *const CLI_PAGE_X_MODES[];
 
 /* --group NAME=REGEX, repeatable, for CLI_CALLBACK: compiled into the
- * ms_chart_group_rules at ctx as it is read; 2 with the reason for a bad rule. */
+ * msr_chart_group_rules at ctx as it is read; 2 with the reason for a bad rule. */
 int cli_add_group_rule(void *ctx, const char *cmd, const char *name, const char *value);
 
 #endif

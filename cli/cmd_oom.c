@@ -49,7 +49,7 @@ static void draw_first(void *ctx, const ms_oom_report *r)
     d->done = true;
     ms_error err;
     if (safe_out_oom_chart(d->out, d->s, &r->items[0], d->path,
-                           &(ms_image_meta){.source = cli_basename(d->path)}, &err)) {
+                           &(msr_image_meta){.source = cli_basename(d->path)}, &err)) {
         cli_error(CMD, "%s", err.message); /* names the file itself, as for render */
         d->rc = 2;
     }
@@ -111,8 +111,8 @@ int cmd_oom(int argc, char **argv)
         fputs(USAGE, stderr);
         rc = 2;
     }
-    ms_render_format format;
-    if (!rc && out && ms_render_format_from_path(out, &format, NULL) != 0) {
+    msr_render_format format;
+    if (!rc && out && msr_render_format_from_path(out, &format, NULL) != 0) {
         cli_error(CMD, "%s: the picture must be a .png or .svg file", out);
         rc = 2;
     }

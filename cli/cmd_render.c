@@ -20,7 +20,7 @@
 #include "safe_output.h"
 
 #define CMD "render"
-#define MAX_FILES MS_CHART_MAX_SERIES
+#define MAX_FILES MSR_CHART_MAX_SERIES
 #define MAX_SIDE 8192
 /* Below this a panel has no room for title, annotation lanes, axes and plot. */
 #define MIN_WIDTH 240
@@ -97,25 +97,25 @@ typedef struct opts {
     const char *format;
     long long width, height, device;
     bool has_height, has_device, overlay, leaks, json;
-    ms_chart_spec spec;
-    ms_chart_group_rules rules;
+    msr_chart_spec spec;
+    msr_chart_group_rules rules;
 } opts;
 
 static const char *const X_MODES[] = {"run", "time", "events", NULL};
 static const char *const SHOWS[] = {"fragmentation", NULL};
-static const ms_chart_x X_MODE_OF[] = {MS_CHART_X_RUN, MS_CHART_X_TIME, MS_CHART_X_EVENTS};
+static const msr_chart_x X_MODE_OF[] = {MSR_CHART_X_RUN, MSR_CHART_X_TIME, MSR_CHART_X_EVENTS};
 static const char *const GROUPINGS[] = {"alloc", "site",    "phase", "category",
                                         "compile", "group", NULL};
-static const ms_chart_by GROUPING_OF[] = {MS_CHART_BY_ALLOC,    MS_CHART_BY_SITE,
-                                          MS_CHART_BY_PHASE,    MS_CHART_BY_CATEGORY,
-                                          MS_CHART_BY_COMPILE,  MS_CHART_BY_GROUP};
+static const msr_chart_by GROUPING_OF[] = {MSR_CHART_BY_ALLOC,    MSR_CHART_BY_SITE,
+                                          MSR_CHART_BY_PHASE,    MSR_CHART_BY_CATEGORY,
+                                          MSR_CHART_BY_COMPILE,  MSR_CHART_BY_GROUP};
 
 static int parse(int argc, char **argv, opts *o, bool *help)
 {
     memset(o, 0, sizeof *o);
     o->width = 1600;
     o->height = 800;
-    o->spec.x_mode = MS_CHART_X_RUN;
+    o->spec.x_mode = MSR_CHART_X_RUN;
     *help = false;
     long long top = 0;
     int x = -1, by = -1, show = -1;
@@ -126,7 +126,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_INT("--width", &o->width, MIN_WIDTH, MAX_SIDE)},
         {CLI_INT("--height", &o->height, MIN_HEIGHT, MAX_SIDE), .seen = &o->has_height},
         {CLI_DEVICE(&o->device), .seen = &o->has_device},
-        {CLI_INT("--top", &top, 1, MS_CHART_MAX_GROUPS), .seen = &has_top},
+        {CLI_INT("--top", &top, 1, MSR_CHART_MAX_GROUPS), .seen = &has_top},
         {CLI_NUMBER("--from", &o->spec.from), .seen = &o->spec.has_from},
         {CLI_NUMBER("--to", &o->spec.to), .seen = &o->spec.has_to},
         {CLI_CHOICE("--x", &x, X_MODES)},
@@ -173,11 +173,11 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         cli_error(CMD, "no input file (see memsnap render --help)");
         return 2;
     }
-    if (o->spec.by == MS_CHART_BY_GROUP && o->rules.n == 0) {
+    if (o->spec.by == MSR_CHART_BY_GROUP && o->rules.n == 0) {
         cli_error(CMD, "--by group needs at least one --group NAME=REGEX");
         return 2;
     }
-    if (o->rules.n && o->spec.by != MS_CHART_BY_GROUP) {
+    if (o->rules.n && o->spec.by != MSR_CHART_BY_GROUP) {
         cli_error(CMD, "--group draws only with --by group");
         return 2;
     }
@@ -202,12 +202,12 @@ static int parse(int argc, char **argv, opts *o, bool *help)
 }
 
 /* --format json: the chart model every image of these options is drawn from. */
-static int write_model(const char *path, const ms_chart *const *charts, size_t n, int width,
+static int write_model(const char *path, const msr_chart *const *charts, size_t n, int width,
                        int height)
 {
     ms_error err;
     char *text = NULL;
-    if (ms_chart_model_json(charts, n, width, height, &text, &err)) {
+    if (msr_chart_model_json(charts, n, width, height, &text, &err)) {
         cli_error(CMD, "%s", err.message);
         return 2;
     }
@@ -234,20 +234,20 @@ static int write_model(const char *path, const ms_chart *const *charts, size_t n
 }
 
 /* What one command draws from: each file's snapshot and run, and the chart source read
- * from the run (ms_chart_source_from_run). */
+ * from the run (msr_chart_source_from_run). */
 typedef struct inputs {
     size_t n;
     ms_snapshot *snaps[MAX_FILES];
     ms_run *runs[MAX_FILES];
-    ms_chart_source srcs[MAX_FILES];
-    ms_chart_leaks leaks[MAX_FILES]; /* --leaks */
+    msr_chart_source srcs[MAX_FILES];
+    msr_chart_leaks leaks[MAX_FILES]; /* --leaks */
     const char *labels[MAX_FILES];   /* what tells the files apart in legends and titles */
 } inputs;
 
 static void inputs_free(inputs *in)
 {
     for (size_t i = 0; i < in->n; i++) {
-        ms_chart_leaks_free(&in->leaks[i]);
+        msr_chart_leaks_free(&in->leaks[i]);
         ms_run_free(in->runs[i]);
         ms_snapshot_free(in->snaps[i]);
     }
@@ -271,12 +271,12 @@ static int load_file(const opts *o, inputs *in, size_t i)
     ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
     /* The JSON shows the iterations whatever the axis; the time and events axes' images
      * need no pass over the trace for them. */
-    unsigned needs = o->overlay ? 0 : ms_chart_run_needs(&o->spec) | (o->json ? MS_CHART_RUN_AXIS : 0);
+    unsigned needs = o->overlay ? 0 : msr_chart_run_needs(&o->spec) | (o->json ? MSR_CHART_RUN_AXIS : 0);
     ms_error err;
     ms_error_clear(&err);
     if (ms_run_open(&in->runs[i], in->snaps[i], device, o->overlay ? &overlay_ro : NULL, &err) ||
-        ms_chart_source_from_run(&in->srcs[i], in->runs[i], in->labels[i], needs, &err) ||
-        (o->leaks && !o->overlay && ms_chart_leaks_from_run(&in->leaks[i], in->runs[i], &err))) {
+        msr_chart_source_from_run(&in->srcs[i], in->runs[i], in->labels[i], needs, &err) ||
+        (o->leaks && !o->overlay && msr_chart_leaks_from_run(&in->leaks[i], in->runs[i], &err))) {
         cli_error(CMD, "%s: %s", path, err.message);
         return 2;
     }
@@ -287,15 +287,15 @@ static int load_file(const opts *o, inputs *in, size_t i)
 
 /* One figure: panels on shared scales (each on its own run axis) or an overlay, as
  * every picture that compares files draws them (the report's ranks.png too). */
-static int build_figure(const opts *o, const inputs *in, ms_chart_figure **fig)
+static int build_figure(const opts *o, const inputs *in, msr_chart_figure **fig)
 {
-    const ms_chart_highlight *hls[MAX_FILES] = {0};
+    const msr_chart_highlight *hls[MAX_FILES] = {0};
     size_t n_hls[MAX_FILES] = {0};
     for (size_t i = 0; i < in->n; i++) {
         hls[i] = in->leaks[i].highlights;
         n_hls[i] = in->leaks[i].n;
     }
-    ms_chart_figure_spec fs = {.chart = o->spec, .overlay = o->overlay, .width = (int)o->width,
+    msr_chart_figure_spec fs = {.chart = o->spec, .overlay = o->overlay, .width = (int)o->width,
                                .height = (int)o->height};
     if (o->leaks) {
         fs.highlights = hls;
@@ -303,7 +303,7 @@ static int build_figure(const opts *o, const inputs *in, ms_chart_figure **fig)
     }
     ms_error err;
     ms_error_clear(&err);
-    if (ms_chart_build_figure(fig, in->srcs, in->n, &fs, &err)) {
+    if (msr_chart_build_figure(fig, in->srcs, in->n, &fs, &err)) {
         cli_error(CMD, "%s", err.message);
         return 2;
     }
@@ -311,11 +311,11 @@ static int build_figure(const opts *o, const inputs *in, ms_chart_figure **fig)
 }
 
 /* The image (or, with --format json, the model) of the figure. */
-static int write_figure(const opts *o, ms_render_format format, const ms_chart_figure *fig)
+static int write_figure(const opts *o, msr_render_format format, const msr_chart_figure *fig)
 {
-    ms_chart *const *charts = fig->charts;
+    msr_chart *const *charts = fig->charts;
     if (o->json)
-        return write_model(o->output, (const ms_chart *const *)charts, fig->n_charts,
+        return write_model(o->output, (const msr_chart *const *)charts, fig->n_charts,
                            (int)o->width, (int)o->height);
     char sources[1024] = ""; /* the image's Source text: the input files' names */
     for (size_t i = 0, at = 0; i < o->n_files && at < sizeof sources; i++)
@@ -324,8 +324,8 @@ static int write_figure(const opts *o, ms_render_format format, const ms_chart_f
     ms_error err;
     ms_error_clear(&err);
     if (safe_out_render(o->output, (int)format, (int)o->width, (int)o->height,
-                        (const ms_chart *const *)charts, fig->n_charts,
-                        &(ms_image_meta){.source = sources}, &err)) {
+                        (const msr_chart *const *)charts, fig->n_charts,
+                        &(msr_image_meta){.source = sources}, &err)) {
         cli_error(CMD, "%s", err.message);
         return 2;
     }
@@ -338,38 +338,38 @@ int cmd_render(int argc, char **argv)
     bool help;
     int rc = parse(argc, argv, &o, &help);
     if (help || rc) {
-        ms_chart_group_rules_free(&o.rules);
+        msr_chart_group_rules_free(&o.rules);
         if (help)
             usage(stdout);
         return help ? 0 : rc;
     }
     ms_error err;
     ms_error_clear(&err);
-    ms_render_format format = MS_RENDER_PNG;
+    msr_render_format format = MSR_RENDER_PNG;
     o.json = o.format && !strcmp(o.format, "json");
-    if (!o.json && (o.format ? ms_render_format_from_name(o.format, &format, &err)
-                             : ms_render_format_from_path(o.output, &format, &err))) {
+    if (!o.json && (o.format ? msr_render_format_from_name(o.format, &format, &err)
+                             : msr_render_format_from_path(o.output, &format, &err))) {
         cli_error(CMD, "%s", err.message);
-        ms_chart_group_rules_free(&o.rules);
+        msr_chart_group_rules_free(&o.rules);
         return 2;
     }
     inputs *in = calloc(1, sizeof *in);
     if (!in) {
         cli_error(CMD, "out of memory");
-        ms_chart_group_rules_free(&o.rules);
+        msr_chart_group_rules_free(&o.rules);
         return 2;
     }
     cli_file_labels(o.files, o.n_files, in->labels);
     for (size_t i = 0; i < o.n_files && !rc; i++)
         rc = load_file(&o, in, i);
-    ms_chart_figure *fig = NULL;
+    msr_chart_figure *fig = NULL;
     if (!rc)
         rc = build_figure(&o, in, &fig);
     if (!rc)
         rc = write_figure(&o, format, fig);
-    ms_chart_figure_free(fig);
+    msr_chart_figure_free(fig);
     inputs_free(in);
     free(in);
-    ms_chart_group_rules_free(&o.rules);
+    msr_chart_group_rules_free(&o.rules);
     return rc;
 }

@@ -319,7 +319,7 @@ int cmd_report(int argc, char **argv)
     if (help) {
         usage(stdout);
         free(o.files);
-        ms_chart_group_rules_free(&o.groups);
+        msr_chart_group_rules_free(&o.groups);
         return 0;
     }
     /* DIR made as mkdir -p does; what the run makes goes again if it fails. */
@@ -327,7 +327,7 @@ int cmd_report(int argc, char **argv)
         rc = report_dir_begin(&o);
     if (rc) {
         free(o.files);
-        ms_chart_group_rules_free(&o.groups);
+        msr_chart_group_rules_free(&o.groups);
         return rc;
     }
 
@@ -425,6 +425,6 @@ done:
     free(cmp_svg);
     cJSON_Delete(doc);
     free(o.files);
-    ms_chart_group_rules_free(&o.groups);
+    msr_chart_group_rules_free(&o.groups);
     return rc;
 }

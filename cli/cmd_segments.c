@@ -102,18 +102,18 @@ static cJSON *segments_file(void *ctx, const char *path, const ms_snapshot *s, m
     if (q->kept && q->keep_done && q->n_kept && q->kept_path == path && !q->drawn) {
         q->drawn = true;
         seg_kept *k = q->kept;
-        ms_segments_panel panels[MAX_PANELS];
+        msr_segments_panel panels[MAX_PANELS];
         for (size_t i = 0; i < q->n_kept; i++)
-            panels[i] = (ms_segments_panel){k[i].heap, k[i].block_category, k[i].title};
+            panels[i] = (msr_segments_panel){k[i].heap, k[i].block_category, k[i].title};
         char title[512];
         snprintf(title, sizeof title, "%s  ·  cuda:%d  ·  allocator segments",
                  cli_basename(path), q->kept_device);
-        ms_segments_figure fig = {s, panels, q->n_kept, q->by_site ? MS_SEG_BY_SITE
-                                                                   : MS_SEG_BY_CATEGORY,
+        msr_segments_figure fig = {s, panels, q->n_kept, q->by_site ? MSR_SEG_BY_SITE
+                                                                   : MSR_SEG_BY_CATEGORY,
                                   title};
         ms_error perr;
         if (safe_out_segments_chart(q->out, &fig,
-                                    &(ms_image_meta){.source = cli_basename(path)}, &perr)) {
+                                    &(msr_image_meta){.source = cli_basename(path)}, &perr)) {
             cli_error(CMD, "%s", perr.message);
             *rc = 2;
         } else if (q->n_wanted > q->n_kept) {
@@ -162,8 +162,8 @@ int cmd_segments(int argc, char **argv)
         fputs(USAGE, stderr);
         rc = 2;
     }
-    ms_render_format format;
-    if (!rc && out && ms_render_format_from_path(out, &format, NULL) != 0) {
+    msr_render_format format;
+    if (!rc && out && msr_render_format_from_path(out, &format, NULL) != 0) {
         cli_error(CMD, "%s: the picture must be a .png or .svg file", cli_term(out));
         rc = 2;
     }

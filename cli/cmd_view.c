@@ -58,7 +58,7 @@ typedef struct opts {
     bool has_device;
     long long device;
     view_opts v;
-    ms_chart_group_rules groups;
+    msr_chart_group_rules groups;
 } opts;
 
 static int parse(int argc, char **argv, opts *o, bool *help)
@@ -156,7 +156,7 @@ int cmd_view(int argc, char **argv)
     bool help;
     int rc = parse(argc, argv, &o, &help);
     if (help || rc) {
-        ms_chart_group_rules_free(&o.groups);
+        msr_chart_group_rules_free(&o.groups);
         if (help)
             usage(stdout);
         return rc;
@@ -195,6 +195,6 @@ int cmd_view(int argc, char **argv)
     }
     for (size_t i = 0; i < o.n_files; i++)
         free(json[i]);
-    ms_chart_group_rules_free(&o.groups);
+    msr_chart_group_rules_free(&o.groups);
     return rc;
 }

@@ -46,7 +46,7 @@ typedef struct report_opts {
     double max_growth;      /* percent */
     bool compare, no_compare; /* --compare / --no-compare: the files side by side or not */
     bool x_time;            /* --x time: the interactive timeline on the linear time axis */
-    ms_chart_group_rules groups; /* --group NAME=REGEX: the timeline's by-group grouping */
+    msr_chart_group_rules groups; /* --group NAME=REGEX: the timeline's by-group grouping */
 } report_opts;
 
 /* ------------------------------------------------------------------ JSON pieces */
@@ -187,7 +187,7 @@ typedef struct report_chart_input {
 } report_chart_input;
 
 /* The comparison chart of several files on shared scales, each panel on its run axis
- * (ms_chart_build_figure, as `render A B` draws it): PNG at `png_path`, SVG out. */
+ * (msr_chart_build_figure, as `render A B` draws it): PNG at `png_path`, SVG out. */
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err);
 

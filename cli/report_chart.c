@@ -37,18 +37,18 @@ static int fail(ms_error *err, int code, const char *what)
 }
 
 /* The charts as one SVG document in memory. */
-static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, size_t n,
+static int draw_svg(char **out, int w, int h, const msr_chart *const *charts, size_t n,
                     ms_error *err)
 {
     report_buf b = {0};
     cairo_surface_t *surface = cairo_svg_surface_create_for_stream(report_buf_write, &b, w, h);
     cairo_t *cr = cairo_create(surface);
-    ms_chart_rgb bg = n ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
+    msr_chart_rgb bg = n ? charts[0]->theme.bg : (msr_chart_rgb){1, 1, 1};
     cairo_set_source_rgb(cr, bg.r, bg.g, bg.b);
     cairo_paint(cr);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
-        rc = ms_chart_draw(cr, charts[i], err);
+        rc = msr_chart_draw(cr, charts[i], err);
     cairo_destroy(cr);
     cairo_surface_finish(surface); /* the SVG is written out here */
     cairo_status_t st = cairo_surface_status(surface);
@@ -65,51 +65,51 @@ static int draw_svg(char **out, int w, int h, const ms_chart *const *charts, siz
 
 /* One chart twice: a PNG at `png_path` and the page's SVG (unless svg_out is NULL), each
  * built for its size. */
-static int png_and_svg(char **svg_out, const ms_chart_source *src, const ms_chart_spec *spec,
+static int png_and_svg(char **svg_out, const msr_chart_source *src, const msr_chart_spec *spec,
                        const char *png_path, ms_error *err)
 {
-    ms_chart *png = NULL, *svg = NULL;
-    int rc = ms_chart_build(&png, src, spec, (ms_chart_rect){0, 0, PNG_W, PNG_H}, err);
+    msr_chart *png = NULL, *svg = NULL;
+    int rc = msr_chart_build(&png, src, spec, (msr_chart_rect){0, 0, PNG_W, PNG_H}, err);
     if (!rc)
-        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, PNG_H,
-                             (const ms_chart *const *)&png, 1,
-                             &(ms_image_meta){.source = src->label}, err);
+        rc = safe_out_render(png_path, MSR_RENDER_PNG, PNG_W, PNG_H,
+                             (const msr_chart *const *)&png, 1,
+                             &(msr_image_meta){.source = src->label}, err);
     if (!rc && svg_out)
-        rc = ms_chart_build(&svg, src, spec, (ms_chart_rect){0, 0, SVG_W, SVG_H}, err);
+        rc = msr_chart_build(&svg, src, spec, (msr_chart_rect){0, 0, SVG_W, SVG_H}, err);
     if (!rc && svg_out)
-        rc = draw_svg(svg_out, SVG_W, SVG_H, (const ms_chart *const *)&svg, 1, err);
-    ms_chart_free(png);
-    ms_chart_free(svg);
+        rc = draw_svg(svg_out, SVG_W, SVG_H, (const msr_chart *const *)&svg, 1, err);
+    msr_chart_free(png);
+    msr_chart_free(svg);
     return rc;
 }
 
 /* What a file's charts read from its run: the run axis as `render` lays it (its
  * iterations, idle stretches and shape, which names a CUDA-graph pool in the title)
  * whatever the axis, so both axes' titles agree. */
-static int source_of(ms_chart_source *src, ms_run *run, const char *label,
-                     const ms_chart_spec *spec, ms_error *err)
+static int source_of(msr_chart_source *src, ms_run *run, const char *label,
+                     const msr_chart_spec *spec, ms_error *err)
 {
-    return ms_chart_source_from_run(src, run, label, ms_chart_run_needs(spec) | MS_CHART_RUN_AXIS,
+    return msr_chart_source_from_run(src, run, label, msr_chart_run_needs(spec) | MSR_CHART_RUN_AXIS,
                                     err);
 }
 
 int report_chart_file(ms_run *run, const char *label, const report_opts *o, const char *png_path,
                       ms_error *err)
 {
-    ms_chart_spec spec = {0};
-    spec.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
-    ms_chart_leaks leaks;
-    int rc = ms_chart_leaks_from_run(&leaks, run, err);
+    msr_chart_spec spec = {0};
+    spec.x_mode = o->x_time ? MSR_CHART_X_TIME : MSR_CHART_X_RUN;
+    msr_chart_leaks leaks;
+    int rc = msr_chart_leaks_from_run(&leaks, run, err);
     if (rc)
         return rc;
     spec.highlights = leaks.highlights;
     spec.n_highlights = leaks.n;
-    ms_chart_source src;
+    msr_chart_source src;
     rc = source_of(&src, run, label, &spec, err);
     /* The PNG alone: the page shows the interactive view in its place. */
     if (!rc)
         rc = png_and_svg(NULL, &src, &spec, png_path, err);
-    ms_chart_leaks_free(&leaks);
+    msr_chart_leaks_free(&leaks);
     return rc;
 }
 
@@ -118,10 +118,10 @@ int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
                             const char *png_path, ms_error *err)
 {
     *svg_out = NULL;
-    ms_chart_spec spec = {0};
-    spec.x_mode = x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
-    spec.by = MS_CHART_BY_CATEGORY;
-    ms_chart_source src;
+    msr_chart_spec spec = {0};
+    spec.x_mode = x_time ? MSR_CHART_X_TIME : MSR_CHART_X_RUN;
+    spec.by = MSR_CHART_BY_CATEGORY;
+    msr_chart_source src;
     int rc = source_of(&src, run, label, &spec, err);
     if (rc)
         return rc;
@@ -133,32 +133,32 @@ int report_chart_categories(char **svg_out, ms_run *run, const ms_timeline *t,
 
 /* The comparison chart of `n` files in a w x h image: stacked panels on shared scales,
  * each on its run axis, or (more files than panels read well) one overlay. */
-static int build_compare(ms_chart_figure **fig, const ms_chart_source *src, size_t n, int w,
+static int build_compare(msr_chart_figure **fig, const msr_chart_source *src, size_t n, int w,
                          int h, ms_error *err)
 {
-    ms_chart_figure_spec fs = {.width = w, .height = h};
-    fs.chart.x_mode = MS_CHART_X_RUN;
+    msr_chart_figure_spec fs = {.width = w, .height = h};
+    fs.chart.x_mode = MSR_CHART_X_RUN;
     if (n > MAX_PANELS) {
         fs.overlay = true;
-        fs.chart.x_mode = MS_CHART_X_TIME; /* curves of several files share one time axis */
+        fs.chart.x_mode = MSR_CHART_X_TIME; /* curves of several files share one time axis */
         fs.chart.title = "Active memory of every file";
     }
-    return ms_chart_build_figure(fig, src, n, &fs, err);
+    return msr_chart_build_figure(fig, src, n, &fs, err);
 }
 
 int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
                          const char *png_path, ms_error *err)
 {
     *svg_out = NULL;
-    if (n == 0 || n > MS_CHART_MAX_SERIES)
+    if (n == 0 || n > MSR_CHART_MAX_SERIES)
         return 0;
-    ms_chart_source src[MS_CHART_MAX_SERIES];
+    msr_chart_source src[MSR_CHART_MAX_SERIES];
     char sources[1024] = "";
     /* Panels on the run axis (an overlay of more files draws the curves on time). */
-    ms_chart_spec axis = {.x_mode = MS_CHART_X_RUN};
+    msr_chart_spec axis = {.x_mode = MSR_CHART_X_RUN};
     for (size_t i = 0, o = 0; i < n; i++) {
-        int rc = ms_chart_source_from_run(&src[i], in[i].run, in[i].label,
-                                          ms_chart_run_needs(&axis), err);
+        int rc = msr_chart_source_from_run(&src[i], in[i].run, in[i].label,
+                                          msr_chart_run_needs(&axis), err);
         if (rc)
             return rc;
         if (o < sizeof sources) /* the image's Source text */
@@ -168,19 +168,19 @@ int report_chart_compare(char **svg_out, const report_chart_input *in, size_t n,
     bool panels = n <= MAX_PANELS;
     int png_h = panels ? PANEL_H_PNG * (int)n : PNG_H;
     int svg_h = panels ? PANEL_H_SVG * (int)n : SVG_H;
-    ms_chart_figure *fig = NULL;
+    msr_chart_figure *fig = NULL;
     int rc = build_compare(&fig, src, n, PNG_W, png_h, err);
     if (!rc)
-        rc = safe_out_render(png_path, MS_RENDER_PNG, PNG_W, png_h,
-                             (const ms_chart *const *)fig->charts, fig->n_charts,
-                             &(ms_image_meta){.source = sources}, err);
-    ms_chart_figure_free(fig);
+        rc = safe_out_render(png_path, MSR_RENDER_PNG, PNG_W, png_h,
+                             (const msr_chart *const *)fig->charts, fig->n_charts,
+                             &(msr_image_meta){.source = sources}, err);
+    msr_chart_figure_free(fig);
     fig = NULL;
     if (!rc)
         rc = build_compare(&fig, src, n, SVG_W, svg_h, err);
     if (!rc)
-        rc = draw_svg(svg_out, SVG_W, svg_h, (const ms_chart *const *)fig->charts, fig->n_charts,
+        rc = draw_svg(svg_out, SVG_W, svg_h, (const msr_chart *const *)fig->charts, fig->n_charts,
                       err);
-    ms_chart_figure_free(fig);
+    msr_chart_figure_free(fig);
     return rc;
 }

@@ -17,12 +17,12 @@ static int oom_svg(char **out, const ms_snapshot *s, const ms_oom *o, const char
                    ms_error *err)
 {
     report_buf b = {0};
-    int w = MS_OOM_CHART_WIDTH, h = ms_oom_chart_height(o);
+    int w = MSR_OOM_CHART_WIDTH, h = msr_oom_chart_height(o);
     cairo_surface_t *surface = cairo_svg_surface_create_for_stream(report_buf_write, &b, w, h);
     cairo_t *cr = cairo_create(surface);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    int rc = ms_oom_chart_draw(cr, 0, 0, w, h, s, o, title, err);
+    int rc = msr_oom_chart_draw(cr, 0, 0, w, h, s, o, title, err);
     cairo_destroy(cr);
     cairo_surface_finish(surface);
     cairo_status_t st = cairo_surface_status(surface);
@@ -95,7 +95,7 @@ int report_oom_file(cJSON *fj, const report_opts *o, size_t index, report_device
             return MS_ERR_NOMEM;
         snprintf(path, n, "%s/%s", o->out_dir, name);
         const char *label = cli_basename(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(fj, "path")));
-        rc = safe_out_oom_chart(path, s, &r->items[0], label, &(ms_image_meta){.source = label},
+        rc = safe_out_oom_chart(path, s, &r->items[0], label, &(msr_image_meta){.source = label},
                                 err);
         free(path);
         char *svg = NULL;

@@ -97,21 +97,21 @@ void safe_out_guard_signals(void);
 void safe_out_stdout_begin(void);
 int safe_out_stdout_end(char *why, size_t cap);
 
-/* ms_render_write_meta through a safe_out (cli/safe_render.c): 0, or an error code with
+/* msr_render_write_meta through a safe_out (cli/safe_render.c): 0, or an error code with
  * the message (the OS reason for a refused or failed write) in err. */
-struct ms_chart;
-struct ms_image_meta;
+struct msr_chart;
+struct msr_image_meta;
 int safe_out_render(const char *path, int format, int width, int height,
-                    const struct ms_chart *const *charts, size_t n_charts,
-                    const struct ms_image_meta *meta, ms_error *err);
+                    const struct msr_chart *const *charts, size_t n_charts,
+                    const struct msr_image_meta *meta, ms_error *err);
 
-struct ms_segments_figure;
-/* ms_segments_chart_write_to through a safe_out; the format from the path. */
-int safe_out_segments_chart(const char *path, const struct ms_segments_figure *f,
-                            const struct ms_image_meta *meta, ms_error *err);
-/* ms_oom_chart_write_to through a safe_out; the format from the path (.png or .svg). */
+struct msr_segments_figure;
+/* msr_segments_chart_write_to through a safe_out; the format from the path. */
+int safe_out_segments_chart(const char *path, const struct msr_segments_figure *f,
+                            const struct msr_image_meta *meta, ms_error *err);
+/* msr_oom_chart_write_to through a safe_out; the format from the path (.png or .svg). */
 struct ms_oom;
 int safe_out_oom_chart(const char *path, const ms_snapshot *s, const struct ms_oom *oom,
-                       const char *title, const struct ms_image_meta *meta, ms_error *err);
+                       const char *title, const struct msr_image_meta *meta, ms_error *err);
 
 #endif

@@ -38,24 +38,24 @@ static int finish(safe_out *o, const char *path, int rc, ms_error *err)
 }
 
 int safe_out_render(const char *path, int format, int width, int height,
-                    const struct ms_chart *const *charts, size_t n_charts,
-                    const ms_image_meta *meta, ms_error *err)
+                    const struct msr_chart *const *charts, size_t n_charts,
+                    const msr_image_meta *meta, ms_error *err)
 {
     char why[300];
     safe_out o;
     if (safe_out_open(&o, path, why, sizeof why))
         return fail_why(err, why);
-    int rc = ms_render_write_to(safe_out_cairo_write, &o, path, (ms_render_format)format,
+    int rc = msr_render_write_to(safe_out_cairo_write, &o, path, (msr_render_format)format,
                                 width, height, charts, n_charts, meta, err);
     return finish(&o, path, rc, err);
 }
 
 /* The picture's format from its path, then the output opened safely: what every picture
  * writer below does before drawing. */
-static int open_picture(safe_out *o, ms_render_format *format, const char *path, ms_error *err)
+static int open_picture(safe_out *o, msr_render_format *format, const char *path, ms_error *err)
 {
     char why[300];
-    if (ms_render_format_from_path(path, format, err)) {
+    if (msr_render_format_from_path(path, format, err)) {
         err->code = MS_ERR_ARG;
         err->offset = MS_NO_OFFSET;
         safe_out_why(err->message, sizeof err->message, path, "not a .png or .svg path");
@@ -67,25 +67,25 @@ static int open_picture(safe_out *o, ms_render_format *format, const char *path,
 }
 
 int safe_out_oom_chart(const char *path, const ms_snapshot *s, const ms_oom *oom,
-                       const char *title, const ms_image_meta *meta, ms_error *err)
+                       const char *title, const msr_image_meta *meta, ms_error *err)
 {
     safe_out o;
-    ms_render_format format;
+    msr_render_format format;
     int rc = open_picture(&o, &format, path, err);
     if (rc)
         return rc;
-    rc = ms_oom_chart_write_to(safe_out_cairo_write, &o, path, format, s, oom, title, meta, err);
+    rc = msr_oom_chart_write_to(safe_out_cairo_write, &o, path, format, s, oom, title, meta, err);
     return finish(&o, path, rc, err);
 }
 
-int safe_out_segments_chart(const char *path, const ms_segments_figure *f,
-                            const ms_image_meta *meta, ms_error *err)
+int safe_out_segments_chart(const char *path, const msr_segments_figure *f,
+                            const msr_image_meta *meta, ms_error *err)
 {
     safe_out o;
-    ms_render_format format;
+    msr_render_format format;
     int rc = open_picture(&o, &format, path, err);
     if (rc)
         return rc;
-    rc = ms_segments_chart_write_to(safe_out_cairo_write, &o, path, format, f, meta, err);
+    rc = msr_segments_chart_write_to(safe_out_cairo_write, &o, path, format, f, meta, err);
     return finish(&o, path, rc, err);
 }

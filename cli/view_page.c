@@ -38,14 +38,14 @@ static uint8_t *alloc_categories(const ms_categories *c, size_t n)
 #define STATE_SPREAD 96
 
 typedef struct instant_list {
-    ms_export_instant *v;
+    msr_export_instant *v;
     char (*labels)[40];
     size_t n;
 } instant_list;
 
 static int by_event(const void *a, const void *b)
 {
-    const ms_export_instant *x = a, *y = b;
+    const msr_export_instant *x = a, *y = b;
     if (x->event != y->event)
         return x->event < y->event ? -1 : 1;
     return x->priority - y->priority;
@@ -61,8 +61,8 @@ static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace 
     L->n = 0;
     if (!L->v || !L->labels)
         return MS_ERR_NOMEM;
-    L->v[L->n++] = (ms_export_instant){t->peak_event, "peak", 0};
-    L->v[L->n++] = (ms_export_instant){(int64_t)tr->n - 1, "end", 0};
+    L->v[L->n++] = (msr_export_instant){t->peak_event, "peak", 0};
+    L->v[L->n++] = (msr_export_instant){(int64_t)tr->n - 1, "end", 0};
     size_t n_it = it ? it->n : 0;
     for (size_t j = 0; cats && j < n_it && j < STATE_ITERS; j++) {
         size_t k = n_it <= STATE_ITERS ? j : j * (n_it - 1) / (STATE_ITERS - 1);
@@ -70,25 +70,25 @@ static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace 
         if (!pk)
             continue;
         snprintf(L->labels[L->n], sizeof L->labels[L->n], "iteration %zu peak", k + 1);
-        L->v[L->n] = (ms_export_instant){pk->event, L->labels[L->n], 1};
+        L->v[L->n] = (msr_export_instant){pk->event, L->labels[L->n], 1};
         L->n++;
     }
     int64_t t0 = t->t_first_us, span = t->t_last_us - t->t_first_us;
-    ms_chart_warp wp;
+    msr_chart_warp wp;
     /* Spread on the run axis the chart draws: laid from the run's idle stretches. */
-    ms_chart_warp_from_idle(&wp, idle);
+    msr_chart_warp_from_idle(&wp, idle);
     bool warped = !x_time && tr->has_times && wp.n_breaks > 0;
-    double u0 = warped ? ms_chart_warp_u(&wp, 0) : 0;
-    double u1 = warped ? ms_chart_warp_u(&wp, (double)span / 1e6) : 0;
+    double u0 = warped ? msr_chart_warp_u(&wp, 0) : 0;
+    double u1 = warped ? msr_chart_warp_u(&wp, (double)span / 1e6) : 0;
     for (size_t j = 0; tr->n && j < STATE_SPREAD; j++) {
         /* 2 + the level at which j first appears when halving the spacing */
         int level = 0;
         for (size_t step = STATE_SPREAD / 3; step >= 1 && j % step; step /= 2)
             level++;
         double f = ((double)j + 0.5) / STATE_SPREAD;
-        int64_t at = warped ? t0 + (int64_t)(ms_chart_warp_t(&wp, u0 + f * (u1 - u0)) * 1e6)
+        int64_t at = warped ? t0 + (int64_t)(msr_chart_warp_t(&wp, u0 + f * (u1 - u0)) * 1e6)
                             : t0 + (int64_t)((double)span * f);
-        L->v[L->n++] = (ms_export_instant){ms_heap_event_at_time(tr, at), NULL, 2 + level};
+        L->v[L->n++] = (msr_export_instant){ms_heap_event_at_time(tr, at), NULL, 2 + level};
     }
     qsort(L->v, L->n, sizeof *L->v, by_event);
     /* One state per event: its most important ask, with a label when any had one. */
@@ -114,27 +114,27 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
                     size_t *bytes, int *levels, ms_error *err)
 {
     *out = NULL;
-    ms_chart_leaks leaks = {0};
-    ms_export_iteration *iters = NULL;
+    msr_chart_leaks leaks = {0};
+    msr_export_iteration *iters = NULL;
     uint8_t *alloc_cat = NULL;
     const char *cat_names[MS_CAT_COUNT];
     for (int k = 0; k < MS_CAT_COUNT; k++)
         cat_names[k] = ms_category_name((ms_category)k);
     /* The page's groupings read the categories (and the tooltips each allocation's); the
      * iterations the strip shows are the ones the categories are cut by: the run's. */
-    ms_chart_source src;
-    int rc = ms_chart_source_from_run(&src, run, label,
-                                      MS_CHART_RUN_STACKED | MS_CHART_RUN_CATEGORIES |
-                                          MS_CHART_RUN_AXIS,
+    msr_chart_source src;
+    int rc = msr_chart_source_from_run(&src, run, label,
+                                      MSR_CHART_RUN_STACKED | MSR_CHART_RUN_CATEGORIES |
+                                          MSR_CHART_RUN_AXIS,
                                       err);
     if (!rc && o->leaks)
-        rc = ms_chart_leaks_from_run(&leaks, run, err);
+        rc = msr_chart_leaks_from_run(&leaks, run, err);
     const ms_iterations *it = src.iterations;
     const ms_timeline *t = src.tl;
     if (!rc && it->n && !(iters = calloc(it->n, sizeof *iters)))
         rc = MS_ERR_NOMEM;
     for (size_t i = 0; !rc && i < it->n; i++)
-        iters[i] = (ms_export_iteration){it->items[i].start_us, it->items[i].end_us};
+        iters[i] = (msr_export_iteration){it->items[i].start_us, it->items[i].end_us};
     if (!rc && !(alloc_cat = alloc_categories(src.categories, t->n_allocs)))
         rc = MS_ERR_NOMEM;
     instant_list inst = {NULL, NULL, 0};
@@ -147,9 +147,9 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     }
     if (!rc) {
         src.group_rules = o->groups;
-        ms_chart_export_opts eo = {0};
+        msr_chart_export_opts eo = {0};
         eo.x_set = true;
-        eo.x_mode = o->x_time ? MS_CHART_X_TIME : MS_CHART_X_RUN;
+        eo.x_mode = o->x_time ? MSR_CHART_X_TIME : MSR_CHART_X_RUN;
         eo.alloc_category = alloc_cat;
         eo.category_names = cat_names;
         eo.n_category_names = MS_CAT_COUNT;
@@ -163,8 +163,8 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.n_instants = inst.n;
         eo.block_categories = block_categories;
         eo.block_categories_ctx = run;
-        ms_chart_export_stats st;
-        rc = ms_chart_export_json(out, &st, &src, &eo, err);
+        msr_chart_export_stats st;
+        rc = msr_chart_export_json(out, &st, &src, &eo, err);
         if (!rc && bytes)
             *bytes = st.bytes;
         if (!rc && levels)
@@ -174,7 +174,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
     free(inst.labels);
     free(alloc_cat);
     free(iters);
-    ms_chart_leaks_free(&leaks);
+    msr_chart_leaks_free(&leaks);
     return rc;
 }
 

@@ -27,7 +27,7 @@ typedef struct view_opts {
     bool leaks;             /* outline the allocations memsnap leaks blames */
     size_t budget;          /* bytes of chart data per file, 0: the default */
     bool x_time;            /* --x time: the linear time axis (default: the run axis) */
-    const struct ms_chart_group_rules *groups; /* --group rules: a by-group grouping;
+    const struct msr_chart_group_rules *groups; /* --group rules: a by-group grouping;
                                                   NULL or none: no such grouping */
 } view_opts;
 

@@ -7,10 +7,10 @@
 
 #include "memsnap/phases.h"
 
-/* The run's annotation ranges (ms_chart_source.ranges) on the chart's clock: a range
+/* The run's annotation ranges (msr_chart_source.ranges) on the chart's clock: a range
  * whose START was lost opens at the trace's first event, one never closed runs to its
  * last. */
-int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
+int msr__build_ranges(const msr_chart_source *src, msr__range **out, size_t *n_out,
                      ms_error *err)
 {
     *out = NULL;
@@ -19,13 +19,13 @@ int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
     if (n == 0)
         return 0;
     const ms_annotation_range *ar = src->ranges;
-    ms__range *r = ms__alloc_n(n, sizeof *r);
+    msr__range *r = msr__alloc_n(n, sizeof *r);
     if (!r)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n);
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu annotations", n);
     int64_t t_first = src->trace->n ? src->trace->time_us[0] : 0;
     int64_t t_end = src->trace->n ? src->trace->time_us[src->trace->n - 1] : 0;
     for (size_t i = 0; i < n; i++)
-        r[i] = (ms__range){ar[i].lost_start ? t_first : ar[i].start_us,
+        r[i] = (msr__range){ar[i].lost_start ? t_first : ar[i].start_us,
                            ar[i].open_end ? t_end : ar[i].end_us, ar[i].name, ar[i].depth};
     *out = r;
     *n_out = n;
@@ -35,7 +35,7 @@ int ms__build_ranges(const ms_chart_source *src, ms__range **out, size_t *n_out,
 /* Index into chart->names of a string id, adding it when new; -1 when the table is full
  * (the extra names are simply not drawn). */
 #define MAX_NAMES 256
-static int name_index(ms_chart *chart, const ms_snapshot *snap, uint32_t *ids, uint32_t id)
+static int name_index(msr_chart *chart, const ms_snapshot *snap, uint32_t *ids, uint32_t id)
 {
     for (size_t i = 0; i < chart->n_names; i++)
         if (ids[i] == id)
@@ -45,21 +45,21 @@ static int name_index(ms_chart *chart, const ms_snapshot *snap, uint32_t *ids, u
     size_t i = chart->n_names++;
     ids[i] = id;
     const char *text = ms_snapshot_string(snap, id);
-    ms__copy_text(chart->names[i], MS_CHART_TEXT, text);
-    chart->name_rgb[i] = ms__name_rgb(text);
+    msr__copy_text(chart->names[i], MSR_CHART_TEXT, text);
+    chart->name_rgb[i] = msr__name_rgb(text);
     return (int)i;
 }
 
 /* The runs of one lane: owner[c] is the name shown in column c, or -1. */
-static int lane_runs(ms_chart *chart, size_t lane, const int32_t *owner, ms_error *err)
+static int lane_runs(msr_chart *chart, size_t lane, const int32_t *owner, ms_error *err)
 {
     size_t runs = 0;
     for (size_t c = 0; c < chart->n_cols; c++)
         if (owner[c] >= 0 && (c == 0 || owner[c - 1] != owner[c]))
             runs++;
-    chart->lane_runs[lane] = ms__alloc_n(runs, sizeof(ms_chart_lane_run));
+    chart->lane_runs[lane] = msr__alloc_n(runs, sizeof(msr_chart_lane_run));
     if (!chart->lane_runs[lane])
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
     size_t k = 0;
     for (size_t c = 0; c < chart->n_cols; c++) {
         if (owner[c] < 0)
@@ -68,37 +68,37 @@ static int lane_runs(ms_chart *chart, size_t lane, const int32_t *owner, ms_erro
             chart->lane_runs[lane][k - 1].x1 = chart->plot.x + (double)(c + 1);
             continue;
         }
-        chart->lane_runs[lane][k++] = (ms_chart_lane_run){
+        chart->lane_runs[lane][k++] = (msr_chart_lane_run){
             chart->plot.x + (double)c, chart->plot.x + (double)(c + 1), (uint32_t)owner[c]};
     }
     chart->n_lane_runs[lane] = k;
     return 0;
 }
 
-int ms__build_lanes(ms_chart *chart, const ms_chart_source *src, const ms__range *r,
+int msr__build_lanes(msr_chart *chart, const msr_chart_source *src, const msr__range *r,
                     size_t n_r, ms_error *err)
 {
-    chart->names = ms__alloc_n(MAX_NAMES, sizeof *chart->names);
-    chart->name_rgb = ms__alloc_n(MAX_NAMES, sizeof *chart->name_rgb);
-    uint32_t *name_ids = ms__alloc_n(MAX_NAMES, sizeof *name_ids);
-    int32_t *owner = ms__alloc_n(chart->n_cols, sizeof *owner);
+    chart->names = msr__alloc_n(MAX_NAMES, sizeof *chart->names);
+    chart->name_rgb = msr__alloc_n(MAX_NAMES, sizeof *chart->name_rgb);
+    uint32_t *name_ids = msr__alloc_n(MAX_NAMES, sizeof *name_ids);
+    int32_t *owner = msr__alloc_n(chart->n_cols, sizeof *owner);
     int rc = 0;
     if (!chart->names || !chart->name_rgb || !name_ids || !owner)
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for annotation lanes");
     for (size_t lane = 0; lane < chart->n_lanes && !rc; lane++) {
         for (size_t c = 0; c < chart->n_cols; c++)
             owner[c] = -1;
         for (size_t i = 0; i < n_r; i++) {
             if (r[i].depth != (int)lane)
                 continue;
-            double a = (ms__time_to_x(src, chart->x_mode, r[i].start_us) - chart->x_lo) /
+            double a = (msr__time_to_x(src, chart->x_mode, r[i].start_us) - chart->x_lo) /
                        chart->dx;
-            double b = (ms__time_to_x(src, chart->x_mode, r[i].end_us) - chart->x_lo) /
+            double b = (msr__time_to_x(src, chart->x_mode, r[i].end_us) - chart->x_lo) /
                        chart->dx;
             if (b < 0 || a >= (double)chart->n_cols)
                 continue;
-            a = ms__clampd(a, 0, (double)chart->n_cols);
-            b = ms__clampd(b, 0, (double)chart->n_cols);
+            a = msr__clampd(a, 0, (double)chart->n_cols);
+            b = msr__clampd(b, 0, (double)chart->n_cols);
             size_t c0 = (size_t)floor(a);
             size_t c1 = (size_t)ceil(b);
             if (c1 <= c0)

@@ -1,5 +1,5 @@
 /* The chart model as JSON for the HTML explorer (see chart_export.h, docs/view.md).
- * Every number written here is read from an ms_chart that ms_chart_build() made; this file
+ * Every number written here is read from an msr_chart that msr_chart_build() made; this file
  * chooses windows, has the trace sliced for them (chart_slice.c) and encodes. No cairo,
  * no printing. */
 #include "chart_slice.h"
@@ -15,7 +15,7 @@
 
 /* ------------------------------------------------------------------ one window */
 
-static int64_t quarter_px(const ms_chart *ch, int64_t bytes)
+static int64_t quarter_px(const msr_chart *ch, int64_t bytes)
 {
     return (int64_t)llround((double)bytes / ch->y_max * ch->plot.h * 4.0);
 }
@@ -23,54 +23,54 @@ static int64_t quarter_px(const ms_chart *ch, int64_t bytes)
 /* A curve per column in quarter pixels (what draw.c rounds to), as deltas; a run of
  * unchanged columns — a window where nothing happens — is a 0 and its length. */
 /* Ticks as [[value, label], ...]. */
-static void write_ticks(ms__sbuf *b, const ms_chart_tick *t, size_t n)
+static void write_ticks(msr__sbuf *b, const msr_chart_tick *t, size_t n)
 {
-    ms__sb_puts(b, "[");
+    msr__sb_puts(b, "[");
     for (size_t i = 0; i < n; i++) {
-        ms__sb_puts(b, i ? ",[" : "[");
-        ms__sb_num(b, t[i].value);
-        ms__sb_puts(b, ",");
-        ms__sb_str(b, t[i].label);
-        ms__sb_puts(b, "]");
+        msr__sb_puts(b, i ? ",[" : "[");
+        msr__sb_num(b, t[i].value);
+        msr__sb_puts(b, ",");
+        msr__sb_str(b, t[i].label);
+        msr__sb_puts(b, "]");
     }
-    ms__sb_puts(b, "]");
+    msr__sb_puts(b, "]");
 }
 
-static void curve(exporter *x, ms__sbuf *b, const char *key, const ms_chart *ch, const int64_t *v)
+static void curve(exporter *x, msr__sbuf *b, const char *key, const msr_chart *ch, const int64_t *v)
 {
     int64_t prev = 0;
     for (size_t c = 0; c < ch->n_cols;) {
-        int64_t q = ch->col_event[c] == MS_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
+        int64_t q = ch->col_event[c] == MSR_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
         if (q != prev) {
             int64_t d = q - prev;
-            ms__vb_u(&x->v, (d < 0 ? ((uint64_t)(-(d + 1)) << 1) | 1 : (uint64_t)d << 1) + 1);
+            msr__vb_u(&x->v, (d < 0 ? ((uint64_t)(-(d + 1)) << 1) | 1 : (uint64_t)d << 1) + 1);
             prev = q;
             c++;
             continue;
         }
         size_t run = 0;
         while (c < ch->n_cols &&
-               (ch->col_event[c] == MS_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c])) == prev) {
+               (ch->col_event[c] == MSR_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c])) == prev) {
             run++;
             c++;
         }
-        ms__vb_u(&x->v, 0);
-        ms__vb_u(&x->v, run);
+        msr__vb_u(&x->v, 0);
+        msr__vb_u(&x->v, run);
     }
-    ms__sb_printf(b, ",\"%s\":", key);
-    ms__sb_b64(b, &x->v);
+    msr__sb_printf(b, ",\"%s\":", key);
+    msr__sb_b64(b, &x->v);
 }
 
 /* One window's chart: its x range, curves, bands, lanes and markers. `global` maps the
  * chart's allocation indices to the whole timeline's (NULL: they are the same). */
-static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_t *global,
-                       const ms__band_runs *br, size_t n_events)
+static void write_tile(exporter *x, msr__sbuf *b, const msr_chart *ch, const size_t *global,
+                       const msr__band_runs *br, size_t n_events)
 {
-    ms__sb_puts(b, "{\"x0\":");
-    ms__sb_num(b, ch->x_lo);
-    ms__sb_puts(b, ",\"x1\":");
-    ms__sb_num(b, ch->x_hi);
-    ms__sb_printf(b, ",\"ev\":%zu,\"xt\":", n_events);
+    msr__sb_puts(b, "{\"x0\":");
+    msr__sb_num(b, ch->x_lo);
+    msr__sb_puts(b, ",\"x1\":");
+    msr__sb_num(b, ch->x_hi);
+    msr__sb_printf(b, ",\"ev\":%zu,\"xt\":", n_events);
     write_ticks(b, ch->xticks, ch->n_xticks);
     curve(x, b, "a", ch, ch->col_active);
     if (ch->col_reserved)
@@ -81,40 +81,40 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
     /* Bands: what each is (an allocation, or a site with the stack of its largest
      * allocation), its colour and legend line, then its heights as runs. */
     for (size_t g = 0; g < ch->n_groups; g++) {
-        const ms_chart_group *gr = &ch->groups[g];
-        if (gr->kind == MS_CHART_GROUP_ALLOC && gr->alloc >= 0) {
+        const msr_chart_group *gr = &ch->groups[g];
+        if (gr->kind == MSR_CHART_GROUP_ALLOC && gr->alloc >= 0) {
             size_t gi = global ? global[gr->alloc] : (size_t)gr->alloc;
-            ms__vb_s(&x->v, ms__exp_alloc_ref(x, gi));
+            msr__vb_s(&x->v, msr__exp_alloc_ref(x, gi));
         } else {
-            ms__vb_s(&x->v, -1 - ms__st_id(&x->st, gr->label));
+            msr__vb_s(&x->v, -1 - msr__st_id(&x->st, gr->label));
         }
     }
-    ms__sb_puts(b, ",\"g\":");
-    ms__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"g\":");
+    msr__sb_b64(b, &x->v);
     for (size_t g = 0; g < ch->n_groups; g++) {
-        const ms_chart_group *gr = &ch->groups[g];
+        const msr_chart_group *gr = &ch->groups[g];
         int64_t stack = -1;
-        if (gr->kind != MS_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
+        if (gr->kind != MSR_CHART_GROUP_ALLOC && x->site_stack && gr->site != UINT32_MAX &&
             gr->site < x->n_frame_ids && x->site_stack[gr->site] != MS_NO_STACK)
-            stack = ms__exp_stack_ref(x, x->site_stack[gr->site]);
-        ms__vb_u(&x->v, (uint64_t)ms__exp_colour_id(x, gr->fill));
-        ms__vb_s(&x->v, gr->legend);
-        ms__vb_s(&x->v, stack);
+            stack = msr__exp_stack_ref(x, x->site_stack[gr->site]);
+        msr__vb_u(&x->v, (uint64_t)msr__exp_colour_id(x, gr->fill));
+        msr__vb_s(&x->v, gr->legend);
+        msr__vb_s(&x->v, stack);
     }
-    ms__sb_puts(b, ",\"gf\":");
-    ms__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"gf\":");
+    msr__sb_b64(b, &x->v);
     /* A band's runs go to a scratch stream first: its count leads, and the heights are
-     * read once. The sweep may have found them already (ms__band_runs). */
+     * read once. The sweep may have found them already (msr__band_runs). */
     bool swept = br && br->on;
     for (size_t g = 0; swept && g < ch->n_groups; g++) {
         size_t end = 0;
         size_t r0 = g ? br->end[g - 1] : 0;
-        ms__vb_u(&x->v, br->end[g] - r0);
+        msr__vb_u(&x->v, br->end[g] - r0);
         for (size_t i = r0; i < br->end[g]; i++) {
-            const ms__run *r = &br->run[i];
-            ms__vb_u(&x->v, r->c0 - end);
-            ms__vb_u(&x->v, r->len);
-            ms__vb_u(&x->v, (uint64_t)r->h);
+            const msr__run *r = &br->run[i];
+            msr__vb_u(&x->v, r->c0 - end);
+            msr__vb_u(&x->v, r->len);
+            msr__vb_u(&x->v, (uint64_t)r->h);
             end = (size_t)r->c0 + r->len;
         }
     }
@@ -130,148 +130,148 @@ static void write_tile(exporter *x, ms__sbuf *b, const ms_chart *ch, const size_
             size_t c1 = c;
             while (c1 + 1 < ch->n_cols && h[c1 + 1] == h[c])
                 c1++;
-            ms__vb_u(&x->runs, c - end);
-            ms__vb_u(&x->runs, c1 - c + 1);
-            ms__vb_u(&x->runs, (uint64_t)h[c]);
+            msr__vb_u(&x->runs, c - end);
+            msr__vb_u(&x->runs, c1 - c + 1);
+            msr__vb_u(&x->runs, (uint64_t)h[c]);
             runs++;
             end = c1 + 1;
             c = c1 + 1;
         }
-        ms__vb_u(&x->v, runs);
-        ms__vb_append(&x->v, &x->runs);
+        msr__vb_u(&x->v, runs);
+        msr__vb_append(&x->v, &x->runs);
     }
-    ms__sb_puts(b, ",\"h\":");
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, ",\"hl\":[");
+    msr__sb_puts(b, ",\"h\":");
+    msr__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"hl\":[");
     bool first = true;
     for (size_t g = 0; g < ch->n_groups; g++) {
         /* Outlined allocations, and the bands of leak findings (not suspects). */
-        bool leak_band = ch->groups[g].kind == MS_CHART_GROUP_LEAK && !ch->groups[g].suspect;
+        bool leak_band = ch->groups[g].kind == MSR_CHART_GROUP_LEAK && !ch->groups[g].suspect;
         if (!ch->groups[g].highlight && !leak_band)
             continue;
-        ms__sb_printf(b, "%s[%zu,%lld]", first ? "" : ",", g,
-                  ch->groups[g].mark[0] ? (long long)ms__st_id(&x->st, ch->groups[g].mark) : -1LL);
+        msr__sb_printf(b, "%s[%zu,%lld]", first ? "" : ",", g,
+                  ch->groups[g].mark[0] ? (long long)msr__st_id(&x->st, ch->groups[g].mark) : -1LL);
         first = false;
     }
-    ms__sb_puts(b, "],\"leg\":[");
+    msr__sb_puts(b, "],\"leg\":[");
     for (size_t i = 0; i < ch->n_legend; i++)
-        ms__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
-                  (long long)ms__exp_colour_id(x, ch->legend[i].rgb),
-                  (long long)ms__st_id(&x->st, ch->legend[i].text));
-    ms__sb_puts(b, "],\"ln\":[");
+        msr__sb_printf(b, "%s[%d,%lld,%lld]", i ? "," : "", (int)ch->legend[i].key,
+                  (long long)msr__exp_colour_id(x, ch->legend[i].rgb),
+                  (long long)msr__st_id(&x->st, ch->legend[i].text));
+    msr__sb_puts(b, "],\"ln\":[");
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
         for (size_t i = 0; i < ch->n_lane_runs[lane]; i++) {
-            const ms_chart_lane_run *r = &ch->lane_runs[lane][i];
-            ms__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
-            ms__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
-            ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, ch->names[r->name]));
-            ms__vb_u(&x->v, (uint64_t)ms__exp_colour_id(x, ch->name_rgb[r->name]));
+            const msr_chart_lane_run *r = &ch->lane_runs[lane][i];
+            msr__vb_u(&x->v, (uint64_t)llround(r->x0 - ch->plot.x));
+            msr__vb_u(&x->v, (uint64_t)llround(r->x1 - r->x0));
+            msr__vb_u(&x->v, (uint64_t)msr__st_id(&x->st, ch->names[r->name]));
+            msr__vb_u(&x->v, (uint64_t)msr__exp_colour_id(x, ch->name_rgb[r->name]));
         }
         if (lane)
-            ms__sb_puts(b, ",");
-        ms__sb_b64(b, &x->v);
+            msr__sb_puts(b, ",");
+        msr__sb_b64(b, &x->v);
     }
-    ms__sb_puts(b, "]");
+    msr__sb_puts(b, "]");
     if (ch->has_peak) {
-        ms__sb_printf(b, ",\"pk\":[%lld,", (long long)ch->peak_bytes);
-        ms__sb_num(b, ch->peak_x);
-        ms__sb_puts(b, ",");
-        ms__sb_str(b, ch->peak_label);
-        ms__sb_puts(b, "]");
+        msr__sb_printf(b, ",\"pk\":[%lld,", (long long)ch->peak_bytes);
+        msr__sb_num(b, ch->peak_x);
+        msr__sb_puts(b, ",");
+        msr__sb_str(b, ch->peak_label);
+        msr__sb_puts(b, "]");
     }
     if (ch->n_oom_px) {
-        ms__sb_puts(b, ",\"oom\":[");
+        msr__sb_puts(b, ",\"oom\":[");
         for (size_t i = 0; i < ch->n_oom_px; i++)
-            ms__sb_printf(b, "%s%lld", i ? "," : "", (long long)floor(ch->oom_px[i] - ch->plot.x));
-        ms__sb_printf(b, "],\"oomn\":%llu,\"ooml\":", (unsigned long long)ch->n_ooms);
-        ms__sb_str(b, ch->oom_label);
+            msr__sb_printf(b, "%s%lld", i ? "," : "", (long long)floor(ch->oom_px[i] - ch->plot.x));
+        msr__sb_printf(b, "],\"oomn\":%llu,\"ooml\":", (unsigned long long)ch->n_ooms);
+        msr__sb_str(b, ch->oom_label);
     }
-    ms__sb_puts(b, "}");
+    msr__sb_puts(b, "}");
 }
 
 /* ------------------------------------------------------------------ the pyramid */
 
-static void rgb_json(exporter *x, ms__sbuf *b, const char *key, ms_chart_rgb c)
+static void rgb_json(exporter *x, msr__sbuf *b, const char *key, msr_chart_rgb c)
 {
-    ms__sb_printf(b, "\"%s\":", key);
-    int64_t id = ms__exp_colour_id(x, c); /* may grow the table: index after */
-    ms__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
+    msr__sb_printf(b, "\"%s\":", key);
+    int64_t id = msr__exp_colour_id(x, c); /* may grow the table: index after */
+    msr__sb_str(b, x->st.bad ? "#000000" : x->st.s[id]);
 }
 
 /* The static parts of the first chart: layout, y scale, theme, title. */
-static void write_frame(exporter *x, ms__sbuf *b, const ms_chart *ch)
+static void write_frame(exporter *x, msr__sbuf *b, const msr_chart *ch)
 {
-    ms__sb_printf(b, "\"area\":[%g,%g],\"plot\":[%g,%g,%g,%g],\"cols\":%zu,\"ymax\":", ch->area.w,
+    msr__sb_printf(b, "\"area\":[%g,%g],\"plot\":[%g,%g,%g,%g],\"cols\":%zu,\"ymax\":", ch->area.w,
               ch->area.h, ch->plot.x, ch->plot.y, ch->plot.w, ch->plot.h, ch->n_cols);
-    ms__sb_num(b, ch->y_max);
-    ms__sb_puts(b, ",\"yt\":");
+    msr__sb_num(b, ch->y_max);
+    msr__sb_puts(b, ",\"yt\":");
     write_ticks(b, ch->yticks, ch->n_yticks);
-    ms__sb_puts(b, ",\"title\":");
-    ms__sb_str(b, ch->title);
-    ms__sb_puts(b, ",\"xtitle\":");
-    ms__sb_str(b, ch->x_title);
-    if (ch->x_mode == MS_CHART_X_RUN) {
+    msr__sb_puts(b, ",\"title\":");
+    msr__sb_str(b, ch->title);
+    msr__sb_puts(b, ",\"xtitle\":");
+    msr__sb_str(b, ch->x_title);
+    if (ch->x_mode == MSR_CHART_X_RUN) {
         /* The run axis's pieces over the whole trace (this is its level-0 chart): axis
          * units, seconds, whether a break, and the break's label as render draws it. */
-        ms__sb_puts(b, ",\"segs\":[");
+        msr__sb_puts(b, ",\"segs\":[");
         for (size_t i = 0; i < ch->n_segments; i++) {
-            const ms_chart_segment *g = &ch->segments[i];
-            ms__sb_puts(b, i ? ",[" : "[");
-            ms__sb_num(b, ms_chart_warp_u(&ch->warp, g->from));
-            ms__sb_puts(b, ",");
-            ms__sb_num(b, ms_chart_warp_u(&ch->warp, g->to));
-            ms__sb_puts(b, ",");
-            ms__sb_num(b, g->from);
-            ms__sb_puts(b, ",");
-            ms__sb_num(b, g->to);
-            ms__sb_printf(b, ",%d,", g->gap ? 1 : 0);
-            ms__sb_str(b, g->label);
-            ms__sb_puts(b, "]");
+            const msr_chart_segment *g = &ch->segments[i];
+            msr__sb_puts(b, i ? ",[" : "[");
+            msr__sb_num(b, msr_chart_warp_u(&ch->warp, g->from));
+            msr__sb_puts(b, ",");
+            msr__sb_num(b, msr_chart_warp_u(&ch->warp, g->to));
+            msr__sb_puts(b, ",");
+            msr__sb_num(b, g->from);
+            msr__sb_puts(b, ",");
+            msr__sb_num(b, g->to);
+            msr__sb_printf(b, ",%d,", g->gap ? 1 : 0);
+            msr__sb_str(b, g->label);
+            msr__sb_puts(b, "]");
         }
-        ms__sb_puts(b, "]");
+        msr__sb_puts(b, "]");
     }
-    ms__sb_printf(b, ",\"lanes\":%zu,\"lanerect\":[", ch->n_lanes);
+    msr__sb_printf(b, ",\"lanes\":%zu,\"lanerect\":[", ch->n_lanes);
     for (size_t i = 0; i < ch->n_lanes; i++)
-        ms__sb_printf(b, "%s[%g,%g]", i ? "," : "", ch->lane_rect[i].y, ch->lane_rect[i].h);
-    ms__sb_printf(b, "],\"legrect\":[%g,%g,%g,%g],\"legrow\":%g,\"theme\":{", ch->legend_rect.x,
+        msr__sb_printf(b, "%s[%g,%g]", i ? "," : "", ch->lane_rect[i].y, ch->lane_rect[i].h);
+    msr__sb_printf(b, "],\"legrect\":[%g,%g,%g,%g],\"legrow\":%g,\"theme\":{", ch->legend_rect.x,
               ch->legend_rect.y, ch->legend_rect.w, ch->legend_rect.h, ch->legend_row);
-    const ms_chart_theme *t = &ch->theme;
+    const msr_chart_theme *t = &ch->theme;
     rgb_json(x, b, "bg", t->bg);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "fg", t->fg);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "muted", t->muted);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "grid", t->grid);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "other", t->other);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "reserved", t->reserved);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "peak", t->peak);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "oom", t->oom);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "highlight", t->highlight);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     rgb_json(x, b, "outline", t->outline);
-    ms__sb_puts(b, "}");
+    msr__sb_puts(b, "}");
 }
 
 static const char *const MODE_KEY[N_MODES] = {"alloc", "site", "category", "group"};
-static const ms_chart_by MODE_BY[N_MODES] = {MS_CHART_BY_ALLOC, MS_CHART_BY_SITE,
-                                             MS_CHART_BY_CATEGORY, MS_CHART_BY_GROUP};
+static const msr_chart_by MODE_BY[N_MODES] = {MSR_CHART_BY_ALLOC, MSR_CHART_BY_SITE,
+                                             MSR_CHART_BY_CATEGORY, MSR_CHART_BY_GROUP};
 
 typedef struct mode_out {
     bool on;
-    ms__sbuf b;
+    msr__sbuf b;
     int levels;
     char legend_title[64]; /* the charts' legend heading in this grouping */
 } mode_out;
 
 /* What the tables will cost once written: measured per entry on real traces (an
  * allocation is six varints, about 22 base64 characters). */
-size_t ms__exp_tables_estimate(const exporter *x)
+size_t msr__exp_tables_estimate(const exporter *x)
 {
     return 22 * x->n_alloc_local + 8 * x->n_frames + 3 * x->stack_varints + x->st.bytes + 64;
 }
@@ -282,16 +282,16 @@ typedef struct mark {
 
 static size_t tables_estimate(const exporter *x)
 {
-    return ms__exp_tables_estimate(x);
+    return msr__exp_tables_estimate(x);
 }
 
-static mark mark_now(const exporter *x, const ms__sbuf *b)
+static mark mark_now(const exporter *x, const msr__sbuf *b)
 {
     return (mark){x->n_alloc_local, x->n_stacks, x->n_frames, x->st.n, b->n};
 }
 
 /* Undoes a level that went over the budget: its text and the table entries it added. */
-static void roll_back(exporter *x, ms__sbuf *b, mark m)
+static void roll_back(exporter *x, msr__sbuf *b, mark m)
 {
     for (size_t i = m.allocs; i < x->n_alloc_local; i++)
         x->alloc_local[x->alloc_of[i]] = 0;
@@ -306,8 +306,8 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
     x->n_alloc_local = m.allocs;
     x->n_stacks = m.stacks;
     x->n_frames = m.frames;
-    ms__st_truncate(&x->st, m.strings);
-    ms__exp_colours_forget(x);
+    msr__st_truncate(&x->st, m.strings);
+    msr__exp_colours_forget(x);
     for (size_t i = 0; x->site_text && i <= x->n_frame_ids; i++)
         if (x->site_text[i] > (int64_t)m.strings)
             x->site_text[i] = 0; /* its string was dropped */
@@ -321,10 +321,10 @@ static void roll_back(exporter *x, ms__sbuf *b, mark m)
 typedef struct level_ctx {
     exporter *x;
     mode_out *m;
-    ms__sbuf *frame;
+    msr__sbuf *frame;
     int level;
     size_t crowded;
-    ms_chart_export_stats *stats;
+    msr_chart_export_stats *stats;
 } level_ctx;
 
 /* The writer: tile k of a level into the grouping's text, in order. */
@@ -336,13 +336,13 @@ static int take_tile(void *arg, size_t k, tile *t)
     if (c->level == 0)
         memcpy(c->m->legend_title, t->ch->legend_title, sizeof c->m->legend_title);
     if (k)
-        ms__sb_puts(&c->m->b, ",");
+        msr__sb_puts(&c->m->b, ",");
     write_tile(c->x, &c->m->b, t->ch, NULL, &t->runs, t->n_events);
     c->stats->tiles++;
     c->crowded += t->crowded;
-    ms_chart_free(t->ch);
+    msr_chart_free(t->ch);
     t->ch = NULL;
-    ms__band_runs_free(&t->runs);
+    msr__band_runs_free(&t->runs);
     return 0;
 }
 
@@ -358,7 +358,7 @@ static size_t varint_len(uint64_t v)
 
 /* About the bytes write_tile gives a chart (its curves and bands, base64), without
  * writing it: the table ids it would take are not the caller's to hand out yet. */
-static size_t text_estimate(const ms_chart *ch, const ms__band_runs *runs)
+static size_t text_estimate(const msr_chart *ch, const msr__band_runs *runs)
 {
     size_t n = 0;
     for (int which = 0; which < 3; which++) {
@@ -366,7 +366,7 @@ static size_t text_estimate(const ms_chart *ch, const ms__band_runs *runs)
                            : ch->show_low ? ch->col_low : NULL;
         int64_t prev = 0;
         for (size_t c = 0; v && c < ch->n_cols; c++) {
-            int64_t q = ch->col_event[c] == MS_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
+            int64_t q = ch->col_event[c] == MSR_CHART_NO_EVENT ? -1 : quarter_px(ch, v[c]);
             n += q != prev ? varint_len((uint64_t)(q > prev ? q - prev : prev - q) << 1) : 0;
             prev = q;
         }
@@ -437,7 +437,7 @@ static bool built_along(builder *b, int mode, int level, size_t n_tiles)
     while (kept && k < n_tiles && kept[k].done)
         k++;
     if (kept && k < n_tiles) {
-        ms__free_tiles(kept, n_tiles);
+        msr__free_tiles(kept, n_tiles);
         free(kept);
         b->later[mode][level] = NULL;
     }
@@ -450,22 +450,22 @@ static bool built_along(builder *b, int mode, int level, size_t n_tiles)
 /* `limit`: the whole output's size (other modes' text in `base`, the tables estimated)
  * may not pass it; level 0 is always kept. */
 static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
-                      size_t limit, size_t base, mode_out *m, ms__sbuf *frame,
-                      ms_chart_export_stats *stats, ms_error *err)
+                      size_t limit, size_t base, mode_out *m, msr__sbuf *frame,
+                      msr_chart_export_stats *stats, ms_error *err)
 {
-    const ms_chart_source *src = x->src;
-    const ms_chart_export_opts *o = x->o;
+    const msr_chart_source *src = x->src;
+    const msr_chart_export_opts *o = x->o;
     size_t n_ev = src->trace->n;
-    double span = ms__export_span(src);
-    int max_levels = o->max_levels > 0 ? o->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
-    if (max_levels > MS_CHART_EXPORT_MAX_LEVELS)
-        max_levels = MS_CHART_EXPORT_MAX_LEVELS;
-    ms__sb_puts(&m->b, "[");
+    double span = msr__export_span(src);
+    int max_levels = o->max_levels > 0 ? o->max_levels : MSR_CHART_EXPORT_MAX_LEVELS;
+    if (max_levels > MSR_CHART_EXPORT_MAX_LEVELS)
+        max_levels = MSR_CHART_EXPORT_MAX_LEVELS;
+    msr__sb_puts(&m->b, "[");
     size_t last_level = 0, last_tables = 0;
     int rc = 0;
     tile *tiles = calloc((size_t)1 << (max_levels - 1), sizeof *tiles);
     if (!tiles)
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory building charts");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory building charts");
     for (int level = 0; level < max_levels && !rc; level++) {
         size_t n_tiles = (size_t)1 << level;
         if (level >= b->work_levels)
@@ -477,7 +477,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
         mark before = mark_now(x, &m->b);
         size_t tables_before = tables_estimate(x);
         size_t start = m->b.n;
-        ms__sb_puts(&m->b, level ? ",[" : "[");
+        msr__sb_puts(&m->b, level ? ",[" : "[");
         level_ctx c = {x, m, frame, level, 0, stats};
         if (level == 0) {
             /* The whole trace, built with the other groupings' (build_modes). */
@@ -492,7 +492,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
                 if (kept[k].rc)
                     *err = kept[k].err;
             }
-            ms__free_tiles(kept, n_tiles);
+            msr__free_tiles(kept, n_tiles);
             free(kept);
             b->later[mode][level] = NULL;
         } else {
@@ -509,19 +509,19 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             b->ahead = 4;
             b->level = level;
             plan_along(b, mode, level, n_tiles, tiles);
-            ms__slicer_restart(b->sl[0]);
+            msr__slicer_restart(b->sl[0]);
             if (b->sl[1])
-                ms__slicer_restart(b->sl[1]);
-            rc = ms__run_tiles(b, two, take_tile, &c);
+                msr__slicer_restart(b->sl[1]);
+            rc = msr__run_tiles(b, two, take_tile, &c);
             memset(b->with, 0, sizeof b->with);
             for (size_t k = 0; rc && k < n_tiles; k++)
                 if (tiles[k].done && tiles[k].rc) {
                     *err = tiles[k].err;
                     break;
                 }
-            ms__free_tiles(tiles, n_tiles);
+            msr__free_tiles(tiles, n_tiles);
         }
-        ms__sb_puts(&m->b, "]");
+        msr__sb_puts(&m->b, "]");
         if (rc)
             break;
         size_t after = base + (frame ? frame->n : 0) + m->b.n + tables_estimate(x);
@@ -538,7 +538,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
         if (!b->deeper[level])
             break;
     }
-    ms__sb_puts(&m->b, "]");
+    msr__sb_puts(&m->b, "]");
     free(tiles);
     return rc;
 }
@@ -548,7 +548,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
  * window than four hundred allocations that each hold one size, and past a few levels
  * people look at allocations; they zoom less deep. */
 static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out *m,
-                       ms__sbuf *frame, ms_chart_export_stats *stats, ms_error *err)
+                       msr__sbuf *frame, msr_chart_export_stats *stats, ms_error *err)
 {
     /* Every grouping keeps its whole-trace chart: build the three at once. */
     tile first[N_MODES];
@@ -562,14 +562,14 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
         at[k] = (int)n_first;
         first[n_first].by = MODE_BY[k];
         first[n_first].lo = 0;
-        first[n_first].hi = ms__export_span(x->src);
+        first[n_first].hi = msr__export_span(x->src);
         n_first++;
     }
     b->t = first;
     b->n = n_first;
     b->ahead = n_first;
     b->count = true;
-    ms__run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
+    msr__run_tiles(b, two, NULL, NULL); /* failures show when their grouping's turn comes */
     int rc = 0;
     size_t share[N_MODES] = {0};
     share[MODE_SITE] = m[MODE_SITE].on ? limit / 8 : 0;
@@ -595,11 +595,11 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
         stats->levels[k] = m[k].levels;
         used += m[k].b.n;
     }
-    ms__free_tiles(first, n_first);
+    msr__free_tiles(first, n_first);
     for (int k = 0; k < N_MODES; k++)
-        for (int level = 0; level < MS_CHART_EXPORT_MAX_LEVELS; level++)
+        for (int level = 0; level < MSR_CHART_EXPORT_MAX_LEVELS; level++)
             if (b->later[k][level]) {
-                ms__free_tiles(b->later[k][level], (size_t)1 << level);
+                msr__free_tiles(b->later[k][level], (size_t)1 << level);
                 free(b->later[k][level]);
                 b->later[k][level] = NULL;
             }
@@ -607,78 +607,78 @@ static int build_modes(exporter *x, builder *b, bool two, size_t limit, mode_out
 }
 
 /* The document: the file's facts, the frame, the groupings' levels and the tables. */
-static void write_doc(exporter *x, ms__sbuf *doc, const ms__sbuf *frame, const mode_out *m,
-                      const ms__sbuf *states)
+static void write_doc(exporter *x, msr__sbuf *doc, const msr__sbuf *frame, const mode_out *m,
+                      const msr__sbuf *states)
 {
-    const ms_chart_source *src = x->src;
-    ms__sb_printf(doc, "{\"v\":%d,\"label\":", MS_CHART_EXPORT_VERSION);
-    ms__sb_str(doc, src->label ? src->label : "snapshot");
-    ms__sb_printf(doc, ",\"device\":%d,\"t0\":%lld,\"span\":", src->tl->device, (long long)x->t0);
+    const msr_chart_source *src = x->src;
+    msr__sb_printf(doc, "{\"v\":%d,\"label\":", MSR_CHART_EXPORT_VERSION);
+    msr__sb_str(doc, src->label ? src->label : "snapshot");
+    msr__sb_printf(doc, ",\"device\":%d,\"t0\":%lld,\"span\":", src->tl->device, (long long)x->t0);
     size_t n_ev = src->trace->n;
-    ms__sb_num(doc, n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0);
-    ms__sb_printf(doc, ",\"events\":%zu,", n_ev);
+    msr__sb_num(doc, n_ev > 1 ? msr__slice_x(src, n_ev - 1) : 0);
+    msr__sb_printf(doc, ",\"events\":%zu,", n_ev);
     if (!src->trace->has_times)
-        ms__sb_puts(doc, "\"times\":false,"); /* its times are event indexes */
+        msr__sb_puts(doc, "\"times\":false,"); /* its times are event indexes */
     if (src->warp) {
         /* The run axis: windows, ticks and peaks are in its units (the frame's `segs`
          * map them to seconds). */
-        ms__sb_puts(doc, "\"axis\":\"run\",\"uspan\":");
-        ms__sb_num(doc, ms__export_span(src));
-        ms__sb_puts(doc, ",");
+        msr__sb_puts(doc, "\"axis\":\"run\",\"uspan\":");
+        msr__sb_num(doc, msr__export_span(src));
+        msr__sb_puts(doc, ",");
     }
-    ms__sb_put(doc, frame->p ? frame->p : "", frame->n);
+    msr__sb_put(doc, frame->p ? frame->p : "", frame->n);
     for (int pass = 0; pass < 2; pass++) {
-        ms__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");
+        msr__sb_puts(doc, pass ? ",\"legtitle\":{" : ",\"modes\":{");
         bool first = true;
         for (int k = 0; k < N_MODES; k++) {
             if (!m[k].on)
                 continue;
-            ms__sb_printf(doc, "%s\"%s\":", first ? "" : ",", MODE_KEY[k]);
+            msr__sb_printf(doc, "%s\"%s\":", first ? "" : ",", MODE_KEY[k]);
             if (pass)
-                ms__sb_str(doc, m[k].legend_title);
+                msr__sb_str(doc, m[k].legend_title);
             else
-                ms__sb_put(doc, m[k].b.p ? m[k].b.p : "[]", m[k].b.p ? m[k].b.n : 2);
+                msr__sb_put(doc, m[k].b.p ? m[k].b.p : "[]", m[k].b.p ? m[k].b.n : 2);
             first = false;
         }
-        ms__sb_puts(doc, "}");
+        msr__sb_puts(doc, "}");
     }
     if (states->p)
-        ms__sb_put(doc, states->p, states->n);
-    ms__exp_write_tables(x, doc);
-    ms__sb_puts(doc, "}");
+        msr__sb_put(doc, states->p, states->n);
+    msr__exp_write_tables(x, doc);
+    msr__sb_puts(doc, "}");
 }
 
-int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_chart_source *src,
-                         const ms_chart_export_opts *opts, ms_error *err)
+int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_chart_source *src,
+                         const msr_chart_export_opts *opts, ms_error *err)
 {
     if (!out)
-        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+        return msr__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
-    ms_chart_export_stats st0;
+    msr_chart_export_stats st0;
     if (!stats)
         stats = &st0;
     memset(stats, 0, sizeof *stats);
-    ms_chart_export_opts defaults = {0};
+    msr_chart_export_opts defaults = {0};
     if (!opts)
         opts = &defaults;
     if (!src || !src->trace || !src->tl || (src->tl->n_allocs && !src->tl->allocs) ||
         (src->tl->n_events && (!src->tl->active || !src->tl->reserved)) ||
         src->tl->n_events != src->trace->n)
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "exporting a chart needs the timeline's curves and allocations");
     for (size_t h = 0; h < opts->n_highlights; h++)
         if (!opts->highlights || opts->highlights[h].alloc >= src->tl->n_allocs)
-            return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
+            return msr__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
 
     /* The run axis: one warp for the whole trace, which every window shares (a slice
      * starts at the trace's first time, so its knots need no shift). Nothing to compress
      * (or no times): the time axis's page, exactly. */
-    ms_chart_warp warp;
-    ms_chart_source run_src = *src;
+    msr_chart_warp warp;
+    msr_chart_source run_src = *src;
     run_src.warp = NULL;
-    ms_chart_x x_mode = opts->x_set ? opts->x_mode : MS_CHART_X_RUN;
-    if (x_mode == MS_CHART_X_RUN && src->trace->has_times) {
-        ms_chart_warp_from_idle(&warp, src->idle);
+    msr_chart_x x_mode = opts->x_set ? opts->x_mode : MSR_CHART_X_RUN;
+    if (x_mode == MSR_CHART_X_RUN && src->trace->has_times) {
+        msr_chart_warp_from_idle(&warp, src->idle);
         if (warp.n_breaks)
             run_src.warp = &warp;
     }
@@ -687,7 +687,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
      * limit fails here, before anything is built. */
     int8_t *group_of_stack = NULL;
     if (src->group_rules && src->group_rules->n && !src->group_of_stack && src->snap) {
-        int grc = ms_chart_group_rules_classify(src->group_rules, src->snap, src->tl,
+        int grc = msr_chart_group_rules_classify(src->group_rules, src->snap, src->tl,
                                                 &group_of_stack, err);
         if (grc)
             return grc;
@@ -707,7 +707,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     x.stack_local = calloc(x.n_stack_ids ? x.n_stack_ids : 1, sizeof *x.stack_local);
     x.frame_local = calloc(x.n_frame_ids ? x.n_frame_ids : 1, sizeof *x.frame_local);
     x.site_text = calloc(x.n_frame_ids + 1, sizeof *x.site_text); /* NULL: uncached */
-    ms__slicer sl[2];
+    msr__slicer sl[2];
     memset(sl, 0, sizeof sl);
     bool two = opts->threads >= 2;
     mode_out modes[N_MODES];
@@ -716,23 +716,23 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     modes[MODE_SITE].on = !opts->no_site_mode;
     modes[MODE_CATEGORY].on = src->categories != NULL;
     modes[MODE_GROUP].on = src->group_rules && src->group_rules->n;
-    ms__sbuf frame = {0}, doc = {0};
-    int rc = ms__slicer_init(&sl[0], src, opts->n_highlights, err);
+    msr__sbuf frame = {0}, doc = {0};
+    int rc = msr__slicer_init(&sl[0], src, opts->n_highlights, err);
     if (!rc && two)
-        rc = ms__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
+        rc = msr__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
     if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
-        rc = ms__exp_site_stacks(&x, err);
+        rc = msr__exp_site_stacks(&x, err);
 
     /* One y scale for every window, so zooming keeps heights comparable. */
     int64_t y_fit = 0;
     if (!rc) {
-        ms_chart_spec whole = {0};
+        msr_chart_spec whole = {0};
         double xs;
-        rc = ms_chart_extent(src, &whole, &xs, &y_fit, err);
+        rc = msr_chart_extent(src, &whole, &xs, &y_fit, err);
     }
-    size_t budget = opts->budget ? opts->budget : MS_CHART_EXPORT_DEFAULT_BUDGET;
+    size_t budget = opts->budget ? opts->budget : MSR_CHART_EXPORT_DEFAULT_BUDGET;
     /* A small trace gets a small page: detail costs about as much as the events it shows. */
     size_t need = 64 * src->trace->n + 16 * src->tl->n_allocs;
     if (need < 256 * 1024)
@@ -744,7 +744,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     /* The allocator states take what the pyramid leaves of the budget, and at least a
      * floor that the pyramid is built without: a 32nd of the budget, a quarter of a page
      * under 2 MiB (a few states of a short trace are much of what its page can show). */
-    ms__sbuf states = {0};
+    msr__sbuf states = {0};
     size_t n_states = 0;
     size_t states_floor = opts->states_budget ? opts->states_budget
                           : budget < ((size_t)2 << 20) ? budget / 4
@@ -766,7 +766,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
             int64_t e[2] = {tl->allocs[i].alloc_event, tl->allocs[i].free_event};
             for (int k = 0; k < 2; k++)
                 life_x[2 * i + (size_t)k] =
-                    e[k] >= 0 ? ms__event_x(src, MS_CHART_X_TIME, e[k]) : 0.0;
+                    e[k] >= 0 ? msr__event_x(src, MSR_CHART_X_TIME, e[k]) : 0.0;
         }
     }
     builder b;
@@ -774,23 +774,23 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     b.life_x = life_x;
     b.src = src;
     b.o = opts;
-    b.area = ms__export_area(opts);
+    b.area = msr__export_area(opts);
     b.y_fit = y_fit;
     b.warp = src->warp;
     memset(b.deeper, -1, sizeof b.deeper);
     b.sl[0] = &sl[0];
     b.sl[1] = two ? &sl[1] : NULL;
-    int max_levels = opts->max_levels > 0 ? opts->max_levels : MS_CHART_EXPORT_MAX_LEVELS;
-    b.work_levels = ms__export_work_levels(src, max_levels < MS_CHART_EXPORT_MAX_LEVELS
+    int max_levels = opts->max_levels > 0 ? opts->max_levels : MSR_CHART_EXPORT_MAX_LEVELS;
+    b.work_levels = msr__export_work_levels(src, max_levels < MSR_CHART_EXPORT_MAX_LEVELS
                                                     ? max_levels
-                                                    : MS_CHART_EXPORT_MAX_LEVELS);
+                                                    : MSR_CHART_EXPORT_MAX_LEVELS);
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
     if (!rc && opts->n_instants) {
         /* The tables as they would be written now, measured (the pyramid's estimate of
          * them runs short on a small page). */
-        ms__sbuf tables = {0};
-        ms__exp_write_tables(&x, &tables);
+        msr__sbuf tables = {0};
+        msr__exp_write_tables(&x, &tables);
         size_t used = frame.n + tables.n + 1024;
         free(tables.p);
         for (int k = 0; k < N_MODES; k++)
@@ -798,7 +798,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         /* What the pyramid left: the floor it was built without, or less when its
          * whole-trace charts alone passed their limit (they are never left out). */
         size_t room = budget > used ? budget - used : 0;
-        rc = ms__exp_states(&x, &states, opts->states_budget ? states_floor : room, &n_states,
+        rc = msr__exp_states(&x, &states, opts->states_budget ? states_floor : room, &n_states,
                             err);
         stats->states = n_states;
         stats->state_bytes = states.n;
@@ -810,7 +810,7 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
         for (int k = 0; k < N_MODES; k++)
             bad = bad || modes[k].b.bad;
         if (bad)
-            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart data");
+            rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart data");
     }
     stats->allocs = x.n_alloc_local;
     stats->stacks = x.n_stacks;
@@ -825,9 +825,9 @@ int ms_chart_export_json(char **out, ms_chart_export_stats *stats, const ms_char
     free(states.p);
     for (int k = 0; k < N_MODES; k++)
         free(modes[k].b.p);
-    ms__slicer_free(&sl[0]);
-    ms__slicer_free(&sl[1]);
-    ms__st_free(&x.st);
+    msr__slicer_free(&sl[0]);
+    msr__slicer_free(&sl[1]);
+    msr__st_free(&x.st);
     free(x.alloc_local);
     free(x.alloc_of);
     free(x.stack_local);

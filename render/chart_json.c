@@ -11,65 +11,65 @@
 #include "render_util.h"
 
 /* Pixels to two decimals: finer than any back-end draws. */
-static void num(ms__sbuf *b, double v)
+static void num(msr__sbuf *b, double v)
 {
-    ms__sb_num(b, round(v * 100.0) / 100.0);
+    msr__sb_num(b, round(v * 100.0) / 100.0);
 }
 
-static void rect(ms__sbuf *b, ms_chart_rect r)
+static void rect(msr__sbuf *b, msr_chart_rect r)
 {
-    ms__sb_puts(b, "[");
+    msr__sb_puts(b, "[");
     num(b, r.x);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     num(b, r.y);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     num(b, r.w);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     num(b, r.h);
-    ms__sb_puts(b, "]");
+    msr__sb_puts(b, "]");
 }
 
-static void colour(ms__sbuf *b, ms_chart_rgb c)
+static void colour(msr__sbuf *b, msr_chart_rgb c)
 {
     int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255), g = (int)lround(fmin(fmax(c.g, 0), 1) * 255),
         bl = (int)lround(fmin(fmax(c.b, 0), 1) * 255);
-    ms__sb_printf(b, "\"#%02x%02x%02x\"", r, g, bl);
+    msr__sb_printf(b, "\"#%02x%02x%02x\"", r, g, bl);
 }
 
-static void point(ms__sbuf *b, bool *first, double x, double y)
+static void point(msr__sbuf *b, bool *first, double x, double y)
 {
-    ms__sb_puts(b, *first ? "[" : ",[");
+    msr__sb_puts(b, *first ? "[" : ",[");
     num(b, x);
-    ms__sb_puts(b, ",");
+    msr__sb_puts(b, ",");
     num(b, y);
-    ms__sb_puts(b, "]");
+    msr__sb_puts(b, "]");
     *first = false;
 }
 
 /* A per-column step curve as draw.c strokes it: one line per run of columns with data,
  * a vertex only where the value changes. */
-static void curve_lines(ms__sbuf *b, bool *first_line, const ms_chart *ch, const char *kind,
+static void curve_lines(msr__sbuf *b, bool *first_line, const msr_chart *ch, const char *kind,
                         const int64_t *v, const int64_t *ev)
 {
     if (!v)
         return;
     size_t W = ch->n_cols;
     for (size_t c = 0; c < W;) {
-        bool has = ev ? ev[c] != MS_CHART_NO_EVENT : v[c] >= 0;
+        bool has = ev ? ev[c] != MSR_CHART_NO_EVENT : v[c] >= 0;
         if (!has) {
             c++;
             continue;
         }
-        ms__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
+        msr__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
         *first_line = false;
-        ms__sb_str(b, kind);
-        ms__sb_puts(b, ",\"points\":[");
+        msr__sb_str(b, kind);
+        msr__sb_puts(b, ",\"points\":[");
         bool first = true;
-        double prev = ms_chart_py(ch, (double)v[c]);
+        double prev = msr_chart_py(ch, (double)v[c]);
         point(b, &first, ch->plot.x + (double)c, prev);
         size_t k = c + 1;
-        for (; k < W && (ev ? ev[k] != MS_CHART_NO_EVENT : v[k] >= 0); k++) {
-            double y = ms_chart_py(ch, (double)v[k]);
+        for (; k < W && (ev ? ev[k] != MSR_CHART_NO_EVENT : v[k] >= 0); k++) {
+            double y = msr_chart_py(ch, (double)v[k]);
             if (y != prev) {
                 point(b, &first, ch->plot.x + (double)k, prev);
                 point(b, &first, ch->plot.x + (double)k, y);
@@ -77,34 +77,34 @@ static void curve_lines(ms__sbuf *b, bool *first_line, const ms_chart *ch, const
             }
         }
         point(b, &first, ch->plot.x + (double)k, prev);
-        ms__sb_puts(b, "]}");
+        msr__sb_puts(b, "]}");
         c = k;
     }
 }
 
-static void straight(ms__sbuf *b, bool *first_line, const char *kind, double x0, double y0,
+static void straight(msr__sbuf *b, bool *first_line, const char *kind, double x0, double y0,
                      double x1, double y1)
 {
-    ms__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
+    msr__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
     *first_line = false;
-    ms__sb_str(b, kind);
-    ms__sb_puts(b, ",\"points\":[");
+    msr__sb_str(b, kind);
+    msr__sb_puts(b, ",\"points\":[");
     bool first = true;
     point(b, &first, x0, y0);
     point(b, &first, x1, y1);
-    ms__sb_puts(b, "]}");
+    msr__sb_puts(b, "]}");
 }
 
-static const char *label_kind(ms_chart_label_kind k)
+static const char *label_kind(msr_chart_label_kind k)
 {
     switch (k) {
-    case MS_CHART_LABEL_PEAK:
+    case MSR_CHART_LABEL_PEAK:
         return "peak";
-    case MS_CHART_LABEL_LEAK:
+    case MSR_CHART_LABEL_LEAK:
         return "leak";
-    case MS_CHART_LABEL_OOM:
+    case MSR_CHART_LABEL_OOM:
         return "oom";
-    case MS_CHART_LABEL_ANNOTATION:
+    case MSR_CHART_LABEL_ANNOTATION:
         return "annotation";
     default:
         return "other";
@@ -112,7 +112,7 @@ static const char *label_kind(ms_chart_label_kind k)
 }
 
 /* Whether pixel column px lies in (or next to) a break of the run axis. */
-static bool in_break(const ms_chart *ch, double px)
+static bool in_break(const msr_chart *ch, double px)
 {
     for (size_t i = 0; i < ch->n_segments; i++)
         if (ch->segments[i].gap && px >= ch->segments[i].px0 - 2 && px <= ch->segments[i].px1 + 2)
@@ -123,7 +123,7 @@ static bool in_break(const ms_chart *ch, double px)
 /* A point inside band g's fill that no line, outline or label covers (its tallest steady
  * column), for checking a raster against the model; false when the band has none.
  * `below` is the bottom of band g in every column (the bands under it, summed). */
-static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, double *x,
+static bool band_probe(const msr_chart *ch, size_t g, const int64_t *below_of, double *x,
                        double *y)
 {
     size_t W = ch->n_cols;
@@ -132,25 +132,25 @@ static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, do
     const int64_t *h = ch->heights + g * W;
     double best = 0;
     for (size_t c = 2; c + 2 < W; c++) {
-        if (ch->col_event[c] == MS_CHART_NO_EVENT || h[c] <= 0)
+        if (ch->col_event[c] == MSR_CHART_NO_EVENT || h[c] <= 0)
             continue;
         int64_t below = below_of[c];
         /* Steady around it: no vertical edge of a line or outline passes this column. */
         bool steady = true;
         for (size_t d = c - 1; d <= c + 1 && steady; d++) {
             int64_t bd = below_of[d];
-            steady = ch->col_event[d] != MS_CHART_NO_EVENT && h[d] == h[c] && bd == below &&
+            steady = ch->col_event[d] != MSR_CHART_NO_EVENT && h[d] == h[c] && bd == below &&
                      ch->col_active[d] == ch->col_active[c] &&
                      (!ch->col_reserved || ch->col_reserved[d] == ch->col_reserved[c]);
         }
         if (!steady)
             continue;
-        double top = ms_chart_py(ch, (double)(below + h[c])), bot = ms_chart_py(ch, (double)below);
+        double top = msr_chart_py(ch, (double)(below + h[c])), bot = msr_chart_py(ch, (double)below);
         double mid = (top + bot) / 2, px = ch->plot.x + (double)c + 0.5;
         if (bot - top < 8 || bot - top <= best)
             continue;
         /* Above the per-pixel minimum draw.c pales the bands; keep below it. */
-        if (ch->show_low && ch->col_low && mid < ms_chart_py(ch, (double)ch->col_low[c]) + 3)
+        if (ch->show_low && ch->col_low && mid < msr_chart_py(ch, (double)ch->col_low[c]) + 3)
             continue;
         if (ch->has_peak && fabs(mid - ch->peak_py) < 4)
             continue;
@@ -160,7 +160,7 @@ static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, do
         for (size_t i = 0; i < ch->n_oom_px && clear; i++)
             clear = fabs(ch->oom_px[i] - px) > 4;
         for (size_t i = 0; i < ch->n_labels && clear; i++) {
-            const ms_chart_label *L = &ch->labels[i];
+            const msr_chart_label *L = &ch->labels[i];
             clear = !(px >= L->box.x - 4 && px <= L->box.x + L->box.w + 4 &&
                       mid >= L->box.y - 4 && mid <= L->box.y + L->box.h + 4);
             /* Leaders run diagonally: keep off their bounding box too. */
@@ -177,73 +177,73 @@ static bool band_probe(const ms_chart *ch, size_t g, const int64_t *below_of, do
     return best > 0;
 }
 
-static void band(ms__sbuf *b, const ms_chart *ch, size_t g, const int64_t *below, bool first)
+static void band(msr__sbuf *b, const msr_chart *ch, size_t g, const int64_t *below, bool first)
 {
-    const ms_chart_group *gp = &ch->groups[g];
-    ms__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
-    ms__sb_str(b, gp->label);
-    ms__sb_puts(b, ",\"colour\":");
+    const msr_chart_group *gp = &ch->groups[g];
+    msr__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
+    msr__sb_str(b, gp->label);
+    msr__sb_puts(b, ",\"colour\":");
     colour(b, gp->fill);
-    ms__sb_printf(b, ",\"leak\":%s,\"suspect\":%s", gp->leak ? "true" : "false",
+    msr__sb_printf(b, ",\"leak\":%s,\"suspect\":%s", gp->leak ? "true" : "false",
                   gp->suspect ? "true" : "false");
     double x = 0, y = 0;
     if (band_probe(ch, g, below, &x, &y)) {
-        ms__sb_puts(b, ",\"probe\":[");
+        msr__sb_puts(b, ",\"probe\":[");
         num(b, x);
-        ms__sb_puts(b, ",");
+        msr__sb_puts(b, ",");
         num(b, y);
-        ms__sb_puts(b, "]");
+        msr__sb_puts(b, "]");
     } else {
-        ms__sb_puts(b, ",\"probe\":null");
+        msr__sb_puts(b, ",\"probe\":null");
     }
     int64_t most = 0;
     for (size_t c = 0; c < ch->n_cols; c++)
         if (ch->heights[g * ch->n_cols + c] > most)
             most = ch->heights[g * ch->n_cols + c];
-    ms__sb_printf(b, ",\"max_bytes\":%lld}", (long long)most);
+    msr__sb_printf(b, ",\"max_bytes\":%lld}", (long long)most);
 }
 
-static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
+static void panel(msr__sbuf *b, const msr_chart *ch, int64_t *below)
 {
-    ms__sb_puts(b, "{\"label\":");
-    ms__sb_str(b, ch->overlay ? "" : ch->source_label);
-    ms__sb_printf(b, ",\"device\":%d,\"title\":", ch->device);
-    ms__sb_str(b, ch->title);
-    ms__sb_puts(b, ",\"area\":");
+    msr__sb_puts(b, "{\"label\":");
+    msr__sb_str(b, ch->overlay ? "" : ch->source_label);
+    msr__sb_printf(b, ",\"device\":%d,\"title\":", ch->device);
+    msr__sb_str(b, ch->title);
+    msr__sb_puts(b, ",\"area\":");
     rect(b, ch->area);
-    ms__sb_puts(b, ",\"plot\":");
+    msr__sb_puts(b, ",\"plot\":");
     rect(b, ch->plot);
-    ms__sb_puts(b, ",\"y\":{\"max_bytes\":");
-    ms__sb_num(b, ch->y_max);
-    ms__sb_puts(b, "},\"x\":{\"kind\":");
-    ms__sb_str(b, ch->x_mode == MS_CHART_X_EVENTS ? "events" : ch->run_axis ? "run" : "time");
-    ms__sb_puts(b, ",\"segments\":[");
+    msr__sb_puts(b, ",\"y\":{\"max_bytes\":");
+    msr__sb_num(b, ch->y_max);
+    msr__sb_puts(b, "},\"x\":{\"kind\":");
+    msr__sb_str(b, ch->x_mode == MSR_CHART_X_EVENTS ? "events" : ch->run_axis ? "run" : "time");
+    msr__sb_puts(b, ",\"segments\":[");
     for (size_t i = 0; i < ch->n_segments; i++) {
-        const ms_chart_segment *sg = &ch->segments[i];
-        ms__sb_puts(b, i ? ",{\"px0\":" : "{\"px0\":");
+        const msr_chart_segment *sg = &ch->segments[i];
+        msr__sb_puts(b, i ? ",{\"px0\":" : "{\"px0\":");
         num(b, sg->px0);
-        ms__sb_puts(b, ",\"px1\":");
+        msr__sb_puts(b, ",\"px1\":");
         num(b, sg->px1);
-        ms__sb_puts(b, ",\"from_s\":");
-        ms__sb_num(b, sg->from);
-        ms__sb_puts(b, ",\"to_s\":");
-        ms__sb_num(b, sg->to);
-        ms__sb_printf(b, ",\"gap\":%s", sg->gap ? "true" : "false");
+        msr__sb_puts(b, ",\"from_s\":");
+        msr__sb_num(b, sg->from);
+        msr__sb_puts(b, ",\"to_s\":");
+        msr__sb_num(b, sg->to);
+        msr__sb_printf(b, ",\"gap\":%s", sg->gap ? "true" : "false");
         if (sg->gap) {
-            ms__sb_puts(b, ",\"label\":");
-            ms__sb_str(b, sg->label);
+            msr__sb_puts(b, ",\"label\":");
+            msr__sb_str(b, sg->label);
         }
-        ms__sb_puts(b, "}");
+        msr__sb_puts(b, "}");
     }
-    ms__sb_puts(b, "]},\"iterations\":[");
+    msr__sb_puts(b, "]},\"iterations\":[");
     for (size_t i = 0; i < ch->n_iters; i++) {
-        ms__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index + 1);
+        msr__sb_printf(b, "%s{\"index\":%zu,\"px0\":", i ? "," : "", ch->iters[i].index + 1);
         num(b, ch->iters[i].px0);
-        ms__sb_puts(b, ",\"px1\":");
+        msr__sb_puts(b, ",\"px1\":");
         num(b, ch->iters[i].px1);
-        ms__sb_puts(b, "}");
+        msr__sb_puts(b, "}");
     }
-    ms__sb_puts(b, "],\"bands\":[");
+    msr__sb_puts(b, "],\"bands\":[");
     bool first = true;
     if (!ch->overlay) {
         memset(below, 0, ch->n_cols * sizeof *below);
@@ -253,43 +253,43 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
                 below[c] += ch->heights[g * ch->n_cols + c];
         }
         /* "other" on top of them all, named as the legend names it. */
-        ms__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
-        ms__sb_str(b, ch->other_label);
-        ms__sb_puts(b, ",\"colour\":");
+        msr__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
+        msr__sb_str(b, ch->other_label);
+        msr__sb_puts(b, ",\"colour\":");
         colour(b, ch->theme.other);
-        ms__sb_puts(b, ",\"leak\":false,\"suspect\":false,\"probe\":null}");
+        msr__sb_puts(b, ",\"leak\":false,\"suspect\":false,\"probe\":null}");
     }
-    ms__sb_puts(b, "],\"series\":[");
+    msr__sb_puts(b, "],\"series\":[");
     for (size_t i = 0; i < ch->n_series; i++) {
-        ms__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
-        ms__sb_str(b, ch->series[i].label);
-        ms__sb_puts(b, ",\"colour\":");
+        msr__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
+        msr__sb_str(b, ch->series[i].label);
+        msr__sb_puts(b, ",\"colour\":");
         colour(b, ch->series[i].rgb);
-        ms__sb_puts(b, "}");
+        msr__sb_puts(b, "}");
     }
-    ms__sb_puts(b, "],\"labels\":[");
+    msr__sb_puts(b, "],\"labels\":[");
     for (size_t i = 0; i < ch->n_labels; i++) {
-        const ms_chart_label *L = &ch->labels[i];
-        ms__sb_puts(b, i ? ",{\"kind\":" : "{\"kind\":");
-        ms__sb_str(b, label_kind(L->kind));
-        ms__sb_puts(b, ",\"text\":");
-        ms__sb_str(b, L->text);
-        ms__sb_puts(b, ",\"box\":");
+        const msr_chart_label *L = &ch->labels[i];
+        msr__sb_puts(b, i ? ",{\"kind\":" : "{\"kind\":");
+        msr__sb_str(b, label_kind(L->kind));
+        msr__sb_puts(b, ",\"text\":");
+        msr__sb_str(b, L->text);
+        msr__sb_puts(b, ",\"box\":");
         rect(b, L->box);
         if (L->leader) {
-            ms__sb_puts(b, ",\"leader\":[[");
+            msr__sb_puts(b, ",\"leader\":[[");
             num(b, L->lx);
-            ms__sb_puts(b, ",");
+            msr__sb_puts(b, ",");
             num(b, L->ly);
-            ms__sb_puts(b, "],[");
+            msr__sb_puts(b, "],[");
             num(b, L->ax);
-            ms__sb_puts(b, ",");
+            msr__sb_puts(b, ",");
             num(b, L->ay);
-            ms__sb_puts(b, "]]");
+            msr__sb_puts(b, "]]");
         }
-        ms__sb_puts(b, "}");
+        msr__sb_puts(b, "}");
     }
-    ms__sb_printf(b, "],\"hidden_labels\":%zu,\"lines\":[", ch->n_hidden_labels);
+    msr__sb_printf(b, "],\"hidden_labels\":%zu,\"lines\":[", ch->n_hidden_labels);
     bool fl = true;
     if (ch->overlay) {
         for (size_t i = 0; i < ch->n_series; i++) {
@@ -307,49 +307,49 @@ static void panel(ms__sbuf *b, const ms_chart *ch, int64_t *below)
     /* Each entry with what it shows: its colour and its key's form, so a reader can tell
      * which band or line it names. */
     static const char *const KEY[] = {"swatch", "line", "dash", "dot"};
-    ms__sb_puts(b, "],\"legend\":[");
+    msr__sb_puts(b, "],\"legend\":[");
     for (size_t i = 0; i < ch->n_legend; i++) {
-        const ms_chart_legend_entry *e = &ch->legend[i];
-        ms__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
-        ms__sb_str(b, e->text);
-        ms__sb_puts(b, ",\"colour\":");
+        const msr_chart_legend_entry *e = &ch->legend[i];
+        msr__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
+        msr__sb_str(b, e->text);
+        msr__sb_puts(b, ",\"colour\":");
         colour(b, e->rgb);
-        ms__sb_puts(b, ",\"kind\":");
-        ms__sb_str(b, (unsigned)e->key < sizeof KEY / sizeof KEY[0] ? KEY[e->key] : "swatch");
-        ms__sb_puts(b, "}");
+        msr__sb_puts(b, ",\"kind\":");
+        msr__sb_str(b, (unsigned)e->key < sizeof KEY / sizeof KEY[0] ? KEY[e->key] : "swatch");
+        msr__sb_puts(b, "}");
     }
-    ms__sb_puts(b, "],\"fragmentation\":");
+    msr__sb_puts(b, "],\"fragmentation\":");
     if (!ch->has_frag) {
-        ms__sb_puts(b, "null}");
+        msr__sb_puts(b, "null}");
         return;
     }
     /* The lower panel: its plot, scales and per-column values (-1: nothing shown). */
-    ms__sb_puts(b, "{\"plot\":");
+    msr__sb_puts(b, "{\"plot\":");
     rect(b, ch->frag_rect);
-    ms__sb_puts(b, ",\"max_bytes\":");
-    ms__sb_num(b, ch->frag_ymax);
-    ms__sb_puts(b, ",\"max_blocks\":");
-    ms__sb_num(b, ch->frag_cmax);
+    msr__sb_puts(b, ",\"max_bytes\":");
+    msr__sb_num(b, ch->frag_ymax);
+    msr__sb_puts(b, ",\"max_blocks\":");
+    msr__sb_num(b, ch->frag_cmax);
     const int64_t *cols[4] = {ch->frag_free, ch->frag_free_low, ch->frag_largest,
                               ch->frag_blocks};
     static const char *const KEYS[4] = {"free_in_reserved_bytes", "free_in_reserved_low_bytes",
                                         "largest_free_block_bytes", "free_blocks"};
     for (int k = 0; k < 4; k++) {
-        ms__sb_printf(b, ",\"%s\":[", KEYS[k]);
+        msr__sb_printf(b, ",\"%s\":[", KEYS[k]);
         for (size_t c = 0; c < ch->n_cols; c++)
-            ms__sb_printf(b, "%s%lld", c ? "," : "", (long long)cols[k][c]);
-        ms__sb_puts(b, "]");
+            msr__sb_printf(b, "%s%lld", c ? "," : "", (long long)cols[k][c]);
+        msr__sb_puts(b, "]");
     }
-    ms__sb_puts(b, "}}");
+    msr__sb_puts(b, "}}");
 }
 
-int ms_chart_model_json(const ms_chart *const *charts, size_t n_charts, int width, int height,
+int msr_chart_model_json(const msr_chart *const *charts, size_t n_charts, int width, int height,
                         char **out, ms_error *err)
 {
     *out = NULL;
-    ms__sbuf b = {NULL, 0, 0, false};
-    ms__sb_printf(&b, "{\"version\":%d,\"width\":%d,\"height\":%d,\"panels\":[",
-                  MS_CHART_JSON_VERSION, width, height);
+    msr__sbuf b = {NULL, 0, 0, false};
+    msr__sb_printf(&b, "{\"version\":%d,\"width\":%d,\"height\":%d,\"panels\":[",
+                  MSR_CHART_JSON_VERSION, width, height);
     for (size_t i = 0; i < n_charts; i++) {
         int64_t *below = calloc(charts[i]->n_cols ? charts[i]->n_cols : 1, sizeof *below);
         if (!below) {
@@ -357,14 +357,14 @@ int ms_chart_model_json(const ms_chart *const *charts, size_t n_charts, int widt
             break;
         }
         if (i)
-            ms__sb_puts(&b, ",");
+            msr__sb_puts(&b, ",");
         panel(&b, charts[i], below);
         free(below);
     }
-    ms__sb_puts(&b, "]}\n");
+    msr__sb_puts(&b, "]}\n");
     if (b.bad) {
         free(b.p);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart model");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory writing the chart model");
     }
     *out = b.p;
     return 0;

@@ -1,7 +1,7 @@
 /* The chart model as data (docs/json.md, "render --format json"): for each panel its plot
  * rectangle, x axis, iterations, bands (bottom first, with colours), the labels inside the
  * plot with their boxes, and the lines (reserved, active outline, peak, OOM), all in device
- * pixels of the image the same options draw. It is written from the very ms_chart the PNG
+ * pixels of the image the same options draw. It is written from the very msr_chart the PNG
  * and SVG back-ends draw, so tests and outside tools can check a picture through it.
  *
  * Ownership: *out is a NUL-terminated heap string the caller frees. */
@@ -12,9 +12,9 @@
 
 #include "chart.h"
 
-#define MS_CHART_JSON_VERSION 1
+#define MSR_CHART_JSON_VERSION 1
 
-int ms_chart_model_json(const ms_chart *const *charts, size_t n_charts, int width, int height,
+int msr_chart_model_json(const msr_chart *const *charts, size_t n_charts, int width, int height,
                         char **out, ms_error *err);
 
 #endif

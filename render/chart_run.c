@@ -5,7 +5,7 @@
 
 #include "memsnap/run.h"
 
-bool ms_chart_phases_needed(const ms_annotation_range *ranges, size_t n)
+bool msr_chart_phases_needed(const ms_annotation_range *ranges, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (ranges[i].depth == 0)
@@ -13,45 +13,45 @@ bool ms_chart_phases_needed(const ms_annotation_range *ranges, size_t n)
     return true;
 }
 
-unsigned ms_chart_run_needs(const ms_chart_spec *spec)
+unsigned msr_chart_run_needs(const msr_chart_spec *spec)
 {
-    unsigned needs = MS_CHART_RUN_STACKED;
-    if (spec->by == MS_CHART_BY_CATEGORY)
-        needs |= MS_CHART_RUN_CATEGORIES;
-    if (spec->by == MS_CHART_BY_PHASE)
-        needs |= MS_CHART_RUN_PHASES;
-    if (spec->x_mode == MS_CHART_X_RUN)
-        needs |= MS_CHART_RUN_AXIS;
+    unsigned needs = MSR_CHART_RUN_STACKED;
+    if (spec->by == MSR_CHART_BY_CATEGORY)
+        needs |= MSR_CHART_RUN_CATEGORIES;
+    if (spec->by == MSR_CHART_BY_PHASE)
+        needs |= MSR_CHART_RUN_PHASES;
+    if (spec->x_mode == MSR_CHART_X_RUN)
+        needs |= MSR_CHART_RUN_AXIS;
     if (spec->fragmentation)
-        needs |= MS_CHART_RUN_FRAG;
+        needs |= MSR_CHART_RUN_FRAG;
     return needs;
 }
 
-int ms_chart_source_from_run(ms_chart_source *out, ms_run *run, const char *label,
+int msr_chart_source_from_run(msr_chart_source *out, ms_run *run, const char *label,
                              unsigned needs, ms_error *err)
 {
-    *out = (ms_chart_source){0};
+    *out = (msr_chart_source){0};
     const ms_snapshot *s = ms_run_snapshot(run);
     const ms_timeline *tl = NULL;
     int rc = ms_run_timeline(&tl, run, err);
     if (rc)
         return rc;
-    *out = (ms_chart_source){.snap = s, .trace = ms_snapshot_trace(s, ms_run_device(run)),
+    *out = (msr_chart_source){.snap = s, .trace = ms_snapshot_trace(s, ms_run_device(run)),
                              .tl = tl, .label = label};
-    if (needs & (MS_CHART_RUN_STACKED | MS_CHART_RUN_PHASES))
+    if (needs & (MSR_CHART_RUN_STACKED | MSR_CHART_RUN_PHASES))
         rc = ms_run_annotation_ranges(&out->ranges, &out->n_ranges, run, err);
-    if (!rc && (needs & MS_CHART_RUN_CATEGORIES))
+    if (!rc && (needs & MSR_CHART_RUN_CATEGORIES))
         rc = ms_run_categories(&out->categories, run, err);
-    if (!rc && (needs & MS_CHART_RUN_PHASES) &&
-        ms_chart_phases_needed(out->ranges, out->n_ranges))
+    if (!rc && (needs & MSR_CHART_RUN_PHASES) &&
+        msr_chart_phases_needed(out->ranges, out->n_ranges))
         rc = ms_run_phases(&out->phases, run, err);
-    if (!rc && (needs & MS_CHART_RUN_FRAG))
+    if (!rc && (needs & MSR_CHART_RUN_FRAG))
         rc = ms_run_fragmentation(&out->frag, run, err);
-    if (!rc && (needs & MS_CHART_RUN_AXIS))
+    if (!rc && (needs & MSR_CHART_RUN_AXIS))
         rc = ms_run_iterations(&out->iterations, run, err);
-    if (!rc && (needs & MS_CHART_RUN_AXIS))
+    if (!rc && (needs & MSR_CHART_RUN_AXIS))
         rc = ms_run_shape(&out->shape, run, err);
-    if (!rc && (needs & MS_CHART_RUN_AXIS))
+    if (!rc && (needs & MSR_CHART_RUN_AXIS))
         rc = ms_run_idle(&out->idle, run, err);
     /* A getter may have built a fuller timeline (categories, fragmentation): the chart
      * reads the one the run holds last. */
@@ -60,22 +60,22 @@ int ms_chart_source_from_run(ms_chart_source *out, ms_run *run, const char *labe
     return rc;
 }
 
-int ms_chart_leaks_from_run(ms_chart_leaks *out, ms_run *run, ms_error *err)
+int msr_chart_leaks_from_run(msr_chart_leaks *out, ms_run *run, ms_error *err)
 {
-    *out = (ms_chart_leaks){0};
+    *out = (msr_chart_leaks){0};
     int rc = ms_run_leak_marks(&out->marks, &out->n, run, err);
     if (!rc)
-        rc = ms_chart_highlights_from_marks(&out->highlights, out->marks, out->n, err);
+        rc = msr_chart_highlights_from_marks(&out->highlights, out->marks, out->n, err);
     if (rc)
-        ms_chart_leaks_free(out);
+        msr_chart_leaks_free(out);
     return rc;
 }
 
-void ms_chart_leaks_free(ms_chart_leaks *l)
+void msr_chart_leaks_free(msr_chart_leaks *l)
 {
     if (!l)
         return;
     free(l->highlights);
     ms_leak_marks_free(l->marks);
-    *l = (ms_chart_leaks){0};
+    *l = (msr_chart_leaks){0};
 }

@@ -1,6 +1,6 @@
 /* Slices of a trace (see chart_slice.h) and the window charts built on them. A slice
  * keeps the whole timeline's order of allocations and x values, so a chart of it equals
- * ms_chart_build() of the same window on the whole trace (tests/test_chart_export.c). */
+ * msr_chart_build() of the same window on the whole trace (tests/test_chart_export.c). */
 #include "chart_slice.h"
 
 #include <stdlib.h>
@@ -28,7 +28,7 @@ static int cmp_alloc_event(const void *a, const void *b)
     return cmp_size_t(a, b);
 }
 
-int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highlights,
+int msr__slicer_init(msr__slicer *s, const msr_chart_source *src, size_t n_highlights,
                     ms_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -40,7 +40,7 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
     s->order_ev = malloc((n ? 2 * n : 1) * sizeof *s->order_ev);
     if ((n_highlights && !s->slice_of) || !s->hl || !s->order_ev)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     if (s->slice_of)
         memset(s->slice_of, 0xff, (n ? n : 1) * sizeof *s->slice_of); /* -1 */
     s->first_oom = -1;
@@ -64,7 +64,7 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
         s->order = calloc(n ? n : 1, sizeof *s->order);
         s->pre = calloc(n ? n : 1, sizeof *s->pre);
         if (!s->order || !s->pre)
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+            return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
         bool sorted = true;
         for (size_t i = 0; i < n; i++) {
             if (tl->allocs[i].alloc_event < 0) {
@@ -85,13 +85,13 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
             s->order_ev[2 * j + 1] = tl->allocs[s->order[j]].free_event;
         }
     }
-    size_t n_blocks = s->n_order / MS__SLICER_BLOCK + 1;
+    size_t n_blocks = s->n_order / MSR__SLICER_BLOCK + 1;
     s->block_free = malloc(n_blocks * sizeof *s->block_free);
     if (!s->block_free)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     for (size_t b = 0; b < n_blocks; b++) {
         int64_t most = -1;
-        for (size_t j = b * MS__SLICER_BLOCK; j < s->n_order && j < (b + 1) * MS__SLICER_BLOCK;
+        for (size_t j = b * MSR__SLICER_BLOCK; j < s->n_order && j < (b + 1) * MSR__SLICER_BLOCK;
              j++) {
             int64_t f = s->order_ev[2 * j + 1];
             f = f < 0 ? INT64_MAX : f; /* never freed: alive at every window */
@@ -102,7 +102,7 @@ int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highligh
     return 0;
 }
 
-int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highlights,
+int msr__slicer_init_shared(msr__slicer *s, const msr__slicer *base, size_t n_highlights,
                            ms_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -119,13 +119,13 @@ int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highl
     s->slice_of = n_highlights ? malloc((n ? n : 1) * sizeof *s->slice_of) : NULL;
     s->hl = calloc(n_highlights ? n_highlights : 1, sizeof *s->hl);
     if ((n_highlights && !s->slice_of) || !s->hl)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     if (s->slice_of)
         memset(s->slice_of, 0xff, (n ? n : 1) * sizeof *s->slice_of); /* -1 */
     return 0;
 }
 
-void ms__slicer_free(ms__slicer *s)
+void msr__slicer_free(msr__slicer *s)
 {
     if (!s->shared) {
         free(s->order);
@@ -145,22 +145,22 @@ void ms__slicer_free(ms__slicer *s)
     free(s->hl);
 }
 
-void ms__slicer_restart(ms__slicer *s)
+void msr__slicer_restart(msr__slicer *s)
 {
     s->next = 0;
     s->n_alive = 0;
 }
 
-static bool slicer_add_alive(ms__slicer *s, size_t i)
+static bool slicer_add_alive(msr__slicer *s, size_t i)
 {
-    if (!ms__render_grow((void **)&s->alive, &s->cap_alive, s->n_alive + 1, sizeof *s->alive,
+    if (!msr__render_grow((void **)&s->alive, &s->cap_alive, s->n_alive + 1, sizeof *s->alive,
                          1024))
         return false;
     s->alive[s->n_alive++] = i;
     return true;
 }
 
-static bool slicer_room(ms__slicer *s, size_t events, size_t allocs)
+static bool slicer_room(msr__slicer *s, size_t events, size_t allocs)
 {
     if (events > s->cap_events) {
         size_t c = events;
@@ -194,14 +194,14 @@ static int64_t renumber(int64_t e, int64_t e0, int64_t e1, int64_t shift)
 }
 
 /* The slice of events [e0, e1) (e0 > 0: with the stand-in event first). Windows must come
- * in increasing order between ms__slicer_restart() calls. */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
-                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err)
+ * in increasing order between msr__slicer_restart() calls. */
+int msr__slicer_cut(msr__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const msr_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err)
 {
     const ms_timeline *tl = s->src->tl;
     const ms_trace *tr = s->src->trace;
     if (n_hl && !s->slice_of)
-        return ms__render_fail(err, MS_ERR_ARG, "the slicer was made for no highlights");
+        return msr__render_fail(err, MS_ERR_ARG, "the slicer was made for no highlights");
     /* The alive list drops what died before the window, then takes what was made
      * before it and lives into it, keeping order[]'s order. */
     const int64_t *ev = s->order_ev;
@@ -215,15 +215,15 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     for (; s->next < s->n_order && ev[2 * s->next] < e0; s->next++) {
         /* A block made wholly before the window and freed wholly before it adds no one
          * (most are: allocations die young), so it is passed over in one step. */
-        size_t b = s->next / MS__SLICER_BLOCK, b_end = (b + 1) * MS__SLICER_BLOCK;
-        if (s->next % MS__SLICER_BLOCK == 0 && b_end <= s->n_order &&
+        size_t b = s->next / MSR__SLICER_BLOCK, b_end = (b + 1) * MSR__SLICER_BLOCK;
+        if (s->next % MSR__SLICER_BLOCK == 0 && b_end <= s->n_order &&
             ev[2 * (b_end - 1)] < e0 && s->block_free[b] < e0) {
             s->next = b_end - 1;
             continue;
         }
         int64_t f = ev[2 * s->next + 1];
         if ((f < 0 || f >= e0) && !slicer_add_alive(s, s->next))
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+            return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     }
     /* The window's own allocations: order[] is by alloc event, so a search finds them. */
     size_t first = s->next, last = s->n_order;
@@ -239,7 +239,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     size_t n_ev = (size_t)(e1 - e0) + (size_t)shift + trail;
     size_t n_al = s->n_alive + (last - first) + s->n_pre + (as_whole ? n_hl : 0);
     if (!slicer_room(s, n_ev ? n_ev : 1, n_al ? n_al : 1))
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory slicing the trace");
     size_t m = (size_t)(e1 - e0);
     bool oom_in = as_whole && shift && s->first_oom >= 0 && s->first_oom < e0;
     bool oom_after = trail && s->first_oom >= e1;
@@ -331,7 +331,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
     for (size_t h = 0; h < n_hl; h++) {
         int32_t i = s->slice_of[hl[h].alloc];
         if (i >= 0)
-            s->hl[nh++] = (ms_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect,
+            s->hl[nh++] = (msr_chart_highlight){(size_t)i, hl[h].label, hl[h].suspect,
                                                hl[h].alive_end};
     }
     *n_hl_out = nh;
@@ -364,7 +364,7 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
             s->cat_of[i] = s->src->category_alloc[s->global[i]];
         cat = s->cat_of;
     }
-    s->out = (ms_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
+    s->out = (msr_chart_source){.snap = s->src->snap, .trace = &s->trace, .tl = &s->tl,
                                .label = s->src->label, .ranges = s->src->ranges,
                                .n_ranges = s->src->n_ranges, .categories = s->src->categories,
                                .category_alloc = cat, .group_rules = s->src->group_rules,
@@ -377,19 +377,19 @@ int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
 
 /* ------------------------------------------------------------------ windows */
 
-double ms__slice_x(const ms_chart_source *src, size_t e)
+double msr__slice_x(const msr_chart_source *src, size_t e)
 {
     return (double)(src->trace->time_us[e] - src->trace->time_us[0]) / 1e6;
 }
 
 /* First event whose x is at least (strict: above) `x`; the comparison is the one the
  * chart's column test makes, so a slice holds exactly the events its columns see. */
-int64_t ms__slice_first_event(const ms_chart_source *src, double x, bool strict)
+int64_t msr__slice_first_event(const msr_chart_source *src, double x, bool strict)
 {
     size_t lo = 0, hi = src->trace->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        double v = ms__slice_x(src, mid);
+        double v = msr__slice_x(src, mid);
         if (strict ? v <= x : v < x)
             lo = mid + 1;
         else
@@ -399,12 +399,12 @@ int64_t ms__slice_first_event(const ms_chart_source *src, double x, bool strict)
 }
 
 /* Makes a chart built on a slice look like one built on the whole trace. */
-static void unslice(ms_chart *ch, const ms__slicer *sl, int64_t e0)
+static void unslice(msr_chart *ch, const msr__slicer *sl, int64_t e0)
 {
     int64_t shift = e0 > 0 ? 1 : 0;
     for (size_t c = 0; c < ch->n_cols; c++) {
         int64_t e = ch->col_event[c];
-        if (e == MS_CHART_NO_EVENT || (e < 0 && !shift))
+        if (e == MSR_CHART_NO_EVENT || (e < 0 && !shift))
             continue;
         ch->col_event[c] = e < 0 ? e : e - shift + e0;
     }
@@ -413,43 +413,43 @@ static void unslice(ms_chart *ch, const ms__slicer *sl, int64_t e0)
             ch->groups[g].alloc = (int64_t)sl->global[ch->groups[g].alloc];
 }
 
-int ms_chart_build_window(ms_chart **out, const ms_chart_source *src, const ms_chart_spec *spec,
-                          ms_chart_rect area, ms_error *err)
+int msr_chart_build_window(msr_chart **out, const msr_chart_source *src, const msr_chart_spec *spec,
+                          msr_chart_rect area, ms_error *err)
 {
     if (!out)
-        return ms__render_fail(err, MS_ERR_ARG, "no output pointer");
+        return msr__render_fail(err, MS_ERR_ARG, "no output pointer");
     *out = NULL;
-    bool run = spec && spec->x_mode == MS_CHART_X_RUN && src && src->warp;
-    if (!spec || !src || !src->trace || !src->tl || (spec->x_mode != MS_CHART_X_TIME && !run) ||
+    bool run = spec && spec->x_mode == MSR_CHART_X_RUN && src && src->warp;
+    if (!spec || !src || !src->trace || !src->tl || (spec->x_mode != MSR_CHART_X_TIME && !run) ||
         !spec->has_from || !spec->has_to || !(spec->to > spec->from) ||
         (src->tl->n_allocs && !src->tl->allocs) || src->tl->n_events != src->trace->n ||
         (src->tl->n_events && (!src->tl->active || !src->tl->reserved)))
-        return ms__render_fail(err, MS_ERR_ARG, "a window chart needs a time (or run axis with "
+        return msr__render_fail(err, MS_ERR_ARG, "a window chart needs a time (or run axis with "
                                                 "its warp) window and a timeline with curves "
                                                 "and allocations");
     for (size_t h = 0; h < spec->n_highlights; h++)
         if (!spec->highlights || spec->highlights[h].alloc >= src->tl->n_allocs)
-            return ms__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
-    ms__slicer sl;
-    int rc = ms__slicer_init(&sl, src, spec->n_highlights, err);
+            return msr__render_fail(err, MS_ERR_ARG, "highlighted allocation is not in the timeline");
+    msr__slicer sl;
+    int rc = msr__slicer_init(&sl, src, spec->n_highlights, err);
     /* The run axis's window in seconds: the warp is monotone, so its events are those. */
-    double from = run ? ms_chart_warp_t(src->warp, spec->from) : spec->from;
-    double to = run ? ms_chart_warp_t(src->warp, spec->to) : spec->to;
-    int64_t e0 = ms__slice_first_event(src, from, false);
-    int64_t e1 = ms__slice_first_event(src, to, true);
+    double from = run ? msr_chart_warp_t(src->warp, spec->from) : spec->from;
+    double to = run ? msr_chart_warp_t(src->warp, spec->to) : spec->to;
+    int64_t e0 = msr__slice_first_event(src, from, false);
+    int64_t e1 = msr__slice_first_event(src, to, true);
     if (e1 < e0)
         e1 = e0;
     size_t nh = 0;
     if (!rc)
-        rc = ms__slicer_cut(&sl, e0, e1, true, spec->highlights, spec->n_highlights, &nh, err);
+        rc = msr__slicer_cut(&sl, e0, e1, true, spec->highlights, spec->n_highlights, &nh, err);
     if (!rc) {
-        ms_chart_spec s = *spec;
+        msr_chart_spec s = *spec;
         s.highlights = sl.hl;
         s.n_highlights = nh;
-        rc = ms_chart_build(out, &sl.out, &s, area, err);
+        rc = msr_chart_build(out, &sl.out, &s, area, err);
     }
     if (!rc)
         unslice(*out, &sl, e0);
-    ms__slicer_free(&sl);
+    msr__slicer_free(&sl);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* Slices of a trace for the chart pyramid (chart_export.c): the events of one x window as
  * a trace of their own, so charting a window costs its events and allocations, not the
- * whole trace's. Private to render/; the public entry is ms_chart_build_window()
+ * whole trace's. Private to render/; the public entry is msr_chart_build_window()
  * (chart_export.h). */
 #ifndef MEMSNAP_RENDER_CHART_SLICE_H
 #define MEMSNAP_RENDER_CHART_SLICE_H
@@ -15,15 +15,15 @@
  * holding the state carried into the window (so x values stay those of the whole trace),
  * then the window's events; its allocations are those alive in it, with their events
  * renumbered. Charts built on it equal charts of the whole trace with the same window. */
-#define MS__SLICER_BLOCK 64
+#define MSR__SLICER_BLOCK 64
 
-typedef struct ms__slicer {
-    const ms_chart_source *src;
+typedef struct msr__slicer {
+    const msr_chart_source *src;
     size_t *order;      /* trace allocations by alloc event (NULL: allocs[] order) */
     int64_t *order_ev;  /* their alloc and free events, two per entry: the sweep reads
                            16 bytes of each allocation, in order, not 48 scattered */
     size_t n_order;
-    int64_t *block_free; /* per MS__SLICER_BLOCK entries of order[], their last free
+    int64_t *block_free; /* per MSR__SLICER_BLOCK entries of order[], their last free
                             event (INT64_MAX: one is never freed) */
     size_t *pre;        /* allocations alive before the trace */
     size_t n_pre;
@@ -46,22 +46,22 @@ typedef struct ms__slicer {
                            source maps its own allocations (else `global` is that) */
     size_t cap_allocs;
     int32_t *slice_of;  /* global -> slice index, -1 */
-    ms_chart_highlight *hl;
-    ms_chart_source out;
-} ms__slicer;
+    msr_chart_highlight *hl;
+    msr_chart_source out;
+} msr__slicer;
 
-int ms__slicer_init(ms__slicer *s, const ms_chart_source *src, size_t n_highlights,
+int msr__slicer_init(msr__slicer *s, const msr_chart_source *src, size_t n_highlights,
                     ms_error *err);
 /* A second slicer of the same source for another thread: it reads the first's order of
  * allocations (which must outlive it) instead of sorting its own. */
-int ms__slicer_init_shared(ms__slicer *s, const ms__slicer *base, size_t n_highlights,
+int msr__slicer_init_shared(msr__slicer *s, const msr__slicer *base, size_t n_highlights,
                            ms_error *err);
-void ms__slicer_free(ms__slicer *s);
+void msr__slicer_free(msr__slicer *s);
 /* Back to the trace's start: the next cut may be any window. */
-void ms__slicer_restart(ms__slicer *s);
+void msr__slicer_restart(msr__slicer *s);
 /* The slice of events [e0, e1) in s->out (e0 > 0: with the stand-in event first), and
  * the highlights that fall in it (s->hl, *n_hl_out of them). Windows must come in
- * increasing order between ms__slicer_restart() calls.
+ * increasing order between msr__slicer_restart() calls.
  *
  * A chart of a slice differs from the whole trace's in two things outside the window:
  * an annotation range left open runs to the slice's last event, not the trace's, and
@@ -71,12 +71,12 @@ void ms__slicer_restart(ms__slicer *s);
  * OOM when that lies on its side of the window (no column shows either stand-in). With
  * `as_whole`, the highlighted allocations outside the window come too (their leak
  * bands, empty, are in the whole trace's chart). */
-int ms__slicer_cut(ms__slicer *s, int64_t e0, int64_t e1, bool as_whole,
-                   const ms_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err);
+int msr__slicer_cut(msr__slicer *s, int64_t e0, int64_t e1, bool as_whole,
+                   const msr_chart_highlight *hl, size_t n_hl, size_t *n_hl_out, ms_error *err);
 
 /* x (seconds since the first event) of event e of a source with events. */
-double ms__slice_x(const ms_chart_source *src, size_t e);
+double msr__slice_x(const msr_chart_source *src, size_t e);
 /* First event whose x is at least (strict: above) `x`. */
-int64_t ms__slice_first_event(const ms_chart_source *src, double x, bool strict);
+int64_t msr__slice_first_event(const msr_chart_source *src, double x, bool strict);
 
 #endif

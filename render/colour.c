@@ -27,7 +27,7 @@ static double lab_f(double t)
     return t > d * d * d ? cbrt(t) : t / (3 * d * d) + 4.0 / 29.0;
 }
 
-static lab to_lab(ms_chart_rgb c)
+static lab to_lab(msr_chart_rgb c)
 {
     double r = linear(c.r), g = linear(c.g), b = linear(c.b);
     double X = 0.4124564 * r + 0.3575761 * g + 0.1804375 * b;
@@ -56,7 +56,7 @@ static double hue_angle(double a, double b)
     return h < 0 ? h + 360 : h;
 }
 
-double ms__ciede2000(double L1, double a1, double b1, double L2, double a2, double b2)
+double msr__ciede2000(double L1, double a1, double b1, double L2, double a2, double b2)
 {
     double C1 = hypot(a1, b1), C2 = hypot(a2, b2), Cbar = (C1 + C2) / 2;
     double c7 = pow(Cbar, 7), p25 = 6103515625.0; /* 25^7 */
@@ -95,20 +95,20 @@ double ms__ciede2000(double L1, double a1, double b1, double L2, double a2, doub
     return sqrt(l * l + c * c + h * h + RT * c * h);
 }
 
-double ms__delta_e(ms_chart_rgb x, ms_chart_rgb y)
+double msr__delta_e(msr_chart_rgb x, msr_chart_rgb y)
 {
     lab p = to_lab(x), q = to_lab(y);
-    return ms__ciede2000(p.L, p.a, p.b, q.L, q.a, q.b);
+    return msr__ciede2000(p.L, p.a, p.b, q.L, q.a, q.b);
 }
 
 /* Where a site's own colour collides, the colours it may take instead: the twelve hues
- * of the palette at three lightnesses (what ms__text_rgb gives), then fifteen more found
+ * of the palette at three lightnesses (what msr__text_rgb gives), then fifteen more found
  * by taking, from a grid of hues 36°-319° (none red: red marks leaks and OOMs) at eight
  * lightnesses and four saturations, the colour farthest (CIEDE2000) from every colour
  * already chosen and from the themes' greys and backgrounds, until none was 9 away (the
  * first fifteen, with the 20 of the first 36 that keep the distance, are 35 colours at
  * least 12.4 apart; the rest give a chart of more sites room to pick from). */
-static const ms_chart_rgb EXTRA[] = {
+static const msr_chart_rgb EXTRA[] = {
     {0.422, 0.064, 0.576}, {0.532, 0.948, 0.795}, {0.519, 0.924, 0.316}, {0.776, 0.831, 0.649},
     {0.076, 0.684, 0.583}, {0.847, 0.100, 0.900}, {0.432, 0.208, 0.365}, {0.208, 0.208, 0.912},
     {0.247, 0.433, 0.513}, {0.230, 0.208, 0.432}, {0.402, 0.432, 0.208}, {0.649, 0.831, 0.813},
@@ -124,11 +124,11 @@ static const ms_chart_rgb EXTRA[] = {
     {0.133, 0.215, 0.627}, {0.675, 0.547, 0.325},
 };
 #define N_EXTRA (sizeof EXTRA / sizeof EXTRA[0])
-#define N_CANDIDATES (3 * MS__PALETTE_N + N_EXTRA)
+#define N_CANDIDATES (3 * MSR__PALETTE_N + N_EXTRA)
 
-static ms_chart_rgb candidate(size_t k)
+static msr_chart_rgb candidate(size_t k)
 {
-    return k < 3 * MS__PALETTE_N ? ms__text_rgb_variant(k) : EXTRA[k - 3 * MS__PALETTE_N];
+    return k < 3 * MSR__PALETTE_N ? msr__text_rgb_variant(k) : EXTRA[k - 3 * MSR__PALETTE_N];
 }
 
 typedef struct placed {
@@ -142,7 +142,7 @@ static double nearest(const placed *p, lab c, double enough)
 {
     double best = INFINITY;
     for (size_t i = 0; i < p->n && best >= enough; i++) {
-        double d = ms__ciede2000(c.L, c.a, c.b, p->at[i].L, p->at[i].a, p->at[i].b);
+        double d = msr__ciede2000(c.L, c.a, c.b, p->at[i].L, p->at[i].a, p->at[i].b);
         best = d < best ? d : best;
     }
     return best;
@@ -161,13 +161,13 @@ static int by_hash(const void *x, const void *y)
     return (a->index > b->index) - (a->index < b->index);
 }
 
-int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool *shown,
-                         size_t n, const ms_chart_theme *theme)
+int msr__distinct_colours(msr_chart_rgb *out, const char *const *names, const bool *shown,
+                         size_t n, const msr_chart_theme *theme)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = ms__text_rgb(names[i]);
-    order_item *order = ms__alloc_n(n ? n : 1, sizeof *order);
-    lab *at = ms__alloc_n(n + 4, sizeof *at);
+        out[i] = msr__text_rgb(names[i]);
+    order_item *order = msr__alloc_n(n ? n : 1, sizeof *order);
+    lab *at = msr__alloc_n(n + 4, sizeof *at);
     if (!order || !at) {
         free(order);
         free(at);
@@ -187,13 +187,13 @@ int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!shown || shown[i])
-            order[k++] = (order_item){ms__text_hash(names[i]), i};
+            order[k++] = (order_item){msr__text_hash(names[i]), i};
     qsort(order, k, sizeof *order, by_hash);
     /* First the names that keep their own colour: each unless it looks like one kept
      * before it. Only these decide who keeps: a name moved elsewhere never pushes
      * another from its colour, so a name keeps it in every chart where the names before
      * it that look like it are absent. */
-    bool *moved = ms__alloc_n(k ? k : 1, sizeof *moved);
+    bool *moved = msr__alloc_n(k ? k : 1, sizeof *moved);
     if (!moved) {
         free(order);
         free(at);
@@ -201,7 +201,7 @@ int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool
     }
     for (size_t j = 0; j < k; j++) {
         lab own = to_lab(out[order[j].index]);
-        moved[j] = nearest(&p, own, MS__MIN_DELTA_E) < MS__MIN_DELTA_E;
+        moved[j] = nearest(&p, own, MSR__MIN_DELTA_E) < MSR__MIN_DELTA_E;
         if (!moved[j])
             p.at[p.n++] = own;
     }
@@ -214,7 +214,7 @@ int ms__distinct_colours(ms_chart_rgb *out, const char *const *names, const bool
         size_t i = order[j].index;
         size_t start = order[j].hash % N_CANDIDATES, pick = start;
         double pick_d = -1;
-        for (size_t t = 0; t < N_CANDIDATES && pick_d < MS__MIN_DELTA_E; t++) {
+        for (size_t t = 0; t < N_CANDIDATES && pick_d < MSR__MIN_DELTA_E; t++) {
             size_t c = (start + t) % N_CANDIDATES;
             /* Stops as soon as it cannot beat the best so far. */
             double d = nearest(&p, cand[c], pick_d);
@@ -242,17 +242,17 @@ static int by_name(const void *x, const void *y)
     return strcmp(((const union_name *)x)->name, ((const union_name *)y)->name);
 }
 
-int ms__colours_together(ms_chart *const *charts, size_t n)
+int msr__colours_together(msr_chart *const *charts, size_t n)
 {
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += charts[i]->n_key_names;
     if (n < 2 || total == 0)
         return 0;
-    union_name *u = ms__alloc_n(total, sizeof *u);
-    const char **names = ms__alloc_n(total, sizeof *names);
-    bool *shown = ms__alloc_n(total, sizeof *shown);
-    ms_chart_rgb *rgb = ms__alloc_n(total, sizeof *rgb);
+    union_name *u = msr__alloc_n(total, sizeof *u);
+    const char **names = msr__alloc_n(total, sizeof *names);
+    bool *shown = msr__alloc_n(total, sizeof *shown);
+    msr_chart_rgb *rgb = msr__alloc_n(total, sizeof *rgb);
     int rc = !u || !names || !shown || !rgb ? -1 : 0;
     size_t m = 0;
     for (size_t i = 0; !rc && i < n; i++)
@@ -273,12 +273,12 @@ int ms__colours_together(ms_chart *const *charts, size_t n)
             names[i] = u[i].name;
             shown[i] = u[i].shown;
         }
-        rc = ms__distinct_colours(rgb, names, shown, m, &charts[0]->theme);
+        rc = msr__distinct_colours(rgb, names, shown, m, &charts[0]->theme);
     }
     for (size_t i = 0; !rc && i < n; i++) {
-        ms_chart *ch = charts[i];
+        msr_chart *ch = charts[i];
         for (size_t g = 0; g < ch->n_groups; g++) {
-            ms_chart_group *gp = &ch->groups[g];
+            msr_chart_group *gp = &ch->groups[g];
             if (gp->key_index < 0 || (size_t)gp->key_index >= ch->n_key_names)
                 continue;
             union_name want = {ch->key_names[gp->key_index], false};
@@ -286,10 +286,10 @@ int ms__colours_together(ms_chart *const *charts, size_t n)
             if (!hit)
                 continue;
             gp->key_rgb = rgb[hit - u];
-            gp->fill = gp->kind == MS_CHART_GROUP_ALLOC ? ms__shade(gp->key_rgb, gp->shade_key)
+            gp->fill = gp->kind == MSR_CHART_GROUP_ALLOC ? msr__shade(gp->key_rgb, gp->shade_key)
                                                         : gp->key_rgb;
             if (gp->legend >= 0 && (size_t)gp->legend < ch->n_legend &&
-                ch->legend[gp->legend].key == MS_CHART_KEY_SWATCH)
+                ch->legend[gp->legend].key == MSR_CHART_KEY_SWATCH)
                 ch->legend[gp->legend].rgb = gp->key_rgb;
         }
     }

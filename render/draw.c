@@ -12,9 +12,9 @@
 
 /* ------------------------------------------------------------------ bands */
 
-static double y_at(const ms_chart *chart, int64_t bytes)
+static double y_at(const msr_chart *chart, int64_t bytes)
 {
-    return quant(ms_chart_py(chart, (double)bytes));
+    return quant(msr_chart_py(chart, (double)bytes));
 }
 
 /* One closed step polygon per run of columns where the band has bytes: its top edge left
@@ -24,7 +24,7 @@ static double y_at(const ms_chart *chart, int64_t bytes)
 static void band_path(pen *p, const int64_t *bottom, const int64_t *height,
                       const int64_t *drawn, size_t c0, size_t c1)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     double x0 = ch->plot.x;
     const int64_t *low = drawn ? drawn : bottom;
     double prev = y_at(ch, bottom[c0] + height[c0]);
@@ -58,17 +58,17 @@ static void band_path(pen *p, const int64_t *bottom, const int64_t *height,
  * centres to fall into, the band above covers its fraction of a pixel. */
 static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height, int64_t *drawn)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     size_t runs = 0;
     for (size_t c = 0; c < ch->n_cols;) {
-        if (height[c] <= 0 || ch->col_event[c] == MS_CHART_NO_EVENT) {
+        if (height[c] <= 0 || ch->col_event[c] == MSR_CHART_NO_EVENT) {
             c++;
             continue;
         }
         size_t c1 = c;
         double tallest = 0;
         while (c1 + 1 < ch->n_cols && height[c1 + 1] > 0 &&
-               ch->col_event[c1 + 1] != MS_CHART_NO_EVENT)
+               ch->col_event[c1 + 1] != MSR_CHART_NO_EVENT)
             c1++;
         for (size_t k = c; k <= c1; k++) {
             double h = (double)height[k] / ch->y_max * ch->plot.h;
@@ -90,7 +90,7 @@ static size_t band_runs(pen *p, const int64_t *bottom, const int64_t *height, in
 
 static void draw_bands(pen *p, int64_t *acc, int64_t *drawn)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
     memset(acc, 0, W * sizeof *acc);
@@ -121,11 +121,11 @@ static void draw_bands(pen *p, int64_t *acc, int64_t *drawn)
 /* The outline of a per-column curve as steps; columns with no data break the line. */
 static void curve_path(pen *p, const int64_t *value, const int64_t *event)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     bool open = false;
     double prev = 0;
     for (size_t c = 0; c < ch->n_cols; c++) {
-        bool has = event ? event[c] != MS_CHART_NO_EVENT : value[c] >= 0;
+        bool has = event ? event[c] != MSR_CHART_NO_EVENT : value[c] >= 0;
         if (!has) {
             if (open)
                 line_to(p, ch->plot.x + (double)c, prev);
@@ -146,12 +146,12 @@ static void curve_path(pen *p, const int64_t *value, const int64_t *event)
         line_to(p, ch->plot.x + (double)ch->n_cols, prev);
 }
 
-/* A label the model placed (chart.h: ms_chart_label): a leader with an arrow to the point
+/* A label the model placed (chart.h: msr_chart_label): a leader with an arrow to the point
  * it names when it has one, then the text in its box, over a halo in the background
  * colour so it stays readable over bands. */
-static void draw_label(pen *p, const ms_chart_label *L)
+static void draw_label(pen *p, const msr_chart_label *L)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     cairo_save(cr);
     font(p, L->font_px, true);
@@ -168,7 +168,7 @@ static void draw_label(pen *p, const ms_chart_label *L)
         cairo_close_path(cr);
         cairo_fill(cr);
     }
-    char text[MS_CHART_TEXT + 32];
+    char text[MSR_CHART_TEXT + 32];
     fit_text(p, L->text, L->box.w - 6, text, sizeof text); /* never past its box */
     double tx = L->box.x + 3, ty = L->box.y + L->box.h - 4;
     cairo_save(cr);
@@ -187,7 +187,7 @@ static void draw_label(pen *p, const ms_chart_label *L)
 
 static void draw_highlights(pen *p, int64_t *acc)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     size_t W = ch->n_cols;
     memset(acc, 0, W * sizeof *acc);
@@ -217,7 +217,7 @@ static void draw_highlights(pen *p, int64_t *acc)
 
 static void draw_title(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     font(p, 15, true);
     rgb(p, ch->theme.fg);
     char t[512];
@@ -227,7 +227,7 @@ static void draw_title(pen *p)
 
 static void draw_lanes(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     cairo_save(cr);
     rect(p, ch->plot.x, ch->area.y, ch->plot.w, ch->area.h);
@@ -235,7 +235,7 @@ static void draw_lanes(pen *p)
     /* Top-level ranges tint the plot lightly so phases read across the whole height. */
     if (ch->n_lanes > 0) {
         for (size_t i = 0; i < ch->n_lane_runs[0]; i++) {
-            const ms_chart_lane_run *r = &ch->lane_runs[0][i];
+            const msr_chart_lane_run *r = &ch->lane_runs[0][i];
             rgba(p, ch->name_rgb[r->name], 0.07);
             rect(p, r->x0, ch->plot.y, r->x1 - r->x0, ch->plot.h);
             cairo_fill(cr);
@@ -243,15 +243,15 @@ static void draw_lanes(pen *p)
     }
     font(p, 10, false);
     for (size_t lane = 0; lane < ch->n_lanes; lane++) {
-        const ms_chart_rect *lr = &ch->lane_rect[lane];
+        const msr_chart_rect *lr = &ch->lane_rect[lane];
         for (size_t i = 0; i < ch->n_lane_runs[lane]; i++) {
-            const ms_chart_lane_run *r = &ch->lane_runs[lane][i];
+            const msr_chart_lane_run *r = &ch->lane_runs[lane][i];
             rgba(p, ch->name_rgb[r->name], 0.55);
             rect(p, r->x0, lr->y, r->x1 - r->x0, lr->h);
             cairo_fill(cr);
             /* Label what fits; a cut name still tells forward from backward. */
             if (r->x1 - r->x0 >= 48) {
-                char name[MS_CHART_TEXT];
+                char name[MSR_CHART_TEXT];
                 fit_text(p, ch->names[r->name], r->x1 - r->x0 - 6, name, sizeof name);
                 rgb(p, ch->theme.fg);
                 text_at(p, (r->x0 + r->x1) / 2, lr->y + lr->h - 3.5, 0.5, name);
@@ -263,7 +263,7 @@ static void draw_lanes(pen *p)
 
 static void draw_grid_and_axes(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     cairo_save(cr);
     cairo_set_line_width(cr, 1.0);
@@ -286,10 +286,10 @@ static void draw_grid_and_axes(pen *p)
  * squeeze still shows through and nobody reads them as time at the axis's scale. */
 static void draw_breaks_in(pen *p, double top, double h)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     for (size_t i = 0; i < ch->n_segments; i++) {
-        const ms_chart_segment *sg = &ch->segments[i];
+        const msr_chart_segment *sg = &ch->segments[i];
         if (!sg->gap)
             continue;
         double x0 = sg->px0, w = sg->px1 - sg->px0;
@@ -318,10 +318,10 @@ static void draw_breaks(pen *p)
  * (how long each lasted) where tick labels go. */
 static void draw_x_axis(pen *p, double bottom)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     for (size_t i = 0; i < ch->n_segments; i++) {
-        const ms_chart_segment *sg = &ch->segments[i];
+        const msr_chart_segment *sg = &ch->segments[i];
         if (!sg->gap) {
             move_to(p, sg->px0, bottom);
             line_to(p, sg->px1, bottom);
@@ -342,13 +342,13 @@ static void draw_x_axis(pen *p, double bottom)
 
 static void draw_axis_labels(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     cairo_save(cr);
     rgb(p, ch->theme.muted);
     cairo_set_line_width(cr, 1.0);
     double bottom = crisp(ch->plot.y + ch->plot.h);
-    if (ch->x_mode == MS_CHART_X_RUN) {
+    if (ch->x_mode == MSR_CHART_X_RUN) {
         font(p, 11, false);
         draw_x_axis(p, bottom);
     } else {
@@ -378,7 +378,7 @@ static void draw_axis_labels(pen *p)
 
 static void draw_ooms(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     if (ch->n_oom_px == 0)
         return;
@@ -406,7 +406,7 @@ static void draw_ooms(pen *p)
 
 static void draw_peak(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     if (!ch->has_peak)
         return;
@@ -430,9 +430,9 @@ static void draw_peak(pen *p)
 
 static void draw_legend(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
-    const ms_chart_rect *lr = &ch->legend_rect;
+    const msr_chart_rect *lr = &ch->legend_rect;
     if (lr->w <= 0 || ch->n_legend == 0)
         return;
     cairo_save(cr);
@@ -442,19 +442,19 @@ static void draw_legend(pen *p)
     font(p, 11, false);
     size_t rows = (size_t)fmax(0, floor((lr->h - 22) / ch->legend_row));
     for (size_t i = 0; i < ch->n_legend && i < rows; i++) {
-        const ms_chart_legend_entry *e = &ch->legend[i];
+        const msr_chart_legend_entry *e = &ch->legend[i];
         double y = lr->y + 22 + (double)i * ch->legend_row;
         rgb(p, e->rgb);
         switch (e->key) {
-        case MS_CHART_KEY_SWATCH:
+        case MSR_CHART_KEY_SWATCH:
             rect(p, lr->x, y + 2, 12, 11);
             cairo_fill(cr);
             break;
-        case MS_CHART_KEY_LINE:
-        case MS_CHART_KEY_DASH: {
+        case MSR_CHART_KEY_LINE:
+        case MSR_CHART_KEY_DASH: {
             static const double DASH[] = {4.0, 2.5};
             cairo_set_line_width(cr, 2.0);
-            if (e->key == MS_CHART_KEY_DASH)
+            if (e->key == MSR_CHART_KEY_DASH)
                 cairo_set_dash(cr, DASH, 2, 0);
             move_to(p, lr->x, y + 7.5);
             line_to(p, lr->x + 12, y + 7.5);
@@ -462,7 +462,7 @@ static void draw_legend(pen *p)
             cairo_set_dash(cr, NULL, 0, 0);
             break;
         }
-        case MS_CHART_KEY_DOT:
+        case MSR_CHART_KEY_DOT:
             if (ok2(p, lr->x, y)) {
                 cairo_new_path(cr);
                 cairo_arc(cr, lr->x + 6, y + 7.5, 4, 0, 2 * M_PI);
@@ -471,7 +471,7 @@ static void draw_legend(pen *p)
             break;
         }
         rgb(p, ch->theme.fg);
-        char text[MS_CHART_TEXT];
+        char text[MSR_CHART_TEXT];
         fit_text(p, e->text, lr->w - 18, text, sizeof text);
         text_at(p, lr->x + 18, y + 12, 0, text);
     }
@@ -482,7 +482,7 @@ static void draw_legend(pen *p)
 
 static void draw_stacked(pen *p, int64_t *acc, int64_t *drawn)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     draw_bands(p, acc, drawn);
     cairo_save(cr);
@@ -522,12 +522,12 @@ static void draw_stacked(pen *p, int64_t *acc, int64_t *drawn)
 
 static void draw_overlay(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     cairo_t *cr = p->cr;
     cairo_save(cr);
     static const double DASH[] = {5.0, 3.0};
     for (size_t i = 0; i < ch->n_series; i++) {
-        const ms_chart_series *s = &ch->series[i];
+        const msr_chart_series *s = &ch->series[i];
         cairo_new_path(cr);
         curve_path(p, s->reserved, NULL);
         rgba(p, s->rgb, 0.7);
@@ -546,14 +546,14 @@ static void draw_overlay(pen *p)
 /* The fragmentation panel: free memory inside reserved segments as a filled area, the
  * largest free block as a line over it (both on the bytes axis, left), the free-block
  * count dashed on its own axis (right); a column with nothing to show is left blank. */
-static const ms_chart_rgb FRAG_FREE = {0.55, 0.66, 0.80};
-static const ms_chart_rgb FRAG_LARGEST = {0.10, 0.30, 0.55};
-static const ms_chart_rgb FRAG_COUNT = {0.45, 0.30, 0.60};
+static const msr_chart_rgb FRAG_FREE = {0.55, 0.66, 0.80};
+static const msr_chart_rgb FRAG_LARGEST = {0.10, 0.30, 0.55};
+static const msr_chart_rgb FRAG_COUNT = {0.45, 0.30, 0.60};
 
 static void frag_line(pen *p, const int64_t *v, double top)
 {
-    const ms_chart *ch = p->chart;
-    const ms_chart_rect *r = &ch->frag_rect;
+    const msr_chart *ch = p->chart;
+    const msr_chart_rect *r = &ch->frag_rect;
     bool open = false;
     for (size_t c = 0; c < ch->n_cols; c++) {
         if (v[c] < 0) {
@@ -571,11 +571,11 @@ static void frag_line(pen *p, const int64_t *v, double top)
 
 static void draw_frag(pen *p)
 {
-    const ms_chart *ch = p->chart;
+    const msr_chart *ch = p->chart;
     if (!ch->has_frag || !(ch->frag_ymax > 0) || !(ch->frag_cmax > 0))
         return;
     cairo_t *cr = p->cr;
-    const ms_chart_rect *r = &ch->frag_rect;
+    const msr_chart_rect *r = &ch->frag_rect;
     cairo_save(cr);
     cairo_set_line_width(cr, 1.0);
     rgb(p, ch->theme.grid);
@@ -637,7 +637,7 @@ static void draw_frag(pen *p)
     double x = r->x;
     const char *parts[3] = {ch->frag_title, "largest free block (line)",
                             "free blocks (dashed, right axis); paler: the range inside a pixel"};
-    ms_chart_rgb cols[3] = {ch->theme.fg, FRAG_LARGEST, FRAG_COUNT};
+    msr_chart_rgb cols[3] = {ch->theme.fg, FRAG_LARGEST, FRAG_COUNT};
     for (int k = 0; k < 3; k++) {
         char buf[160];
         snprintf(buf, sizeof buf, k == 0 ? "%s (fill)" : "   %s", parts[k]);
@@ -648,22 +648,22 @@ static void draw_frag(pen *p)
     cairo_restore(cr);
 }
 
-int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
+int msr_chart_draw(cairo_t *cr, const msr_chart *chart, ms_error *err)
 {
     if (!cr || !chart)
-        return ms__render_fail(err, MS_ERR_ARG, "nothing to draw on or nothing to draw");
+        return msr__render_fail(err, MS_ERR_ARG, "nothing to draw on or nothing to draw");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "cairo: %s", cairo_status_to_string(cairo_status(cr)));
     if (!(chart->y_max > 0) || !(chart->dx > 0) || !isfinite(chart->y_max) ||
         !isfinite(chart->dx))
-        return ms__render_fail(err, MS_ERR_ARG, "chart has no usable scale");
+        return msr__render_fail(err, MS_ERR_ARG, "chart has no usable scale");
     int64_t *acc = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *acc);
     int64_t *drawn = calloc(chart->n_cols ? chart->n_cols : 1, sizeof *drawn);
     if (!acc || !drawn) {
         free(acc);
         free(drawn);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory drawing a chart");
     }
     pen p = {cr, chart, false};
     cairo_save(cr);
@@ -694,9 +694,9 @@ int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err)
     free(acc);
     free(drawn);
     if (p.bad)
-        return ms__render_fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
+        return msr__render_fail(err, MS_ERR_ARG, "chart geometry held a non-finite coordinate");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "cairo: %s", cairo_status_to_string(cairo_status(cr)));
     return 0;
 }

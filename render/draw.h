@@ -16,54 +16,54 @@
 extern "C" {
 #endif
 
-typedef enum ms_render_format {
-    MS_RENDER_PNG = 0,
-    MS_RENDER_SVG
-} ms_render_format;
+typedef enum msr_render_format {
+    MSR_RENDER_PNG = 0,
+    MSR_RENDER_SVG
+} msr_render_format;
 
 /* Draws the panel: background, title, annotation lanes, bands, curves, axes, markers,
  * legend. Returns 0, or MS_ERR_ARG with cairo's reason when the context is in error. */
-int ms_chart_draw(cairo_t *cr, const ms_chart *chart, ms_error *err);
+int msr_chart_draw(cairo_t *cr, const msr_chart *chart, ms_error *err);
 
 /* The format named by a path's extension (.png, .svg; case-insensitive), or MS_ERR_ARG. */
-int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err);
+int msr_render_format_from_path(const char *path, msr_render_format *out, ms_error *err);
 /* Parses "png" / "svg". */
-int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err);
+int msr_render_format_from_name(const char *name, msr_render_format *out, ms_error *err);
 
 /* Makes a width x height PNG or SVG at `path`, paints the first chart's background, draws
  * every chart into its own area and writes the file. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
-int ms_render_write(const char *path, ms_render_format format, int width, int height,
-                    const ms_chart *const *charts, size_t n_charts, ms_error *err);
-/* As ms_render_write, with the texts written into the file (PNG tEXt chunks, SVG
+int msr_render_write(const char *path, msr_render_format format, int width, int height,
+                    const msr_chart *const *charts, size_t n_charts, ms_error *err);
+/* As msr_render_write, with the texts written into the file (PNG tEXt chunks, SVG
  * <metadata>, see png_write.h); a NULL meta or field gets the default: Software "memsnap
  * VERSION", Title the charts' titles, Peak each chart's peak in bytes, no Source. A failed
  * write leaves no file. */
-int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
-                         const ms_chart *const *charts, size_t n_charts,
-                         const ms_image_meta *meta, ms_error *err);
+int msr_render_write_meta(const char *path, msr_render_format format, int width, int height,
+                         const msr_chart *const *charts, size_t n_charts,
+                         const msr_image_meta *meta, ms_error *err);
 /* The same, written through write(closure, ...) (cairo's callback type) so the caller
  * decides how the file is opened; `name` is used only in messages. */
-int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
-                       ms_render_format format, int width, int height,
-                       const ms_chart *const *charts, size_t n_charts,
-                       const ms_image_meta *meta, ms_error *err);
+int msr_render_write_to(cairo_write_func_t write, void *closure, const char *name,
+                       msr_render_format format, int width, int height,
+                       const msr_chart *const *charts, size_t n_charts,
+                       const msr_image_meta *meta, ms_error *err);
 
 /* Draws one image onto cr, a width x height surface already filled with its background;
  * ctx is the caller's. Returns 0 or an error code with err filled. */
-typedef int (*ms_render_paint_fn)(const void *ctx, cairo_t *cr, int width, int height,
+typedef int (*msr_render_paint_fn)(const void *ctx, cairo_t *cr, int width, int height,
                                   ms_error *err);
 
 /* The one writer of image files, charts and the OOM picture alike: a width x height PNG
  * or SVG filled with bg, painted by paint(ctx, ...), written with meta's texts (a NULL
  * Software gets "memsnap VERSION") through write(closure, ...); `name` is used only in
  * messages. Returns 0 or MS_ERR_IO/MS_ERR_ARG. */
-int ms_render_image_to(cairo_write_func_t write, void *closure, const char *name,
-                       ms_render_format format, int width, int height, ms_chart_rgb bg,
-                       const ms_image_meta *meta, ms_render_paint_fn paint, const void *ctx,
+int msr_render_image_to(cairo_write_func_t write, void *closure, const char *name,
+                       msr_render_format format, int width, int height, msr_chart_rgb bg,
+                       const msr_image_meta *meta, msr_render_paint_fn paint, const void *ctx,
                        ms_error *err);
 /* The same to a file at path (a plain fopen; a failed write leaves no file). */
-int ms_render_image_file(const char *path, ms_render_format format, int width, int height,
-                         ms_chart_rgb bg, const ms_image_meta *meta, ms_render_paint_fn paint,
+int msr_render_image_file(const char *path, msr_render_format format, int width, int height,
+                         msr_chart_rgb bg, const msr_image_meta *meta, msr_render_paint_fn paint,
                          const void *ctx, ms_error *err);
 
 #ifdef __cplusplus

@@ -9,9 +9,9 @@
 #include "export_text.h"
 
 typedef struct exporter {
-    const ms_chart_source *src;
-    const ms_chart_export_opts *o;
-    ms__str_table st;
+    const msr_chart_source *src;
+    const msr_chart_export_opts *o;
+    msr__str_table st;
     /* Allocations that some band shows: global allocs[] index -> local id + 1. */
     uint32_t *alloc_local;
     size_t *alloc_of;       /* local id -> global index */
@@ -30,8 +30,8 @@ typedef struct exporter {
     size_t stack_varints;   /* frame references the stacks table will hold */
     int64_t t0;
     bool bad;
-    ms__vbuf v;
-    ms__vbuf runs; /* one band's heights, before their count */
+    msr__vbuf v;
+    msr__vbuf runs; /* one band's heights, before their count */
     /* Colour text ids by 24-bit colour: each band of each window names its colour, and
      * the text is the same every time (open addressing, key + 1, 0 empty). */
     uint32_t *colour_key;
@@ -40,27 +40,27 @@ typedef struct exporter {
 } exporter;
 
 /* The string id of a colour's text, made once per colour. */
-int64_t ms__exp_colour_id(exporter *x, ms_chart_rgb c);
+int64_t msr__exp_colour_id(exporter *x, msr_chart_rgb c);
 /* Forgets the cached colours (the strings they name were dropped). */
-void ms__exp_colours_forget(exporter *x);
+void msr__exp_colours_forget(exporter *x);
 
 /* Local ids (-1: none) of what the page's tables will hold: a frame, a stack, a site's
  * label (formatted once per site), an allocation (by its global allocs[] index). */
-int64_t ms__exp_frame_ref(exporter *x, uint32_t frame);
-int64_t ms__exp_stack_ref(exporter *x, uint32_t stack);
-int64_t ms__exp_site_label(exporter *x, uint32_t stack);
-int64_t ms__exp_alloc_ref(exporter *x, size_t global);
+int64_t msr__exp_frame_ref(exporter *x, uint32_t frame);
+int64_t msr__exp_stack_ref(exporter *x, uint32_t stack);
+int64_t msr__exp_site_label(exporter *x, uint32_t stack);
+int64_t msr__exp_alloc_ref(exporter *x, size_t global);
 
 /* The tables the bands refer to: allocations, stacks, frames, strings. */
-void ms__exp_write_tables(exporter *x, ms__sbuf *b);
+void msr__exp_write_tables(exporter *x, msr__sbuf *b);
 /* For a site band's stack panel: each site's largest allocation speaks for it. */
-int ms__exp_site_stacks(exporter *x, ms_error *err);
+int msr__exp_site_stacks(exporter *x, ms_error *err);
 
 /* What the tables will cost once written (chart_export.c). */
-size_t ms__exp_tables_estimate(const exporter *x);
+size_t msr__exp_tables_estimate(const exporter *x);
 
 /* The allocator states at the options' instants (export_states.c) as `,"states":{...}`
  * into b, within `budget` bytes; *n_out gets how many were embedded. */
-int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_error *err);
+int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_error *err);
 
 #endif

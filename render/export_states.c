@@ -40,8 +40,8 @@ static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
 
 typedef struct writer {
     exporter *x;
-    ms__sbuf *b;
-    const ms_export_instant *inst; /* the chosen ones, trace order */
+    msr__sbuf *b;
+    const msr_export_instant *inst; /* the chosen ones, trace order */
     uint8_t *cats;
     size_t cap_cats;
     size_t *idx, *row_of;
@@ -58,8 +58,8 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
 {
     writer *w = ctx;
     exporter *x = w->x;
-    ms__sbuf *b = w->b;
-    const ms_chart_export_opts *o = x->o;
+    msr__sbuf *b = w->b;
+    const msr_chart_export_opts *o = x->o;
     if (w->full)
         return 0;
     size_t before = b->n;
@@ -68,7 +68,7 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
         w->cap_cats = h->n_blocks;
         w->cats = malloc(w->cap_cats);
         if (!w->cats)
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for a state");
+            return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for a state");
     }
     bool cats = o->block_categories != NULL;
     if (cats) {
@@ -76,7 +76,7 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
         if (rc)
             return rc;
     }
-    size_t n = ms__seg_pick(h, w->idx, SEGS_MAX);
+    size_t n = msr__seg_pick(h, w->idx, SEGS_MAX);
     uint64_t top = 1;
     for (size_t i = 0; i < n; i++)
         if (h->segments[w->idx[i]].total_size > top)
@@ -89,23 +89,23 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
             w->x_of[i] = 0;
         }
     } else {
-        rows = ms__seg_pack(h, w->idx, n, ppb, w->plot_w, SEP, w->row_of, w->x_of);
+        rows = msr__seg_pack(h, w->idx, n, ppb, w->plot_w, SEP, w->row_of, w->x_of);
     }
-    const ms_export_instant *in = &w->inst[k];
+    const msr_export_instant *in = &w->inst[k];
     const ms_trace *tr = x->src->trace;
     int64_t t = in->event >= 0 && (size_t)in->event < tr->n ? tr->time_us[in->event] - x->t0 : 0;
-    ms__sb_printf(b, "%s{\"ev\":%lld,\"t\":%lld,\"lab\":%lld", w->written ? "," : "",
+    msr__sb_printf(b, "%s{\"ev\":%lld,\"t\":%lld,\"lab\":%lld", w->written ? "," : "",
                   (long long)in->event, (long long)t,
-                  (long long)(in->label ? ms__st_id(&x->st, in->label) : -1));
-    ms__sb_printf(b, ",\"res\":%llu,\"al\":%llu,\"fr\":%llu,\"nf\":%llu,\"big\":%llu",
+                  (long long)(in->label ? msr__st_id(&x->st, in->label) : -1));
+    msr__sb_printf(b, ",\"res\":%llu,\"al\":%llu,\"fr\":%llu,\"nf\":%llu,\"big\":%llu",
                   (unsigned long long)h->reserved_bytes, (unsigned long long)h->allocated_bytes,
                   (unsigned long long)h->inactive_bytes, (unsigned long long)h->inactive_count,
                   (unsigned long long)h->largest_inactive);
-    ms__sb_printf(b, ",\"ap\":%d,\"note\":%lld,\"nseg\":%zu,\"rows\":%zu,\"ppb\":",
+    msr__sb_printf(b, ",\"ap\":%d,\"note\":%lld,\"nseg\":%zu,\"rows\":%zu,\"ppb\":",
                   h->approximate ? 1 : 0,
-                  (long long)(h->approximate ? ms__st_id(&x->st, h->note) : -1), h->n_segments,
+                  (long long)(h->approximate ? msr__st_id(&x->st, h->note) : -1), h->n_segments,
                   rows);
-    ms__sb_num(b, ppb);
+    msr__sb_num(b, ppb);
     /* Segments: row, x in quarter pixels, address (the first absolute, then the step
      * from the one before: they go up), size, flags (1 small pool, 2 expandable), blocks,
      * stream (a string). */
@@ -114,17 +114,17 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
         const ms_heap_segment *g = &h->segments[w->idx[i]];
         char stream[32];
         snprintf(stream, sizeof stream, "%llu", (unsigned long long)g->stream_raw);
-        ms__vb_u(&x->v, w->row_of[i]);
-        ms__vb_u(&x->v, (uint64_t)llround(w->x_of[i] * 4));
-        ms__vb_u(&x->v, g->address - prev);
+        msr__vb_u(&x->v, w->row_of[i]);
+        msr__vb_u(&x->v, (uint64_t)llround(w->x_of[i] * 4));
+        msr__vb_u(&x->v, g->address - prev);
         prev = g->address;
-        ms__vb_u(&x->v, g->total_size);
-        ms__vb_u(&x->v, (g->is_small ? 1u : 0u) | (g->is_expandable ? 2u : 0u));
-        ms__vb_u(&x->v, g->n_blocks);
-        ms__vb_u(&x->v, (uint64_t)ms__st_id(&x->st, stream));
+        msr__vb_u(&x->v, g->total_size);
+        msr__vb_u(&x->v, (g->is_small ? 1u : 0u) | (g->is_expandable ? 2u : 0u));
+        msr__vb_u(&x->v, g->n_blocks);
+        msr__vb_u(&x->v, (uint64_t)msr__st_id(&x->st, stream));
     }
-    ms__sb_puts(b, ",\"s\":");
-    ms__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"s\":");
+    msr__sb_b64(b, &x->v);
     /* Blocks of the shown segments, in order (each starts where the one before ends):
      * size, state | 4 reconstructed | 8 size estimated; an active block then adds its
      * requested size, stack + 1, site label + 1 and category + 1 (0: none). */
@@ -133,21 +133,21 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
         for (size_t j = g->first_block; j < g->first_block + g->n_blocks; j++) {
             const ms_heap_block *bl = &h->blocks[j];
             bool active = bl->state != MS_BLOCK_INACTIVE;
-            ms__vb_u(&x->v, bl->size);
-            ms__vb_u(&x->v, (uint64_t)bl->state | (active && bl->alloc_event < 0 ? 4u : 0u) |
+            msr__vb_u(&x->v, bl->size);
+            msr__vb_u(&x->v, (uint64_t)bl->state | (active && bl->alloc_event < 0 ? 4u : 0u) |
                                 (active && bl->estimated ? 8u : 0u));
             if (!active)
                 continue;
-            ms__vb_u(&x->v, bl->requested_size);
-            ms__vb_u(&x->v, (uint64_t)(ms__exp_stack_ref(x, bl->stack) + 1));
-            ms__vb_u(&x->v, (uint64_t)(ms__exp_site_label(x, bl->stack) + 1));
-            ms__vb_u(&x->v, cats && w->cats[j] < MS_CAT_COUNT ? (uint64_t)w->cats[j] + 1 : 0);
+            msr__vb_u(&x->v, bl->requested_size);
+            msr__vb_u(&x->v, (uint64_t)(msr__exp_stack_ref(x, bl->stack) + 1));
+            msr__vb_u(&x->v, (uint64_t)(msr__exp_site_label(x, bl->stack) + 1));
+            msr__vb_u(&x->v, cats && w->cats[j] < MS_CAT_COUNT ? (uint64_t)w->cats[j] + 1 : 0);
         }
     }
-    ms__sb_puts(b, ",\"b\":");
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, "}");
-    size_t cost = b->n - w->start_n + ms__exp_tables_estimate(x) - w->tables0;
+    msr__sb_puts(b, ",\"b\":");
+    msr__sb_b64(b, &x->v);
+    msr__sb_puts(b, "}");
+    size_t cost = b->n - w->start_n + msr__exp_tables_estimate(x) - w->tables0;
     if (cost > w->budget) {
         b->n = before;
         if (b->p)
@@ -172,10 +172,10 @@ static int by_priority(const void *a, const void *b)
     return x->k < y->k ? -1 : x->k > y->k;
 }
 
-int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_error *err)
+int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_error *err)
 {
-    const ms_chart_export_opts *o = x->o;
-    const ms_chart_source *src = x->src;
+    const msr_chart_export_opts *o = x->o;
+    const msr_chart_source *src = x->src;
     *n_out = 0;
     size_t n = o->n_instants;
     if (!n || !src->snap)
@@ -184,11 +184,11 @@ int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_er
     int64_t *events = malloc(n * sizeof *events);
     size_t *est = calloc(n, sizeof *est);
     rank *r = malloc(n * sizeof *r);
-    ms_export_instant *chosen = malloc(n * sizeof *chosen);
+    msr_export_instant *chosen = malloc(n * sizeof *chosen);
     int64_t *chosen_ev = malloc(n * sizeof *chosen_ev);
     int rc = 0;
     if (!events || !est || !r || !chosen || !chosen_ev)
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
     for (size_t k = 0; !rc && k < n; k++)
         events[k] = o->instants[k].event;
     sizes sz = {est};
@@ -203,7 +203,7 @@ int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_er
         size_t used = 0;
         bool *take = calloc(n, sizeof *take);
         if (!take)
-            rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+            rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
         for (size_t i = 0; take && i < n; i++)
             if (used + est[r[i].k] <= budget) {
                 used += est[r[i].k];
@@ -218,7 +218,7 @@ int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_er
     }
     writer w;
     memset(&w, 0, sizeof w);
-    ms_chart_rect area = ms__export_area(o);
+    msr_chart_rect area = msr__export_area(o);
     w.x = x;
     w.b = b;
     w.inst = chosen;
@@ -228,22 +228,22 @@ int ms__exp_states(exporter *x, ms__sbuf *b, size_t budget, size_t *n_out, ms_er
     w.row_of = malloc(cap * sizeof *w.row_of);
     w.x_of = malloc(cap * sizeof *w.x_of);
     if (!rc && (!w.idx || !w.row_of || !w.x_of))
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
     if (!rc && m) {
-        ms__sb_printf(b, ",\"states\":{\"x\":%g,\"pw\":%g,\"rh\":%g,\"rg\":%g,\"cat\":[", LEFT,
+        msr__sb_printf(b, ",\"states\":{\"x\":%g,\"pw\":%g,\"rh\":%g,\"rg\":%g,\"cat\":[", LEFT,
                       w.plot_w, ROW_H, ROW_GAP);
         for (int c = 0; c < MS_CAT_COUNT; c++)
-            ms__sb_printf(b, "%s[%lld,%lld]", c ? "," : "",
-                          (long long)ms__exp_colour_id(x, ms__category_rgb((ms_category)c)),
+            msr__sb_printf(b, "%s[%lld,%lld]", c ? "," : "",
+                          (long long)msr__exp_colour_id(x, msr__category_rgb((ms_category)c)),
                           (long long)(c < (int)o->n_category_names && o->category_names
-                                          ? ms__st_id(&x->st, o->category_names[c])
+                                          ? msr__st_id(&x->st, o->category_names[c])
                                           : -1));
-        ms__sb_puts(b, "],\"list\":[");
+        msr__sb_puts(b, "],\"list\":[");
         w.budget = budget;
         w.start_n = b->n;
-        w.tables0 = ms__exp_tables_estimate(x);
+        w.tables0 = msr__exp_tables_estimate(x);
         rc = ms_heap_visit_each(src->snap, device, chosen_ev, m, write_state, &w, err);
-        ms__sb_puts(b, "]}");
+        msr__sb_puts(b, "]}");
     }
     if (!rc)
         *n_out = w.written;

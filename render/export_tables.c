@@ -19,7 +19,7 @@ static uint32_t colour_hash(uint32_t k)
     return k;
 }
 
-int64_t ms__exp_colour_id(exporter *x, ms_chart_rgb c)
+int64_t msr__exp_colour_id(exporter *x, msr_chart_rgb c)
 {
     int r = (int)lround(fmin(fmax(c.r, 0), 1) * 255);
     int g = (int)lround(fmin(fmax(c.g, 0), 1) * 255);
@@ -32,7 +32,7 @@ int64_t ms__exp_colour_id(exporter *x, ms_chart_rgb c)
             return x->colour_id[i];
     char hex[8];
     snprintf(hex, sizeof hex, "#%02x%02x%02x", r, g, b);
-    int64_t id = ms__st_id(&x->st, hex);
+    int64_t id = msr__st_id(&x->st, hex);
     if (x->st.bad)
         return id;
     if (2 * (x->n_colours + 1) > x->colour_slots) {
@@ -70,7 +70,7 @@ int64_t ms__exp_colour_id(exporter *x, ms_chart_rgb c)
 }
 
 /* Forgets the cached colours (the strings they name were dropped). */
-void ms__exp_colours_forget(exporter *x)
+void msr__exp_colours_forget(exporter *x)
 {
     if (x->colour_slots)
         memset(x->colour_key, 0, x->colour_slots * sizeof *x->colour_key);
@@ -79,13 +79,13 @@ void ms__exp_colours_forget(exporter *x)
 
 static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
 {
-    if (!ms__render_grow((void **)arr, cap, *n + 1, sizeof **arr, 256))
+    if (!msr__render_grow((void **)arr, cap, *n + 1, sizeof **arr, 256))
         return false;
     (*arr)[(*n)++] = v;
     return true;
 }
 
-int64_t ms__exp_frame_ref(exporter *x, uint32_t frame)
+int64_t msr__exp_frame_ref(exporter *x, uint32_t frame)
 {
     if (frame == UINT32_MAX || frame >= x->n_frame_ids)
         return -1;
@@ -98,14 +98,14 @@ int64_t ms__exp_frame_ref(exporter *x, uint32_t frame)
         /* Its texts now, so the size estimate sees them. */
         const ms_frame *f = ms_snapshot_frame(x->src->snap, frame);
         if (f) {
-            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
-            ms__st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
+            msr__st_id(&x->st, ms_snapshot_string(x->src->snap, f->filename));
+            msr__st_id(&x->st, ms_snapshot_string(x->src->snap, f->name));
         }
     }
     return (int64_t)x->frame_local[frame] - 1;
 }
 
-int64_t ms__exp_stack_ref(exporter *x, uint32_t stack)
+int64_t msr__exp_stack_ref(exporter *x, uint32_t stack)
 {
     if (!x->src->snap || stack == MS_NO_STACK || stack >= x->n_stack_ids)
         return -1;
@@ -119,90 +119,90 @@ int64_t ms__exp_stack_ref(exporter *x, uint32_t stack)
         const uint32_t *f = ms_snapshot_stack(x->src->snap, stack, &n);
         x->stack_varints += n + 1;
         for (size_t i = 0; i < n; i++)
-            ms__exp_frame_ref(x, f[i]);
+            msr__exp_frame_ref(x, f[i]);
     }
     return (int64_t)x->stack_local[stack] - 1;
 }
 
 /* "file:line function" of an allocation's site, as tooltips name it. */
-int64_t ms__exp_site_label(exporter *x, uint32_t stack)
+int64_t msr__exp_site_label(exporter *x, uint32_t stack)
 {
     const ms_snapshot *snap = x->src->snap;
     uint32_t site = snap && stack != MS_NO_STACK ? ms_stack_site(snap, stack) : UINT32_MAX;
     size_t slot = site < x->n_frame_ids ? site : x->n_frame_ids;
     if (x->site_text && x->site_text[slot])
         return x->site_text[slot] - 1;
-    char label[MS_CHART_TEXT];
+    char label[MSR_CHART_TEXT];
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, label, sizeof label) == 0)
         snprintf(label, sizeof label, "(no stack recorded)");
-    int64_t id = ms__st_id(&x->st, label);
+    int64_t id = msr__st_id(&x->st, label);
     if (x->site_text && !x->st.bad)
         x->site_text[slot] = id + 1;
     return id;
 }
 
-int64_t ms__exp_alloc_ref(exporter *x, size_t global)
+int64_t msr__exp_alloc_ref(exporter *x, size_t global)
 {
     if (!x->alloc_local[global]) {
-        if (!ms__render_grow((void **)&x->alloc_of, &x->cap_alloc_local, x->n_alloc_local + 1,
+        if (!msr__render_grow((void **)&x->alloc_of, &x->cap_alloc_local, x->n_alloc_local + 1,
                              sizeof *x->alloc_of, 1024)) {
             x->bad = true;
             return 0;
         }
         x->alloc_of[x->n_alloc_local++] = global;
         x->alloc_local[global] = (uint32_t)x->n_alloc_local;
-        ms__exp_stack_ref(x, x->src->tl->allocs[global].stack);
-        ms__exp_site_label(x, x->src->tl->allocs[global].stack);
+        msr__exp_stack_ref(x, x->src->tl->allocs[global].stack);
+        msr__exp_site_label(x, x->src->tl->allocs[global].stack);
     }
     return (int64_t)x->alloc_local[global] - 1;
 }
 
 /* The tables the bands refer to: allocations, stacks, frames, strings. */
-void ms__exp_write_tables(exporter *x, ms__sbuf *b)
+void msr__exp_write_tables(exporter *x, msr__sbuf *b)
 {
     const ms_timeline *tl = x->src->tl;
     const ms_trace *tr = x->src->trace;
     const ms_snapshot *snap = x->src->snap;
-    ms__sb_printf(b, ",\"allocs\":{\"n\":%zu", x->n_alloc_local);
+    msr__sb_printf(b, ",\"allocs\":{\"n\":%zu", x->n_alloc_local);
     /* Columns of the table, each its own stream: index, size, times, stack, site. */
     int64_t prev = 0;
     for (size_t i = 0; i < x->n_alloc_local; i++) {
-        ms__vb_s(&x->v, (int64_t)x->alloc_of[i] - prev);
+        msr__vb_s(&x->v, (int64_t)x->alloc_of[i] - prev);
         prev = (int64_t)x->alloc_of[i];
     }
-    ms__sb_puts(b, ",\"idx\":");
-    ms__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"idx\":");
+    msr__sb_b64(b, &x->v);
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_u(&x->v, tl->allocs[x->alloc_of[i]].size);
-    ms__sb_puts(b, ",\"size\":");
-    ms__sb_b64(b, &x->v);
+        msr__vb_u(&x->v, tl->allocs[x->alloc_of[i]].size);
+    msr__sb_puts(b, ",\"size\":");
+    msr__sb_b64(b, &x->v);
     for (int which = 0; which < 2; which++) {
         for (size_t i = 0; i < x->n_alloc_local; i++) {
             const ms_alloc *a = &tl->allocs[x->alloc_of[i]];
             int64_t e = which ? a->free_event : a->alloc_event;
-            ms__vb_s(&x->v, e >= 0 && (size_t)e < tr->n ? tr->time_us[e] - x->t0 : -1);
+            msr__vb_s(&x->v, e >= 0 && (size_t)e < tr->n ? tr->time_us[e] - x->t0 : -1);
         }
-        ms__sb_puts(b, which ? ",\"tfree\":" : ",\"talloc\":");
-        ms__sb_b64(b, &x->v);
+        msr__sb_puts(b, which ? ",\"tfree\":" : ",\"talloc\":");
+        msr__sb_b64(b, &x->v);
     }
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_s(&x->v, ms__exp_stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
-    ms__sb_puts(b, ",\"stack\":");
-    ms__sb_b64(b, &x->v);
+        msr__vb_s(&x->v, msr__exp_stack_ref(x, tl->allocs[x->alloc_of[i]].stack));
+    msr__sb_puts(b, ",\"stack\":");
+    msr__sb_b64(b, &x->v);
     for (size_t i = 0; i < x->n_alloc_local; i++)
-        ms__vb_u(&x->v, (uint64_t)ms__exp_site_label(x, tl->allocs[x->alloc_of[i]].stack));
-    ms__sb_puts(b, ",\"site\":");
-    ms__sb_b64(b, &x->v);
+        msr__vb_u(&x->v, (uint64_t)msr__exp_site_label(x, tl->allocs[x->alloc_of[i]].stack));
+    msr__sb_puts(b, ",\"site\":");
+    msr__sb_b64(b, &x->v);
     if (x->o->alloc_category) {
         /* Category names are few; they go in the string table like any text. */
         for (size_t i = 0; i < x->n_alloc_local; i++) {
             uint8_t c = x->o->alloc_category[x->alloc_of[i]];
-            ms__vb_s(&x->v, c < x->o->n_category_names
-                            ? ms__st_id(&x->st, x->o->category_names[c])
+            msr__vb_s(&x->v, c < x->o->n_category_names
+                            ? msr__st_id(&x->st, x->o->category_names[c])
                             : -1);
         }
-        ms__sb_puts(b, ",\"cat\":");
-        ms__sb_b64(b, &x->v);
+        msr__sb_puts(b, ",\"cat\":");
+        msr__sb_b64(b, &x->v);
     }
     /* Each allocation's compile context and user metadata (string id, -1 for none);
      * only a trace that carries some (ms_trace.compile_context) writes the column. */
@@ -213,10 +213,10 @@ void ms__exp_write_tables(exporter *x, ms__sbuf *b)
         for (size_t i = 0; i < x->n_alloc_local; i++) {
             int64_t e = tl->allocs[x->alloc_of[i]].alloc_event;
             uint32_t id = e >= 0 && (size_t)e < tr->n ? col[e] : MS_NO_STRING;
-            ms__vb_s(&x->v, id == MS_NO_STRING ? -1 : ms__st_id(&x->st, ms_snapshot_string(snap, id)));
+            msr__vb_s(&x->v, id == MS_NO_STRING ? -1 : msr__st_id(&x->st, ms_snapshot_string(snap, id)));
         }
-        ms__sb_puts(b, which ? ",\"umeta\":" : ",\"cctx\":");
-        ms__sb_b64(b, &x->v);
+        msr__sb_puts(b, which ? ",\"umeta\":" : ",\"cctx\":");
+        msr__sb_b64(b, &x->v);
     }
     /* The user's line behind each allocation made in a library's or the standard
      * library's code (ms_stack_user_frame, string id, -1 where the site is the user's line
@@ -233,66 +233,66 @@ void ms__exp_write_tables(exporter *x, ms__sbuf *b)
         uint32_t st = tl->allocs[x->alloc_of[i]].stack;
         uint32_t uf = st != MS_NO_STACK ? ms_stack_user_frame(snap, st) : UINT32_MAX;
         if (uf == UINT32_MAX || uf == ms_stack_site(snap, st)) {
-            ms__vb_s(&x->v, -1);
+            msr__vb_s(&x->v, -1);
             continue;
         }
         int64_t *memo = user_text && uf < x->n_frame_ids ? &user_text[uf] : NULL;
         if (!memo || !*memo) {
-            char label[MS_CHART_TEXT];
+            char label[MSR_CHART_TEXT];
             int64_t id = ms_site_format(snap, uf, label, sizeof label) == 0
                              ? -1
-                             : ms__st_id(&x->st, label);
+                             : msr__st_id(&x->st, label);
             if (memo && !x->st.bad)
                 *memo = id < 0 ? -1 : id + 1;
-            ms__vb_s(&x->v, id);
+            msr__vb_s(&x->v, id);
             continue;
         }
-        ms__vb_s(&x->v, *memo < 0 ? -1 : *memo - 1);
+        msr__vb_s(&x->v, *memo < 0 ? -1 : *memo - 1);
     }
     free(user_text);
     if (any_user) {
-        ms__sb_puts(b, ",\"user\":");
-        ms__sb_b64(b, &x->v);
+        msr__sb_puts(b, ",\"user\":");
+        msr__sb_b64(b, &x->v);
     }
-    ms__sb_puts(b, "}");
+    msr__sb_puts(b, "}");
 
     /* Stacks: frame count then local frame ids, innermost first. */
     for (size_t i = 0; i < x->n_stacks; i++) {
         size_t n = 0;
         const uint32_t *f = ms_snapshot_stack(snap, x->stack_of[i], &n);
-        ms__vb_u(&x->v, n);
+        msr__vb_u(&x->v, n);
         for (size_t k = 0; k < n; k++)
-            ms__vb_s(&x->v, ms__exp_frame_ref(x, f[k]));
+            msr__vb_s(&x->v, msr__exp_frame_ref(x, f[k]));
     }
-    ms__sb_printf(b, ",\"stacks\":{\"n\":%zu,\"f\":", x->n_stacks);
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, "}");
+    msr__sb_printf(b, ",\"stacks\":{\"n\":%zu,\"f\":", x->n_stacks);
+    msr__sb_b64(b, &x->v);
+    msr__sb_puts(b, "}");
     for (size_t i = 0; i < x->n_frames; i++) {
         const ms_frame *f = ms_snapshot_frame(snap, x->frame_of[i]);
-        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->filename)) : 0);
-        ms__vb_s(&x->v, f ? f->line : 0);
-        ms__vb_u(&x->v, f ? (uint64_t)ms__st_id(&x->st, ms_snapshot_string(snap, f->name)) : 0);
+        msr__vb_u(&x->v, f ? (uint64_t)msr__st_id(&x->st, ms_snapshot_string(snap, f->filename)) : 0);
+        msr__vb_s(&x->v, f ? f->line : 0);
+        msr__vb_u(&x->v, f ? (uint64_t)msr__st_id(&x->st, ms_snapshot_string(snap, f->name)) : 0);
     }
-    ms__sb_printf(b, ",\"frames\":{\"n\":%zu,\"f\":", x->n_frames);
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, "}");
-    ms__sb_puts(b, ",\"iters\":");
+    msr__sb_printf(b, ",\"frames\":{\"n\":%zu,\"f\":", x->n_frames);
+    msr__sb_b64(b, &x->v);
+    msr__sb_puts(b, "}");
+    msr__sb_puts(b, ",\"iters\":");
     for (size_t i = 0; i < x->o->n_iterations; i++) {
-        ms__vb_s(&x->v, x->o->iterations[i].start_us - x->t0);
-        ms__vb_s(&x->v, x->o->iterations[i].end_us - x->o->iterations[i].start_us);
+        msr__vb_s(&x->v, x->o->iterations[i].start_us - x->t0);
+        msr__vb_s(&x->v, x->o->iterations[i].end_us - x->o->iterations[i].start_us);
     }
-    ms__sb_b64(b, &x->v);
-    ms__sb_puts(b, ",\"strings\":[");
+    msr__sb_b64(b, &x->v);
+    msr__sb_puts(b, ",\"strings\":[");
     for (size_t i = 0; i < x->st.n; i++) {
         if (i)
-            ms__sb_puts(b, ",");
-        ms__sb_str(b, x->st.s[i]);
+            msr__sb_puts(b, ",");
+        msr__sb_str(b, x->st.s[i]);
     }
-    ms__sb_puts(b, "]");
+    msr__sb_puts(b, "]");
 }
 
 /* For a site band's stack panel: each site's largest allocation speaks for it. */
-int ms__exp_site_stacks(exporter *x, ms_error *err)
+int msr__exp_site_stacks(exporter *x, ms_error *err)
 {
     const ms_snapshot *snap = x->src->snap;
     const ms_timeline *tl = x->src->tl;
@@ -302,7 +302,7 @@ int ms__exp_site_stacks(exporter *x, ms_error *err)
     x->site_stack = calloc(x->n_frame_ids, sizeof *x->site_stack);
     if (!best || !x->site_stack) {
         free(best);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for site stacks");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for site stacks");
     }
     for (size_t f = 0; f < x->n_frame_ids; f++)
         x->site_stack[f] = MS_NO_STACK;

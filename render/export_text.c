@@ -15,7 +15,7 @@
 /* Every buffer here has a ceiling: a page the browser can open is far below it. */
 #define MAX_OUT ((size_t)1 << 30)
 
-static void sb_grow(ms__sbuf *b, size_t more)
+static void sb_grow(msr__sbuf *b, size_t more)
 {
     if (b->bad)
         return;
@@ -38,7 +38,7 @@ static void sb_grow(ms__sbuf *b, size_t more)
     b->cap = cap;
 }
 
-void ms__sb_put(ms__sbuf *b, const char *s, size_t n)
+void msr__sb_put(msr__sbuf *b, const char *s, size_t n)
 {
     sb_grow(b, n);
     if (b->bad)
@@ -48,12 +48,12 @@ void ms__sb_put(ms__sbuf *b, const char *s, size_t n)
     b->p[b->n] = '\0';
 }
 
-void ms__sb_puts(ms__sbuf *b, const char *s)
+void msr__sb_puts(msr__sbuf *b, const char *s)
 {
-    ms__sb_put(b, s, strlen(s));
+    msr__sb_put(b, s, strlen(s));
 }
 
-void ms__sb_printf(ms__sbuf *b, const char *fmt, ...)
+void msr__sb_printf(msr__sbuf *b, const char *fmt, ...)
 {
     char tmp[512];
     va_list ap;
@@ -64,52 +64,52 @@ void ms__sb_printf(ms__sbuf *b, const char *fmt, ...)
         b->bad = true;
         return;
     }
-    ms__sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+    msr__sb_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
 /* Every JSON file's rule (ms__json_number): null for what JSON cannot hold, whole
  * numbers as integers. */
-void ms__sb_num(ms__sbuf *b, double v)
+void msr__sb_num(msr__sbuf *b, double v)
 {
     char tmp[MS_JSON_NUMBER_MAX];
     size_t n = ms__json_number(tmp, v, true);
     if (n == 0)
         b->bad = true;
     else
-        ms__sb_put(b, tmp, n);
+        msr__sb_put(b, tmp, n);
 }
 
 /* A JSON string that is also safe inside <script type="application/json">: '<', '>' and
  * '&' are escaped, so no snapshot text can close the element or start markup; bidi and
  * C1 controls become the visible text \u{XXXX} (docs/security.md). */
-void ms__sb_str(ms__sbuf *b, const char *s)
+void msr__sb_str(msr__sbuf *b, const char *s)
 {
-    ms__sb_put(b, "\"", 1);
+    msr__sb_put(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
         char esc[8];
         if (*p == '"' || *p == '\\') {
             esc[0] = '\\';
             esc[1] = (char)*p;
-            ms__sb_put(b, esc, 2);
+            msr__sb_put(b, esc, 2);
         } else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&' || *p == 0x7f) {
             snprintf(esc, sizeof esc, "\\u%04x", *p);
-            ms__sb_put(b, esc, 6);
+            msr__sb_put(b, esc, 6);
         } else if (*p >= 0x80 && ms__text_special((const char *)p, &(unsigned){0})) {
             /* A bidi or C1 control is shown, not obeyed, as in the rest of the report. */
             unsigned cp;
             size_t n = ms__text_special((const char *)p, &cp);
             char shown[24];
             int k = snprintf(shown, sizeof shown, "\\\\u{%04X}", cp);
-            ms__sb_put(b, shown, (size_t)k);
+            msr__sb_put(b, shown, (size_t)k);
             p += n - 1;
         } else {
-            ms__sb_put(b, (const char *)p, 1);
+            msr__sb_put(b, (const char *)p, 1);
         }
     }
-    ms__sb_put(b, "\"", 1);
+    msr__sb_put(b, "\"", 1);
 }
 
-/* What ms__sb_str writes for `s`, quotes and comma included: the page's budget counts
+/* What msr__sb_str writes for `s`, quotes and comma included: the page's budget counts
  * escapes, since C++ frames' template brackets cost six bytes each (\u003c). */
 static size_t str_cost(const char *s)
 {
@@ -133,7 +133,7 @@ static size_t str_cost(const char *s)
 /* ------------------------------------------------------------------ integer streams */
 
 /* Room for n more bytes, doubling; false (and the buffer marked bad) past MAX_OUT. */
-static bool vb_reserve(ms__vbuf *v, size_t n)
+static bool vb_reserve(msr__vbuf *v, size_t n)
 {
     if (v->bad)
         return false;
@@ -152,13 +152,13 @@ static bool vb_reserve(ms__vbuf *v, size_t n)
     return true;
 }
 
-static void vb_byte(ms__vbuf *v, uint8_t c)
+static void vb_byte(msr__vbuf *v, uint8_t c)
 {
     if (vb_reserve(v, 1))
         v->p[v->n++] = c;
 }
 
-void ms__vb_u(ms__vbuf *v, uint64_t x)
+void msr__vb_u(msr__vbuf *v, uint64_t x)
 {
     while (x >= 0x80) {
         vb_byte(v, (uint8_t)(x | 0x80));
@@ -167,7 +167,7 @@ void ms__vb_u(ms__vbuf *v, uint64_t x)
     vb_byte(v, (uint8_t)x);
 }
 
-void ms__vb_append(ms__vbuf *v, const ms__vbuf *w)
+void msr__vb_append(msr__vbuf *v, const msr__vbuf *w)
 {
     if (w->bad)
         v->bad = true;
@@ -177,13 +177,13 @@ void ms__vb_append(ms__vbuf *v, const ms__vbuf *w)
     v->n += w->n;
 }
 
-void ms__vb_s(ms__vbuf *v, int64_t x)
+void msr__vb_s(msr__vbuf *v, int64_t x)
 {
     uint64_t z = x < 0 ? ((uint64_t)(-(x + 1)) << 1) | 1 : (uint64_t)x << 1;
-    ms__vb_u(v, z);
+    msr__vb_u(v, z);
 }
 
-void ms__sb_b64(ms__sbuf *b, ms__vbuf *v)
+void msr__sb_b64(msr__sbuf *b, msr__vbuf *v)
 {
     static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     if (v->bad) {
@@ -226,7 +226,7 @@ static uint64_t str_hash(const char *s)
     return h;
 }
 
-int64_t ms__st_id(ms__str_table *t, const char *s)
+int64_t msr__st_id(msr__str_table *t, const char *s)
 {
     if (t->bad)
         return 0;
@@ -278,7 +278,7 @@ int64_t ms__st_id(ms__str_table *t, const char *s)
 }
 
 /* Forgets the strings added after the first `n` (a level that did not fit). */
-void ms__st_truncate(ms__str_table *t, size_t n)
+void msr__st_truncate(msr__str_table *t, size_t n)
 {
     if (t->bad || n >= t->n)
         return;
@@ -296,7 +296,7 @@ void ms__st_truncate(ms__str_table *t, size_t n)
     }
 }
 
-void ms__st_free(ms__str_table *t)
+void msr__st_free(msr__str_table *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->s[i]);

@@ -13,59 +13,59 @@
 
 /* ------------------------------------------------------------------ growable text */
 
-typedef struct ms__sbuf {
+typedef struct msr__sbuf {
     char *p; /* NUL-terminated once anything was written; the owner frees it */
     size_t n, cap;
     bool bad;
-} ms__sbuf;
+} msr__sbuf;
 
-void ms__sb_put(ms__sbuf *b, const char *s, size_t n);
-void ms__sb_puts(ms__sbuf *b, const char *s);
+void msr__sb_put(msr__sbuf *b, const char *s, size_t n);
+void msr__sb_puts(msr__sbuf *b, const char *s);
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-void ms__sb_printf(ms__sbuf *b, const char *fmt, ...);
+void msr__sb_printf(msr__sbuf *b, const char *fmt, ...);
 /* A number as every JSON file memsnap writes it (ms__json_number): null for NaN and
  * infinities, whole numbers up to 2^53 as integers, else cJSON's %1.15g / %1.17g. */
-void ms__sb_num(ms__sbuf *b, double v);
+void msr__sb_num(msr__sbuf *b, double v);
 /* A JSON string that is also safe inside <script type="application/json">: '<', '>' and
  * '&' are escaped, bidi and C1 controls become the visible text \u{XXXX}. */
-void ms__sb_str(ms__sbuf *b, const char *s);
+void msr__sb_str(msr__sbuf *b, const char *s);
 
 /* ------------------------------------------------------------------ integer streams */
 
 /* Integer arrays travel as base64 of LEB128 varints (signed ones zigzagged): a column of
  * byte counts costs 2-5 characters instead of 8-12 as decimal text. */
-typedef struct ms__vbuf {
+typedef struct msr__vbuf {
     uint8_t *p;
     size_t n, cap;
     bool bad;
-} ms__vbuf;
+} msr__vbuf;
 
-void ms__vb_u(ms__vbuf *v, uint64_t x);
-void ms__vb_s(ms__vbuf *v, int64_t x);
+void msr__vb_u(msr__vbuf *v, uint64_t x);
+void msr__vb_s(msr__vbuf *v, int64_t x);
 /* Appends w's bytes to v (w unchanged). */
-void ms__vb_append(ms__vbuf *v, const ms__vbuf *w);
+void msr__vb_append(msr__vbuf *v, const msr__vbuf *w);
 /* The stream as a quoted base64 string; empties the stream for the next one. */
-void ms__sb_b64(ms__sbuf *b, ms__vbuf *v);
+void msr__sb_b64(msr__sbuf *b, msr__vbuf *v);
 
 /* ------------------------------------------------------------------ string table */
 
 /* Site labels, frame names, file names, legend texts and colours repeat across windows;
  * each is written once and referred to by index. */
-typedef struct ms__str_table {
+typedef struct msr__str_table {
     char **s;
     size_t n, cap;
     uint32_t *slot; /* open addressing: index + 1, 0 empty */
     size_t n_slots;
     size_t bytes;   /* their JSON text, about */
     bool bad;
-} ms__str_table;
+} msr__str_table;
 
 /* The index of `s` (NULL: ""), added when new. */
-int64_t ms__st_id(ms__str_table *t, const char *s);
+int64_t msr__st_id(msr__str_table *t, const char *s);
 /* Forgets the strings added after the first `n` (a level that did not fit). */
-void ms__st_truncate(ms__str_table *t, size_t n);
-void ms__st_free(ms__str_table *t);
+void msr__st_truncate(msr__str_table *t, size_t n);
+void msr__st_free(msr__str_table *t);
 
 #endif

@@ -8,19 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-ms_chart_rect ms__export_area(const ms_chart_export_opts *o)
+msr_chart_rect msr__export_area(const msr_chart_export_opts *o)
 {
-    return (ms_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
+    return (msr_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
 }
 
 /* The axis's length: seconds, or on the run axis (src->warp set by the exporter only
  * when it has breaks) its units. */
-double ms__export_span(const ms_chart_source *src)
+double msr__export_span(const msr_chart_source *src)
 {
     size_t n_ev = src->trace->n;
-    double span = n_ev > 1 ? ms__slice_x(src, n_ev - 1) : 0;
+    double span = n_ev > 1 ? msr__slice_x(src, n_ev - 1) : 0;
     span = span > 0 ? span : 1e-6;
-    return src->warp ? ms_chart_warp_u(src->warp, span) : span;
+    return src->warp ? msr_chart_warp_u(src->warp, span) : span;
 }
 
 /* A slice's allocation numbers mean nothing once the next window is cut: the whole
@@ -34,8 +34,8 @@ static void globalize(tile *t, const size_t *global)
 
 /* The later groupings' tiles of `t`'s window (b->with), from the source and columns
  * that built `t`: each window is sliced and aggregated once for all groupings. */
-static void build_along(const builder *b, const tile *t, const ms_chart_source *src,
-                        const ms_chart_spec *spec, const size_t *global)
+static void build_along(const builder *b, const tile *t, const msr_chart_source *src,
+                        const msr_chart_spec *spec, const size_t *global)
 {
     if (t->rc)
         return;
@@ -44,13 +44,13 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
         if (!b->with[mode])
             continue;
         tile *u = &b->later[mode][b->level][k];
-        ms_chart_spec s = *spec;
+        msr_chart_spec s = *spec;
         s.by = u->by;
         u->crowded = t->crowded;
         u->n_events = t->n_events;
         ms_error_clear(&u->err);
-        ms__chart_aux aux = {t->ch, &u->runs, b->life_x, global};
-        u->rc = ms__chart_build_aux(&u->ch, src, &s, b->area, &aux, &u->err);
+        msr__chart_aux aux = {t->ch, &u->runs, b->life_x, global};
+        u->rc = msr__chart_build_aux(&u->ch, src, &s, b->area, &aux, &u->err);
         globalize(u, global);
         u->done = true;
     }
@@ -58,16 +58,16 @@ static void build_along(const builder *b, const tile *t, const ms_chart_source *
 
 /* Builds tile `t` on the whole trace or on a slice cut by `sl`; reads only shared,
  * unchanging inputs (the snapshot's site cache is filled before threads start). */
-static void build_tile(builder *b, ms__slicer *sl, tile *t)
+static void build_tile(builder *b, msr__slicer *sl, tile *t)
 {
-    const ms_chart_source *src = b->src;
-    const ms_chart_export_opts *o = b->o;
+    const msr_chart_source *src = b->src;
+    const msr_chart_export_opts *o = b->o;
     size_t n_ev = src->trace->n;
-    const ms_chart_warp *w = b->warp;
+    const msr_chart_warp *w = b->warp;
     /* On the run axis a window [lo, hi) in axis units holds the events whose times the
      * (monotone) warp maps into it. */
-    int64_t e0 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->lo) : t->lo, false);
-    int64_t e1 = ms__slice_first_event(src, w ? ms_chart_warp_t(w, t->hi) : t->hi, true);
+    int64_t e0 = msr__slice_first_event(src, w ? msr_chart_warp_t(w, t->lo) : t->lo, false);
+    int64_t e1 = msr__slice_first_event(src, w ? msr_chart_warp_t(w, t->hi) : t->hi, true);
     /* Columns as the chart cuts them, near enough for a count. The count only decides
      * whether to go deeper (crowded above 1% of the events): once past that it stops, so
      * the coarse levels do not pay a pass over the trace. A tile past the mark alone puts
@@ -85,7 +85,7 @@ static void build_tile(builder *b, ms__slicer *sl, tile *t)
     bool pool = b->count && b->level > 0;
     size_t others = pool ? atomic_load(&b->crowded_sum) : 0;
     for (int64_t e = e0; b->count && e < e1 && (others + crowded) * 100 <= n_ev; e++) {
-        int64_t col = w ? (int64_t)((ms_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
+        int64_t col = w ? (int64_t)((msr_chart_warp_u(w, (double)(t_us[e] - t_us[0]) / 1e6) -
                                      t->lo) * per_u)
                         : (int64_t)((double)(t_us[e] - t_lo) * per_us);
         crowded += col == prev_col;
@@ -95,8 +95,8 @@ static void build_tile(builder *b, ms__slicer *sl, tile *t)
     if (pool)
         atomic_fetch_add(&b->crowded_sum, crowded);
     t->n_events = (size_t)(e1 - e0);
-    ms_chart_spec spec = {0};
-    spec.x_mode = w ? MS_CHART_X_RUN : MS_CHART_X_TIME;
+    msr_chart_spec spec = {0};
+    spec.x_mode = w ? MSR_CHART_X_RUN : MSR_CHART_X_TIME;
     spec.keep_time_axis = true; /* no times: the page labels instants as events */
     spec.by = t->by;
     spec.has_from = spec.has_to = true;
@@ -108,8 +108,8 @@ static void build_tile(builder *b, ms__slicer *sl, tile *t)
     if (e0 == 0 && (size_t)e1 == n_ev) {
         spec.highlights = o->highlights;
         spec.n_highlights = o->n_highlights;
-        ms__chart_aux aux = {NULL, &t->runs, b->life_x, NULL};
-        t->rc = ms__chart_build_aux(&t->ch, src, &spec, b->area, &aux, &t->err);
+        msr__chart_aux aux = {NULL, &t->runs, b->life_x, NULL};
+        t->rc = msr__chart_build_aux(&t->ch, src, &spec, b->area, &aux, &t->err);
         build_along(b, t, src, &spec, NULL);
         return;
     }
@@ -118,12 +118,12 @@ static void build_tile(builder *b, ms__slicer *sl, tile *t)
      * whole trace); a slice costs only its window. */
     bool as_whole = (size_t)(e1 - e0) * 4 >= n_ev;
     size_t nh = 0;
-    t->rc = ms__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
+    t->rc = msr__slicer_cut(sl, e0, e1, as_whole, o->highlights, o->n_highlights, &nh, &t->err);
     spec.highlights = sl->hl;
     spec.n_highlights = nh;
     if (!t->rc) {
-        ms__chart_aux aux = {NULL, &t->runs, b->life_x, sl->global};
-        t->rc = ms__chart_build_aux(&t->ch, &sl->out, &spec, b->area, &aux, &t->err);
+        msr__chart_aux aux = {NULL, &t->runs, b->life_x, sl->global};
+        t->rc = msr__chart_build_aux(&t->ch, &sl->out, &spec, b->area, &aux, &t->err);
     }
     build_along(b, t, &sl->out, &spec, sl->global);
     /* The slice's allocation numbers mean nothing once the next window is cut. */
@@ -161,7 +161,7 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx)
+int msr__run_tiles(builder *b, bool two, take_fn take, void *ctx)
 {
     b->claimed = b->written = 0;
     b->stop = false;
@@ -238,7 +238,7 @@ static size_t first_above(const int64_t *p, size_t n, int64_t v)
     return lo;
 }
 
-int ms__export_work_levels(const ms_chart_source *src, int max_levels)
+int msr__export_work_levels(const msr_chart_source *src, int max_levels)
 {
     const ms_timeline *tl = src->tl;
     size_t n_ev = src->trace->n, na = tl->n_allocs;
@@ -257,14 +257,14 @@ int ms__export_work_levels(const ms_chart_source *src, int max_levels)
         free(diff);
         return 1;
     }
-    double span = ms__export_span(src);
-    const ms_chart_warp *w = src->warp;
+    double span = msr__export_span(src);
+    const msr_chart_warp *w = src->warp;
     size_t q = 0;
     for (int level = 0; level < max_levels; level++) {
         size_t n_tiles = (size_t)1 << level;
         for (size_t k = 0; k < n_tiles; k++) {
             double lo = span * (double)k / (double)n_tiles;
-            start[q++] = ms__slice_first_event(src, w ? ms_chart_warp_t(w, lo) : lo, false);
+            start[q++] = msr__slice_first_event(src, w ? msr_chart_warp_t(w, lo) : lo, false);
         }
     }
     memcpy(pos, start, nq * sizeof *pos);
@@ -307,12 +307,12 @@ int ms__export_work_levels(const ms_chart_source *src, int max_levels)
     return levels;
 }
 
-void ms__free_tiles(tile *t, size_t n)
+void msr__free_tiles(tile *t, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
-        ms_chart_free(t[k].ch);
+        msr_chart_free(t[k].ch);
         t[k].ch = NULL;
-        ms__band_runs_free(&t[k].runs);
+        msr__band_runs_free(&t[k].runs);
     }
 }
 

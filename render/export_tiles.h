@@ -19,24 +19,24 @@
 enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, MODE_GROUP, N_MODES };
 
 /* One window's chart. A level's tiles are built by up to two threads (the caller's and a
- * helper, ms_chart_export_opts.threads) and written by the caller in order, so the
+ * helper, msr_chart_export_opts.threads) and written by the caller in order, so the
  * page's tables number allocations, stacks and strings as one thread would. */
 typedef struct tile {
-    ms_chart_by by;
+    msr_chart_by by;
     double lo, hi;
     size_t crowded;  /* events sharing a column with the one before, up to the 1% mark */
     size_t n_events; /* the events inside the window */
-    ms_chart *ch;    /* its groups' alloc indices are the whole timeline's */
-    ms__band_runs runs; /* its bands' heights, when the sweep left them as runs */
+    msr_chart *ch;    /* its groups' alloc indices are the whole timeline's */
+    msr__band_runs runs; /* its bands' heights, when the sweep left them as runs */
     int rc;
     ms_error err;
     bool done;
 } tile;
 
 typedef struct builder {
-    const ms_chart_source *src;
-    const ms_chart_export_opts *o;
-    ms_chart_rect area;
+    const msr_chart_source *src;
+    const msr_chart_export_opts *o;
+    msr_chart_rect area;
     int64_t y_fit;
     tile *t;
     size_t n;
@@ -45,17 +45,17 @@ typedef struct builder {
     bool stop;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    ms__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
+    msr__slicer *sl[2];       /* one per thread: a slicer sweeps its windows in order */
     /* The run axis with breaks: windows are [lo, hi) in its units (src->warp); NULL: the
      * time axis, windows in seconds. */
-    const ms_chart_warp *warp;
+    const msr_chart_warp *warp;
     bool count;              /* count the tiles' crowded events */
     /* The crowded events the level's tiles counted so far: once past 1% of the events
      * the level goes deeper whatever the rest count, so they count no more (build_mode
      * reads only whether the sum passes the mark). */
     atomic_size_t crowded_sum;
     /* On the time axis, the x of every allocation's alloc and free event
-     * (ms__chart_aux.life_x), or NULL. */
+     * (msr__chart_aux.life_x), or NULL. */
     const double *life_x;
     int level;               /* the level being built (build_mode) */
     /* For plan_along: the groupings wanted, their shares of the budget, their level 0s. */
@@ -65,28 +65,28 @@ typedef struct builder {
     const int *at;
     /* Per level, whether its windows' columns still split events (1), found by the first
      * grouping to build it (-1 before): the windows are the same in every grouping. */
-    signed char deeper[MS_CHART_EXPORT_MAX_LEVELS];
+    signed char deeper[MSR_CHART_EXPORT_MAX_LEVELS];
     /* Later groupings' tiles of a level, built with the first grouping's on the same
      * slice and columns (build_tile) and kept until their grouping's turn (NULL: built
      * then). `with` lists the groupings built along at the level being built. */
-    tile *later[N_MODES][MS_CHART_EXPORT_MAX_LEVELS];
+    tile *later[N_MODES][MSR_CHART_EXPORT_MAX_LEVELS];
     bool with[N_MODES];
     /* The levels whose windows' charts cost, together, what a few charts of the whole
-     * trace do (ms__export_work_levels); deeper levels are not built. */
+     * trace do (msr__export_work_levels); deeper levels are not built. */
     int work_levels;
 } builder;
 
 /* The chart's area in the page's pixels (the options' size, or 1320 x 560). */
-ms_chart_rect ms__export_area(const ms_chart_export_opts *o);
+msr_chart_rect msr__export_area(const msr_chart_export_opts *o);
 /* The axis's length: seconds, or on the run axis (src->warp set) its units. */
-double ms__export_span(const ms_chart_source *src);
+double msr__export_span(const msr_chart_source *src);
 
 /* Builds b->t[0..n) and hands each to `take` in order (NULL: keep them all in the
  * tiles; then `ahead` must be n). Stops at the first tile that failed or that `take`
  * refused; returns that code. */
 typedef int (*take_fn)(void *ctx, size_t k, tile *t);
-int ms__run_tiles(builder *b, bool two, take_fn take, void *ctx);
-void ms__free_tiles(tile *t, size_t n);
+int msr__run_tiles(builder *b, bool two, take_fn take, void *ctx);
+void msr__free_tiles(tile *t, size_t n);
 
 /* How many levels (1 to max_levels) the pyramid may build for its charting to stay
  * within a few charts of the whole trace: a window's chart costs its events and the
@@ -95,6 +95,6 @@ void ms__free_tiles(tile *t, size_t n);
  * of a quarter million each). The levels are counted from level 0 until the lives their
  * windows carry in pass a budget of 2 x (events + allocations) + 4M; a level's events
  * are walked once whatever its windows, so they are not counted. */
-int ms__export_work_levels(const ms_chart_source *src, int max_levels);
+int msr__export_work_levels(const msr_chart_source *src, int max_levels);
 
 #endif

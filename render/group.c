@@ -32,26 +32,26 @@ static void heap_down(scored *h, size_t n, size_t i)
     }
 }
 
-static double lifetime_score(const ms_chart_source *src, ms_chart_x mode, const ms_alloc *a,
+static double lifetime_score(const msr_chart_source *src, msr_chart_x mode, const ms_alloc *a,
                              double lo, double hi)
 {
-    double from = a->alloc_event < 0 ? lo : ms__event_x(src, mode, a->alloc_event);
-    double to = a->free_event < 0 ? hi : ms__event_x(src, mode, a->free_event);
-    if (mode == MS_CHART_X_EVENTS && a->free_event < 0)
+    double from = a->alloc_event < 0 ? lo : msr__event_x(src, mode, a->alloc_event);
+    double to = a->free_event < 0 ? hi : msr__event_x(src, mode, a->free_event);
+    if (mode == MSR_CHART_X_EVENTS && a->free_event < 0)
         to = (double)src->trace->n;
     double span = (to < hi ? to : hi) - (from > lo ? from : lo);
     return span > 0 ? span * (double)a->size : 0;
 }
 
 /* lifetime_score of the source's allocation i, with the x of its events taken from the
- * pyramid's table (ms__chart_aux.life_x) on the time axis. A slice's events keep the
+ * pyramid's table (msr__chart_aux.life_x) on the time axis. A slice's events keep the
  * whole trace's times, and where a slice moves an event it lies outside the window on
  * the same side (before it: made at the stand-in, x 0; after it: not freed, x hi), so
  * the clamps to [lo, hi] give the same span to the bit. */
-static double life_score(const ms__grouping *gr, const ms_chart_source *src, ms_chart_x mode,
+static double life_score(const msr__grouping *gr, const msr_chart_source *src, msr_chart_x mode,
                          size_t i, const ms_alloc *a, double lo, double hi)
 {
-    if (!gr->life_x || mode != MS_CHART_X_TIME)
+    if (!gr->life_x || mode != MSR_CHART_X_TIME)
         return lifetime_score(src, mode, a, lo, hi);
     const double *x = gr->life_x + 2 * (gr->life_global ? gr->life_global[i] : i);
     double from = a->alloc_event < 0 ? lo : x[0];
@@ -65,19 +65,19 @@ static double life_score(const ms__grouping *gr, const ms_chart_source *src, ms_
 /* The table is made at the first lookup: a chart by category or by the user's rules asks
  * for no site, and the view builds thousands of such charts of one file, each of which
  * would otherwise fill a slot per stack of the file. */
-int ms__site_cache_init(ms__site_cache *sc, const ms_snapshot *snap)
+int msr__site_cache_init(msr__site_cache *sc, const ms_snapshot *snap)
 {
-    *sc = (ms__site_cache){snap, NULL, snap ? ms_snapshot_stack_count(snap) : 0};
+    *sc = (msr__site_cache){snap, NULL, snap ? ms_snapshot_stack_count(snap) : 0};
     return 0;
 }
 
-void ms__site_cache_free(ms__site_cache *sc)
+void msr__site_cache_free(msr__site_cache *sc)
 {
     free(sc->of_stack);
     sc->of_stack = NULL;
 }
 
-static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
+static uint32_t site_of(msr__site_cache *sc, uint32_t stack)
 {
     if (!sc->snap || stack == MS_NO_STACK)
         return UINT32_MAX;
@@ -95,17 +95,17 @@ static uint32_t site_of(ms__site_cache *sc, uint32_t stack)
     return ms_stack_site(sc->snap, stack);
 }
 
-void ms__site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
+void msr__site_label(const ms_snapshot *snap, uint32_t site, char *buf, size_t cap)
 {
     if (!snap || site == UINT32_MAX || ms_site_format(snap, site, buf, cap) == 0)
         snprintf(buf, cap, "(no stack recorded)");
 }
 
-ms_chart_rgb ms__site_rgb(const ms_snapshot *snap, uint32_t site)
+msr_chart_rgb msr__site_rgb(const ms_snapshot *snap, uint32_t site)
 {
-    char where[MS_CHART_TEXT];
-    ms__site_label(snap, site, where, sizeof where);
-    return ms__text_rgb(where);
+    char where[MSR_CHART_TEXT];
+    msr__site_label(snap, site, where, sizeof where);
+    return msr__text_rgb(where);
 }
 
 typedef struct site_score {
@@ -113,14 +113,14 @@ typedef struct site_score {
     double score;
 } site_score;
 
-/* The legend's names of ss[0..n)'s sites, one per MS_CHART_TEXT bytes of out: each
+/* The legend's names of ss[0..n)'s sites, one per MSR_CHART_TEXT bytes of out: each
  * site's short text, and for sites whose texts are the same (one file name in two
  * directories) more of their paths, until they differ, so no two entries read alike. */
 static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
-                        char (*out)[MS_CHART_TEXT])
+                        char (*out)[MSR_CHART_TEXT])
 {
     for (size_t k = 0; k < n; k++)
-        ms__site_label(snap, ss[k].site, out[k], MS_CHART_TEXT);
+        msr__site_label(snap, ss[k].site, out[k], MSR_CHART_TEXT);
     /* Each round gives every site that still reads like another one path part more; a
      * text that stays the same with its whole path (generated code's short hash) stays. */
     for (unsigned parts = 3; parts < 3 + 16; parts++) {
@@ -134,7 +134,7 @@ static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
                     same[k] = same[j] = any = true;
         for (size_t k = 0; k < n; k++)
             if (same[k])
-                ms_site_format_parts(snap, ss[k].site, parts, out[k], MS_CHART_TEXT);
+                ms_site_format_parts(snap, ss[k].site, parts, out[k], MSR_CHART_TEXT);
         free(same);
         if (!any)
             return;
@@ -155,10 +155,10 @@ static int site_score_desc(const void *a, const void *b)
     return x->site < y->site ? -1 : x->site > y->site;
 }
 
-static int add_group(ms_chart *chart, size_t cap, ms_chart_group g, ms_error *err)
+static int add_group(msr_chart *chart, size_t cap, msr_chart_group g, ms_error *err)
 {
     if (chart->n_groups >= cap)
-        return ms__render_fail(err, MS_ERR_LIMIT, "too many chart bands");
+        return msr__render_fail(err, MS_ERR_LIMIT, "too many chart bands");
     chart->groups[chart->n_groups++] = g;
     return 0;
 }
@@ -170,8 +170,8 @@ static int add_group(ms_chart *chart, size_t cap, ms_chart_group g, ms_error *er
  * 486 allocations is then one outlined region with one label, not 486 red outlines, and
  * it stacks where it reads as a floor that grows (at the bottom, or right above the
  * categories that live through the run). chart->groups has room for n_highlights more. */
-static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                      ms__site_cache *sc, size_t at, ms__grouping *gr, ms_error *err)
+static int leak_bands(msr_chart *chart, const msr_chart_source *src, const msr_chart_spec *spec,
+                      msr__site_cache *sc, size_t at, msr__grouping *gr, ms_error *err)
 {
     (void)err;
     if (!spec->n_highlights)
@@ -188,14 +188,14 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
             gr->of_alloc[i] += (int32_t)n_f;
     size_t f = 0;
     for (size_t h = 0; h < spec->n_highlights; h++) {
-        const ms_chart_highlight *hl = &spec->highlights[h];
+        const msr_chart_highlight *hl = &spec->highlights[h];
         if (h > 0 && hl->label)
             f++;
-        ms_chart_group *g = &chart->groups[at + f];
+        msr_chart_group *g = &chart->groups[at + f];
         if (h == 0 || hl->label) {
             memset(g, 0, sizeof *g);
             g->key_index = -1;
-            g->kind = MS_CHART_GROUP_LEAK;
+            g->kind = MSR_CHART_GROUP_LEAK;
             g->alloc = -1;
             g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
             g->legend = -1;
@@ -203,15 +203,15 @@ static int leak_bands(ms_chart *chart, const ms_chart_source *src, const ms_char
             g->alive_end = hl->alive_end;
             g->leak = !g->suspect;
             /* Pale, so what the outline holds stays readable under the label. */
-            g->fill = g->suspect ? ms__mix(chart->theme.other, chart->theme.bg, 0.35)
-                                 : ms__mix(chart->theme.highlight, chart->theme.bg, 0.72);
+            g->fill = g->suspect ? msr__mix(chart->theme.other, chart->theme.bg, 0.35)
+                                 : msr__mix(chart->theme.highlight, chart->theme.bg, 0.72);
             g->key_rgb = g->fill;
             /* What one forward left alive says so itself ("alive at the end: ..."). */
             const char *what = hl->alive_end ? NULL : hl->suspect ? "suspect" : "leak finding";
             if (hl->label && what)
                 snprintf(g->label, sizeof g->label, "%s: %s", what, hl->label);
             else
-                ms__copy_text(g->label, sizeof g->label,
+                msr__copy_text(g->label, sizeof g->label,
                               hl->label ? hl->label : what ? what : "alive at the end");
         }
         gr->of_alloc[hl->alloc] = (int32_t)(at + f);
@@ -235,9 +235,9 @@ static int text_memo_init(text_memo *m, size_t n)
     size_t slots = 16;
     while (slots < 2 * n)
         slots *= 2;
-    m->key = ms__alloc_n(slots, sizeof *m->key);
-    m->at = ms__alloc_n(slots, sizeof *m->at);
-    m->text = ms__alloc_n(n, sizeof *m->text);
+    m->key = msr__alloc_n(slots, sizeof *m->key);
+    m->at = msr__alloc_n(slots, sizeof *m->at);
+    m->text = msr__alloc_n(n, sizeof *m->text);
     m->n = 0;
     m->slots = slots;
     return m->key && m->at && m->text ? 0 : MS_ERR_NOMEM;
@@ -285,20 +285,20 @@ static int cmp_stack_key(const void *a, const void *b)
 
 /* The `top` allocations with the most bytes x lifetime in the window plus the
  * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
-static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
-                         const ms_chart_spec *spec, const ms__grouping *gr, const bool *leaked,
+static int choose_allocs(const msr_chart *chart, const msr_chart_source *src,
+                         const msr_chart_spec *spec, const msr__grouping *gr, const bool *leaked,
                          size_t **out, size_t *n_out, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
-    size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_ALLOCS;
-    if (top > MS_CHART_MAX_GROUPS)
-        top = MS_CHART_MAX_GROUPS;
-    scored *heap = ms__alloc_n(top, sizeof *heap);
-    size_t *chosen = ms__alloc_n(top + spec->n_highlights, sizeof *chosen);
+    size_t top = spec->top ? spec->top : MSR_CHART_DEFAULT_TOP_ALLOCS;
+    if (top > MSR_CHART_MAX_GROUPS)
+        top = MSR_CHART_MAX_GROUPS;
+    scored *heap = msr__alloc_n(top, sizeof *heap);
+    size_t *chosen = msr__alloc_n(top + spec->n_highlights, sizeof *chosen);
     if (!heap || !chosen) {
         free(heap);
         free(chosen);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     size_t n_heap = 0;
     double window = chart->x_hi - chart->x_lo;
@@ -326,10 +326,10 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     for (size_t i = 0; i < n_heap; i++)
         chosen[n++] = heap[i].index;
     free(heap);
-    stack_key *keys = ms__alloc_n(n, sizeof *keys);
+    stack_key *keys = msr__alloc_n(n, sizeof *keys);
     if (!keys) {
         free(chosen);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     for (size_t i = 0; i < n; i++)
         keys[i] = (stack_key){tl->allocs[chosen[i]].alloc_event, chosen[i]};
@@ -342,16 +342,16 @@ static int choose_allocs(const ms_chart *chart, const ms_chart_source *src,
     return 0;
 }
 
-/* Colour by site: every site gets the colour of its text (ms__text_rgb), the same in any
+/* Colour by site: every site gets the colour of its text (msr__text_rgb), the same in any
  * panel, file or window; each allocation a shade of it. The sites holding the most band
  * area are named in the legend; the rest keep their own colours under one line. */
-static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
-                          const ms_chart_spec *spec, ms_error *err)
+static int colour_by_site(msr_chart *chart, const msr_chart_source *src,
+                          const msr_chart_spec *spec, ms_error *err)
 {
     size_t n = chart->n_groups;
-    site_score *ss = ms__alloc_n(n, sizeof *ss);
+    site_score *ss = msr__alloc_n(n, sizeof *ss);
     if (!ss)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking sites");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory ranking sites");
     for (size_t i = 0; i < n; i++)
         ss[i] = (site_score){chart->groups[i].site, chart->groups[i].score};
     qsort(ss, n, sizeof *ss, site_score_by_site);
@@ -363,21 +363,21 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
             ss[n_sites++] = ss[i];
     }
     qsort(ss, n_sites, sizeof *ss, site_score_desc);
-    size_t cap = ms__legend_capacity(chart);
+    size_t cap = msr__legend_capacity(chart);
     size_t fixed = 5; /* header gap, other sites, other allocations, reserved, peak */
     size_t n_named = cap > fixed ? cap - fixed : 0;
-    if (n_named > MS__PALETTE_N)
-        n_named = MS__PALETTE_N;
+    if (n_named > MSR__PALETTE_N)
+        n_named = MSR__PALETTE_N;
     if (n_named > n_sites)
         n_named = n_sites;
     if (spec->no_legend)
         n_named = 0;
     /* One colour per site, looked up once: sites are few next to allocations. */
-    ms_chart_rgb *base = ms__alloc_n(n_sites, sizeof *base);
-    char (*where)[MS_CHART_TEXT] = ms__alloc_n(n_sites, sizeof *where);
-    const char **names = ms__alloc_n(n_sites, sizeof *names);
-    int64_t *tallest = ms__alloc_n(n_sites, sizeof *tallest);
-    bool *shown = ms__alloc_n(n_sites, sizeof *shown);
+    msr_chart_rgb *base = msr__alloc_n(n_sites, sizeof *base);
+    char (*where)[MSR_CHART_TEXT] = msr__alloc_n(n_sites, sizeof *where);
+    const char **names = msr__alloc_n(n_sites, sizeof *names);
+    int64_t *tallest = msr__alloc_n(n_sites, sizeof *tallest);
+    bool *shown = msr__alloc_n(n_sites, sizeof *shown);
     if (!base || !where || !names || !tallest || !shown) {
         free(ss);
         free(base);
@@ -385,13 +385,13 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         free(names);
         free(tallest);
         free(shown);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
     }
     /* The named sites' texts tell apart sites that read alike (site_labels). */
     site_labels(src->snap, ss, n_named, where);
     for (size_t k = 0; k < n_sites; k++) {
         if (k >= n_named)
-            ms__site_label(src->snap, ss[k].site, where[k], sizeof where[k]);
+            msr__site_label(src->snap, ss[k].site, where[k], sizeof where[k]);
         names[k] = where[k];
     }
     /* Rank of each site, found by site id (score holds the rank). */
@@ -411,17 +411,17 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     for (size_t k = 0; k < n_sites; k++)
         shown[k] = k < n_named ||
                    (chart->y_max > 0 && (double)tallest[k] / chart->y_max * chart->plot.h >= 1.5);
-    if (ms__distinct_colours(base, names, shown, n_sites, &chart->theme)) {
+    if (msr__distinct_colours(base, names, shown, n_sites, &chart->theme)) {
         free(ss);
         free(base);
         free(where);
         free(names);
         free(tallest);
         free(shown);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
     }
     for (size_t k = 0; k < n_named; k++)
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, base[k], where[k]);
+        msr__legend_add(chart, MSR_CHART_KEY_SWATCH, base[k], where[k]);
     chart->key_names = where;
     chart->key_shown = shown;
     chart->n_key_names = n_sites;
@@ -429,7 +429,7 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     free(tallest);
     bool unnamed = false;
     for (size_t i = 0; i < n; i++) {
-        ms_chart_group *g = &chart->groups[i];
+        msr_chart_group *g = &chart->groups[i];
         /* The shade follows the allocation itself, not its index, so a chart of a window
          * built from a slice of the trace colours it as the whole trace's chart does. */
         const ms_alloc *a = &src->tl->allocs[g->alloc];
@@ -437,7 +437,7 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
         site_score want = {g->site, 0};
         const site_score *hit = bsearch(&want, ss, n_sites, sizeof *ss, site_score_by_site);
         size_t k = hit ? (size_t)hit->score : n_sites;
-        g->fill = ms__shade(k < n_sites ? base[k] : chart->theme.other, key);
+        g->fill = msr__shade(k < n_sites ? base[k] : chart->theme.other, key);
         g->key_rgb = k < n_sites ? base[k] : chart->theme.other;
         g->key_index = k < n_sites ? (int)k : -1;
         g->shade_key = key;
@@ -447,24 +447,24 @@ static int colour_by_site(ms_chart *chart, const ms_chart_source *src,
     free(base);
     free(ss);
     if (unnamed && n_sites > n_named)
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, chart->theme.muted,
+        msr__legend_add(chart, MSR_CHART_KEY_SWATCH, chart->theme.muted,
                        "more sites, each in its own colour");
     return 0;
 }
 
 /* The viewer's stacking: one band per chosen allocation, in allocation order, so a band
  * sits on the bands allocated before it and slides down when they are freed. */
-static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
-                           const ms_chart_spec *spec, ms__site_cache *sc, ms__grouping *gr,
+static int groups_by_alloc(msr_chart *chart, const msr_chart_source *src,
+                           const msr_chart_spec *spec, msr__site_cache *sc, msr__grouping *gr,
                            ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t *chosen = NULL, n = 0;
     bool *leaked = NULL;
     if (spec->n_highlights) {
-        leaked = ms__alloc_n(tl->n_allocs, sizeof *leaked);
+        leaked = msr__alloc_n(tl->n_allocs, sizeof *leaked);
         if (!leaked)
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
+            return msr__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
         for (size_t h = 0; h < spec->n_highlights; h++)
             leaked[spec->highlights[h].alloc] = true;
     }
@@ -472,10 +472,10 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
     free(leaked);
     if (rc)
         return rc;
-    chart->groups = ms__alloc_n(n + spec->n_highlights, sizeof *chart->groups);
+    chart->groups = msr__alloc_n(n + spec->n_highlights, sizeof *chart->groups);
     if (!chart->groups) {
         free(chosen);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu bands", n);
     }
     /* Band labels name a size and a site: 400 bands share a few dozen sites and sizes,
      * each formatted once (printf was a fifth of choosing the bands). */
@@ -484,13 +484,13 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         text_memo_free(&sites);
         text_memo_free(&sizes);
         free(chosen);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory labelling bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory labelling bands");
     }
     for (size_t i = 0; i < n; i++) {
         const ms_alloc *a = &tl->allocs[chosen[i]];
-        ms_chart_group g;
+        msr_chart_group g;
         memset(&g, 0, sizeof g);
-        g.kind = MS_CHART_GROUP_ALLOC;
+        g.kind = MSR_CHART_GROUP_ALLOC;
         g.alloc = (int64_t)chosen[i];
         g.site = site_of(sc, a->stack);
         g.legend = -1;
@@ -498,10 +498,10 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
         bool fresh;
         char *size = text_memo_get(&sizes, a->size, &fresh);
         if (fresh)
-            ms_chart_format_bytes((double)a->size, size, 32);
+            msr_chart_format_bytes((double)a->size, size, 32);
         char *where = text_memo_get(&sites, g.site, &fresh);
         if (fresh)
-            ms__site_label(src->snap, g.site, where, 128);
+            msr__site_label(src->snap, g.site, where, 128);
         /* "%s %s": at most 31 + 1 + 127 bytes, never cut in a label of 160. */
         size_t n_size = strlen(size), n_where = strlen(where);
         memcpy(g.label, size, n_size);
@@ -525,21 +525,21 @@ static int groups_by_alloc(ms_chart *chart, const ms_chart_source *src,
 /* Per allocation its key (*out, caller frees): the site's frame id, or for phases the
  * name (string id) of the top-level annotation range it was allocated in; UINT32_MAX is
  * "none". */
-static int keys_of_allocs(const ms_chart_source *src, bool by_phase, bool by_compile,
-                          ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
+static int keys_of_allocs(const msr_chart_source *src, bool by_phase, bool by_compile,
+                          msr__site_cache *sc, const msr__range *r, size_t n_r, const ms_phases *ph,
                           uint32_t **out,
                           ms_error *err)
 {
     const ms_timeline *tl = src->tl;
-    uint32_t *key = ms__alloc_n(tl->n_allocs, sizeof *key);
+    uint32_t *key = msr__alloc_n(tl->n_allocs, sizeof *key);
     size_t *top_ranges = NULL, n_top = 0;
     if (!key)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
     if (by_phase) {
-        top_ranges = ms__alloc_n(n_r, sizeof *top_ranges);
+        top_ranges = msr__alloc_n(n_r, sizeof *top_ranges);
         if (!top_ranges) {
             free(key);
-            return ms__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
+            return msr__render_fail(err, MS_ERR_NOMEM, "out of memory grouping allocations");
         }
         for (size_t i = 0; i < n_r; i++)
             if (r[i].depth == 0)
@@ -589,10 +589,10 @@ static int keys_of_allocs(const ms_chart_source *src, bool by_phase, bool by_com
 
 /* The `top` keys with the most bytes x lifetime, largest first (*out, caller frees;
  * .site holds the key), and each allocation's group (gr->of_alloc). */
-static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_phase,
+static int rank_keys(const msr_chart *chart, const msr_chart_source *src, bool by_phase,
                      bool inferred, bool by_string, const uint32_t *key, size_t top,
                      site_score **out,
-                     size_t *n_out, ms__grouping *gr, ms_error *err)
+                     size_t *n_out, msr__grouping *gr, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     /* Totals per key in a dense table: ids are small (frames or strings of this file), and
@@ -602,14 +602,14 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
                    : !src->snap ? 0
                    : by_string ? ms_snapshot_string_count(src->snap)
                               : ms_snapshot_frame_count(src->snap);
-    double *total = ms__alloc_n(n_ids + 1, sizeof *total);
-    int32_t *group_of_slot = ms__alloc_n(n_ids + 1, sizeof *group_of_slot);
-    site_score *ss = ms__alloc_n(n_ids + 1, sizeof *ss);
+    double *total = msr__alloc_n(n_ids + 1, sizeof *total);
+    int32_t *group_of_slot = msr__alloc_n(n_ids + 1, sizeof *group_of_slot);
+    site_score *ss = msr__alloc_n(n_ids + 1, sizeof *ss);
     if (!total || !group_of_slot || !ss) {
         free(total);
         free(group_of_slot);
         free(ss);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory ranking groups");
     }
 #define SLOT(k) ((k) < n_ids ? (size_t)(k) : n_ids)
     for (size_t i = 0; i < tl->n_allocs; i++) {
@@ -643,22 +643,22 @@ static int rank_keys(const ms_chart *chart, const ms_chart_source *src, bool by_
 
 /* --by site, --by phase and --by compile: allocations grouped by a key, the K keys with
  * the most bytes x lifetime get bands in rank order (largest at the bottom). */
-static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                         ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
-                         ms__grouping *gr, ms_error *err)
+static int groups_by_key(msr_chart *chart, const msr_chart_source *src, const msr_chart_spec *spec,
+                         msr__site_cache *sc, const msr__range *r, size_t n_r, const ms_phases *ph,
+                         msr__grouping *gr, ms_error *err)
 {
-    bool by_phase = spec->by == MS_CHART_BY_PHASE;
-    bool by_compile = spec->by == MS_CHART_BY_COMPILE;
+    bool by_phase = spec->by == MSR_CHART_BY_PHASE;
+    bool by_compile = spec->by == MSR_CHART_BY_COMPILE;
     if (by_compile && (!src->snap || !src->trace->compile_context))
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "this trace carries no compile context: record with "
                                "_record_memory_history(compile_context=True)");
-    size_t top = spec->top ? spec->top : MS_CHART_DEFAULT_TOP_GROUPS;
-    size_t cap = ms__legend_capacity(chart);
+    size_t top = spec->top ? spec->top : MSR_CHART_DEFAULT_TOP_GROUPS;
+    size_t cap = msr__legend_capacity(chart);
     if (!spec->no_legend && cap > 3 && top > cap - 3)
         top = cap - 3; /* every band must be named in the legend */
-    if (top > MS__PALETTE_N * 4)
-        top = MS__PALETTE_N * 4;
+    if (top > MSR__PALETTE_N * 4)
+        top = MSR__PALETTE_N * 4;
 
     uint32_t *key = NULL;
     site_score *ss = NULL;
@@ -675,31 +675,31 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
         return rc;
 
     size_t cap_groups = n_keys + spec->n_highlights;
-    chart->groups = ms__alloc_n(cap_groups, sizeof *chart->groups);
+    chart->groups = msr__alloc_n(cap_groups, sizeof *chart->groups);
     bool by_site = !by_phase && !by_compile;
-    char(*named)[MS_CHART_TEXT] = by_site && n_keys ? ms__alloc_n(n_keys, sizeof *named) : NULL;
+    char(*named)[MSR_CHART_TEXT] = by_site && n_keys ? msr__alloc_n(n_keys, sizeof *named) : NULL;
     if (!chart->groups || (by_site && n_keys && !named)) {
         free(ss);
         free(named);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
     if (by_site)
         site_labels(src->snap, ss, n_keys, named);
     for (size_t k = 0; k < n_keys && !rc; k++) {
-        ms_chart_group g;
+        msr_chart_group g;
         memset(&g, 0, sizeof g);
-        g.kind = by_phase     ? MS_CHART_GROUP_PHASE
-                 : by_compile ? MS_CHART_GROUP_COMPILE
-                              : MS_CHART_GROUP_SITE;
+        g.kind = by_phase     ? MSR_CHART_GROUP_PHASE
+                 : by_compile ? MSR_CHART_GROUP_COMPILE
+                              : MSR_CHART_GROUP_SITE;
         g.alloc = -1;
         g.site = by_phase || by_compile ? UINT32_MAX : ss[k].site;
         g.score = ss[k].score;
         if (ph)
-            ms__copy_text(g.label, sizeof g.label, ms_phase_kind_text((ms_phase_kind)ss[k].site));
+            msr__copy_text(g.label, sizeof g.label, ms_phase_kind_text((ms_phase_kind)ss[k].site));
         else if (by_compile && ss[k].site == UINT32_MAX)
-            ms__copy_text(g.label, sizeof g.label, "eager (no compile context)");
+            msr__copy_text(g.label, sizeof g.label, "eager (no compile context)");
         else if (by_phase || by_compile)
-            ms__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
+            msr__copy_text(g.label, sizeof g.label, ms_snapshot_string(src->snap, ss[k].site));
         else
             memcpy(g.label, named[k], sizeof g.label);
         rc = add_group(chart, cap_groups, g, err);
@@ -708,26 +708,26 @@ static int groups_by_key(ms_chart *chart, const ms_chart_source *src, const ms_c
     free(named);
     /* A name keeps its colour in every chart, unless another band here looks like it. */
     size_t n_named = chart->n_groups;
-    const char **names = ms__alloc_n(n_named ? n_named : 1, sizeof *names);
-    ms_chart_rgb *rgb = ms__alloc_n(n_named ? n_named : 1, sizeof *rgb);
-    chart->key_names = ms__alloc_n(n_named ? n_named : 1, sizeof *chart->key_names);
-    chart->key_shown = ms__alloc_n(n_named ? n_named : 1, sizeof *chart->key_shown);
+    const char **names = msr__alloc_n(n_named ? n_named : 1, sizeof *names);
+    msr_chart_rgb *rgb = msr__alloc_n(n_named ? n_named : 1, sizeof *rgb);
+    chart->key_names = msr__alloc_n(n_named ? n_named : 1, sizeof *chart->key_names);
+    chart->key_shown = msr__alloc_n(n_named ? n_named : 1, sizeof *chart->key_shown);
     for (size_t k = 0; names && chart->key_names && chart->key_shown && k < n_named; k++) {
-        ms__copy_text(chart->key_names[k], sizeof chart->key_names[k], chart->groups[k].label);
+        msr__copy_text(chart->key_names[k], sizeof chart->key_names[k], chart->groups[k].label);
         chart->key_shown[k] = true; /* every band of these is named in the legend */
         names[k] = chart->key_names[k];
     }
     if (!rc && (!names || !rgb || !chart->key_names || !chart->key_shown ||
-                ms__distinct_colours(rgb, names, NULL, n_named, &chart->theme)))
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory colouring bands");
+                msr__distinct_colours(rgb, names, NULL, n_named, &chart->theme)))
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring bands");
     if (!rc)
         chart->n_key_names = n_named;
     for (size_t k = 0; !rc && k < n_named; k++) {
-        ms_chart_group *g = &chart->groups[k];
+        msr_chart_group *g = &chart->groups[k];
         g->fill = g->key_rgb = rgb[k];
         g->key_index = (int)k;
         g->legend = (int)chart->n_legend;
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g->fill, g->label);
+        msr__legend_add(chart, MSR_CHART_KEY_SWATCH, g->fill, g->label);
     }
     free(names);
     free(rgb);
@@ -754,27 +754,27 @@ static const ms_category CATEGORY_ORDER[MS_CAT_COUNT] = {
 /* --by category: one band per category, always all eight in CATEGORY_ORDER so a band's
  * place and colour never depend on the data. Every allocation belongs to one, so the
  * "other" remainder is only what the timeline's curve holds beyond its allocations. */
-static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
-                              const ms_chart_spec *spec, ms__site_cache *sc, ms__grouping *gr,
+static int groups_by_category(msr_chart *chart, const msr_chart_source *src,
+                              const msr_chart_spec *spec, msr__site_cache *sc, msr__grouping *gr,
                               ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t cap = MS_CAT_COUNT + spec->n_highlights;
-    chart->groups = ms__alloc_n(cap, sizeof *chart->groups);
+    chart->groups = msr__alloc_n(cap, sizeof *chart->groups);
     if (!chart->groups)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     int32_t band_of[MS_CAT_COUNT];
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
-        ms_chart_group g;
+        msr_chart_group g;
         memset(&g, 0, sizeof g);
         g.key_index = -1;
-        g.kind = MS_CHART_GROUP_CATEGORY;
+        g.kind = MSR_CHART_GROUP_CATEGORY;
         g.alloc = -1;
         g.site = UINT32_MAX;
         g.category = CATEGORY_ORDER[k];
         g.legend = -1; /* named once the heights show it holds bytes in the window */
-        g.fill = g.key_rgb = ms__category_rgb(g.category);
-        ms__category_label(g.category, g.label, sizeof g.label);
+        g.fill = g.key_rgb = msr__category_rgb(g.category);
+        msr__category_label(g.category, g.label, sizeof g.label);
         band_of[g.category] = (int32_t)k;
         chart->groups[chart->n_groups++] = g;
     }
@@ -790,12 +790,12 @@ static int groups_by_category(ms_chart *chart, const ms_chart_source *src,
     return leak_bands(chart, src, spec, sc, 3, gr, err);
 }
 
-void ms__legend_categories(ms_chart *chart)
+void msr__legend_categories(msr_chart *chart)
 {
     size_t W = chart->n_cols;
     for (size_t g = 0; g < chart->n_groups; g++) {
-        ms_chart_group *gp = &chart->groups[g];
-        if (gp->kind != MS_CHART_GROUP_CATEGORY)
+        msr_chart_group *gp = &chart->groups[g];
+        if (gp->kind != MSR_CHART_GROUP_CATEGORY)
             continue;
         const int64_t *h = chart->heights + g * W;
         size_t c = 0;
@@ -804,7 +804,7 @@ void ms__legend_categories(ms_chart *chart)
         if (c == W)
             continue;
         gp->legend = (int)chart->n_legend;
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, gp->fill, gp->label);
+        msr__legend_add(chart, MSR_CHART_KEY_SWATCH, gp->fill, gp->label);
     }
 }
 
@@ -812,42 +812,42 @@ void ms__legend_categories(ms_chart *chart)
 
 /* --by group: one band per --group rule in the order given (the first rule at the bottom),
  * each named by the rule; what no rule matches is the "other" band. The rules are matched
- * once per distinct frame (ms_chart_group_rules_classify), here or, for the view's many
+ * once per distinct frame (msr_chart_group_rules_classify), here or, for the view's many
  * charts, once for the file by the caller (src->group_of_stack). */
-static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                          ms__site_cache *sc, ms__grouping *gr, ms_error *err)
+static int groups_by_user(msr_chart *chart, const msr_chart_source *src, const msr_chart_spec *spec,
+                          msr__site_cache *sc, msr__grouping *gr, ms_error *err)
 {
-    const ms_chart_group_rules *rules = src->group_rules;
+    const msr_chart_group_rules *rules = src->group_rules;
     if (!rules || rules->n == 0)
-        return ms__render_fail(err, MS_ERR_ARG, "--by group needs at least one --group NAME=REGEX");
+        return msr__render_fail(err, MS_ERR_ARG, "--by group needs at least one --group NAME=REGEX");
     size_t n_stacks = src->snap ? ms_snapshot_stack_count(src->snap) : 0;
     int8_t *own = NULL;
     const int8_t *rule_of = src->group_of_stack;
     if (!rule_of && n_stacks) {
-        int rc = ms_chart_group_rules_classify(rules, src->snap, src->tl, &own, err);
+        int rc = msr_chart_group_rules_classify(rules, src->snap, src->tl, &own, err);
         if (rc)
             return rc;
         rule_of = own;
     }
-    chart->groups = ms__alloc_n(rules->n + spec->n_highlights, sizeof *chart->groups);
+    chart->groups = msr__alloc_n(rules->n + spec->n_highlights, sizeof *chart->groups);
     if (!chart->groups) {
         free(own);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
     for (size_t k = 0; k < rules->n; k++) {
-        ms_chart_group g;
+        msr_chart_group g;
         memset(&g, 0, sizeof g);
         g.key_index = -1;
-        g.kind = MS_CHART_GROUP_USER;
+        g.kind = MSR_CHART_GROUP_USER;
         g.alloc = -1;
         g.site = UINT32_MAX;
-        ms__copy_text(g.label, sizeof g.label, rules->name[k]);
+        msr__copy_text(g.label, sizeof g.label, rules->name[k]);
         /* A few names the user chose: the palette's hues in rule order keep them apart
          * (a hash may give two of them one hue), and the same rules colour alike. */
-        g.fill = k < MS__PALETTE_N ? ms__palette(k) : ms__text_rgb(g.label);
+        g.fill = k < MSR__PALETTE_N ? msr__palette(k) : msr__text_rgb(g.label);
         g.key_rgb = g.fill;
         g.legend = (int)chart->n_legend;
-        ms__legend_add(chart, MS_CHART_KEY_SWATCH, g.fill, g.label);
+        msr__legend_add(chart, MSR_CHART_KEY_SWATCH, g.fill, g.label);
         chart->groups[chart->n_groups++] = g;
     }
     for (size_t i = 0; i < src->tl->n_allocs; i++) {
@@ -859,15 +859,15 @@ static int groups_by_user(ms_chart *chart, const ms_chart_source *src, const ms_
     return leak_bands(chart, src, spec, sc, 0, gr, err);
 }
 
-int ms__build_groups(ms_chart *chart, const ms_chart_source *src, const ms_chart_spec *spec,
-                     ms__site_cache *sc, const ms__range *r, size_t n_r, const ms_phases *ph,
-                     ms__grouping *gr, ms_error *err)
+int msr__build_groups(msr_chart *chart, const msr_chart_source *src, const msr_chart_spec *spec,
+                     msr__site_cache *sc, const msr__range *r, size_t n_r, const ms_phases *ph,
+                     msr__grouping *gr, ms_error *err)
 {
-    if (spec->by == MS_CHART_BY_ALLOC)
+    if (spec->by == MSR_CHART_BY_ALLOC)
         return groups_by_alloc(chart, src, spec, sc, gr, err);
-    if (spec->by == MS_CHART_BY_CATEGORY)
+    if (spec->by == MSR_CHART_BY_CATEGORY)
         return groups_by_category(chart, src, spec, sc, gr, err);
-    if (spec->by == MS_CHART_BY_GROUP)
+    if (spec->by == MSR_CHART_BY_GROUP)
         return groups_by_user(chart, src, spec, sc, gr, err);
     return groups_by_key(chart, src, spec, sc, r, n_r, ph, gr, err);
 }

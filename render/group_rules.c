@@ -22,7 +22,7 @@
 /* ------------------------------------------------------------------ memory */
 
 /* PCRE2's allocations for one compilation, counted and refused past a ceiling, so no
- * pattern, whatever this build's link size, costs more than MS_CHART_RULE_COMPILE_MEMORY
+ * pattern, whatever this build's link size, costs more than MSR_CHART_RULE_COMPILE_MEMORY
  * (a link size of 4 lets `((a{1,255}){1,255}){1,255}` ask for gigabytes). */
 typedef struct counted {
     size_t used, cap;
@@ -65,48 +65,48 @@ static void cut_pattern(const char *pat, char *buf, size_t cap)
         memcpy(buf, pat, n + 1);
         return;
     }
-    n = ms__utf8_prefix(pat, n, cap - 4);
+    n = msr__utf8_prefix(pat, n, cap - 4);
     memcpy(buf, pat, n);
     memcpy(buf + n, "...", 4);
 }
 
-int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_error *err)
+int msr_chart_group_rules_add(msr_chart_group_rules *rules, const char *text, ms_error *err)
 {
     const char *eq = text ? strchr(text, '=') : NULL;
     if (!eq)
-        return ms__render_fail(err, MS_ERR_ARG, "--group '%s': expected NAME=REGEX",
+        return msr__render_fail(err, MS_ERR_ARG, "--group '%s': expected NAME=REGEX",
                                text ? text : "");
     size_t n = (size_t)(eq - text);
     if (n == 0 || n >= sizeof rules->name[0])
-        return ms__render_fail(err, MS_ERR_ARG, "--group '%.80s': the name must be 1 to %zu bytes",
+        return msr__render_fail(err, MS_ERR_ARG, "--group '%.80s': the name must be 1 to %zu bytes",
                                text, sizeof rules->name[0] - 1);
-    if (rules->n >= MS_CHART_MAX_RULES)
-        return ms__render_fail(err, MS_ERR_ARG, "at most %d --group rules", MS_CHART_MAX_RULES);
+    if (rules->n >= MSR_CHART_MAX_RULES)
+        return msr__render_fail(err, MS_ERR_ARG, "at most %d --group rules", MSR_CHART_MAX_RULES);
     for (size_t i = 0; i < rules->n; i++)
         if (strlen(rules->name[i]) == n && !memcmp(rules->name[i], text, n))
-            return ms__render_fail(err, MS_ERR_ARG, "--group: the name '%.*s' is used twice",
+            return msr__render_fail(err, MS_ERR_ARG, "--group: the name '%.*s' is used twice",
                                    (int)n, text);
     const char *pat = eq + 1;
     size_t len = strlen(pat);
-    if (len > MS_CHART_RULE_MAX_PATTERN)
-        return ms__render_fail(err, MS_ERR_LIMIT,
+    if (len > MSR_CHART_RULE_MAX_PATTERN)
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%.*s': the pattern is %zu bytes, over the limit of %d",
-                               (int)n, text, len, MS_CHART_RULE_MAX_PATTERN);
+                               (int)n, text, len, MSR_CHART_RULE_MAX_PATTERN);
 
     /* The allocator outlives the compilation: the code frees itself through it. */
     counted *mem = malloc(sizeof *mem);
     if (mem)
-        *mem = (counted){0, MS_CHART_RULE_COMPILE_MEMORY};
+        *mem = (counted){0, MSR_CHART_RULE_COMPILE_MEMORY};
     pcre2_general_context *gc =
         mem ? pcre2_general_context_create(counted_malloc, counted_free, mem) : NULL;
     pcre2_compile_context *cc = gc ? pcre2_compile_context_create(gc) : NULL;
     if (!cc) {
         pcre2_general_context_free(gc);
         free(mem);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory");
     }
-    pcre2_set_max_pattern_length(cc, MS_CHART_RULE_MAX_PATTERN);
-    pcre2_set_parens_nest_limit(cc, MS_CHART_RULE_NEST_LIMIT);
+    pcre2_set_max_pattern_length(cc, MSR_CHART_RULE_MAX_PATTERN);
+    pcre2_set_parens_nest_limit(cc, MSR_CHART_RULE_NEST_LIMIT);
     int code = 0;
     PCRE2_SIZE at = 0;
     /* Bytes, never UTF: a frame's text is whatever the file holds, and a (*UTF) in the
@@ -122,34 +122,34 @@ int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_e
         char shown[96];
         cut_pattern(pat, shown, sizeof shown);
         if (code == PCRE2_ERROR_PATTERN_TOO_LARGE)
-            return ms__render_fail(err, MS_ERR_LIMIT,
+            return msr__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%.*s': the pattern compiles to more than %d bytes, "
                                    "the limit (repeats of repeats multiply; PCRE2: %s at byte %zu)",
-                                   (int)n, text, MS_CHART_RULE_MAX_COMPILED, (const char *)why,
+                                   (int)n, text, MSR_CHART_RULE_MAX_COMPILED, (const char *)why,
                                    (size_t)at);
         if (code == PCRE2_ERROR_PARENTHESES_NEST_TOO_DEEP)
-            return ms__render_fail(err, MS_ERR_LIMIT,
+            return msr__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%.*s': the pattern nests parentheses deeper than "
                                    "the limit of %d",
-                                   (int)n, text, MS_CHART_RULE_NEST_LIMIT);
+                                   (int)n, text, MSR_CHART_RULE_NEST_LIMIT);
         if (code == PCRE2_ERROR_HEAP_FAILED)
-            return ms__render_fail(err, MS_ERR_LIMIT,
+            return msr__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%.*s': the pattern needs more than the %d MiB "
                                    "a pattern may take to compile",
-                                   (int)n, text, MS_CHART_RULE_COMPILE_MEMORY >> 20);
-        return ms__render_fail(err, code == PCRE2_ERROR_PATTERN_TOO_COMPLICATED ? MS_ERR_LIMIT
+                                   (int)n, text, MSR_CHART_RULE_COMPILE_MEMORY >> 20);
+        return msr__render_fail(err, code == PCRE2_ERROR_PATTERN_TOO_COMPLICATED ? MS_ERR_LIMIT
                                                                                : MS_ERR_ARG,
                                "--group '%.*s=%s': bad pattern at byte %zu: %s", (int)n, text,
                                shown, (size_t)at, (const char *)why);
     }
     size_t size = 0;
-    if (pcre2_pattern_info(re, PCRE2_INFO_SIZE, &size) != 0 || size > MS_CHART_RULE_MAX_COMPILED) {
+    if (pcre2_pattern_info(re, PCRE2_INFO_SIZE, &size) != 0 || size > MSR_CHART_RULE_MAX_COMPILED) {
         pcre2_code_free(re);
         free(mem);
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%.*s': the pattern compiles to %zu bytes, over the "
                                "limit of %d (repeats of repeats multiply)",
-                               (int)n, text, size, MS_CHART_RULE_MAX_COMPILED);
+                               (int)n, text, size, MSR_CHART_RULE_MAX_COMPILED);
     }
     /* JIT where this build and machine have it; the interpreter otherwise, with the
      * same limits (the JIT's own stack bounds it instead of the depth and heap limits). */
@@ -162,7 +162,7 @@ int ms_chart_group_rules_add(ms_chart_group_rules *rules, const char *text, ms_e
     return 0;
 }
 
-void ms_chart_group_rules_free(ms_chart_group_rules *rules)
+void msr_chart_group_rules_free(msr_chart_group_rules *rules)
 {
     if (!rules)
         return;
@@ -177,7 +177,7 @@ void ms_chart_group_rules_free(ms_chart_group_rules *rules)
 /* ------------------------------------------------------------------ matching */
 
 typedef struct matcher {
-    const ms_chart_group_rules *rules;
+    const msr_chart_group_rules *rules;
     const ms_snapshot *snap;
     pcre2_match_context *mc;
     pcre2_jit_stack *js;
@@ -188,24 +188,24 @@ typedef struct matcher {
     uint64_t steps_left; /* backtracking steps beyond the allowances */
 } matcher;
 
-static int matcher_init(matcher *m, const ms_chart_group_rules *rules, const ms_snapshot *snap,
+static int matcher_init(matcher *m, const msr_chart_group_rules *rules, const ms_snapshot *snap,
                         ms_error *err)
 {
     memset(m, 0, sizeof *m);
     m->rules = rules;
     m->snap = snap;
     m->mc = pcre2_match_context_create(NULL);
-    m->js = pcre2_jit_stack_create(32 * 1024, MS_CHART_RULE_JIT_STACK, NULL);
+    m->js = pcre2_jit_stack_create(32 * 1024, MSR_CHART_RULE_JIT_STACK, NULL);
     /* Whether it matches is all a rule asks: no capture is kept. */
     m->md = pcre2_match_data_create(1, NULL);
     if (!m->mc || !m->js || !m->md)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
     pcre2_jit_stack_assign(m->mc, NULL, m->js);
-    pcre2_set_depth_limit(m->mc, MS_CHART_RULE_DEPTH_LIMIT);
-    pcre2_set_heap_limit(m->mc, MS_CHART_RULE_HEAP_LIMIT_KIB);
+    pcre2_set_depth_limit(m->mc, MSR_CHART_RULE_DEPTH_LIMIT);
+    pcre2_set_heap_limit(m->mc, MSR_CHART_RULE_HEAP_LIMIT_KIB);
     uint64_t in = ms_snapshot_input_bytes(snap);
-    m->text_left = (uint64_t)MS_CHART_RULE_TEXT_BASE + MS_CHART_RULE_TEXT_PER_BYTE * in;
-    m->steps_left = MS_CHART_RULE_EXTRA_STEPS;
+    m->text_left = (uint64_t)MSR_CHART_RULE_TEXT_BASE + MSR_CHART_RULE_TEXT_PER_BYTE * in;
+    m->steps_left = MSR_CHART_RULE_EXTRA_STEPS;
     return 0;
 }
 
@@ -228,10 +228,10 @@ static int frame_text(matcher *m, const ms_frame *f, size_t *len, ms_error *err)
         snprintf(line, sizeof line, ":%lld", (long long)f->line);
     size_t ll = strlen(line);
     if (fl > SIZE_MAX / 2 || nl > SIZE_MAX / 2)
-        return ms__render_fail(err, MS_ERR_LIMIT, "frame text too long");
+        return msr__render_fail(err, MS_ERR_LIMIT, "frame text too long");
     size_t need = fl + ll + 1 + nl + 1;
-    if (need > m->cap && !ms__render_grow((void **)&m->text, &m->cap, need, 1, 256))
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
+    if (need > m->cap && !msr__render_grow((void **)&m->text, &m->cap, need, 1, 256))
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
     memcpy(m->text, file, fl);
     memcpy(m->text + fl, line, ll);
     m->text[fl + ll] = ' ';
@@ -243,7 +243,7 @@ static int frame_text(matcher *m, const ms_frame *f, size_t *len, ms_error *err)
 static int limit_error(const matcher *m, size_t r, int rc, size_t len, ms_error *err)
 {
     char shown[72];
-    size_t k = ms__utf8_prefix(m->text, len, sizeof shown - 4);
+    size_t k = msr__utf8_prefix(m->text, len, sizeof shown - 4);
     memcpy(shown, m->text, k);
     memcpy(shown + k, k < len ? "..." : "", k < len ? 4 : 1);
     const char *name = m->rules->name[r];
@@ -251,32 +251,32 @@ static int limit_error(const matcher *m, size_t r, int rc, size_t len, ms_error 
                        "and back-references)";
     switch (rc) {
     case PCRE2_ERROR_MATCHLIMIT:
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%s': the match limit (%d backtracking steps) was "
                                "reached on the %zu-byte frame '%s': %s",
-                               name, MS_CHART_RULE_MATCH_LIMIT, len, shown, hint);
+                               name, MSR_CHART_RULE_MATCH_LIMIT, len, shown, hint);
     case PCRE2_ERROR_DEPTHLIMIT:
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%s': the depth limit (%d nested backtracking points) "
                                "was reached on the %zu-byte frame '%s': %s",
-                               name, MS_CHART_RULE_DEPTH_LIMIT, len, shown, hint);
+                               name, MSR_CHART_RULE_DEPTH_LIMIT, len, shown, hint);
     case PCRE2_ERROR_HEAPLIMIT:
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%s': the heap limit (%d MiB) was reached on the "
                                "%zu-byte frame '%s': %s",
-                               name, MS_CHART_RULE_HEAP_LIMIT_KIB >> 10, len, shown, hint);
+                               name, MSR_CHART_RULE_HEAP_LIMIT_KIB >> 10, len, shown, hint);
     case PCRE2_ERROR_JIT_STACKLIMIT:
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%s': the JIT stack limit (%d KiB) was reached on the "
                                "%zu-byte frame '%s': %s",
-                               name, MS_CHART_RULE_JIT_STACK >> 10, len, shown, hint);
+                               name, MSR_CHART_RULE_JIT_STACK >> 10, len, shown, hint);
     case PCRE2_ERROR_NOMEMORY:
-        return ms__render_fail(err, MS_ERR_NOMEM, "--group '%s': out of memory matching", name);
+        return msr__render_fail(err, MS_ERR_NOMEM, "--group '%s': out of memory matching", name);
     default: {
         PCRE2_UCHAR why[160];
         if (pcre2_get_error_message(rc, why, sizeof why) < 0)
             snprintf((char *)why, sizeof why, "error %d", rc);
-        return ms__render_fail(err, MS_ERR_LIMIT, "--group '%s': matching '%s' failed: %s",
+        return msr__render_fail(err, MS_ERR_LIMIT, "--group '%s': matching '%s' failed: %s",
                                name, shown, (const char *)why);
     }
     }
@@ -290,21 +290,21 @@ static int limit_error(const matcher *m, size_t r, int rc, size_t len, ms_error 
  * file has. */
 static int match_rule(matcher *m, size_t r, size_t len, bool *hit, ms_error *err)
 {
-    const ms_chart_group_rules *rules = m->rules;
+    const msr_chart_group_rules *rules = m->rules;
     if (len > m->text_left)
-        return ms__render_fail(err, MS_ERR_LIMIT,
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "--group '%s': the rules would read more than %llu MiB of frame "
                                "text in this file (64 MiB and %d bytes per byte of input)",
                                rules->name[r],
-                               (unsigned long long)((MS_CHART_RULE_TEXT_BASE +
-                                                     MS_CHART_RULE_TEXT_PER_BYTE *
+                               (unsigned long long)((MSR_CHART_RULE_TEXT_BASE +
+                                                     MSR_CHART_RULE_TEXT_PER_BYTE *
                                                          ms_snapshot_input_bytes(m->snap)) >>
                                                     20),
-                               MS_CHART_RULE_TEXT_PER_BYTE);
+                               MSR_CHART_RULE_TEXT_PER_BYTE);
     m->text_left -= len;
-    uint64_t allowance = MS_CHART_RULE_STEPS_BASE + MS_CHART_RULE_STEPS_PER_BYTE * (uint64_t)len;
-    uint32_t limit = allowance < MS_CHART_RULE_MATCH_LIMIT ? (uint32_t)allowance
-                                                             : MS_CHART_RULE_MATCH_LIMIT;
+    uint64_t allowance = MSR_CHART_RULE_STEPS_BASE + MSR_CHART_RULE_STEPS_PER_BYTE * (uint64_t)len;
+    uint32_t limit = allowance < MSR_CHART_RULE_MATCH_LIMIT ? (uint32_t)allowance
+                                                             : MSR_CHART_RULE_MATCH_LIMIT;
     for (;;) {
         pcre2_set_match_limit(m->mc, limit);
         int rc = pcre2_match(rules->code[r], (PCRE2_SPTR)m->text, len, 0, 0, m->md, m->mc);
@@ -312,18 +312,18 @@ static int match_rule(matcher *m, size_t r, size_t len, bool *hit, ms_error *err
             *hit = rc >= 0;
             return 0;
         }
-        if (rc != PCRE2_ERROR_MATCHLIMIT || limit >= MS_CHART_RULE_MATCH_LIMIT)
+        if (rc != PCRE2_ERROR_MATCHLIMIT || limit >= MSR_CHART_RULE_MATCH_LIMIT)
             return limit_error(m, r, rc, len, err);
-        uint32_t next = limit > MS_CHART_RULE_MATCH_LIMIT / 4 ? MS_CHART_RULE_MATCH_LIMIT
+        uint32_t next = limit > MSR_CHART_RULE_MATCH_LIMIT / 4 ? MSR_CHART_RULE_MATCH_LIMIT
                                                                : limit * 4;
         if (next > m->steps_left)
-            return ms__render_fail(err, MS_ERR_LIMIT,
+            return msr__render_fail(err, MS_ERR_LIMIT,
                                    "--group '%s': the rules together backtracked more than "
                                    "the %d steps a file's frames may take beyond %d and %d "
                                    "per byte each; make the patterns more specific (anchor "
                                    "them, avoid nested repeats and back-references)",
-                                   rules->name[r], MS_CHART_RULE_EXTRA_STEPS,
-                                   MS_CHART_RULE_STEPS_BASE, MS_CHART_RULE_STEPS_PER_BYTE);
+                                   rules->name[r], MSR_CHART_RULE_EXTRA_STEPS,
+                                   MSR_CHART_RULE_STEPS_BASE, MSR_CHART_RULE_STEPS_PER_BYTE);
         m->steps_left -= next;
         limit = next;
     }
@@ -351,7 +351,7 @@ static int first_rule(matcher *m, uint32_t id, int8_t *out, ms_error *err)
 
 #define UNSEEN ((int8_t)-2)
 
-int ms_chart_group_rules_classify(const ms_chart_group_rules *rules, const ms_snapshot *snap,
+int msr_chart_group_rules_classify(const msr_chart_group_rules *rules, const ms_snapshot *snap,
                                   const ms_timeline *tl, int8_t **out, ms_error *err)
 {
     *out = NULL;
@@ -362,7 +362,7 @@ int ms_chart_group_rules_classify(const ms_chart_group_rules *rules, const ms_sn
     if (!of_stack || !of_frame) {
         free(of_stack);
         free(of_frame);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory matching --group rules");
     }
     memset(of_stack, UNSEEN, n_stacks);
     memset(of_frame, UNSEEN, n_frames);

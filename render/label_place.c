@@ -5,7 +5,7 @@
  * (the OOM's, the peak's, then the leaks' in group order) tries where it prefers to be,
  * then positions on both sides of its point, a few distances out and every height in
  * the plot, and takes the nearest that overlaps no label placed before it and crosses
- * none of the lines a reader follows. With at most MS_CHART_MAX_LABELS labels this is a
+ * none of the lines a reader follows. With at most MSR_CHART_MAX_LABELS labels this is a
  * few thousand rectangle tests. */
 #include "label_place.h"
 
@@ -20,26 +20,26 @@
 #define STEP 9.0   /* vertical search step */
 #define REACH 36.0 /* the nearest a box comes to its point, horizontally */
 
-bool ms_chart_rects_overlap(const ms_chart_rect *a, const ms_chart_rect *b)
+bool msr_chart_rects_overlap(const msr_chart_rect *a, const msr_chart_rect *b)
 {
     return a->x < b->x + b->w && b->x < a->x + a->w && a->y < b->y + b->h && b->y < a->y + a->h;
 }
 
-static bool inside(const ms_chart_rect *box, const ms_chart_rect *area)
+static bool inside(const msr_chart_rect *box, const msr_chart_rect *area)
 {
     return box->x >= area->x && box->y >= area->y && box->x + box->w <= area->x + area->w &&
            box->y + box->h <= area->y + area->h;
 }
 
 /* The box grown by the gap, so neighbours keep apart. */
-static ms_chart_rect padded(const ms_chart_rect *b)
+static msr_chart_rect padded(const msr_chart_rect *b)
 {
-    ms_chart_rect p = {b->x - GAP, b->y - GAP, b->w + 2 * GAP, b->h + 2 * GAP};
+    msr_chart_rect p = {b->x - GAP, b->y - GAP, b->w + 2 * GAP, b->h + 2 * GAP};
     return p;
 }
 
 /* Where the leader leaves the box: the middle of the side facing the point. */
-static void leader_start(const ms_chart_rect *b, double ax, double ay, double *lx, double *ly)
+static void leader_start(const msr_chart_rect *b, double ax, double ay, double *lx, double *ly)
 {
     if (ax <= b->x) {
         *lx = b->x;
@@ -53,7 +53,7 @@ static void leader_start(const ms_chart_rect *b, double ax, double ay, double *l
     }
 }
 
-double ms_callout_text_width(const char *text)
+double msr_callout_text_width(const char *text)
 {
     /* DejaVu Sans Bold at 11 px averages under 7 px a character; count UTF-8 lead bytes. */
     size_t chars = 0;
@@ -98,17 +98,17 @@ static void cut_text(char *dst, size_t cap, const char *src, size_t chars)
 }
 
 typedef struct place_env {
-    const ms_chart *ch;
-    ms_chart_rect area;     /* the plot less a margin: no label touches its edge */
-    ms_chart_rect avoid[8]; /* markers (the peak dot, OOM triangles) */
+    const msr_chart *ch;
+    msr_chart_rect area;     /* the plot less a margin: no label touches its edge */
+    msr_chart_rect avoid[8]; /* markers (the peak dot, OOM triangles) */
     size_t n_avoid;
-    const ms_chart_label *placed;
+    const msr_chart_label *placed;
     size_t n_placed;
 } place_env;
 
 /* Whether a per-column step curve (as draw.c strokes it: flat across each column, a
  * vertical between columns) passes through the box, with `pad` pixels to spare. */
-static bool crosses_curve(const ms_chart *ch, const int64_t *v, const ms_chart_rect *b, double pad)
+static bool crosses_curve(const msr_chart *ch, const int64_t *v, const msr_chart_rect *b, double pad)
 {
     if (!v)
         return false;
@@ -120,12 +120,12 @@ static bool crosses_curve(const ms_chart *ch, const int64_t *v, const ms_chart_r
         c1 = (long)ch->n_cols - 1;
     double prev = NAN;
     for (long c = c0; c <= c1; c++) {
-        bool has = ch->col_event ? ch->col_event[c] != MS_CHART_NO_EVENT : v[c] >= 0;
+        bool has = ch->col_event ? ch->col_event[c] != MSR_CHART_NO_EVENT : v[c] >= 0;
         if (!has) {
             prev = NAN;
             continue;
         }
-        double y = ms_chart_py(ch, (double)v[c]);
+        double y = msr_chart_py(ch, (double)v[c]);
         double lo = isnan(prev) ? y : fmin(prev, y), hi = isnan(prev) ? y : fmax(prev, y);
         if (hi >= top && lo <= bottom)
             return true;
@@ -134,17 +134,17 @@ static bool crosses_curve(const ms_chart *ch, const int64_t *v, const ms_chart_r
     return false;
 }
 
-static bool box_clear(const place_env *e, const ms_chart_rect *b)
+static bool box_clear(const place_env *e, const msr_chart_rect *b)
 {
-    const ms_chart *ch = e->ch;
+    const msr_chart *ch = e->ch;
     if (!inside(b, &e->area))
         return false;
-    ms_chart_rect pb = padded(b);
+    msr_chart_rect pb = padded(b);
     for (size_t k = 0; k < e->n_avoid; k++)
-        if (ms_chart_rects_overlap(&pb, &e->avoid[k]))
+        if (msr_chart_rects_overlap(&pb, &e->avoid[k]))
             return false;
     for (size_t k = 0; k < e->n_placed; k++)
-        if (ms_chart_rects_overlap(&pb, &e->placed[k].box))
+        if (msr_chart_rects_overlap(&pb, &e->placed[k].box))
             return false;
     /* The lines a reader follows: reserved memory, the peak's level, the OOM markers. */
     if (crosses_curve(ch, ch->col_reserved, b, 2))
@@ -164,7 +164,7 @@ static bool box_clear(const place_env *e, const ms_chart_rect *b)
 /* Places one label of text width w near (ax, ay): first where it prefers to be (box at
  * px, py), then the clear spot nearest it, on either side, at any height. Cuts the text
  * (ellipsis) when no spot fits it whole. Returns false when no spot fits even cut. */
-static bool place_label(place_env *e, ms_chart_label *L, const char *text, double ax, double ay,
+static bool place_label(place_env *e, msr_chart_label *L, const char *text, double ax, double ay,
                         double px, double py, bool prefer_right)
 {
     double h = L->font_px + 5;
@@ -180,13 +180,13 @@ static bool place_label(place_env *e, ms_chart_label *L, const char *text, doubl
         double w = text_w(L->text, L->font_px);
         if (w > e->area.w)
             continue;
-        ms_chart_rect want = {prefer_right ? px : px - w, py, w, h};
+        msr_chart_rect want = {prefer_right ? px : px - w, py, w, h};
         if (box_clear(e, &want)) {
             L->box = want;
             return true;
         }
         double best = INFINITY;
-        ms_chart_rect best_box = want;
+        msr_chart_rect best_box = want;
         static const double REACH_X[] = {10, 40, 120, 260};
         for (size_t r = 0; r < sizeof REACH_X / sizeof REACH_X[0]; r++) {
             for (int side = 0; side < 2; side++) {
@@ -195,7 +195,7 @@ static bool place_label(place_env *e, ms_chart_label *L, const char *text, doubl
                 for (double dy = 0; dy <= e->area.h; dy += 6) {
                     for (int s = 0; s < 2; s++) {
                         double y = ay - h / 2 + (s ? dy : -dy) - (s ? 0 : 0);
-                        ms_chart_rect b = {x, y, w, h};
+                        msr_chart_rect b = {x, y, w, h};
                         double cx = fmax(b.x, fmin(ax, b.x + b.w)), cy = fmax(b.y, fmin(ay, b.y + b.h));
                         double len = hypot(cx - ax, cy - ay) + (right == prefer_right ? 0 : 20);
                         if (len >= best || !box_clear(e, &b))
@@ -214,7 +214,7 @@ static bool place_label(place_env *e, ms_chart_label *L, const char *text, doubl
     return false;
 }
 
-static void finish_leader(ms_chart_label *L, double ax, double ay, double min_len)
+static void finish_leader(msr_chart_label *L, double ax, double ay, double min_len)
 {
     L->ax = ax;
     L->ay = ay;
@@ -222,28 +222,28 @@ static void finish_leader(ms_chart_label *L, double ax, double ay, double min_le
     L->leader = hypot(L->lx - ax, L->ly - ay) > min_len;
 }
 
-void ms__place_labels(ms_chart *ch)
+void msr__place_labels(msr_chart *ch)
 {
     place_env e;
     memset(&e, 0, sizeof e);
     e.ch = ch;
-    e.area = (ms_chart_rect){ch->plot.x + 2, ch->plot.y + 2, ch->plot.w - 4, ch->plot.h - 4};
+    e.area = (msr_chart_rect){ch->plot.x + 2, ch->plot.y + 2, ch->plot.w - 4, ch->plot.h - 4};
     e.placed = ch->labels;
     ch->n_labels = 0;
     ch->n_hidden_labels = 0;
     if (ch->has_peak)
-        e.avoid[e.n_avoid++] = (ms_chart_rect){ch->peak_px - 6, ch->peak_py - 6, 12, 12};
+        e.avoid[e.n_avoid++] = (msr_chart_rect){ch->peak_px - 6, ch->peak_py - 6, 12, 12};
     for (size_t i = 0; i < ch->n_oom_px && e.n_avoid < 8; i++)
-        e.avoid[e.n_avoid++] = (ms_chart_rect){ch->oom_px[i] - 7, ch->plot.y, 14, 11};
+        e.avoid[e.n_avoid++] = (msr_chart_rect){ch->oom_px[i] - 7, ch->plot.y, 14, 11};
 
     /* Most important first: the OOM, then the peak, then the leaks in group order. */
     if (ch->n_oom_px) {
-        ms_chart_label *L = &ch->labels[ch->n_labels];
+        msr_chart_label *L = &ch->labels[ch->n_labels];
         memset(L, 0, sizeof *L);
-        L->kind = MS_CHART_LABEL_OOM;
+        L->kind = MSR_CHART_LABEL_OOM;
         L->font_px = 11;
         L->rgb = ch->theme.oom;
-        char text[MS_CHART_TEXT + 32];
+        char text[MSR_CHART_TEXT + 32];
         if (ch->n_ooms > 1)
             snprintf(text, sizeof text, "%s (×%llu)", ch->oom_label, (unsigned long long)ch->n_ooms);
         else
@@ -255,13 +255,13 @@ void ms__place_labels(ms_chart *ch)
             finish_leader(L, x, ch->plot.y + 14, 40);
             e.n_placed = ++ch->n_labels;
         } else {
-            ms__legend_add(ch, MS_CHART_KEY_DOT, ch->theme.oom, text);
+            msr__legend_add(ch, MSR_CHART_KEY_DOT, ch->theme.oom, text);
         }
     }
     if (ch->has_peak) {
-        ms_chart_label *L = &ch->labels[ch->n_labels];
+        msr_chart_label *L = &ch->labels[ch->n_labels];
         memset(L, 0, sizeof *L);
-        L->kind = MS_CHART_LABEL_PEAK;
+        L->kind = MSR_CHART_LABEL_PEAK;
         L->font_px = 12;
         L->rgb = ch->theme.peak;
         double x = ch->peak_px, y = ch->peak_py;
@@ -271,30 +271,30 @@ void ms__place_labels(ms_chart *ch)
             finish_leader(L, x, y, 24);
             e.n_placed = ++ch->n_labels;
         } else {
-            ms__legend_add(ch, MS_CHART_KEY_DOT, ch->theme.peak, ch->peak_label);
+            msr__legend_add(ch, MSR_CHART_KEY_DOT, ch->theme.peak, ch->peak_label);
         }
     }
     /* Leak callouts, each at an arrow to where its band starts. */
-    size_t W = ch->n_cols, order[MS_CHART_MAX_LABELS * 4], n_marked = 0;
+    size_t W = ch->n_cols, order[MSR_CHART_MAX_LABELS * 4], n_marked = 0;
     for (size_t g = 0; g < ch->n_groups && n_marked < sizeof order / sizeof order[0]; g++)
         if (ch->groups[g].highlight && ch->groups[g].pinned)
             order[n_marked++] = g;
     for (size_t i = 0; i < n_marked; i++) {
-        const ms_chart_group *g = &ch->groups[order[i]];
-        if (ch->n_labels >= MS_CHART_MAX_LABELS) {
+        const msr_chart_group *g = &ch->groups[order[i]];
+        if (ch->n_labels >= MSR_CHART_MAX_LABELS) {
             ch->n_hidden_labels++;
             continue;
         }
-        ms_chart_label *L = &ch->labels[ch->n_labels];
+        msr_chart_label *L = &ch->labels[ch->n_labels];
         memset(L, 0, sizeof *L);
-        L->kind = MS_CHART_LABEL_LEAK;
+        L->kind = MSR_CHART_LABEL_LEAK;
         L->font_px = 11;
         L->rgb = g->suspect ? ch->theme.fg : ch->theme.highlight;
         /* Wide enough for a finding's label whole ("forward leak, 2 sites, 90.09 MiB:
          * train/scenarios.py:159 layers_run", "4 × 8.00 KiB = 32.00 KiB:
          * train/scenarios_verdicts3.py:368 v3_metric_leak"): its end names the line. */
         double cap = ch->plot.w * 0.5 > 320 ? ch->plot.w * 0.5 : 320;
-        char text[MS_CHART_TEXT + 32];
+        char text[MSR_CHART_TEXT + 32];
         size_t max_chars = (size_t)((cap - 6) / (0.64 * 11));
         cut_text(text, sizeof text, g->mark, max_chars);
         double ax = g->pin_px, ay = g->pin_py;
@@ -311,6 +311,6 @@ void ms__place_labels(ms_chart *ch)
         char more[64];
         snprintf(more, sizeof more, "+%zu more finding%s (memsnap leaks)", ch->n_hidden_labels,
                  ch->n_hidden_labels == 1 ? "" : "s");
-        ms__legend_add(ch, MS_CHART_KEY_LINE, ch->theme.highlight, more);
+        msr__legend_add(ch, MSR_CHART_KEY_LINE, ch->theme.highlight, more);
     }
 }

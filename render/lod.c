@@ -18,7 +18,7 @@ static int64_t reserved_of(const ms_timeline *tl, int64_t e)
 }
 
 /* The column of an integer x key: a time offset in microseconds (x = key / 1e6) or an
- * event index (x = key), with the arithmetic ms_chart_event_x uses, so no event changes
+ * event index (x = key), with the arithmetic msr_chart_event_x uses, so no event changes
  * column. It never decreases as the key grows: (double)key, the division by a positive
  * 1e6 or dx, the subtraction of x_lo, floor and the clamps all keep the order. */
 typedef struct key_cols {
@@ -30,7 +30,7 @@ typedef struct key_cols {
 static int64_t key_col(const key_cols *k, int64_t key)
 {
     double x = k->by_time ? (double)key / 1e6 : (double)key;
-    return ms__column_of(x, k->x_lo, k->x_hi, k->dx, k->n_cols);
+    return msr__column_of(x, k->x_lo, k->x_hi, k->dx, k->n_cols);
 }
 
 /* The smallest key above `key` whose column is past `col` (the column of `key`), or
@@ -94,10 +94,10 @@ typedef struct col_run {
 static void fold_run(const col_run *r, int64_t c, int64_t *first, int64_t *last, int64_t *ev,
                      int64_t *act, int64_t *res, int64_t *low)
 {
-    if (first[c] == MS_CHART_NO_EVENT)
+    if (first[c] == MSR_CHART_NO_EVENT)
         first[c] = r->first;
     last[c] = r->last;
-    if (ev[c] == MS_CHART_NO_EVENT || r->act > act[c]) {
+    if (ev[c] == MSR_CHART_NO_EVENT || r->act > act[c]) {
         ev[c] = r->ev;
         act[c] = r->act;
     }
@@ -110,21 +110,21 @@ static void fold_run(const col_run *r, int64_t c, int64_t *first, int64_t *last,
 /* Per column: the state with the most active bytes among the events inside the column
  * and, when the column starts before its first event, the state carried in from the
  * left. One pass over the trace whatever the pixel count. */
-int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, double x_hi,
+int msr__aggregate(const msr_chart_source *src, msr_chart_x mode, double x_lo, double x_hi,
                   double dx, size_t n_cols, int64_t *ev, int64_t *act, int64_t *res,
                   int64_t *low, int64_t *hill, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
-    int64_t *first = ms__alloc_n(n_cols, sizeof *first);
-    int64_t *last = ms__alloc_n(n_cols, sizeof *last);
+    int64_t *first = msr__alloc_n(n_cols, sizeof *first);
+    int64_t *last = msr__alloc_n(n_cols, sizeof *last);
     if (!first || !last) {
         free(first);
         free(last);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu chart columns", n_cols);
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for %zu chart columns", n_cols);
     }
     for (size_t c = 0; c < n_cols; c++) {
-        first[c] = last[c] = MS_CHART_NO_EVENT;
-        ev[c] = MS_CHART_NO_EVENT;
+        first[c] = last[c] = MSR_CHART_NO_EVENT;
+        ev[c] = MSR_CHART_NO_EVENT;
         act[c] = -1;
         if (res)
             res[c] = -1;
@@ -135,16 +135,16 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
     int64_t n = (int64_t)tl->n_events;
     const int64_t *t_us = src->trace->time_us;
     const int64_t *active = tl->active, *reserved = tl->reserved;
-    int64_t t0 = ms__t_first(src);
+    int64_t t0 = msr__t_first(src);
     /* The run axis: x through the warp, its segment remembered from event to event. */
-    const ms_chart_warp *warp = mode == MS_CHART_X_RUN ? src->warp : NULL;
+    const msr_chart_warp *warp = mode == MSR_CHART_X_RUN ? src->warp : NULL;
     if (warp) {
         size_t seg = 0;
         int64_t col = -1;
         for (int64_t e = 0; e < n; e++) {
             /* Events that share a time share its column, and skip the divisions. */
             if (e == 0 || t_us[e] != t_us[e - 1])
-                col = ms__column_of(ms__warp_u_near(warp, (double)(t_us[e] - t0) / 1e6, &seg),
+                col = msr__column_of(msr__warp_u_near(warp, (double)(t_us[e] - t0) / 1e6, &seg),
                                     x_lo, x_hi, dx, n_cols);
             if (col < 0) {
                 carry = e;
@@ -160,7 +160,7 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
          * events of a column are those whose key lies in [k_lo, k_hi), and a run of
          * them is summed up in registers. Keys out of order (a hostile trace's times)
          * only end runs early. */
-        key_cols kc = {mode == MS_CHART_X_TIME, x_lo, x_hi, dx, n_cols};
+        key_cols kc = {mode == MSR_CHART_X_TIME, x_lo, x_hi, dx, n_cols};
         int64_t k_lo = 1, k_hi = 0; /* empty: the first event finds its column */
         int64_t col = -1;
         const int64_t *keys = kc.by_time ? t_us : NULL;
@@ -208,11 +208,11 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
         int64_t start = active_of(tl, carry);
         /* The state before the first event has no x of its own; it shows in the first
          * column with events, so a trace whose peak predates it still shows that peak. */
-        bool carried = first[c] == MS_CHART_NO_EVENT || carry == -1 ||
-                       ms__event_x(src, mode, first[c]) > lo;
+        bool carried = first[c] == MSR_CHART_NO_EVENT || carry == -1 ||
+                       msr__event_x(src, mode, first[c]) > lo;
         if (carried) {
             int64_t v = active_of(tl, carry);
-            if (ev[c] == MS_CHART_NO_EVENT || v > act[c]) {
+            if (ev[c] == MSR_CHART_NO_EVENT || v > act[c]) {
                 ev[c] = carry;
                 act[c] = v;
             }
@@ -221,11 +221,11 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
             if (low && v < low[c])
                 low[c] = v;
         }
-        if (last[c] != MS_CHART_NO_EVENT)
+        if (last[c] != MSR_CHART_NO_EVENT)
             carry = last[c];
         if (hill) {
             int64_t end = active_of(tl, carry), edge = start > end ? start : end;
-            hill[c] = ev[c] != MS_CHART_NO_EVENT && act[c] > edge ? act[c] - edge : 0;
+            hill[c] = ev[c] != MSR_CHART_NO_EVENT && act[c] > edge ? act[c] - edge : 0;
         }
     }
     free(first);
@@ -238,39 +238,39 @@ int ms__aggregate(const ms_chart_source *src, ms_chart_x mode, double x_lo, doub
  * the edge of a hill 130 px wide swings as much (the hill rises inside it) but hides
  * nothing: only a top well above both the state the column starts in and the one it
  * ends in is a hill narrower than the column. */
-bool ms__show_low(const ms_chart *chart)
+bool msr__show_low(const msr_chart *chart)
 {
     size_t W = chart->n_cols;
     size_t hills = 0;
     for (size_t c = 0; c < W && chart->col_hill; c++)
-        if (chart->col_event[c] != MS_CHART_NO_EVENT &&
+        if (chart->col_event[c] != MSR_CHART_NO_EVENT &&
             (double)chart->col_hill[c] / chart->y_max * chart->plot.h >= 12)
             hills++;
     return hills * 4 >= W; /* a quarter of the columns hide whole hills */
 }
 
-int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, size_t i,
+int msr__series(msr_chart *chart, msr_chart_series *s, const msr_chart_source *src, size_t i,
                int64_t *ev, int64_t *data_max, ms_error *err)
 {
     size_t W = chart->n_cols;
-    s->active = ms__alloc_n(W, sizeof *s->active);
-    s->reserved = ms__alloc_n(W, sizeof *s->reserved);
+    s->active = msr__alloc_n(W, sizeof *s->active);
+    s->reserved = msr__alloc_n(W, sizeof *s->reserved);
     if (!s->active || !s->reserved)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
-    int rc = ms__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, ev,
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the chart");
+    int rc = msr__aggregate(src, chart->x_mode, chart->x_lo, chart->x_hi, chart->dx, W, ev,
                            s->active, s->reserved, NULL, NULL, err);
     if (rc)
         return rc;
-    s->rgb = ms__palette(i);
+    s->rgb = msr__palette(i);
     s->peak_bytes = -1;
     for (size_t c = 0; c < W; c++) {
-        if (ev[c] == MS_CHART_NO_EVENT) {
+        if (ev[c] == MSR_CHART_NO_EVENT) {
             s->active[c] = s->reserved[c] = -1;
             continue;
         }
         if (s->active[c] > s->peak_bytes) {
             s->peak_bytes = s->active[c];
-            s->peak_x = ms__event_x(src, chart->x_mode, ev[c] < 0 ? 0 : ev[c]);
+            s->peak_x = msr__event_x(src, chart->x_mode, ev[c] < 0 ? 0 : ev[c]);
         }
         if (s->active[c] > *data_max)
             *data_max = s->active[c];
@@ -278,33 +278,33 @@ int ms__series(ms_chart *chart, ms_chart_series *s, const ms_chart_source *src, 
             *data_max = s->reserved[c];
     }
     char peak[32];
-    ms_chart_format_bytes((double)(s->peak_bytes > 0 ? s->peak_bytes : 0), peak, sizeof peak);
+    msr_chart_format_bytes((double)(s->peak_bytes > 0 ? s->peak_bytes : 0), peak, sizeof peak);
     snprintf(s->label, sizeof s->label, "%s (cuda:%d, peak %s)",
              src->label ? src->label : "snapshot", src->tl->device, peak);
     return 0;
 }
 
-int ms_chart_extent(const ms_chart_source *src_in, const ms_chart_spec *spec_in,
+int msr_chart_extent(const msr_chart_source *src_in, const msr_chart_spec *spec_in,
                     double *x_span, int64_t *y_bytes, ms_error *err)
 {
-    int rc = ms__check_source(src_in, false, err);
+    int rc = msr__check_source(src_in, false, err);
     if (rc)
         return rc;
-    ms_chart_spec run_spec = *spec_in;
-    if (run_spec.x_mode == MS_CHART_X_RUN && !src_in->trace->has_times)
-        run_spec.x_mode = MS_CHART_X_EVENTS; /* as ms_chart_build draws it */
-    ms_chart_source run_src;
-    ms_chart_warp warp;
-    ms__run_source(&run_src, &warp, src_in, &run_spec.x_mode);
-    const ms_chart_source *src = &run_src;
-    const ms_chart_spec *spec = &run_spec;
+    msr_chart_spec run_spec = *spec_in;
+    if (run_spec.x_mode == MSR_CHART_X_RUN && !src_in->trace->has_times)
+        run_spec.x_mode = MSR_CHART_X_EVENTS; /* as msr_chart_build draws it */
+    msr_chart_source run_src;
+    msr_chart_warp warp;
+    msr__run_source(&run_src, &warp, src_in, &run_spec.x_mode);
+    const msr_chart_source *src = &run_src;
+    const msr_chart_spec *spec = &run_spec;
     double lo, hi;
-    rc = ms__window(spec, ms__full_span(src, spec->x_mode), &lo, &hi, err);
+    rc = msr__window(spec, msr__full_span(src, spec->x_mode), &lo, &hi, err);
     if (rc)
         return rc;
     /* One column spanning the window gives exactly the maxima a chart would show. */
     int64_t ev = 0, act = 0, res = 0;
-    rc = ms__aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, NULL, NULL, err);
+    rc = msr__aggregate(src, spec->x_mode, lo, hi, hi - lo, 1, &ev, &act, &res, NULL, NULL, err);
     if (rc)
         return rc;
     *x_span = hi - lo;

@@ -3,15 +3,15 @@
 #include "chart_impl.h"
 #include "memsnap/leaks.h"
 
-int ms_chart_highlights_from_marks(ms_chart_highlight **out, const ms_leak_mark *marks,
+int msr_chart_highlights_from_marks(msr_chart_highlight **out, const ms_leak_mark *marks,
                                    size_t n, ms_error *err)
 {
     *out = NULL;
     if (n == 0)
         return 0;
-    ms_chart_highlight *hl = ms__alloc_n(n, sizeof *hl);
+    msr_chart_highlight *hl = msr__alloc_n(n, sizeof *hl);
     if (!hl)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for leak highlights");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for leak highlights");
     for (size_t k = 0; k < n; k++) {
         /* Marks come grouped by finding: a label per allocation would hide the chart (a
          * leak of 24 allocations, the 15 sites of one graph). */
@@ -35,7 +35,7 @@ static size_t next_oom(const ms_trace *tr, size_t e)
     return p ? (size_t)(p - tr->action) : tr->n;
 }
 
-int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
+int msr__find_ooms(msr_chart *chart, const msr_chart_source *src, ms_error *err)
 {
     const ms_trace *tr = src->trace;
     size_t n = 0;
@@ -43,20 +43,20 @@ int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
         n++;
     if (n == 0)
         return 0;
-    chart->oom_px = ms__alloc_n(n, sizeof *chart->oom_px);
+    chart->oom_px = msr__alloc_n(n, sizeof *chart->oom_px);
     if (!chart->oom_px)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
     int64_t last_col = -1;
     for (size_t e = next_oom(tr, 0); e < tr->n; e = next_oom(tr, e + 1)) {
         if (chart->oom_label[0] == '\0') {
             /* The first failure says what was asked and what the device had left. */
             char want[32], left[32];
-            ms_chart_format_bytes((double)tr->size[e], want, sizeof want);
-            ms_chart_format_bytes((double)tr->addr[e], left, sizeof left);
+            msr_chart_format_bytes((double)tr->size[e], want, sizeof want);
+            msr_chart_format_bytes((double)tr->addr[e], left, sizeof left);
             snprintf(chart->oom_label, sizeof chart->oom_label, "OOM: asked %s, %s free", want,
                      left);
         }
-        int64_t c = ms__column_of(ms__event_x(src, chart->x_mode, (int64_t)e), chart->x_lo,
+        int64_t c = msr__column_of(msr__event_x(src, chart->x_mode, (int64_t)e), chart->x_lo,
                                   chart->x_hi, chart->dx, chart->n_cols);
         if (c < 0 || c >= (int64_t)chart->n_cols)
             continue;
@@ -69,13 +69,13 @@ int ms__find_ooms(ms_chart *chart, const ms_chart_source *src, ms_error *err)
     return 0;
 }
 
-void ms__find_peak(ms_chart *chart, const ms_chart_source *src)
+void msr__find_peak(msr_chart *chart, const msr_chart_source *src)
 {
     const int64_t *act = chart->col_active, *ev = chart->col_event;
     chart->has_peak = false;
     size_t best = 0;
     for (size_t c = 0; c < chart->n_cols; c++) {
-        if (ev[c] == MS_CHART_NO_EVENT)
+        if (ev[c] == MSR_CHART_NO_EVENT)
             continue;
         if (!chart->has_peak || act[c] > act[best]) {
             best = c;
@@ -87,15 +87,15 @@ void ms__find_peak(ms_chart *chart, const ms_chart_source *src)
         return;
     }
     chart->peak_bytes = act[best];
-    double x = ms__event_x(src, chart->x_mode, ev[best]);
+    double x = msr__event_x(src, chart->x_mode, ev[best]);
     if (ev[best] < 0 || x < chart->x_lo)
         x = chart->x_lo + (double)best * chart->dx; /* carried in from before the window */
     chart->peak_x = x;
     chart->peak_px = chart->plot.x + (double)best + 0.5;
-    chart->peak_py = ms_chart_py(chart, (double)act[best]);
+    chart->peak_py = msr_chart_py(chart, (double)act[best]);
     char size[32], at[48];
-    ms_chart_format_bytes((double)act[best], size, sizeof size);
-    ms__format_at(chart, x, at, sizeof at);
+    msr_chart_format_bytes((double)act[best], size, sizeof size);
+    msr__format_at(chart, x, at, sizeof at);
     /* The state before the first event (a trace of no events, or one whose recording
      * began after its peak) has no time nor event of its own: say so, as summary does. */
     if (ev[best] < 0)
@@ -105,7 +105,7 @@ void ms__find_peak(ms_chart *chart, const ms_chart_source *src)
         snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s", size, at);
 }
 
-void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs)
+void msr__find_overlay_peak(msr_chart *chart, const msr_chart_source *srcs)
 {
     size_t best_series = 0;
     int64_t best_peak = -1;
@@ -117,24 +117,24 @@ void ms__find_overlay_peak(ms_chart *chart, const ms_chart_source *srcs)
     }
     if (best_peak <= 0)
         return;
-    const ms_chart_series *s = &chart->series[best_series];
+    const msr_chart_series *s = &chart->series[best_series];
     chart->has_peak = true;
     chart->peak_bytes = best_peak;
     chart->peak_x = s->peak_x;
-    chart->peak_px = ms_chart_px(chart, s->peak_x);
+    chart->peak_px = msr_chart_px(chart, s->peak_x);
     if (chart->peak_px >= chart->plot.x + chart->plot.w)
         chart->peak_px = chart->plot.x + chart->plot.w - 0.5;
-    chart->peak_py = ms_chart_py(chart, (double)best_peak);
+    chart->peak_py = msr_chart_py(chart, (double)best_peak);
     char size[32], at[48];
-    ms_chart_format_bytes((double)best_peak, size, sizeof size);
-    ms__format_at(chart, s->peak_x, at, sizeof at);
+    msr_chart_format_bytes((double)best_peak, size, sizeof size);
+    msr__format_at(chart, s->peak_x, at, sizeof at);
     snprintf(chart->peak_label, sizeof chart->peak_label, "peak %s at %s (%s)", size, at,
              srcs[best_series].label ? srcs[best_series].label : "snapshot");
 }
 
 /* Where a labelled band's arrow points: the middle of its first column with bytes, on top
  * of the bands stacked below it there. */
-static void pin(ms_chart *chart, size_t g)
+static void pin(msr_chart *chart, size_t g)
 {
     size_t W = chart->n_cols;
     const int64_t *h = chart->heights + g * W;
@@ -148,10 +148,10 @@ static void pin(ms_chart *chart, size_t g)
         below += chart->heights[k * W + c];
     chart->groups[g].pinned = true;
     chart->groups[g].pin_px = chart->plot.x + (double)c + 0.5;
-    chart->groups[g].pin_py = ms_chart_py(chart, (double)below + (double)h[c] / 2);
+    chart->groups[g].pin_py = msr_chart_py(chart, (double)below + (double)h[c] / 2);
 }
 
-void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__grouping *gr)
+void msr__mark_highlights(msr_chart *chart, const msr_chart_spec *spec, const msr__grouping *gr)
 {
     for (size_t h = 0; h < spec->n_highlights; h++) {
         int32_t g = gr->of_alloc[spec->highlights[h].alloc];
@@ -159,7 +159,7 @@ void ms__mark_highlights(ms_chart *chart, const ms_chart_spec *spec, const ms__g
             continue;
         chart->groups[g].highlight = true;
         if (spec->highlights[h].label)
-            ms__copy_text(chart->groups[g].mark, sizeof chart->groups[g].mark,
+            msr__copy_text(chart->groups[g].mark, sizeof chart->groups[g].mark,
                           spec->highlights[h].label);
     }
     for (size_t g = 0; g < chart->n_groups; g++)

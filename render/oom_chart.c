@@ -18,12 +18,12 @@
 #define LEFT 150.0
 #define RIGHT 20.0
 
-typedef ms_chart_rgb rgb;
+typedef msr_chart_rgb rgb;
 
 /* The charts' light theme (theme.c): text, muted text, grid, the OOM's red and the
  * reserved line as the timeline draws them; the active memory in the segments'
  * "allocated" colour, as the bars above it. */
-#define THEME ms__theme(false)
+#define THEME msr__theme(false)
 #define FG THEME.fg
 #define MUTED THEME.muted
 #define FAIL THEME.oom
@@ -33,8 +33,8 @@ static void set(cairo_t *cr, rgb c)
     cairo_set_source_rgb(cr, c.r, c.g, c.b);
 }
 
-#define text ms__seg_text
-#define text_width ms__seg_text_width
+#define text msr__seg_text
+#define text_width msr__seg_text_width
 
 static size_t rows_shown(const ms_oom *o)
 {
@@ -42,7 +42,7 @@ static size_t rows_shown(const ms_oom *o)
     return n < MAX_ROWS ? n : MAX_ROWS;
 }
 
-int ms_oom_chart_height(const ms_oom *o)
+int msr_oom_chart_height(const ms_oom *o)
 {
     size_t rows = rows_shown(o);
     return (int)(TOP + (double)rows * (ROW_H + ROW_GAP) + 24 + LEGEND_H + CURVE_H + 40);
@@ -62,11 +62,11 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
     }
     double t0 = (double)o->window_time_us[0], t1 = (double)o->window_time_us[o->n_window - 1];
     double span = t1 > t0 ? t1 - t0 : 1;
-    /* The charts' byte axis (ms__byte_axis): "0, 250 MiB, 500 MiB", not quarters of
+    /* The charts' byte axis (msr__byte_axis): "0, 250 MiB, 500 MiB", not quarters of
      * the peak. */
-    ms_chart_tick ticks[MS_CHART_MAX_TICKS];
+    msr_chart_tick ticks[MSR_CHART_MAX_TICKS];
     size_t n_ticks = 0;
-    double ymax = ms__byte_axis((double)top, 4, ticks, &n_ticks);
+    double ymax = msr__byte_axis((double)top, 4, ticks, &n_ticks);
     cairo_set_line_width(cr, 1);
     set(cr, THEME.grid);
     cairo_rectangle(cr, x0, y0, w, h);
@@ -97,7 +97,7 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
             cairo_line_to(cr, x0 + w, y0 + h);
             cairo_line_to(cr, x0, y0 + h);
             cairo_close_path(cr);
-            rgb fill = ms__seg_allocated_rgb();
+            rgb fill = msr__seg_allocated_rgb();
             cairo_set_source_rgba(cr, fill.r, fill.g, fill.b, 0.45);
             cairo_fill(cr);
         } else {
@@ -126,13 +126,13 @@ static void draw_curve(cairo_t *cr, double x0, double y0, double w, double h, co
              : "active memory (filled) and reserved memory (line) from the start of the trace");
 }
 
-int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
+int msr_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                       const ms_snapshot *s, const ms_oom *o, const char *title, ms_error *err)
 {
     if (!cr || !o || !(w > 0) || !(h > 0))
-        return ms__render_fail(err, MS_ERR_ARG, "nothing to draw");
+        return msr__render_fail(err, MS_ERR_ARG, "nothing to draw");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+        return msr__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
     const ms_heap *hp = o->heap;
     size_t idx[MAX_ROWS];
     size_t n_rows = 0;
@@ -156,7 +156,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     double plot_w = w - LEFT - RIGHT;
     uint64_t scale_max = o->request_block_bytes;
     if (hp) {
-        n_rows = ms__seg_pick(hp, idx, MAX_ROWS);
+        n_rows = msr__seg_pick(hp, idx, MAX_ROWS);
         for (size_t k = 0; k < n_rows; k++)
             if (hp->segments[idx[k]].total_size > scale_max)
                 scale_max = hp->segments[idx[k]].total_size;
@@ -171,7 +171,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
     text(cr, 12, ry + 10, 11, FAIL, "failed request");
     cairo_set_line_width(cr, 1);
     double ytop = TOP + 10;
-    ms_seg_style st = {s, hp, o->block_category, o->block_leak, MS_SEG_BY_CATEGORY};
+    msr_seg_style st = {s, hp, o->block_category, o->block_leak, MSR_SEG_BY_CATEGORY};
     for (size_t k = 0; k < n_rows; k++) {
         const ms_heap_segment *g = &hp->segments[idx[k]];
         double yy = ytop + (double)k * (ROW_H + ROW_GAP);
@@ -179,7 +179,7 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         snprintf(line, sizeof line, "%s %s%s", a, g->is_small ? "small" : "large",
                  g->is_expandable ? " exp" : "");
         text(cr, LEFT - text_width(cr, 10, line) - 8, yy + 13, 10, MUTED, line);
-        ms__seg_draw(cr, &st, idx[k], LEFT, yy, px_per_byte, ROW_H);
+        msr__seg_draw(cr, &st, idx[k], LEFT, yy, px_per_byte, ROW_H);
     }
     double yy = ytop + (double)n_rows * (ROW_H + ROW_GAP);
     if (hp && hp->n_segments > n_rows) {
@@ -187,12 +187,12 @@ int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
         text(cr, LEFT, yy + 10, 10, MUTED, line);
     }
     yy += 20;
-    ms__seg_legend(cr, &st, LEFT, yy, plot_w);
+    msr__seg_legend(cr, &st, LEFT, yy, plot_w);
     yy += LEGEND_H + 14;
     draw_curve(cr, LEFT, yy, plot_w, CURVE_H - 30, o);
     cairo_restore(cr);
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+        return msr__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
     return 0;
 }
 
@@ -205,14 +205,14 @@ typedef struct oom_job {
 static int paint_oom(const void *ctx, cairo_t *cr, int width, int height, ms_error *err)
 {
     const oom_job *job = ctx;
-    return ms_oom_chart_draw(cr, 0, 0, width, height, job->s, job->o, job->title, err);
+    return msr_oom_chart_draw(cr, 0, 0, width, height, job->s, job->o, job->title, err);
 }
 
 /* The picture's texts: the caller's, else the title and the failed request (in req). */
-static ms_image_meta oom_meta(const ms_oom *o, const char *title, const ms_image_meta *meta,
+static msr_image_meta oom_meta(const ms_oom *o, const char *title, const msr_image_meta *meta,
                               char *req, size_t cap)
 {
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    msr_image_meta m = meta ? *meta : (msr_image_meta){0};
     snprintf(req, cap, "OOM: request of %lld bytes", (long long)o->request_bytes);
     if (!m.title)
         m.title = title ? title : req;
@@ -221,27 +221,27 @@ static ms_image_meta oom_meta(const ms_oom *o, const char *title, const ms_image
     return m;
 }
 
-int ms_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
-                          ms_render_format format, const ms_snapshot *s, const ms_oom *o,
-                          const char *title, const ms_image_meta *meta, ms_error *err)
+int msr_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
+                          msr_render_format format, const ms_snapshot *s, const ms_oom *o,
+                          const char *title, const msr_image_meta *meta, ms_error *err)
 {
     char req[96];
-    ms_image_meta m = oom_meta(o, title, meta, req, sizeof req);
+    msr_image_meta m = oom_meta(o, title, meta, req, sizeof req);
     oom_job job = {s, o, title};
-    return ms_render_image_to(write, closure, name, format, MS_OOM_CHART_WIDTH,
-                              ms_oom_chart_height(o), (ms_chart_rgb){1, 1, 1}, &m, paint_oom,
+    return msr_render_image_to(write, closure, name, format, MSR_OOM_CHART_WIDTH,
+                              msr_oom_chart_height(o), (msr_chart_rgb){1, 1, 1}, &m, paint_oom,
                               &job, err);
 }
 
-int ms_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
+int msr_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
                        const char *title, ms_error *err)
 {
-    ms_render_format format;
-    if (ms_render_format_from_path(path, &format, err))
-        return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
+    msr_render_format format;
+    if (msr_render_format_from_path(path, &format, err))
+        return msr__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
     char req[96];
-    ms_image_meta m = oom_meta(o, title, NULL, req, sizeof req);
+    msr_image_meta m = oom_meta(o, title, NULL, req, sizeof req);
     oom_job job = {s, o, title};
-    return ms_render_image_file(path, format, MS_OOM_CHART_WIDTH, ms_oom_chart_height(o),
-                                (ms_chart_rgb){1, 1, 1}, &m, paint_oom, &job, err);
+    return msr_render_image_file(path, format, MSR_OOM_CHART_WIDTH, msr_oom_chart_height(o),
+                                (msr_chart_rgb){1, 1, 1}, &m, paint_oom, &job, err);
 }

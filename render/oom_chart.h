@@ -14,26 +14,26 @@
 extern "C" {
 #endif
 
-#define MS_OOM_CHART_WIDTH 1200
+#define MSR_OOM_CHART_WIDTH 1200
 
 /* The image height the chart wants for this OOM (it grows with the segments shown). */
-int ms_oom_chart_height(const ms_oom *o);
+int msr_oom_chart_height(const ms_oom *o);
 
 /* Draws into the rectangle (x, y, w, h) of cr; leaves cr's state as it found it.
  * `title` may be NULL. Returns 0, or MS_ERR_ARG with cairo's reason. */
-int ms_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
+int msr_oom_chart_draw(cairo_t *cr, double x, double y, double w, double h,
                       const ms_snapshot *s, const ms_oom *o, const char *title, ms_error *err);
 
 /* Writes the chart with its texts (png_write.h; by default Software, the title, and the
  * failed request as Peak) through write(closure, ...), by the one image writer of
- * draw.h (ms_render_image_to); `name` is used only in messages. */
-int ms_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
-                          ms_render_format format, const ms_snapshot *s, const ms_oom *o,
-                          const char *title, const ms_image_meta *meta, ms_error *err);
+ * draw.h (msr_render_image_to); `name` is used only in messages. */
+int msr_oom_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
+                          msr_render_format format, const ms_snapshot *s, const ms_oom *o,
+                          const char *title, const msr_image_meta *meta, ms_error *err);
 
 /* Writes the chart to a PNG or SVG file chosen by the path's extension (a failed write
  * leaves no file). */
-int ms_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
+int msr_oom_chart_write(const char *path, const ms_snapshot *s, const ms_oom *o,
                        const char *title, ms_error *err);
 
 #ifdef __cplusplus

@@ -20,7 +20,7 @@
  * that it never reaches cairo (which would poison the context). */
 typedef struct pen {
     cairo_t *cr;
-    const ms_chart *chart;
+    const msr_chart *chart;
     bool bad;
 } pen;
 
@@ -50,12 +50,12 @@ static inline void rect(pen *p, double x, double y, double w, double h)
         cairo_rectangle(p->cr, x, y, w, h);
 }
 
-static inline void rgb(pen *p, ms_chart_rgb c)
+static inline void rgb(pen *p, msr_chart_rgb c)
 {
     cairo_set_source_rgb(p->cr, c.r, c.g, c.b);
 }
 
-static inline void rgba(pen *p, ms_chart_rgb c, double a)
+static inline void rgba(pen *p, msr_chart_rgb c, double a)
 {
     cairo_set_source_rgba(p->cr, c.r, c.g, c.b, a);
 }
@@ -84,7 +84,7 @@ static inline double text_width(pen *p, const char *s)
 {
     cairo_text_extents_t ext;
     char safe[1024];
-    cairo_text_extents(p->cr, ms__utf8_safe(s, safe, sizeof safe), &ext);
+    cairo_text_extents(p->cr, msr__utf8_safe(s, safe, sizeof safe), &ext);
     return isfinite(ext.x_advance) ? ext.x_advance : 0;
 }
 
@@ -94,18 +94,18 @@ static inline double text_width(pen *p, const char *s)
 static void fit_text(pen *p, const char *s, double max_w, char *out, size_t cap)
 {
     size_t full = strlen(s);
-    size_t len = ms__utf8_prefix(s, full, cap - 1);
+    size_t len = msr__utf8_prefix(s, full, cap - 1);
     memcpy(out, s, len);
     out[len] = '\0';
     if (len == full && text_width(p, out) <= max_w)
         return;
-    len = ms__utf8_prefix(s, len, cap - sizeof "…"); /* room for the ellipsis */
+    len = msr__utf8_prefix(s, len, cap - sizeof "…"); /* room for the ellipsis */
     for (;;) {
         memcpy(out, s, len);
         memcpy(out + len, "…", sizeof "…");
         if (len == 0 || text_width(p, out) <= max_w)
             return;
-        len = ms__utf8_prefix(s, len, len - 1);
+        len = msr__utf8_prefix(s, len, len - 1);
     }
 }
 
@@ -116,7 +116,7 @@ static inline void text_at(pen *p, double x, double y, double align, const char 
     double w = text_width(p, s);
     move_to(p, x - w * align, y);
     if (!p->bad)
-        cairo_show_text(p->cr, ms__utf8_safe(s, safe, sizeof safe));
+        cairo_show_text(p->cr, msr__utf8_safe(s, safe, sizeof safe));
 }
 
 #endif

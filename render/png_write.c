@@ -231,11 +231,11 @@ static int encode(png_sink *sink, const unsigned char *data, int width, int heig
     return 0;
 }
 
-int ms_png_write(cairo_surface_t *image, cairo_write_func_t write, void *closure,
-                 const ms_image_meta *meta, int level, ms_error *err)
+int msr_png_write(cairo_surface_t *image, cairo_write_func_t write, void *closure,
+                 const msr_image_meta *meta, int level, ms_error *err)
 {
     if (!image || !write || cairo_surface_get_type(image) != CAIRO_SURFACE_TYPE_IMAGE)
-        return ms__render_fail(err, MS_ERR_ARG, "PNG: not an image surface");
+        return msr__render_fail(err, MS_ERR_ARG, "PNG: not an image surface");
     cairo_surface_flush(image);
     cairo_format_t format = cairo_image_surface_get_format(image);
     int width = cairo_image_surface_get_width(image);
@@ -244,10 +244,10 @@ int ms_png_write(cairo_surface_t *image, cairo_write_func_t write, void *closure
     const unsigned char *data = cairo_image_surface_get_data(image);
     if ((format != CAIRO_FORMAT_RGB24 && format != CAIRO_FORMAT_ARGB32) || !data ||
         width <= 0 || height <= 0)
-        return ms__render_fail(err, MS_ERR_ARG, "PNG: unsupported surface (format %d, %dx%d)",
+        return msr__render_fail(err, MS_ERR_ARG, "PNG: unsupported surface (format %d, %dx%d)",
                                (int)format, width, height);
     if (level < 0 || level > 9)
-        level = MS_PNG_DEFAULT_LEVEL;
+        level = MSR_PNG_DEFAULT_LEVEL;
     bool alpha = format == CAIRO_FORMAT_ARGB32 && !opaque(data, width, height, stride);
 
     text_store *texts = calloc(1, sizeof *texts);
@@ -266,18 +266,18 @@ int ms_png_write(cairo_surface_t *image, cairo_write_func_t write, void *closure
         rc = encode(sink, data, width, height, stride, alpha, row, texts, level);
     }
     if (rc == MS_ERR_NOMEM)
-        ms__render_fail(err, rc, "PNG: out of memory");
+        msr__render_fail(err, rc, "PNG: out of memory");
     else if (rc == MS_ERR_IO)
-        ms__render_fail(err, rc, "PNG: write failed");
+        msr__render_fail(err, rc, "PNG: write failed");
     else if (rc)
-        ms__render_fail(err, rc, "PNG: %s", sink->message);
+        msr__render_fail(err, rc, "PNG: %s", sink->message);
     free(sink);
     free(row);
     free(texts);
     return rc;
 }
 
-cairo_status_t ms_png_stdio_write(void *closure, const unsigned char *data, unsigned int len)
+cairo_status_t msr_png_stdio_write(void *closure, const unsigned char *data, unsigned int len)
 {
     return fwrite(data, 1, len, (FILE *)closure) == len ? CAIRO_STATUS_SUCCESS
                                                          : CAIRO_STATUS_WRITE_ERROR;
@@ -312,10 +312,10 @@ static size_t append(char *out, size_t o, size_t cap, const char *s)
     return o + n;
 }
 
-static cairo_status_t insert_meta(ms_svg_meta *m)
+static cairo_status_t insert_meta(msr_svg_meta *m)
 {
     static const char *const keys[] = {"Software", "Source", "Title", "Peak"};
-    const ms_image_meta *im = m->meta;
+    const msr_image_meta *im = m->meta;
     if (!im)
         return CAIRO_STATUS_SUCCESS;
     const char *values[] = {im->software, im->source, im->title, im->peak};
@@ -347,10 +347,10 @@ static cairo_status_t insert_meta(ms_svg_meta *m)
     return st;
 }
 
-cairo_status_t ms_svg_meta_write(void *closure, const unsigned char *data, unsigned int len)
+cairo_status_t msr_svg_meta_write(void *closure, const unsigned char *data, unsigned int len)
 {
     static const char open[] = "<svg";
-    ms_svg_meta *m = closure;
+    msr_svg_meta *m = closure;
     unsigned int i = 0;
     while (m->state < 2 && i < len) {
         unsigned char c = data[i++];

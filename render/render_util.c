@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int ms__render_fail(ms_error *err, int code, const char *fmt, ...)
+int msr__render_fail(ms_error *err, int code, const char *fmt, ...)
 {
     if (err) {
         err->code = code;
@@ -19,7 +19,7 @@ int ms__render_fail(ms_error *err, int code, const char *fmt, ...)
     return code;
 }
 
-bool ms__render_grow(void **ptr, size_t *cap, size_t need, size_t elem, size_t first)
+bool msr__render_grow(void **ptr, size_t *cap, size_t need, size_t elem, size_t first)
 {
     if (need <= *cap)
         return true;

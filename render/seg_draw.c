@@ -11,51 +11,51 @@
 
 /* Without categories or a site, one colour for allocated blocks; pending frees in a pink
  * no category uses. */
-static const ms_chart_rgb ALLOCATED = {0.35, 0.55, 0.80};
-static const ms_chart_rgb PENDING = {0.93, 0.62, 0.80};
-static const ms_chart_rgb HATCH = {0.72, 0.72, 0.76};
-static const ms_chart_rgb LEAK = {0.84, 0.15, 0.16};
-static const ms_chart_rgb FG = {0.12, 0.12, 0.14};
+static const msr_chart_rgb ALLOCATED = {0.35, 0.55, 0.80};
+static const msr_chart_rgb PENDING = {0.93, 0.62, 0.80};
+static const msr_chart_rgb HATCH = {0.72, 0.72, 0.76};
+static const msr_chart_rgb LEAK = {0.84, 0.15, 0.16};
+static const msr_chart_rgb FG = {0.12, 0.12, 0.14};
 
-ms_chart_rgb ms__seg_allocated_rgb(void)
+msr_chart_rgb msr__seg_allocated_rgb(void)
 {
     return ALLOCATED;
 }
 
-static void set(cairo_t *cr, ms_chart_rgb c)
+static void set(cairo_t *cr, msr_chart_rgb c)
 {
     cairo_set_source_rgb(cr, c.r, c.g, c.b);
 }
 
-void ms__seg_text(cairo_t *cr, double x, double y, double size, ms_chart_rgb c, const char *s)
+void msr__seg_text(cairo_t *cr, double x, double y, double size, msr_chart_rgb c, const char *s)
 {
-    cairo_select_font_face(cr, MS_SEG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_select_font_face(cr, MSR_SEG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
     set(cr, c);
     cairo_move_to(cr, x, y);
     cairo_show_text(cr, s);
 }
 
-double ms__seg_text_width(cairo_t *cr, double size, const char *s)
+double msr__seg_text_width(cairo_t *cr, double size, const char *s)
 {
     cairo_text_extents_t ext;
-    cairo_select_font_face(cr, MS_SEG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_select_font_face(cr, MSR_SEG_FONT, CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, size);
     cairo_text_extents(cr, s, &ext);
     return ext.x_advance;
 }
 
-ms_chart_rgb ms__seg_block_rgb(const ms_seg_style *st, size_t block)
+msr_chart_rgb msr__seg_block_rgb(const msr_seg_style *st, size_t block)
 {
     const ms_heap_block *b = &st->heap->blocks[block];
-    if (st->by == MS_SEG_BY_SITE) {
+    if (st->by == MSR_SEG_BY_SITE) {
         uint32_t site = st->snap && b->stack != MS_NO_STACK ? ms_stack_site(st->snap, b->stack)
                                                             : UINT32_MAX;
-        return ms__site_rgb(st->snap, site);
+        return msr__site_rgb(st->snap, site);
     }
     if (st->block_category && st->block_category[block] < MS_CAT_COUNT)
-        return ms__category_rgb((ms_category)st->block_category[block]);
-    return st->block_category ? ms__category_rgb(MS_CAT_OTHER) : ALLOCATED;
+        return msr__category_rgb((ms_category)st->block_category[block]);
+    return st->block_category ? msr__category_rgb(MS_CAT_OTHER) : ALLOCATED;
 }
 
 /* Diagonal lines across [x, x+w) x [y, y+h): a free block reads as empty at a glance,
@@ -77,7 +77,7 @@ static void hatch(cairo_t *cr, double x, double y, double w, double h)
     cairo_restore(cr);
 }
 
-void ms__seg_draw(cairo_t *cr, const ms_seg_style *st, size_t seg, double x, double y,
+void msr__seg_draw(cairo_t *cr, const msr_seg_style *st, size_t seg, double x, double y,
                   double px_per_byte, double row_h)
 {
     const ms_heap *hp = st->heap;
@@ -95,19 +95,19 @@ void ms__seg_draw(cairo_t *cr, const ms_seg_style *st, size_t seg, double x, dou
         else if (bl->state == MS_BLOCK_ACTIVE_PENDING_FREE)
             set(cr, PENDING);
         else
-            set(cr, ms__seg_block_rgb(st, q));
+            set(cr, msr__seg_block_rgb(st, q));
         cairo_rectangle(cr, bx, y, bw, row_h);
         cairo_fill(cr);
         if (bl->state == MS_BLOCK_INACTIVE) {
             hatch(cr, bx, y, bw, row_h);
             ms_format_bytes((int64_t)bl->size, a, sizeof a);
-            double tw = ms__seg_text_width(cr, 9, a);
+            double tw = msr__seg_text_width(cr, 9, a);
             if (tw + 6 < bw) {
                 /* the size on a white patch, so the hatching does not cross it */
                 cairo_set_source_rgb(cr, 1, 1, 1);
                 cairo_rectangle(cr, bx + 2, y + row_h / 2 - 6, tw + 2, 11);
                 cairo_fill(cr);
-                ms__seg_text(cr, bx + 3, y + row_h / 2 + 3.5, 9, FG, a);
+                msr__seg_text(cr, bx + 3, y + row_h / 2 + 3.5, 9, FG, a);
             }
         } else if (bl->state == MS_BLOCK_ACTIVE_PENDING_FREE && bw >= 4) {
             set(cr, FG);
@@ -167,7 +167,7 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max)
+size_t msr__seg_pick(const ms_heap *h, size_t *idx, size_t max)
 {
     size_t total = h ? h->n_segments : 0;
     if (total <= max) {
@@ -194,7 +194,7 @@ size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max)
     return max;
 }
 
-size_t ms__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
+size_t msr__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
                     double plot_w, double sep, size_t *row_of, double *x_of)
 {
     size_t rows = n ? 1 : 0;
@@ -239,9 +239,9 @@ static int bytes_desc(const void *a, const void *b)
 /* One legend entry at (*lx, *ly), wrapping at x + w; `kind` 0 swatch, 1 hatched, 2 red
  * outline, 3 pending. */
 static void entry(cairo_t *cr, double x, double w, double *lx, double *ly, int kind,
-                  ms_chart_rgb col, const char *name)
+                  msr_chart_rgb col, const char *name)
 {
-    double tw = ms__seg_text_width(cr, 10, name);
+    double tw = msr__seg_text_width(cr, 10, name);
     if (*lx > x && *lx + 16 + tw > x + w) {
         *lx = x;
         *ly += 18;
@@ -253,7 +253,7 @@ static void entry(cairo_t *cr, double x, double w, double *lx, double *ly, int k
         cairo_stroke(cr);
         cairo_set_line_width(cr, 1);
     } else {
-        set(cr, kind == 1 ? (ms_chart_rgb){1, 1, 1} : col);
+        set(cr, kind == 1 ? (msr_chart_rgb){1, 1, 1} : col);
         cairo_rectangle(cr, *lx, *ly, 12, 12);
         cairo_fill(cr);
         if (kind == 1)
@@ -263,15 +263,15 @@ static void entry(cairo_t *cr, double x, double w, double *lx, double *ly, int k
         cairo_rectangle(cr, *lx + 0.5, *ly + 0.5, 11, 11);
         cairo_stroke(cr);
     }
-    ms__seg_text(cr, *lx + 16, *ly + 10, 10, FG, name);
+    msr__seg_text(cr, *lx + 16, *ly + 10, 10, FG, name);
     *lx += 16 + tw + 14;
 }
 
-double ms__seg_legend(cairo_t *cr, const ms_seg_style *st, double x, double y, double w)
+double msr__seg_legend(cairo_t *cr, const msr_seg_style *st, double x, double y, double w)
 {
     double lx = x, ly = y;
     const ms_heap *hp = st->heap;
-    if (st->by == MS_SEG_BY_SITE && st->snap && hp) {
+    if (st->by == MSR_SEG_BY_SITE && st->snap && hp) {
         /* The sites holding the most block bytes in this state, largest first. */
         site_bytes *sb = malloc((hp->n_blocks ? hp->n_blocks : 1) * sizeof *sb);
         size_t n = 0;
@@ -295,24 +295,24 @@ double ms__seg_legend(cairo_t *cr, const ms_seg_style *st, double x, double y, d
         if (sb && m > 1)
             qsort(sb, m, sizeof *sb, bytes_desc);
         for (size_t i = 0; i < m && i < 8; i++) {
-            char name[MS_CHART_TEXT + 40], bytes[32], label[MS_CHART_TEXT];
-            ms__site_label(st->snap, sb[i].site, label, sizeof label);
+            char name[MSR_CHART_TEXT + 40], bytes[32], label[MSR_CHART_TEXT];
+            msr__site_label(st->snap, sb[i].site, label, sizeof label);
             ms_format_bytes((int64_t)sb[i].bytes, bytes, sizeof bytes);
             snprintf(name, sizeof name, "%s (%s)", label, bytes);
-            entry(cr, x, w, &lx, &ly, 0, ms__site_rgb(st->snap, sb[i].site), name);
+            entry(cr, x, w, &lx, &ly, 0, msr__site_rgb(st->snap, sb[i].site), name);
         }
         if (m > 8) {
             char more[64];
             snprintf(more, sizeof more, "%zu more sites, each its own colour", m - 8);
-            ms__seg_text(cr, lx, ly + 10, 10, (ms_chart_rgb){0.45, 0.45, 0.5}, more);
-            lx += ms__seg_text_width(cr, 10, more) + 14;
+            msr__seg_text(cr, lx, ly + 10, 10, (msr_chart_rgb){0.45, 0.45, 0.5}, more);
+            lx += msr__seg_text_width(cr, 10, more) + 14;
         }
         free(sb);
     } else if (st->block_category) {
         for (int c = 0; c < MS_CAT_COUNT; c++) {
             char name[32];
-            ms__category_label((ms_category)c, name, sizeof name);
-            entry(cr, x, w, &lx, &ly, 0, ms__category_rgb((ms_category)c), name);
+            msr__category_label((ms_category)c, name, sizeof name);
+            entry(cr, x, w, &lx, &ly, 0, msr__category_rgb((ms_category)c), name);
         }
     } else {
         entry(cr, x, w, &lx, &ly, 0, ALLOCATED, "allocated");

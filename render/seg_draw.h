@@ -15,52 +15,52 @@
 #include "chart.h"
 #include "memsnap/allocator.h"
 
-typedef enum ms_seg_by {
-    MS_SEG_BY_CATEGORY = 0, /* the category's colour (block_category) */
-    MS_SEG_BY_SITE          /* the site's colour, from the block's stack */
-} ms_seg_by;
+typedef enum msr_seg_by {
+    MSR_SEG_BY_CATEGORY = 0, /* the category's colour (block_category) */
+    MSR_SEG_BY_SITE          /* the site's colour, from the block's stack */
+} msr_seg_by;
 
-typedef struct ms_seg_style {
+typedef struct msr_seg_style {
     const ms_snapshot *snap;       /* site colours and names; may be NULL */
     const ms_heap *heap;
     const uint8_t *block_category; /* per block: its ms_category, MS_CAT_COUNT when
                                     * unknown; NULL: no categories */
     const bool *block_leak;        /* per block: made by a leaking site; NULL: none */
-    ms_seg_by by;
-} ms_seg_style;
+    msr_seg_by by;
+} msr_seg_style;
 
-#define MS_SEG_FONT "DejaVu Sans"
+#define MSR_SEG_FONT "DejaVu Sans"
 
 /* Text at (x, y) (baseline), and its width. */
-void ms__seg_text(cairo_t *cr, double x, double y, double size, ms_chart_rgb c, const char *s);
-double ms__seg_text_width(cairo_t *cr, double size, const char *s);
+void msr__seg_text(cairo_t *cr, double x, double y, double size, msr_chart_rgb c, const char *s);
+double msr__seg_text_width(cairo_t *cr, double size, const char *s);
 
 /* The colour of allocated bytes where no category says more (the OOM picture's active
  * memory under its bars). */
-ms_chart_rgb ms__seg_allocated_rgb(void);
+msr_chart_rgb msr__seg_allocated_rgb(void);
 /* The fill of an allocated block. */
-ms_chart_rgb ms__seg_block_rgb(const ms_seg_style *st, size_t block);
+msr_chart_rgb msr__seg_block_rgb(const msr_seg_style *st, size_t block);
 
 /* Segment `seg` of the state at (x, y), px_per_byte wide per byte and row_h high: its
  * blocks, free ones hatched, its outline. */
-void ms__seg_draw(cairo_t *cr, const ms_seg_style *st, size_t seg, double x, double y,
+void msr__seg_draw(cairo_t *cr, const msr_seg_style *st, size_t seg, double x, double y,
                   double px_per_byte, double row_h);
 
 /* The segments to draw when at most `max` fit: all of them, else those with the most
  * free memory (where a request could go), then the largest; in address order. idx gets
  * the indices (room for min(n_segments, max)); returns how many. */
-size_t ms__seg_pick(const ms_heap *h, size_t *idx, size_t max);
+size_t msr__seg_pick(const ms_heap *h, size_t *idx, size_t max);
 
 /* Segments idx[0..n) (NULL: 0..n-1) of h, in that order, packed left to right at
  * px_per_byte into rows plot_w wide, `sep` pixels apart, a new row when the next does not
  * fit; each at least 2 pixels wide. Returns the rows; row_of and x_of (may be NULL) get
  * each one's row and x within the row. */
-size_t ms__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
+size_t msr__seg_pack(const ms_heap *h, const size_t *idx, size_t n, double px_per_byte,
                     double plot_w, double sep, size_t *row_of, double *x_of);
 
 /* The legend of the blocks' colours at (x, y), wrapping within width w: the categories
  * (or the sites holding the most bytes, by site), pending free, free, and "made by a
  * leaking site" when blocks are so marked. Returns the height it took. */
-double ms__seg_legend(cairo_t *cr, const ms_seg_style *st, double x, double y, double w);
+double msr__seg_legend(cairo_t *cr, const msr_seg_style *st, double x, double y, double w);
 
 #endif

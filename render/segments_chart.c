@@ -25,10 +25,10 @@
 #define PANEL_GAP 26.0
 #define TOP 30.0         /* the image's heading */
 
-static const ms_chart_rgb FG = {0.12, 0.12, 0.14};
-static const ms_chart_rgb MUTED = {0.45, 0.45, 0.50};
-static const ms_chart_rgb USED = {0.55, 0.62, 0.74};
-static const ms_chart_rgb TICK = {0.84, 0.15, 0.16};
+static const msr_chart_rgb FG = {0.12, 0.12, 0.14};
+static const msr_chart_rgb MUTED = {0.45, 0.45, 0.50};
+static const msr_chart_rgb USED = {0.55, 0.62, 0.74};
+static const msr_chart_rgb TICK = {0.84, 0.15, 0.16};
 
 static double plot_width(double w)
 {
@@ -46,28 +46,28 @@ static uint64_t largest_segment(const ms_heap *h)
 
 static size_t pack(const ms_heap *h, double plot_w, size_t *row_of, double *x_of)
 {
-    return ms__seg_pack(h, NULL, h->n_segments, plot_w / (double)largest_segment(h), plot_w,
+    return msr__seg_pack(h, NULL, h->n_segments, plot_w / (double)largest_segment(h), plot_w,
                         PACK_SEP, row_of, x_of);
 }
 
-ms_segments_layout ms_segments_layout_of(const ms_heap *h, double plot_w)
+msr_segments_layout msr_segments_layout_of(const ms_heap *h, double plot_w)
 {
-    if (!h || h->n_segments <= MS_SEGMENTS_ROWS_MAX)
-        return MS_SEGMENTS_ROWS;
-    if (h->n_segments > MS_SEGMENTS_PACK_MAX || pack(h, plot_w, NULL, NULL) > PACK_ROWS_MAX)
-        return MS_SEGMENTS_OVERVIEW;
-    return MS_SEGMENTS_PACKED;
+    if (!h || h->n_segments <= MSR_SEGMENTS_ROWS_MAX)
+        return MSR_SEGMENTS_ROWS;
+    if (h->n_segments > MSR_SEGMENTS_PACK_MAX || pack(h, plot_w, NULL, NULL) > PACK_ROWS_MAX)
+        return MSR_SEGMENTS_OVERVIEW;
+    return MSR_SEGMENTS_PACKED;
 }
 
-static double panel_height(const ms_segments_panel *p, double w)
+static double panel_height(const msr_segments_panel *p, double w)
 {
     const ms_heap *h = p->heap;
     double body;
-    switch (ms_segments_layout_of(h, plot_width(w))) {
-    case MS_SEGMENTS_ROWS:
+    switch (msr_segments_layout_of(h, plot_width(w))) {
+    case MSR_SEGMENTS_ROWS:
         body = (double)(h ? h->n_segments : 0) * (ROW_H + ROW_GAP) + 8;
         break;
-    case MS_SEGMENTS_PACKED:
+    case MSR_SEGMENTS_PACKED:
         body = (double)pack(h, plot_width(w), NULL, NULL) * (PACK_H + PACK_GAP) + 22;
         break;
     default:
@@ -77,19 +77,19 @@ static double panel_height(const ms_segments_panel *p, double w)
     return HEAD_H + body + LEGEND_H;
 }
 
-int ms_segments_chart_height(const ms_segments_figure *f)
+int msr_segments_chart_height(const msr_segments_figure *f)
 {
     double hgt = TOP;
     for (size_t i = 0; i < f->n_panels; i++)
-        hgt += panel_height(&f->panels[i], MS_SEGMENTS_CHART_WIDTH) + PANEL_GAP;
+        hgt += panel_height(&f->panels[i], MSR_SEGMENTS_CHART_WIDTH) + PANEL_GAP;
     return (int)ceil(hgt);
 }
 
-static void head(cairo_t *cr, const ms_segments_panel *p, double y)
+static void head(cairo_t *cr, const msr_segments_panel *p, double y)
 {
     const ms_heap *h = p->heap;
     char line[512], a[32], b[32], c[32], d[32];
-    ms__seg_text(cr, 12, y + 16, 14, FG, p->title ? p->title : "");
+    msr__seg_text(cr, 12, y + 16, 14, FG, p->title ? p->title : "");
     ms_format_bytes((int64_t)h->reserved_bytes, a, sizeof a);
     ms_format_bytes((int64_t)h->allocated_bytes, b, sizeof b);
     ms_format_bytes((int64_t)h->inactive_bytes, c, sizeof c);
@@ -100,10 +100,10 @@ static void head(cairo_t *cr, const ms_segments_panel *p, double y)
              a, h->n_segments, h->n_segments == 1 ? "" : "s", b, c,
              (unsigned long long)h->inactive_count, h->inactive_count == 1 ? "" : "s", d,
              h->approximate ? " (approximate)" : "");
-    ms__seg_text(cr, 12, y + 34, 11, MUTED, line);
+    msr__seg_text(cr, 12, y + 34, 11, MUTED, line);
 }
 
-static void draw_rows(cairo_t *cr, const ms_seg_style *st, double y, double plot_w)
+static void draw_rows(cairo_t *cr, const msr_seg_style *st, double y, double plot_w)
 {
     const ms_heap *h = st->heap;
     double ppb = plot_w / (double)largest_segment(h);
@@ -114,12 +114,12 @@ static void draw_rows(cairo_t *cr, const ms_seg_style *st, double y, double plot
         ms_format_bytes((int64_t)g->total_size, a, sizeof a);
         snprintf(line, sizeof line, "%s %s%s", a, g->is_small ? "small" : "large",
                  g->is_expandable ? " exp" : "");
-        ms__seg_text(cr, LEFT - ms__seg_text_width(cr, 10, line) - 8, yy + 13, 10, MUTED, line);
-        ms__seg_draw(cr, st, k, LEFT, yy, ppb, ROW_H);
+        msr__seg_text(cr, LEFT - msr__seg_text_width(cr, 10, line) - 8, yy + 13, 10, MUTED, line);
+        msr__seg_draw(cr, st, k, LEFT, yy, ppb, ROW_H);
     }
 }
 
-static int draw_packed(cairo_t *cr, const ms_seg_style *st, double y, double plot_w)
+static int draw_packed(cairo_t *cr, const msr_seg_style *st, double y, double plot_w)
 {
     const ms_heap *h = st->heap;
     size_t *row_of = malloc(h->n_segments * sizeof *row_of);
@@ -133,7 +133,7 @@ static int draw_packed(cairo_t *cr, const ms_seg_style *st, double y, double plo
     double ppb = plot_w / (double)largest_segment(h);
     char line[96];
     snprintf(line, sizeof line, "%zu segments in address order, packed to one scale", h->n_segments);
-    ms__seg_text(cr, LEFT, y + 10, 10, MUTED, line);
+    msr__seg_text(cr, LEFT, y + 10, 10, MUTED, line);
     y += 16;
     size_t prev_row = SIZE_MAX;
     for (size_t k = 0; k < h->n_segments; k++) {
@@ -141,13 +141,13 @@ static int draw_packed(cairo_t *cr, const ms_seg_style *st, double y, double plo
         if (row_of[k] != prev_row) {
             /* the row's first address, so a segment can be found again */
             snprintf(line, sizeof line, "0x%llx", (unsigned long long)h->segments[k].address);
-            ms__seg_text(cr, LEFT - ms__seg_text_width(cr, 9, line) - 8, yy + 11, 9, MUTED, line);
+            msr__seg_text(cr, LEFT - msr__seg_text_width(cr, 9, line) - 8, yy + 11, 9, MUTED, line);
             prev_row = row_of[k];
         }
         double w = (double)h->segments[k].total_size * ppb;
         /* a segment narrower than 2 px keeps 2 px, its blocks drawn to its own width */
         double k_ppb = w < 2.0 ? 2.0 / (double)h->segments[k].total_size : ppb;
-        ms__seg_draw(cr, st, k, LEFT + x_of[k], yy, k_ppb, PACK_H);
+        msr__seg_draw(cr, st, k, LEFT + x_of[k], yy, k_ppb, PACK_H);
     }
     (void)rows;
     free(row_of);
@@ -190,7 +190,7 @@ static int draw_overview(cairo_t *cr, const ms_heap *h, double y, double plot_w)
              "%zu segments, largest first: bar = size (free part hatched), red tick = the "
              "largest free block; below, the free share",
              n);
-    ms__seg_text(cr, LEFT, y + 10, 10, MUTED, line);
+    msr__seg_text(cr, LEFT, y + 10, 10, MUTED, line);
     y += 24;
     double top = (double)(n ? o[0].size : 1);
     /* y axis: 0, half, the largest */
@@ -198,7 +198,7 @@ static int draw_overview(cairo_t *cr, const ms_heap *h, double y, double plot_w)
         double v = top * t / 2.0;
         ms_format_bytes((int64_t)v, a, sizeof a);
         double py = y + OVER_BARS_H - OVER_BARS_H * t / 2.0;
-        ms__seg_text(cr, LEFT - ms__seg_text_width(cr, 10, a) - 8, py + 4, 10, MUTED, a);
+        msr__seg_text(cr, LEFT - msr__seg_text_width(cr, 10, a) - 8, py + 4, 10, MUTED, a);
         cairo_set_source_rgb(cr, 0.9, 0.9, 0.92);
         cairo_set_line_width(cr, 1);
         cairo_move_to(cr, LEFT, floor(py) + 0.5);
@@ -250,8 +250,8 @@ static int draw_overview(cairo_t *cr, const ms_heap *h, double y, double plot_w)
     cairo_set_line_width(cr, 1);
     cairo_rectangle(cr, LEFT + 0.5, floor(share_y) + 0.5, plot_w - 1, OVER_SHARE_H);
     cairo_stroke(cr);
-    ms__seg_text(cr, LEFT - 60, share_y + 10, 10, MUTED, "100% free");
-    ms__seg_text(cr, LEFT - 28, share_y + OVER_SHARE_H, 10, MUTED, "0%");
+    msr__seg_text(cr, LEFT - 60, share_y + 10, 10, MUTED, "100% free");
+    msr__seg_text(cr, LEFT - 28, share_y + OVER_SHARE_H, 10, MUTED, "0%");
     free(o);
     return 0;
 }
@@ -279,105 +279,105 @@ static void overview_legend(cairo_t *cr, double x, double y)
             cairo_rectangle(cr, x + 0.5, y + 0.5, 11, 11);
             cairo_stroke(cr);
         }
-        ms__seg_text(cr, x + 16, y + 10, 10, FG, NAMES[k]);
-        x += 16 + ms__seg_text_width(cr, 10, NAMES[k]) + 14;
+        msr__seg_text(cr, x + 16, y + 10, 10, FG, NAMES[k]);
+        x += 16 + msr__seg_text_width(cr, 10, NAMES[k]) + 14;
     }
 }
 
-int ms_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
-                           const ms_segments_figure *f, ms_error *err)
+int msr_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
+                           const msr_segments_figure *f, ms_error *err)
 {
     if (!cr || !f || !(w > 0) || !(h > 0))
-        return ms__render_fail(err, MS_ERR_ARG, "nothing to draw");
+        return msr__render_fail(err, MS_ERR_ARG, "nothing to draw");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+        return msr__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
     cairo_save(cr);
     cairo_translate(cr, x, y);
     cairo_rectangle(cr, 0, 0, w, h);
     cairo_clip(cr);
     if (f->title)
-        ms__seg_text(cr, 12, 20, 15, FG, f->title);
+        msr__seg_text(cr, 12, 20, 15, FG, f->title);
     double yy = TOP;
     double plot_w = plot_width(w);
     int rc = 0;
     for (size_t i = 0; i < f->n_panels && !rc; i++) {
-        const ms_segments_panel *p = &f->panels[i];
+        const msr_segments_panel *p = &f->panels[i];
         if (!p->heap)
             continue;
         double ph = panel_height(p, w);
         head(cr, p, yy);
         double by = yy + HEAD_H;
-        ms_seg_style st = {f->snap, p->heap, p->block_category, NULL, f->by};
-        ms_segments_layout lay = ms_segments_layout_of(p->heap, plot_w);
-        if (lay == MS_SEGMENTS_ROWS)
+        msr_seg_style st = {f->snap, p->heap, p->block_category, NULL, f->by};
+        msr_segments_layout lay = msr_segments_layout_of(p->heap, plot_w);
+        if (lay == MSR_SEGMENTS_ROWS)
             draw_rows(cr, &st, by, plot_w);
-        else if (lay == MS_SEGMENTS_PACKED)
+        else if (lay == MSR_SEGMENTS_PACKED)
             rc = draw_packed(cr, &st, by, plot_w);
         else
             rc = draw_overview(cr, p->heap, by, plot_w);
-        if (lay == MS_SEGMENTS_OVERVIEW)
+        if (lay == MSR_SEGMENTS_OVERVIEW)
             overview_legend(cr, LEFT, yy + ph - LEGEND_H + 6);
         else
-            ms__seg_legend(cr, &st, LEFT, yy + ph - LEGEND_H + 6, plot_w);
+            msr__seg_legend(cr, &st, LEFT, yy + ph - LEGEND_H + 6, plot_w);
         yy += ph + PANEL_GAP;
     }
     cairo_restore(cr);
     if (rc)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory drawing the segments");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory drawing the segments");
     if (cairo_status(cr) != CAIRO_STATUS_SUCCESS)
-        return ms__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
+        return msr__render_fail(err, MS_ERR_ARG, "%s", cairo_status_to_string(cairo_status(cr)));
     return 0;
 }
 
 static int paint(const void *ctx, cairo_t *cr, int width, int height, ms_error *err)
 {
-    return ms_segments_chart_draw(cr, 0, 0, width, height, ctx, err);
+    return msr_segments_chart_draw(cr, 0, 0, width, height, ctx, err);
 }
 
-static int check_height(const ms_segments_figure *f, int *hgt, ms_error *err)
+static int check_height(const msr_segments_figure *f, int *hgt, ms_error *err)
 {
-    *hgt = ms_segments_chart_height(f);
+    *hgt = msr_segments_chart_height(f);
     if (*hgt > 32000)
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "the picture would be %d pixels high: ask for fewer instants",
                                *hgt);
     return 0;
 }
 
 /* The picture's metadata (its title by default the figure's) and height, checked. */
-static int prepare(const ms_segments_figure *f, const ms_image_meta *meta, ms_image_meta *m,
+static int prepare(const msr_segments_figure *f, const msr_image_meta *meta, msr_image_meta *m,
                    int *hgt, ms_error *err)
 {
-    *m = meta ? *meta : (ms_image_meta){0};
+    *m = meta ? *meta : (msr_image_meta){0};
     if (!m->title)
         m->title = f->title ? f->title : "allocator segments";
     return check_height(f, hgt, err);
 }
 
-int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
-                               ms_render_format format, const ms_segments_figure *f,
-                               const ms_image_meta *meta, ms_error *err)
+int msr_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
+                               msr_render_format format, const msr_segments_figure *f,
+                               const msr_image_meta *meta, ms_error *err)
 {
-    ms_image_meta m;
+    msr_image_meta m;
     int hgt;
     int rc = prepare(f, meta, &m, &hgt, err);
     if (rc)
         return rc;
-    return ms_render_image_to(write, closure, name, format, MS_SEGMENTS_CHART_WIDTH, hgt,
-                              (ms_chart_rgb){1, 1, 1}, &m, paint, f, err);
+    return msr_render_image_to(write, closure, name, format, MSR_SEGMENTS_CHART_WIDTH, hgt,
+                              (msr_chart_rgb){1, 1, 1}, &m, paint, f, err);
 }
 
-int ms_segments_chart_write(const char *path, const ms_segments_figure *f,
-                            const ms_image_meta *meta, ms_error *err)
+int msr_segments_chart_write(const char *path, const msr_segments_figure *f,
+                            const msr_image_meta *meta, ms_error *err)
 {
-    ms_render_format format;
-    if (ms_render_format_from_path(path, &format, err))
-        return ms__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
-    ms_image_meta m;
+    msr_render_format format;
+    if (msr_render_format_from_path(path, &format, err))
+        return msr__render_fail(err, MS_ERR_ARG, "%s: not a .png or .svg path", path ? path : "");
+    msr_image_meta m;
     int hgt;
     int rc = prepare(f, meta, &m, &hgt, err);
     if (rc)
         return rc;
-    return ms_render_image_file(path, format, MS_SEGMENTS_CHART_WIDTH, hgt, (ms_chart_rgb){1, 1, 1},
+    return msr_render_image_file(path, format, MSR_SEGMENTS_CHART_WIDTH, hgt, (msr_chart_rgb){1, 1, 1},
                                 &m, paint, f, err);
 }

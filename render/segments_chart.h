@@ -17,50 +17,50 @@
 extern "C" {
 #endif
 
-#define MS_SEGMENTS_CHART_WIDTH 1400
-/* Segments a panel gives a row each; more are packed, and past MS_SEGMENTS_PACK_MAX the
+#define MSR_SEGMENTS_CHART_WIDTH 1400
+/* Segments a panel gives a row each; more are packed, and past MSR_SEGMENTS_PACK_MAX the
  * panel is the overview. */
-#define MS_SEGMENTS_ROWS_MAX 40
-#define MS_SEGMENTS_PACK_MAX 300
+#define MSR_SEGMENTS_ROWS_MAX 40
+#define MSR_SEGMENTS_PACK_MAX 300
 
-typedef struct ms_segments_panel {
+typedef struct msr_segments_panel {
     const ms_heap *heap;
     const uint8_t *block_category; /* per block (MS_CAT_COUNT: none), or NULL */
     const char *title;             /* "at the peak: 1.234 s (event 5678)" */
-} ms_segments_panel;
+} msr_segments_panel;
 
-typedef struct ms_segments_figure {
+typedef struct msr_segments_figure {
     const ms_snapshot *snap;       /* site colours and names */
-    const ms_segments_panel *panels;
+    const msr_segments_panel *panels;
     size_t n_panels;
-    ms_seg_by by;
+    msr_seg_by by;
     const char *title;             /* the image's heading, or NULL */
-} ms_segments_figure;
+} msr_segments_figure;
 
 /* How a panel lays out its segments. */
-typedef enum ms_segments_layout {
-    MS_SEGMENTS_ROWS = 0,
-    MS_SEGMENTS_PACKED,
-    MS_SEGMENTS_OVERVIEW
-} ms_segments_layout;
+typedef enum msr_segments_layout {
+    MSR_SEGMENTS_ROWS = 0,
+    MSR_SEGMENTS_PACKED,
+    MSR_SEGMENTS_OVERVIEW
+} msr_segments_layout;
 
-ms_segments_layout ms_segments_layout_of(const ms_heap *h, double plot_w);
+msr_segments_layout msr_segments_layout_of(const ms_heap *h, double plot_w);
 
-/* The image height the figure wants at MS_SEGMENTS_CHART_WIDTH. */
-int ms_segments_chart_height(const ms_segments_figure *f);
+/* The image height the figure wants at MSR_SEGMENTS_CHART_WIDTH. */
+int msr_segments_chart_height(const msr_segments_figure *f);
 
-int ms_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
-                           const ms_segments_figure *f, ms_error *err);
+int msr_segments_chart_draw(cairo_t *cr, double x, double y, double w, double h,
+                           const msr_segments_figure *f, ms_error *err);
 
-/* Writes it through write(closure, ...) by the one image writer (ms_render_image_to). */
-int ms_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
-                               ms_render_format format, const ms_segments_figure *f,
-                               const ms_image_meta *meta, ms_error *err);
+/* Writes it through write(closure, ...) by the one image writer (msr_render_image_to). */
+int msr_segments_chart_write_to(cairo_write_func_t write, void *closure, const char *name,
+                               msr_render_format format, const msr_segments_figure *f,
+                               const msr_image_meta *meta, ms_error *err);
 
 /* The same to a PNG or SVG file chosen by the path's extension (a failed write leaves no
  * file). */
-int ms_segments_chart_write(const char *path, const ms_segments_figure *f,
-                            const ms_image_meta *meta, ms_error *err);
+int msr_segments_chart_write(const char *path, const msr_segments_figure *f,
+                            const msr_image_meta *meta, ms_error *err);
 
 #ifdef __cplusplus
 }

@@ -107,23 +107,23 @@ static void fill_row(int64_t *row, int64_t *stacked, const size_t *order, bool i
         stacked[k] += h;
 }
 
-void ms__band_runs_free(ms__band_runs *r)
+void msr__band_runs_free(msr__band_runs *r)
 {
     free(r->run);
     free(r->end);
     memset(r, 0, sizeof *r);
 }
 
-static bool runs_room(ms__band_runs *r, size_t runs, size_t bands)
+static bool runs_room(msr__band_runs *r, size_t runs, size_t bands)
 {
-    return ms__render_grow((void **)&r->run, &r->cap, runs, sizeof *r->run, runs) &&
-           ms__render_grow((void **)&r->end, &r->cap_end, bands, sizeof *r->end, bands);
+    return msr__render_grow((void **)&r->run, &r->cap, runs, sizeof *r->run, runs) &&
+           msr__render_grow((void **)&r->end, &r->cap_end, bands, sizeof *r->end, bands);
 }
 
 /* A band's running total over columns [k0, k1) (in column order) as runs: a run goes
  * on where the one before ended with the same bytes, as the page's encoding would merge
  * them; the columns' stacked sum takes it as a difference (diff[k0] += h, diff[k1] -= h). */
-static void put_run(ms__band_runs *r, size_t band_start, int64_t *diff, size_t k0, size_t k1,
+static void put_run(msr__band_runs *r, size_t band_start, int64_t *diff, size_t k0, size_t k1,
                     int64_t run)
 {
     int64_t h = run > 0 ? run : 0;
@@ -131,21 +131,21 @@ static void put_run(ms__band_runs *r, size_t band_start, int64_t *diff, size_t k
         return;
     diff[k0] += h;
     diff[k1] -= h;
-    ms__run *last = r->n > band_start ? &r->run[r->n - 1] : NULL;
+    msr__run *last = r->n > band_start ? &r->run[r->n - 1] : NULL;
     if (last && last->c0 + last->len == k0 && last->h == h) {
         last->len += (uint32_t)(k1 - k0);
         return;
     }
-    r->run[r->n++] = (ms__run){(uint32_t)k0, (uint32_t)(k1 - k0), h};
+    r->run[r->n++] = (msr__run){(uint32_t)k0, (uint32_t)(k1 - k0), h};
 }
 
 /* What the three ways of filling the heights share: the bands, the columns sorted by
  * event (order[k] is the k-th; k_first of them show nothing), the ranks of events, each
  * band's bytes from before the trace (init) and the columns' stacked sum. */
 typedef struct sweep {
-    ms_chart *chart;
+    msr_chart *chart;
     const ms_timeline *tl;
-    const ms__grouping *gr;
+    const msr__grouping *gr;
     size_t G, W, E, k_first;
     const size_t *order;
     const int64_t *ev_s;
@@ -275,9 +275,9 @@ static int collect_changes(sweep *s, size_t est, change **by_band_out, size_t **
 {
     const ms_timeline *tl = s->tl;
     size_t G = s->G, n_rec = 0;
-    change *rec = ms__alloc_n(est + G, sizeof *rec);
+    change *rec = msr__alloc_n(est + G, sizeof *rec);
     if (!rec)
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     for (size_t i = 0; i < tl->n_allocs; i++) {
         int32_t g = s->gr->of_alloc[i];
         uint32_t k;
@@ -289,13 +289,13 @@ static int collect_changes(sweep *s, size_t est, change **by_band_out, size_t **
     for (size_t g = 0; g < G && s->k_first < s->W; g++)
         if (s->init[g])
             rec[n_rec++] = (change){(uint32_t)g, (uint32_t)s->k_first, s->init[g]};
-    size_t *band_end = ms__alloc_n(G + 1, sizeof *band_end);
-    change *by_band = ms__alloc_n(n_rec, sizeof *by_band);
+    size_t *band_end = msr__alloc_n(G + 1, sizeof *band_end);
+    change *by_band = msr__alloc_n(n_rec, sizeof *by_band);
     if (!band_end || !by_band) {
         free(rec);
         free(band_end);
         free(by_band);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     }
     for (size_t i = 0; i < n_rec; i++)
         band_end[rec[i].group + 1]++;
@@ -329,14 +329,14 @@ static void sweep_rows(sweep *s, const change *by_band, const size_t *band_end)
  * bytes instead of its row (the first `rows` bands, which the markers and labels read,
  * keep their rows too); the columns' stacked sum from the runs' differences. */
 static int sweep_runs(sweep *s, const change *by_band, const size_t *band_end, size_t rows,
-                      ms__band_runs *runs, ms_error *err)
+                      msr__band_runs *runs, ms_error *err)
 {
     size_t W = s->W, n_rec = band_end[s->G ? s->G - 1 : 0];
     /* A band's runs are at most one per change and one more. */
-    int64_t *diff = ms__alloc_n(W + 1, sizeof *diff);
+    int64_t *diff = msr__alloc_n(W + 1, sizeof *diff);
     if (!diff || !runs_room(runs, n_rec + s->G, s->G)) {
         free(diff);
-        return ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
     }
     runs->n = 0;
     for (size_t g = 0, at = 0; g < s->G; at = band_end[g], g++) {
@@ -368,33 +368,33 @@ static int sweep_runs(sweep *s, const change *by_band, const size_t *band_end, s
  * few bands and many changes (by site, by category) the changes are summed in place in
  * the rows (sweep_dense); with many bands and few changes (by allocation) they are sorted
  * by band, and the rows filled between them (sweep_rows), or, when the view's pyramid
- * asks (ms__band_runs), each band's runs of equal bytes kept instead (sweep_runs). */
-int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__grouping *gr,
-                      ms__band_runs *runs, ms_error *err)
+ * asks (msr__band_runs), each band's runs of equal bytes kept instead (sweep_runs). */
+int msr__sweep_heights(msr_chart *chart, const msr_chart_source *src, const msr__grouping *gr,
+                      msr__band_runs *runs, ms_error *err)
 {
     const ms_timeline *tl = src->tl;
     size_t G = gr->n_groups, W = chart->n_cols, E = tl->n_events;
-    if (G > MS_CHART_MAX_GROUPS || (G && W > MS_CHART_MAX_CELLS / G))
-        return ms__render_fail(err, MS_ERR_LIMIT,
+    if (G > MSR_CHART_MAX_GROUPS || (G && W > MSR_CHART_MAX_CELLS / G))
+        return msr__render_fail(err, MS_ERR_LIMIT,
                                "%zu bands x %zu columns is too many to draw", G, W);
     if (W > UINT32_MAX - 1)
-        return ms__render_fail(err, MS_ERR_LIMIT, "%zu columns is too many to draw", W);
+        return msr__render_fail(err, MS_ERR_LIMIT, "%zu columns is too many to draw", W);
     size_t n_in = 0; /* allocations in some band */
     for (size_t i = 0; i < tl->n_allocs; i++)
         n_in += gr->of_alloc[i] >= 0;
     size_t est = 2 * n_in; /* their changes, at most */
     bool dense = G * W <= 4 * est + 65536;
-    chart->col_other = ms__alloc_n(W, sizeof *chart->col_other);
-    int64_t *stacked = ms__alloc_n(W, sizeof *stacked);
-    int64_t *init = ms__alloc_n(G, sizeof *init); /* bytes from before the trace */
-    size_t *order = ms__alloc_n(W, sizeof *order);
-    int64_t *ev_s = ms__alloc_n(W, sizeof *ev_s);
+    chart->col_other = msr__alloc_n(W, sizeof *chart->col_other);
+    int64_t *stacked = msr__alloc_n(W, sizeof *stacked);
+    int64_t *init = msr__alloc_n(G, sizeof *init); /* bytes from before the trace */
+    size_t *order = msr__alloc_n(W, sizeof *order);
+    int64_t *ev_s = msr__alloc_n(W, sizeof *ev_s);
     sweep s = {chart, tl, gr, G, W, E, 0, order, ev_s, true, {NULL, 0, 0, NULL}, init, stacked};
     change *by_band = NULL;
     size_t *band_end = NULL;
     int rc = 0;
     if (!chart->col_other || !stacked || !init || !order || !ev_s) {
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
     for (size_t c = 0; c < W; c++)
@@ -403,16 +403,16 @@ int ms__sweep_heights(ms_chart *chart, const ms_chart_source *src, const ms__gro
     for (size_t k = 0; k < W; k++) { /* columns that show nothing come first: bands 0 there */
         ev_s[k] = chart->col_event[order[k]];
         s.in_order = s.in_order && order[k] == k;
-        s.k_first += ev_s[k] == MS_CHART_NO_EVENT;
+        s.k_first += ev_s[k] == MSR_CHART_NO_EVENT;
     }
     /* Runs where the rows would be mostly zeros written and read again: many bands (by
      * allocation) that each change in a few columns, the columns in event order. */
     bool as_runs = runs && !dense && s.in_order;
     size_t rows = as_runs ? (runs->dense_rows < G ? runs->dense_rows : G) : G;
-    chart->heights = dense ? ms__alloc_n(G * W, sizeof *chart->heights)
+    chart->heights = dense ? msr__alloc_n(G * W, sizeof *chart->heights)
                            : malloc((rows && W ? rows * W : 1) * sizeof *chart->heights);
     if (!chart->heights || !ranker_init(&s.rk, ev_s, s.k_first, W, E)) {
-        rc = ms__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for chart bands");
         goto done;
     }
     if (dense) {

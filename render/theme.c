@@ -4,19 +4,19 @@
 
 /* Hues picked to stay apart from each other and from the neutral "other" grey. None is
  * red or next to it: red marks leaks and out-of-memory errors only. */
-static const ms_chart_rgb PALETTE[] = {
+static const msr_chart_rgb PALETTE[] = {
     {0.26, 0.52, 0.78}, {0.96, 0.62, 0.17}, {0.30, 0.66, 0.33}, {0.16, 0.33, 0.58},
     {0.58, 0.44, 0.78}, {0.60, 0.48, 0.30}, {0.90, 0.47, 0.75}, {0.72, 0.72, 0.20},
     {0.20, 0.74, 0.80}, {0.98, 0.78, 0.25}, {0.15, 0.55, 0.52}, {0.74, 0.62, 0.92},
 };
-_Static_assert(sizeof PALETTE / sizeof PALETTE[0] == MS__PALETTE_N, "MS__PALETTE_N");
+_Static_assert(sizeof PALETTE / sizeof PALETTE[0] == MSR__PALETTE_N, "MSR__PALETTE_N");
 
-ms_chart_rgb ms__palette(size_t k)
+msr_chart_rgb msr__palette(size_t k)
 {
-    return PALETTE[k % MS__PALETTE_N];
+    return PALETTE[k % MSR__PALETTE_N];
 }
 
-uint32_t ms__hash32(uint64_t v)
+uint32_t msr__hash32(uint64_t v)
 {
     v ^= v >> 33;
     v *= 0xff51afd7ed558ccdULL;
@@ -31,15 +31,15 @@ static uint32_t hash_text(const char *s)
     uint64_t h = 1469598103934665603ULL;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return ms__hash32(h);
+    return msr__hash32(h);
 }
 
-ms_chart_rgb ms__name_rgb(const char *name)
+msr_chart_rgb msr__name_rgb(const char *name)
 {
-    return PALETTE[hash_text(name) % MS__PALETTE_N];
+    return PALETTE[hash_text(name) % MSR__PALETTE_N];
 }
 
-static ms_chart_rgb grey(double v);
+static msr_chart_rgb grey(double v);
 
 static double hue_channel(double p, double q, double t)
 {
@@ -56,11 +56,11 @@ static double hue_channel(double p, double q, double t)
     return p;
 }
 
-ms_chart_rgb ms__hsl(double h_deg, double s, double l)
+msr_chart_rgb msr__hsl(double h_deg, double s, double l)
 {
     double h = fmod(h_deg, 360.0) / 360.0;
     double q = l < 0.5 ? l * (1 + s) : l + s - l * s, p = 2 * l - q;
-    ms_chart_rgb c = {hue_channel(p, q, h + 1.0 / 3), hue_channel(p, q, h),
+    msr_chart_rgb c = {hue_channel(p, q, h + 1.0 / 3), hue_channel(p, q, h),
                       hue_channel(p, q, h - 1.0 / 3)};
     return c;
 }
@@ -69,31 +69,31 @@ ms_chart_rgb ms__hsl(double h_deg, double s, double l)
  * every panel, file, zoom level, view and report. The hash picks one of the palette's
  * twelve hues (far apart, none red: red marks leaks and OOMs) and one of three
  * lightnesses, so neighbouring sites rarely look alike. */
-ms_chart_rgb ms__text_rgb(const char *text)
+msr_chart_rgb msr__text_rgb(const char *text)
 {
     uint32_t h = hash_text(text ? text : "");
-    return ms__text_rgb_variant(h % MS__PALETTE_N + MS__PALETTE_N * ((h / MS__PALETTE_N) % 3u));
+    return msr__text_rgb_variant(h % MSR__PALETTE_N + MSR__PALETTE_N * ((h / MSR__PALETTE_N) % 3u));
 }
 
-uint32_t ms__text_hash(const char *text)
+uint32_t msr__text_hash(const char *text)
 {
     return hash_text(text ? text : "");
 }
 
-ms_chart_rgb ms__text_rgb_variant(size_t k)
+msr_chart_rgb msr__text_rgb_variant(size_t k)
 {
-    ms_chart_rgb base = PALETTE[k % MS__PALETTE_N];
-    switch ((k / MS__PALETTE_N) % 3u) {
+    msr_chart_rgb base = PALETTE[k % MSR__PALETTE_N];
+    switch ((k / MSR__PALETTE_N) % 3u) {
     case 0:
         return base;
     case 1:
-        return ms__mix(base, grey(1.0), 0.30);
+        return msr__mix(base, grey(1.0), 0.30);
     default:
-        return ms__mix(base, grey(0.0), 0.22);
+        return msr__mix(base, grey(0.0), 0.22);
     }
 }
 
-double ms__hue(ms_chart_rgb c, double *sat)
+double msr__hue(msr_chart_rgb c, double *sat)
 {
     double mx = fmax(c.r, fmax(c.g, c.b)), mn = fmin(c.r, fmin(c.g, c.b)), d = mx - mn;
     double l = (mx + mn) / 2;
@@ -110,7 +110,7 @@ double ms__hue(ms_chart_rgb c, double *sat)
  * dark: mid-tone hues that keep their contrast against white and near-black. None is red,
  * which marks leaks (the highlight outline and its pale fill), and "other" is a slate
  * that stays apart from the neutral grey of memory no allocation accounts for. */
-static const ms_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
+static const msr_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
     [MS_CAT_PARAMETER] = {0.26, 0.47, 0.75},       /* blue */
     [MS_CAT_GRADIENT] = {0.95, 0.60, 0.15},        /* orange */
     [MS_CAT_OPTIMIZER_STATE] = {0.55, 0.40, 0.75}, /* purple */
@@ -121,54 +121,54 @@ static const ms_chart_rgb CATEGORY_RGB[MS_CAT_COUNT] = {
     [MS_CAT_OTHER] = {0.50, 0.56, 0.64},           /* slate */
 };
 
-ms_chart_rgb ms__category_rgb(ms_category c)
+msr_chart_rgb msr__category_rgb(ms_category c)
 {
     return (unsigned)c < MS_CAT_COUNT ? CATEGORY_RGB[c] : CATEGORY_RGB[MS_CAT_OTHER];
 }
 
-void ms__category_label(ms_category c, char *buf, size_t cap)
+void msr__category_label(ms_category c, char *buf, size_t cap)
 {
-    ms__copy_text(buf, cap, ms_category_name(c));
+    msr__copy_text(buf, cap, ms_category_name(c));
     for (char *p = buf; *p; p++)
         if (*p == '_')
             *p = ' ';
 }
 
-ms_chart_rgb ms__mix(ms_chart_rgb a, ms_chart_rgb b, double t)
+msr_chart_rgb msr__mix(msr_chart_rgb a, msr_chart_rgb b, double t)
 {
-    ms_chart_rgb r = {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
+    msr_chart_rgb r = {a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t};
     return r;
 }
 
-static ms_chart_rgb grey(double v)
+static msr_chart_rgb grey(double v)
 {
-    ms_chart_rgb r = {v, v, v};
+    msr_chart_rgb r = {v, v, v};
     return r;
 }
 
 /* Neighbouring bands of one site must stay tellable apart, so each allocation gets its
  * site's hue lightened or darkened by an amount fixed by its index. */
-ms_chart_rgb ms__shade(ms_chart_rgb base, uint64_t key)
+msr_chart_rgb msr__shade(msr_chart_rgb base, uint64_t key)
 {
-    double t = (double)(ms__hash32(key) % 1000u) / 1000.0 - 0.5; /* -0.5 .. 0.5 */
+    double t = (double)(msr__hash32(key) % 1000u) / 1000.0 - 0.5; /* -0.5 .. 0.5 */
     if (t >= 0)
-        return ms__mix(base, grey(1.0), t * 0.55);
-    return ms__mix(base, grey(0.0), -t * 0.45);
+        return msr__mix(base, grey(1.0), t * 0.55);
+    return msr__mix(base, grey(0.0), -t * 0.45);
 }
 
-ms_chart_theme ms__theme(bool dark)
+msr_chart_theme msr__theme(bool dark)
 {
-    ms_chart_theme t;
+    msr_chart_theme t;
     if (dark) {
-        t.bg = (ms_chart_rgb){0.09, 0.10, 0.12};
+        t.bg = (msr_chart_rgb){0.09, 0.10, 0.12};
         t.fg = grey(0.90);
         t.muted = grey(0.62);
         t.grid = grey(0.22);
         t.other = grey(0.36);
         t.reserved = grey(0.95);
-        t.peak = (ms_chart_rgb){1.00, 0.42, 0.40};
-        t.oom = (ms_chart_rgb){1.00, 0.30, 0.25};
-        t.highlight = (ms_chart_rgb){1.00, 0.22, 0.22};
+        t.peak = (msr_chart_rgb){1.00, 0.42, 0.40};
+        t.oom = (msr_chart_rgb){1.00, 0.30, 0.25};
+        t.highlight = (msr_chart_rgb){1.00, 0.22, 0.22};
         t.outline = grey(0.80);
     } else {
         t.bg = grey(1.0);
@@ -177,9 +177,9 @@ ms_chart_theme ms__theme(bool dark)
         t.grid = grey(0.90);
         t.other = grey(0.79);
         t.reserved = grey(0.10);
-        t.peak = (ms_chart_rgb){0.78, 0.08, 0.10};
-        t.oom = (ms_chart_rgb){0.85, 0.00, 0.00};
-        t.highlight = (ms_chart_rgb){0.90, 0.00, 0.05};
+        t.peak = (msr_chart_rgb){0.78, 0.08, 0.10};
+        t.oom = (msr_chart_rgb){0.85, 0.00, 0.00};
+        t.highlight = (msr_chart_rgb){0.90, 0.00, 0.05};
         t.outline = grey(0.25);
     }
     return t;

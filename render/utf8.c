@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-size_t ms__utf8_prefix(const char *s, size_t len, size_t max)
+size_t msr__utf8_prefix(const char *s, size_t len, size_t max)
 {
     size_t n = len < max ? len : max;
     while (n > 0 && n < len && ((unsigned char)s[n] & 0xC0) == 0x80)
@@ -31,7 +31,7 @@ static size_t seq_len(const unsigned char *p)
     return n;
 }
 
-const char *ms__utf8_safe(const char *s, char *buf, size_t cap)
+const char *msr__utf8_safe(const char *s, char *buf, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t n;

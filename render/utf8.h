@@ -8,11 +8,11 @@
 
 /* The longest prefix of s[0..len) of at most max bytes that ends on a character
  * boundary (never inside a multi-byte sequence). */
-size_t ms__utf8_prefix(const char *s, size_t len, size_t max);
+size_t msr__utf8_prefix(const char *s, size_t len, size_t max);
 
 /* s when it is valid UTF-8; else a copy in buf (cap >= 4) with each invalid byte
  * replaced by '?', cut on a boundary when it does not fit. */
-const char *ms__utf8_safe(const char *s, char *buf, size_t cap);
+const char *msr__utf8_safe(const char *s, char *buf, size_t cap);
 
 /* Defined beside the JSON writer that escapes the same characters (lib/src/common/
  * internal.h says which). */

@@ -1,7 +1,7 @@
 /* Image files of charts (see draw.h): the PNG or SVG surface, painted, every chart drawn on
  * it by draw.c, and written with its texts (png_write.h) to a path or a caller's stream.
  * Every image file memsnap makes, the OOM picture (oom_chart.c) included, is written by
- * ms_render_image_to. No printing here. */
+ * msr_render_image_to. No printing here. */
 #include "draw.h"
 
 #include <cairo-svg.h>
@@ -13,40 +13,40 @@
 #include "memsnap/version.h"
 #include "render_util.h"
 
-int ms_render_format_from_name(const char *name, ms_render_format *out, ms_error *err)
+int msr_render_format_from_name(const char *name, msr_render_format *out, ms_error *err)
 {
     if (name && !strcasecmp(name, "png")) {
-        *out = MS_RENDER_PNG;
+        *out = MSR_RENDER_PNG;
         return 0;
     }
     if (name && !strcasecmp(name, "svg")) {
-        *out = MS_RENDER_SVG;
+        *out = MSR_RENDER_SVG;
         return 0;
     }
-    return ms__render_fail(err, MS_ERR_ARG,
+    return msr__render_fail(err, MS_ERR_ARG,
                            "unknown image format '%s' (png or svg)", name ? name : "");
 }
 
-int ms_render_format_from_path(const char *path, ms_render_format *out, ms_error *err)
+int msr_render_format_from_path(const char *path, msr_render_format *out, ms_error *err)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
     const char *slash = path ? strrchr(path, '/') : NULL;
     if (!dot || (slash && dot < slash))
-        return ms__render_fail(err, MS_ERR_ARG,
+        return msr__render_fail(err, MS_ERR_ARG,
                                "cannot tell the image format of '%s' (use .png or .svg)",
                                path ? path : "");
-    return ms_render_format_from_name(dot + 1, out, err);
+    return msr_render_format_from_name(dot + 1, out, err);
 }
 
 /* Title and peak written into the file when the caller gives none: the panels' titles,
  * and each panel's (or overlaid file's) peak as an exact byte count. */
-static void default_meta(const ms_chart *const *charts, size_t n, char *title, size_t tcap,
+static void default_meta(const msr_chart *const *charts, size_t n, char *title, size_t tcap,
                          char *peak, size_t pcap)
 {
     size_t t = 0, p = 0;
     title[0] = peak[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        const ms_chart *c = charts[i];
+        const msr_chart *c = charts[i];
         if (t < tcap)
             t += (size_t)snprintf(title + t, tcap - t, "%s%s", i ? " | " : "", c->title);
         if (c->overlay) {
@@ -62,23 +62,23 @@ static void default_meta(const ms_chart *const *charts, size_t n, char *title, s
 
 /* ------------------------------------------------------------------ any image */
 
-int ms_render_image_to(cairo_write_func_t write, void *closure, const char *name,
-                       ms_render_format format, int width, int height, ms_chart_rgb bg,
-                       const ms_image_meta *meta, ms_render_paint_fn paint, const void *ctx,
+int msr_render_image_to(cairo_write_func_t write, void *closure, const char *name,
+                       msr_render_format format, int width, int height, msr_chart_rgb bg,
+                       const msr_image_meta *meta, msr_render_paint_fn paint, const void *ctx,
                        ms_error *err)
 {
     if (!write || width <= 0 || height <= 0 || width > 32767 || height > 32767)
-        return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+        return msr__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+    msr_image_meta m = meta ? *meta : (msr_image_meta){0};
     if (!m.software)
         m.software = "memsnap " MS_VERSION_STRING;
-    ms_svg_meta svg = {write, closure, &m, 0, 0};
+    msr_svg_meta svg = {write, closure, &m, 0, 0};
     cairo_surface_t *surface =
-        format == MS_RENDER_SVG
-            ? cairo_svg_surface_create_for_stream(ms_svg_meta_write, &svg, width, height)
+        format == MSR_RENDER_SVG
+            ? cairo_svg_surface_create_for_stream(msr_svg_meta_write, &svg, width, height)
             : cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
-        int rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
+        int rc = msr__render_fail(err, MS_ERR_IO, "%s: %s", name,
                                  cairo_status_to_string(cairo_surface_status(surface)));
         cairo_surface_destroy(surface);
         return rc;
@@ -90,30 +90,30 @@ int ms_render_image_to(cairo_write_func_t write, void *closure, const char *name
     cairo_destroy(cr);
     cairo_surface_flush(surface);
     ms_error png_err;
-    if (!rc && format == MS_RENDER_PNG &&
-        ms_png_write(surface, write, closure, &m, -1, &png_err))
-        rc = ms__render_fail(err, png_err.code, "%s: %s", name, png_err.message);
+    if (!rc && format == MSR_RENDER_PNG &&
+        msr_png_write(surface, write, closure, &m, -1, &png_err))
+        rc = msr__render_fail(err, png_err.code, "%s: %s", name, png_err.message);
     cairo_surface_finish(surface); /* an SVG is written out here */
     if (!rc && cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", name,
+        rc = msr__render_fail(err, MS_ERR_IO, "%s: %s", name,
                              cairo_status_to_string(cairo_surface_status(surface)));
     cairo_surface_destroy(surface);
     return rc;
 }
 
-int ms_render_image_file(const char *path, ms_render_format format, int width, int height,
-                         ms_chart_rgb bg, const ms_image_meta *meta, ms_render_paint_fn paint,
+int msr_render_image_file(const char *path, msr_render_format format, int width, int height,
+                         msr_chart_rgb bg, const msr_image_meta *meta, msr_render_paint_fn paint,
                          const void *ctx, ms_error *err)
 {
     if (!path || width <= 0 || height <= 0 || width > 32767 || height > 32767)
-        return ms__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
+        return msr__render_fail(err, MS_ERR_ARG, "bad image size %dx%d", width, height);
     FILE *f = fopen(path, "wb");
     if (!f)
-        return ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
-    int rc = ms_render_image_to(ms_png_stdio_write, f, path, format, width, height, bg, meta,
+        return msr__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
+    int rc = msr_render_image_to(msr_png_stdio_write, f, path, format, width, height, bg, meta,
                                 paint, ctx, err);
     if (fclose(f) && !rc)
-        rc = ms__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
+        rc = msr__render_fail(err, MS_ERR_IO, "%s: %s", path, strerror(errno));
     if (rc)
         remove(path); /* no half-written image left behind */
     return rc;
@@ -122,7 +122,7 @@ int ms_render_image_file(const char *path, ms_render_format format, int width, i
 /* ------------------------------------------------------------------ charts */
 
 typedef struct chart_job {
-    const ms_chart *const *charts;
+    const msr_chart *const *charts;
     size_t n;
 } chart_job;
 
@@ -133,16 +133,16 @@ static int paint_charts(const void *ctx, cairo_t *cr, int width, int height, ms_
     const chart_job *job = ctx;
     int rc = 0;
     for (size_t i = 0; i < job->n && !rc; i++)
-        rc = ms_chart_draw(cr, job->charts[i], err);
+        rc = msr_chart_draw(cr, job->charts[i], err);
     return rc;
 }
 
 /* The texts of a chart image: the caller's, else the defaults (default_meta). */
-static ms_image_meta chart_meta(const ms_chart *const *charts, size_t n, const ms_image_meta *meta,
+static msr_image_meta chart_meta(const msr_chart *const *charts, size_t n, const msr_image_meta *meta,
                                 char *title, char *peak, size_t cap)
 {
     default_meta(charts, n, title, cap, peak, cap);
-    ms_image_meta m = meta ? *meta : (ms_image_meta){0};
+    msr_image_meta m = meta ? *meta : (msr_image_meta){0};
     if (!m.title)
         m.title = title;
     if (!m.peak)
@@ -150,36 +150,36 @@ static ms_image_meta chart_meta(const ms_chart *const *charts, size_t n, const m
     return m;
 }
 
-static ms_chart_rgb chart_bg(const ms_chart *const *charts, size_t n)
+static msr_chart_rgb chart_bg(const msr_chart *const *charts, size_t n)
 {
-    return n ? charts[0]->theme.bg : (ms_chart_rgb){1, 1, 1};
+    return n ? charts[0]->theme.bg : (msr_chart_rgb){1, 1, 1};
 }
 
-int ms_render_write_to(cairo_write_func_t write, void *closure, const char *name,
-                       ms_render_format format, int width, int height,
-                       const ms_chart *const *charts, size_t n_charts,
-                       const ms_image_meta *meta, ms_error *err)
+int msr_render_write_to(cairo_write_func_t write, void *closure, const char *name,
+                       msr_render_format format, int width, int height,
+                       const msr_chart *const *charts, size_t n_charts,
+                       const msr_image_meta *meta, ms_error *err)
 {
     char title[1024], peak[1024];
-    ms_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
+    msr_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
     chart_job job = {charts, n_charts};
-    return ms_render_image_to(write, closure, name, format, width, height,
+    return msr_render_image_to(write, closure, name, format, width, height,
                               chart_bg(charts, n_charts), &m, paint_charts, &job, err);
 }
 
-int ms_render_write_meta(const char *path, ms_render_format format, int width, int height,
-                         const ms_chart *const *charts, size_t n_charts,
-                         const ms_image_meta *meta, ms_error *err)
+int msr_render_write_meta(const char *path, msr_render_format format, int width, int height,
+                         const msr_chart *const *charts, size_t n_charts,
+                         const msr_image_meta *meta, ms_error *err)
 {
     char title[1024], peak[1024];
-    ms_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
+    msr_image_meta m = chart_meta(charts, n_charts, meta, title, peak, sizeof title);
     chart_job job = {charts, n_charts};
-    return ms_render_image_file(path, format, width, height, chart_bg(charts, n_charts), &m,
+    return msr_render_image_file(path, format, width, height, chart_bg(charts, n_charts), &m,
                                 paint_charts, &job, err);
 }
 
-int ms_render_write(const char *path, ms_render_format format, int width, int height,
-                    const ms_chart *const *charts, size_t n_charts, ms_error *err)
+int msr_render_write(const char *path, msr_render_format format, int width, int height,
+                    const msr_chart *const *charts, size_t n_charts, ms_error *err)
 {
-    return ms_render_write_meta(path, format, width, height, charts, n_charts, NULL, err);
+    return msr_render_write_meta(path, format, width, height, charts, n_charts, NULL, err);
 }

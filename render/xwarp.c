@@ -1,4 +1,4 @@
-/* The run axis's warp (ms_chart_warp in chart.h): the breaks are the trace's quiet
+/* The run axis's warp (msr_chart_warp in chart.h): the breaks are the trace's quiet
  * stretches as the library finds them (memsnap/idle.h states the rule: ms_idle_find, the
  * run's ms_run_idle), so the iterations table and every chart call the same time idle;
  * this file only lays the knots. A chart of a training run spends its width on the
@@ -15,14 +15,14 @@
 #include <math.h>
 #include <stdlib.h>
 
-static void identity(ms_chart_warp *w, double span_s)
+static void identity(msr_chart_warp *w, double span_s)
 {
     memset(w, 0, sizeof *w);
     w->n_segments = 1;
     w->t[1] = w->u[1] = span_s > 0 ? span_s : 1e-6;
 }
 
-double ms_chart_warp_u(const ms_chart_warp *w, double t)
+double msr_chart_warp_u(const msr_chart_warp *w, double t)
 {
     size_t n = w->n_segments;
     if (t <= w->t[0])
@@ -42,7 +42,7 @@ double ms_chart_warp_u(const ms_chart_warp *w, double t)
     return w->u[lo] + (t - w->t[lo]) / (w->t[lo + 1] - w->t[lo]) * (w->u[lo + 1] - w->u[lo]);
 }
 
-double ms_chart_warp_t(const ms_chart_warp *w, double u)
+double msr_chart_warp_t(const msr_chart_warp *w, double u)
 {
     size_t n = w->n_segments;
     if (u <= w->u[0])
@@ -62,17 +62,17 @@ double ms_chart_warp_t(const ms_chart_warp *w, double u)
     return w->t[lo] + (u - w->u[lo]) / (w->u[lo + 1] - w->u[lo]) * (w->t[lo + 1] - w->t[lo]);
 }
 
-int ms_chart_warp_from_idle(ms_chart_warp *out, const ms_idle *idle)
+int msr_chart_warp_from_idle(msr_chart_warp *out, const ms_idle *idle)
 {
     identity(out, idle ? idle->span_s : 0);
     if (!idle || idle->n_breaks == 0 || !(idle->break_width_s > 0))
         return 0;
-    ms_chart_warp *w = out;
+    msr_chart_warp *w = out;
     double width = idle->break_width_s, T = idle->span_s;
     size_t s = 0;
     double t = 0, u = 0;
     w->t[0] = w->u[0] = 0;
-    for (size_t i = 0; i < idle->n_breaks && i < MS_CHART_MAX_BREAKS; i++) {
+    for (size_t i = 0; i < idle->n_breaks && i < MSR_CHART_MAX_BREAKS; i++) {
         const ms_idle_break *c = &idle->breaks[i];
         if (!(c->to_s > t)) /* a trace whose times step back: keep the knots increasing */
             continue;
@@ -99,35 +99,35 @@ int ms_chart_warp_from_idle(ms_chart_warp *out, const ms_idle *idle)
     return 0;
 }
 
-int ms_chart_warp_find(ms_chart_warp *out, const ms_trace *trace, const ms_iterations *it,
+int msr_chart_warp_find(msr_chart_warp *out, const ms_trace *trace, const ms_iterations *it,
                        const ms_shape *shape, ms_error *err)
 {
     if (!out || !trace)
-        return ms__render_fail(err, MS_ERR_ARG, "no warp to fill or no trace");
+        return msr__render_fail(err, MS_ERR_ARG, "no warp to fill or no trace");
     ms_idle *idle = NULL;
     int rc = ms_idle_find(&idle, trace, it, shape, err);
     if (!rc)
-        ms_chart_warp_from_idle(out, idle);
+        msr_chart_warp_from_idle(out, idle);
     ms_idle_free(idle);
     return rc;
 }
 
-void ms__source_warp(ms_chart_warp *w, const ms_chart_source *src)
+void msr__source_warp(msr_chart_warp *w, const msr_chart_source *src)
 {
     if (src->warp)
         *w = *src->warp;
     else
-        ms_chart_warp_from_idle(w, src->idle);
+        msr_chart_warp_from_idle(w, src->idle);
 }
 
-void ms__run_source(ms_chart_source *out, ms_chart_warp *w, const ms_chart_source *src,
-                    ms_chart_x *mode)
+void msr__run_source(msr_chart_source *out, msr_chart_warp *w, const msr_chart_source *src,
+                    msr_chart_x *mode)
 {
     *out = *src;
-    if (*mode != MS_CHART_X_RUN)
+    if (*mode != MSR_CHART_X_RUN)
         return;
-    ms__source_warp(w, src);
+    msr__source_warp(w, src);
     out->warp = w;
     if (w->n_breaks == 0)
-        *mode = MS_CHART_X_TIME; /* nothing compressed: the time axis, exactly */
+        *mode = MSR_CHART_X_TIME; /* nothing compressed: the time axis, exactly */
 }

@@ -111,14 +111,14 @@ static void free_case(trace_case *c)
     free(c->allocs);
 }
 
-/* x of an event, as ms_chart_event_x defines it. */
-static double x_of(const trace_case *c, ms_chart_x mode, int64_t e)
+/* x of an event, as msr_chart_event_x defines it. */
+static double x_of(const trace_case *c, msr_chart_x mode, int64_t e)
 {
-    return mode == MS_CHART_X_EVENTS ? (double)e
+    return mode == MSR_CHART_X_EVENTS ? (double)e
                                      : (double)(c->time_us[e] - c->time_us[0]) / 1e6;
 }
 
-static int64_t col_of(const ms_chart *ch, double x)
+static int64_t col_of(const msr_chart *ch, double x)
 {
     if (!(x >= ch->x_lo))
         return -1;
@@ -132,7 +132,7 @@ static int64_t col_of(const ms_chart *ch, double x)
  * nothing holds none): made before the trace or at e or before, not yet freed. */
 static int64_t held(const ms_alloc *a, int64_t e)
 {
-    if (e == MS_CHART_NO_EVENT)
+    if (e == MSR_CHART_NO_EVENT)
         return 0;
     int64_t b = 0;
     if (a->alloc_event < 0 || a->alloc_event <= e)
@@ -143,14 +143,14 @@ static int64_t held(const ms_alloc *a, int64_t e)
 }
 
 /* The event-by-event definition of the columns, then every band's height. */
-static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch)
+static void check_chart(const char *ctx, const trace_case *c, const msr_chart *ch)
 {
     size_t W = ch->n_cols;
     int64_t *first = malloc(W * sizeof *first), *last = malloc(W * sizeof *last);
     int64_t *ev = malloc(W * sizeof *ev), *act = malloc(W * sizeof *act);
     int64_t *res = malloc(W * sizeof *res), *low = malloc(W * sizeof *low);
     for (size_t k = 0; k < W; k++) {
-        first[k] = last[k] = ev[k] = MS_CHART_NO_EVENT;
+        first[k] = last[k] = ev[k] = MSR_CHART_NO_EVENT;
         act[k] = res[k] = -1;
         low[k] = INT64_MAX;
     }
@@ -163,10 +163,10 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
         }
         if (k >= (int64_t)W)
             continue;
-        if (first[k] == MS_CHART_NO_EVENT)
+        if (first[k] == MSR_CHART_NO_EVENT)
             first[k] = (int64_t)e;
         last[k] = (int64_t)e;
-        if (ev[k] == MS_CHART_NO_EVENT || c->active[e] > act[k]) {
+        if (ev[k] == MSR_CHART_NO_EVENT || c->active[e] > act[k]) {
             ev[k] = (int64_t)e;
             act[k] = c->active[e];
         }
@@ -177,11 +177,11 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
     }
     for (size_t k = 0; k < W; k++) {
         double lo = ch->x_lo + (double)k * ch->dx;
-        if (first[k] == MS_CHART_NO_EVENT || carry == -1 ||
+        if (first[k] == MSR_CHART_NO_EVENT || carry == -1 ||
             x_of(c, ch->x_mode, first[k]) > lo) {
             int64_t v = carry < 0 ? c->tl.active_start : c->active[carry];
             int64_t r = carry < 0 ? c->tl.reserved_start : c->reserved[carry];
-            if (ev[k] == MS_CHART_NO_EVENT || v > act[k]) {
+            if (ev[k] == MSR_CHART_NO_EVENT || v > act[k]) {
                 ev[k] = carry;
                 act[k] = v;
             }
@@ -190,7 +190,7 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
             if (v < low[k])
                 low[k] = v;
         }
-        if (last[k] != MS_CHART_NO_EVENT)
+        if (last[k] != MSR_CHART_NO_EVENT)
             carry = last[k];
     }
     size_t bad = 0;
@@ -215,8 +215,8 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
         int64_t e = ch->col_event[k];
         int64_t stacked = 0;
         for (size_t g = 0; g < ch->n_groups; g++) {
-            const ms_chart_group *gp = &ch->groups[g];
-            int64_t want = gp->kind == MS_CHART_GROUP_ALLOC ? held(&c->allocs[gp->alloc], e)
+            const msr_chart_group *gp = &ch->groups[g];
+            int64_t want = gp->kind == MSR_CHART_GROUP_ALLOC ? held(&c->allocs[gp->alloc], e)
                                                             : all[k];
             want = want > 0 ? want : 0;
             int64_t got = ch->heights[g * W + k];
@@ -228,7 +228,7 @@ static void check_chart(const char *ctx, const trace_case *c, const ms_chart *ch
             }
             stacked += got;
         }
-        int64_t other = e == MS_CHART_NO_EVENT ? 0 : ch->col_active[k] - stacked;
+        int64_t other = e == MSR_CHART_NO_EVENT ? 0 : ch->col_active[k] - stacked;
         CHECK_EQ_INT_IN(ctx, ch->col_other[k], other > 0 ? other : 0);
     }
     free(all);
@@ -246,16 +246,16 @@ int main(void)
         int shape = round % 5;
         trace_case c;
         make_case(&c, shape);
-        ms_chart_source src = {.snap = NULL, .trace = &c.tr, .tl = &c.tl, .label = "random"};
+        msr_chart_source src = {.snap = NULL, .trace = &c.tr, .tl = &c.tl, .label = "random"};
         for (int v = 0; v < 6; v++) {
-            ms_chart_spec spec;
+            msr_chart_spec spec;
             memset(&spec, 0, sizeof spec);
             spec.no_legend = true;
-            spec.x_mode = v & 1 ? MS_CHART_X_EVENTS : MS_CHART_X_TIME;
-            spec.by = v >= 4 ? MS_CHART_BY_SITE : MS_CHART_BY_ALLOC;
+            spec.x_mode = v & 1 ? MSR_CHART_X_EVENTS : MSR_CHART_X_TIME;
+            spec.by = v >= 4 ? MSR_CHART_BY_SITE : MSR_CHART_BY_ALLOC;
             spec.top = v >= 4 ? 0 : (size_t)pick(1, 500);
             if (v >= 2) { /* a zoomed window, maybe past either end */
-                double span = spec.x_mode == MS_CHART_X_EVENTS
+                double span = spec.x_mode == MSR_CHART_X_EVENTS
                                   ? (double)c.n
                                   : (double)(c.time_us[c.n - 1] - c.time_us[0]) / 1e6;
                 if (!(span > 0))
@@ -268,10 +268,10 @@ int main(void)
             }
             char ctx[64];
             snprintf(ctx, sizeof ctx, "round %d shape %d view %d", round, shape, v);
-            ms_chart *ch = NULL;
+            msr_chart *ch = NULL;
             ms_error err;
-            int rc = ms_chart_build(&ch, &src, &spec,
-                                    (ms_chart_rect){0, 0, (double)pick(200, 1400), 400}, &err);
+            int rc = msr_chart_build(&ch, &src, &spec,
+                                    (msr_chart_rect){0, 0, (double)pick(200, 1400), 400}, &err);
             if (rc == MS_ERR_ARG) /* a window that holds nothing of the trace */
                 continue;
             CHECK_EQ_INT_IN(ctx, rc, 0);
@@ -280,7 +280,7 @@ int main(void)
                 continue;
             }
             check_chart(ctx, &c, ch);
-            ms_chart_free(ch);
+            msr_chart_free(ch);
         }
         free_case(&c);
     }

@@ -1,6 +1,6 @@
 /* The chart data of the interactive timeline (render/chart_export.c), on every snapshot in
  * testdata/:
- *  - a window chart built from a slice of the trace equals ms_chart_build() of the same
+ *  - a window chart built from a slice of the trace equals msr_chart_build() of the same
  *    window on the whole trace, column by column and band by band (the pyramid's windows
  *    are render's charts, not an approximation);
  *  - the JSON parses, its levels tile the trace (level k: 2^k windows edge to edge), its
@@ -21,7 +21,7 @@
 #include "memsnap/idle.h"
 #include "memsnap/leaks.h"
 
-static const ms_chart_rect AREA = {0, 0, 1320, 560};
+static const msr_chart_rect AREA = {0, 0, 1320, 560};
 
 /* ------------------------------------------------------------------ varints */
 
@@ -96,7 +96,7 @@ static size_t curve_decode(const char *s, int64_t *out, size_t cap)
 /* Bands with bytes somewhere in the window, in stacking order. A chart of the whole trace
  * also carries highlighted allocations that live outside the window as empty bands; a
  * slice leaves them out, and an empty band draws nothing. */
-static size_t visible_groups(const ms_chart *ch, size_t *out)
+static size_t visible_groups(const msr_chart *ch, size_t *out)
 {
     size_t n = 0;
     for (size_t g = 0; g < ch->n_groups; g++) {
@@ -109,7 +109,7 @@ static size_t visible_groups(const ms_chart *ch, size_t *out)
     return n;
 }
 
-static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bool legends)
+static void same_chart(const char *ctx, const msr_chart *a, const msr_chart *b, bool legends)
 {
     CHECK_EQ_INT_IN(ctx, a->n_cols, b->n_cols);
     CHECK_TRUE_IN(ctx, a->y_max == b->y_max);
@@ -130,7 +130,7 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
                     a->col_reserved[c] != b->col_reserved[c] || a->col_low[c] != b->col_low[c] ||
                     a->col_other[c] != b->col_other[c];
     for (size_t k = 0; k < na && k < nb; k++) {
-        const ms_chart_group *x = &a->groups[va[k]], *y = &b->groups[vb[k]];
+        const msr_chart_group *x = &a->groups[va[k]], *y = &b->groups[vb[k]];
         bad_groups += x->kind != y->kind || x->category != y->category;
         bad_groups += x->alloc != y->alloc || x->site != y->site || x->highlight != y->highlight ||
                       strcmp(x->label, y->label) != 0 || strcmp(x->mark, y->mark) != 0;
@@ -159,7 +159,7 @@ static void same_chart(const char *ctx, const ms_chart *a, const ms_chart *b, bo
  * window chart keeps the highlighted allocations outside the window as empty bands, the
  * annotation lanes that stay open to the trace's end and the trace's first OOM, as the
  * whole trace's chart does. */
-static void same_page_tile(const char *ctx, const ms_chart *a, const ms_chart *b)
+static void same_page_tile(const char *ctx, const msr_chart *a, const msr_chart *b)
 {
     CHECK_TRUE_IN(ctx, a->x_lo == b->x_lo && a->x_hi == b->x_hi);
     CHECK_EQ_INT_IN(ctx, a->n_groups, b->n_groups);
@@ -172,7 +172,7 @@ static void same_page_tile(const char *ctx, const ms_chart *a, const ms_chart *b
         return;
     size_t bad_groups = 0, bad_cells = 0;
     for (size_t g = 0; g < a->n_groups; g++) {
-        const ms_chart_group *x = &a->groups[g], *y = &b->groups[g];
+        const msr_chart_group *x = &a->groups[g], *y = &b->groups[g];
         bad_groups += x->kind != y->kind || x->alloc != y->alloc || x->site != y->site ||
                       x->legend != y->legend || x->highlight != y->highlight ||
                       x->suspect != y->suspect || strcmp(x->label, y->label) != 0 ||
@@ -201,13 +201,13 @@ static const char *const BY_NAME[] = {"alloc", "site", "phase", "category"};
 
 /* A budget is kept: the levels stop before the text outgrows it (tables included, a
  * third is kept for them). */
-static void within_budget(const char *ctx, const ms_chart_source *src, ms_chart_export_opts o)
+static void within_budget(const char *ctx, const msr_chart_source *src, msr_chart_export_opts o)
 {
     ms_error err;
-    ms_chart_export_stats st;
+    msr_chart_export_stats st;
     char *text = NULL;
     o.budget = 300 * 1024;
-    int rc = ms_chart_export_json(&text, &st, src, &o, &err);
+    int rc = msr_chart_export_json(&text, &st, src, &o, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc)
         CHECK_EQ_INT_IN(ctx, st.bytes <= o.budget ? 0 : st.bytes, 0);
@@ -216,9 +216,9 @@ static void within_budget(const char *ctx, const ms_chart_source *src, ms_chart_
 
 static void windows(const char *path, const char *name, const ms_snapshot *s,
                     const ms_timeline *t, const ms_categories *cats,
-                    const ms_chart_highlight *hl, size_t n_hl)
+                    const msr_chart_highlight *hl, size_t n_hl)
 {
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name, .categories = cats};
     /* Time windows need a clock: a trace without times is drawn over events (test_compat). */
     if (src.trace->n < 4 || !src.trace->has_times)
@@ -241,13 +241,13 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
         for (int by = 0; by < 6; by++) {
             /* By allocation, site and category (a slice maps its allocations to the
              * categories' timeline), each without and with leak outlines. */
-            ms_chart_by grouping = by / 2 == 0   ? MS_CHART_BY_ALLOC
-                                   : by / 2 == 1 ? MS_CHART_BY_SITE
-                                                 : MS_CHART_BY_CATEGORY;
+            msr_chart_by grouping = by / 2 == 0   ? MSR_CHART_BY_ALLOC
+                                   : by / 2 == 1 ? MSR_CHART_BY_SITE
+                                                 : MSR_CHART_BY_CATEGORY;
             char ctx[300];
             snprintf(ctx, sizeof ctx, "%s window %.4f-%.4f by %s%s", path, W[w][0], W[w][1],
                      BY_NAME[grouping], by & 1 ? " with leaks outlined" : "");
-            ms_chart_spec spec = {0};
+            msr_chart_spec spec = {0};
             spec.by = grouping;
             spec.has_from = spec.has_to = true;
             spec.from = span * W[w][0];
@@ -256,29 +256,29 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
             spec.n_highlights = by & 1 ? n_hl : 0;
             if ((by & 1) && !n_hl)
                 continue;
-            ms_chart *whole = NULL, *sliced = NULL;
+            msr_chart *whole = NULL, *sliced = NULL;
             ms_error err;
-            int ra = ms_chart_build(&whole, &src, &spec, AREA, &err);
-            int rb = ms_chart_build_window(&sliced, &src, &spec, AREA, &err);
+            int ra = msr_chart_build(&whole, &src, &spec, AREA, &err);
+            int rb = msr_chart_build_window(&sliced, &src, &spec, AREA, &err);
             CHECK_EQ_INT_IN(ctx, ra, 0);
             CHECK_EQ_INT_IN(ctx, rb, 0);
             if (!ra && !rb) {
                 same_chart(ctx, whole, sliced, !(by & 1));
                 same_page_tile(ctx, whole, sliced);
             }
-            ms_chart_free(whole);
-            ms_chart_free(sliced);
+            msr_chart_free(whole);
+            msr_chart_free(sliced);
         }
     }
     /* The run axis: windows in its units, across its breaks, are the whole trace's too
      * (the slice carries the trace's warp; it starts at the trace's first time). */
-    ms_chart_warp warp;
+    msr_chart_warp warp;
     ms_error werr;
-    CHECK_EQ_INT_IN(path, ms_chart_warp_find(&warp, src.trace, NULL, NULL, &werr), 0);
+    CHECK_EQ_INT_IN(path, msr_chart_warp_find(&warp, src.trace, NULL, NULL, &werr), 0);
     if (!warp.n_breaks)
         return;
     src.warp = &warp;
-    double uspan = ms_chart_warp_u(&warp, span);
+    double uspan = msr_chart_warp_u(&warp, span);
     /* The first break and a little on either side of it, then windows as above. */
     size_t k = 0;
     while (!warp.gap[k])
@@ -291,24 +291,24 @@ static void windows(const char *path, const char *name, const ms_snapshot *s,
             char ctx[300];
             snprintf(ctx, sizeof ctx, "%s run-axis window %.6f-%.6f by %s", path, RW[w][0],
                      RW[w][1], by ? "category" : "alloc");
-            ms_chart_spec spec = {0};
-            spec.x_mode = MS_CHART_X_RUN;
-            spec.by = by ? MS_CHART_BY_CATEGORY : MS_CHART_BY_ALLOC;
+            msr_chart_spec spec = {0};
+            spec.x_mode = MSR_CHART_X_RUN;
+            spec.by = by ? MSR_CHART_BY_CATEGORY : MSR_CHART_BY_ALLOC;
             spec.has_from = spec.has_to = true;
             spec.from = RW[w][0];
             spec.to = RW[w][1];
-            ms_chart *whole = NULL, *sliced = NULL;
-            int ra = ms_chart_build(&whole, &src, &spec, AREA, &werr);
-            int rb = ms_chart_build_window(&sliced, &src, &spec, AREA, &werr);
+            msr_chart *whole = NULL, *sliced = NULL;
+            int ra = msr_chart_build(&whole, &src, &spec, AREA, &werr);
+            int rb = msr_chart_build_window(&sliced, &src, &spec, AREA, &werr);
             CHECK_EQ_INT_IN(ctx, ra, 0);
             CHECK_EQ_INT_IN(ctx, rb, 0);
             if (!ra && !rb) {
-                CHECK_EQ_INT_IN(ctx, sliced->x_mode, MS_CHART_X_RUN);
+                CHECK_EQ_INT_IN(ctx, sliced->x_mode, MSR_CHART_X_RUN);
                 same_chart(ctx, whole, sliced, true);
                 same_page_tile(ctx, whole, sliced);
             }
-            ms_chart_free(whole);
-            ms_chart_free(sliced);
+            msr_chart_free(whole);
+            msr_chart_free(sliced);
         }
     }
 }
@@ -321,19 +321,19 @@ static const cJSON *get(const cJSON *o, const char *k)
 }
 
 static void json_checks_idle(const char *path, const char *name, const ms_snapshot *s,
-                             const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl,
+                             const ms_timeline *t, const msr_chart_highlight *hl, size_t n_hl,
                              const ms_idle *idle)
 {
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name};
     src.idle = idle; /* the run axis is laid from the quiet stretches it carries */
-    ms_chart_export_opts o = {0};
+    msr_chart_export_opts o = {0};
     o.highlights = hl;
     o.n_highlights = n_hl;
     char *text = NULL;
-    ms_chart_export_stats st;
+    msr_chart_export_stats st;
     ms_error err;
-    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
     CHECK_EQ_INT_IN(path, rc, 0);
     if (rc) {
         fprintf(stderr, "%s: %s\n", path, err.message);
@@ -348,15 +348,15 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
         free(text);
         return;
     }
-    CHECK_EQ_INT_IN(path, cJSON_GetNumberValue(get(doc, "v")), MS_CHART_EXPORT_VERSION);
+    CHECK_EQ_INT_IN(path, cJSON_GetNumberValue(get(doc, "v")), MSR_CHART_EXPORT_VERSION);
     CHECK_EQ_INT_IN(path, cJSON_GetNumberValue(get(doc, "events")), src.trace->n);
     double span = cJSON_GetNumberValue(get(doc, "span"));
     size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
     const cJSON *levels = get(get(doc, "modes"), "alloc");
     /* The run axis: written only where the trace's warp has breaks, one segment per piece
      * of it; windows are then in its units. Elsewhere the page is the time axis's. */
-    ms_chart_warp warp;
-    ms_chart_warp_from_idle(&warp, idle);
+    msr_chart_warp warp;
+    msr_chart_warp_from_idle(&warp, idle);
     bool run = get(doc, "axis") != NULL;
     CHECK_EQ_INT_IN(path, run, warp.n_breaks > 0);
     if (run) {
@@ -369,7 +369,7 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
         {
             double u0 = cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 0));
             double t0 = cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 2));
-            bad_seg += fabs(ms_chart_warp_u(&warp, t0) - u0) > 1e-9 * (span + 1);
+            bad_seg += fabs(msr_chart_warp_u(&warp, t0) - u0) > 1e-9 * (span + 1);
             n_gap += cJSON_GetNumberValue(cJSON_GetArrayItem(sg, 4)) != 0;
         }
         CHECK_EQ_INT_IN(path, bad_seg, 0);
@@ -377,14 +377,14 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
         span = cJSON_GetNumberValue(get(doc, "uspan"));
         const int64_t *tu = src.trace->time_us;
         double t_end = (double)(tu[src.trace->n - 1] - tu[0]) / 1e6;
-        CHECK_TRUE_IN(path, fabs(span - ms_chart_warp_u(&warp, t_end)) < 1e-9);
+        CHECK_TRUE_IN(path, fabs(span - msr_chart_warp_u(&warp, t_end)) < 1e-9);
     }
     /* --x time: no run axis keys; a trace with nothing to compress gets that very page. */
-    ms_chart_export_opts ot = o;
+    msr_chart_export_opts ot = o;
     ot.x_set = true;
-    ot.x_mode = MS_CHART_X_TIME;
+    ot.x_mode = MSR_CHART_X_TIME;
     char *text_time = NULL;
-    if (ms_chart_export_json(&text_time, NULL, &src, &ot, &err) == 0) {
+    if (msr_chart_export_json(&text_time, NULL, &src, &ot, &err) == 0) {
         CHECK_TRUE_IN(path, strstr(text_time, "\"segs\"") == NULL);
         if (!run)
             CHECK_EQ_INT_IN(path, strcmp(text, text_time) != 0, 0);
@@ -400,28 +400,28 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
                     "bands: allocation sites");
     CHECK_TRUE_IN(path, st.levels[0] >= 1);
 
-    /* The whole trace at level 0 is ms_chart_build()'s chart with the shared y scale. */
-    ms_chart_spec whole = {0};
+    /* The whole trace at level 0 is msr_chart_build()'s chart with the shared y scale. */
+    msr_chart_spec whole = {0};
     whole.keep_time_axis = true; /* as the export draws a trace without times */
-    whole.x_mode = run ? MS_CHART_X_RUN : MS_CHART_X_TIME;
+    whole.x_mode = run ? MSR_CHART_X_RUN : MSR_CHART_X_TIME;
     double xs;
     int64_t fit = 0;
-    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    msr_chart_extent(&src, &whole, &xs, &fit, &err);
     whole.y_fit = fit;
     whole.has_from = whole.has_to = true;
     whole.from = 0;
     whole.to = span > 0 ? span : 1e-6;
     whole.highlights = hl;
     whole.n_highlights = n_hl;
-    ms_chart *ch = NULL;
-    if (ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+    msr_chart *ch = NULL;
+    if (msr_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
         const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
         int64_t *col = calloc(cols + 1, sizeof *col);
         size_t n = curve_decode(cJSON_GetStringValue(get(t0, "a")), col, cols);
         CHECK_EQ_INT_IN(path, n, ch->n_cols);
         size_t bad = 0;
         for (size_t c = 0; c < n && c < ch->n_cols; c++) {
-            int64_t want = ch->col_event[c] == MS_CHART_NO_EVENT
+            int64_t want = ch->col_event[c] == MSR_CHART_NO_EVENT
                                ? -1
                                : llround((double)ch->col_active[c] / ch->y_max * ch->plot.h * 4);
             bad += col[c] != want;
@@ -438,7 +438,7 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
             CHECK_TRUE_IN(path, n_hl_groups > 0);
         free(g);
         free(col);
-        ms_chart_free(ch);
+        msr_chart_free(ch);
     } else {
         check_fail("%s: level-0 chart: %s", path, err.message);
     }
@@ -534,7 +534,7 @@ static bool heights_decode(const char *s, int64_t *heights, size_t n_groups, siz
 }
 
 static void json_checks(const char *path, const char *name, const ms_snapshot *s,
-                        const ms_timeline *t, const ms_chart_highlight *hl, size_t n_hl)
+                        const ms_timeline *t, const msr_chart_highlight *hl, size_t n_hl)
 {
     ms_idle *idle = NULL;
     ms_error err;
@@ -546,23 +546,23 @@ static void json_checks(const char *path, const char *name, const ms_snapshot *s
 }
 
 /* With the categories given, the page gets a third grouping: its whole-trace window is
- * ms_chart_build()'s chart by category, band for band and column for column; the
+ * msr_chart_build()'s chart by category, band for band and column for column; the
  * budget still holds with three groupings. */
 static void category_json(const char *path, const char *name, const ms_snapshot *s,
                           const ms_timeline *t, const ms_categories *cats,
-                          const ms_chart_highlight *hl, size_t n_hl)
+                          const msr_chart_highlight *hl, size_t n_hl)
 {
     char ctx[300];
     snprintf(ctx, sizeof ctx, "%s category mode", path);
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name, .categories = cats};
-    ms_chart_export_opts o = {0};
+    msr_chart_export_opts o = {0};
     o.highlights = hl;
     o.n_highlights = n_hl;
     char *text = NULL;
-    ms_chart_export_stats st;
+    msr_chart_export_stats st;
     ms_error err;
-    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     cJSON *doc = rc ? NULL : cJSON_Parse(text);
     CHECK_TRUE_IN(ctx, doc != NULL);
@@ -575,24 +575,24 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     const cJSON *strings = get(doc, "strings");
     double span = cJSON_GetNumberValue(get(doc, "span"));
     size_t cols = (size_t)cJSON_GetNumberValue(get(doc, "cols"));
-    ms_chart_spec whole = {0};
+    msr_chart_spec whole = {0};
     whole.keep_time_axis = true; /* as the export draws a trace without times */
     double xs;
     int64_t fit = 0;
-    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    msr_chart_extent(&src, &whole, &xs, &fit, &err);
     if (get(doc, "axis")) {
-        whole.x_mode = MS_CHART_X_RUN;
+        whole.x_mode = MSR_CHART_X_RUN;
         span = cJSON_GetNumberValue(get(doc, "uspan"));
     }
-    whole.by = MS_CHART_BY_CATEGORY;
+    whole.by = MSR_CHART_BY_CATEGORY;
     whole.y_fit = fit;
     whole.has_from = whole.has_to = true;
     whole.to = span > 0 ? span : 1e-6;
     whole.highlights = hl;
     whole.n_highlights = n_hl;
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
-    if (doc && t0 && ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+    if (doc && t0 && msr_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
         int64_t *g;
         size_t ng = varints(cJSON_GetStringValue(get(t0, "g")), &g, true);
         CHECK_EQ_INT_IN(ctx, ng, ch->n_groups);
@@ -616,7 +616,7 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     } else {
         check_fail("%s: level-0 chart: %s", ctx, err.message);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     cJSON_Delete(doc);
     free(text);
 
@@ -624,23 +624,23 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
 }
 
 /* --group rules: the page gets a by-group grouping whose bands are the rules' names (and
- * "other"), ms_chart_build()'s chart by group at level 0. */
+ * "other"), msr_chart_build()'s chart by group at level 0. */
 static void group_json(const char *path, const char *name, const ms_snapshot *s,
                        const ms_timeline *t)
 {
     char ctx[300];
     snprintf(ctx, sizeof ctx, "%s group mode", path);
-    ms_chart_group_rules rules = {0};
+    msr_chart_group_rules rules = {0};
     ms_error err;
-    CHECK_EQ_INT_IN(ctx, ms_chart_group_rules_add(&rules, "hf=transformers/", &err), 0);
-    CHECK_EQ_INT_IN(ctx, ms_chart_group_rules_add(&rules, "model=\\.py:[0-9]+ forward", &err), 0);
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
+    CHECK_EQ_INT_IN(ctx, msr_chart_group_rules_add(&rules, "hf=transformers/", &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_group_rules_add(&rules, "model=\\.py:[0-9]+ forward", &err), 0);
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name, .group_rules = &rules};
-    ms_chart_export_opts o = {0};
+    msr_chart_export_opts o = {0};
     o.no_site_mode = true;
     char *text = NULL;
-    ms_chart_export_stats st;
-    int rc = ms_chart_export_json(&text, &st, &src, &o, &err);
+    msr_chart_export_stats st;
+    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     cJSON *doc = rc ? NULL : cJSON_Parse(text);
     const cJSON *levels = get(get(doc, "modes"), "group");
@@ -648,19 +648,19 @@ static void group_json(const char *path, const char *name, const ms_snapshot *s,
     CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(levels), st.levels[3]);
     CHECK_TRUE_IN(ctx, st.levels[3] >= 1);
     const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetArrayItem(levels, 0), 0);
-    ms_chart_spec whole = {0};
+    msr_chart_spec whole = {0};
     whole.keep_time_axis = true;
-    whole.by = MS_CHART_BY_GROUP;
+    whole.by = MSR_CHART_BY_GROUP;
     double xs;
     int64_t fit = 0;
-    ms_chart_extent(&src, &whole, &xs, &fit, &err);
+    msr_chart_extent(&src, &whole, &xs, &fit, &err);
     whole.y_fit = fit;
-    whole.x_mode = doc && get(doc, "axis") ? MS_CHART_X_RUN : MS_CHART_X_TIME;
+    whole.x_mode = doc && get(doc, "axis") ? MSR_CHART_X_RUN : MSR_CHART_X_TIME;
     whole.has_from = whole.has_to = true;
     whole.to = doc ? cJSON_GetNumberValue(get(doc, get(doc, "axis") ? "uspan" : "span")) : 1;
     whole.to = whole.to > 0 ? whole.to : 1e-6;
-    ms_chart *ch = NULL;
-    if (t0 && ms_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
+    msr_chart *ch = NULL;
+    if (t0 && msr_chart_build(&ch, &src, &whole, AREA, &err) == 0) {
         int64_t *g;
         size_t ng = varints(cJSON_GetStringValue(get(t0, "g")), &g, true);
         CHECK_EQ_INT_IN(ctx, ng, ch->n_groups);
@@ -678,10 +678,10 @@ static void group_json(const char *path, const char *name, const ms_snapshot *s,
     } else {
         check_fail("%s: level-0 chart: %s", ctx, err.message);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     cJSON_Delete(doc);
     free(text);
-    ms_chart_group_rules_free(&rules);
+    msr_chart_group_rules_free(&rules);
 }
 
 static void one(const char *path, const char *name, void *arg)
@@ -696,9 +696,9 @@ static void one(const char *path, const char *name, void *arg)
     size_t n_marks = 0;
     ms_error err;
     ms_leak_marks_build(&marks, &n_marks, s, t, NULL, &err);
-    ms_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
+    msr_chart_highlight *hl = calloc(n_marks + 1, sizeof *hl);
     for (size_t i = 0; i < n_marks; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, marks[i].label, false, false};
+        hl[i] = (msr_chart_highlight){marks[i].alloc_index, marks[i].label, false, false};
     ms_categories *cats = NULL;
     if (ms_categories_build(&cats, s, device, t, NULL, &err))
         check_fail("%s: categories: %s", path, err.message);

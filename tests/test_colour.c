@@ -35,15 +35,15 @@ static void sharma_pairs(void)
         const double *t = T[i];
         char ctx[32];
         snprintf(ctx, sizeof ctx, "pair %zu", i + 1);
-        CHECK_NEAR_IN(ctx, ms__ciede2000(t[0], t[1], t[2], t[3], t[4], t[5]), t[6], 0.00005);
-        CHECK_NEAR_IN(ctx, ms__ciede2000(t[3], t[4], t[5], t[0], t[1], t[2]), t[6], 0.00005);
+        CHECK_NEAR_IN(ctx, msr__ciede2000(t[0], t[1], t[2], t[3], t[4], t[5]), t[6], 0.00005);
+        CHECK_NEAR_IN(ctx, msr__ciede2000(t[3], t[4], t[5], t[0], t[1], t[2]), t[6], 0.00005);
     }
-    ms_chart_rgb white = {1, 1, 1}, black = {0, 0, 0};
-    CHECK_NEAR(ms__delta_e(white, white), 0, 1e-9);
-    CHECK_NEAR(ms__delta_e(white, black), 100, 0.01); /* L* 100 against 0 */
+    msr_chart_rgb white = {1, 1, 1}, black = {0, 0, 0};
+    CHECK_NEAR(msr__delta_e(white, white), 0, 1e-9);
+    CHECK_NEAR(msr__delta_e(white, black), 100, 0.01); /* L* 100 against 0 */
 }
 
-static bool same_rgb(ms_chart_rgb a, ms_chart_rgb b)
+static bool same_rgb(msr_chart_rgb a, msr_chart_rgb b)
 {
     return a.r == b.r && a.g == b.g && a.b == b.b;
 }
@@ -54,7 +54,7 @@ typedef struct tally {
     char worst[300];
 } tally;
 
-static int add_colour(ms_chart_rgb *set, int n, ms_chart_rgb c)
+static int add_colour(msr_chart_rgb *set, int n, msr_chart_rgb c)
 {
     for (int i = 0; i < n; i++)
         if (same_rgb(set[i], c))
@@ -76,31 +76,31 @@ static void default_chart(const char *path, const char *name, void *arg)
     int device = ms_snapshot_busiest_device(s);
     ms_run *run = NULL;
     const ms_timeline *tl = NULL;
-    ms_chart_source src = {0};
-    ms_chart *ch = NULL;
+    msr_chart_source src = {0};
+    msr_chart *ch = NULL;
     int rc = ms_run_open(&run, s, device, NULL, &err);
     if (!rc)
         rc = ms_run_timeline(&tl, run, &err);
     if (!rc) {
-        src = (ms_chart_source){.snap = s, .trace = ms_snapshot_trace(s, device), .tl = tl,
+        src = (msr_chart_source){.snap = s, .trace = ms_snapshot_trace(s, device), .tl = tl,
                                 .label = name};
         rc = ms_run_iterations(&src.iterations, run, &err);
     }
     if (!rc)
         rc = ms_run_idle(&src.idle, run, &err);
-    ms_chart_spec spec = {0};
-    spec.x_mode = MS_CHART_X_RUN;
+    msr_chart_spec spec = {0};
+    spec.x_mode = MSR_CHART_X_RUN;
     if (!rc)
-        rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 1600, 800}, &err);
+        rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 1600, 800}, &err);
     CHECK_EQ_INT_IN(name, rc, 0);
     if (!rc) {
         /* The bands one can see, by what they show (an allocation's band is a shade of its
          * site's colour), and the legend's swatches. */
-        ms_chart_rgb set[MS_CHART_MAX_GROUPS < 512 ? MS_CHART_MAX_GROUPS : 512];
+        msr_chart_rgb set[MSR_CHART_MAX_GROUPS < 512 ? MSR_CHART_MAX_GROUPS : 512];
         int n = 0;
         for (size_t g = 0; g < ch->n_groups && n < 500; g++) {
-            const ms_chart_group *gp = &ch->groups[g];
-            if (gp->kind == MS_CHART_GROUP_LEAK)
+            const msr_chart_group *gp = &ch->groups[g];
+            if (gp->kind == MSR_CHART_GROUP_LEAK)
                 continue;
             int64_t top = 0;
             for (size_t c = 0; c < ch->n_cols; c++)
@@ -110,11 +110,11 @@ static void default_chart(const char *path, const char *name, void *arg)
                 n = add_colour(set, n, gp->key_rgb);
         }
         for (size_t i = 0; i < ch->n_legend && n < 500; i++)
-            if (ch->legend[i].key == MS_CHART_KEY_SWATCH)
+            if (ch->legend[i].key == MSR_CHART_KEY_SWATCH)
                 n = add_colour(set, n, ch->legend[i].rgb);
         for (int i = 0; i < n; i++)
             for (int j = i + 1; j < n; j++) {
-                double d = ms__delta_e(set[i], set[j]);
+                double d = msr__delta_e(set[i], set[j]);
                 t->pairs++;
                 if (d < t->min_de) {
                     t->min_de = d;
@@ -123,13 +123,13 @@ static void default_chart(const char *path, const char *name, void *arg)
                              (int)lround(set[i].b * 255), (int)lround(set[j].r * 255),
                              (int)lround(set[j].g * 255), (int)lround(set[j].b * 255));
                 }
-                if (d < MS__MIN_DELTA_E)
+                if (d < MSR__MIN_DELTA_E)
                     check_fail("%s: two bands %.2f apart (CIEDE2000), under %.0f", name, d,
-                               MS__MIN_DELTA_E);
+                               MSR__MIN_DELTA_E);
             }
         t->charts++;
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ms_run_free(run);
     ms_snapshot_free(s);
 }
@@ -138,14 +138,14 @@ static void default_chart(const char *path, const char *name, void *arg)
  * does not depend on the order they come in. */
 static void resolution(void)
 {
-    ms_chart_theme th = ms__theme(false);
+    msr_chart_theme th = msr__theme(false);
     const char *names[] = {"train/a.py:1 f", "train/b.py:2 g", "train/c.py:3 h"};
-    ms_chart_rgb one[1], three[3], rev[3];
-    CHECK_EQ_INT(ms__distinct_colours(one, names, NULL, 1, &th), 0);
-    CHECK_TRUE(same_rgb(one[0], ms__text_rgb(names[0])));
-    CHECK_EQ_INT(ms__distinct_colours(three, names, NULL, 3, &th), 0);
+    msr_chart_rgb one[1], three[3], rev[3];
+    CHECK_EQ_INT(msr__distinct_colours(one, names, NULL, 1, &th), 0);
+    CHECK_TRUE(same_rgb(one[0], msr__text_rgb(names[0])));
+    CHECK_EQ_INT(msr__distinct_colours(three, names, NULL, 3, &th), 0);
     const char *back[] = {names[2], names[1], names[0]};
-    CHECK_EQ_INT(ms__distinct_colours(rev, back, NULL, 3, &th), 0);
+    CHECK_EQ_INT(msr__distinct_colours(rev, back, NULL, 3, &th), 0);
     for (int i = 0; i < 3; i++)
         CHECK_TRUE(same_rgb(three[i], rev[2 - i]));
     /* Forty names: every pair far enough apart as long as the candidates allow. */
@@ -155,12 +155,12 @@ static void resolution(void)
         snprintf(text[i], sizeof text[i], "site_%d.py:%d forward", i, 10 + i);
         many[i] = text[i];
     }
-    ms_chart_rgb out[40];
-    CHECK_EQ_INT(ms__distinct_colours(out, many, NULL, 30, &th), 0);
+    msr_chart_rgb out[40];
+    CHECK_EQ_INT(msr__distinct_colours(out, many, NULL, 30, &th), 0);
     int close = 0;
     for (int i = 0; i < 30; i++)
         for (int j = i + 1; j < 30; j++)
-            close += ms__delta_e(out[i], out[j]) < MS__MIN_DELTA_E;
+            close += msr__delta_e(out[i], out[j]) < MSR__MIN_DELTA_E;
     CHECK_EQ_INT(close, 0);
 }
 

@@ -32,8 +32,8 @@ static double jnum(const cJSON *o, const char *key)
 /* Every gap of the finding lies in a break of the axis laid from it. */
 static void agrees_with_axis(const char *name, const ms_trace *tr, const ms_idle *idle)
 {
-    ms_chart_warp w;
-    ms_chart_warp_from_idle(&w, idle);
+    msr_chart_warp w;
+    msr_chart_warp_from_idle(&w, idle);
     int64_t t0 = tr->n ? tr->time_us[0] : 0;
     for (size_t i = 0; i < idle->n_gaps; i++) {
         double a = (double)(idle->gaps[i].start_us - t0) / 1e6;

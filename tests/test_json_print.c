@@ -598,8 +598,8 @@ static void test_chart_numbers(void)
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         cJSON *doc = cJSON_CreateNumber(v[i]);
         char *want = cli_json_format(doc, true, NULL);
-        ms__sbuf b = {0};
-        ms__sb_num(&b, v[i]);
+        msr__sbuf b = {0};
+        msr__sb_num(&b, v[i]);
         char ctx[40];
         snprintf(ctx, sizeof ctx, "number %zu", i);
         CHECK_TRUE_IN(ctx, want && b.p && !b.bad);
@@ -609,12 +609,12 @@ static void test_chart_numbers(void)
         free(want);
         cJSON_Delete(doc);
     }
-    ms__sbuf b = {0};
-    ms__sb_num(&b, NAN);
-    ms__sb_puts(&b, ",");
-    ms__sb_num(&b, 1e15);
-    ms__sb_puts(&b, ",");
-    ms__sb_num(&b, 1503238553.6000001);
+    msr__sbuf b = {0};
+    msr__sb_num(&b, NAN);
+    msr__sb_puts(&b, ",");
+    msr__sb_num(&b, 1e15);
+    msr__sb_puts(&b, ",");
+    msr__sb_num(&b, 1503238553.6000001);
     CHECK_EQ_STR(b.p ? b.p : "", "null,1000000000000000,1503238553.6");
     free(b.p);
 }

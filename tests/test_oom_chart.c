@@ -47,12 +47,12 @@ int main(void)
         check_fail("analyze: %s", err.message);
     } else {
         const ms_oom *o = &r->items[0];
-        int w = MS_OOM_CHART_WIDTH, h = ms_oom_chart_height(o);
+        int w = MSR_OOM_CHART_WIDTH, h = msr_oom_chart_height(o);
         cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
         cairo_t *cr = cairo_create(img);
         cairo_set_source_rgb(cr, 1, 1, 1);
         cairo_paint(cr);
-        CHECK_EQ_INT(ms_oom_chart_draw(cr, 0, 0, w, h, s, o, "t", &err), 0);
+        CHECK_EQ_INT(msr_oom_chart_draw(cr, 0, 0, w, h, s, o, "t", &err), 0);
         cairo_destroy(cr);
         cairo_surface_flush(img);
         /* The request bar and the segment bar: find their rows by colour. */
@@ -93,13 +93,13 @@ int main(void)
         if (mkdtemp(dir)) {
             char path[256];
             snprintf(path, sizeof path, "%s/o.svg", dir);
-            CHECK_EQ_INT(ms_oom_chart_write(path, s, o, NULL, &err), 0);
+            CHECK_EQ_INT(msr_oom_chart_write(path, s, o, NULL, &err), 0);
             size_t len = 0;
             char *svg = check_read_text(path, &len);
             CHECK_TRUE(svg && strstr(svg, "<svg") != NULL);
             free(svg);
             snprintf(path, sizeof path, "%s/o.jpg", dir);
-            CHECK_EQ_INT(ms_oom_chart_write(path, s, o, NULL, &err), MS_ERR_ARG);
+            CHECK_EQ_INT(msr_oom_chart_write(path, s, o, NULL, &err), MS_ERR_ARG);
             check_remove_dir(dir);
         }
     }

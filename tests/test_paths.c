@@ -295,7 +295,7 @@ done:
 
 /* ------------------------------------------------------------------ degenerate clocks */
 
-static ms_chart *chart_of(const ms_snapshot *s, ms_timeline **tl)
+static msr_chart *chart_of(const ms_snapshot *s, ms_timeline **tl)
 {
     ms_error err;
     *tl = NULL;
@@ -303,11 +303,11 @@ static ms_chart *chart_of(const ms_snapshot *s, ms_timeline **tl)
         check_fail("timeline: %s", err.message);
         return NULL;
     }
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, 0), .tl = *tl, .label = "x"};
-    ms_chart_spec spec;
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, 0), .tl = *tl, .label = "x"};
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    ms_chart *ch = NULL;
-    if (ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err))
+    msr_chart *ch = NULL;
+    if (msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 1200, 600}, &err))
         check_fail("chart: %s", err.message);
     return ch;
 }
@@ -336,7 +336,7 @@ static void check_clocks(void)
         CHECK_EQ_INT_IN(ctx, tr->has_times, c == 2);
         CHECK_EQ_INT_IN(ctx, tr->one_instant, c != 2);
         ms_timeline *tl = NULL;
-        ms_chart *ch = chart_of(s, &tl);
+        msr_chart *ch = chart_of(s, &tl);
         if (ch) {
             CHECK_TRUE_IN(ctx, ch->n_xticks >= 2);
             for (size_t i = 0; i < ch->n_xticks; i++)
@@ -344,7 +344,7 @@ static void check_clocks(void)
                     CHECK_TRUE_IN(ctx, strcmp(ch->xticks[i].label, ch->xticks[j].label) != 0);
             CHECK_TRUE_IN(ctx, strstr(ch->peak_label, c == 2 ? "at 0.000003 s" : "at event") != NULL);
         }
-        ms_chart_free(ch);
+        msr_chart_free(ch);
         ms_timeline_free(tl);
         ms_snapshot_free(s);
         free(w.p);

@@ -141,7 +141,7 @@ static long pixel_diff(cairo_surface_t *a, cairo_surface_t *b, int tolerance)
     return diff;
 }
 
-/* A real chart, drawn once onto an image surface and once through ms_render_write_to. */
+/* A real chart, drawn once onto an image surface and once through msr_render_write_to. */
 static void test_chart_roundtrip(void)
 {
     const char *ctx = "gpt2_train chart";
@@ -150,26 +150,26 @@ static void test_chart_roundtrip(void)
     int device;
     if (check_open_timeline("testdata/gpt2_train.pickle", &s, &device, &t))
         return;
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, device), .tl = t,
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, device), .tl = t,
                            .label = "gpt2_train.pickle"};
-    ms_chart_spec spec = {0};
-    ms_chart *chart = NULL;
+    msr_chart_spec spec = {0};
+    msr_chart *chart = NULL;
     ms_error err;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&chart, &src, &spec, (ms_chart_rect){0, 0, 1000, 500},
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&chart, &src, &spec, (msr_chart_rect){0, 0, 1000, 500},
                                         &err), 0);
     if (!chart)
         goto out;
     membuf png = {0};
-    ms_image_meta meta = {.source = "gpt2_train.pickle"};
-    CHECK_EQ_INT_IN(ctx, ms_render_write_to(to_mem, &png, "mem", MS_RENDER_PNG, 1000, 500,
-                                            (const ms_chart *const *)&chart, 1, &meta, &err), 0);
+    msr_image_meta meta = {.source = "gpt2_train.pickle"};
+    CHECK_EQ_INT_IN(ctx, msr_render_write_to(to_mem, &png, "mem", MSR_RENDER_PNG, 1000, 500,
+                                            (const msr_chart *const *)&chart, 1, &meta, &err), 0);
 
     /* The reference: the same drawing kept as cairo drew it. */
     cairo_surface_t *ref = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 1000, 500);
     cairo_t *cr = cairo_create(ref);
     cairo_set_source_rgb(cr, chart->theme.bg.r, chart->theme.bg.g, chart->theme.bg.b);
     cairo_paint(cr);
-    CHECK_EQ_INT_IN(ctx, ms_chart_draw(cr, chart, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_draw(cr, chart, &err), 0);
     cairo_destroy(cr);
     cairo_surface_flush(ref);
 
@@ -200,17 +200,17 @@ static void test_chart_roundtrip(void)
 
     /* A write that fails half-way is MS_ERR_IO with the name, and nothing leaks. */
     membuf broken = {.fail_after = png.n / 2};
-    CHECK_EQ_INT_IN(ctx, ms_render_write_to(to_mem, &broken, "half.png", MS_RENDER_PNG, 1000,
-                                            500, (const ms_chart *const *)&chart, 1, NULL,
+    CHECK_EQ_INT_IN(ctx, msr_render_write_to(to_mem, &broken, "half.png", MSR_RENDER_PNG, 1000,
+                                            500, (const msr_chart *const *)&chart, 1, NULL,
                                             &err), MS_ERR_IO);
     CHECK_TRUE_IN(ctx, strstr(err.message, "half.png") != NULL);
     free(broken.p);
 
     /* SVG: the same texts as <metadata>, right after the opening tag, XML-escaped. */
     membuf svg = {0};
-    ms_image_meta odd = {.source = "a<b>&\"c\".pickle", .title = "t"};
-    CHECK_EQ_INT_IN(ctx, ms_render_write_to(to_mem, &svg, "mem", MS_RENDER_SVG, 1000, 500,
-                                            (const ms_chart *const *)&chart, 1, &odd, &err), 0);
+    msr_image_meta odd = {.source = "a<b>&\"c\".pickle", .title = "t"};
+    CHECK_EQ_INT_IN(ctx, msr_render_write_to(to_mem, &svg, "mem", MSR_RENDER_SVG, 1000, 500,
+                                            (const msr_chart *const *)&chart, 1, &odd, &err), 0);
     const char *doc = (const char *)svg.p;
     const char *open = doc ? strstr(doc, "<svg") : NULL;
     const char *meta_at = doc ? strstr(doc, "\n<title>t</title>\n<metadata>") : NULL;
@@ -223,7 +223,7 @@ static void test_chart_roundtrip(void)
     free(svg.p);
     free(png.p);
 out:
-    ms_chart_free(chart);
+    msr_chart_free(chart);
     ms_timeline_free(t);
     ms_snapshot_free(s);
 }
@@ -234,13 +234,13 @@ static void test_svg_split_writes(void)
 {
     const char *ctx = "svg split";
     const char *doc = "<?xml version=\"1.0\"?>\n<sv<svg width=\"1\">\n<g/></svg>\n";
-    ms_image_meta meta = {.software = "memsnap x", .peak = "1 bytes"};
+    msr_image_meta meta = {.software = "memsnap x", .peak = "1 bytes"};
     membuf whole = {0}, bytes = {0};
-    ms_svg_meta a = {to_mem, &whole, &meta, 0, 0}, b = {to_mem, &bytes, &meta, 0, 0};
-    CHECK_EQ_INT_IN(ctx, ms_svg_meta_write(&a, (const unsigned char *)doc,
+    msr_svg_meta a = {to_mem, &whole, &meta, 0, 0}, b = {to_mem, &bytes, &meta, 0, 0};
+    CHECK_EQ_INT_IN(ctx, msr_svg_meta_write(&a, (const unsigned char *)doc,
                                            (unsigned int)strlen(doc)), CAIRO_STATUS_SUCCESS);
     for (size_t i = 0; doc[i]; i++)
-        CHECK_EQ_INT_IN(ctx, ms_svg_meta_write(&b, (const unsigned char *)doc + i, 1),
+        CHECK_EQ_INT_IN(ctx, msr_svg_meta_write(&b, (const unsigned char *)doc + i, 1),
                         CAIRO_STATUS_SUCCESS);
     CHECK_TRUE_IN(ctx, whole.n == bytes.n && !memcmp(whole.p, bytes.p, whole.n));
     CHECK_EQ_STR_IN(ctx, (const char *)whole.p,
@@ -257,11 +257,11 @@ static void test_texts(void)
 {
     const char *ctx = "texts";
     cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 3, 2);
-    ms_image_meta meta = {.source = "run\n\x01\xff.pickle", .title = "\xe6\x97\xa5 peak",
+    msr_image_meta meta = {.source = "run\n\x01\xff.pickle", .title = "\xe6\x97\xa5 peak",
                           .peak = "caf\xc3\xa9"};
     membuf png = {0};
     ms_error err;
-    CHECK_EQ_INT_IN(ctx, ms_png_write(img, to_mem, &png, &meta, -1, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_png_write(img, to_mem, &png, &meta, -1, &err), 0);
     char text[256];
     CHECK_EQ_INT_IN(ctx, find_text(&png, "tEXt", "Source", text, sizeof text, NULL), 1);
     CHECK_EQ_STR_IN(ctx, text, "run???.pickle");
@@ -276,7 +276,7 @@ static void test_texts(void)
     /* Not an image surface, or a format it does not write: refused. */
     cairo_surface_t *a8 = cairo_image_surface_create(CAIRO_FORMAT_A8, 4, 4);
     membuf none = {0};
-    CHECK_EQ_INT_IN(ctx, ms_png_write(a8, to_mem, &none, NULL, -1, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, msr_png_write(a8, to_mem, &none, NULL, -1, &err), MS_ERR_ARG);
     CHECK_EQ_INT_IN(ctx, (int)none.n, 0);
     cairo_surface_destroy(a8);
     cairo_surface_destroy(img);
@@ -297,7 +297,7 @@ static void test_alpha(void)
     cairo_destroy(cr);
     membuf png = {0};
     ms_error err;
-    CHECK_EQ_INT_IN(ctx, ms_png_write(img, to_mem, &png, NULL, 9, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_png_write(img, to_mem, &png, NULL, 9, &err), 0);
     int color = -1;
     char text[8];
     CHECK_EQ_INT_IN(ctx, find_text(&png, "tEXt", "Title", text, sizeof text, &color), 0);
@@ -314,7 +314,7 @@ static void test_alpha(void)
     cairo_paint(cr);
     cairo_destroy(cr);
     membuf opaque = {0};
-    CHECK_EQ_INT_IN(ctx, ms_png_write(solid, to_mem, &opaque, NULL, 0, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_png_write(solid, to_mem, &opaque, NULL, 0, &err), 0);
     CHECK_EQ_INT_IN(ctx, find_text(&opaque, "tEXt", "Title", text, sizeof text, &color), 0);
     CHECK_EQ_INT_IN(ctx, color, 2);
     back = decode(&opaque);

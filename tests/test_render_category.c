@@ -19,7 +19,7 @@
 #include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 
-static const ms_chart_rect AREA = {0, 0, 1600, 800};
+static const msr_chart_rect AREA = {0, 0, 1600, 800};
 
 /* The Hugging Face picture's order, bottom first (render/group.c). */
 static const ms_category ORDER[MS_CAT_COUNT] = {
@@ -28,24 +28,24 @@ static const ms_category ORDER[MS_CAT_COUNT] = {
 };
 
 /* The colour each category got in the first chart built: every later chart must agree. */
-static ms_chart_rgb first_fill[MS_CAT_COUNT];
+static msr_chart_rgb first_fill[MS_CAT_COUNT];
 static bool have_fill;
 
-static double dist(ms_chart_rgb a, ms_chart_rgb b)
+static double dist(msr_chart_rgb a, msr_chart_rgb b)
 {
     return sqrt((a.r - b.r) * (a.r - b.r) + (a.g - b.g) * (a.g - b.g) + (a.b - b.b) * (a.b - b.b));
 }
 
-static bool same_rgb(ms_chart_rgb a, ms_chart_rgb b)
+static bool same_rgb(msr_chart_rgb a, msr_chart_rgb b)
 {
     return a.r == b.r && a.g == b.g && a.b == b.b;
 }
 
 /* Bands 0..7 are the categories in ORDER, labelled as people read them, coloured as in
  * every other chart, tellable apart and unlike the leak red of the chart's theme. */
-static void check_bands(const char *ctx, const ms_chart *ch)
+static void check_bands(const char *ctx, const msr_chart *ch)
 {
-    CHECK_TRUE_IN(ctx, ch->by == MS_CHART_BY_CATEGORY);
+    CHECK_TRUE_IN(ctx, ch->by == MSR_CHART_BY_CATEGORY);
     CHECK_TRUE_IN(ctx, ch->n_groups >= MS_CAT_COUNT);
     if (ch->n_groups < MS_CAT_COUNT)
         return;
@@ -56,14 +56,14 @@ static void check_bands(const char *ctx, const ms_chart *ch)
     }
     /* Leak findings' bands sit right above parameter, optimizer state and workspace. */
     size_t n_leak = 0;
-    while (3 + n_leak < ch->n_groups && ch->groups[3 + n_leak].kind == MS_CHART_GROUP_LEAK)
+    while (3 + n_leak < ch->n_groups && ch->groups[3 + n_leak].kind == MSR_CHART_GROUP_LEAK)
         n_leak++;
     CHECK_TRUE_IN(ctx, ch->n_groups == MS_CAT_COUNT + n_leak);
     for (size_t i = 0; i < n_leak; i++)
         CHECK_TRUE_IN(ctx, ch->groups[3 + i].highlight);
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
-        const ms_chart_group *g = &ch->groups[k < 3 ? k : k + n_leak];
-        CHECK_TRUE_IN(ctx, g->kind == MS_CHART_GROUP_CATEGORY);
+        const msr_chart_group *g = &ch->groups[k < 3 ? k : k + n_leak];
+        CHECK_TRUE_IN(ctx, g->kind == MSR_CHART_GROUP_CATEGORY);
         CHECK_EQ_INT_IN(ctx, g->category, ORDER[k]);
         CHECK_EQ_INT_IN(ctx, g->alloc, -1);
         CHECK_TRUE_IN(ctx, !g->highlight);
@@ -80,7 +80,7 @@ static void check_bands(const char *ctx, const ms_chart *ch)
     }
 }
 
-static bool has_bytes(const ms_chart *ch, size_t g)
+static bool has_bytes(const msr_chart *ch, size_t g)
 {
     for (size_t c = 0; c < ch->n_cols; c++)
         if (ch->heights[g * ch->n_cols + c] > 0)
@@ -90,12 +90,12 @@ static bool has_bytes(const ms_chart *ch, size_t g)
 
 /* One legend line per category band with bytes, bottom band first, then the fixed lines;
  * the grey remainder is named only where it shows. */
-static void check_legend(const char *ctx, const ms_chart *ch)
+static void check_legend(const char *ctx, const msr_chart *ch)
 {
     size_t next = 0;
     for (size_t k = 0; k < ch->n_groups; k++) {
-        const ms_chart_group *g = &ch->groups[k];
-        if (g->kind == MS_CHART_GROUP_LEAK)
+        const msr_chart_group *g = &ch->groups[k];
+        if (g->kind == MSR_CHART_GROUP_LEAK)
             continue;
         if (!has_bytes(ch, k)) {
             CHECK_EQ_INT_IN(ctx, g->legend, -1);
@@ -122,24 +122,24 @@ static void check_legend(const char *ctx, const ms_chart *ch)
  * at the column's event, less what highlighted allocations of that category hold (they
  * have bands of their own); the bands and the remainder make the column's top. */
 /* The highlights of the chart under test (all one finding), or NULL. */
-static const ms_chart_highlight *heights_hl;
+static const msr_chart_highlight *heights_hl;
 static size_t heights_nhl;
 
-static void check_heights(const char *ctx, const ms_chart *ch, const ms_categories *cats,
+static void check_heights(const char *ctx, const msr_chart *ch, const ms_categories *cats,
                           size_t step)
 {
     const ms_timeline *tl = ms_categories_timeline(cats);
     size_t W = ch->n_cols, bad = 0, bad_sum = 0, other = 0;
     for (size_t c = 0; c < W; c += step) {
         int64_t e = ch->col_event[c], by[MS_CAT_COUNT] = {0};
-        if (e != MS_CHART_NO_EVENT && ms_categories_at_event(by, cats, e, NULL) != 0) {
+        if (e != MSR_CHART_NO_EVENT && ms_categories_at_event(by, cats, e, NULL) != 0) {
             check_fail("%s: ms_categories_at_event(%lld) failed", ctx, (long long)e);
             return;
         }
         int64_t sum = ch->col_other[c], leaked = 0;
         for (size_t i = 0; i < heights_nhl; i++) {
             const ms_alloc *a = &tl->allocs[heights_hl[i].alloc];
-            bool alive = e != MS_CHART_NO_EVENT && a->alloc_event <= e &&
+            bool alive = e != MSR_CHART_NO_EVENT && a->alloc_event <= e &&
                          (a->free_event < 0 || a->free_event > e);
             if (alive) {
                 leaked += (int64_t)a->size;
@@ -148,7 +148,7 @@ static void check_heights(const char *ctx, const ms_chart *ch, const ms_categori
         }
         for (size_t k = 0; k < ch->n_groups; k++) {
             int64_t h = ch->heights[k * W + c];
-            if (ch->groups[k].kind == MS_CHART_GROUP_LEAK)
+            if (ch->groups[k].kind == MSR_CHART_GROUP_LEAK)
                 bad += h != leaked;
             else
                 bad += h != by[ch->groups[k].category];
@@ -162,11 +162,11 @@ static void check_heights(const char *ctx, const ms_chart *ch, const ms_categori
     CHECK_EQ_INT_IN(ctx, other, 0);
 }
 
-static int build(ms_chart **ch, const ms_chart_source *src, const ms_chart_spec *spec,
+static int build(msr_chart **ch, const msr_chart_source *src, const msr_chart_spec *spec,
                  const char *ctx)
 {
     ms_error err;
-    int rc = ms_chart_build(ch, src, spec, AREA, &err);
+    int rc = msr_chart_build(ch, src, spec, AREA, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc)
         fprintf(stderr, "%s: %s\n", ctx, err.message);
@@ -180,21 +180,21 @@ static bool named(const char *name)
            !strcmp(name, "cat_infer");
 }
 
-static void zoomed(const char *path, const ms_chart_source *src, const ms_categories *cats)
+static void zoomed(const char *path, const msr_chart_source *src, const ms_categories *cats)
 {
     const ms_timeline *tl = src->tl;
-    ms_chart_spec spec = {0};
-    spec.by = MS_CHART_BY_CATEGORY;
-    spec.x_mode = MS_CHART_X_EVENTS;
+    msr_chart_spec spec = {0};
+    spec.by = MSR_CHART_BY_CATEGORY;
+    spec.x_mode = MSR_CHART_X_EVENTS;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "%s events axis", path);
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     if (!build(&ch, src, &spec, ctx)) {
         check_bands(ctx, ch);
         check_heights(ctx, ch, cats, 1);
         check_legend(ctx, ch);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
     spec.has_from = spec.has_to = true;
     spec.from = (double)(tl->n_events / 3);
@@ -205,12 +205,12 @@ static void zoomed(const char *path, const ms_chart_source *src, const ms_catego
         check_heights(ctx, ch, cats, 1);
         check_legend(ctx, ch);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
 }
 
 /* cat_infer: no backward pass and no optimizer, so neither band holds a byte anywhere
  * and the legend does not name them. */
-static void inference(const char *ctx, const ms_chart *ch)
+static void inference(const char *ctx, const msr_chart *ch)
 {
     for (size_t k = 0; k < MS_CAT_COUNT && k < ch->n_groups; k++) {
         ms_category c = ch->groups[k].category;
@@ -231,7 +231,7 @@ static void inference(const char *ctx, const ms_chart *ch)
 
 /* Leak outlines on top: the blamed allocations leave their category's band for bands of
  * their own, outlined, and the columns still add up. */
-static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_source *src,
+static void highlighted(const char *path, const ms_snapshot *s, const msr_chart_source *src,
                         const ms_categories *cats)
 {
     ms_leak_mark *marks = NULL;
@@ -241,16 +241,16 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
         ms_leak_marks_free(marks);
         return;
     }
-    ms_chart_highlight *hl = calloc(n, sizeof *hl);
+    msr_chart_highlight *hl = calloc(n, sizeof *hl);
     for (size_t i = 0; i < n; i++)
-        hl[i] = (ms_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label, false, false};
-    ms_chart_spec spec = {0};
-    spec.by = MS_CHART_BY_CATEGORY;
+        hl[i] = (msr_chart_highlight){marks[i].alloc_index, i ? NULL : marks[i].label, false, false};
+    msr_chart_spec spec = {0};
+    spec.by = MSR_CHART_BY_CATEGORY;
     spec.highlights = hl;
     spec.n_highlights = n;
     char ctx[300];
     snprintf(ctx, sizeof ctx, "%s with %zu leak outlines", path, n);
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     if (!build(&ch, src, &spec, ctx)) {
         check_bands(ctx, ch);
         CHECK_TRUE_IN(ctx, ch->n_groups > MS_CAT_COUNT);
@@ -264,7 +264,7 @@ static void highlighted(const char *path, const ms_snapshot *s, const ms_chart_s
             pinned += ch->groups[g].pinned;
         CHECK_EQ_INT_IN(ctx, pinned, 1);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     free(hl);
     ms_leak_marks_free(marks);
 }
@@ -285,11 +285,11 @@ static void check_file(const char *path, const char *name, void *arg)
         ms_snapshot_free(s);
         return;
     }
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl,
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl,
                            .label = name, .categories = cats};
-    ms_chart_spec spec = {0};
-    spec.by = MS_CHART_BY_CATEGORY;
-    ms_chart *ch = NULL;
+    msr_chart_spec spec = {0};
+    spec.by = MSR_CHART_BY_CATEGORY;
+    msr_chart *ch = NULL;
     if (!build(&ch, &src, &spec, path)) {
         check_bands(path, ch);
         check_heights(path, ch, cats, named(name) ? 1 : 3);
@@ -297,7 +297,7 @@ static void check_file(const char *path, const char *name, void *arg)
         if (!strcmp(name, "cat_infer"))
             inference(path, ch);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
 
     /* The dark theme keeps the colours: they are the categories', not the theme's. */
@@ -306,7 +306,7 @@ static void check_file(const char *path, const char *name, void *arg)
     spec.dark = true;
     if (!build(&ch, &src, &spec, ctx))
         check_bands(ctx, ch);
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
     spec.dark = false;
 
@@ -316,13 +316,13 @@ static void check_file(const char *path, const char *name, void *arg)
 
     /* No categories: refused with a message, not drawn as one grey band. */
     src.categories = NULL;
-    CHECK_EQ_INT_IN(path, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(path, msr_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
     CHECK_TRUE_IN(path, ch == NULL);
     CHECK_TRUE_IN(path, strstr(err.message, "categor") != NULL);
     /* The other groupings never look at them. */
-    spec.by = MS_CHART_BY_SITE;
-    CHECK_EQ_INT_IN(path, ms_chart_build(&ch, &src, &spec, AREA, &err), 0);
-    ms_chart_free(ch);
+    spec.by = MSR_CHART_BY_SITE;
+    CHECK_EQ_INT_IN(path, msr_chart_build(&ch, &src, &spec, AREA, &err), 0);
+    msr_chart_free(ch);
 
     ms_categories_free(cats);
     ms_timeline_free(tl);
@@ -346,12 +346,12 @@ static void check_mismatch(void)
     ms_categories *cb = NULL;
     ms_error err;
     CHECK_EQ_INT_IN(ctx, ms_categories_build(&cb, b, db, tb, NULL, &err), 0);
-    ms_chart_source src = {.snap = a, .trace = ms_snapshot_trace(a, da), .tl = ta,
+    msr_chart_source src = {.snap = a, .trace = ms_snapshot_trace(a, da), .tl = ta,
                            .label = "a", .categories = cb};
-    ms_chart_spec spec = {0};
-    spec.by = MS_CHART_BY_CATEGORY;
-    ms_chart *ch = NULL;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
+    msr_chart_spec spec = {0};
+    spec.by = MSR_CHART_BY_CATEGORY;
+    msr_chart *ch = NULL;
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
     CHECK_TRUE_IN(ctx, ch == NULL);
     /* An index map that points outside the categories' timeline, too. */
     size_t *map = calloc(ta->n_allocs + 1, sizeof *map);
@@ -360,9 +360,9 @@ static void check_mismatch(void)
     if (ta->n_allocs)
         map[ta->n_allocs - 1] = ms_categories_timeline(cb)->n_allocs;
     src.category_alloc = map;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err),
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, AREA, &err),
                     ta->n_allocs ? MS_ERR_ARG : 0);
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     free(map);
     ms_categories_free(cb);
     ms_timeline_free(ta);

@@ -22,13 +22,13 @@
         }                                                                              \
     } while (0)
 
-static const ms_chart_rect AREA = {0, 0, 1600, 800};
+static const msr_chart_rect AREA = {0, 0, 1600, 800};
 
 /* ------------------------------------------------------------------ references */
 
 /* The column of x by the chart's own definition: [x_lo + c*dx, x_lo + (c+1)*dx), the last
  * column closed at x_hi. -1 before, n_cols after. */
-static long long col_of(const ms_chart *ch, double x)
+static long long col_of(const msr_chart *ch, double x)
 {
     if (!(x >= ch->x_lo))
         return -1;
@@ -51,7 +51,7 @@ static bool alive_at(const ms_alloc *a, int64_t e)
 /* Columns against the trace: the shown state is one in the window (an event inside the
  * column, or the state carried in from the left), its bytes are the column's top, and no
  * event inside the column has more. */
-static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_source *src)
+static void check_columns(const char *ctx, const msr_chart *ch, const msr_chart_source *src)
 {
     const ms_timeline *tl = src->tl;
     size_t W = ch->n_cols;
@@ -61,18 +61,18 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
     for (size_t c = 0; c < W; c++) {
         col_max[c] = -1;
         last_before[c] = -1;
-        first_in[c] = MS_CHART_NO_EVENT;
+        first_in[c] = MSR_CHART_NO_EVENT;
     }
     long long prev_col = -1;
     int64_t before_window = -1;
     for (int64_t e = 0; e < (int64_t)tl->n_events; e++) {
-        long long c = col_of(ch, ms_chart_event_x(src, ch->x_mode, e));
+        long long c = col_of(ch, msr_chart_event_x(src, ch->x_mode, e));
         if (c < 0)
             before_window = e;
         if (c >= 0 && c < (long long)W) {
             if (tl->active[e] > col_max[c])
                 col_max[c] = tl->active[e];
-            if (first_in[c] == MS_CHART_NO_EVENT)
+            if (first_in[c] == MSR_CHART_NO_EVENT)
                 first_in[c] = e;
         }
         /* Times never go backwards in these files, so columns only grow. */
@@ -84,24 +84,24 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
     for (size_t c = 0; c < W; c++) {
         last_before[c] = carry;
         int64_t e = first_in[c];
-        if (e != MS_CHART_NO_EVENT) {
+        if (e != MSR_CHART_NO_EVENT) {
             while (e + 1 < (int64_t)tl->n_events &&
-                   col_of(ch, ms_chart_event_x(src, ch->x_mode, e + 1)) == (long long)c)
+                   col_of(ch, msr_chart_event_x(src, ch->x_mode, e + 1)) == (long long)c)
                 e++;
             carry = e;
         }
     }
     for (size_t c = 0; c < W; c++) {
         int64_t ev = ch->col_event[c];
-        CHECK_TRUE_IN(ctx, ev != MS_CHART_NO_EVENT);
-        if (ev == MS_CHART_NO_EVENT)
+        CHECK_TRUE_IN(ctx, ev != MSR_CHART_NO_EVENT);
+        if (ev == MSR_CHART_NO_EVENT)
             continue;
         CHECK_EQ_INT_IN(ctx, ch->col_active[c], active_at(tl, ev));
         CHECK_TRUE_IN(ctx, ch->col_active[c] >= col_max[c]);
-        bool inside = ev >= 0 && col_of(ch, ms_chart_event_x(src, ch->x_mode, ev)) == (long long)c;
+        bool inside = ev >= 0 && col_of(ch, msr_chart_event_x(src, ch->x_mode, ev)) == (long long)c;
         bool carried = ev == last_before[c];
         CHECK_TRUE_IN(ctx, inside || carried);
-        if (first_in[c] == MS_CHART_NO_EVENT)
+        if (first_in[c] == MSR_CHART_NO_EVENT)
             CHECK_EQ_INT_IN(ctx, ev, last_before[c]);
         else if (!carried)
             CHECK_EQ_INT_IN(ctx, ch->col_active[c], col_max[c]);
@@ -117,10 +117,10 @@ static void check_columns(const char *ctx, const ms_chart *ch, const ms_chart_so
 /* The highlights of the chart under test (NULL: none): each leak finding's band holds the
  * bytes of its allocations alive at the column's state. A highlight with a label starts
  * a finding (chart.h). */
-static const ms_chart_highlight *stack_hl;
+static const msr_chart_highlight *stack_hl;
 static size_t stack_nhl;
 
-static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_source *src)
+static void check_stack(const char *ctx, const msr_chart *ch, const msr_chart_source *src)
 {
     const ms_timeline *tl = src->tl;
     size_t W = ch->n_cols;
@@ -132,13 +132,13 @@ static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_sour
         CHECK_EQ_INT_IN(ctx, sum, ch->col_active[c]);
         BAIL_IF_MANY();
     }
-    if (ch->by != MS_CHART_BY_ALLOC)
+    if (ch->by != MSR_CHART_BY_ALLOC)
         return;
     int64_t prev_event = INT64_MIN;
     size_t finding = 0;
     for (size_t g = 0; g < ch->n_groups; g++) {
-        const ms_chart_group *gr = &ch->groups[g];
-        if (gr->kind == MS_CHART_GROUP_LEAK) {
+        const msr_chart_group *gr = &ch->groups[g];
+        if (gr->kind == MSR_CHART_GROUP_LEAK) {
             /* Leak findings at the bottom, in the order given. */
             CHECK_EQ_INT_IN(ctx, g, finding);
             for (size_t c = 0; c < W; c++) {
@@ -154,7 +154,7 @@ static void check_stack(const char *ctx, const ms_chart *ch, const ms_chart_sour
             finding++;
             continue;
         }
-        CHECK_TRUE_IN(ctx, gr->kind == MS_CHART_GROUP_ALLOC);
+        CHECK_TRUE_IN(ctx, gr->kind == MSR_CHART_GROUP_ALLOC);
         CHECK_TRUE_IN(ctx, gr->alloc >= 0 && (size_t)gr->alloc < tl->n_allocs);
         const ms_alloc *a = &tl->allocs[gr->alloc];
         /* The viewer's order: a band lies on everything allocated before it. */
@@ -177,7 +177,7 @@ static bool is_nice(double step)
            fabs(m - 5) < 1e-9 || fabs(m - 10) < 1e-9;
 }
 
-static void check_ticks(const char *ctx, const ms_chart *ch)
+static void check_ticks(const char *ctx, const msr_chart *ch)
 {
     CHECK_TRUE_IN(ctx, ch->n_yticks >= 3);
     CHECK_TRUE_IN(ctx, ch->n_xticks >= 2);
@@ -218,9 +218,9 @@ static void check_file(const char *path, const char *name, void *arg)
     if (check_open_timeline(path, &s, &dev, &tl))
         return;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl, .label = base};
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl, .label = base};
     /* What the chart reads from the run: the annotation ranges, and the phases by phase. */
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     ms_run *run = NULL;
     if (ms_run_open(&run, s, dev, NULL, &err) ||
         ms_run_annotation_ranges(&src.ranges, &src.n_ranges, run, &err) ||
@@ -230,9 +230,9 @@ static void check_file(const char *path, const char *name, void *arg)
     }
 
     /* Default chart: time axis, one band per large allocation. */
-    ms_chart_spec spec;
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    int rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
+    int rc = msr_chart_build(&ch, &src, &spec, AREA, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
         fprintf(stderr, "%s: build: %s\n", path, err.message);
@@ -243,7 +243,7 @@ static void check_file(const char *path, const char *name, void *arg)
     check_stack(ctx, ch, &src);
     check_ticks(ctx, ch);
     CHECK_TRUE_IN(ctx, ch->n_groups > 0 || tl->n_allocs == 0);
-    CHECK_TRUE_IN(ctx, ch->n_groups <= MS_CHART_DEFAULT_TOP_ALLOCS);
+    CHECK_TRUE_IN(ctx, ch->n_groups <= MSR_CHART_DEFAULT_TOP_ALLOCS);
     CHECK_TRUE_IN(ctx, ch->n_legend >= 2);
     /* The tallest column is the timeline's peak, and lands on it within a pixel. */
     int64_t tallest = 0;
@@ -253,14 +253,14 @@ static void check_file(const char *path, const char *name, void *arg)
         CHECK_EQ_INT_IN(ctx, tallest, tl->peak_bytes);
         CHECK_TRUE_IN(ctx, ch->has_peak);
         CHECK_EQ_INT_IN(ctx, ch->peak_bytes, tl->peak_bytes);
-        CHECK_NEAR_IN(ctx, ch->peak_py, ms_chart_py(ch, (double)tl->peak_bytes), 1.0);
+        CHECK_NEAR_IN(ctx, ch->peak_py, msr_chart_py(ch, (double)tl->peak_bytes), 1.0);
         CHECK_TRUE_IN(ctx, ch->peak_py >= ch->plot.y && ch->peak_py <= ch->plot.y + ch->plot.h);
         if (tl->peak_event >= 0)
-            CHECK_NEAR_IN(ctx, ch->peak_px, ms_chart_px(ch, ms_chart_event_x(&src, ch->x_mode,
+            CHECK_NEAR_IN(ctx, ch->peak_px, msr_chart_px(ch, msr_chart_event_x(&src, ch->x_mode,
                                                                               tl->peak_event)),
                           1.0);
         char want[64];
-        ms_chart_format_bytes((double)tl->peak_bytes, want, sizeof want);
+        msr_chart_format_bytes((double)tl->peak_bytes, want, sizeof want);
         CHECK_TRUE_IN(ctx, strstr(ch->peak_label, want) != NULL);
         CHECK_TRUE_IN(ctx, strstr(ch->title, want) != NULL);
         /* The allocator's own counter, for traces nothing was dropped from. */
@@ -281,16 +281,16 @@ static void check_file(const char *path, const char *name, void *arg)
         CHECK_TRUE_IN(ctx, forward);
         CHECK_TRUE_IN(ctx, strstr(ch->legend[0].text, ".py:") != NULL);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
 
     /* Event axis, by site, zoomed into the middle half. */
-    spec.x_mode = MS_CHART_X_EVENTS;
-    spec.by = MS_CHART_BY_SITE;
+    spec.x_mode = MSR_CHART_X_EVENTS;
+    spec.by = MSR_CHART_BY_SITE;
     spec.has_from = spec.has_to = true;
     spec.from = (double)(tl->n_events / 4);
     spec.to = (double)(tl->n_events - tl->n_events / 4) + 1;
-    rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 400, 1000, 400}, &err);
+    rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 400, 1000, 400}, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
         CHECK_NEAR_IN(ctx, ch->x_lo, spec.from, 1e-9);
@@ -316,23 +316,23 @@ static void check_file(const char *path, const char *name, void *arg)
     } else {
         fprintf(stderr, "%s: site build: %s\n", path, err.message);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
 
     /* By phase: annotation names where annotations exist, the inferred phases' kinds
      * (at most forward, backward, optimizer step) where they do not. */
     memset(&spec, 0, sizeof spec);
-    spec.by = MS_CHART_BY_PHASE;
+    spec.by = MSR_CHART_BY_PHASE;
     size_t n_ann = 0;
     ms_snapshot_annotations(s, &n_ann);
-    rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
+    rc = msr_chart_build(&ch, &src, &spec, AREA, &err);
     if (n_ann == 0) {
         CHECK_EQ_INT_IN(ctx, rc, 0);
         if (!rc) {
             check_stack(ctx, ch, &src);
             CHECK_TRUE_IN(ctx, ch->n_groups <= 3);
             for (size_t g = 0; g < ch->n_groups; g++)
-                CHECK_TRUE_IN(ctx, ch->groups[g].kind == MS_CHART_GROUP_PHASE);
+                CHECK_TRUE_IN(ctx, ch->groups[g].kind == MSR_CHART_GROUP_PHASE);
         }
     } else {
         CHECK_EQ_INT_IN(ctx, rc, 0);
@@ -341,7 +341,7 @@ static void check_file(const char *path, const char *name, void *arg)
             CHECK_TRUE_IN(ctx, ch->n_groups >= 1);
         }
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ch = NULL;
 
     /* Highlights: a finding (two allocations, one outside the top bands) is one band of
@@ -349,10 +349,10 @@ static void check_file(const char *path, const char *name, void *arg)
     if (tl->n_allocs > 2) {
         memset(&spec, 0, sizeof spec);
         spec.top = 1;
-        ms_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here", false, false}, {0, NULL, false, false}};
+        msr_chart_highlight hl[2] = {{tl->n_allocs - 1, "leak here", false, false}, {0, NULL, false, false}};
         spec.highlights = hl;
         spec.n_highlights = 2;
-        rc = ms_chart_build(&ch, &src, &spec, AREA, &err);
+        rc = msr_chart_build(&ch, &src, &spec, AREA, &err);
         CHECK_EQ_INT_IN(ctx, rc, 0);
         if (!rc) {
             stack_hl = hl;
@@ -365,32 +365,32 @@ static void check_file(const char *path, const char *name, void *arg)
                 if (ch->groups[g].highlight) {
                     marked++;
                     CHECK_EQ_INT_IN(ctx, g, 0);
-                    CHECK_TRUE_IN(ctx, ch->groups[g].kind == MS_CHART_GROUP_LEAK &&
+                    CHECK_TRUE_IN(ctx, ch->groups[g].kind == MSR_CHART_GROUP_LEAK &&
                                            ch->groups[g].leak && !ch->groups[g].suspect);
                     CHECK_TRUE_IN(ctx, !strcmp(ch->groups[g].mark, "leak here"));
                 }
             CHECK_EQ_INT_IN(ctx, marked, 1);
             CHECK_TRUE_IN(ctx, ch->n_groups <= 2);
         }
-        ms_chart_free(ch);
+        msr_chart_free(ch);
         ch = NULL;
-        ms_chart_highlight bad = {tl->n_allocs, "x", false, false};
+        msr_chart_highlight bad = {tl->n_allocs, "x", false, false};
         spec.highlights = &bad;
         spec.n_highlights = 1;
-        CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
+        CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, AREA, &err), MS_ERR_ARG);
     }
 
     /* Extent agrees with what a chart shows. */
     memset(&spec, 0, sizeof spec);
     double span;
     int64_t bytes;
-    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&src, &spec, &span, &bytes, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_extent(&src, &spec, &span, &bytes, &err), 0);
     CHECK_EQ_INT_IN(ctx, bytes,
                     tl->peak_bytes > tl->reserved_peak_bytes ? tl->peak_bytes
                                                              : tl->reserved_peak_bytes);
 out:
     ms_run_free(run);
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ms_timeline_free(tl);
     ms_snapshot_free(s);
 }
@@ -428,13 +428,13 @@ static void check_synthetic(void)
     tl.trace_complete = true;
     tl.allocs = allocs;
     tl.n_allocs = 3;
-    ms_chart_source src = {.snap = NULL, .trace = &tr, .tl = &tl, .label = "synthetic"};
-    ms_chart_spec spec;
+    msr_chart_source src = {.snap = NULL, .trace = &tr, .tl = &tl, .label = "synthetic"};
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.no_legend = true;
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     ms_error err;
-    int rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
+    int rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 498, 300}, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (rc) {
         fprintf(stderr, "synthetic: %s\n", err.message);
@@ -470,15 +470,15 @@ static void check_synthetic(void)
     CHECK_EQ_INT_IN(ctx, ch->legend_rect.w, 0);
     CHECK_TRUE_IN(ctx, !strcmp(ch->legend_title, "largest allocations, by site"));
     CHECK_TRUE_IN(ctx, !strcmp(ch->y_title, "active memory (requested bytes)"));
-    ms_chart_free(ch);
+    msr_chart_free(ch);
 
     /* Highlights: two findings, B (no label, so no pin) and C, at the bottom in that
      * order; C's pin points at the middle of its first column (200, x = 2 s), on top of
      * B's band. */
-    ms_chart_highlight hl[] = {{1, NULL, false, false}, {2, "C leaks", false, false}};
+    msr_chart_highlight hl[] = {{1, NULL, false, false}, {2, "C leaks", false, false}};
     spec.highlights = hl;
     spec.n_highlights = 2;
-    rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
+    rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 498, 300}, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
         CHECK_EQ_INT_IN(ctx, ch->n_groups, 3);
@@ -486,10 +486,10 @@ static void check_synthetic(void)
         CHECK_TRUE_IN(ctx, ch->groups[1].highlight && ch->groups[1].pinned);
         CHECK_TRUE_IN(ctx, !strcmp(ch->groups[1].mark, "C leaks"));
         CHECK_NEAR_IN(ctx, ch->groups[1].pin_px, ch->plot.x + 200.5, 1e-9);
-        CHECK_NEAR_IN(ctx, ch->groups[1].pin_py, ms_chart_py(ch, 50 + 15), 1e-9);
+        CHECK_NEAR_IN(ctx, ch->groups[1].pin_py, msr_chart_py(ch, 50 + 15), 1e-9);
         CHECK_TRUE_IN(ctx, !ch->groups[2].highlight && !ch->groups[2].pinned);
-        CHECK_TRUE_IN(ctx, ch->groups[2].kind == MS_CHART_GROUP_ALLOC);
-        ms_chart_free(ch);
+        CHECK_TRUE_IN(ctx, ch->groups[2].kind == MSR_CHART_GROUP_ALLOC);
+        msr_chart_free(ch);
     }
     spec.highlights = NULL;
     spec.n_highlights = 0;
@@ -498,24 +498,24 @@ static void check_synthetic(void)
     spec.has_from = spec.has_to = true;
     spec.from = 5;
     spec.to = 6;
-    rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err);
+    rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 498, 300}, &err);
     CHECK_EQ_INT_IN(ctx, rc, 0);
     if (!rc) {
         for (size_t k = 0; k < ch->n_cols; k++)
             CHECK_EQ_INT_IN(ctx, ch->col_event[k], 4);
-        ms_chart_free(ch);
+        msr_chart_free(ch);
     }
     /* An empty window and a tiny area are refused, not drawn wrong. */
     spec.from = 2;
     spec.to = 2;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err),
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 498, 300}, &err),
                     MS_ERR_ARG);
     spec.has_from = spec.has_to = false;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 50, 30}, &err),
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 50, 30}, &err),
                     MS_ERR_ARG);
     /* Curves missing. */
     tl.active = NULL;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 498, 300}, &err),
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 498, 300}, &err),
                     MS_ERR_ARG);
 }
 
@@ -523,15 +523,15 @@ static void check_numbers(void)
 {
     const char *ctx = "numbers";
     char buf[32];
-    ms_chart_format_bytes(549285896, buf, sizeof buf);
+    msr_chart_format_bytes(549285896, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "523.84 MiB"));
-    ms_chart_format_bytes(812, buf, sizeof buf);
+    msr_chart_format_bytes(812, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "812 B"));
-    ms_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
+    msr_chart_format_bytes(1.5 * 1024 * 1024 * 1024, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "1.50 GiB"));
-    ms_chart_format_bytes(2181038080.0, buf, sizeof buf);
+    msr_chart_format_bytes(2181038080.0, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "2.03 GiB"));
-    ms_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
+    msr_chart_format_bytes(10.0 * 1024 * 1024 - 1000, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "10.00 MiB"));
     /* A picture prints a size as the text outputs do ("12.35 MiB", never "12.3 MiB"). */
     static const int64_t SIZES[] = {0, 1023, 1024, 12949914, (int64_t)(12.35 * 1048576), 1152, -5000,
@@ -539,26 +539,26 @@ static void check_numbers(void)
     for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
         char want[32];
         ms_format_bytes(SIZES[i], want, sizeof want);
-        ms_chart_format_bytes((double)SIZES[i], buf, sizeof buf);
+        msr_chart_format_bytes((double)SIZES[i], buf, sizeof buf);
         CHECK_EQ_STR_IN(ctx, buf, want);
     }
-    ms_chart_format_bytes(12.35 * 1048576, buf, sizeof buf);
+    msr_chart_format_bytes(12.35 * 1048576, buf, sizeof buf);
     CHECK_EQ_STR_IN(ctx, buf, "12.35 MiB");
-    ms_chart_format_bytes(NAN, buf, sizeof buf);
+    msr_chart_format_bytes(NAN, buf, sizeof buf);
     CHECK_TRUE_IN(ctx, !strcmp(buf, "?"));
     static const double SPANS[] = {1, 3, 7, 10, 0.013, 523.8, 1e9, 4.6513, 1234567};
     for (size_t i = 0; i < sizeof SPANS / sizeof SPANS[0]; i++)
         for (int t = 2; t <= 12; t++) {
-            double step = ms_chart_nice_step(SPANS[i], t);
+            double step = msr_chart_nice_step(SPANS[i], t);
             CHECK_TRUE_IN(ctx, is_nice(step));
             CHECK_TRUE_IN(ctx, SPANS[i] / step <= t + 1e-9);
             /* The next smaller nice step would need too many ticks. */
             CHECK_TRUE_IN(ctx, SPANS[i] / step > t / 2.6);
         }
-    CHECK_NEAR_IN(ctx, ms_chart_nice_step(600, 6), 100, 1e-9);
-    CHECK_NEAR_IN(ctx, ms_chart_nice_step(1, 4), 0.25, 1e-12);
-    CHECK_NEAR_IN(ctx, ms_chart_nice_step(NAN, 4), 1, 0);
-    CHECK_NEAR_IN(ctx, ms_chart_nice_step(-1, 4), 1, 0);
+    CHECK_NEAR_IN(ctx, msr_chart_nice_step(600, 6), 100, 1e-9);
+    CHECK_NEAR_IN(ctx, msr_chart_nice_step(1, 4), 0.25, 1e-12);
+    CHECK_NEAR_IN(ctx, msr_chart_nice_step(NAN, 4), 1, 0);
+    CHECK_NEAR_IN(ctx, msr_chart_nice_step(-1, 4), 1, 0);
 }
 
 int main(void)

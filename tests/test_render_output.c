@@ -12,7 +12,7 @@
 #include "check.h"
 #include "draw.h"
 #include "chart.h"
-#include "chart_impl.h" /* ms__colours_together: what a figure does to its panels */
+#include "chart_impl.h" /* msr__colours_together: what a figure does to its panels */
 #include "memsnap/memsnap.h"
 
 /* cairo's text goes through fontconfig, which keeps its caches until exit on purpose;
@@ -120,7 +120,7 @@ static bool have_xmllint(void)
 typedef struct loaded {
     ms_snapshot *s;
     ms_timeline *tl;
-    ms_chart_source src;
+    msr_chart_source src;
 } loaded;
 
 static int load(const char *path, loaded *out)
@@ -130,7 +130,7 @@ static int load(const char *path, loaded *out)
     if (check_open_timeline(path, &out->s, &dev, &out->tl))
         return -1;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    out->src = (ms_chart_source){.snap = out->s, .trace = ms_snapshot_trace(out->s, dev),
+    out->src = (msr_chart_source){.snap = out->s, .trace = ms_snapshot_trace(out->s, dev),
                                  .tl = out->tl, .label = base};
     return 0;
 }
@@ -141,7 +141,7 @@ static void unload(loaded *l)
     ms_snapshot_free(l->s);
 }
 
-static void check_png(const char *ctx, const char *path, int w, int h, const ms_chart *ch)
+static void check_png(const char *ctx, const char *path, int w, int h, const msr_chart *ch)
 {
     cairo_surface_t *img = cairo_image_surface_create_from_png(path);
     CHECK_EQ_INT_IN(ctx, cairo_surface_status(img), CAIRO_STATUS_SUCCESS);
@@ -215,18 +215,18 @@ static void render_one(const char *path, const char *name, void *arg)
     struct {
         int w, h;
         bool dark;
-        ms_render_format fmt;
+        msr_render_format fmt;
         const char *ext;
-    } runs[] = {{1600, 800, false, MS_RENDER_PNG, "png"},
-                {1600, 800, false, MS_RENDER_SVG, "svg"},
-                {900, 420, true, MS_RENDER_PNG, "dark.png"}};
+    } runs[] = {{1600, 800, false, MSR_RENDER_PNG, "png"},
+                {1600, 800, false, MSR_RENDER_SVG, "svg"},
+                {900, 420, true, MSR_RENDER_PNG, "dark.png"}};
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        ms_chart_spec spec;
+        msr_chart_spec spec;
         memset(&spec, 0, sizeof spec);
         spec.dark = runs[r].dark;
-        ms_chart *ch = NULL;
-        ms_chart_rect area = {0, 0, runs[r].w, runs[r].h};
-        int rc = ms_chart_build(&ch, &l.src, &spec, area, &err);
+        msr_chart *ch = NULL;
+        msr_chart_rect area = {0, 0, runs[r].w, runs[r].h};
+        int rc = msr_chart_build(&ch, &l.src, &spec, area, &err);
         CHECK_EQ_INT_IN(ctx, rc, 0);
         if (rc) {
             fprintf(stderr, "%s: %s\n", path, err.message);
@@ -234,16 +234,16 @@ static void render_one(const char *path, const char *name, void *arg)
         }
         char out[600];
         snprintf(out, sizeof out, "%s/%s.%s", tmpdir, base, runs[r].ext);
-        const ms_chart *one[] = {ch};
-        rc = ms_render_write(out, runs[r].fmt, runs[r].w, runs[r].h, one, 1, &err);
+        const msr_chart *one[] = {ch};
+        rc = msr_render_write(out, runs[r].fmt, runs[r].w, runs[r].h, one, 1, &err);
         CHECK_EQ_INT_IN(ctx, rc, 0);
         if (rc)
             fprintf(stderr, "%s: %s\n", out, err.message);
-        else if (runs[r].fmt == MS_RENDER_PNG)
+        else if (runs[r].fmt == MSR_RENDER_PNG)
             check_png(ctx, out, runs[r].w, runs[r].h, runs[r].dark ? NULL : ch);
         else
             check_svg(ctx, out);
-        ms_chart_free(ch);
+        msr_chart_free(ch);
     }
     unload(&l);
 }
@@ -277,25 +277,25 @@ static void render_multi(void)
         return;
     }
     ms_error err;
-    ms_chart_spec spec;
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     double span_a, span_b;
     int64_t y_a, y_b;
-    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&a.src, &spec, &span_a, &y_a, &err), 0);
-    CHECK_EQ_INT_IN(ctx, ms_chart_extent(&b.src, &spec, &span_b, &y_b, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_extent(&a.src, &spec, &span_a, &y_a, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_extent(&b.src, &spec, &span_b, &y_b, &err), 0);
     spec.y_fit = y_a > y_b ? y_a : y_b;
     spec.has_to = true;
     spec.to = span_a > span_b ? span_a : span_b;
-    ms_chart *ch[2] = {NULL, NULL};
+    msr_chart *ch[2] = {NULL, NULL};
     CHECK_EQ_INT_IN(
-        ctx, ms_chart_build(&ch[0], &a.src, &spec, ms_render_panel_rect(1200, 1000, 2, 0), &err),
+        ctx, msr_chart_build(&ch[0], &a.src, &spec, msr_render_panel_rect(1200, 1000, 2, 0), &err),
         0);
     CHECK_EQ_INT_IN(
-        ctx, ms_chart_build(&ch[1], &b.src, &spec, ms_render_panel_rect(1200, 1000, 2, 1), &err),
+        ctx, msr_chart_build(&ch[1], &b.src, &spec, msr_render_panel_rect(1200, 1000, 2, 1), &err),
         0);
     /* The panels of one image are coloured as one set, as the figure colours them. */
     if (ch[0] && ch[1])
-        CHECK_EQ_INT_IN(ctx, ms__colours_together(ch, 2), 0);
+        CHECK_EQ_INT_IN(ctx, msr__colours_together(ch, 2), 0);
     if (ch[0] && ch[1]) {
         /* Shared scales: same top, same x window, second panel below the first. */
         CHECK_TRUE_IN(ctx, ch[0]->y_max == ch[1]->y_max);
@@ -303,21 +303,21 @@ static void render_multi(void)
         CHECK_TRUE_IN(ctx, ch[1]->plot.y >= 500);
         char out[600];
         snprintf(out, sizeof out, "%s/panels.png", tmpdir);
-        const ms_chart *both[] = {ch[0], ch[1]};
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1200, 1000, both, 2, &err), 0);
+        const msr_chart *both[] = {ch[0], ch[1]};
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_PNG, 1200, 1000, both, 2, &err), 0);
         check_png(ctx, out, 1200, 1000, NULL);
         snprintf(out, sizeof out, "%s/panels.svg", tmpdir);
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1200, 1000, both, 2, &err), 0);
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_SVG, 1200, 1000, both, 2, &err), 0);
         check_svg(ctx, out);
     }
-    ms_chart_free(ch[0]);
-    ms_chart_free(ch[1]);
+    msr_chart_free(ch[0]);
+    msr_chart_free(ch[1]);
 
-    ms_chart_source srcs[] = {a.src, b.src};
-    ms_chart *ov = NULL;
+    msr_chart_source srcs[] = {a.src, b.src};
+    msr_chart *ov = NULL;
     memset(&spec, 0, sizeof spec);
     CHECK_EQ_INT_IN(
-        ctx, ms_chart_build_overlay(&ov, srcs, 2, &spec, (ms_chart_rect){0, 0, 1400, 700}, &err),
+        ctx, msr_chart_build_overlay(&ov, srcs, 2, &spec, (msr_chart_rect){0, 0, 1400, 700}, &err),
         0);
     if (ov) {
         CHECK_EQ_INT_IN(ctx, ov->n_series, 2);
@@ -330,14 +330,14 @@ static void render_multi(void)
             CHECK_EQ_INT_IN(ctx, ov->series[i].peak_bytes, srcs[i].tl->peak_bytes);
         char out[600];
         snprintf(out, sizeof out, "%s/overlay.svg", tmpdir);
-        const ms_chart *one[] = {ov};
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1400, 700, one, 1, &err), 0);
+        const msr_chart *one[] = {ov};
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_SVG, 1400, 700, one, 1, &err), 0);
         check_svg(ctx, out);
         snprintf(out, sizeof out, "%s/overlay.png", tmpdir);
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1400, 700, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_PNG, 1400, 700, one, 1, &err), 0);
         check_png(ctx, out, 1400, 700, NULL);
     }
-    ms_chart_free(ov);
+    msr_chart_free(ov);
 
     /* The figure entry gives the same images as building the charts one by one above. */
     static const struct {
@@ -346,13 +346,13 @@ static void render_multi(void)
         const char *same_as;
     } FIGS[] = {{false, 1200, 1000, "panels.png"}, {true, 1400, 700, "overlay.png"}};
     for (size_t f = 0; f < sizeof FIGS / sizeof FIGS[0]; f++) {
-        ms_chart_figure_spec fs;
+        msr_chart_figure_spec fs;
         memset(&fs, 0, sizeof fs);
         fs.overlay = FIGS[f].overlay;
         fs.width = FIGS[f].w;
         fs.height = FIGS[f].h;
-        ms_chart_figure *fig = NULL;
-        CHECK_EQ_INT_IN(ctx, ms_chart_build_figure(&fig, srcs, 2, &fs, &err), 0);
+        msr_chart_figure *fig = NULL;
+        CHECK_EQ_INT_IN(ctx, msr_chart_build_figure(&fig, srcs, 2, &fs, &err), 0);
         if (!fig)
             continue;
         CHECK_EQ_INT_IN(ctx, fig->n_charts, FIGS[f].overlay ? 1 : 2);
@@ -360,14 +360,14 @@ static void render_multi(void)
         snprintf(out, sizeof out, "%s/figure-%zu.png", tmpdir, f);
         snprintf(want, sizeof want, "%s/%s", tmpdir, FIGS[f].same_as);
         CHECK_EQ_INT_IN(ctx,
-                        ms_render_write(out, MS_RENDER_PNG, fig->width, fig->height,
-                                        (const ms_chart *const *)fig->charts, fig->n_charts,
+                        msr_render_write(out, MSR_RENDER_PNG, fig->width, fig->height,
+                                        (const msr_chart *const *)fig->charts, fig->n_charts,
                                         &err),
                         0);
         CHECK_TRUE_IN(ctx, same_bytes(out, want));
-        ms_chart_figure_free(fig);
+        msr_chart_figure_free(fig);
     }
-    ms_chart_figure_free(NULL);
+    msr_chart_figure_free(NULL);
     unload(&a);
     unload(&b);
 }
@@ -380,34 +380,34 @@ static void render_highlights(void)
     loaded l;
     if (load("testdata/leak_layers.pickle", &l))
         return;
-    ms_chart_highlight hl[4];
+    msr_chart_highlight hl[4];
     size_t n = 0;
     for (size_t i = 0; i < l.tl->n_allocs && n < 4; i++)
         if (l.tl->allocs[i].free_event < 0 && l.tl->allocs[i].alloc_event > 0) {
-            hl[n] = (ms_chart_highlight){i, n < 2 ? "leaked here" : NULL, false, false};
+            hl[n] = (msr_chart_highlight){i, n < 2 ? "leaked here" : NULL, false, false};
             n++;
         }
     CHECK_TRUE_IN(ctx, n == 4);
-    ms_chart_spec spec;
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.highlights = hl;
     spec.n_highlights = n;
-    spec.x_mode = MS_CHART_X_EVENTS;
-    ms_chart *ch = NULL;
+    spec.x_mode = MSR_CHART_X_EVENTS;
+    msr_chart *ch = NULL;
     ms_error err;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err),
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &l.src, &spec, (msr_chart_rect){0, 0, 1200, 600}, &err),
                     0);
     if (ch) {
         char out[600];
-        const ms_chart *one[] = {ch};
+        const msr_chart *one[] = {ch};
         snprintf(out, sizeof out, "%s/highlights.png", tmpdir);
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_PNG, 1200, 600, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_PNG, 1200, 600, one, 1, &err), 0);
         check_png(ctx, out, 1200, 600, ch);
         snprintf(out, sizeof out, "%s/highlights.svg", tmpdir);
-        CHECK_EQ_INT_IN(ctx, ms_render_write(out, MS_RENDER_SVG, 1200, 600, one, 1, &err), 0);
+        CHECK_EQ_INT_IN(ctx, msr_render_write(out, MSR_RENDER_SVG, 1200, 600, one, 1, &err), 0);
         check_svg(ctx, out);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     unload(&l);
 }
 
@@ -451,21 +451,21 @@ static void render_no_gaps(void)
     tl.trace_complete = true;
     tl.allocs = allocs;
     tl.n_allocs = N;
-    ms_chart_source src = {.trace = &tr, .tl = &tl, .label = "thin"};
-    ms_chart_spec spec;
+    msr_chart_source src = {.trace = &tr, .tl = &tl, .label = "thin"};
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.no_legend = true;
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     ms_error err;
     int W = 498, H = 300;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, W, H}, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, W, H}, &err), 0);
     if (!ch)
         return;
     double px_per_byte = ch->plot.h / ch->y_max;
     CHECK_TRUE_IN(ctx, 2 * px_per_byte < 0.2 && 20 * px_per_byte > 1.0);
     cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_RGB24, W, H);
     cairo_t *cr = cairo_create(img);
-    CHECK_EQ_INT_IN(ctx, ms_chart_draw(cr, ch, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_chart_draw(cr, ch, &err), 0);
     cairo_surface_flush(img);
     const unsigned char *data = cairo_image_surface_get_data(img);
     int stride = cairo_image_surface_get_stride(img);
@@ -473,7 +473,7 @@ static void render_no_gaps(void)
     /* From the plot's bottom to a pixel under the top, right of the first column. */
     for (size_t c = 1; c < ch->n_cols; c++) {
         int x = (int)ch->plot.x + (int)c;
-        int top = (int)ms_chart_py(ch, (double)ch->col_active[c]) + 2;
+        int top = (int)msr_chart_py(ch, (double)ch->col_active[c]) + 2;
         for (int y = top; y < (int)(ch->plot.y + ch->plot.h) - 1; y++) {
             uint32_t px = *(const uint32_t *)(data + (size_t)y * (size_t)stride + 4 * (size_t)x);
             holes += (px & 0xffffff) == 0xffffff;
@@ -482,52 +482,52 @@ static void render_no_gaps(void)
     CHECK_EQ_INT_IN(ctx, holes, 0);
     cairo_destroy(cr);
     cairo_surface_destroy(img);
-    ms_chart_free(ch);
+    msr_chart_free(ch);
 }
 
 static void check_errors(void)
 {
     const char *ctx = "errors";
     ms_error err;
-    ms_render_format f;
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("a/b/out.PNG", &f, &err), 0);
-    CHECK_EQ_INT_IN(ctx, f, MS_RENDER_PNG);
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("out.svg", &f, &err), 0);
-    CHECK_EQ_INT_IN(ctx, f, MS_RENDER_SVG);
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("out.jpg", &f, &err), MS_ERR_ARG);
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_path("dir.v2/out", &f, &err), MS_ERR_ARG);
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_name("svg", &f, &err), 0);
-    CHECK_EQ_INT_IN(ctx, ms_render_format_from_name("gif", &f, &err), MS_ERR_ARG);
+    msr_render_format f;
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_path("a/b/out.PNG", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, f, MSR_RENDER_PNG);
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_path("out.svg", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, f, MSR_RENDER_SVG);
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_path("out.jpg", &f, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_path("dir.v2/out", &f, &err), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_name("svg", &f, &err), 0);
+    CHECK_EQ_INT_IN(ctx, msr_render_format_from_name("gif", &f, &err), MS_ERR_ARG);
 
     loaded l;
     if (load("testdata/oom.pickle", &l))
         return;
-    ms_chart_spec spec;
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    ms_chart *ch = NULL;
-    CHECK_EQ_INT_IN(ctx, ms_chart_build(&ch, &l.src, &spec, (ms_chart_rect){0, 0, 800, 400}, &err),
+    msr_chart *ch = NULL;
+    CHECK_EQ_INT_IN(ctx, msr_chart_build(&ch, &l.src, &spec, (msr_chart_rect){0, 0, 800, 400}, &err),
                     0);
     if (ch) {
         CHECK_TRUE_IN(ctx, ch->n_oom_px >= 1);
-        const ms_chart *one[] = {ch};
+        const msr_chart *one[] = {ch};
         CHECK_EQ_INT_IN(ctx,
-                        ms_render_write("/nonexistent-dir/x.png", MS_RENDER_PNG, 800, 400, one,
+                        msr_render_write("/nonexistent-dir/x.png", MSR_RENDER_PNG, 800, 400, one,
                                         1, &err),
                         MS_ERR_IO);
         CHECK_EQ_INT_IN(ctx,
-                        ms_render_write("/nonexistent-dir/x.svg", MS_RENDER_SVG, 800, 400, one,
+                        msr_render_write("/nonexistent-dir/x.svg", MSR_RENDER_SVG, 800, 400, one,
                                         1, &err),
                         MS_ERR_IO);
-        CHECK_EQ_INT_IN(ctx, ms_render_write("x.png", MS_RENDER_PNG, 0, 400, one, 1, &err),
+        CHECK_EQ_INT_IN(ctx, msr_render_write("x.png", MSR_RENDER_PNG, 0, 400, one, 1, &err),
                         MS_ERR_ARG);
         /* A context already in error is reported, not drawn on. */
         cairo_surface_t *bad = cairo_image_surface_create(CAIRO_FORMAT_RGB24, -1, -1);
         cairo_t *cr = cairo_create(bad);
-        CHECK_EQ_INT_IN(ctx, ms_chart_draw(cr, ch, &err), MS_ERR_ARG);
+        CHECK_EQ_INT_IN(ctx, msr_chart_draw(cr, ch, &err), MS_ERR_ARG);
         cairo_destroy(cr);
         cairo_surface_destroy(bad);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     unload(&l);
 }
 

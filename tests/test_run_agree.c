@@ -123,17 +123,17 @@ static void check_phases(const char *name, ms_run *run,
         check_fail("%s: ranges: %s", name, err.message);
         return;
     }
-    ms_chart_source src;
-    if (ms_chart_source_from_run(&src, run, name, MS_CHART_RUN_STACKED | MS_CHART_RUN_PHASES,
+    msr_chart_source src;
+    if (msr_chart_source_from_run(&src, run, name, MSR_CHART_RUN_STACKED | MSR_CHART_RUN_PHASES,
                                  &err)) {
         check_fail("%s: chart source: %s", name, err.message);
         return;
     }
     CHECK_TRUE_IN(name, src.ranges == ar);
-    CHECK_TRUE_IN(name, src.phases == (ms_chart_phases_needed(ar, nar) ? ph : NULL));
-    ms__range *rr = NULL;
+    CHECK_TRUE_IN(name, src.phases == (msr_chart_phases_needed(ar, nar) ? ph : NULL));
+    msr__range *rr = NULL;
     size_t nrr = 0;
-    if (ms__build_ranges(&src, &rr, &nrr, &err) == 0) {
+    if (msr__build_ranges(&src, &rr, &nrr, &err) == 0) {
         CHECK_EQ_INT_IN(name, (int64_t)nrr, (int64_t)nar);
         for (size_t i = 0; i < nrr && i < nar; i++) {
             CHECK_EQ_INT_IN(name, (int64_t)rr[i].name, (int64_t)ar[i].name);
@@ -151,11 +151,11 @@ static void check_phases(const char *name, ms_run *run,
     bool top = false;
     for (size_t i = 0; i < nar; i++)
         top = top || ar[i].depth == 0;
-    ms_chart_spec spec;
+    msr_chart_spec spec;
     memset(&spec, 0, sizeof spec);
-    spec.by = MS_CHART_BY_PHASE;
-    ms_chart *ch = NULL;
-    int rc = ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 1200, 600}, &err);
+    spec.by = MSR_CHART_BY_PHASE;
+    msr_chart *ch = NULL;
+    int rc = msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 1200, 600}, &err);
     CHECK_EQ_INT_IN(name, rc, 0);
     if (!rc && !top) {
         for (size_t g = 0; g < ch->n_groups; g++) {
@@ -166,7 +166,7 @@ static void check_phases(const char *name, ms_run *run,
         size_t want = ph->counts[MS_PHASE_FORWARD] > 0;
         CHECK_TRUE_IN(name, ch->n_groups >= (want && t->n_allocs ? 1u : 0u) || !t->n_allocs);
     }
-    ms_chart_free(ch);
+    msr_chart_free(ch);
 }
 
 static void check_frames(const char *name, ms_run *run, const ms_snapshot *s)

@@ -305,7 +305,7 @@ static void panel(const char *name)
     ms_snapshot *s = NULL;
     ms_timeline *t = NULL;
     ms_heap_frag *f = NULL;
-    ms_chart *ch = NULL;
+    msr_chart *ch = NULL;
     ms_error err;
     if (ms_snapshot_read_file(&s, path, NULL, &err) ||
         ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES | MS_TIMELINE_ALLOCS, &err) ||
@@ -313,13 +313,13 @@ static void panel(const char *name)
         check_fail("%s: %s", name, err.message);
         goto done;
     }
-    ms_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, 0), .tl = t, .label = name};
-    ms_chart_spec spec = {.x_mode = MS_CHART_X_EVENTS, .fragmentation = true};
+    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, 0), .tl = t, .label = name};
+    msr_chart_spec spec = {.x_mode = MSR_CHART_X_EVENTS, .fragmentation = true};
     /* Without the series the panel is refused, not drawn empty. */
-    CHECK_EQ_INT_IN(name, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 900, 600}, &err),
+    CHECK_EQ_INT_IN(name, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 900, 600}, &err),
                     MS_ERR_ARG);
     src.frag = f;
-    CHECK_EQ_INT_IN(name, ms_chart_build(&ch, &src, &spec, (ms_chart_rect){0, 0, 900, 600}, &err), 0);
+    CHECK_EQ_INT_IN(name, msr_chart_build(&ch, &src, &spec, (msr_chart_rect){0, 0, 900, 600}, &err), 0);
     if (!ch)
         goto done;
     CHECK_TRUE_IN(name, ch->has_frag && ch->frag_rect.x == ch->plot.x &&
@@ -352,7 +352,7 @@ static void panel(const char *name)
     }
     CHECK_TRUE_IN(name, checked > 100);
 done:
-    ms_chart_free(ch);
+    msr_chart_free(ch);
     ms_heap_frag_free(f);
     ms_timeline_free(t);
     ms_snapshot_free(s);
@@ -386,18 +386,18 @@ static void layouts(void)
             addr += sz + ((uint64_t)2 << 20);
         }
         h.n_segments = n;
-        CHECK_EQ_INT((int)ms_segments_layout_of(&h, 1230),
-                     (int)(k == 0 ? MS_SEGMENTS_ROWS : k == 1 ? MS_SEGMENTS_PACKED
-                                                              : MS_SEGMENTS_OVERVIEW));
-        ms_segments_panel p = {&h, NULL, "synthetic"};
-        ms_segments_figure f = {NULL, &p, 1, MS_SEG_BY_CATEGORY, "layouts"};
+        CHECK_EQ_INT((int)msr_segments_layout_of(&h, 1230),
+                     (int)(k == 0 ? MSR_SEGMENTS_ROWS : k == 1 ? MSR_SEGMENTS_PACKED
+                                                              : MSR_SEGMENTS_OVERVIEW));
+        msr_segments_panel p = {&h, NULL, "synthetic"};
+        msr_segments_figure f = {NULL, &p, 1, MSR_SEG_BY_CATEGORY, "layouts"};
         char dir[] = "/tmp/memsnap-segpic-XXXXXX", path[256];
         ms_error err;
         if (mkdtemp(dir)) {
             snprintf(path, sizeof path, "%s/s.svg", dir);
-            CHECK_EQ_INT(ms_segments_chart_write(path, &f, NULL, &err), 0);
+            CHECK_EQ_INT(msr_segments_chart_write(path, &f, NULL, &err), 0);
             snprintf(path, sizeof path, "%s/s.png", dir);
-            CHECK_EQ_INT(ms_segments_chart_write(path, &f, NULL, &err), 0);
+            CHECK_EQ_INT(msr_segments_chart_write(path, &f, NULL, &err), 0);
             check_remove_dir(dir);
         }
         free(h.segments);

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
             ms_error err;
             double t0 = now();
             int rc = k == 0 ? (int)cairo_surface_write_to_png_stream(img, to_mem, &b)
-                            : ms_png_write(img, to_mem, &b, NULL, -1, &err);
+                            : msr_png_write(img, to_mem, &b, NULL, -1, &err);
             t[k][r] = now() - t0;
             bytes[k] = b.n;
             free(b.p);
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
-    static const char *const names[2] = {"cairo_surface_write_to_png", "ms_png_write"};
+    static const char *const names[2] = {"cairo_surface_write_to_png", "msr_png_write"};
     for (int k = 0; k < 2; k++) {
         qsort(t[k], ROUNDS, sizeof t[k][0], by_value);
         printf("%-28s median %6.1f ms (%.1f-%.1f), %zu bytes\n", names[k], t[k][ROUNDS / 2] * 1e3,

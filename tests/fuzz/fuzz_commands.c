@@ -3,7 +3,7 @@
  * writers are fuzzed with the analyses behind them: summary, leaks (--stack, --all),
  * categories (--explain, --at), oom (text, JSON and the picture), render (the chart model
  * by alloc, site, phase, category, compile and group; PNG, SVG and the model's JSON),
- * view (the chart pyramid, ms_chart_export_json, and the page, with a 64 KiB budget), diff
+ * view (the chart pyramid, msr_chart_export_json, and the page, with a 64 KiB budget), diff
  * and ranks (the input against itself and a real snapshot) and report of the input twice
  * (summary.json, index.html, summary.md, charts, the comparison, gates).
  *

@@ -7,7 +7,7 @@
  * gives the rules' patterns, then the frames' texts (at most 16, each "FILE NAME", bytes
  * at or above 0x80 folded to ASCII so the snapshot reads). The frames go into a snapshot
  * (one allocation per frame, whose stack is that frame and the ones after it, at most
- * four), which ms_chart_group_rules_classify groups. Aborts when a rule that compiled
+ * four), which msr_chart_group_rules_classify groups. Aborts when a rule that compiled
  * fails with anything but a limit, or when a stack's rule disagrees with matching its
  * frames one by one: the stack takes the first rule that matches one of its frames. */
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -98,7 +98,7 @@ static void write_snapshot(pk *w, char frames[][256], const size_t *len, size_t 
 
 /* Whether rule r matches the frame's text as the classifier writes it; -1 when it could
  * not tell within the limits of one match. */
-static int matches(const ms_chart_group_rules *rules, size_t r, const ms_snapshot *s,
+static int matches(const msr_chart_group_rules *rules, size_t r, const ms_snapshot *s,
                    uint32_t frame, pcre2_match_context *mc, pcre2_match_data *md)
 {
     const ms_frame *f = ms_snapshot_frame(s, frame);
@@ -114,18 +114,18 @@ static int matches(const ms_chart_group_rules *rules, size_t r, const ms_snapsho
     return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
 }
 
-static void check(const ms_chart_group_rules *rules, const ms_snapshot *s, const ms_timeline *tl,
+static void check(const msr_chart_group_rules *rules, const ms_snapshot *s, const ms_timeline *tl,
                   const int8_t *of_stack)
 {
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, MS_CHART_RULE_JIT_STACK, NULL);
+    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, MSR_CHART_RULE_JIT_STACK, NULL);
     pcre2_match_data *md = pcre2_match_data_create(2, NULL);
     if (!mc || !js || !md)
         abort();
     pcre2_jit_stack_assign(mc, NULL, js);
-    pcre2_set_match_limit(mc, MS_CHART_RULE_MATCH_LIMIT);
-    pcre2_set_depth_limit(mc, MS_CHART_RULE_DEPTH_LIMIT);
-    pcre2_set_heap_limit(mc, MS_CHART_RULE_HEAP_LIMIT_KIB);
+    pcre2_set_match_limit(mc, MSR_CHART_RULE_MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, MSR_CHART_RULE_DEPTH_LIMIT);
+    pcre2_set_heap_limit(mc, MSR_CHART_RULE_HEAP_LIMIT_KIB);
     /* Each (frame, rule) once, as the classifier does: frames are shared by up to four
      * stacks, and a match may take a million steps. */
     int8_t known[MAX_FRAMES][4];
@@ -176,19 +176,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pieces[n_pieces++] = (piece){p, (size_t)(stop - p)};
         p = stop + 1;
     }
-    ms_chart_group_rules rules;
+    msr_chart_group_rules rules;
     memset(&rules, 0, sizeof rules);
     ms_error err;
     size_t n_given = n_pieces < n_rules ? n_pieces : n_rules;
     for (size_t r = 0; r < n_given; r++) {
         /* "rK=PATTERN"; a NUL ends the pattern, as it would on a command line. */
-        char rule[MS_CHART_RULE_MAX_PATTERN + 16];
-        size_t n = pieces[r].n < MS_CHART_RULE_MAX_PATTERN + 1 ? pieces[r].n
-                                                               : MS_CHART_RULE_MAX_PATTERN + 1;
+        char rule[MSR_CHART_RULE_MAX_PATTERN + 16];
+        size_t n = pieces[r].n < MSR_CHART_RULE_MAX_PATTERN + 1 ? pieces[r].n
+                                                               : MSR_CHART_RULE_MAX_PATTERN + 1;
         int at = snprintf(rule, sizeof rule, "r%zu=", r);
         memcpy(rule + at, pieces[r].p, n);
         rule[(size_t)at + n] = '\0';
-        int rc = ms_chart_group_rules_add(&rules, rule, &err);
+        int rc = msr_chart_group_rules_add(&rules, rule, &err);
         if (rc && rc != MS_ERR_ARG && rc != MS_ERR_LIMIT && rc != MS_ERR_NOMEM)
             abort();
         if (rc && (strlen(err.message) == 0 || !strstr(err.message, "--group")))
@@ -198,7 +198,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n_frames > MAX_FRAMES)
         n_frames = MAX_FRAMES;
     if (rules.n == 0 || n_frames == 0) {
-        ms_chart_group_rules_free(&rules);
+        msr_chart_group_rules_free(&rules);
         return 0;
     }
     static char frames[MAX_FRAMES][256];
@@ -221,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     int8_t *of_stack = NULL;
-    int rc = ms_chart_group_rules_classify(&rules, s, tl, &of_stack, &err);
+    int rc = msr_chart_group_rules_classify(&rules, s, tl, &of_stack, &err);
     if (rc == 0)
         check(&rules, s, tl, of_stack);
     else if ((rc != MS_ERR_LIMIT && rc != MS_ERR_NOMEM) || !strstr(err.message, "--group '"))
@@ -230,6 +230,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ms_timeline_free(tl);
     ms_snapshot_free(s);
     free(w.p);
-    ms_chart_group_rules_free(&rules);
+    msr_chart_group_rules_free(&rules);
     return 0;
 }

@@ -26,7 +26,7 @@ static bool valid_utf8(const char *s, size_t n)
         return true;
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return ms__utf8_safe(buf, buf, sizeof buf) == buf && strlen(buf) == n;
+    return msr__utf8_safe(buf, buf, sizeof buf) == buf && strlen(buf) == n;
 }
 
 static bool has_raw_special(const char *s, bool allow_tab_nl)
@@ -55,12 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
 
     char clean[512];
-    const char *c = ms__utf8_safe(in, clean, sizeof clean);
+    const char *c = msr__utf8_safe(in, clean, sizeof clean);
     size_t cl = strlen(c);
     if (!valid_utf8(c, cl))
         abort();
     for (size_t max = 0; max <= cl; max += 1 + max / 4) {
-        size_t k = ms__utf8_prefix(c, cl, max);
+        size_t k = msr__utf8_prefix(c, cl, max);
         if (k > max || k > cl || !valid_utf8(c, k))
             abort();
     }
