@@ -477,15 +477,8 @@ static cJSON *leaks_file(void *ctxp, const char *path, const ms_snapshot *s, ms_
                      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(shape, "text")));
         ms_iterations *found = unforced_iterations(o, s, d, t, r);
         if (o->json) {
-            cJSON *dj = cJSON_CreateObject();
+            cJSON *dj = leaks_device_head_json(run, r->iterations, idle, t->t_first_us);
             cJSON_AddItemToArray(devs, dj);
-            leaks_json_int(dj, "device", (int64_t)(d));
-            cJSON *ij = leaks_iterations_to_json(r->iterations, idle, t->t_first_us);
-            const ms_shape *sh = NULL;
-            ms_error soft;
-            if (!ms_run_shape(&sh, run, &soft))
-                shape_mark_iterations(ij, sh, r->iterations);
-            cJSON_AddItemToObject(dj, "iterations", ij);
             cJSON_AddItemToObject(dj, "shape", shape);
             shape = NULL;
             if (found) {

@@ -61,14 +61,7 @@ int report_leaks_device(report_devices *rd, ms_run *run, ms_profile *profile, ms
     rd->sum.leak_sites += c.leak_sites;
     rd->sum.suspects += c.suspects;
     rd->oom = rd->oom || r->oom_count;
-    cJSON *dj = cJSON_CreateObject();
-    leaks_json_int(dj, "device", d);
-    cJSON *ij = leaks_iterations_to_json(r->iterations, idle, tl->t_first_us);
-    const ms_shape *sh = NULL;
-    ms_error soft;
-    if (!ms_run_shape(&sh, run, &soft))
-        shape_mark_iterations(ij, sh, r->iterations);
-    cJSON_AddItemToObject(dj, "iterations", ij);
+    cJSON *dj = leaks_device_head_json(run, r->iterations, idle, tl->t_first_us);
     leaks_json_int(dj, "oom_count", (int64_t)r->oom_count);
     if (r->oom_count) {
         leaks_json_int(dj, "first_oom_us", r->first_oom_us);

@@ -64,19 +64,14 @@ int ms__compile_stacks(uint8_t **out, bool *any, const ms_snapshot *s, ms_error 
 {
     *out = NULL;
     *any = false;
+    uint8_t *ff, *sf;
+    int rc = ms__frame_flag_arrays(&ff, &sf, s, frame_compile, err);
+    if (rc)
+        return rc;
     size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
-    uint8_t *ff = malloc(nframes ? nframes : 1);
-    uint8_t *sf = calloc(nstacks ? nstacks : 1, 1);
-    if (!ff || !sf) {
-        free(ff);
-        free(sf);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
-    }
     bool frames_any = false;
-    for (size_t i = 0; i < nframes; i++) {
-        ff[i] = frame_compile(s, (uint32_t)i);
+    for (size_t i = 0; i < nframes; i++)
         frames_any |= ff[i] != 0;
-    }
     for (size_t sid = 0; frames_any && sid < nstacks; sid++) {
         size_t n = 0;
         const uint32_t *fr = ms_snapshot_stack(s, (uint32_t)sid, &n);

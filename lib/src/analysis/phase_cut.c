@@ -27,7 +27,7 @@ enum {
 };
 
 /* The category bits of one frame, from the library's one frame classifier. */
-static unsigned frame_flags(const ms_snapshot *s, uint32_t id)
+static uint8_t frame_flags(const ms_snapshot *s, uint32_t id)
 {
     ms_frame_class c = ms_frame_classify(s, id);
     unsigned fl = 0;
@@ -48,23 +48,18 @@ static unsigned frame_flags(const ms_snapshot *s, uint32_t id)
         if (c.roles & (MS_FRAME_ROLE_WORKSPACE | MS_FRAME_ROLE_COLLECTIVE))
             fl |= FR_WS;
     }
-    return fl;
+    return (uint8_t)fl;
 }
 
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err)
 {
     *out = NULL;
     *any_cpp = false;
+    uint8_t *ff, *sf;
+    int rc = ms__frame_flag_arrays(&ff, &sf, s, frame_flags, err);
+    if (rc)
+        return rc;
     size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
-    uint8_t *ff = malloc(nframes ? nframes : 1);
-    uint8_t *sf = calloc(nstacks ? nstacks : 1, 1);
-    if (!ff || !sf) {
-        free(ff);
-        free(sf);
-        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
-    }
-    for (size_t i = 0; i < nframes; i++)
-        ff[i] = (uint8_t)frame_flags(s, (uint32_t)i);
     for (size_t sid = 0; sid < nstacks; sid++) {
         size_t n = 0;
         const uint32_t *fr = ms_snapshot_stack(s, (uint32_t)sid, &n);

@@ -41,6 +41,12 @@ int ms__sites_prepare(ms_snapshot *s);
         return (unsigned)v < (count) ? texts[v] : "unknown";                                  \
     }
 
+/* The two arrays every per-stack classifier starts from: *frames one byte a frame, what
+ * fn says of it, and *stacks one zeroed byte a stack for the caller to fill from them
+ * (the caller frees both). MS_ERR_NOMEM, with nothing to free, when out of memory. */
+int ms__frame_flag_arrays(uint8_t **frames, uint8_t **stacks, const ms_snapshot *s,
+                          uint8_t (*fn)(const ms_snapshot *s, uint32_t frame), ms_error *err);
+
 /* ms_error_set (memsnap/core.h) for the library's own use: callers write
  * `return ms__fail(...)`. */
 int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);

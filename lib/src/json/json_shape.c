@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json/json_iterations.h"
 #include "json/json_util.h"
 
 static void site_json(cJSON *o, const ms_snapshot *s, uint32_t frame)
@@ -126,4 +127,20 @@ void shape_mark_iterations(cJSON *iterations, const ms_shape *sh, const ms_itera
         cJSON_AddTrueToObject(e, "graph_replay");
         ms__json_int(e, "footprint_bytes", ms_shape_footprint(sh, k, &it->items[k]));
     }
+}
+
+cJSON *leaks_device_head_json(ms_run *run, const ms_iterations *it, const ms_idle *idle,
+                              int64_t t0_us)
+{
+    cJSON *dj = cJSON_CreateObject();
+    if (!dj)
+        return NULL;
+    ms__json_int(dj, "device", ms_run_device(run));
+    cJSON *ij = leaks_iterations_to_json(it, idle, t0_us);
+    const ms_shape *sh = NULL;
+    ms_error soft;
+    if (ij && !ms_run_shape(&sh, run, &soft))
+        shape_mark_iterations(ij, sh, it);
+    cJSON_AddItemToObject(dj, "iterations", ij);
+    return dj;
 }

@@ -17,4 +17,10 @@ cJSON *shape_json_of_run(ms_run *run, ms_error *err);
  * of `it`): "graph_replay": true and "footprint_bytes" (live bytes plus the pool). */
 void shape_mark_iterations(cJSON *iterations, const ms_shape *sh, const ms_iterations *it);
 
+/* A device's {"device", "iterations"} as `leaks --json` and the report's leaks section
+ * begin it: the leak report's iterations `it`, the run's shape marking CUDA-graph
+ * replays among them. NULL when out of memory. */
+cJSON *leaks_device_head_json(ms_run *run, const ms_iterations *it, const ms_idle *idle,
+                              int64_t t0_us);
+
 #endif

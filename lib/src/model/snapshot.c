@@ -238,3 +238,22 @@ size_t ms_snapshot_annotations_unplaced(const ms_snapshot *s)
 {
     return s->n_annotations_unplaced;
 }
+
+int ms__frame_flag_arrays(uint8_t **frames, uint8_t **stacks, const ms_snapshot *s,
+                          uint8_t (*fn)(const ms_snapshot *s, uint32_t frame), ms_error *err)
+{
+    size_t nframes = ms_snapshot_frame_count(s), nstacks = ms_snapshot_stack_count(s);
+    uint8_t *ff = malloc(nframes ? nframes : 1);
+    uint8_t *sf = calloc(nstacks ? nstacks : 1, 1);
+    if (!ff || !sf) {
+        free(ff);
+        free(sf);
+        *frames = *stacks = NULL;
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for %zu stacks", nstacks);
+    }
+    for (size_t i = 0; i < nframes; i++)
+        ff[i] = fn(s, (uint32_t)i);
+    *frames = ff;
+    *stacks = sf;
+    return 0;
+}
