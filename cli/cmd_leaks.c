@@ -483,25 +483,25 @@ static cJSON *leaks_file(void *ctxp, const char *path, const ms_snapshot *s, ms_
             shape = NULL;
             if (found) {
                 cJSON *fj = cJSON_AddObjectToObject(dj, "iterations_without_option");
-                leaks_json_int(fj, "count", (int64_t)found->n);
+                ms__json_int(fj, "count", (int64_t)found->n);
                 cJSON_AddStringToObject(fj, "method", ms_iter_method_name(found->method));
             }
-            leaks_json_int(dj, "oom_count", (int64_t)(r->oom_count));
+            ms__json_int(dj, "oom_count", (int64_t)(r->oom_count));
             if (r->oom_count) {
-                leaks_json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
-                leaks_json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
+                ms__json_int(dj, "first_oom_us", (int64_t)(r->first_oom_us));
+                ms__json_int(dj, "first_oom_bytes", (int64_t)(r->first_oom_bytes));
             }
-            leaks_json_int(dj, "leaks", (int64_t)dt.leaks.findings);
-            leaks_json_int(dj, "leak_sites", (int64_t)dt.leak_sites);
-            leaks_json_int(dj, "suspects", (int64_t)dt.suspects);
-            leaks_json_int(dj, "retained", (int64_t)dt.retained);
-            leaks_json_int(dj, "alive_at_end", (int64_t)dt.alive_at_end);
+            ms__json_int(dj, "leaks", (int64_t)dt.leaks.findings);
+            ms__json_int(dj, "leak_sites", (int64_t)dt.leak_sites);
+            ms__json_int(dj, "suspects", (int64_t)dt.suspects);
+            ms__json_int(dj, "retained", (int64_t)dt.retained);
+            ms__json_int(dj, "alive_at_end", (int64_t)dt.alive_at_end);
             size_t listed = 0;
             for (size_t i = 0; i < r->n; i++)
                 if (shown(o, &r->items[i]) && (!o->top || listed++ < o->top))
                     cJSON_AddItemToArray(leaks, leaks_finding_json(s, t, r, &r->items[i], d));
             if (o->top && listed > o->top)
-                leaks_json_int(dj, "left_out", (int64_t)(listed - o->top));
+                ms__json_int(dj, "left_out", (int64_t)(listed - o->top));
         } else {
             print_device(o, s, t, r, idle, found, shape);
         }
@@ -518,11 +518,11 @@ static cJSON *leaks_file(void *ctxp, const char *path, const ms_snapshot *s, ms_
     if (o->json) {
         cJSON *v = cJSON_AddObjectToObject(fo, "verdict");
         cJSON_AddBoolToObject(v, "leak", tl.leaks.findings > 0);
-        leaks_json_int(v, "leaks", (int64_t)tl.leaks.findings);
-        leaks_json_int(v, "leak_sites", (int64_t)tl.leak_sites);
-        leaks_json_int(v, "suspects", (int64_t)tl.suspects);
-        leaks_json_int(v, "alive_at_end", (int64_t)tl.alive_at_end);
-        leaks_json_int(v, "leaked_bytes", (int64_t)tl.leaks.bytes);
+        ms__json_int(v, "leaks", (int64_t)tl.leaks.findings);
+        ms__json_int(v, "leak_sites", (int64_t)tl.leak_sites);
+        ms__json_int(v, "suspects", (int64_t)tl.suspects);
+        ms__json_int(v, "alive_at_end", (int64_t)tl.alive_at_end);
+        ms__json_int(v, "leaked_bytes", (int64_t)tl.leaks.bytes);
         cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", tl.leaks.growth_bytes);
         cJSON_AddBoolToObject(v, "oom", oom);
     } else {

@@ -11,12 +11,6 @@
 #include "json/json_leaks.h"
 #include "json/json_util.h"
 
-/* The library's integer helper (ms__json_int), under the name the commands know. */
-static inline void leaks_json_int(cJSON *obj, const char *key, int64_t v)
-{
-    ms__json_int(obj, key, v);
-}
-
 /* Text form for `summary`: a heading line and one line per iteration, indented by
  * `indent` spaces. With idle time (`idle` NULL: none known) the duration is the busy time
  * and an idle column says how much idle came before each iteration and inside it

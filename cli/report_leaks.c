@@ -62,16 +62,16 @@ int report_leaks_device(report_devices *rd, ms_run *run, ms_profile *profile, ms
     rd->sum.suspects += c.suspects;
     rd->oom = rd->oom || r->oom_count;
     cJSON *dj = leaks_device_head_json(run, r->iterations, idle, tl->t_first_us);
-    leaks_json_int(dj, "oom_count", (int64_t)r->oom_count);
+    ms__json_int(dj, "oom_count", (int64_t)r->oom_count);
     if (r->oom_count) {
-        leaks_json_int(dj, "first_oom_us", r->first_oom_us);
-        leaks_json_int(dj, "first_oom_bytes", (int64_t)r->first_oom_bytes);
+        ms__json_int(dj, "first_oom_us", r->first_oom_us);
+        ms__json_int(dj, "first_oom_bytes", (int64_t)r->first_oom_bytes);
     }
-    leaks_json_int(dj, "leaks", (int64_t)c.leaks.findings);
-    leaks_json_int(dj, "leak_sites", (int64_t)c.leak_sites);
-    leaks_json_int(dj, "suspects", (int64_t)c.suspects);
-    leaks_json_int(dj, "retained", (int64_t)c.retained);
-    leaks_json_int(dj, "alive_at_end", (int64_t)c.alive_at_end);
+    ms__json_int(dj, "leaks", (int64_t)c.leaks.findings);
+    ms__json_int(dj, "leak_sites", (int64_t)c.leak_sites);
+    ms__json_int(dj, "suspects", (int64_t)c.suspects);
+    ms__json_int(dj, "retained", (int64_t)c.retained);
+    ms__json_int(dj, "alive_at_end", (int64_t)c.alive_at_end);
     cJSON_AddItemToArray(rd->leak_devices, dj);
     return 0;
 }
@@ -81,10 +81,10 @@ void report_leaks_end(report_devices *rd)
     const ms_leak_counts *t = &rd->sum;
     cJSON *v = cJSON_AddObjectToObject(rd->leaks, "verdict");
     cJSON_AddBoolToObject(v, "leak", t->leaks.findings > 0);
-    leaks_json_int(v, "leaks", (int64_t)t->leaks.findings);
-    leaks_json_int(v, "leak_sites", (int64_t)t->leak_sites);
-    leaks_json_int(v, "suspects", (int64_t)t->suspects);
-    leaks_json_int(v, "leaked_bytes", (int64_t)t->leaks.bytes);
+    ms__json_int(v, "leaks", (int64_t)t->leaks.findings);
+    ms__json_int(v, "leak_sites", (int64_t)t->leak_sites);
+    ms__json_int(v, "suspects", (int64_t)t->suspects);
+    ms__json_int(v, "leaked_bytes", (int64_t)t->leaks.bytes);
     cJSON_AddNumberToObject(v, "growth_bytes_per_iteration", t->leaks.growth_bytes);
     cJSON_AddBoolToObject(v, "oom", rd->oom);
 }

@@ -36,31 +36,16 @@ void ms_error_clear(ms_error *err)
     err->message[0] = '\0';
 }
 
-static int error_vset(ms_error *err, int code, int64_t offset, const char *fmt, va_list ap)
+int ms_error_set(ms_error *err, int code, int64_t offset, const char *fmt, ...)
 {
     if (err) {
         err->code = code;
         err->offset = offset;
+        va_list ap;
+        va_start(ap, fmt);
         vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
     }
-    return code;
-}
-
-int ms_error_set(ms_error *err, int code, int64_t offset, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    error_vset(err, code, offset, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    error_vset(err, code, offset, fmt, ap);
-    va_end(ap);
     return code;
 }
 

@@ -49,7 +49,7 @@ int ms__frame_flag_arrays(uint8_t **frames, uint8_t **stacks, const ms_snapshot 
 
 /* ms_error_set (memsnap/core.h) for the library's own use: callers write
  * `return ms__fail(...)`. */
-int ms__fail(ms_error *err, int code, int64_t offset, const char *fmt, ...) MS_PRINTF(4, 5);
+#define ms__fail ms_error_set
 
 /* The text writers' rule (memsnap/core.h): `n` is what snprintf returned for buf/cap;
  * a text cut by the buffer's end loses an incomplete UTF-8 character left at its end.
