@@ -378,15 +378,8 @@ static int colour_by_site(msr_chart *chart, const msr_chart_source *src,
     const char **names = msr__alloc_n(n_sites, sizeof *names);
     int64_t *tallest = msr__alloc_n(n_sites, sizeof *tallest);
     bool *shown = msr__alloc_n(n_sites, sizeof *shown);
-    if (!base || !where || !names || !tallest || !shown) {
-        free(ss);
-        free(base);
-        free(where);
-        free(names);
-        free(tallest);
-        free(shown);
-        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
-    }
+    if (!base || !where || !names || !tallest || !shown)
+        goto nomem;
     /* The named sites' texts tell apart sites that read alike (site_labels). */
     site_labels(src->snap, ss, n_named, where);
     for (size_t k = 0; k < n_sites; k++) {
@@ -411,15 +404,8 @@ static int colour_by_site(msr_chart *chart, const msr_chart_source *src,
     for (size_t k = 0; k < n_sites; k++)
         shown[k] = k < n_named ||
                    (chart->y_max > 0 && (double)tallest[k] / chart->y_max * chart->plot.h >= 1.5);
-    if (msr__distinct_colours(base, names, shown, n_sites, &chart->theme)) {
-        free(ss);
-        free(base);
-        free(where);
-        free(names);
-        free(tallest);
-        free(shown);
-        return msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
-    }
+    if (msr__distinct_colours(base, names, shown, n_sites, &chart->theme))
+        goto nomem;
     for (size_t k = 0; k < n_named; k++)
         msr__legend_add(chart, MSR_CHART_KEY_SWATCH, base[k], where[k]);
     chart->key_names = where;
@@ -450,6 +436,14 @@ static int colour_by_site(msr_chart *chart, const msr_chart_source *src,
         msr__legend_add(chart, MSR_CHART_KEY_SWATCH, chart->theme.muted,
                        "more sites, each in its own colour");
     return 0;
+nomem:
+    free(ss);
+    free(base);
+    free(where);
+    free(names);
+    free(tallest);
+    free(shown);
+    return msr__render_fail(err, MS_ERR_NOMEM, "out of memory colouring sites");
 }
 
 /* The viewer's stacking: one band per chosen allocation, in allocation order, so a band
