@@ -132,12 +132,12 @@ static void idx_split(hsim *x, uint32_t t, uint32_t n, uint32_t *l, uint32_t *r)
     while (t != NIL) {
         if (idx_less(x, t, n)) {
             *l = t;
-            l = &x->b[t].tr;
-            t = x->b[t].tr;
+            l = &x->kid[t].r;
+            t = x->kid[t].r;
         } else {
             *r = t;
-            r = &x->b[t].tl;
-            t = x->b[t].tl;
+            r = &x->kid[t].l;
+            t = x->kid[t].l;
         }
     }
     *l = *r = NIL;
@@ -149,12 +149,12 @@ static uint32_t idx_merge(hsim *x, uint32_t l, uint32_t r)
     while (l != NIL && r != NIL) {
         if (ms__heap_prio(l) > ms__heap_prio(r)) {
             *at = l;
-            at = &x->b[l].tr;
-            l = x->b[l].tr;
+            at = &x->kid[l].r;
+            l = x->kid[l].r;
         } else {
             *at = r;
-            at = &x->b[r].tl;
-            r = x->b[r].tl;
+            at = &x->kid[r].l;
+            r = x->kid[r].l;
         }
     }
     *at = l != NIL ? l : r;
@@ -165,8 +165,8 @@ static uint32_t idx_insert(hsim *x, uint32_t root, uint32_t n)
 {
     uint32_t *at = &root, p = ms__heap_prio(n);
     while (*at != NIL && ms__heap_prio(*at) >= p)
-        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
-    idx_split(x, *at, n, &x->b[n].tl, &x->b[n].tr);
+        at = idx_less(x, n, *at) ? &x->kid[*at].l : &x->kid[*at].r;
+    idx_split(x, *at, n, &x->kid[n].l, &x->kid[n].r);
     *at = n;
     return root;
 }
@@ -175,9 +175,9 @@ static uint32_t idx_erase(hsim *x, uint32_t root, uint32_t n)
 {
     uint32_t *at = &root;
     while (*at != NIL && *at != n)
-        at = idx_less(x, n, *at) ? &x->b[*at].tl : &x->b[*at].tr;
+        at = idx_less(x, n, *at) ? &x->kid[*at].l : &x->kid[*at].r;
     if (*at == n)
-        *at = idx_merge(x, x->b[n].tl, x->b[n].tr);
+        *at = idx_merge(x, x->kid[n].l, x->kid[n].r);
     return root;
 }
 
@@ -188,12 +188,36 @@ static uint32_t idx_floor(const hsim *x, uint64_t addr)
     for (uint32_t t = x->root; t != NIL;) {
         if (x->b[t].addr <= addr) {
             best = t;
-            t = x->b[t].tr;
+            t = x->kid[t].r;
         } else {
-            t = x->b[t].tl;
+            t = x->kid[t].l;
         }
     }
     return best;
+}
+
+/* Starts the address index over every live block; false when out of memory. */
+static bool idx_start(hsim *x)
+{
+    x->capkid = x->capb ? x->capb : 16;
+    x->kid = malloc(x->capkid * sizeof *x->kid);
+    if (!x->kid)
+        return false;
+    x->root = NIL;
+    x->indexed = true;
+    for (uint32_t k = 0; k < x->nb; k++)
+        if (x->b[k].state != BLK_DEAD)
+            x->root = idx_insert(x, x->root, k);
+    return true;
+}
+
+static void idx_stop(hsim *x)
+{
+    free(x->kid);
+    x->kid = NULL;
+    x->capkid = 0;
+    x->root = NIL;
+    x->indexed = false;
 }
 
 /* ------------------------------------------------------------------ largest free block */
@@ -295,20 +319,35 @@ bool ms__heap_recount(hsim *x)
 
 /* ------------------------------------------------------------------ blocks */
 
+/* Room for block nb in b and in the arrays kept beside it. */
+static bool blk_room(hsim *x)
+{
+    size_t need = x->nb + 1;
+    return x->nb < NIL - 1 && ms__grow((void **)&x->b, &x->capb, need, sizeof *x->b) &&
+           (!x->who || ms__grow((void **)&x->who, &x->capwho, need, sizeof *x->who)) &&
+           (!x->kid || ms__grow((void **)&x->kid, &x->capkid, need, sizeof *x->kid));
+}
+
+static void who_clear(hsim *x, uint32_t i)
+{
+    if (x->who)
+        x->who[i] = (blk_who){0, -1, MS_NO_STACK};
+}
+
 static uint32_t new_blk(hsim *x, uint64_t addr, uint64_t size, uint32_t sid)
 {
     uint32_t i;
     if (x->nfreeb) {
         i = x->freeb[--x->nfreeb];
     } else {
-        if (x->nb >= NIL - 1 || !ms__grow((void **)&x->b, &x->capb, x->nb + 1, sizeof *x->b)) {
+        if (!blk_room(x)) {
             x->nomem = true;
             return NIL;
         }
         i = (uint32_t)x->nb++;
     }
-    x->b[i] = (blk){addr, size, 0, -1, MS_NO_STACK, NIL, NIL, sid, NIL, NIL, MS_BLOCK_INACTIVE,
-                    false};
+    x->b[i] = (blk){addr, size, NIL, NIL, sid, MS_BLOCK_INACTIVE, false};
+    who_clear(x, i);
     if (!ms__addrmap_put(&x->map, addr, i)) {
         x->nomem = true;
         return NIL;
@@ -375,10 +414,8 @@ static uint32_t free_and_merge(hsim *x, uint32_t i)
         x->active_count--;
     }
     b[i].state = MS_BLOCK_INACTIVE;
-    b[i].req = 0;
-    b[i].alloc_event = -1;
-    b[i].stack = MS_NO_STACK;
     b[i].estimated = false;
+    who_clear(x, i);
     uint32_t n = b[i].next;
     if (n != NIL && is_free(&b[n])) {
         b[i].size += b[n].size;
@@ -701,14 +738,11 @@ uint32_t ms__heap_carve(hsim *x, uint64_t addr, uint64_t size)
     /* The first block of the segment that ends after addr: the blocks tile the segment
      * in address order, so it is the one starting at or below addr (past any empty block
      * a zero-size request left there). */
-    if (!x->indexed) {
-        /* The first carve since the starting state (an event that contradicts the
-         * rebuilt addresses): index the live blocks, and keep them indexed from now on. */
-        x->root = NIL;
-        for (uint32_t k = 0; k < x->nb; k++)
-            if (x->b[k].state != BLK_DEAD)
-                x->root = idx_insert(x, x->root, k);
-        x->indexed = true;
+    /* The first carve since the starting state (an event that contradicts the rebuilt
+     * addresses): index the live blocks, and keep them indexed from now on. */
+    if (!x->indexed && !idx_start(x)) {
+        x->nomem = true;
+        return NIL;
     }
     uint32_t i = idx_floor(x, addr);
     if (i == NIL || x->b[i].seg != sid)
@@ -779,15 +813,16 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
         x->active_count++;
     }
     b->state = MS_BLOCK_ACTIVE_ALLOCATED;
-    b->req = req;
-    b->alloc_event = event;
-    b->stack = stack;
     b->estimated = false;
+    if (x->who)
+        x->who[i] = (blk_who){req, event, stack};
 }
 
 void ms__heap_release(hsim *x)
 {
     free(x->b);
+    free(x->who);
+    free(x->kid);
     free(x->freeb);
     free(x->g);
     free(x->ord);
@@ -860,17 +895,16 @@ static int by_final_address(const void *a, const void *b)
 }
 
 /* The replay's state before the trace's first event: the settings, the starting
- * segments and allocations (allocator_start.c), the running totals; `track` keeps the
- * largest free block current as well. */
-int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_error *err)
+ * segments and allocations (allocator_start.c), the running totals; `keep` says what
+ * else (HEAP_TRACK, HEAP_WHO). */
+int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, unsigned keep, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, device);
     memset(x, 0, sizeof *x);
     x->s = s;
     x->root = NIL;
     x->groot = NIL;
-    x->indexed = true;
-    x->track = track;
+    x->track = (keep & HEAP_TRACK) != 0;
     x->have_div = ms__heap_divisions(s, x->div);
     x->max_split = UINT64_MAX;
     const char *t = setting(s, "max_split_size");
@@ -897,15 +931,17 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, bool track, ms_err
     int rc = 0;
     /* A short trace gets small maps: a file of 65,536 one-event devices replays each. */
     size_t want = tr->n < 1024 ? tr->n : 1024;
-    if (!ms__addrmap_init(&x->map, want) || !ms__addrmap_init(&first, want))
+    if ((keep & HEAP_WHO) && (x->who = malloc(16 * sizeof *x->who)) != NULL)
+        x->capwho = 16;
+    if (!ms__addrmap_init(&x->map, want) || !ms__addrmap_init(&first, want) ||
+        ((keep & HEAP_WHO) && !x->who) || !idx_start(x))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (!rc)
         rc = ms__heap_build_start(x, tr, device, &first, err);
     ms__addrmap_free(&first);
     /* A consistent trace never carves after the start: the index is rebuilt on demand
      * (ms__heap_carve) rather than kept through millions of splits and merges. */
-    x->indexed = false;
-    x->root = NIL;
+    idx_stop(x);
     if (!rc && !ms__heap_recount(x))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
     return rc;

@@ -79,9 +79,10 @@ static int emit(hsim *x, ms_heap *h, int device, ms_error *err)
         o->first_block = nb;
         for (uint32_t i = g->first; i != NIL; i = x->b[i].next) {
             const blk *b = &x->b[i];
+            const blk_who *w = &x->who[i];
             ms_heap_block *ob = &h->blocks[nb++];
-            *ob = (ms_heap_block){b->addr, b->size, b->req, (ms_block_state)b->state,
-                                 b->alloc_event, b->stack, b->estimated};
+            *ob = (ms_heap_block){b->addr, b->size, w->req, (ms_block_state)b->state,
+                                 w->alloc_event, w->stack, b->estimated};
             tally(h, b, &estimated);
         }
         o->n_blocks = nb - o->first_block;
@@ -138,12 +139,12 @@ typedef int (*at_fn)(void *ctx, hsim *x, size_t k, bool changed, ms_error *err);
 /* One forward replay, stopping right after each of events[0..n) (ascending, each -1 or
  * in the trace) to call fn; `changed` says whether any event touched the state since the
  * previous stop (always true at the first). */
-static int replay(const ms_snapshot *s, int device, const int64_t *events, size_t n, at_fn fn,
-                  void *ctx, ms_error *err)
+static int replay(const ms_snapshot *s, int device, const int64_t *events, size_t n,
+                  unsigned keep, at_fn fn, void *ctx, ms_error *err)
 {
     const ms_trace *tr = ms_snapshot_trace(s, device);
     hsim x;
-    int rc = ms__heap_begin(&x, s, device, false, err);
+    int rc = ms__heap_begin(&x, s, device, keep, err);
     int64_t next = 0;
     uint64_t changes_then = 0;
     for (size_t k = 0; k < n && !rc; k++) {
@@ -212,7 +213,7 @@ int ms_heap_build_each(ms_heap **out, const ms_snapshot *s, int device, const in
     if (rc)
         return rc;
     each_ctx c = {out, events, device};
-    rc = replay(s, device, events, n, each_at, &c, err);
+    rc = replay(s, device, events, n, HEAP_WHO, each_at, &c, err);
     if (rc)
         ms_heap_free_each(out, n);
     return rc;
@@ -257,7 +258,7 @@ int ms__heap_build_totals(ms_heap *out, const ms_snapshot *s, int device, int64_
     if (rc)
         return rc;
     totals_ctx c = {out};
-    return replay(s, device, &event, 1, totals_at, &c, err);
+    return replay(s, device, &event, 1, 0, totals_at, &c, err);
 }
 
 void ms_heap_free(ms_heap *h)
@@ -346,7 +347,7 @@ int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, 
     c.device = device;
     c.fn = fn;
     c.ctx = ctx;
-    rc = replay(s, device, events, n, visit_at, &c, err);
+    rc = replay(s, device, events, n, HEAP_WHO, visit_at, &c, err);
     free(c.h.segments);
     free(c.h.blocks);
     return rc;
@@ -378,7 +379,7 @@ int ms_heap_frag_build(ms_heap_frag **out, const ms_snapshot *s, int device, ms_
     f->device = device;
     f->n = tr->n;
     hsim x;
-    int rc = ms__heap_begin(&x, s, device, true, err);
+    int rc = ms__heap_begin(&x, s, device, HEAP_TRACK, err);
     bool estimated = false;
     for (uint32_t i = 0; !rc && i < x.nb; i++)
         estimated |= x.b[i].estimated && x.b[i].state != BLK_DEAD;

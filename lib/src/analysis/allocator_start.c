@@ -278,8 +278,9 @@ int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *fi
         }
         blk *b = &x->b[bi];
         b->state = kind == FIRST_FREE ? MS_BLOCK_ACTIVE_PENDING_FREE : MS_BLOCK_ACTIVE_ALLOCATED;
-        b->req = size;
         b->estimated = true;
+        if (x->who)
+            x->who[bi].req = size;
     }
     /* Active at the end and never allocated or freed in the trace: alive throughout,
      * with the size the final state gives. */
@@ -300,8 +301,10 @@ int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *fi
                 continue;
             }
             x->b[bi].state = (uint8_t)fbk->state;
-            x->b[bi].req = fbk->requested_size;
-            x->b[bi].stack = fbk->stack;
+            if (x->who) {
+                x->who[bi].req = fbk->requested_size;
+                x->who[bi].stack = fbk->stack;
+            }
         }
     }
     /* Estimated blocks take the rests the allocator would not have split off, once every
