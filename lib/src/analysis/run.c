@@ -431,11 +431,23 @@ int ms_run_peak_sites(const ms_site_total **out, size_t *n_out, ms_run *r, ms_er
     *out = NULL;
     *n_out = 0;
     if (!r->have_peak_sites) {
-        const ms_alloc *alive;
-        size_t n_alive;
-        int rc = ms_run_peak_alive(&alive, &n_alive, r, err);
-        if (!rc)
-            rc = ms_site_totals(&r->peak_sites, &r->n_peak_sites, r->s, alive, n_alive, err);
+        const ms_timeline *t;
+        int rc = ms_run_timeline(&t, r, err);
+        if (rc)
+            return rc;
+        if (t->allocs && !t->peak_alive && !r->have_peak_alive) {
+            /* Summed from the lives in place: a copy of the set alive at the peak was
+             * as large as the lives themselves on a file that never frees. */
+            rc = ms__site_totals_at(&r->peak_sites, &r->n_peak_sites, r->s, t, t->peak_event,
+                                    err);
+        } else {
+            const ms_alloc *alive;
+            size_t n_alive;
+            rc = ms_run_peak_alive(&alive, &n_alive, r, err);
+            if (!rc)
+                rc = ms_site_totals(&r->peak_sites, &r->n_peak_sites, r->s, alive, n_alive,
+                                    err);
+        }
         if (rc)
             return rc;
         r->have_peak_sites = true;

@@ -701,6 +701,13 @@ int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
     return 0;
 }
 
+/* Alive right after event `at`: the one rule of the set alive at an instant (INT64_MIN:
+ * any life). */
+static bool alive_at(const ms_alloc *a, int64_t at)
+{
+    return at == INT64_MIN || (a->alloc_event <= at && (a->free_event == -1 || a->free_event > at));
+}
+
 int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
                               const ms_timeline *t, int64_t event, ms_error *err)
 {
@@ -712,7 +719,7 @@ int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *
     size_t n = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
-        n += a->alloc_event <= event && (a->free_event == -1 || a->free_event > event);
+        n += alive_at(a, event);
     }
     ms_alloc *o = malloc((n ? n : 1) * sizeof *o);
     if (!o)
@@ -720,7 +727,7 @@ int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *
     size_t k = 0;
     for (size_t i = 0; i < t->n_allocs; i++) {
         const ms_alloc *a = &t->allocs[i];
-        if (a->alloc_event <= event && (a->free_event == -1 || a->free_event > event))
+        if (alive_at(a, event))
             o[k++] = *a;
     }
     *out = o;
@@ -759,7 +766,7 @@ static int by_site_user(const void *a, const void *b)
  * the site's too (what a comparison matches a moved site by). Returns nonzero on no
  * memory. */
 static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
-                            const ms_alloc *allocs, size_t n_allocs)
+                            const ms_alloc *allocs, size_t n_allocs, int64_t at)
 {
     for (size_t k = 0; k <= nf; k++) {
         acc[k].user_frame = UINT32_MAX;
@@ -776,7 +783,7 @@ static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
         return -1;
     }
     for (size_t i = 0; i < n_allocs; i++)
-        if (allocs[i].stack < nst)
+        if (allocs[i].stack < nst && alive_at(&allocs[i], at))
             per_stack[allocs[i].stack] += allocs[i].size;
     size_t n = 0;
     for (uint32_t st = 0; st < nst; st++) {
@@ -817,8 +824,10 @@ static int site_user_frames(ms_site_total *acc, size_t nf, const ms_snapshot *s,
     return 0;
 }
 
-int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
-                   const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+/* The sums of ms_site_totals over the lives alive right after event `at` (INT64_MIN:
+ * every one given). */
+static int site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                       const ms_alloc *allocs, size_t n_allocs, int64_t at, ms_error *err)
 {
     ms_error_clear(err);
     *out = NULL;
@@ -829,13 +838,15 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
     if (!acc)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     for (size_t i = 0; i < n_allocs; i++) {
+        if (!alive_at(&allocs[i], at))
+            continue;
         uint32_t site = ms_stack_site(s, allocs[i].stack);
         size_t k = site == UINT32_MAX ? nf : site;
         acc[k].site = site;
         acc[k].bytes += allocs[i].size;
         acc[k].count++;
     }
-    if (site_user_frames(acc, nf, s, allocs, n_allocs)) {
+    if (site_user_frames(acc, nf, s, allocs, n_allocs, at)) {
         free(acc);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     }
@@ -847,6 +858,18 @@ int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
     *out = acc;
     *n_out = m;
     return 0;
+}
+
+int ms_site_totals(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                   const ms_alloc *allocs, size_t n_allocs, ms_error *err)
+{
+    return site_totals(out, n_out, s, allocs, n_allocs, INT64_MIN, err);
+}
+
+int ms__site_totals_at(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                       const ms_timeline *t, int64_t event, ms_error *err)
+{
+    return site_totals(out, n_out, s, t->allocs, t->n_allocs, event, err);
 }
 
 /* ------------------------------------------------------------------ replay */

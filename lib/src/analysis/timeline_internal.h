@@ -32,6 +32,10 @@ extern size_t ms__timeline_parallel_min;
  * otherwise ms_timeline_alive_at's list and order. */
 int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
                               const ms_timeline *t, int64_t event, ms_error *err);
+/* ms_site_totals of the lives of t->allocs alive right after `event`, read in place: the
+ * peak's sites without a copy of the set alive then. */
+int ms__site_totals_at(ms_site_total **out, size_t *n_out, const ms_snapshot *s,
+                       const ms_timeline *t, int64_t event, ms_error *err);
 
 /* First event whose time is at or after t (strictly after when `after`), found by binary
  * search; with *hint from an earlier call for an earlier time it gallops forward from
