@@ -87,6 +87,10 @@ static inline const char *cli_plural(double n)
     return n == 1 ? "" : "s";
 }
 
+/* The three-way compare of cli's sorts: -1, 0 or 1 as a is below, equal to or above b
+ * (two values of one arithmetic type, each read twice). */
+#define CLI_CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
 /* Seconds between two trace times, as a double. */
 double cli_seconds(int64_t from_us, int64_t to_us);
 /* "12.345 s", or "3 µs" in a trace that spans under a millisecond, where "0.000 s" would

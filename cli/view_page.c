@@ -46,9 +46,8 @@ typedef struct instant_list {
 static int by_event(const void *a, const void *b)
 {
     const msr_export_instant *x = a, *y = b;
-    if (x->event != y->event)
-        return x->event < y->event ? -1 : 1;
-    return x->priority - y->priority;
+    int c = CLI_CMP(x->event, y->event);
+    return c ? c : CLI_CMP(x->priority, y->priority);
 }
 
 static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace *tr,

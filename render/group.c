@@ -143,16 +143,15 @@ static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
 
 static int site_score_by_site(const void *a, const void *b)
 {
-    const site_score *x = a, *y = b;
-    return x->site < y->site ? -1 : x->site > y->site;
+    return MSR__CMP(((const site_score *)a)->site, ((const site_score *)b)->site);
 }
 
+/* The highest score first; ties by site. */
 static int site_score_desc(const void *a, const void *b)
 {
     const site_score *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return x->site < y->site ? -1 : x->site > y->site;
+    int c = MSR__CMP(y->score, x->score);
+    return c ? c : MSR__CMP(x->site, y->site);
 }
 
 static int add_group(msr_chart *chart, size_t cap, msr_chart_group g, ms_error *err)
@@ -268,21 +267,6 @@ static char *text_memo_get(text_memo *m, uint64_t key, bool *fresh)
 
 /* ------------------------------------------------------------------ by allocation */
 
-/* Stack order is allocation order; allocations alive before the trace (alloc_event -1)
- * came first, wherever allocs[] keeps them. */
-typedef struct stack_key {
-    int64_t alloc_event;
-    size_t index;
-} stack_key;
-
-static int cmp_stack_key(const void *a, const void *b)
-{
-    const stack_key *x = a, *y = b;
-    if (x->alloc_event != y->alloc_event)
-        return x->alloc_event < y->alloc_event ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* The `top` allocations with the most bytes x lifetime in the window plus the
  * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
 static int choose_allocs(const msr_chart *chart, const msr_chart_source *src,
@@ -326,14 +310,16 @@ static int choose_allocs(const msr_chart *chart, const msr_chart_source *src,
     for (size_t i = 0; i < n_heap; i++)
         chosen[n++] = heap[i].index;
     free(heap);
-    stack_key *keys = msr__alloc_n(n, sizeof *keys);
+    msr__keyed *keys = msr__alloc_n(n, sizeof *keys);
     if (!keys) {
         free(chosen);
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     for (size_t i = 0; i < n; i++)
-        keys[i] = (stack_key){tl->allocs[chosen[i]].alloc_event, chosen[i]};
-    qsort(keys, n, sizeof *keys, cmp_stack_key);
+        keys[i] = (msr__keyed){tl->allocs[chosen[i]].alloc_event, chosen[i]};
+    /* Stack order is allocation order; allocations alive before the trace (alloc_event
+     * -1) came first, wherever allocs[] keeps them. */
+    qsort(keys, n, sizeof *keys, msr__keyed_up);
     for (size_t i = 0; i < n; i++)
         chosen[i] = keys[i].index;
     free(keys);
