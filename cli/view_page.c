@@ -157,7 +157,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.n_highlights = leaks.n;
         eo.iterations = iters;
         eo.n_iterations = it->n;
-        eo.threads = cli_limits()->threads;
+        eo.limits = cli_limits();
         eo.instants = inst.v;
         eo.n_instants = inst.n;
         eo.block_categories = block_categories;

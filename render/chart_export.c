@@ -709,7 +709,8 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     x.site_text = calloc(x.n_frame_ids + 1, sizeof *x.site_text); /* NULL: uncached */
     msr__slicer sl[2];
     memset(sl, 0, sizeof sl);
-    bool two = opts->threads >= 2;
+    ms_limits lim = opts->limits ? *opts->limits : ms_limits_default();
+    bool two = lim.threads >= 2;
     mode_out modes[N_MODES];
     memset(modes, 0, sizeof modes);
     modes[MODE_ALLOC].on = true;
