@@ -240,23 +240,16 @@ int cmd_summary(int argc, char **argv)
     bool json = false;
     long long device = -1, top = 10;
     size_t nfiles = 0;
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files)
-        return 2;
+    char **files = NULL;
     const cli_option table[] = {
         {CLI_FLAG("--json", &json)},
         {CLI_DEVICE(&device)},
         {CLI_INT("--top", &top, 0, 100000)},
     };
-    int rc = CLI_PARSE(cmd, argc, argv, table, files, &nfiles);
+    int rc = CLI_PARSE_INPUTS(cmd, USAGE, argc, argv, table, &files, &nfiles);
     if (rc == CLI_HELP) {
-        fputs(USAGE, stdout);
         free(files);
         return 0;
-    }
-    if (!rc && nfiles == 0) {
-        fputs(USAGE, stderr);
-        rc = 2;
     }
     cJSON *doc = NULL;
     summary_ctx ctx = {(int)device, (int)top, json};
