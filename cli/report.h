@@ -126,6 +126,14 @@ const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *pa
 const char *report_str(const cJSON *o, const char *path);
 const cJSON *report_get(const cJSON *o, const char *path);
 
+/* The gates' checks (gates.checks), failed first, since they are what the reader came
+ * for: fn(out, passed, message) for each, as the page or the Markdown words it. */
+void report_each_check(FILE *out, const cJSON *checked,
+                       void (*fn)(FILE *out, bool passed, const char *message));
+/* Where a compared site's code moved to another line (its "b_site"): the text of the
+ * move in buf, true; false when it did not move. */
+bool report_site_moved(const cJSON *site, char *buf, size_t cap);
+
 /* "timeline-gpt2_train.png": a file name made from the input's base name with
  * .gz/.pickle/.pkl dropped and anything but [A-Za-z0-9._-] replaced, so names stay
  * portable; `taken` earlier names get "-2", "-3", ... appended. */

@@ -281,3 +281,26 @@ cairo_status_t report_buf_write(void *closure, const unsigned char *data, unsign
     b->p[b->n] = '\0';
     return CAIRO_STATUS_SUCCESS;
 }
+
+void report_each_check(FILE *out, const cJSON *checked,
+                       void (*fn)(FILE *out, bool passed, const char *message))
+{
+    const cJSON *c;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(c, checked)
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+            if (ok == (pass == 1))
+                fn(out, ok, report_str(c, "message"));
+        }
+    }
+}
+
+bool report_site_moved(const cJSON *site, char *buf, size_t cap)
+{
+    const cJSON *bs = cJSON_GetObjectItemCaseSensitive(site, "b_site");
+    if (!cJSON_IsString(bs))
+        return false;
+    ms_site_moved_format(report_str(site, "site"), bs->valuestring, buf, cap);
+    return true;
+}
