@@ -310,3 +310,33 @@ int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file))
     cJSON_Delete(doc);
     return 0;
 }
+
+const cJSON *cli_json_get(const cJSON *o, const char *path)
+{
+    char key[64];
+    while (o) {
+        const char *dot = strchr(path, '.');
+        if (!dot)
+            return cJSON_GetObjectItemCaseSensitive(o, path);
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path = dot + 1;
+    }
+    return NULL;
+}
+
+double cli_json_num(const cJSON *o, const char *path)
+{
+    const cJSON *v = cli_json_get(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+const char *cli_json_str(const cJSON *o, const char *path)
+{
+    const char *s = cJSON_GetStringValue(cli_json_get(o, path));
+    return s ? s : "";
+}

@@ -83,6 +83,13 @@ int cli_each_snapshot(const char *cmd, char *const *files, int nfiles, long long
  * files. Deletes the document; returns 0, or 2 when printing failed. */
 int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file));
 
+/* Values read back out of a JSON document by key path ("peak.bytes"): the item (NULL
+ * where missing), its number (0 where missing or not a number), its string ("" where
+ * missing or not a string). */
+const cJSON *cli_json_get(const cJSON *o, const char *path);
+double cli_json_num(const cJSON *o, const char *path);
+const char *cli_json_str(const cJSON *o, const char *path);
+
 /* The last path component. */
 const char *cli_basename(const char *path);
 /* Labels for several files in one legend: their base names, or, where two base names are

@@ -8,24 +8,6 @@
 #include "report.h"
 #include "term_text.h"
 
-const cJSON *report_get(const cJSON *o, const char *path)
-{
-    char key[64];
-    while (o) {
-        const char *dot = strchr(path, '.');
-        if (!dot)
-            return cJSON_GetObjectItemCaseSensitive(o, path);
-        size_t n = (size_t)(dot - path);
-        if (n >= sizeof key)
-            return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        o = cJSON_GetObjectItemCaseSensitive(o, key);
-        path = dot + 1;
-    }
-    return NULL;
-}
-
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path)
 {
     if (cJSON_IsNumber(report_get(o, path)))
@@ -53,18 +35,6 @@ const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
 bool report_device_shown(const cJSON *file, size_t k, int device)
 {
     return k < REPORT_PAGE_DEVICES || device == (int)report_num(file, "chart_device");
-}
-
-double report_num(const cJSON *o, const char *path)
-{
-    const cJSON *v = report_get(o, path);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-const char *report_str(const cJSON *o, const char *path)
-{
-    const char *s = cJSON_GetStringValue(report_get(o, path));
-    return s ? s : "";
 }
 
 void report_html_escape(FILE *out, const char *s)
