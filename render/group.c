@@ -154,6 +154,18 @@ static int site_score_desc(const void *a, const void *b)
     return c ? c : MSR__CMP(x->site, y->site);
 }
 
+/* A band of `kind` that stands for no one allocation, site or key until its maker says. */
+static msr_chart_group new_band(msr_chart_group_kind kind)
+{
+    msr_chart_group g;
+    memset(&g, 0, sizeof g);
+    g.kind = kind;
+    g.key_index = -1;
+    g.alloc = -1;
+    g.site = UINT32_MAX;
+    return g;
+}
+
 static int add_group(msr_chart *chart, size_t cap, msr_chart_group g, ms_error *err)
 {
     if (chart->n_groups >= cap)
@@ -192,10 +204,7 @@ static int leak_bands(msr_chart *chart, const msr_chart_source *src, const msr_c
             f++;
         msr_chart_group *g = &chart->groups[at + f];
         if (h == 0 || hl->label) {
-            memset(g, 0, sizeof *g);
-            g->key_index = -1;
-            g->kind = MSR_CHART_GROUP_LEAK;
-            g->alloc = -1;
+            *g = new_band(MSR_CHART_GROUP_LEAK);
             g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
             g->legend = -1;
             g->suspect = hl->suspect || hl->alive_end;
@@ -745,12 +754,7 @@ static int groups_by_category(msr_chart *chart, const msr_chart_source *src,
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     int32_t band_of[MS_CAT_COUNT];
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
-        msr_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.key_index = -1;
-        g.kind = MSR_CHART_GROUP_CATEGORY;
-        g.alloc = -1;
-        g.site = UINT32_MAX;
+        msr_chart_group g = new_band(MSR_CHART_GROUP_CATEGORY);
         g.category = CATEGORY_ORDER[k];
         g.legend = -1; /* named once the heights show it holds bytes in the window */
         g.fill = g.key_rgb = msr__category_rgb(g.category);
@@ -777,11 +781,7 @@ void msr__legend_categories(msr_chart *chart)
         msr_chart_group *gp = &chart->groups[g];
         if (gp->kind != MSR_CHART_GROUP_CATEGORY)
             continue;
-        const int64_t *h = chart->heights + g * W;
-        size_t c = 0;
-        while (c < W && h[c] <= 0)
-            c++;
-        if (c == W)
+        if (msr__band_first_col(chart, g) == W)
             continue;
         gp->legend = (int)chart->n_legend;
         msr__legend_add(chart, MSR_CHART_KEY_SWATCH, gp->fill, gp->label);
@@ -815,12 +815,7 @@ static int groups_by_user(msr_chart *chart, const msr_chart_source *src, const m
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
     for (size_t k = 0; k < rules->n; k++) {
-        msr_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.key_index = -1;
-        g.kind = MSR_CHART_GROUP_USER;
-        g.alloc = -1;
-        g.site = UINT32_MAX;
+        msr_chart_group g = new_band(MSR_CHART_GROUP_USER);
         msr__copy_text(g.label, sizeof g.label, rules->name[k]);
         /* A few names the user chose: the palette's hues in rule order keep them apart
          * (a hash may give two of them one hue), and the same rules colour alike. */
