@@ -229,17 +229,9 @@ const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64
     return buf;
 }
 
-int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
-                  bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out)
+int cli_each_snapshot(const char *cmd, char *const *files, int nfiles, long long device,
+                      bool warn_times, cli_snapshot_fn fn, void *ctx)
 {
-    *doc_out = NULL;
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *arr = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
-    if (!arr) {
-        cJSON_Delete(doc);
-        cli_error(cmd, "out of memory");
-        return 2;
-    }
     int rc = 0;
     for (int f = 0; f < nfiles && !rc; f++) {
         ms_snapshot *s = NULL;
@@ -252,16 +244,49 @@ int cli_each_file(const char *cmd, char *const *files, int nfiles, long long dev
         } else {
             ms_error err;
             ms_error_clear(&err);
-            cJSON *file = fn(ctx, files[f], s, &err, &rc);
-            if (!file) {
+            if ((rc = fn(ctx, f, &s, &err)) && err.code != MS_OK)
                 cli_error(cmd, "%s: %s", files[f], err.message);
-                rc = 2;
-            } else {
-                cJSON_AddItemToArray(arr, file);
-            }
         }
         ms_snapshot_free(s);
     }
+    return rc;
+}
+
+/* cli_each_file's step: the file's object into the document's files[]. */
+typedef struct each_file {
+    cli_file_fn fn;
+    void *ctx;
+    char *const *files;
+    cJSON *arr;
+} each_file;
+
+static int one_file(void *ctx, int f, ms_snapshot **s, ms_error *err)
+{
+    each_file *ef = ctx;
+    int rc = 0;
+    cJSON *file = ef->fn(ef->ctx, ef->files[f], *s, err, &rc);
+    if (!file) {
+        err->code = err->code ? err->code : MS_ERR_ARG; /* told, whatever fn filled in */
+        return 2;
+    }
+    cJSON_AddItemToArray(ef->arr, file);
+    ms_error_clear(err); /* a failure after the object: fn has told it */
+    return rc;
+}
+
+int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
+                  bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out)
+{
+    *doc_out = NULL;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = doc ? cJSON_AddArrayToObject(doc, "files") : NULL;
+    if (!arr) {
+        cJSON_Delete(doc);
+        cli_error(cmd, "out of memory");
+        return 2;
+    }
+    each_file ef = {fn, ctx, files, arr};
+    int rc = cli_each_snapshot(cmd, files, nfiles, device, warn_times, one_file, &ef);
     if (rc) {
         cJSON_Delete(doc);
         return rc;
@@ -284,4 +309,34 @@ int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file))
     }
     cJSON_Delete(doc);
     return 0;
+}
+
+const cJSON *cli_json_get(const cJSON *o, const char *path)
+{
+    char key[64];
+    while (o) {
+        const char *dot = strchr(path, '.');
+        if (!dot)
+            return cJSON_GetObjectItemCaseSensitive(o, path);
+        size_t n = (size_t)(dot - path);
+        if (n >= sizeof key)
+            return NULL;
+        memcpy(key, path, n);
+        key[n] = '\0';
+        o = cJSON_GetObjectItemCaseSensitive(o, key);
+        path = dot + 1;
+    }
+    return NULL;
+}
+
+double cli_json_num(const cJSON *o, const char *path)
+{
+    const cJSON *v = cli_json_get(o, path);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+const char *cli_json_str(const cJSON *o, const char *path)
+{
+    const char *s = cJSON_GetStringValue(cli_json_get(o, path));
+    return s ? s : "";
 }

@@ -70,9 +70,25 @@ typedef cJSON *(*cli_file_fn)(void *ctx, const char *path, const ms_snapshot *s,
  * whose own output says it (summary). */
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
                   bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out);
+/* The loop under cli_each_file, for a command that keeps what it reads (render draws
+ * every file on shared scales): loads files[f] in turn, checks `device` as above, and
+ * calls fn with f and the snapshot, which fn may keep by taking *s (leaving NULL); what
+ * it leaves is freed before the next file is read. fn returns the exit status; a failure
+ * with err filled in (err.code set) is printed as "memsnap CMD: PATH: message", one
+ * without, fn has told itself. The loop stops at the first non-zero status. */
+typedef int (*cli_snapshot_fn)(void *ctx, int f, ms_snapshot **s, ms_error *err);
+int cli_each_snapshot(const char *cmd, char *const *files, int nfiles, long long device,
+                      bool warn_times, cli_snapshot_fn fn, void *ctx);
 /* Prints such a document: as JSON, or each file with print_file and a blank line between
  * files. Deletes the document; returns 0, or 2 when printing failed. */
 int cli_emit_files(cJSON *doc, bool json, void (*print_file)(const cJSON *file));
+
+/* Values read back out of a JSON document by key path ("peak.bytes"): the item (NULL
+ * where missing), its number (0 where missing or not a number), its string ("" where
+ * missing or not a string). */
+const cJSON *cli_json_get(const cJSON *o, const char *path);
+double cli_json_num(const cJSON *o, const char *path);
+const char *cli_json_str(const cJSON *o, const char *path);
 
 /* The last path component. */
 const char *cli_basename(const char *path);
@@ -86,6 +102,10 @@ static inline const char *cli_plural(double n)
 {
     return n == 1 ? "" : "s";
 }
+
+/* The three-way compare of cli's sorts: -1, 0 or 1 as a is below, equal to or above b
+ * (two values of one arithmetic type, each read twice). */
+#define CLI_CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
 /* Seconds between two trace times, as a double. */
 double cli_seconds(int64_t from_us, int64_t to_us);

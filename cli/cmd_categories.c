@@ -89,12 +89,9 @@ int cmd_categories(int argc, char **argv)
     long long device = -1;
     cat_query q = {-1, NULL, 0, false, 3};
     cat_instant *at = calloc((size_t)argc + 1, sizeof *at);
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!at || !files) {
-        free(at);
-        free(files);
+    char **files = NULL;
+    if (!at)
         return 2;
-    }
     instants list = {at, 0};
     size_t nfiles = 0;
     const cli_option table[] = {
@@ -104,16 +101,11 @@ int cmd_categories(int argc, char **argv)
         {CLI_CALLBACK("--at", add_instant, &list)},
         {CLI_CALLBACK("--at-us", add_instant, &list)},
     };
-    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
+    int rc = CLI_PARSE_INPUTS(CMD, USAGE, argc, argv, table, &files, &nfiles);
     if (rc == CLI_HELP) {
-        fputs(USAGE, stdout);
         free(at);
         free(files);
         return 0;
-    }
-    if (!rc && nfiles == 0) {
-        fputs(USAGE, stderr);
-        rc = 2;
     }
     q.device = (int)device;
     q.at = at;

@@ -55,22 +55,27 @@ typedef struct opts {
     ms_leak_options lo;
 } opts;
 
-static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
+/* A frame told by `format` (ms_site_format, ms_layer_format), safe for the terminal;
+ * `none` where there is no frame or nothing to tell. */
+static void frame_text(const ms_snapshot *s, uint32_t frame,
+                       size_t (*format)(const ms_snapshot *, uint32_t, char *, size_t),
+                       const char *none, char *buf, size_t cap)
 {
     char raw[1024];
-    if (frame == UINT32_MAX || ms_site_format(s, frame, raw, sizeof raw) == 0)
-        snprintf(buf, cap, "(no stack)");
+    if (frame == UINT32_MAX || format(s, frame, raw, sizeof raw) == 0)
+        snprintf(buf, cap, "%s", none);
     else
         cli_term_into(raw, buf, cap);
 }
 
+static void site_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
+{
+    frame_text(s, frame, ms_site_format, "(no stack)", buf, cap);
+}
+
 static void layer_text(const ms_snapshot *s, uint32_t frame, char *buf, size_t cap)
 {
-    char raw[1024];
-    if (frame == UINT32_MAX || ms_layer_format(s, frame, raw, sizeof raw) == 0)
-        snprintf(buf, cap, "-");
-    else
-        cli_term_into(raw, buf, cap);
+    frame_text(s, frame, ms_layer_format, "-", buf, cap);
 }
 
 static void each_text(uint64_t min, uint64_t max, char *buf, size_t cap)

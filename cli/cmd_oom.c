@@ -92,30 +92,20 @@ int cmd_oom(int argc, char **argv)
     long long device = -1, top = 10;
     const char *out = NULL;
     size_t nfiles = 0;
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files)
-        return 2;
+    char **files = NULL;
     const cli_option table[] = {
         {CLI_FLAG("--json", &json)},
         {CLI_DEVICE(&device)},
         {CLI_INT("--top", &top, 1, 100000)},
         {CLI_STRING("-o", &out)},
     };
-    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
+    int rc = CLI_PARSE_INPUTS(CMD, USAGE, argc, argv, table, &files, &nfiles);
     if (rc == CLI_HELP) {
-        fputs(USAGE, stdout);
         free(files);
         return 0;
     }
-    if (!rc && nfiles == 0) {
-        fputs(USAGE, stderr);
-        rc = 2;
-    }
-    msr_render_format format;
-    if (!rc && out && msr_render_format_from_path(out, &format, NULL) != 0) {
-        cli_error(CMD, "%s: the picture must be a .png or .svg file", out);
-        rc = 2;
-    }
+    if (!rc && out)
+        rc = safe_out_picture_path(CMD, out);
     oom_ctx q = {(int)device, (int)top, {out, NULL, NULL, false, 0}};
     cJSON *doc = NULL;
     if (!rc)

@@ -139,19 +139,7 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_FLAG("--no-legend", &o->spec.no_legend)},
         {CLI_CALLBACK("--group", cli_add_group_rule, &o->rules)},
     };
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files) {
-        cli_error(CMD, "out of memory");
-        return 2;
-    }
-    int rc = CLI_PARSE(CMD, argc, argv, table, files, &o->n_files);
-    if (rc == 0 && o->n_files > MAX_FILES) {
-        cli_error(CMD, "at most %d files", MAX_FILES);
-        rc = 2;
-    }
-    for (size_t i = 0; rc == 0 && i < o->n_files; i++)
-        o->files[i] = files[i];
-    free(files);
+    int rc = CLI_PARSE_MAX(CMD, argc, argv, table, o->files, &o->n_files);
     if (rc == CLI_HELP) {
         *help = true;
         return 0;
@@ -253,33 +241,31 @@ static void inputs_free(inputs *in)
     }
 }
 
-/* One file: its snapshot, its run on the chosen device, and what the chart reads from
- * it. An overlay draws the curves alone: its run builds no allocations list. */
-static int load_file(const opts *o, inputs *in, size_t i)
+typedef struct load_ctx {
+    const opts *o;
+    inputs *in;
+} load_ctx;
+
+/* One file (cli_each_snapshot): it keeps its snapshot, opens its run on the chosen
+ * device, and reads what the chart draws from it. An overlay draws the curves alone: its
+ * run builds no allocations list. */
+static int load_file(void *ctx, int f, ms_snapshot **s, ms_error *err)
 {
-    const char *path = o->files[i];
-    int rc = cli_load(CMD, path, &in->snaps[i]);
+    const opts *o = ((load_ctx *)ctx)->o;
+    inputs *in = ((load_ctx *)ctx)->in;
+    size_t i = (size_t)f;
+    in->snaps[i] = *s;
+    *s = NULL;
     in->n = i + 1;
-    if (rc)
-        return rc;
     int device = o->has_device ? (int)o->device : cli_busiest_device(in->snaps[i]);
-    if (device >= ms_snapshot_device_count(in->snaps[i])) {
-        cli_error(CMD, "%s: no device %d (the snapshot has %d)", path, device,
-                  ms_snapshot_device_count(in->snaps[i]));
-        return 2;
-    }
     ms_run_options overlay_ro = {.timeline_flags = MS_TIMELINE_CURVES};
     /* The JSON shows the iterations whatever the axis; the time and events axes' images
      * need no pass over the trace for them. */
     unsigned needs = o->overlay ? 0 : msr_chart_run_needs(&o->spec) | (o->json ? MSR_CHART_RUN_AXIS : 0);
-    ms_error err;
-    ms_error_clear(&err);
-    if (ms_run_open(&in->runs[i], in->snaps[i], device, o->overlay ? &overlay_ro : NULL, &err) ||
-        msr_chart_source_from_run(&in->srcs[i], in->runs[i], in->labels[i], needs, &err) ||
-        (o->leaks && !o->overlay && msr_chart_leaks_from_run(&in->leaks[i], in->runs[i], &err))) {
-        cli_error(CMD, "%s: %s", path, err.message);
+    if (ms_run_open(&in->runs[i], in->snaps[i], device, o->overlay ? &overlay_ro : NULL, err) ||
+        msr_chart_source_from_run(&in->srcs[i], in->runs[i], in->labels[i], needs, err) ||
+        (o->leaks && !o->overlay && msr_chart_leaks_from_run(&in->leaks[i], in->runs[i], err)))
         return 2;
-    }
     if (!o->overlay)
         in->srcs[i].group_rules = &o->rules;
     return 0;
@@ -360,8 +346,9 @@ int cmd_render(int argc, char **argv)
         return 2;
     }
     cli_file_labels(o.files, o.n_files, in->labels);
-    for (size_t i = 0; i < o.n_files && !rc; i++)
-        rc = load_file(&o, in, i);
+    load_ctx lc = {&o, in};
+    rc = cli_each_snapshot(CMD, (char *const *)o.files, (int)o.n_files,
+                           o.has_device ? o.device : -1, true, load_file, &lc);
     msr_chart_figure *fig = NULL;
     if (!rc)
         rc = build_figure(&o, in, &fig);

@@ -132,14 +132,11 @@ int cmd_segments(int argc, char **argv)
     const char *out = NULL;
     static const char *const BY[] = {"category", "site", NULL};
     seg_instant *at = calloc((size_t)argc + 1, sizeof *at);
-    char **files = calloc((size_t)argc + 1, sizeof *files);
+    char **files = NULL;
     seg_kept kept[MAX_PANELS];
     memset(kept, 0, sizeof kept);
-    if (!at || !files) {
-        free(at);
-        free(files);
+    if (!at)
         return 2;
-    }
     instants list = {at, 0};
     size_t nfiles = 0;
     const cli_option table[] = {
@@ -152,23 +149,13 @@ int cmd_segments(int argc, char **argv)
         {CLI_CALLBACK("--at-us", add_instant, &list)},
         {CLI_CALLBACK("--event", add_instant, &list)},
     };
-    int rc = CLI_PARSE(CMD, argc, argv, table, files, &nfiles);
-    if (rc == CLI_HELP) {
-        fputs(USAGE, stdout);
-        rc = 0;
+    int rc = CLI_PARSE_INPUTS(CMD, USAGE, argc, argv, table, &files, &nfiles);
+    if (!rc && out)
+        rc = safe_out_picture_path(CMD, out);
+    if (rc) {
+        rc = rc == CLI_HELP ? 0 : rc;
         goto done;
     }
-    if (!rc && nfiles == 0) {
-        fputs(USAGE, stderr);
-        rc = 2;
-    }
-    msr_render_format format;
-    if (!rc && out && msr_render_format_from_path(out, &format, NULL) != 0) {
-        cli_error(CMD, "%s: the picture must be a .png or .svg file", cli_term(out));
-        rc = 2;
-    }
-    if (rc)
-        goto done;
     seg_query q;
     memset(&q, 0, sizeof q);
     q.device = (int)device;

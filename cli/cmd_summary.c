@@ -28,21 +28,6 @@ static const char *USAGE =
     "\n"
     "FILE may be gzip-compressed, or - for standard input.\n";
 
-static double get(const cJSON *o, const char *path)
-{
-    /* path: "a.b" */
-    char key[64];
-    const char *dot = strchr(path, '.');
-    if (dot) {
-        size_t n = (size_t)(dot - path);
-        memcpy(key, path, n);
-        key[n] = '\0';
-        return get(cJSON_GetObjectItemCaseSensitive(o, key), dot + 1);
-    }
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, path);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
 static const char *size_text(double bytes, char *buf)
 {
     ms_format_bytes((int64_t)bytes, buf, 32);
@@ -66,26 +51,26 @@ static void print_device(const cJSON *dev)
     bool times = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(dev, "has_times"));
     bool instant = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "one_instant"));
     const cJSON *backward = cJSON_GetObjectItemCaseSensitive(dev, "times_backward_at");
-    if (get(dev, "events") == 0)
-        printf("device %d: no events recorded\n", (int)get(dev, "device"));
+    if (cli_json_num(dev, "events") == 0)
+        printf("device %d: no events recorded\n", (int)cli_json_num(dev, "device"));
     else if (cJSON_IsNumber(backward))
-        printf("device %d: %.0f event%s (warning: %s)\n", (int)get(dev, "device"),
-               get(dev, "events"), cli_plural(get(dev, "events")),
+        printf("device %d: %.0f event%s (warning: %s)\n", (int)cli_json_num(dev, "device"),
+               cli_json_num(dev, "events"), cli_plural(cli_json_num(dev, "events")),
                cli_times_backward_text(a, sizeof a, backward->valuedouble));
-    else if (instant && get(dev, "events") == 1)
+    else if (instant && cli_json_num(dev, "events") == 1)
         printf("device %d: 1 event, one instant: no span of time to show (event indexes stand "
-               "for times)\n", (int)get(dev, "device"));
+               "for times)\n", (int)cli_json_num(dev, "device"));
     else if (instant)
         printf("device %d: %.0f events, all at one instant: no span of time to show (event "
-               "indexes stand for times)\n", (int)get(dev, "device"), get(dev, "events"));
+               "indexes stand for times)\n", (int)cli_json_num(dev, "device"), cli_json_num(dev, "events"));
     else if (!times)
         printf("device %d: %.0f event%s (this PyTorch recorded no times: event indexes stand "
-               "for them)\n", (int)get(dev, "device"), get(dev, "events"),
-               cli_plural(get(dev, "events")));
+               "for them)\n", (int)cli_json_num(dev, "device"), cli_json_num(dev, "events"),
+               cli_plural(cli_json_num(dev, "events")));
     else
-        printf("device %d: %.0f event%s over %s\n", (int)get(dev, "device"), get(dev, "events"),
-               cli_plural(get(dev, "events")),
-               cli_seconds_text(a, sizeof a, get(dev, "time.seconds"), get(dev, "time.seconds")));
+        printf("device %d: %.0f event%s over %s\n", (int)cli_json_num(dev, "device"), cli_json_num(dev, "events"),
+               cli_plural(cli_json_num(dev, "events")),
+               cli_seconds_text(a, sizeof a, cli_json_num(dev, "time.seconds"), cli_json_num(dev, "time.seconds")));
     const cJSON *act;
     printf("  actions         ");
     int first = 1;
@@ -95,53 +80,53 @@ static void print_device(const cJSON *dev)
         first = 0;
     }
     printf("%s\n", first ? "none" : "");
-    if (get(dev, "peak.event") < 0)
+    if (cli_json_num(dev, "peak.event") < 0)
         printf("  peak            %s before the first recorded event\n",
-               size_text(get(dev, "peak.bytes"), a));
+               size_text(cli_json_num(dev, "peak.bytes"), a));
     else if (!times)
-        printf("  peak            %s at event %.0f\n", size_text(get(dev, "peak.bytes"), a),
-               get(dev, "peak.event"));
+        printf("  peak            %s at event %.0f\n", size_text(cli_json_num(dev, "peak.bytes"), a),
+               cli_json_num(dev, "peak.event"));
     else
-        printf("  peak            %s at %s (event %.0f)\n", size_text(get(dev, "peak.bytes"), a),
-               cli_seconds_text(b, sizeof b, get(dev, "peak.seconds"), get(dev, "time.seconds")),
-               get(dev, "peak.event"));
+        printf("  peak            %s at %s (event %.0f)\n", size_text(cli_json_num(dev, "peak.bytes"), a),
+               cli_seconds_text(b, sizeof b, cli_json_num(dev, "peak.seconds"), cli_json_num(dev, "time.seconds")),
+               cli_json_num(dev, "peak.event"));
     const cJSON *cats = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(dev, "peak"), "categories");
     if (cats) {
         printf("  peak is         ");
-        categories_print_line(stdout, cats, get(dev, "peak.bytes"));
+        categories_print_line(stdout, cats, cli_json_num(dev, "peak.bytes"));
         printf("\n");
     }
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(dev, "peak");
     if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(pk, "free_in_reserved_bytes"))) {
         char c[32];
-        double pieces = get(dev, "peak.free_blocks");
+        double pieces = cli_json_num(dev, "peak.free_blocks");
         printf("  free in reserved at the peak: %s in %.0f piece%s, largest %s%s\n",
-               size_text(get(dev, "peak.free_in_reserved_bytes"), a), pieces, cli_plural(pieces),
-               size_text(get(dev, "peak.largest_free_block_bytes"), c),
+               size_text(cli_json_num(dev, "peak.free_in_reserved_bytes"), a), pieces, cli_plural(pieces),
+               size_text(cli_json_num(dev, "peak.largest_free_block_bytes"), c),
                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pk, "free_approximate"))
                    ? " (approximate)"
                    : "");
     }
-    printf("  live at end     %s in %.0f allocation%s\n", size_text(get(dev, "live_end.bytes"), a),
-           get(dev, "live_end.count"), cli_plural(get(dev, "live_end.count")));
-    printf("  reserved        peak %s, end %s\n", size_text(get(dev, "reserved.peak_bytes"), a),
-           size_text(get(dev, "reserved.end_bytes"), b));
+    printf("  live at end     %s in %.0f allocation%s\n", size_text(cli_json_num(dev, "live_end.bytes"), a),
+           cli_json_num(dev, "live_end.count"), cli_plural(cli_json_num(dev, "live_end.count")));
+    printf("  reserved        peak %s, end %s\n", size_text(cli_json_num(dev, "reserved.peak_bytes"), a),
+           size_text(cli_json_num(dev, "reserved.end_bytes"), b));
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
     const char *wrap =
         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dev, "ring_buffer_wrapped"));
     printf("  trace           %s", complete ? "complete" : "incomplete: ");
     if (!complete) {
-        double n = get(dev, "preexisting.count");
+        double n = cli_json_num(dev, "preexisting.count");
         printf("%s in %.0f allocation%s (%s reserved) %s alive before the first recorded event ",
-               size_text(get(dev, "preexisting.bytes"), a), n, n == 1 ? "" : "s",
-               size_text(get(dev, "reserved.start_bytes"), b), n == 1 ? "was" : "were");
+               size_text(cli_json_num(dev, "preexisting.bytes"), a), n, n == 1 ? "" : "s",
+               size_text(cli_json_num(dev, "reserved.start_bytes"), b), n == 1 ? "was" : "were");
         if (wrap && !strcmp(wrap, "annotations_before_first_event"))
             printf("(the ring buffer dropped older events: record_function ranges ended before "
                    "the first kept event)");
         else if (wrap)
             printf("(the ring buffer probably dropped older events: the trace holds a round "
-                   "%.0f entries, as a full max_entries buffer does)", get(dev, "events"));
+                   "%.0f entries, as a full max_entries buffer does)", cli_json_num(dev, "events"));
         else
             printf("(the recording started after them, or the ring buffer dropped older events)");
     }
@@ -154,8 +139,8 @@ static void print_device(const cJSON *dev)
         cJSON_ArrayForEach(o, ooms)
         {
             printf("  OOM event       requested %s with %s free on the device (event %.0f)",
-                   size_text(get(o, "requested_bytes"), a), size_text(get(o, "device_free_bytes"), b),
-                   get(o, "event"));
+                   size_text(cli_json_num(o, "requested_bytes"), a), size_text(cli_json_num(o, "device_free_bytes"), b),
+                   cli_json_num(o, "event"));
             const char *cause = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "cause"));
             if (cause)
                 printf(": cause %s%s (details: memsnap oom)", cli_term(cause),
@@ -170,12 +155,12 @@ static void print_device(const cJSON *dev)
                    "file)\n",
                    more, MS_OOM_MAX_EXPLAINED);
     }
-    if (get(dev, "annotations_unplaced") > 0)
+    if (cli_json_num(dev, "annotations_unplaced") > 0)
         printf("  annotations     %.0f (%.0f left out: the trace has no %s to place them)\n",
-               get(dev, "annotations"), get(dev, "annotations_unplaced"),
+               cli_json_num(dev, "annotations"), cli_json_num(dev, "annotations_unplaced"),
                instant ? "span of time" : "times");
     else
-        printf("  annotations     %.0f\n", get(dev, "annotations"));
+        printf("  annotations     %.0f\n", cli_json_num(dev, "annotations"));
     shape_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "shape"), 2, 15);
     leaks_iterations_print_json(stdout, cJSON_GetObjectItemCaseSensitive(dev, "iterations"), 2);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(dev, "top_sites");
@@ -185,7 +170,7 @@ static void print_device(const cJSON *dev)
         const cJSON *st;
         cJSON_ArrayForEach(st, sites)
         {
-            printf("  %12s %8.0f  %s %s", size_text(get(st, "bytes"), a), get(st, "count"),
+            printf("  %12s %8.0f  %s %s", size_text(cli_json_num(st, "bytes"), a), cli_json_num(st, "count"),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "site"))),
                    cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "function"))));
             print_user_frame(st);
@@ -198,8 +183,8 @@ static void print_file(const cJSON *file)
 {
     printf("%s (pickle protocol %d, %.0f byte%s)\n",
            cli_term(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(file, "path"))),
-           (int)get(file, "pickle_protocol"), get(file, "pickle_bytes"),
-           cli_plural(get(file, "pickle_bytes")));
+           (int)cli_json_num(file, "pickle_protocol"), cli_json_num(file, "pickle_bytes"),
+           cli_plural(cli_json_num(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     /* Only what differs from PyTorch's defaults: the rest is the same in every file. */
     const cJSON *kv;
@@ -240,23 +225,16 @@ int cmd_summary(int argc, char **argv)
     bool json = false;
     long long device = -1, top = 10;
     size_t nfiles = 0;
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files)
-        return 2;
+    char **files = NULL;
     const cli_option table[] = {
         {CLI_FLAG("--json", &json)},
         {CLI_DEVICE(&device)},
         {CLI_INT("--top", &top, 0, 100000)},
     };
-    int rc = CLI_PARSE(cmd, argc, argv, table, files, &nfiles);
+    int rc = CLI_PARSE_INPUTS(cmd, USAGE, argc, argv, table, &files, &nfiles);
     if (rc == CLI_HELP) {
-        fputs(USAGE, stdout);
         free(files);
         return 0;
-    }
-    if (!rc && nfiles == 0) {
-        fputs(USAGE, stderr);
-        rc = 2;
     }
     cJSON *doc = NULL;
     summary_ctx ctx = {(int)device, (int)top, json};

@@ -81,23 +81,11 @@ static int parse(int argc, char **argv, opts *o, bool *help)
         {CLI_ITERATIONS(&iterations)},
         {CLI_SIZE("--budget", &budget), .seen = &has_budget},
     };
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files) {
-        cli_error(CMD, "out of memory");
-        return 2;
-    }
-    int rc = CLI_PARSE(CMD, argc, argv, table, files, &o->n_files);
+    int rc = CLI_PARSE_MAX(CMD, argc, argv, table, o->files, &o->n_files);
     if (rc == 0 && has_budget && (budget < 65536 || budget > ((uint64_t)1 << 30))) {
         cli_error(CMD, "--budget must be between 64KiB and 1GiB");
         rc = 2;
     }
-    if (rc == 0 && o->n_files > MAX_FILES) {
-        cli_error(CMD, "at most %d files", MAX_FILES);
-        rc = 2;
-    }
-    for (size_t i = 0; rc == 0 && i < o->n_files; i++)
-        o->files[i] = files[i];
-    free(files);
     if (rc == CLI_HELP) {
         *help = true;
         return 0;

@@ -1,6 +1,7 @@
 /* The text of the iterations table and of a leak's user frame, printed from the library's
  * JSON (json/json_iterations.h) or its results, so every view words them alike. */
 #include "iterations_json.h"
+#include "cli_util.h"
 #include "term_text.h"
 
 #include <stdlib.h>
@@ -178,28 +179,16 @@ void leaks_iterations_print(FILE *out, const ms_iterations *it, const ms_idle *i
         print_trailing(out, (double)idle->trailing_us / 1e6, indent);
 }
 
-static double jnum(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
-    return v ? v : "";
-}
-
 static row row_json(const cJSON *e, bool times)
 {
     const cJSON *fp = cJSON_GetObjectItemCaseSensitive(e, "footprint_bytes");
     /* busy_s where the idle is known, else the whole duration. */
     bool busy = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(e, "busy_s"));
-    row r = {jnum(e, "start_s"), jnum(e, busy ? "busy_s" : "duration_s"),
-             jnum(e, "idle_before_s"), jnum(e, "idle_inside_s"), (int64_t)jnum(e, "peak_bytes"),
-             (int64_t)jnum(e, "live_end_bytes"), cJSON_IsNumber(fp) ? (int64_t)fp->valuedouble : -1,
+    row r = {cli_json_num(e, "start_s"), cli_json_num(e, busy ? "busy_s" : "duration_s"),
+             cli_json_num(e, "idle_before_s"), cli_json_num(e, "idle_inside_s"), (int64_t)cli_json_num(e, "peak_bytes"),
+             (int64_t)cli_json_num(e, "live_end_bytes"), cJSON_IsNumber(fp) ? (int64_t)fp->valuedouble : -1,
              cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "partial")), times,
-             (int64_t)jnum(e, "start_event"), (int64_t)jnum(e, "end_event"), false};
+             (int64_t)cli_json_num(e, "start_event"), (int64_t)cli_json_num(e, "end_event"), false};
     return r;
 }
 
@@ -211,7 +200,7 @@ void leaks_iteration_idle_text(const cJSON *item, char *buf, size_t cap)
 
 void leaks_iterations_trailing_text(const cJSON *iterations, char *buf, size_t cap)
 {
-    double t = jnum(iterations, "trailing_idle_s");
+    double t = cli_json_num(iterations, "trailing_idle_s");
     if (t > 0)
         seconds_text(t, buf, cap);
     else if (cap)
@@ -226,11 +215,11 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
     bool col = false;
     for (size_t k = 0; times && k < n; k++) {
         const cJSON *e = cJSON_GetArrayItem(items, (int)k);
-        col = col || jnum(e, "idle_before_s") > 0 || jnum(e, "idle_inside_s") > 0;
+        col = col || cli_json_num(e, "idle_before_s") > 0 || cli_json_num(e, "idle_inside_s") > 0;
     }
     print_head(out, n, cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(iterations, "unfinished")),
-               jstr(iterations, "method"), jstr(iterations, "method_text"),
-               jstr(iterations, "detail"), col, indent);
+               cli_json_str(iterations, "method"), cli_json_str(iterations, "method_text"),
+               cli_json_str(iterations, "detail"), col, indent);
     for (size_t k = 0; k < n; k++) {
         if (elided(out, n, &k, indent))
             continue;
@@ -246,7 +235,7 @@ void leaks_iterations_print_json(FILE *out, const cJSON *iterations, int indent)
         print_row(out, n, &x, NULL, col, indent);
     }
     if (n && times)
-        print_trailing(out, jnum(iterations, "trailing_idle_s"), indent);
+        print_trailing(out, cli_json_num(iterations, "trailing_idle_s"), indent);
 }
 
 bool leaks_user_frame_text(const cJSON *uf, const char *site_file, double site_line, char *buf,

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,4 +142,45 @@ void cli_limits_from_env(ms_limits *lim)
     const char *threads = getenv("MEMSNAP_THREADS");
     if (threads && !strcmp(threads, "1"))
         lim->threads = 1;
+}
+
+int cli_parse_options_max(const char *cmd, int argc, char **argv, const cli_option *opts,
+                          size_t n_opts, const char **files, size_t max, size_t *n_files)
+{
+    *n_files = 0;
+    char **all = calloc((size_t)argc + 1, sizeof *all);
+    if (!all) {
+        cli_error(cmd, "out of memory");
+        return 2;
+    }
+    size_t n = 0;
+    int rc = cli_parse_options(cmd, argc, argv, opts, n_opts, all, &n);
+    if (rc == 0 && n > max) {
+        cli_error(cmd, "at most %zu files", max);
+        rc = 2;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        files[i] = all[i];
+    if (rc == 0)
+        *n_files = n;
+    free(all);
+    return rc;
+}
+
+int cli_parse_inputs(const char *cmd, const char *usage, int argc, char **argv,
+                     const cli_option *opts, size_t n_opts, char ***files, size_t *n_files)
+{
+    *n_files = 0;
+    if (!(*files = calloc((size_t)argc + 1, sizeof **files))) {
+        cli_error(cmd, "out of memory");
+        return 2;
+    }
+    int rc = cli_parse_options(cmd, argc, argv, opts, n_opts, *files, n_files);
+    if (rc == CLI_HELP)
+        fputs(usage, stdout);
+    if (rc == 0 && *n_files == 0) {
+        fputs(usage, stderr);
+        rc = 2;
+    }
+    return rc;
 }

@@ -99,6 +99,23 @@ int cli_parse_options(const char *cmd, int argc, char **argv, const cli_option *
 #define CLI_PARSE(cmd, argc, argv, table, files, n_files) \
     cli_parse_options(cmd, argc, argv, table, sizeof table / sizeof table[0], files, n_files)
 
+/* The same for a command of FILE... arguments (summary, categories, oom, segments), into
+ * *files (made here with room for argc; the caller frees it whatever is returned): -h
+ * prints `usage` to stdout and returns CLI_HELP; no file prints it to stderr, 2. */
+int cli_parse_inputs(const char *cmd, const char *usage, int argc, char **argv,
+                     const cli_option *opts, size_t n_opts, char ***files, size_t *n_files);
+#define CLI_PARSE_INPUTS(cmd, usage, argc, argv, table, files, n_files)                       \
+    cli_parse_inputs(cmd, usage, argc, argv, table, sizeof table / sizeof table[0], files,      \
+                     n_files)
+
+/* The same for a command that keeps at most `max` files in an array of its own (render,
+ * view): more is an error ("at most N files", 2). */
+int cli_parse_options_max(const char *cmd, int argc, char **argv, const cli_option *opts,
+                          size_t n_opts, const char **files, size_t max, size_t *n_files);
+#define CLI_PARSE_MAX(cmd, argc, argv, table, files, n_files)                                  \
+    cli_parse_options_max(cmd, argc, argv, table, sizeof table / sizeof table[0], files,        \
+                          sizeof files / sizeof files[0], n_files)
+
 /* The option at argv[*i] when it is `name` (as `name value` or `name=value`): true, with
  * *value the value (NULL when the arguments end first) and *i moved past it. For main(),
  * whose global options come before the command. */

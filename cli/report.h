@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "chart.h"
+#include "cli_util.h"
 #include "memsnap/run.h"
 #include "memsnap/categories.h"
 #include "memsnap/compare.h"
@@ -108,8 +109,20 @@ void report_md_escape(FILE *out, const char *s);
  * string or NULL. */
 char *report_svg_inline(const char *svg, size_t len, const char *prefix);
 
-/* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "". */
-double report_num(const cJSON *o, const char *path);
+/* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "" (the
+ * report's names for cli_json_num, cli_json_str and cli_json_get). */
+static inline double report_num(const cJSON *o, const char *path)
+{
+    return cli_json_num(o, path);
+}
+static inline const char *report_str(const cJSON *o, const char *path)
+{
+    return cli_json_str(o, path);
+}
+static inline const cJSON *report_get(const cJSON *o, const char *path)
+{
+    return cli_json_get(o, path);
+}
 /* The element of `list` (objects with a "device") for device d, or NULL. *hint (start it
  * at NULL) remembers where the last look-up ended, so looking devices up in the list's
  * order costs a step each, not a walk of the list (a file may have 65,536 devices). */
@@ -123,8 +136,14 @@ bool report_device_shown(const cJSON *file, size_t k, int device);
 
 /* "1.234 s" of a seconds field, or "-" where it is null (a trace without times). */
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path);
-const char *report_str(const cJSON *o, const char *path);
-const cJSON *report_get(const cJSON *o, const char *path);
+
+/* The gates' checks (gates.checks), failed first, since they are what the reader came
+ * for: fn(out, passed, message) for each, as the page or the Markdown words it. */
+void report_each_check(FILE *out, const cJSON *checked,
+                       void (*fn)(FILE *out, bool passed, const char *message));
+/* Where a compared site's code moved to another line (its "b_site"): the text of the
+ * move in buf, true; false when it did not move. */
+bool report_site_moved(const cJSON *site, char *buf, size_t cap);
 
 /* "timeline-gpt2_train.png": a file name made from the input's base name with
  * .gz/.pickle/.pkl dropped and anything but [A-Za-z0-9._-] replaced, so names stay

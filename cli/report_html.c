@@ -76,6 +76,13 @@ static const char *file_anchor(size_t i, char *buf, size_t cap)
 
 /* ------------------------------------------------------------------ sections */
 
+static void check_item(FILE *out, bool passed, const char *message)
+{
+    fprintf(out, "<li>%s ", passed ? "passed" : "<b>FAILED</b>");
+    esc(out, message);
+    fputs("</li>\n", out);
+}
+
 static void gates_banner(FILE *out, const cJSON *gates)
 {
     const cJSON *checked = cJSON_GetObjectItemCaseSensitive(gates, "checked");
@@ -92,19 +99,7 @@ static void gates_banner(FILE *out, const cJSON *gates)
     fprintf(out, "<div class=\"banner %s\"><b>%s</b>: %d of %d check%s %s\n<ul>\n",
             failed ? "fail" : "pass", failed ? "Gates failed" : "All gates passed",
             failed ? failed : n, n, n == 1 ? "" : "s", failed ? "failed" : "passed");
-    const cJSON *c;
-    /* Failed checks first: they are what the reader came for. */
-    for (int pass = 0; pass < 2; pass++) {
-        cJSON_ArrayForEach(c, checked)
-        {
-            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-            if (ok != (pass == 1))
-                continue;
-            fprintf(out, "<li>%s ", ok ? "passed" : "<b>FAILED</b>");
-            esc(out, report_str(c, "message"));
-            fputs("</li>\n", out);
-        }
-    }
+    report_each_check(out, checked, check_item);
     fputs("</ul></div>\n", out);
 }
 
@@ -366,6 +361,24 @@ static void stack_details(FILE *out, const cJSON *stack)
     fputs("</pre></details>", out);
 }
 
+/* A finding's (or a member's) site, "file.py:12" or "(no stack)", and its bytes each,
+ * "2.00 MiB" or a range "1.00 MiB..4.00 MiB". */
+static void leak_site_each(const cJSON *L, char *site, size_t site_cap, char *each,
+                           size_t each_cap)
+{
+    char a[32], b[32];
+    snprintf(site, site_cap, "%s:%.0f", cli_basename(report_str(L, "site.filename")),
+             report_num(L, "site.line"));
+    if (!*report_str(L, "site.filename"))
+        snprintf(site, site_cap, "(no stack)");
+    ms_format_bytes((int64_t)report_num(L, "bytes_each"), a, sizeof a);
+    ms_format_bytes((int64_t)report_num(L, "bytes_each_max"), b, sizeof b);
+    if (report_num(L, "bytes_each_max") > report_num(L, "bytes_each"))
+        snprintf(each, each_cap, "%s..%s", a, b);
+    else
+        snprintf(each, each_cap, "%s", a);
+}
+
 static void leaks_table(FILE *out, const cJSON *file)
 {
     const cJSON *lk = cJSON_GetObjectItemCaseSensitive(file, "leaks");
@@ -417,17 +430,8 @@ static void leaks_table(FILE *out, const cJSON *file)
         if (rows++ == MAX_LEAK_ROWS)
             break;
         const char *kind = report_str(L, "kind");
-        char site[600], each[80], a[32], b[32], growth[80] = "-";
-        snprintf(site, sizeof site, "%s:%.0f", cli_basename(report_str(L, "site.filename")),
-                 report_num(L, "site.line"));
-        if (!*report_str(L, "site.filename"))
-            snprintf(site, sizeof site, "(no stack)");
-        ms_format_bytes((int64_t)report_num(L, "bytes_each"), a, sizeof a);
-        ms_format_bytes((int64_t)report_num(L, "bytes_each_max"), b, sizeof b);
-        if (report_num(L, "bytes_each_max") > report_num(L, "bytes_each"))
-            snprintf(each, sizeof each, "%s..%s", a, b);
-        else
-            snprintf(each, sizeof each, "%s", a);
+        char site[600], each[80], growth[80] = "-";
+        leak_site_each(L, site, sizeof site, each, sizeof each);
         if (!strcmp(kind, "leak")) {
             char gb[32];
             ms_format_bytes((int64_t)(report_num(L, "growth_per_iteration.bytes") + 0.5), gb,
@@ -476,17 +480,8 @@ static void leaks_table(FILE *out, const cJSON *file)
         const cJSON *M, *listed = nm > 1 ? members : NULL;
         cJSON_ArrayForEach(M, listed)
         {
-            char msite[600], meach[80], ma[32], mb[32];
-            snprintf(msite, sizeof msite, "%s:%.0f", cli_basename(report_str(M, "site.filename")),
-                     report_num(M, "site.line"));
-            if (!*report_str(M, "site.filename"))
-                snprintf(msite, sizeof msite, "(no stack)");
-            ms_format_bytes((int64_t)report_num(M, "bytes_each"), ma, sizeof ma);
-            ms_format_bytes((int64_t)report_num(M, "bytes_each_max"), mb, sizeof mb);
-            if (report_num(M, "bytes_each_max") > report_num(M, "bytes_each"))
-                snprintf(meach, sizeof meach, "%s..%s", ma, mb);
-            else
-                snprintf(meach, sizeof meach, "%s", ma);
+            char msite[600], meach[80];
+            leak_site_each(M, msite, sizeof msite, meach, sizeof meach);
             fputs("<tr><td></td><td class=\"site member\">", out);
             esc(out, msite);
             fputc(' ', out);

@@ -25,11 +25,9 @@ static void pair_sites_table(FILE *out, const cJSON *sites, const char *la, cons
         char d[48];
         fputs("<tr>", out);
         report_cell_site(out, report_str(s, "site"), report_str(s, "function"));
-        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(s, "b_site");
-        if (cJSON_IsString(bs)) {
+        char mv[2100];
+        if (report_site_moved(s, mv, sizeof mv)) {
             /* The same code at another line: one row, the move beside the site. */
-            char mv[2100];
-            ms_site_moved_format(report_str(s, "site"), bs->valuestring, mv, sizeof mv);
             fputs("<td class=\"muted\">", out);
             report_html_escape(out, mv);
             fputs("</td>", out);

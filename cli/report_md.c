@@ -49,6 +49,13 @@ static void size_text(double bytes, char *buf, size_t cap)
     ms_format_bytes((int64_t)bytes, buf, cap);
 }
 
+static void check_item(FILE *out, bool passed, const char *message)
+{
+    fputs(passed ? "- passed " : "- **FAILED** ", out);
+    md(out, message);
+    fputc('\n', out);
+}
+
 static void gates(FILE *out, const cJSON *g)
 {
     const cJSON *checked = cJSON_GetObjectItemCaseSensitive(g, "checked");
@@ -63,18 +70,7 @@ static void gates(FILE *out, const cJSON *g)
     else
         fprintf(out, "**:white_check_mark: All gates passed (%d check%s).**\n\n", n,
                 n == 1 ? "" : "s");
-    const cJSON *c;
-    for (int pass = 0; pass < 2; pass++) {
-        cJSON_ArrayForEach(c, checked)
-        {
-            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-            if (ok != (pass == 1))
-                continue;
-            fputs(ok ? "- passed " : "- **FAILED** ", out);
-            md(out, report_str(c, "message"));
-            fputc('\n', out);
-        }
-    }
+    report_each_check(out, checked, check_item);
     fputc('\n', out);
 }
 
@@ -168,10 +164,8 @@ static void pair(FILE *out, const cJSON *p)
         md(out, report_str(s, "site"));
         fputc(' ', out);
         md_function(out, report_str(s, "function"));
-        const cJSON *bs = cJSON_GetObjectItemCaseSensitive(s, "b_site");
-        if (cJSON_IsString(bs)) {
-            char mv[2100];
-            ms_site_moved_format(report_str(s, "site"), bs->valuestring, mv, sizeof mv);
+        char mv[2100];
+        if (report_site_moved(s, mv, sizeof mv)) {
             fputs(" (", out);
             md(out, mv);
             fputc(')', out);

@@ -123,6 +123,31 @@ static const char *sz(double bytes, char *buf)
 
 /* The iterations before the failure, one line: each one's peak and live memory at its
  * end, then the failing one with its peak so far ("" when none is known). */
+typedef void (*escape_fn)(FILE *out, const char *s);
+
+/* pre, the text escaped for the page or the Markdown, post; nothing for no text. */
+static void text_part(FILE *out, escape_fn esc, const char *pre, const char *text, const char *post)
+{
+    if (!*text)
+        return;
+    fputs(pre, out);
+    esc(out, text);
+    fputs(post, out);
+}
+
+/* The OOM's advice, each item between pre and post. */
+static void advice_items(FILE *out, escape_fn esc, const cJSON *e, const char *pre,
+                         const char *post)
+{
+    const cJSON *adv;
+    cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
+    {
+        fputs(pre, out);
+        esc(out, cJSON_GetStringValue(adv));
+        fputs(post, out);
+    }
+}
+
 static void iterations_line(char *buf, size_t cap, const cJSON *e)
 {
     const cJSON *its = report_get(e, "iterations");
@@ -176,30 +201,15 @@ void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
                 sz(report_num(e, "reserved_bytes"), e2), sz(report_num(e, "free_in_reserved_bytes"), f),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), g));
         report_html_escape(out, report_str(e, "why"));
-        if (report_str(e, "evidence")[0]) { /* the counterfactual that names the cause */
-            fputs("<br>", out);
-            report_html_escape(out, report_str(e, "evidence"));
-        }
+        /* the counterfactual that names the cause */
+        text_part(out, report_html_escape, "<br>", report_str(e, "evidence"), "");
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
-        if (iters[0]) {
-            fputs("<br>", out);
-            report_html_escape(out, iters);
-        }
+        text_part(out, report_html_escape, "<br>", iters, "");
         fputs("<ul>", out);
-        const cJSON *adv;
-        cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
-        {
-            fputs("<li>", out);
-            report_html_escape(out, cJSON_GetStringValue(adv));
-            fputs("</li>", out);
-        }
+        advice_items(out, report_html_escape, e, "<li>", "</li>");
         fputs("</ul>", out);
-        if (report_str(e, "note")[0]) {
-            fputs("<i>", out);
-            report_html_escape(out, report_str(e, "note"));
-            fputs("</i>", out);
-        }
+        text_part(out, report_html_escape, "<i>", report_str(e, "note"), "</i>");
         fputs("</div>\n", out);
     }
     if (svg) {
@@ -237,23 +247,11 @@ void report_md_ooms(FILE *out, const cJSON *file)
                 sz(report_num(e, "request_bytes"), a), sz(report_num(e, "free_in_reserved_bytes"), b),
                 report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), c),
                 sz(report_num(e, "device_free_bytes"), d));
-        if (report_str(e, "evidence")[0]) {
-            report_md_escape(out, report_str(e, "evidence"));
-            fputc('\n', out);
-        }
+        text_part(out, report_md_escape, "", report_str(e, "evidence"), "\n");
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
-        if (iters[0]) {
-            report_md_escape(out, iters);
-            fputc('\n', out);
-        }
-        const cJSON *adv;
-        cJSON_ArrayForEach(adv, cJSON_GetObjectItemCaseSensitive(e, "advice"))
-        {
-            fputs("- ", out);
-            report_md_escape(out, cJSON_GetStringValue(adv));
-            fputc('\n', out);
-        }
+        text_part(out, report_md_escape, "", iters, "\n");
+        advice_items(out, report_md_escape, e, "- ", "\n");
         fputc('\n', out);
     }
 }

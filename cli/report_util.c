@@ -8,24 +8,6 @@
 #include "report.h"
 #include "term_text.h"
 
-const cJSON *report_get(const cJSON *o, const char *path)
-{
-    char key[64];
-    while (o) {
-        const char *dot = strchr(path, '.');
-        if (!dot)
-            return cJSON_GetObjectItemCaseSensitive(o, path);
-        size_t n = (size_t)(dot - path);
-        if (n >= sizeof key)
-            return NULL;
-        memcpy(key, path, n);
-        key[n] = '\0';
-        o = cJSON_GetObjectItemCaseSensitive(o, key);
-        path = dot + 1;
-    }
-    return NULL;
-}
-
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path)
 {
     if (cJSON_IsNumber(report_get(o, path)))
@@ -53,18 +35,6 @@ const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
 bool report_device_shown(const cJSON *file, size_t k, int device)
 {
     return k < REPORT_PAGE_DEVICES || device == (int)report_num(file, "chart_device");
-}
-
-double report_num(const cJSON *o, const char *path)
-{
-    const cJSON *v = report_get(o, path);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
-const char *report_str(const cJSON *o, const char *path)
-{
-    const char *s = cJSON_GetStringValue(report_get(o, path));
-    return s ? s : "";
 }
 
 void report_html_escape(FILE *out, const char *s)
@@ -280,4 +250,27 @@ cairo_status_t report_buf_write(void *closure, const unsigned char *data, unsign
     b->n += len;
     b->p[b->n] = '\0';
     return CAIRO_STATUS_SUCCESS;
+}
+
+void report_each_check(FILE *out, const cJSON *checked,
+                       void (*fn)(FILE *out, bool passed, const char *message))
+{
+    const cJSON *c;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON_ArrayForEach(c, checked)
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
+            if (ok == (pass == 1))
+                fn(out, ok, report_str(c, "message"));
+        }
+    }
+}
+
+bool report_site_moved(const cJSON *site, char *buf, size_t cap)
+{
+    const cJSON *bs = cJSON_GetObjectItemCaseSensitive(site, "b_site");
+    if (!cJSON_IsString(bs))
+        return false;
+    ms_site_moved_format(report_str(site, "site"), bs->valuestring, buf, cap);
+    return true;
 }

@@ -109,6 +109,10 @@ struct msr_segments_figure;
 /* msr_segments_chart_write_to through a safe_out; the format from the path. */
 int safe_out_segments_chart(const char *path, const struct msr_segments_figure *f,
                             const struct msr_image_meta *meta, ms_error *err);
+/* Before reading anything: whether `path` names a picture these can write (.png or
+ * .svg); else prints "memsnap CMD: PATH: the picture must be a .png or .svg file" and
+ * returns 2. */
+int safe_out_picture_path(const char *cmd, const char *path);
 /* msr_oom_chart_write_to through a safe_out; the format from the path (.png or .svg). */
 struct ms_oom;
 int safe_out_oom_chart(const char *path, const ms_snapshot *s, const struct ms_oom *oom,

@@ -6,6 +6,7 @@
 #include "draw.h"
 #include "oom_chart.h"
 #include "segments_chart.h"
+#include "cli_util.h"
 #include "safe_output.h"
 
 static int fail_why(ms_error *err, const char *why)
@@ -88,4 +89,13 @@ int safe_out_segments_chart(const char *path, const msr_segments_figure *f,
         return rc;
     rc = msr_segments_chart_write_to(safe_out_cairo_write, &o, path, format, f, meta, err);
     return finish(&o, path, rc, err);
+}
+
+int safe_out_picture_path(const char *cmd, const char *path)
+{
+    msr_render_format format;
+    if (msr_render_format_from_path(path, &format, NULL) == 0)
+        return 0;
+    cli_error(cmd, "%s: the picture must be a .png or .svg file", cli_term(path));
+    return 2;
 }

@@ -46,9 +46,8 @@ typedef struct instant_list {
 static int by_event(const void *a, const void *b)
 {
     const msr_export_instant *x = a, *y = b;
-    if (x->event != y->event)
-        return x->event < y->event ? -1 : 1;
-    return x->priority - y->priority;
+    int c = CLI_CMP(x->event, y->event);
+    return c ? c : CLI_CMP(x->priority, y->priority);
 }
 
 static int state_instants(instant_list *L, const ms_timeline *t, const ms_trace *tr,
@@ -158,7 +157,7 @@ int view_chart_json(char **out, ms_run *run, const char *label, const view_opts 
         eo.n_highlights = leaks.n;
         eo.iterations = iters;
         eo.n_iterations = it->n;
-        eo.threads = cli_limits()->threads;
+        eo.limits = cli_limits();
         eo.instants = inst.v;
         eo.n_instants = inst.n;
         eo.block_categories = block_categories;

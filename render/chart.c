@@ -7,30 +7,20 @@ void msr_chart_free(msr_chart *chart)
 {
     if (!chart)
         return;
-    free(chart->col_event);
-    free(chart->col_active);
-    free(chart->col_reserved);
-    free(chart->col_low);
-    free(chart->col_hill);
-    free(chart->col_other);
-    free(chart->groups);
-    free(chart->key_names);
-    free(chart->key_shown);
-    free(chart->heights);
+    /* Every array the chart owns; series and lanes own theirs below. */
+    void *owned[] = {chart->col_event, chart->col_active, chart->col_reserved, chart->col_low,
+                     chart->col_hill, chart->col_other, chart->groups, chart->key_names,
+                     chart->key_shown, chart->heights, chart->oom_px, chart->names, chart->name_rgb,
+                     chart->iters, chart->frag_free, chart->frag_free_low, chart->frag_largest,
+                     chart->frag_blocks};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        free(owned[i]);
     for (size_t i = 0; i < chart->n_series; i++) {
         free(chart->series[i].active);
         free(chart->series[i].reserved);
     }
-    free(chart->oom_px);
     for (size_t i = 0; i < MSR_CHART_MAX_LANES; i++)
         free(chart->lane_runs[i]);
-    free(chart->names);
-    free(chart->name_rgb);
-    free(chart->iters);
-    free(chart->frag_free);
-    free(chart->frag_free_low);
-    free(chart->frag_largest);
-    free(chart->frag_blocks);
     free(chart);
 }
 

@@ -371,6 +371,10 @@ typedef struct msr_chart_series {
 typedef struct msr_chart_theme {
     msr_chart_rgb bg, fg, muted, grid, other, reserved, peak, oom, highlight, outline;
 } msr_chart_theme;
+/* The theme's colours in that order, X(name) each, for code that lists them all (the
+ * interactive page's theme). */
+#define MSR_CHART_THEME_COLOURS(X)                                                            \
+    X(bg) X(fg) X(muted) X(grid) X(other) X(reserved) X(peak) X(oom) X(highlight) X(outline)
 
 /* A text the chart shows inside the plot, placed by the model (label_place.c) so that no
  * two overlap and none crosses the reserved or peak line or the plot's edge. */

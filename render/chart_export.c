@@ -236,25 +236,13 @@ static void write_frame(exporter *x, msr__sbuf *b, const msr_chart *ch)
     msr__sb_printf(b, "],\"legrect\":[%g,%g,%g,%g],\"legrow\":%g,\"theme\":{", ch->legend_rect.x,
               ch->legend_rect.y, ch->legend_rect.w, ch->legend_rect.h, ch->legend_row);
     const msr_chart_theme *t = &ch->theme;
-    rgb_json(x, b, "bg", t->bg);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "fg", t->fg);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "muted", t->muted);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "grid", t->grid);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "other", t->other);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "reserved", t->reserved);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "peak", t->peak);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "oom", t->oom);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "highlight", t->highlight);
-    msr__sb_puts(b, ",");
-    rgb_json(x, b, "outline", t->outline);
+    const char *sep = "";
+#define THEME_JSON(name)                                                                      \
+    msr__sb_puts(b, sep);                                                                     \
+    rgb_json(x, b, #name, t->name);                                                           \
+    sep = ",";
+    MSR_CHART_THEME_COLOURS(THEME_JSON)
+#undef THEME_JSON
     msr__sb_puts(b, "}");
 }
 
@@ -709,7 +697,8 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     x.site_text = calloc(x.n_frame_ids + 1, sizeof *x.site_text); /* NULL: uncached */
     msr__slicer sl[2];
     memset(sl, 0, sizeof sl);
-    bool two = opts->threads >= 2;
+    ms_limits lim = opts->limits ? *opts->limits : ms_limits_default();
+    bool two = lim.threads >= 2;
     mode_out modes[N_MODES];
     memset(modes, 0, sizeof modes);
     modes[MODE_ALLOC].on = true;

@@ -58,9 +58,11 @@ typedef struct msr_chart_export_opts {
     const uint8_t *alloc_category;
     const char *const *category_names;
     size_t n_category_names;
-    /* The most threads building charts at once (ms_limits.threads): 2 builds a level's
-     * windows on two threads, the page unchanged; below 2, the caller's thread only. */
-    unsigned threads;
+    /* The limits the source's snapshot was read with (NULL: ms_limits_default()): their
+     * `threads`, the one thread setting, is the most threads building charts at once. 2
+     * builds a level's windows on two threads, the page unchanged; below 2, the caller's
+     * thread only. */
+    const ms_limits *limits;
     /* The x axis, when `x_set`: MSR_CHART_X_RUN or MSR_CHART_X_TIME; unset, the run axis
      * (render's default). On the run axis the pyramid's windows are uniform in axis units
      * of one warp for the whole trace, laid from the run's idle stretches (src->idle,

@@ -331,6 +331,8 @@ void msr__find_peak(msr_chart *chart, const msr_chart_source *src);
 void msr__find_overlay_peak(msr_chart *chart, const msr_chart_source *srcs);
 /* Marks the highlighted allocations' bands and where their labels' arrows point. */
 void msr__mark_highlights(msr_chart *chart, const msr_chart_spec *spec, const msr__grouping *gr);
+/* The first pixel column where band g holds bytes; chart->n_cols where it holds none. */
+size_t msr__band_first_col(const msr_chart *chart, size_t g);
 
 /* ------------------------------------------------------------------ label_place.c */
 

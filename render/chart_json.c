@@ -36,14 +36,41 @@ static void colour(msr__sbuf *b, msr_chart_rgb c)
     msr__sb_printf(b, "\"#%02x%02x%02x\"", r, g, bl);
 }
 
-static void point(msr__sbuf *b, bool *first, double x, double y)
+/* [x,y] in pixels. */
+static void pair(msr__sbuf *b, double x, double y)
 {
-    msr__sb_puts(b, *first ? "[" : ",[");
+    msr__sb_puts(b, "[");
     num(b, x);
     msr__sb_puts(b, ",");
     num(b, y);
     msr__sb_puts(b, "]");
+}
+
+static void point(msr__sbuf *b, bool *first, double x, double y)
+{
+    if (!*first)
+        msr__sb_puts(b, ",");
+    pair(b, x, y);
     *first = false;
+}
+
+/* The start of a line of `kind`, up to its first point. */
+static void line_start(msr__sbuf *b, bool *first_line, const char *kind)
+{
+    msr__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
+    *first_line = false;
+    msr__sb_str(b, kind);
+    msr__sb_puts(b, ",\"points\":[");
+}
+
+/* The start of an entry that names something and its colour (a band, a series, a legend
+ * entry), left open for what follows. */
+static void named_start(msr__sbuf *b, bool first, const char *label, msr_chart_rgb rgb)
+{
+    msr__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
+    msr__sb_str(b, label);
+    msr__sb_puts(b, ",\"colour\":");
+    colour(b, rgb);
 }
 
 /* A per-column step curve as draw.c strokes it: one line per run of columns with data,
@@ -60,10 +87,7 @@ static void curve_lines(msr__sbuf *b, bool *first_line, const msr_chart *ch, con
             c++;
             continue;
         }
-        msr__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
-        *first_line = false;
-        msr__sb_str(b, kind);
-        msr__sb_puts(b, ",\"points\":[");
+        line_start(b, first_line, kind);
         bool first = true;
         double prev = msr_chart_py(ch, (double)v[c]);
         point(b, &first, ch->plot.x + (double)c, prev);
@@ -85,10 +109,7 @@ static void curve_lines(msr__sbuf *b, bool *first_line, const msr_chart *ch, con
 static void straight(msr__sbuf *b, bool *first_line, const char *kind, double x0, double y0,
                      double x1, double y1)
 {
-    msr__sb_printf(b, "%s{\"kind\":", *first_line ? "" : ",");
-    *first_line = false;
-    msr__sb_str(b, kind);
-    msr__sb_puts(b, ",\"points\":[");
+    line_start(b, first_line, kind);
     bool first = true;
     point(b, &first, x0, y0);
     point(b, &first, x1, y1);
@@ -180,19 +201,13 @@ static bool band_probe(const msr_chart *ch, size_t g, const int64_t *below_of, d
 static void band(msr__sbuf *b, const msr_chart *ch, size_t g, const int64_t *below, bool first)
 {
     const msr_chart_group *gp = &ch->groups[g];
-    msr__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
-    msr__sb_str(b, gp->label);
-    msr__sb_puts(b, ",\"colour\":");
-    colour(b, gp->fill);
+    named_start(b, first, gp->label, gp->fill);
     msr__sb_printf(b, ",\"leak\":%s,\"suspect\":%s", gp->leak ? "true" : "false",
                   gp->suspect ? "true" : "false");
     double x = 0, y = 0;
     if (band_probe(ch, g, below, &x, &y)) {
-        msr__sb_puts(b, ",\"probe\":[");
-        num(b, x);
-        msr__sb_puts(b, ",");
-        num(b, y);
-        msr__sb_puts(b, "]");
+        msr__sb_puts(b, ",\"probe\":");
+        pair(b, x, y);
     } else {
         msr__sb_puts(b, ",\"probe\":null");
     }
@@ -253,18 +268,12 @@ static void panel(msr__sbuf *b, const msr_chart *ch, int64_t *below)
                 below[c] += ch->heights[g * ch->n_cols + c];
         }
         /* "other" on top of them all, named as the legend names it. */
-        msr__sb_puts(b, first ? "{\"label\":" : ",{\"label\":");
-        msr__sb_str(b, ch->other_label);
-        msr__sb_puts(b, ",\"colour\":");
-        colour(b, ch->theme.other);
+        named_start(b, first, ch->other_label, ch->theme.other);
         msr__sb_puts(b, ",\"leak\":false,\"suspect\":false,\"probe\":null}");
     }
     msr__sb_puts(b, "],\"series\":[");
     for (size_t i = 0; i < ch->n_series; i++) {
-        msr__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
-        msr__sb_str(b, ch->series[i].label);
-        msr__sb_puts(b, ",\"colour\":");
-        colour(b, ch->series[i].rgb);
+        named_start(b, i == 0, ch->series[i].label, ch->series[i].rgb);
         msr__sb_puts(b, "}");
     }
     msr__sb_puts(b, "],\"labels\":[");
@@ -277,15 +286,11 @@ static void panel(msr__sbuf *b, const msr_chart *ch, int64_t *below)
         msr__sb_puts(b, ",\"box\":");
         rect(b, L->box);
         if (L->leader) {
-            msr__sb_puts(b, ",\"leader\":[[");
-            num(b, L->lx);
+            msr__sb_puts(b, ",\"leader\":[");
+            pair(b, L->lx, L->ly);
             msr__sb_puts(b, ",");
-            num(b, L->ly);
-            msr__sb_puts(b, "],[");
-            num(b, L->ax);
-            msr__sb_puts(b, ",");
-            num(b, L->ay);
-            msr__sb_puts(b, "]]");
+            pair(b, L->ax, L->ay);
+            msr__sb_puts(b, "]");
         }
         msr__sb_puts(b, "}");
     }
@@ -310,10 +315,7 @@ static void panel(msr__sbuf *b, const msr_chart *ch, int64_t *below)
     msr__sb_puts(b, "],\"legend\":[");
     for (size_t i = 0; i < ch->n_legend; i++) {
         const msr_chart_legend_entry *e = &ch->legend[i];
-        msr__sb_puts(b, i ? ",{\"label\":" : "{\"label\":");
-        msr__sb_str(b, e->text);
-        msr__sb_puts(b, ",\"colour\":");
-        colour(b, e->rgb);
+        named_start(b, i == 0, e->text, e->rgb);
         msr__sb_puts(b, ",\"kind\":");
         msr__sb_str(b, (unsigned)e->key < sizeof KEY / sizeof KEY[0] ? KEY[e->key] : "swatch");
         msr__sb_puts(b, "}");

@@ -11,21 +11,14 @@
 
 /* ------------------------------------------------------------------ slices */
 
-static int cmp_size_t(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static const ms_alloc *slicer_allocs;
 
 static int cmp_alloc_event(const void *a, const void *b)
 {
     const ms_alloc *x = &slicer_allocs[*(const size_t *)a];
     const ms_alloc *y = &slicer_allocs[*(const size_t *)b];
-    if (x->alloc_event != y->alloc_event)
-        return x->alloc_event < y->alloc_event ? -1 : 1;
-    return cmp_size_t(a, b);
+    int c = MSR__CMP(x->alloc_event, y->alloc_event);
+    return c ? c : msr__size_up(a, b);
 }
 
 int msr__slicer_init(msr__slicer *s, const msr_chart_source *src, size_t n_highlights,

@@ -148,25 +148,12 @@ static double nearest(const placed *p, lab c, double enough)
     return best;
 }
 
-typedef struct order_item {
-    uint32_t hash;
-    size_t index;
-} order_item;
-
-static int by_hash(const void *x, const void *y)
-{
-    const order_item *a = x, *b = y;
-    if (a->hash != b->hash)
-        return a->hash < b->hash ? -1 : 1;
-    return (a->index > b->index) - (a->index < b->index);
-}
-
 int msr__distinct_colours(msr_chart_rgb *out, const char *const *names, const bool *shown,
                          size_t n, const msr_chart_theme *theme)
 {
     for (size_t i = 0; i < n; i++)
         out[i] = msr__text_rgb(names[i]);
-    order_item *order = msr__alloc_n(n ? n : 1, sizeof *order);
+    msr__keyed *order = msr__alloc_n(n ? n : 1, sizeof *order);
     lab *at = msr__alloc_n(n + 4, sizeof *at);
     if (!order || !at) {
         free(order);
@@ -187,8 +174,8 @@ int msr__distinct_colours(msr_chart_rgb *out, const char *const *names, const bo
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!shown || shown[i])
-            order[k++] = (order_item){msr__text_hash(names[i]), i};
-    qsort(order, k, sizeof *order, by_hash);
+            order[k++] = (msr__keyed){msr__text_hash(names[i]), i};
+    qsort(order, k, sizeof *order, msr__keyed_up);
     /* First the names that keep their own colour: each unless it looks like one kept
      * before it. Only these decide who keeps: a name moved elsewhere never pushes
      * another from its colour, so a name keeps it in every chart where the names before
@@ -212,7 +199,7 @@ int msr__distinct_colours(msr_chart_rgb *out, const char *const *names, const bo
         if (!moved[j])
             continue;
         size_t i = order[j].index;
-        size_t start = order[j].hash % N_CANDIDATES, pick = start;
+        size_t start = (size_t)order[j].key % N_CANDIDATES, pick = start;
         double pick_d = -1;
         for (size_t t = 0; t < N_CANDIDATES && pick_d < MSR__MIN_DELTA_E; t++) {
             size_t c = (start + t) % N_CANDIDATES;

@@ -159,19 +159,6 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     return 0;
 }
 
-typedef struct rank {
-    int priority;
-    size_t k;
-} rank;
-
-static int by_priority(const void *a, const void *b)
-{
-    const rank *x = a, *y = b;
-    if (x->priority != y->priority)
-        return x->priority < y->priority ? -1 : 1;
-    return x->k < y->k ? -1 : x->k > y->k;
-}
-
 int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_error *err)
 {
     const msr_chart_export_opts *o = x->o;
@@ -183,7 +170,7 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
     int device = src->tl->device;
     int64_t *events = malloc(n * sizeof *events);
     size_t *est = calloc(n, sizeof *est);
-    rank *r = malloc(n * sizeof *r);
+    msr__keyed *r = malloc(n * sizeof *r);
     msr_export_instant *chosen = malloc(n * sizeof *chosen);
     int64_t *chosen_ev = malloc(n * sizeof *chosen_ev);
     int rc = 0;
@@ -198,16 +185,16 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
     size_t m = 0;
     if (!rc) {
         for (size_t k = 0; k < n; k++)
-            r[k] = (rank){o->instants[k].priority, k};
-        qsort(r, n, sizeof *r, by_priority);
+            r[k] = (msr__keyed){o->instants[k].priority, k};
+        qsort(r, n, sizeof *r, msr__keyed_up);
         size_t used = 0;
         bool *take = calloc(n, sizeof *take);
         if (!take)
             rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
         for (size_t i = 0; take && i < n; i++)
-            if (used + est[r[i].k] <= budget) {
-                used += est[r[i].k];
-                take[r[i].k] = true;
+            if (used + est[r[i].index] <= budget) {
+                used += est[r[i].index];
+                take[r[i].index] = true;
             }
         for (size_t k = 0; take && k < n; k++)
             if (take[k]) {

@@ -85,16 +85,30 @@ static bool push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v)
     return true;
 }
 
+/* Gives `id` its number in the page's table the first time it is referred to: its entry
+ * in of[] and local[id] (the number + 1). 1 when numbered now, 0 when it had one, -1 on
+ * no memory (x->bad). */
+static int number(exporter *x, uint32_t *local, uint32_t **of, size_t *n, size_t *cap,
+                  uint32_t id)
+{
+    if (local[id])
+        return 0;
+    if (!push_u32(of, n, cap, id)) {
+        x->bad = true;
+        return -1;
+    }
+    local[id] = (uint32_t)*n;
+    return 1;
+}
+
 int64_t msr__exp_frame_ref(exporter *x, uint32_t frame)
 {
     if (frame == UINT32_MAX || frame >= x->n_frame_ids)
         return -1;
-    if (!x->frame_local[frame]) {
-        if (!push_u32(&x->frame_of, &x->n_frames, &x->cap_frames, frame)) {
-            x->bad = true;
-            return -1;
-        }
-        x->frame_local[frame] = (uint32_t)x->n_frames;
+    int fresh = number(x, x->frame_local, &x->frame_of, &x->n_frames, &x->cap_frames, frame);
+    if (fresh < 0)
+        return -1;
+    if (fresh) {
         /* Its texts now, so the size estimate sees them. */
         const ms_frame *f = ms_snapshot_frame(x->src->snap, frame);
         if (f) {
@@ -109,12 +123,10 @@ int64_t msr__exp_stack_ref(exporter *x, uint32_t stack)
 {
     if (!x->src->snap || stack == MS_NO_STACK || stack >= x->n_stack_ids)
         return -1;
-    if (!x->stack_local[stack]) {
-        if (!push_u32(&x->stack_of, &x->n_stacks, &x->cap_stacks, stack)) {
-            x->bad = true;
-            return -1;
-        }
-        x->stack_local[stack] = (uint32_t)x->n_stacks;
+    int fresh = number(x, x->stack_local, &x->stack_of, &x->n_stacks, &x->cap_stacks, stack);
+    if (fresh < 0)
+        return -1;
+    if (fresh) {
         size_t n = 0;
         const uint32_t *f = ms_snapshot_stack(x->src->snap, stack, &n);
         x->stack_varints += n + 1;

@@ -220,8 +220,7 @@ int msr__run_tiles(builder *b, bool two, take_fn take, void *ctx)
 
 static int cmp_i64(const void *a, const void *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    return MSR__CMP(*(const int64_t *)a, *(const int64_t *)b);
 }
 
 /* The first index of sorted p[0..n) whose value is above v. */

@@ -19,7 +19,7 @@
 enum { MODE_ALLOC, MODE_SITE, MODE_CATEGORY, MODE_GROUP, N_MODES };
 
 /* One window's chart. A level's tiles are built by up to two threads (the caller's and a
- * helper, msr_chart_export_opts.threads) and written by the caller in order, so the
+ * helper, msr_chart_export_opts.limits) and written by the caller in order, so the
  * page's tables number allocations, stacks and strings as one thread would. */
 typedef struct tile {
     msr_chart_by by;

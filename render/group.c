@@ -143,16 +143,27 @@ static void site_labels(const ms_snapshot *snap, const site_score *ss, size_t n,
 
 static int site_score_by_site(const void *a, const void *b)
 {
-    const site_score *x = a, *y = b;
-    return x->site < y->site ? -1 : x->site > y->site;
+    return MSR__CMP(((const site_score *)a)->site, ((const site_score *)b)->site);
 }
 
+/* The highest score first; ties by site. */
 static int site_score_desc(const void *a, const void *b)
 {
     const site_score *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return x->site < y->site ? -1 : x->site > y->site;
+    int c = MSR__CMP(y->score, x->score);
+    return c ? c : MSR__CMP(x->site, y->site);
+}
+
+/* A band of `kind` that stands for no one allocation, site or key until its maker says. */
+static msr_chart_group new_band(msr_chart_group_kind kind)
+{
+    msr_chart_group g;
+    memset(&g, 0, sizeof g);
+    g.kind = kind;
+    g.key_index = -1;
+    g.alloc = -1;
+    g.site = UINT32_MAX;
+    return g;
 }
 
 static int add_group(msr_chart *chart, size_t cap, msr_chart_group g, ms_error *err)
@@ -193,10 +204,7 @@ static int leak_bands(msr_chart *chart, const msr_chart_source *src, const msr_c
             f++;
         msr_chart_group *g = &chart->groups[at + f];
         if (h == 0 || hl->label) {
-            memset(g, 0, sizeof *g);
-            g->key_index = -1;
-            g->kind = MSR_CHART_GROUP_LEAK;
-            g->alloc = -1;
+            *g = new_band(MSR_CHART_GROUP_LEAK);
             g->site = site_of(sc, src->tl->allocs[hl->alloc].stack);
             g->legend = -1;
             g->suspect = hl->suspect || hl->alive_end;
@@ -268,21 +276,6 @@ static char *text_memo_get(text_memo *m, uint64_t key, bool *fresh)
 
 /* ------------------------------------------------------------------ by allocation */
 
-/* Stack order is allocation order; allocations alive before the trace (alloc_event -1)
- * came first, wherever allocs[] keeps them. */
-typedef struct stack_key {
-    int64_t alloc_event;
-    size_t index;
-} stack_key;
-
-static int cmp_stack_key(const void *a, const void *b)
-{
-    const stack_key *x = a, *y = b;
-    if (x->alloc_event != y->alloc_event)
-        return x->alloc_event < y->alloc_event ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* The `top` allocations with the most bytes x lifetime in the window plus the
  * highlighted ones, in stacking order: *out (allocs[] indices, caller frees), *n_out. */
 static int choose_allocs(const msr_chart *chart, const msr_chart_source *src,
@@ -326,14 +319,16 @@ static int choose_allocs(const msr_chart *chart, const msr_chart_source *src,
     for (size_t i = 0; i < n_heap; i++)
         chosen[n++] = heap[i].index;
     free(heap);
-    stack_key *keys = msr__alloc_n(n, sizeof *keys);
+    msr__keyed *keys = msr__alloc_n(n, sizeof *keys);
     if (!keys) {
         free(chosen);
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory choosing bands");
     }
     for (size_t i = 0; i < n; i++)
-        keys[i] = (stack_key){tl->allocs[chosen[i]].alloc_event, chosen[i]};
-    qsort(keys, n, sizeof *keys, cmp_stack_key);
+        keys[i] = (msr__keyed){tl->allocs[chosen[i]].alloc_event, chosen[i]};
+    /* Stack order is allocation order; allocations alive before the trace (alloc_event
+     * -1) came first, wherever allocs[] keeps them. */
+    qsort(keys, n, sizeof *keys, msr__keyed_up);
     for (size_t i = 0; i < n; i++)
         chosen[i] = keys[i].index;
     free(keys);
@@ -759,12 +754,7 @@ static int groups_by_category(msr_chart *chart, const msr_chart_source *src,
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     int32_t band_of[MS_CAT_COUNT];
     for (size_t k = 0; k < MS_CAT_COUNT; k++) {
-        msr_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.key_index = -1;
-        g.kind = MSR_CHART_GROUP_CATEGORY;
-        g.alloc = -1;
-        g.site = UINT32_MAX;
+        msr_chart_group g = new_band(MSR_CHART_GROUP_CATEGORY);
         g.category = CATEGORY_ORDER[k];
         g.legend = -1; /* named once the heights show it holds bytes in the window */
         g.fill = g.key_rgb = msr__category_rgb(g.category);
@@ -791,11 +781,7 @@ void msr__legend_categories(msr_chart *chart)
         msr_chart_group *gp = &chart->groups[g];
         if (gp->kind != MSR_CHART_GROUP_CATEGORY)
             continue;
-        const int64_t *h = chart->heights + g * W;
-        size_t c = 0;
-        while (c < W && h[c] <= 0)
-            c++;
-        if (c == W)
+        if (msr__band_first_col(chart, g) == W)
             continue;
         gp->legend = (int)chart->n_legend;
         msr__legend_add(chart, MSR_CHART_KEY_SWATCH, gp->fill, gp->label);
@@ -829,12 +815,7 @@ static int groups_by_user(msr_chart *chart, const msr_chart_source *src, const m
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for bands");
     }
     for (size_t k = 0; k < rules->n; k++) {
-        msr_chart_group g;
-        memset(&g, 0, sizeof g);
-        g.key_index = -1;
-        g.kind = MSR_CHART_GROUP_USER;
-        g.alloc = -1;
-        g.site = UINT32_MAX;
+        msr_chart_group g = new_band(MSR_CHART_GROUP_USER);
         msr__copy_text(g.label, sizeof g.label, rules->name[k]);
         /* A few names the user chose: the palette's hues in rule order keep them apart
          * (a hash may give two of them one hue), and the same rules colour alike. */

@@ -214,6 +214,19 @@ static bool place_label(place_env *e, msr_chart_label *L, const char *text, doub
     return false;
 }
 
+/* The chart's next label slot, cleared, of `kind` in font_px pixels and rgb; it counts
+ * once its caller places it (++ch->n_labels). */
+static msr_chart_label *next_label(msr_chart *ch, msr_chart_label_kind kind, double font_px,
+                                   msr_chart_rgb rgb)
+{
+    msr_chart_label *L = &ch->labels[ch->n_labels];
+    memset(L, 0, sizeof *L);
+    L->kind = kind;
+    L->font_px = font_px;
+    L->rgb = rgb;
+    return L;
+}
+
 static void finish_leader(msr_chart_label *L, double ax, double ay, double min_len)
 {
     L->ax = ax;
@@ -238,11 +251,7 @@ void msr__place_labels(msr_chart *ch)
 
     /* Most important first: the OOM, then the peak, then the leaks in group order. */
     if (ch->n_oom_px) {
-        msr_chart_label *L = &ch->labels[ch->n_labels];
-        memset(L, 0, sizeof *L);
-        L->kind = MSR_CHART_LABEL_OOM;
-        L->font_px = 11;
-        L->rgb = ch->theme.oom;
+        msr_chart_label *L = next_label(ch, MSR_CHART_LABEL_OOM, 11, ch->theme.oom);
         char text[MSR_CHART_TEXT + 32];
         if (ch->n_ooms > 1)
             snprintf(text, sizeof text, "%s (×%llu)", ch->oom_label, (unsigned long long)ch->n_ooms);
@@ -259,11 +268,7 @@ void msr__place_labels(msr_chart *ch)
         }
     }
     if (ch->has_peak) {
-        msr_chart_label *L = &ch->labels[ch->n_labels];
-        memset(L, 0, sizeof *L);
-        L->kind = MSR_CHART_LABEL_PEAK;
-        L->font_px = 12;
-        L->rgb = ch->theme.peak;
+        msr_chart_label *L = next_label(ch, MSR_CHART_LABEL_PEAK, 12, ch->theme.peak);
         double x = ch->peak_px, y = ch->peak_py;
         bool right = x + 10 + text_w(ch->peak_label, 12) <= e.area.x + e.area.w;
         double py = y - 8 < ch->plot.y + 12 ? y + 5 : y - 25;
@@ -285,11 +290,7 @@ void msr__place_labels(msr_chart *ch)
             ch->n_hidden_labels++;
             continue;
         }
-        msr_chart_label *L = &ch->labels[ch->n_labels];
-        memset(L, 0, sizeof *L);
-        L->kind = MSR_CHART_LABEL_LEAK;
-        L->font_px = 11;
-        L->rgb = g->suspect ? ch->theme.fg : ch->theme.highlight;
+        msr_chart_label *L = next_label(ch, MSR_CHART_LABEL_LEAK, 11, g->suspect ? ch->theme.fg : ch->theme.highlight);
         /* Wide enough for a finding's label whole ("forward leak, 2 sites, 90.09 MiB:
          * train/scenarios.py:159 layers_run", "4 × 8.00 KiB = 32.00 KiB:
          * train/scenarios_verdicts3.py:368 v3_metric_leak"): its end names the line. */

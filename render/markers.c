@@ -134,13 +134,20 @@ void msr__find_overlay_peak(msr_chart *chart, const msr_chart_source *srcs)
 
 /* Where a labelled band's arrow points: the middle of its first column with bytes, on top
  * of the bands stacked below it there. */
+size_t msr__band_first_col(const msr_chart *chart, size_t g)
+{
+    size_t W = chart->n_cols, c = 0;
+    const int64_t *h = chart->heights + g * W;
+    while (c < W && h[c] <= 0)
+        c++;
+    return c;
+}
+
 static void pin(msr_chart *chart, size_t g)
 {
     size_t W = chart->n_cols;
     const int64_t *h = chart->heights + g * W;
-    size_t c = 0;
-    while (c < W && h[c] <= 0)
-        c++;
+    size_t c = msr__band_first_col(chart, g);
     if (c == W)
         return;
     int64_t below = 0;

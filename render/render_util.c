@@ -38,3 +38,22 @@ bool msr__render_grow(void **ptr, size_t *cap, size_t need, size_t elem, size_t 
     *cap = n;
     return true;
 }
+
+int msr__keyed_up(const void *a, const void *b)
+{
+    const msr__keyed *x = a, *y = b;
+    int c = MSR__CMP(x->key, y->key);
+    return c ? c : MSR__CMP(x->index, y->index);
+}
+
+int msr__keyed_down(const void *a, const void *b)
+{
+    const msr__keyed *x = a, *y = b;
+    int c = MSR__CMP(y->key, x->key);
+    return c ? c : MSR__CMP(x->index, y->index);
+}
+
+int msr__size_up(const void *a, const void *b)
+{
+    return MSR__CMP(*(const size_t *)a, *(const size_t *)b);
+}

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "memsnap/memsnap.h"
 
@@ -20,5 +21,22 @@ int msr__render_fail(ms_error *err, int code, const char *fmt, ...)
  * from *cap, or from `first` when empty, so appends cost amortised O(1). false, with
  * *ptr and *cap as they were, when the size overflows or memory runs out. */
 bool msr__render_grow(void **ptr, size_t *cap, size_t need, size_t elem, size_t first);
+
+/* The three-way compare every sort in render/ orders by: -1, 0 or 1 as a is below,
+ * equal to or above b (two values of one arithmetic type, each read twice). */
+#define MSR__CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* A sort key and the index it stands for. Ties go to the lower index, so an order sorted
+ * by qsort (which is not stable) is the same on every platform. */
+typedef struct msr__keyed {
+    int64_t key;
+    size_t index;
+} msr__keyed;
+
+/* qsort comparators of msr__keyed: by key up, or by key down; then by index up. */
+int msr__keyed_up(const void *a, const void *b);
+int msr__keyed_down(const void *a, const void *b);
+/* qsort comparator of size_t values, smallest first. */
+int msr__size_up(const void *a, const void *b);
 
 #endif

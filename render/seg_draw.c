@@ -148,25 +148,6 @@ void msr__seg_draw(cairo_t *cr, const msr_seg_style *st, size_t seg, double x, d
 
 /* ------------------------------------------------------------------ which segments */
 
-typedef struct seg_rank {
-    uint64_t key;
-    size_t index;
-} seg_rank;
-
-static int by_key_desc(const void *a, const void *b)
-{
-    const seg_rank *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key > y->key ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static int by_index(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 size_t msr__seg_pick(const ms_heap *h, size_t *idx, size_t max)
 {
     size_t total = h ? h->n_segments : 0;
@@ -175,7 +156,7 @@ size_t msr__seg_pick(const ms_heap *h, size_t *idx, size_t max)
             idx[i] = i;
         return total;
     }
-    seg_rank *r = malloc(total * sizeof *r);
+    msr__keyed *r = malloc(total * sizeof *r);
     if (!r) {
         for (size_t i = 0; i < max; i++)
             idx[i] = i;
@@ -184,13 +165,13 @@ size_t msr__seg_pick(const ms_heap *h, size_t *idx, size_t max)
     for (size_t i = 0; i < total; i++) {
         /* free bytes count twice as much as size: where the memory went unused first */
         uint64_t free = ms_heap_segment_free(NULL, NULL, h, i);
-        r[i] = (seg_rank){h->segments[i].total_size + 2 * free, i};
+        r[i] = (msr__keyed){(int64_t)(h->segments[i].total_size + 2 * free), i};
     }
-    qsort(r, total, sizeof *r, by_key_desc);
+    qsort(r, total, sizeof *r, msr__keyed_down);
     for (size_t i = 0; i < max; i++)
         idx[i] = r[i].index;
     free(r);
-    qsort(idx, max, sizeof *idx, by_index);
+    qsort(idx, max, sizeof *idx, msr__size_up);
     return max;
 }
 
@@ -224,16 +205,15 @@ typedef struct site_bytes {
 
 static int site_cmp(const void *a, const void *b)
 {
-    const site_bytes *x = a, *y = b;
-    return x->site < y->site ? -1 : x->site > y->site;
+    return MSR__CMP(((const site_bytes *)a)->site, ((const site_bytes *)b)->site);
 }
 
+/* The most bytes first; ties by site. */
 static int bytes_desc(const void *a, const void *b)
 {
     const site_bytes *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return x->site < y->site ? -1 : x->site > y->site;
+    int c = MSR__CMP(y->bytes, x->bytes);
+    return c ? c : MSR__CMP(x->site, y->site);
 }
 
 /* One legend entry at (*lx, *ly), wrapping at x + w; `kind` 0 swatch, 1 hatched, 2 red

@@ -163,11 +163,10 @@ typedef struct over_seg {
 static int by_size_desc(const void *a, const void *b)
 {
     const over_seg *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
-    if (x->free != y->free) /* then the most free first */
-        return x->free > y->free ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    int c = MSR__CMP(y->size, x->size);
+    if (!c) /* then the most free first */
+        c = MSR__CMP(y->free, x->free);
+    return c ? c : MSR__CMP(x->index, y->index);
 }
 
 /* Every segment a column, largest first: its size as the bar, the free part hatched above

@@ -9,9 +9,8 @@
 static int cmp_col_event(const void *a, const void *b, const int64_t *ev)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (ev[x] != ev[y])
-        return ev[x] < ev[y] ? -1 : 1;
-    return x < y ? -1 : x > y;
+    int c = MSR__CMP(ev[x], ev[y]);
+    return c ? c : MSR__CMP(x, y);
 }
 
 /* qsort has no context argument in C11; columns are few, so an insertion sort does. */
@@ -35,8 +34,7 @@ typedef struct change {
 
 static int cmp_change_k(const void *a, const void *b)
 {
-    const change *x = a, *y = b;
-    return x->k < y->k ? -1 : x->k > y->k;
+    return MSR__CMP(((const change *)a)->k, ((const change *)b)->k);
 }
 
 /* Ranks of events: the first sorted column (from k_first, the first with an event) whose

@@ -156,31 +156,18 @@ msr_chart_rgb msr__shade(msr_chart_rgb base, uint64_t key)
     return msr__mix(base, grey(0.0), -t * 0.45);
 }
 
+#define GREY(v) {v, v, v}
+static const msr_chart_theme LIGHT = {
+    .bg = GREY(1.0), .fg = GREY(0.12), .muted = GREY(0.42), .grid = GREY(0.90),
+    .other = GREY(0.79), .reserved = GREY(0.10), .peak = {0.78, 0.08, 0.10},
+    .oom = {0.85, 0.00, 0.00}, .highlight = {0.90, 0.00, 0.05}, .outline = GREY(0.25)};
+static const msr_chart_theme DARK = {
+    .bg = {0.09, 0.10, 0.12}, .fg = GREY(0.90), .muted = GREY(0.62), .grid = GREY(0.22),
+    .other = GREY(0.36), .reserved = GREY(0.95), .peak = {1.00, 0.42, 0.40},
+    .oom = {1.00, 0.30, 0.25}, .highlight = {1.00, 0.22, 0.22}, .outline = GREY(0.80)};
+#undef GREY
+
 msr_chart_theme msr__theme(bool dark)
 {
-    msr_chart_theme t;
-    if (dark) {
-        t.bg = (msr_chart_rgb){0.09, 0.10, 0.12};
-        t.fg = grey(0.90);
-        t.muted = grey(0.62);
-        t.grid = grey(0.22);
-        t.other = grey(0.36);
-        t.reserved = grey(0.95);
-        t.peak = (msr_chart_rgb){1.00, 0.42, 0.40};
-        t.oom = (msr_chart_rgb){1.00, 0.30, 0.25};
-        t.highlight = (msr_chart_rgb){1.00, 0.22, 0.22};
-        t.outline = grey(0.80);
-    } else {
-        t.bg = grey(1.0);
-        t.fg = grey(0.12);
-        t.muted = grey(0.42);
-        t.grid = grey(0.90);
-        t.other = grey(0.79);
-        t.reserved = grey(0.10);
-        t.peak = (msr_chart_rgb){0.78, 0.08, 0.10};
-        t.oom = (msr_chart_rgb){0.85, 0.00, 0.00};
-        t.highlight = (msr_chart_rgb){0.90, 0.00, 0.05};
-        t.outline = grey(0.25);
-    }
-    return t;
+    return dark ? DARK : LIGHT;
 }

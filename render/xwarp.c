@@ -22,44 +22,37 @@ static void identity(msr_chart_warp *w, double span_s)
     w->t[1] = w->u[1] = span_s > 0 ? span_s : 1e-6;
 }
 
-double msr_chart_warp_u(const msr_chart_warp *w, double t)
+/* The warp's map from knots `from` to knots `to` (t to u, or back: the same piecewise
+ * line read either way): one to one outside the knots and on ordinary segments, a
+ * break's segment scaled to its width. */
+static double warp_map(const msr_chart_warp *w, const double *from, const double *to, double x)
 {
     size_t n = w->n_segments;
-    if (t <= w->t[0])
-        return w->u[0] + (t - w->t[0]);
-    if (t >= w->t[n])
-        return w->u[n] + (t - w->t[n]);
-    size_t lo = 0, hi = n - 1; /* the segment k with t[k] <= t < t[k+1] */
+    if (x <= from[0])
+        return to[0] + (x - from[0]);
+    if (x >= from[n])
+        return to[n] + (x - from[n]);
+    size_t lo = 0, hi = n - 1; /* the segment k with from[k] <= x < from[k+1] */
     while (lo < hi) {
         size_t mid = (lo + hi + 1) / 2;
-        if (w->t[mid] <= t)
+        if (from[mid] <= x)
             lo = mid;
         else
             hi = mid - 1;
     }
     if (!w->gap[lo])
-        return w->u[lo] + (t - w->t[lo]);
-    return w->u[lo] + (t - w->t[lo]) / (w->t[lo + 1] - w->t[lo]) * (w->u[lo + 1] - w->u[lo]);
+        return to[lo] + (x - from[lo]);
+    return to[lo] + (x - from[lo]) / (from[lo + 1] - from[lo]) * (to[lo + 1] - to[lo]);
+}
+
+double msr_chart_warp_u(const msr_chart_warp *w, double t)
+{
+    return warp_map(w, w->t, w->u, t);
 }
 
 double msr_chart_warp_t(const msr_chart_warp *w, double u)
 {
-    size_t n = w->n_segments;
-    if (u <= w->u[0])
-        return w->t[0] + (u - w->u[0]);
-    if (u >= w->u[n])
-        return w->t[n] + (u - w->u[n]);
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        size_t mid = (lo + hi + 1) / 2;
-        if (w->u[mid] <= u)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    if (!w->gap[lo])
-        return w->t[lo] + (u - w->u[lo]);
-    return w->t[lo] + (u - w->u[lo]) / (w->u[lo + 1] - w->u[lo]) * (w->t[lo + 1] - w->t[lo]);
+    return warp_map(w, w->u, w->t, u);
 }
 
 int msr_chart_warp_from_idle(msr_chart_warp *out, const ms_idle *idle)

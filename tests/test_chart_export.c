@@ -379,8 +379,12 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
         double t_end = (double)(tu[src.trace->n - 1] - tu[0]) / 1e6;
         CHECK_TRUE_IN(path, fabs(span - msr_chart_warp_u(&warp, t_end)) < 1e-9);
     }
-    /* --x time: no run axis keys; a trace with nothing to compress gets that very page. */
+    /* --x time: no run axis keys; a trace with nothing to compress gets that very page,
+     * built on one thread (ms_limits.threads) where the first took the default two. */
     msr_chart_export_opts ot = o;
+    ms_limits one = ms_limits_default();
+    one.threads = 1;
+    ot.limits = &one;
     ot.x_set = true;
     ot.x_mode = MSR_CHART_X_TIME;
     char *text_time = NULL;

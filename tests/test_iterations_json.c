@@ -1,6 +1,7 @@
 /* The iterations JSON that `summary`, `leaks --json` and ms_run_json share (the library's
  * builder), and the tool's text printed from it. cli/ is not a library, so the printers'
  * source is compiled into this test. */
+#include "cli_util.c"
 #include "iterations_json.c"
 #include "term_text.c"
 
