@@ -248,7 +248,8 @@ static void check_consistency(const char *path, const char *name, void *arg)
 
     /* The summary's path. */
     ms_timeline *tp = NULL;
-    if (ms_timeline_build(&tp, x.s, x.device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, &err) == 0) {
+    if (ms_timeline_build(&tp, x.s, x.device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE,
+                          &err) == 0) {
         int64_t sum[MS_CAT_COUNT];
         if (ms_categories_sum(sum, x.s, tp, ms_categories_iterations(x.c), tp->peak_alive,
                               tp->n_peak_alive, &err) == 0) {

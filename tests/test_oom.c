@@ -120,7 +120,8 @@ static void check_cause_rule(const char *name, const cJSON *truth, const ms_oom 
          * joined, but the failing iteration (grown twice as much as the one before at
          * the same allocation) still had to allocate more than them. */
         const cJSON *t_oom = cJSON_GetObjectItemCaseSensitive(truth, "oom");
-        CHECK_EQ_INT_IN(ctx, o->usable_free_bytes, check_truth_num(t_oom, "free_in_reserved_large_pool_bytes"));
+        CHECK_EQ_INT_IN(ctx, o->usable_free_bytes,
+                        check_truth_num(t_oom, "free_in_reserved_large_pool_bytes"));
         CHECK_TRUE_IN(ctx, o->usable_free_bytes > o->request_block_bytes);
         CHECK_EQ_INT_IN(ctx, o->basis, MS_OOM_BASIS_PREVIOUS_ALLOCATIONS);
         CHECK_EQ_INT_IN(ctx, o->basis_iteration, o->iters[o->n_iters - 2].index);
@@ -202,7 +203,8 @@ static void one(const char *path, const char *name, void *arg)
                                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l0, "filename")));
                 }
                 CHECK_EQ_INT_IN(ctx, o->leak_bytes,
-                                check_truth_num(l0, "count") * check_truth_num(l0, "bytes_each_requested"));
+                                check_truth_num(l0, "count") *
+                                    check_truth_num(l0, "bytes_each_requested"));
             }
             /* Every recording ran under a per-process limit with the GPU mostly free. */
             CHECK_TRUE_IN(ctx, o->limit_refused);
