@@ -8,7 +8,7 @@
 #include "term_text.h"
 #include "commands.h"
 #include "memsnap/compare.h"
-#include "compare_json.h"
+#include "json/json_compare.h"
 #include "summary_input.h"
 
 static void usage(FILE *out)

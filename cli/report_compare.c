@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "cli_util.h"
-#include "compare_json.h"
+#include "json/json_compare.h"
 #include "report_cmd.h"
 #include "summary_input.h"
 

@@ -1,6 +1,6 @@
-/* `memsnap segments`: the allocator's state at chosen instants as JSON (docs/json.md), one
- * instant at a time from one replay (ms_heap_visit_each), and its text form printed from
- * that JSON so the two never disagree. */
+/* `memsnap segments`: the library's JSON of the allocator's state at chosen instants
+ * (json/json_segments.h), its text form printed from that JSON so the two never disagree,
+ * and the states the picture draws, both taken as the library builds each state. */
 #ifndef MEMSNAP_CLI_SEGMENTS_JSON_H
 #define MEMSNAP_CLI_SEGMENTS_JSON_H
 
@@ -8,18 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "memsnap/allocator.h"
-
-/* An instant asked for on the command line. */
-typedef enum seg_at_kind { SEG_AT_SECONDS, SEG_AT_US, SEG_AT_EVENT } seg_at_kind;
-
-typedef struct seg_instant {
-    seg_at_kind kind;
-    double seconds;   /* --at: seconds since the first event */
-    int64_t time_us;  /* --at-us: the trace's clock */
-    int64_t event;    /* --event: the state right after this event (-1: before the first) */
-    const char *text; /* the option as given ("--at 1.5") */
-} seg_instant;
+#include "json/json_segments.h"
 
 /* A state kept for the picture: a copy of the heap and its blocks' categories. */
 typedef struct seg_kept {
@@ -47,10 +36,14 @@ typedef struct seg_query {
     const char *out;
     bool by_site;
     bool drawn;
+    /* While a file is built: its path, and whether its device now built is drawn. */
+    const char *path;
+    bool draw;
 } seg_query;
 
-/* {"path", "devices": [{"device", "events", "has_times", "at": [...]}]} for one file;
- * NULL with err filled on failure (a bad --event names the file's range). */
+/* {"path", "devices": [{"device", "events", "has_times", "at": [...]}]} for one file
+ * (segments_snapshot_json), its text printed as it goes when q->text is set; NULL with
+ * err filled on failure (a bad --event names the file's range). */
 cJSON *segments_file_json(const char *path, const ms_snapshot *s, seg_query *q, ms_error *err);
 
 /* The text of one instant object (at[] element). */

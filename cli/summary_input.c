@@ -405,40 +405,6 @@ void compare_opts_free(compare_opts *o)
     o->n_files = 0;
 }
 
-cJSON *site_delta_json(const ms_site_delta *d)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "site", d->site);
-    cJSON_AddStringToObject(o, "function", d->function);
-    cJSON_AddNumberToObject(o, "a_bytes", (double)d->a_bytes);
-    cJSON_AddNumberToObject(o, "b_bytes", (double)d->b_bytes);
-    cJSON_AddNumberToObject(o, "delta_bytes", (double)d->delta_bytes);
-    cJSON_AddNumberToObject(o, "a_count", (double)d->a_count);
-    cJSON_AddNumberToObject(o, "b_count", (double)d->b_count);
-    if (d->b_site)
-        cJSON_AddStringToObject(o, "b_site", d->b_site);
-    return o;
-}
-
-cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit)
-{
-    cJSON *list = cJSON_CreateArray();
-    for (size_t i = 0; i < n && (limit < 0 || i < (size_t)limit); i++)
-        cJSON_AddItemToArray(list, site_delta_json(&d[i]));
-    return list;
-}
-
-cJSON *pct_json(const ms_delta *d)
-{
-    if (!d->pct_valid)
-        return cJSON_CreateNull();
-    /* Two decimals are all a reader needs, and rounding keeps the JSON of a pickle and of
-     * its summary byte-identical. */
-    char buf[64];
-    snprintf(buf, sizeof buf, "%.2f", d->pct);
-    return cJSON_CreateNumber(strtod(buf, NULL));
-}
-
 void pct_text(const ms_delta *d, char *buf, size_t cap)
 {
     if (!d->pct_valid)

@@ -68,14 +68,6 @@ typedef struct compare_opts {
 int compare_opts_parse(const char *cmd, int argc, char **argv, compare_opts *o);
 void compare_opts_free(compare_opts *o);
 
-/* {"site","function","a_bytes","b_bytes","delta_bytes","a_count","b_count"}, and
- * "b_site" (B's location) for a site that moved. */
-cJSON *site_delta_json(const ms_site_delta *d);
-
-/* Up to `limit` site deltas as a list (limit < 0: all). */
-cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit);
-/* A percent, or null where it has no value (the reference is 0). */
-cJSON *pct_json(const ms_delta *d);
 /* "+51%"-style text of a delta's percent, "new" when the reference is 0. */
 void pct_text(const ms_delta *d, char *buf, size_t cap);
 /* "+1.50 GiB" / "-512 B" / "0 B" */

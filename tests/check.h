@@ -160,17 +160,23 @@ static inline cJSON *check_truth_load(const char *name)
     return doc;
 }
 
-/* One of the allocator's counters at the end ("requested_bytes.all.peak"); -1, counted
- * as a failure, when the truth lacks it. */
-static inline double check_truth_counter(const cJSON *truth, const char *key)
+/* The number `key` of an object of a truth file; -1, counted as a failure, when it lacks
+ * one. */
+static inline double check_truth_num(const cJSON *o, const char *key)
 {
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(truth, "counters_at_end");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v)) {
-        check_fail("truth lacks counters_at_end.%s", key);
+        check_fail("truth lacks %s", key);
         return -1;
     }
     return v->valuedouble;
+}
+
+/* One of the allocator's counters at the end ("requested_bytes.all.peak"), as
+ * check_truth_num. */
+static inline double check_truth_counter(const cJSON *truth, const char *key)
+{
+    return check_truth_num(cJSON_GetObjectItemCaseSensitive(truth, "counters_at_end"), key);
 }
 
 /* The same counter from testdata/NAME.truth.json. */
@@ -206,11 +212,12 @@ static inline int check_open_timeline(const char *path, ms_snapshot **s, int *de
     return 0;
 }
 
-/* Calls fn(path, name, arg) for every testdata/NAME.pickle, in directory order, and
- * returns how many; testdata/ missing (not run from the repository root) is a failure. */
-static inline size_t check_each_snapshot(void (*fn)(const char *path, const char *name,
-                                                    void *arg),
-                                         void *arg)
+/* Calls fn(path, name, arg) for every testdata/NAME`suffix` (".pickle", ".json"), in
+ * directory order, and returns how many; testdata/ missing (not run from the repository
+ * root) is a failure. */
+static inline size_t check_each_file(const char *suffix,
+                                     void (*fn)(const char *path, const char *name, void *arg),
+                                     void *arg)
 {
     DIR *dir = opendir("testdata");
     if (!dir) {
@@ -218,20 +225,28 @@ static inline size_t check_each_snapshot(void (*fn)(const char *path, const char
         return 0;
     }
     check_count++;
-    size_t files = 0;
+    size_t files = 0, k = strlen(suffix);
     struct dirent *de;
     while ((de = readdir(dir)) != NULL) {
         size_t n = strlen(de->d_name);
-        if (n < 8 || strcmp(de->d_name + n - 7, ".pickle") != 0)
+        if (n <= k || strcmp(de->d_name + n - k, suffix) != 0)
             continue;
         char path[512], name[256];
         snprintf(path, sizeof path, "testdata/%s", de->d_name);
-        snprintf(name, sizeof name, "%.*s", (int)(n - 7), de->d_name);
+        snprintf(name, sizeof name, "%.*s", (int)(n - k), de->d_name);
         fn(path, name, arg);
         files++;
     }
     closedir(dir);
     return files;
+}
+
+/* check_each_file for the snapshots, testdata/NAME.pickle. */
+static inline size_t check_each_snapshot(void (*fn)(const char *path, const char *name,
+                                                    void *arg),
+                                         void *arg)
+{
+    return check_each_file(".pickle", fn, arg);
 }
 
 /* Reads every testdata/NAME.pickle and calls fn(name, snapshot, arg) with it; a file that

@@ -60,4 +60,18 @@ static inline void num(pk *w, int64_t v)
     put(w, b, 10);
 }
 
+/* The start of a snapshot, protocol 2: `{'segments': [], 'device_traces': [` with the
+ * outer list made; the caller adds its devices' traces and closes it. */
+static inline void snapshot_begin(pk *w)
+{
+    unsigned char h[2] = {0x80, 2};
+    put(w, h, 2);
+    op(w, '}');
+    op(w, '(');
+    str(w, "segments");
+    op(w, ']');
+    str(w, "device_traces");
+    op(w, ']');
+}
+
 #endif

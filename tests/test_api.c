@@ -51,30 +51,30 @@ static size_t w_label(const void *ctx, char *buf, size_t cap)
     return ms_profile_label(ctx, buf, cap);
 }
 
+/* The frame writers, each with what it writes for no frame. */
+typedef size_t (*frame_writer)(const ms_snapshot *s, uint32_t frame_id, char *buf, size_t cap);
+static const struct {
+    const char *what;
+    frame_writer write;
+    const char *of_none;
+} FRAME_WRITERS[] = {
+    {"site", ms_site_format, "(no stack)"},
+    {"location", ms_site_format_location, "(no stack)"},
+    {"function", ms_site_format_function, ""},
+    {"layer", ms_layer_format, ""},
+};
+#define N_FRAME_WRITERS (sizeof FRAME_WRITERS / sizeof FRAME_WRITERS[0])
+
 typedef struct frame_ctx {
     const ms_snapshot *s;
     uint32_t id;
+    frame_writer write;
 } frame_ctx;
 
-static size_t w_site(const void *ctx, char *buf, size_t cap)
+static size_t w_frame(const void *ctx, char *buf, size_t cap)
 {
     const frame_ctx *f = ctx;
-    return ms_site_format(f->s, f->id, buf, cap);
-}
-static size_t w_location(const void *ctx, char *buf, size_t cap)
-{
-    const frame_ctx *f = ctx;
-    return ms_site_format_location(f->s, f->id, buf, cap);
-}
-static size_t w_function(const void *ctx, char *buf, size_t cap)
-{
-    const frame_ctx *f = ctx;
-    return ms_site_format_function(f->s, f->id, buf, cap);
-}
-static size_t w_layer(const void *ctx, char *buf, size_t cap)
-{
-    const frame_ctx *f = ctx;
-    return ms_layer_format(f->s, f->id, buf, cap);
+    return f->write(f->s, f->id, buf, cap);
 }
 
 static void test_format_bytes(void)
@@ -109,20 +109,17 @@ static void test_site_writers(void)
     size_t n = ms_snapshot_frame_count(s);
     CHECK_TRUE(n > 0);
     char name[64];
-    for (uint32_t id = 0; id < n && id < 300; id += 7) {
-        frame_ctx f = {s, id};
-        snprintf(name, sizeof name, "frame %u", id);
-        check_writer(name, w_site, &f, NULL);
-        check_writer(name, w_location, &f, NULL);
-        check_writer(name, w_function, &f, NULL);
-        check_writer(name, w_layer, &f, NULL);
+    for (size_t k = 0; k < N_FRAME_WRITERS; k++) {
+        for (uint32_t id = 0; id < n && id < 300; id += 7) {
+            frame_ctx f = {s, id, FRAME_WRITERS[k].write};
+            snprintf(name, sizeof name, "%s of frame %u", FRAME_WRITERS[k].what, id);
+            check_writer(name, w_frame, &f, NULL);
+        }
+        /* What a writer cannot describe is a fixed text, not a failure. */
+        frame_ctx none = {s, UINT32_MAX, FRAME_WRITERS[k].write};
+        snprintf(name, sizeof name, "%s of no frame", FRAME_WRITERS[k].what);
+        check_writer(name, w_frame, &none, FRAME_WRITERS[k].of_none);
     }
-    /* What a writer cannot describe is a fixed text, not a failure. */
-    frame_ctx none = {s, UINT32_MAX};
-    check_writer("site of no frame", w_site, &none, "(no stack)");
-    check_writer("location of no frame", w_location, &none, "(no stack)");
-    check_writer("function of no frame", w_function, &none, "");
-    check_writer("layer of no frame", w_layer, &none, "");
     ms_snapshot_free(s);
 }
 

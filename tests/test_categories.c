@@ -5,7 +5,7 @@
  * invented for inference; and the bookkeeping (every breakdown sums to the live bytes)
  * on every snapshot in testdata/. */
 #include "analysis/cat_internal.h"
-#include "check.h"
+#include "check_categories.h"
 #include "memsnap/categories.h"
 
 static const char *const CAT_FILES[] = {
@@ -47,23 +47,12 @@ static void near_truth(const char *ctx, const char *what, int64_t got, double tr
 
 static void check_truth_file(const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
     cJSON *truth = check_truth_load(name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (!truth || check_open_timeline(path, &s, &device, &t)) {
+    check_cats x;
+    if (!truth || check_cats_open(&x, name)) {
         cJSON_Delete(truth);
         return;
     }
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err)) {
-        check_fail("%s: categories: %s", name, err.message);
-        goto done;
-    }
-    check_count++;
     const cJSON *instants = cJSON_GetObjectItemCaseSensitive(truth, "instants");
     CHECK_TRUE_IN(name, cJSON_GetArraySize(instants) >= 6);
     bool inference = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(truth, "inference")) ||
@@ -89,7 +78,7 @@ static void check_truth_file(const char *name)
             replay_from = iteration;
     }
     ms_category_phases ph;
-    ms_categories_phases(&ph, c);
+    ms_categories_phases(&ph, x.c);
     CHECK_TRUE_IN(name, ph.cuda_graph_pools == graphs);
     CHECK_TRUE_IN(name, !ph.no_stacks);
     if (graphs)
@@ -114,7 +103,7 @@ static void check_truth_file(const char *name)
         if (!ok || !label)
             continue;
         int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, c, time_us, NULL), 0);
+        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, x.c, time_us, NULL), 0);
         int64_t total = 0;
         for (int k = 0; k < MS_CAT_COUNT; k++) {
             CHECK_TRUE_IN(ctx, by[k] >= 0);
@@ -128,10 +117,10 @@ static void check_truth_file(const char *name)
          * category (every view draws it so): gradient, from the forward that made it.
          * Where no .grad exists yet (after the forward), exactly those buffers are
          * counted early, and the activations miss them. */
-        int64_t e = ms_categories_event_at_time(c, time_us), early = 0;
-        for (size_t i = 0; grads == 0 && i < t->n_allocs; i++) {
-            const ms_alloc *a = &t->allocs[i];
-            if (ms_categories_reason(c, i) == MS_CATR_BACKWARD_REUSED && a->alloc_event <= e &&
+        int64_t e = ms_categories_event_at_time(x.c, time_us), early = 0;
+        for (size_t i = 0; grads == 0 && i < x.t->n_allocs; i++) {
+            const ms_alloc *a = &x.t->allocs[i];
+            if (ms_categories_reason(x.c, i) == MS_CATR_BACKWARD_REUSED && a->alloc_event <= e &&
                 (a->free_event < 0 || a->free_event > e))
                 early += (int64_t)a->size;
         }
@@ -181,51 +170,35 @@ static void check_truth_file(const char *name)
         }
     }
     if (inference) {
-        for (size_t i = 0; i < t->n_allocs; i++) {
-            ms_category k = ms_categories_of(c, i);
+        for (size_t i = 0; i < x.t->n_allocs; i++) {
+            ms_category k = ms_categories_of(x.c, i);
             CHECK_TRUE_IN(name, k != MS_CAT_GRADIENT && k != MS_CAT_OPTIMIZER_STATE);
         }
     }
-done:
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    check_cats_close(&x);
     cJSON_Delete(truth);
 }
 
 /* No gradient or optimizer state where there is no backward or optimizer. */
 static void check_inference(const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline(path, &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, name))
         return;
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
-        check_count++;
-        size_t bad = 0, activations = 0;
-        for (size_t i = 0; i < t->n_allocs; i++) {
-            ms_category k = ms_categories_of(c, i);
-            bad += k == MS_CAT_GRADIENT || k == MS_CAT_OPTIMIZER_STATE;
-            activations += k == MS_CAT_ACTIVATION || k == MS_CAT_TEMPORARY;
-        }
-        CHECK_EQ_INT_IN(name, bad, 0);
-        CHECK_TRUE_IN(name, activations > 0);
-        ms_category_phases ph;
-        ms_categories_phases(&ph, c);
-        CHECK_EQ_INT_IN(name, ph.backward, 0);
-        CHECK_EQ_INT_IN(name, ph.optimizer, 0);
-        CHECK_TRUE_IN(name, ph.forward >= 2);
-    } else {
-        check_fail("%s: categories: %s", name, err.message);
+    size_t bad = 0, activations = 0;
+    for (size_t i = 0; i < x.t->n_allocs; i++) {
+        ms_category k = ms_categories_of(x.c, i);
+        bad += k == MS_CAT_GRADIENT || k == MS_CAT_OPTIMIZER_STATE;
+        activations += k == MS_CAT_ACTIVATION || k == MS_CAT_TEMPORARY;
     }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    CHECK_EQ_INT_IN(name, bad, 0);
+    CHECK_TRUE_IN(name, activations > 0);
+    ms_category_phases ph;
+    ms_categories_phases(&ph, x.c);
+    CHECK_EQ_INT_IN(name, ph.backward, 0);
+    CHECK_EQ_INT_IN(name, ph.optimizer, 0);
+    CHECK_TRUE_IN(name, ph.forward >= 2);
+    check_cats_close(&x);
 }
 
 /* Bookkeeping on any snapshot: breakdowns sum to the live bytes, checkpoints and sweeps
@@ -234,58 +207,51 @@ static void check_inference(const char *name)
 static void check_consistency(const char *path, const char *name, void *arg)
 {
     (void)arg;
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline(path, &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, path))
         return;
-    ms_categories *c = NULL;
     ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err)) {
-        check_fail("%s: categories: %s", name, err.message);
-        goto done;
-    }
-    check_count++;
     int64_t by[MS_CAT_COUNT];
     /* Every event of small traces, a stride of big ones. */
-    size_t step = t->n_events > 20000 ? t->n_events / 5000 : 1;
-    for (size_t e = 0; e < t->n_events; e += step) {
-        if (ms_categories_at_event(by, c, (int64_t)e, NULL)) {
+    size_t step = x.t->n_events > 20000 ? x.t->n_events / 5000 : 1;
+    for (size_t e = 0; e < x.t->n_events; e += step) {
+        if (ms_categories_at_event(by, x.c, (int64_t)e, NULL)) {
             check_fail("%s: at_event %zu failed", name, e);
             break;
         }
         int64_t total = 0;
         for (int k = 0; k < MS_CAT_COUNT; k++)
             total += by[k];
-        if (total != t->active[e]) {
-            CHECK_EQ_INT_IN(name, total, t->active[e]);
+        if (total != x.t->active[e]) {
+            CHECK_EQ_INT_IN(name, total, x.t->active[e]);
             break;
         }
     }
     check_count++;
-    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, -1, NULL), 0);
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, x.c, -1, NULL), 0);
     int64_t start = 0;
     for (int k = 0; k < MS_CAT_COUNT; k++)
         start += by[k];
-    CHECK_EQ_INT_IN(name, start, t->active_start);
-    CHECK_TRUE_IN(name, ms_categories_at_event(by, c, (int64_t)t->n_events, NULL) != 0);
-    CHECK_TRUE_IN(name, ms_categories_at_event(by, c, -2, NULL) != 0);
+    CHECK_EQ_INT_IN(name, start, x.t->active_start);
+    CHECK_TRUE_IN(name, ms_categories_at_event(by, x.c, (int64_t)x.t->n_events, NULL) != 0);
+    CHECK_TRUE_IN(name, ms_categories_at_event(by, x.c, -2, NULL) != 0);
     /* A failure says why in the caller's ms_error, as every fallible function does. */
     ms_error aerr;
     ms_error_clear(&aerr);
-    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, -2, &aerr), MS_ERR_ARG);
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, x.c, -2, &aerr), MS_ERR_ARG);
     CHECK_EQ_INT_IN(name, aerr.code, MS_ERR_ARG);
     CHECK_EQ_STR_IN(name, aerr.message, "no event -2 in this trace");
 
-    const ms_category_point *pk = ms_categories_peak(c);
-    CHECK_EQ_INT_IN(name, pk->bytes, t->peak_bytes);
-    CHECK_EQ_INT_IN(name, pk->event, t->peak_event);
+    const ms_category_point *pk = ms_categories_peak(x.c);
+    CHECK_EQ_INT_IN(name, pk->bytes, x.t->peak_bytes);
+    CHECK_EQ_INT_IN(name, pk->event, x.t->peak_event);
 
     /* The summary's path. */
     ms_timeline *tp = NULL;
-    if (ms_timeline_build(&tp, s, device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE, &err) == 0) {
+    if (ms_timeline_build(&tp, x.s, x.device, MS_TIMELINE_ACTIVE | MS_TIMELINE_PEAK_ALIVE,
+                          &err) == 0) {
         int64_t sum[MS_CAT_COUNT];
-        if (ms_categories_sum(sum, s, tp, ms_categories_iterations(c), tp->peak_alive,
+        if (ms_categories_sum(sum, x.s, tp, ms_categories_iterations(x.c), tp->peak_alive,
                               tp->n_peak_alive, &err) == 0) {
             for (int k = 0; k < MS_CAT_COUNT; k++) {
                 char ctx[128];
@@ -300,33 +266,30 @@ static void check_consistency(const char *path, const char *name, void *arg)
     }
 
     /* Iteration ends and peaks agree with the iteration finder's own figures. */
-    const ms_iterations *it = ms_categories_iterations(c);
+    const ms_iterations *it = ms_categories_iterations(x.c);
     for (size_t k = 0; it && k < it->n; k++) {
-        CHECK_EQ_INT_IN(name, ms_categories_iteration_end(c, k)->bytes,
+        CHECK_EQ_INT_IN(name, ms_categories_iteration_end(x.c, k)->bytes,
                         it->items[k].live_end_bytes);
-        CHECK_EQ_INT_IN(name, ms_categories_iteration_peak(c, k)->bytes, it->items[k].peak_bytes);
+        CHECK_EQ_INT_IN(name, ms_categories_iteration_peak(x.c, k)->bytes, it->items[k].peak_bytes);
         ms_category_formula f;
-        CHECK_EQ_INT_IN(name, ms_categories_formula(&f, c, k, NULL), 0);
+        CHECK_EQ_INT_IN(name, ms_categories_formula(&f, x.c, k, NULL), 0);
         CHECK_EQ_INT_IN(name, f.measured_peak, it->items[k].peak_bytes);
         CHECK_TRUE_IN(name, f.estimate >= f.parameter + f.optimizer_state);
     }
-    CHECK_TRUE_IN(name, ms_categories_iteration_end(c, it ? it->n : 0) == NULL);
+    CHECK_TRUE_IN(name, ms_categories_iteration_end(x.c, it ? it->n : 0) == NULL);
     /* Explanations exist for everything and never overflow; as every text writer, the
      * result is the whole text's length, and a cut one is its start. */
     char small[24], buf[512];
-    for (size_t i = 0; i < t->n_allocs && i < 2000; i++) {
-        size_t need = ms_categories_explain(c, i, small, sizeof small);
+    for (size_t i = 0; i < x.t->n_allocs && i < 2000; i++) {
+        size_t need = ms_categories_explain(x.c, i, small, sizeof small);
         CHECK_TRUE_IN(name, strlen(small) < sizeof small);
-        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, buf, sizeof buf), need);
+        CHECK_EQ_INT_IN(name, ms_categories_explain(x.c, i, buf, sizeof buf), need);
         CHECK_EQ_INT_IN(name, strlen(buf), need);
         CHECK_TRUE_IN(name, strlen(buf) > 10);
         CHECK_TRUE_IN(name, strncmp(buf, small, strlen(small)) == 0);
-        CHECK_EQ_INT_IN(name, ms_categories_explain(c, i, NULL, 0), need);
+        CHECK_EQ_INT_IN(name, ms_categories_explain(x.c, i, NULL, 0), need);
     }
-done:
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    check_cats_close(&x);
 }
 
 typedef struct sweep_ctx {
@@ -415,36 +378,26 @@ static void check_api(void)
  * found, its cuBLAS workspace not taken for a kept gradient. */
 static void check_python_stacks(void)
 {
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline("testdata/cat_sgd_frozen.pickle", &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, "cat_sgd_frozen"))
         return;
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
-        ms_category_phases ph;
-        ms_categories_phases(&ph, c);
-        CHECK_TRUE(ph.from_empty_stacks);
-        CHECK_TRUE(!ph.from_engine_frames);
-        CHECK_EQ_INT(ph.backward, 3);
-        size_t pattern = 0;
-        uint64_t bytes = 0;
-        for (size_t i = 0; i < t->n_allocs; i++)
-            if (ms_categories_reason(c, i) == MS_CATR_WORKSPACE_PATTERN) {
-                pattern++;
-                bytes += t->allocs[i].size;
-            }
-        /* The main thread's cuBLAS (32 MiB) and cuBLASLt (1 MiB) workspaces at the first
-         * forward matmul, the autograd thread's cuBLAS workspace at the first backward. */
-        CHECK_EQ_INT(pattern, 3);
-        CHECK_EQ_INT(bytes, 2 * 33554432 + 1048576);
-    } else {
-        check_fail("cat_sgd_frozen: %s", err.message);
-    }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    ms_category_phases ph;
+    ms_categories_phases(&ph, x.c);
+    CHECK_TRUE(ph.from_empty_stacks);
+    CHECK_TRUE(!ph.from_engine_frames);
+    CHECK_EQ_INT(ph.backward, 3);
+    size_t pattern = 0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < x.t->n_allocs; i++)
+        if (ms_categories_reason(x.c, i) == MS_CATR_WORKSPACE_PATTERN) {
+            pattern++;
+            bytes += x.t->allocs[i].size;
+        }
+    /* The main thread's cuBLAS (32 MiB) and cuBLASLt (1 MiB) workspaces at the first
+     * forward matmul, the autograd thread's cuBLAS workspace at the first backward. */
+    CHECK_EQ_INT(pattern, 3);
+    CHECK_EQ_INT(bytes, 2 * 33554432 + 1048576);
+    check_cats_close(&x);
 }
 
 /* The phases found with the trace tagged by two threads (each half, the run across the
@@ -509,27 +462,15 @@ static int64_t reason_bytes(const ms_categories *c, const ms_timeline *t, ms_cat
 static void check_refined(const char *name, ms_category_reason r, int64_t want_bytes,
                           size_t want_count)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline(path, &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, name))
         return;
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
-        size_t n = 0;
-        int64_t b = reason_bytes(c, t, r, &n);
-        CHECK_EQ_INT_IN(name, b, want_bytes);
-        CHECK_EQ_INT_IN(name, n, want_count);
-        CHECK_TRUE_IN(name, ms_category_reason_weak(r));
-    } else {
-        check_fail("%s: %s", name, err.message);
-    }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    size_t n = 0;
+    int64_t b = reason_bytes(x.c, x.t, r, &n);
+    CHECK_EQ_INT_IN(name, b, want_bytes);
+    CHECK_EQ_INT_IN(name, n, want_count);
+    CHECK_TRUE_IN(name, ms_category_reason_weak(r));
+    check_cats_close(&x);
 }
 
 /* context None / 'state': no stacks, and only the optimizer's annotations. What was made
@@ -538,30 +479,19 @@ static void check_refined(const char *name, ms_category_reason r, int64_t want_b
  * are 'other' with reason no-stacks: no gradient, activation or temporary invented. */
 static void check_no_stacks(const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
     cJSON *truth = check_truth_load(name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (!truth || check_open_timeline(path, &s, &device, &t)) {
+    check_cats x;
+    if (!truth || check_cats_open(&x, name)) {
         cJSON_Delete(truth);
         return;
     }
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err)) {
-        check_fail("%s: categories: %s", name, err.message);
-        goto done;
-    }
-    check_count++;
     ms_category_phases ph;
-    ms_categories_phases(&ph, c);
+    ms_categories_phases(&ph, x.c);
     CHECK_TRUE_IN(name, ph.no_stacks);
     CHECK_EQ_INT_IN(name, ph.forward + ph.backward, 0);
     CHECK_EQ_INT_IN(name, ph.optimizer, 3);
     size_t n = 0;
-    CHECK_TRUE_IN(name, reason_bytes(c, t, MS_CATR_NO_STACKS, &n) > 0 && n > 100);
+    CHECK_TRUE_IN(name, reason_bytes(x.c, x.t, MS_CATR_NO_STACKS, &n) > 0 && n > 100);
     const cJSON *in;
     int instants = 0;
     cJSON_ArrayForEach(in, cJSON_GetObjectItemCaseSensitive(truth, "instants"))
@@ -576,7 +506,7 @@ static void check_no_stacks(const char *name)
                  (int)num(in, "iteration", &ok));
         CHECK_TRUE_IN(ctx, ok);
         int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, c, time_us, NULL), 0);
+        CHECK_EQ_INT_IN(ctx, ms_categories_at_time(by, x.c, time_us, NULL), 0);
         near_truth(ctx, "parameter", by[MS_CAT_PARAMETER], params, 0.01);
         near_truth(ctx, "optimizer_state", by[MS_CAT_OPTIMIZER_STATE], state, 0.01);
         CHECK_EQ_INT_IN(ctx, by[MS_CAT_GRADIENT], 0);
@@ -587,10 +517,7 @@ static void check_no_stacks(const char *name)
         instants++;
     }
     CHECK_EQ_INT_IN(name, instants, 15);
-done:
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    check_cats_close(&x);
     cJSON_Delete(truth);
 }
 
@@ -600,31 +527,21 @@ static void check_kv_cache(void)
 {
     const char *name = "noleak_kv_cache";
     cJSON *truth = check_truth_load(name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (!truth || check_open_timeline("testdata/noleak_kv_cache.pickle", &s, &device, &t)) {
+    check_cats x;
+    if (!truth || check_cats_open(&x, "noleak_kv_cache")) {
         cJSON_Delete(truth);
         return;
     }
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
-        bool ok = true;
-        double params = num(truth, "parameter_bytes", &ok);
-        double kv = num(truth, "kv_cache_bytes", &ok);
-        CHECK_TRUE_IN(name, ok && kv == 16777216);
-        int64_t by[MS_CAT_COUNT];
-        CHECK_EQ_INT_IN(name, ms_categories_at_event(by, c, (int64_t)t->n_events - 1, NULL), 0);
-        near_truth(name, "parameter at end", by[MS_CAT_PARAMETER], params, 0.01);
-        size_t n = 0;
-        CHECK_EQ_INT_IN(name, reason_bytes(c, t, MS_CATR_LATE_PARAMETER, &n), 0);
-    } else {
-        check_fail("%s: %s", name, err.message);
-    }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    bool ok = true;
+    double params = num(truth, "parameter_bytes", &ok);
+    double kv = num(truth, "kv_cache_bytes", &ok);
+    CHECK_TRUE_IN(name, ok && kv == 16777216);
+    int64_t by[MS_CAT_COUNT];
+    CHECK_EQ_INT_IN(name, ms_categories_at_event(by, x.c, (int64_t)x.t->n_events - 1, NULL), 0);
+    near_truth(name, "parameter at end", by[MS_CAT_PARAMETER], params, 0.01);
+    size_t n = 0;
+    CHECK_EQ_INT_IN(name, reason_bytes(x.c, x.t, MS_CATR_LATE_PARAMETER, &n), 0);
+    check_cats_close(&x);
     cJSON_Delete(truth);
 }
 
@@ -633,19 +550,12 @@ static void check_kv_cache(void)
 static void check_identity(const char *name, int k, const char *optimizer, ms_category want_off,
                            int64_t want_off_by)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline(path, &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, name))
         return;
-    ms_categories *c = NULL;
     ms_error err;
     ms_category_identity id;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0 &&
-        ms_categories_identity(&id, c, &err) == 0) {
-        check_count++;
+    if (ms_categories_identity(&id, x.c, &err) == 0) {
         CHECK_TRUE_IN(name, id.checked);
         CHECK_EQ_INT_IN(name, id.states_per_parameter, k);
         CHECK_EQ_STR_IN(name, id.optimizer, optimizer);
@@ -659,44 +569,29 @@ static void check_identity(const char *name, int k, const char *optimizer, ms_ca
     } else {
         check_fail("%s: %s", name, err.message);
     }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    check_cats_close(&x);
 }
 
 /* Inference runs: their own formula, no identity. */
 static void check_inference_form(const char *name)
 {
-    char path[256];
-    snprintf(path, sizeof path, "testdata/%s.pickle", name);
-    ms_snapshot *s = NULL;
-    ms_timeline *t = NULL;
-    int device = 0;
-    if (check_open_timeline(path, &s, &device, &t))
+    check_cats x;
+    if (check_cats_open(&x, name))
         return;
-    ms_categories *c = NULL;
-    ms_error err;
-    if (ms_categories_build(&c, s, device, t, NULL, &err) == 0) {
-        check_count++;
-        const ms_iterations *it = ms_categories_iterations(c);
-        CHECK_TRUE_IN(name, it->n >= 3);
-        for (size_t k = 0; k < it->n; k++) {
-            ms_category_formula f;
-            CHECK_EQ_INT_IN(name, ms_categories_formula(&f, c, k, NULL), 0);
-            CHECK_EQ_INT_IN(name, f.form, MS_FORM_INFERENCE);
-            CHECK_EQ_INT_IN(name, f.estimate, f.parameter + f.input + f.activation_temporary);
-            CHECK_EQ_INT_IN(name, f.gradient + f.optimizer_state + f.optimizer_temporary, 0);
-            CHECK_TRUE_IN(name, f.activation_temporary > 0 && f.parameter > 0);
-        }
-        ms_category_identity id;
-        CHECK_EQ_INT_IN(name, ms_categories_identity(&id, c, NULL), 0);
-        CHECK_TRUE_IN(name, !id.checked && !id.holds);
-    } else {
-        check_fail("%s: %s", name, err.message);
+    const ms_iterations *it = ms_categories_iterations(x.c);
+    CHECK_TRUE_IN(name, it->n >= 3);
+    for (size_t k = 0; k < it->n; k++) {
+        ms_category_formula f;
+        CHECK_EQ_INT_IN(name, ms_categories_formula(&f, x.c, k, NULL), 0);
+        CHECK_EQ_INT_IN(name, f.form, MS_FORM_INFERENCE);
+        CHECK_EQ_INT_IN(name, f.estimate, f.parameter + f.input + f.activation_temporary);
+        CHECK_EQ_INT_IN(name, f.gradient + f.optimizer_state + f.optimizer_temporary, 0);
+        CHECK_TRUE_IN(name, f.activation_temporary > 0 && f.parameter > 0);
     }
-    ms_categories_free(c);
-    ms_timeline_free(t);
-    ms_snapshot_free(s);
+    ms_category_identity id;
+    CHECK_EQ_INT_IN(name, ms_categories_identity(&id, x.c, NULL), 0);
+    CHECK_TRUE_IN(name, !id.checked && !id.holds);
+    check_cats_close(&x);
 }
 
 int main(void)

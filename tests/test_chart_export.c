@@ -199,6 +199,29 @@ static void same_page_tile(const char *ctx, const msr_chart *a, const msr_chart 
 
 static const char *const BY_NAME[] = {"alloc", "site", "phase", "category"};
 
+/* Export options that mark the leaks' allocations. */
+static msr_chart_export_opts marked(const msr_chart_highlight *hl, size_t n_hl)
+{
+    msr_chart_export_opts o = {0};
+    o.highlights = hl;
+    o.n_highlights = n_hl;
+    return o;
+}
+
+/* The page's chart JSON of src (free()); NULL, counted as a failure, when it cannot be
+ * written. */
+static char *export_text(const char *ctx, const msr_chart_source *src,
+                         const msr_chart_export_opts *o, msr_chart_export_stats *st)
+{
+    char *text = NULL;
+    ms_error err;
+    int rc = msr_chart_export_json(&text, st, src, o, &err);
+    CHECK_EQ_INT_IN(ctx, rc, 0);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", ctx, err.message);
+    return rc ? NULL : text;
+}
+
 /* A budget is kept: the levels stop before the text outgrows it (tables included, a
  * third is kept for them). */
 static void within_budget(const char *ctx, const msr_chart_source *src, msr_chart_export_opts o)
@@ -327,18 +350,12 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
     msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name};
     src.idle = idle; /* the run axis is laid from the quiet stretches it carries */
-    msr_chart_export_opts o = {0};
-    o.highlights = hl;
-    o.n_highlights = n_hl;
-    char *text = NULL;
+    msr_chart_export_opts o = marked(hl, n_hl);
     msr_chart_export_stats st;
-    ms_error err;
-    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
-    CHECK_EQ_INT_IN(path, rc, 0);
-    if (rc) {
-        fprintf(stderr, "%s: %s\n", path, err.message);
+    char *text = export_text(path, &src, &o, &st);
+    if (!text)
         return;
-    }
+    ms_error err;
     CHECK_EQ_INT_IN(path, st.bytes, strlen(text));
     /* Safe inside a <script> element: no markup characters outside escapes. */
     CHECK_TRUE_IN(path, strpbrk(text, "<>&") == NULL);
@@ -560,16 +577,12 @@ static void category_json(const char *path, const char *name, const ms_snapshot 
     snprintf(ctx, sizeof ctx, "%s category mode", path);
     msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, t->device), .tl = t,
                            .label = name, .categories = cats};
-    msr_chart_export_opts o = {0};
-    o.highlights = hl;
-    o.n_highlights = n_hl;
-    char *text = NULL;
+    msr_chart_export_opts o = marked(hl, n_hl);
     msr_chart_export_stats st;
-    ms_error err;
-    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
-    CHECK_EQ_INT_IN(ctx, rc, 0);
-    cJSON *doc = rc ? NULL : cJSON_Parse(text);
+    char *text = export_text(ctx, &src, &o, &st);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
     CHECK_TRUE_IN(ctx, doc != NULL);
+    ms_error err;
     const cJSON *levels = get(get(doc, "modes"), "category");
     CHECK_TRUE_IN(ctx, cJSON_IsArray(levels));
     CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(levels), st.levels[2]);
@@ -642,11 +655,9 @@ static void group_json(const char *path, const char *name, const ms_snapshot *s,
                            .label = name, .group_rules = &rules};
     msr_chart_export_opts o = {0};
     o.no_site_mode = true;
-    char *text = NULL;
     msr_chart_export_stats st;
-    int rc = msr_chart_export_json(&text, &st, &src, &o, &err);
-    CHECK_EQ_INT_IN(ctx, rc, 0);
-    cJSON *doc = rc ? NULL : cJSON_Parse(text);
+    char *text = export_text(ctx, &src, &o, &st);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
     const cJSON *levels = get(get(doc, "modes"), "group");
     CHECK_TRUE_IN(ctx, cJSON_IsArray(levels));
     CHECK_EQ_INT_IN(ctx, cJSON_GetArraySize(levels), st.levels[3]);

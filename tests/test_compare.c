@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "memsnap/compare.h"
+#include "memsnap/run.h"
 
 static const char *const FILES[] = {
     "ddp_rank0", "ddp_rank1",    "expandable", "gpt2_train", "leak_layers",
@@ -482,6 +483,54 @@ static void test_peak_place(void)
     ms_profile_free(p[1]);
 }
 
+/* ms_run_compare_json: the pair of two runs as diff --json writes it, against the
+ * allocator's counters; a run against itself matches, under the labels "A" and "B". */
+static void test_run_compare_json(void)
+{
+    ms_snapshot *s[2] = {NULL, NULL};
+    ms_run *run[2] = {NULL, NULL};
+    ms_error err;
+    static const char *const path[2] = {"testdata/ddp_rank0.pickle", "testdata/ddp_rank1.pickle"};
+    for (int i = 0; i < 2; i++) /* each rank writes on its own GPU */
+        if (ms_snapshot_read_file(&s[i], path[i], NULL, &err) ||
+            ms_run_open(&run[i], s[i], i, NULL, &err))
+            check_fail("%s: %s", path[i], err.message);
+    truth ta = read_truth("ddp_rank0"), tb = read_truth("ddp_rank1");
+    char *text = NULL;
+    size_t len = 0;
+    if (run[0] && run[1])
+        CHECK_EQ_INT(ms_run_compare_json(&text, &len, run[0], path[0], run[1], path[1], &err), 0);
+    cJSON *o = text ? cJSON_Parse(text) : NULL;
+    CHECK_TRUE(o && len == strlen(text));
+    if (o) {
+        CHECK_TRUE(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "a_label")), "rank0"));
+        CHECK_TRUE(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "b_label")), "rank1"));
+        CHECK_EQ_INT(cJSON_GetObjectItem(o, "peak_delta_bytes")->valuedouble, tb.peak - ta.peak);
+        const cJSON *peak = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "metrics"), "peak_bytes");
+        CHECK_EQ_INT(cJSON_GetObjectItem(peak, "a")->valuedouble, ta.peak);
+        CHECK_EQ_INT(cJSON_GetObjectItem(peak, "b")->valuedouble, tb.peak);
+        CHECK_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(o, "match")));
+        CHECK_TRUE(!strncmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "verdict")),
+                            "rank1 peaks ", 12));
+    }
+    cJSON_Delete(o);
+    ms_free(text);
+    text = NULL;
+    if (run[0])
+        CHECK_EQ_INT(ms_run_compare_json(&text, NULL, run[0], NULL, run[0], NULL, &err), 0);
+    o = text ? cJSON_Parse(text) : NULL;
+    CHECK_TRUE(o && cJSON_IsTrue(cJSON_GetObjectItem(o, "match")) &&
+               !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "a_label")), "A") &&
+               !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(o, "b_label")), "B"));
+    cJSON_Delete(o);
+    ms_free(text);
+    CHECK_EQ_INT(ms_run_compare_json(&text, NULL, run[0], NULL, NULL, NULL, &err), MS_ERR_ARG);
+    for (int i = 0; i < 2; i++) {
+        ms_run_free(run[i]);
+        ms_snapshot_free(s[i]);
+    }
+}
+
 int main(void)
 {
     test_rank_names();
@@ -491,5 +540,6 @@ int main(void)
     test_ranks_real();
     test_peak_place();
     test_parallel_load();
+    test_run_compare_json();
     return check_finish("test_compare");
 }

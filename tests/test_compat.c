@@ -126,6 +126,23 @@ static void check_refused(const char *ctx, writer line, writer size, const char 
     ms_snapshot_free(s);
 }
 
+/* The timeline of a trace of `events` allocations without a usable clock: no times, the
+ * event index standing for the time, and its peak (at the last event). */
+static void check_clockless_timeline(const ms_snapshot *s, int64_t events, int64_t peak_bytes)
+{
+    ms_timeline *t = NULL;
+    ms_error err;
+    CHECK_EQ_INT(ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES, &err), 0);
+    if (t) {
+        CHECK_TRUE(!t->has_times);
+        CHECK_EQ_INT(t->t_first_us, 0);
+        CHECK_EQ_INT(t->t_last_us, events - 1);
+        CHECK_EQ_INT(t->peak_bytes, peak_bytes);
+        CHECK_EQ_INT(t->peak_event, events - 1);
+    }
+    ms_timeline_free(t);
+}
+
 static void check_no_times(void)
 {
     pk p = build(line_42, size_512, false);
@@ -137,14 +154,7 @@ static void check_no_times(void)
     const ms_trace *tr = ms_snapshot_trace(s, 0);
     CHECK_TRUE(!tr->has_times);
     CHECK_EQ_INT(tr->time_us[0], 0); /* the event index stands for the time */
-    ms_timeline *t = NULL;
-    CHECK_EQ_INT(ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES, &err), 0);
-    if (t) {
-        CHECK_TRUE(!t->has_times);
-        CHECK_EQ_INT(t->peak_bytes, 512);
-        CHECK_EQ_INT(t->peak_event, 0);
-    }
-    ms_timeline_free(t);
+    check_clockless_timeline(s, 1, 512);
     ms_snapshot_free(s);
 }
 
@@ -190,15 +200,7 @@ static void check_times_backward(void)
         CHECK_EQ_INT(tr->times_backward_at, 3); /* T+5 after T+10; equal times are fine */
         for (size_t i = 0; i < tr->n; i++)
             CHECK_EQ_INT(tr->time_us[i], (int64_t)i);
-        ms_timeline *t = NULL;
-        CHECK_EQ_INT(ms_timeline_build(&t, s, 0, MS_TIMELINE_CURVES, &err), 0);
-        if (t) {
-            CHECK_TRUE(!t->has_times);
-            CHECK_EQ_INT(t->t_first_us, 0);
-            CHECK_EQ_INT(t->t_last_us, 5);
-            CHECK_EQ_INT(t->peak_bytes, 6 * 512);
-        }
-        ms_timeline_free(t);
+        check_clockless_timeline(s, 6, 6 * 512);
     }
     ms_snapshot_free(s);
     /* Times that only stay equal or grow keep their clock. */

@@ -57,14 +57,7 @@ static void annotation(pk *w, const char *name, bool start, int64_t t)
 
 static void begin(pk *w)
 {
-    unsigned char h[2] = {0x80, 2};
-    put(w, h, 2);
-    op(w, '}');
-    op(w, '(');
-    str(w, "segments");
-    op(w, ']');
-    str(w, "device_traces");
-    op(w, ']');
+    snapshot_begin(w);
     op(w, '(');
     op(w, ']');
     op(w, '(');

@@ -34,26 +34,26 @@
 #define SANITIZED 0
 #endif
 
+/* The hostile inputs by name (the child process is told which to write). */
+static const struct {
+    const char *kind;
+    void (*write)(hg *g, int n);
+} KINDS[] = {
+    {"oom_each", hg_oom_each}, {"devices", hg_devices}, {"stacks", hg_stacks},
+    {"lists", hg_lists},       {"pushes", hg_pushes},   {"memos", hg_memos},
+    {"strings", hg_strings},
+};
+
 static int write_kind(const char *path, const char *kind, int n)
 {
     hg g;
     memset(&g, 0, sizeof g);
-    if (!strcmp(kind, "oom_each"))
-        hg_oom_each(&g, n);
-    else if (!strcmp(kind, "devices"))
-        hg_devices(&g, n);
-    else if (!strcmp(kind, "stacks"))
-        hg_stacks(&g, n);
-    else if (!strcmp(kind, "lists"))
-        hg_lists(&g, n);
-    else if (!strcmp(kind, "pushes"))
-        hg_pushes(&g, n);
-    else if (!strcmp(kind, "memos"))
-        hg_memos(&g, n);
-    else if (!strcmp(kind, "strings"))
-        hg_strings(&g, n);
-    else
+    size_t k = 0;
+    while (k < sizeof KINDS / sizeof KINDS[0] && strcmp(KINDS[k].kind, kind))
+        k++;
+    if (k == sizeof KINDS / sizeof KINDS[0])
         return -1;
+    KINDS[k].write(&g, n);
     FILE *f = fopen(path, "wb");
     int rc = f && fwrite(g.w.p, 1, g.w.n, f) == g.w.n ? 0 : -1;
     if (f && fclose(f))
@@ -132,9 +132,19 @@ static int temporaries(const char *dir)
 static char *bin;
 static char tmp[] = "/tmp/memsnap_hostile_XXXXXX";
 
-static void report_cost(const char *what, cost c)
+/* Runs argv in tmp and prints what it cost, under `what`. */
+static cost timed(const char *what, char *const argv[])
 {
+    cost c = run(tmp, argv);
     printf("  %-34s exit %d, %.2f s CPU, %.1f MiB\n", what, c.status, c.cpu_s, c.rss_mib);
+    return c;
+}
+
+/* The hostile input `kind` of size n, written to tmp/KIND.pickle (its path into path). */
+static void hostile_file(char *path, size_t cap, const char *kind, int n)
+{
+    snprintf(path, cap, "%s/%s.pickle", tmp, kind);
+    CHECK_EQ_INT(write_kind(path, kind, n), 0);
 }
 
 /* An OOM after every allocation: one state kept per OOM was quadratic in time and
@@ -144,16 +154,13 @@ static void oom_each(void)
 {
     int n = SANITIZED ? 10000 : 100000;
     char path[4096], out[4096];
-    snprintf(path, sizeof path, "%s/oom_each.pickle", tmp);
-    CHECK_EQ_INT(write_kind(path, "oom_each", n), 0);
+    hostile_file(path, sizeof path, "oom_each", n);
     double mib = file_mib(path);
     char *sum[] = {bin, "summary", path, NULL};
-    cost c = run(tmp, sum);
-    report_cost("oom_each: summary", c);
+    cost c = timed("oom_each: summary", sum);
     CHECK_EQ_INT(c.status, 0);
     char *oom[] = {bin, "oom", "--json", path, NULL};
-    cost o = run(tmp, oom);
-    report_cost("oom_each: oom --json", o);
+    cost o = timed("oom_each: oom --json", oom);
     CHECK_EQ_INT(o.status, 0);
     /* The first 100 explained, the rest counted. */
     char stdout_path[4096];
@@ -172,8 +179,7 @@ static void oom_each(void)
     cJSON_Delete(doc);
     snprintf(out, sizeof out, "%s/report_oom", tmp);
     char *rep[] = {bin, "report", path, "-o", out, NULL};
-    cost r = run(tmp, rep);
-    report_cost("oom_each: report", r);
+    cost r = timed("oom_each: report", rep);
     CHECK_EQ_INT(r.status, 0);
     if (SANITIZED)
         return;
@@ -204,12 +210,10 @@ static void devices(void)
 {
     int n = SANITIZED ? 2048 : 16384;
     char path[4096], out[4096];
-    snprintf(path, sizeof path, "%s/devices.pickle", tmp);
-    CHECK_EQ_INT(write_kind(path, "devices", n), 0);
+    hostile_file(path, sizeof path, "devices", n);
     snprintf(out, sizeof out, "%s/report_devices", tmp);
     char *rep[] = {bin, "report", path, "-o", out, NULL};
-    cost r = run(tmp, rep);
-    report_cost("devices: report", r);
+    cost r = timed("devices: report", rep);
     CHECK_EQ_INT(r.status, 0);
     CHECK_EQ_INT(temporaries(out), 0);
     char index[4200];
@@ -259,16 +263,13 @@ static void stacks(void)
 {
     int n = SANITIZED ? 15000 : 150000;
     char path[4096], html[4096], png[4096];
-    snprintf(path, sizeof path, "%s/stacks.pickle", tmp);
-    CHECK_EQ_INT(write_kind(path, "stacks", n), 0);
+    hostile_file(path, sizeof path, "stacks", n);
     snprintf(html, sizeof html, "%s/stacks.html", tmp);
     snprintf(png, sizeof png, "%s/stacks.png", tmp);
     char *view[] = {bin, "view", path, "-o", html, NULL};
     char *render[] = {bin, "render", path, "-o", png, NULL};
-    cost v = run(tmp, view);
-    report_cost("stacks: view", v);
-    cost r = run(tmp, render);
-    report_cost("stacks: render", r);
+    cost v = timed("stacks: view", view);
+    cost r = timed("stacks: render", render);
     CHECK_EQ_INT(v.status, 0);
     CHECK_EQ_INT(r.status, 0);
     CHECK_TRUE(file_mib(html) > 0);
@@ -282,12 +283,10 @@ static void lists(void)
 {
     int n = SANITIZED ? 2000000 : 20000000;
     char path[4096];
-    snprintf(path, sizeof path, "%s/lists.pickle", tmp);
-    CHECK_EQ_INT(write_kind(path, "lists", n), 0);
+    hostile_file(path, sizeof path, "lists", n);
     double mib = file_mib(path);
     char *sum[] = {bin, "summary", path, NULL};
-    cost c = run(tmp, sum);
-    report_cost("lists: summary", c);
+    cost c = timed("lists: summary", sum);
     CHECK_EQ_INT(c.status, 2);
     /* Refused by the containers' ceiling, not by the missing STOP at the end. */
     CHECK_TRUE(stderr_has(tmp, "containers"));

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "json/json_writer.h"
 #include "memsnap/run.h"
 
 static char *printed_struct(const ms_iterations *it, const ms_idle *idle, int64_t t0)
@@ -55,7 +56,8 @@ static void check_file(const char *path, int expect_n, const char *expect_method
     ms_free(rj);
     CHECK_TRUE(run == NULL || ms_run_json(&rj, NULL, run, "nonsense", &err) == MS_ERR_ARG);
     /* Every other view parses, and says what the run's results say. */
-    static const char *const views[] = {"summary", "shape", "leaks", "categories", "ooms"};
+    static const char *const views[] = {"summary", "shape",     "leaks",
+                                        "categories", "ooms", "segments"};
     for (size_t v = 0; run && v < sizeof views / sizeof views[0]; v++) {
         size_t len = 0;
         rj = NULL;
@@ -72,6 +74,21 @@ static void check_file(const char *path, int expect_n, const char *expect_method
         if (vo && !strcmp(views[v], "summary") && ms_run_timeline(&tl, run, &err) == 0)
             CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(vo, "peak"), "bytes")->valuedouble,
                          tl->peak_bytes);
+        /* The states at the peak and at the end (one when they are one event), each kept
+         * as text of its own: laid out as the writer lays out the whole. */
+        if (vo && !strcmp(views[v], "segments") && ms_run_timeline(&tl, run, &err) == 0) {
+            const cJSON *at = cJSON_GetObjectItem(vo, "at");
+            int64_t last = (int64_t)ms_snapshot_trace(s, 0)->n - 1;
+            CHECK_EQ_INT(cJSON_GetArraySize(at), tl->peak_event == last ? 1 : 2);
+            CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(at, 0), "event")->valuedouble,
+                         tl->peak_event);
+            CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(at, -1 + cJSON_GetArraySize(at)),
+                                             "event")->valuedouble,
+                         last);
+            char *again = ms__json_format(vo, true, NULL);
+            CHECK_TRUE(again && !strcmp(again, rj));
+            free(again);
+        }
         cJSON_Delete(vo);
         ms_free(rj);
     }

@@ -560,33 +560,26 @@ static void test_random(void)
 }
 
 /* The truth files: real documents of every shape memsnap's JSON has. */
+static void truth_file(const char *path, const char *name, void *arg)
+{
+    (void)name;
+    int *parsed = arg;
+    size_t len = 0;
+    char *text = check_read_text(path, &len);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    if (doc) {
+        compare(path, doc);
+        (*parsed)++;
+    }
+    cJSON_Delete(doc);
+    free(text);
+}
+
 static void test_truth_files(void)
 {
-    DIR *dir = opendir("testdata");
-    if (!dir) {
-        check_fail("testdata/ not found (run from the source root)");
-        return;
-    }
-    int files = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 5, ".json") != 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof path, "testdata/%s", e->d_name);
-        size_t len = 0;
-        char *text = check_read_text(path, &len);
-        cJSON *doc = text ? cJSON_Parse(text) : NULL;
-        if (doc) {
-            compare(path, doc);
-            files++;
-        }
-        cJSON_Delete(doc);
-        free(text);
-    }
-    closedir(dir);
-    CHECK_TRUE(files >= 20);
+    int parsed = 0;
+    check_each_file(".json", truth_file, &parsed);
+    CHECK_TRUE(parsed >= 20);
 }
 
 /* The charts' JSON (render/export_text.c) writes numbers as the tool's documents do:

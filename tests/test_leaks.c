@@ -52,6 +52,21 @@ static ms_leak_report *find(const char *name, fixture *fx)
     return r;
 }
 
+/* Calls fn with testdata/NAME's fixture and its leak report when both could be made (a
+ * failure is counted), then frees them. */
+typedef void (*report_fn)(const char *name, fixture *fx, ms_leak_report *r, void *arg);
+static void with_report(const char *name, report_fn fn, void *arg)
+{
+    fixture fx;
+    if (open_fixture(&fx, name))
+        return;
+    ms_leak_report *r = find(name, &fx);
+    if (r)
+        fn(name, &fx, r, arg);
+    ms_leak_report_free(r);
+    close_fixture(&fx);
+}
+
 static size_t count_kind(const ms_leak_report *r, ms_leak_kind k)
 {
     size_t n = 0;
@@ -211,68 +226,66 @@ static void check_stacks(const char *name, const fixture *fx, const ms_leak_repo
  * function), each with its count, requested bytes each and a growth of count /
  * iterations per iteration; nothing else is a leak or a suspect. Sites that leak in the
  * same pass of the same iterations are members of one finding. */
+static void truth_leak_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    bool check_marks = *(const bool *)arg;
+    check_iterations(name, fx, r->iterations);
+    cJSON *truth = cJSON_GetObjectItem(fx->truth, "leaks");
+    long long iters = (long long)cJSON_GetObjectItem(fx->truth, "iterations")->valuedouble;
+    CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+    check_members_sum(name, r);
+    check_stacks(name, fx, r);
+    long long leaked_allocs = 0;
+    cJSON *tl;
+    cJSON_ArrayForEach(tl, truth)
+    {
+        const char *file = cJSON_GetObjectItem(tl, "filename")->valuestring;
+        long long line = (long long)cJSON_GetObjectItem(tl, "line")->valuedouble;
+        const char *fn = cJSON_GetObjectItem(tl, "name")->valuestring;
+        long long cnt = (long long)cJSON_GetObjectItem(tl, "count")->valuedouble;
+        long long each =
+            (long long)cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
+        leaked_allocs += cnt;
+        const ms_leak *finding = NULL;
+        const ms_leak_member *hit = leak_member_at(fx, r, file, line, fn, &finding);
+        CHECK_TRUE_IN(name, hit != NULL);
+        if (!hit) {
+            fprintf(stderr, "%s: no leak found at %s:%lld %s\n", name, file, line, fn);
+            continue;
+        }
+        CHECK_EQ_INT_IN(name, hit->count, cnt);
+        CHECK_EQ_INT_IN(name, hit->bytes_each_min, each);
+        CHECK_EQ_INT_IN(name, hit->bytes_each_max, each);
+        CHECK_EQ_INT_IN(name, hit->bytes, cnt * each);
+        /* Each scenario leaks the same number every iteration. */
+        CHECK_EQ_INT_IN(name, (long long)(hit->growth_count + 0.5), cnt / iters);
+        CHECK_EQ_INT_IN(name, (long long)(hit->growth_bytes + 0.5), cnt / iters * each);
+        CHECK_EQ_INT_IN(name, hit->n_index, cnt);
+        for (size_t j = 0; j < hit->n_index; j++)
+            CHECK_EQ_INT_IN(name, fx->t->allocs[r->alloc_index[hit->first_index + j]].size,
+                            each);
+    }
+
+    if (check_marks) {
+        /* Chart marks: one per leaked allocation, labelled with site and size. */
+        ms_leak_mark *mk = NULL;
+        size_t nm = 0;
+        ms_error err;
+        CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx->s, fx->t, NULL, &err), 0);
+        CHECK_EQ_INT_IN(name, nm, leaked_allocs);
+        for (size_t i = 0; i < nm; i++) {
+            CHECK_TRUE_IN(name, mk[i].alloc_index < fx->t->n_allocs);
+            CHECK_TRUE_IN(name, mk[i].kind == MS_LEAK_LEAK);
+            CHECK_TRUE_IN(name, strstr(mk[i].label, "scenarios") != NULL);
+        }
+        ms_leak_marks_free(mk);
+    }
+}
+
 static void test_truth_leaks(const char *name, bool check_marks)
 {
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        check_iterations(name, &fx, r->iterations);
-        cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks");
-        long long iters = (long long)cJSON_GetObjectItem(fx.truth, "iterations")->valuedouble;
-        CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
-        check_members_sum(name, r);
-        check_stacks(name, &fx, r);
-        long long leaked_allocs = 0;
-        cJSON *tl;
-        cJSON_ArrayForEach(tl, truth)
-        {
-            const char *file = cJSON_GetObjectItem(tl, "filename")->valuestring;
-            long long line = (long long)cJSON_GetObjectItem(tl, "line")->valuedouble;
-            const char *fn = cJSON_GetObjectItem(tl, "name")->valuestring;
-            long long cnt = (long long)cJSON_GetObjectItem(tl, "count")->valuedouble;
-            long long each =
-                (long long)cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
-            leaked_allocs += cnt;
-            const ms_leak *finding = NULL;
-            const ms_leak_member *hit = leak_member_at(&fx, r, file, line, fn, &finding);
-            CHECK_TRUE_IN(name, hit != NULL);
-            if (!hit) {
-                fprintf(stderr, "%s: no leak found at %s:%lld %s\n", name, file, line, fn);
-                continue;
-            }
-            CHECK_EQ_INT_IN(name, hit->count, cnt);
-            CHECK_EQ_INT_IN(name, hit->bytes_each_min, each);
-            CHECK_EQ_INT_IN(name, hit->bytes_each_max, each);
-            CHECK_EQ_INT_IN(name, hit->bytes, cnt * each);
-            /* Each scenario leaks the same number every iteration. */
-            CHECK_EQ_INT_IN(name, (long long)(hit->growth_count + 0.5), cnt / iters);
-            CHECK_EQ_INT_IN(name, (long long)(hit->growth_bytes + 0.5), cnt / iters * each);
-            CHECK_EQ_INT_IN(name, hit->n_index, cnt);
-            for (size_t j = 0; j < hit->n_index; j++)
-                CHECK_EQ_INT_IN(name, fx.t->allocs[r->alloc_index[hit->first_index + j]].size,
-                                each);
-        }
-
-        if (check_marks) {
-            /* Chart marks: one per leaked allocation, labelled with site and size. */
-            ms_leak_mark *mk = NULL;
-            size_t nm = 0;
-            ms_error err;
-            CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
-            CHECK_EQ_INT_IN(name, nm, leaked_allocs);
-            for (size_t i = 0; i < nm; i++) {
-                CHECK_TRUE_IN(name, mk[i].alloc_index < fx.t->n_allocs);
-                CHECK_TRUE_IN(name, mk[i].kind == MS_LEAK_LEAK);
-                CHECK_TRUE_IN(name, strstr(mk[i].label, "scenarios") != NULL);
-            }
-            ms_leak_marks_free(mk);
-        }
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, truth_leak_checks, &check_marks);
 }
 
 static bool frame_matches(const fixture *fx, uint32_t frame, const cJSON *want)
@@ -429,76 +442,74 @@ static void test_site_user_frames(void)
  * named graph, blamed on the line that calls the forward, whose allocations come from
  * every step and grow by what the allocator's own counters measured per step (steps
  * after the first, which also makes one-time allocations). */
+static void graph_leak_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    (void)arg;
+    check_iterations(name, fx, r->iterations);
+    check_members_sum(name, r);
+    check_stacks(name, fx, r);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 1);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+    cJSON *tl = cJSON_GetArrayItem(cJSON_GetObjectItem(fx->truth, "leaks"), 0);
+    const ms_leak *L = r->n ? &r->items[0] : NULL;
+    CHECK_TRUE_IN(name, L && L->kind == MS_LEAK_LEAK && tl);
+    if (L && tl) {
+        CHECK_EQ_STR_IN(name, ms_leak_pattern_name(L->pattern),
+                        cJSON_GetObjectItem(tl, "kind")->valuestring);
+        CHECK_TRUE_IN(name, L->n_members >= 2);
+        CHECK_TRUE_IN(name,
+                      frame_is(fx, L->call_site,
+                               cJSON_GetObjectItem(tl, "filename")->valuestring,
+                               (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
+                               cJSON_GetObjectItem(tl, "name")->valuestring));
+        /* Made in every step: `count` graphs are kept. */
+        long long steps = (long long)cJSON_GetObjectItem(tl, "count")->valuedouble;
+        size_t nit = r->iterations->n;
+        bool *made = calloc(nit + 1, sizeof *made);
+        long long distinct = 0;
+        for (size_t j = 0; made && j < L->n_index; j++) {
+            const ms_alloc *a = &fx->t->allocs[r->alloc_index[L->first_index + j]];
+            size_t k = 0;
+            while (k < nit && r->iterations->items[k].end_event <= a->alloc_event)
+                k++;
+            distinct += !made[k];
+            made[k] = true;
+        }
+        free(made);
+        CHECK_EQ_INT_IN(name, distinct, steps);
+        cJSON *req = cJSON_GetObjectItem(fx->truth, "growth_per_step_requested_bytes");
+        cJSON *alc = cJSON_GetObjectItem(fx->truth, "growth_per_step_allocated_bytes");
+        double mreq = 0, malc = 0;
+        int n = cJSON_GetArraySize(req);
+        for (int k = 1; k < n; k++) {
+            mreq += cJSON_GetArrayItem(req, k)->valuedouble / (n - 1);
+            malc += cJSON_GetArrayItem(alc, k)->valuedouble / (n - 1);
+        }
+        /* Requested bytes, and block bytes as memory_allocated() counts them. */
+        double g = L->growth_bytes, ga = L->growth_allocated_bytes;
+        CHECK_TRUE_IN(name, fabs(g - mreq) <= 0.02 * mreq);
+        CHECK_TRUE_IN(name, fabs(ga - malc) <= 0.02 * malc);
+        if (fabs(g - mreq) > 0.02 * mreq || fabs(ga - malc) > 0.02 * malc)
+            fprintf(stderr, "%s: growth %.0f (allocated %.0f), measured %.0f (%.0f)\n", name,
+                    g, ga, mreq, malc);
+    }
+    /* The chart labels the finding once: every mark is of finding 0, one label. */
+    ms_leak_mark *mk = NULL;
+    size_t nm = 0;
+    ms_error err;
+    CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx->s, fx->t, NULL, &err), 0);
+    CHECK_EQ_INT_IN(name, nm, L ? L->count : 0);
+    for (size_t i = 0; i < nm; i++) {
+        CHECK_EQ_INT_IN(name, mk[i].finding, 0);
+        CHECK_EQ_STR_IN(name, mk[i].label, mk[0].label);
+    }
+    CHECK_TRUE_IN(name, nm && strstr(mk[0].label, "graph") != NULL);
+    ms_leak_marks_free(mk);
+}
+
 static void test_graph_leak(const char *name)
 {
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        check_iterations(name, &fx, r->iterations);
-        check_members_sum(name, r);
-        check_stacks(name, &fx, r);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 1);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
-        cJSON *tl = cJSON_GetArrayItem(cJSON_GetObjectItem(fx.truth, "leaks"), 0);
-        const ms_leak *L = r->n ? &r->items[0] : NULL;
-        CHECK_TRUE_IN(name, L && L->kind == MS_LEAK_LEAK && tl);
-        if (L && tl) {
-            CHECK_EQ_STR_IN(name, ms_leak_pattern_name(L->pattern),
-                            cJSON_GetObjectItem(tl, "kind")->valuestring);
-            CHECK_TRUE_IN(name, L->n_members >= 2);
-            CHECK_TRUE_IN(name,
-                          frame_is(&fx, L->call_site,
-                                   cJSON_GetObjectItem(tl, "filename")->valuestring,
-                                   (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
-                                   cJSON_GetObjectItem(tl, "name")->valuestring));
-            /* Made in every step: `count` graphs are kept. */
-            long long steps = (long long)cJSON_GetObjectItem(tl, "count")->valuedouble;
-            size_t nit = r->iterations->n;
-            bool *made = calloc(nit + 1, sizeof *made);
-            long long distinct = 0;
-            for (size_t j = 0; made && j < L->n_index; j++) {
-                const ms_alloc *a = &fx.t->allocs[r->alloc_index[L->first_index + j]];
-                size_t k = 0;
-                while (k < nit && r->iterations->items[k].end_event <= a->alloc_event)
-                    k++;
-                distinct += !made[k];
-                made[k] = true;
-            }
-            free(made);
-            CHECK_EQ_INT_IN(name, distinct, steps);
-            cJSON *req = cJSON_GetObjectItem(fx.truth, "growth_per_step_requested_bytes");
-            cJSON *alc = cJSON_GetObjectItem(fx.truth, "growth_per_step_allocated_bytes");
-            double mreq = 0, malc = 0;
-            int n = cJSON_GetArraySize(req);
-            for (int k = 1; k < n; k++) {
-                mreq += cJSON_GetArrayItem(req, k)->valuedouble / (n - 1);
-                malc += cJSON_GetArrayItem(alc, k)->valuedouble / (n - 1);
-            }
-            /* Requested bytes, and block bytes as memory_allocated() counts them. */
-            double g = L->growth_bytes, ga = L->growth_allocated_bytes;
-            CHECK_TRUE_IN(name, fabs(g - mreq) <= 0.02 * mreq);
-            CHECK_TRUE_IN(name, fabs(ga - malc) <= 0.02 * malc);
-            if (fabs(g - mreq) > 0.02 * mreq || fabs(ga - malc) > 0.02 * malc)
-                fprintf(stderr, "%s: growth %.0f (allocated %.0f), measured %.0f (%.0f)\n", name,
-                        g, ga, mreq, malc);
-        }
-        /* The chart labels the finding once: every mark is of finding 0, one label. */
-        ms_leak_mark *mk = NULL;
-        size_t nm = 0;
-        ms_error err;
-        CHECK_EQ_INT_IN(name, ms_leak_marks_build(&mk, &nm, fx.s, fx.t, NULL, &err), 0);
-        CHECK_EQ_INT_IN(name, nm, L ? L->count : 0);
-        for (size_t i = 0; i < nm; i++) {
-            CHECK_EQ_INT_IN(name, mk[i].finding, 0);
-            CHECK_EQ_STR_IN(name, mk[i].label, mk[0].label);
-        }
-        CHECK_TRUE_IN(name, nm && strstr(mk[0].label, "graph") != NULL);
-        ms_leak_marks_free(mk);
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, graph_leak_checks, NULL);
 }
 
 /* The allocations a leak's line makes once (the cuBLAS workspace at the first matmul)
@@ -547,53 +558,49 @@ static bool made_by_optimizer(const fixture *fx, const ms_leak_report *r, const 
     return false;
 }
 
+static void no_leak_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    bool trained = *(const bool *)arg;
+    check_iterations(name, fx, r->iterations);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+    check_members_sum(name, r);
+    check_stacks(name, fx, r);
+    bool optim_retained = false;
+    for (size_t i = 0; i < r->n; i++) {
+        const ms_leak *L = &r->items[i];
+        bool by_opt = made_by_optimizer(fx, r, L);
+        if (by_opt)
+            CHECK_TRUE_IN(name, L->kind == MS_LEAK_RETAINED);
+        if (by_opt && L->kind == MS_LEAK_RETAINED)
+            optim_retained = true;
+    }
+    /* Optimizer state exists when the whole first step is in the trace. */
+    if (trained)
+        CHECK_TRUE_IN(name, optim_retained);
+}
+
 static void test_no_leak(const char *name, bool trained)
 {
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        check_iterations(name, &fx, r->iterations);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
-        check_members_sum(name, r);
-        check_stacks(name, &fx, r);
-        bool optim_retained = false;
-        for (size_t i = 0; i < r->n; i++) {
-            const ms_leak *L = &r->items[i];
-            bool by_opt = made_by_optimizer(&fx, r, L);
-            if (by_opt)
-                CHECK_TRUE_IN(name, L->kind == MS_LEAK_RETAINED);
-            if (by_opt && L->kind == MS_LEAK_RETAINED)
-                optim_retained = true;
-        }
-        /* Optimizer state exists when the whole first step is in the trace. */
-        if (trained)
-            CHECK_TRUE_IN(name, optim_retained);
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, no_leak_checks, &trained);
+}
+
+static void oom_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    (void)arg;
+    CHECK_TRUE_IN(name, r->oom_count >= 1);
+    /* The scenario asks for 256 MiB + 512 bytes per tensor already made; the trace
+     * keeps the requested size (the observer sees it rounded). */
+    long long made =
+        (long long)cJSON_GetObjectItem(fx->truth, "tensors_before_oom")->valuedouble;
+    CHECK_EQ_INT_IN(name, r->first_oom_bytes, 256ll * 1048576 + 512 * made);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
 }
 
 static void test_oom(void)
 {
     const char *name = "oom";
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        CHECK_TRUE_IN(name, r->oom_count >= 1);
-        /* The scenario asks for 256 MiB + 512 bytes per tensor already made; the trace
-         * keeps the requested size (the observer sees it rounded). */
-        long long made =
-            (long long)cJSON_GetObjectItem(fx.truth, "tensors_before_oom")->valuedouble;
-        CHECK_EQ_INT_IN(name, r->first_oom_bytes, 256ll * 1048576 + 512 * made);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, oom_checks, NULL);
 }
 
 /* A stated count wins over the automatic one; --step names the marker. */
@@ -646,91 +653,84 @@ static void test_trace_only(const char *name, int64_t first_slack)
 /* A cache built on the first pass only: retained, never a leak. The first iteration's
  * cache-building events come before the steady-state first event (the batch), so its
  * start is found 5 events late; every other boundary is exact. */
+static void warm_cache_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    (void)arg;
+    check_iterations_slack(name, fx, r->iterations, 5);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+    CHECK_TRUE_IN(name, count_kind(r, MS_LEAK_RETAINED) > 0);
+}
+
 static void test_warm_cache(void)
 {
     const char *name = "noleak_warm_cache";
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        check_iterations_slack(name, &fx, r->iterations, 5);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 0);
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
-        CHECK_TRUE_IN(name, count_kind(r, MS_LEAK_RETAINED) > 0);
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, warm_cache_checks, NULL);
     test_trace_only(name, 5);
 }
 
 /* Every snapshot in testdata/, the ones other tests name and any added later: where the
  * truth injected no leak (no `leaks`, or `leaks: []`), no leak and no suspect; where it
  * lists sites, exactly that many leaking sites (one finding for a graph), each found. */
+static void snapshot_checks(const char *name, fixture *fx, ms_leak_report *r, void *arg)
+{
+    size_t *seen = arg;
+    (*seen)++;
+    check_members_sum(name, r);
+    cJSON *truth = cJSON_GetObjectItem(fx->truth, "leaks"), *tl;
+    /* Leaks whose sites cannot be named (a context=None rewrite), or whose naming is
+     * issue 22's (made inside a library): found, at least; their sites are checked
+     * where the site rule is. */
+    if (!truth && (cJSON_GetObjectItem(fx->truth, "leaks_without_sites") ||
+                   cJSON_GetObjectItem(fx->truth, "verdicts_for_issue_22"))) {
+        bool leaks = cJSON_GetObjectItem(fx->truth, "leaks_without_sites") ||
+                     cJSON_GetArraySize(cJSON_GetObjectItem(
+                         cJSON_GetObjectItem(fx->truth, "verdicts_for_issue_22"), "leaks")) > 0;
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK) > 0, leaks);
+        return;
+    }
+    CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
+    bool graph = false;
+    cJSON_ArrayForEach(tl, truth)
+    {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(tl, "kind"));
+        graph = graph || (kind && !strcmp(kind, "graph"));
+    }
+    if (graph) {
+        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 1);
+    } else {
+        CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
+        cJSON_ArrayForEach(tl, truth)
+        {
+            const ms_leak *finding = NULL;
+            const ms_leak_member *M = leak_member_at(
+                fx, r, cJSON_GetObjectItem(tl, "filename")->valuestring,
+                (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
+                cJSON_GetObjectItem(tl, "name")->valuestring, &finding);
+            CHECK_TRUE_IN(name, M != NULL);
+            if (M)
+                CHECK_EQ_INT_IN(name, M->count,
+                                (long long)cJSON_GetObjectItem(tl, "count")->valuedouble);
+            /* The block each holds where the truth read it (seg_roundup: rounded by
+             * roundup_power2_divisions): growth in blocks is the allocations' growth
+             * times that block, and the allocator's rule gives it for the request. */
+            const cJSON *alloc = cJSON_GetObjectItem(tl, "bytes_each_allocated");
+            if (M && cJSON_IsNumber(alloc)) {
+                double req = cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
+                CHECK_EQ_INT_IN(name, ms_alloc_block_size(fx->s, (uint64_t)req),
+                                (long long)alloc->valuedouble);
+                CHECK_TRUE_IN(name, M->growth_count > 0);
+                CHECK_EQ_INT_IN(name, (long long)(M->growth_allocated_bytes + 0.5),
+                                (long long)(M->growth_count * alloc->valuedouble + 0.5));
+            }
+        }
+    }
+}
+
 static void each_snapshot(const char *path, const char *name, void *arg)
 {
     (void)path;
-    size_t *seen = arg;
-    fixture fx;
-    if (open_fixture(&fx, name))
-        return;
-    ms_leak_report *r = find(name, &fx);
-    if (r) {
-        (*seen)++;
-        check_members_sum(name, r);
-        cJSON *truth = cJSON_GetObjectItem(fx.truth, "leaks"), *tl;
-        /* Leaks whose sites cannot be named (a context=None rewrite), or whose naming is
-         * issue 22's (made inside a library): found, at least; their sites are checked
-         * where the site rule is. */
-        if (!truth && (cJSON_GetObjectItem(fx.truth, "leaks_without_sites") ||
-                       cJSON_GetObjectItem(fx.truth, "verdicts_for_issue_22"))) {
-            bool leaks = cJSON_GetObjectItem(fx.truth, "leaks_without_sites") ||
-                         cJSON_GetArraySize(cJSON_GetObjectItem(
-                             cJSON_GetObjectItem(fx.truth, "verdicts_for_issue_22"), "leaks")) > 0;
-            CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK) > 0, leaks);
-            ms_leak_report_free(r);
-            close_fixture(&fx);
-            return;
-        }
-        CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_SUSPECT), 0);
-        bool graph = false;
-        cJSON_ArrayForEach(tl, truth)
-        {
-            const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(tl, "kind"));
-            graph = graph || (kind && !strcmp(kind, "graph"));
-        }
-        if (graph) {
-            CHECK_EQ_INT_IN(name, count_kind(r, MS_LEAK_LEAK), 1);
-        } else {
-            CHECK_EQ_INT_IN(name, count_leak_members(r), cJSON_GetArraySize(truth));
-            cJSON_ArrayForEach(tl, truth)
-            {
-                const ms_leak *finding = NULL;
-                const ms_leak_member *M = leak_member_at(
-                    &fx, r, cJSON_GetObjectItem(tl, "filename")->valuestring,
-                    (long long)cJSON_GetObjectItem(tl, "line")->valuedouble,
-                    cJSON_GetObjectItem(tl, "name")->valuestring, &finding);
-                CHECK_TRUE_IN(name, M != NULL);
-                if (M)
-                    CHECK_EQ_INT_IN(name, M->count,
-                                    (long long)cJSON_GetObjectItem(tl, "count")->valuedouble);
-                /* The block each holds where the truth read it (seg_roundup: rounded by
-                 * roundup_power2_divisions): growth in blocks is the allocations' growth
-                 * times that block, and the allocator's rule gives it for the request. */
-                const cJSON *alloc = cJSON_GetObjectItem(tl, "bytes_each_allocated");
-                if (M && cJSON_IsNumber(alloc)) {
-                    double req = cJSON_GetObjectItem(tl, "bytes_each_requested")->valuedouble;
-                    CHECK_EQ_INT_IN(name, ms_alloc_block_size(fx.s, (uint64_t)req),
-                                    (long long)alloc->valuedouble);
-                    CHECK_TRUE_IN(name, M->growth_count > 0);
-                    CHECK_EQ_INT_IN(name, (long long)(M->growth_allocated_bytes + 0.5),
-                                    (long long)(M->growth_count * alloc->valuedouble + 0.5));
-                }
-            }
-        }
-        ms_leak_report_free(r);
-    }
-    close_fixture(&fx);
+    with_report(name, snapshot_checks, arg);
 }
 
 int main(void)

@@ -7,16 +7,6 @@
 #include "check.h"
 #include "memsnap/oom.h"
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v)) {
-        check_fail("truth lacks %s", key);
-        return -1;
-    }
-    return v->valuedouble;
-}
-
 static ms_block_state state_of(const char *text)
 {
     if (!strcmp(text, "active_allocated"))
@@ -28,21 +18,30 @@ static ms_block_state state_of(const char *text)
     return MS_BLOCK_OTHER;
 }
 
+/* The allocator's counters against a measured state (the truth's memory_snapshot()). */
+static void check_counters(const char *ctx, uint64_t allocated, uint64_t reserved,
+                           uint64_t free_bytes, uint64_t free_blocks, uint64_t largest_free,
+                           const cJSON *want)
+{
+    CHECK_EQ_INT_IN(ctx, allocated, check_truth_num(want, "allocated_bytes"));
+    CHECK_EQ_INT_IN(ctx, reserved, check_truth_num(want, "reserved_bytes"));
+    CHECK_EQ_INT_IN(ctx, free_bytes, check_truth_num(want, "inactive_blocks_bytes"));
+    CHECK_EQ_INT_IN(ctx, free_blocks, check_truth_num(want, "inactive_blocks_count"));
+    CHECK_EQ_INT_IN(ctx, largest_free, check_truth_num(want, "largest_inactive_block_bytes"));
+}
+
 /* A rebuilt state against a measured one: counters and every segment's blocks. */
 static void check_state(const char *ctx, const ms_heap *h, const cJSON *want)
 {
-    CHECK_EQ_INT_IN(ctx, h->allocated_bytes, num(want, "allocated_bytes"));
-    CHECK_EQ_INT_IN(ctx, h->reserved_bytes, num(want, "reserved_bytes"));
-    CHECK_EQ_INT_IN(ctx, h->inactive_bytes, num(want, "inactive_blocks_bytes"));
-    CHECK_EQ_INT_IN(ctx, h->inactive_count, num(want, "inactive_blocks_count"));
-    CHECK_EQ_INT_IN(ctx, h->largest_inactive, num(want, "largest_inactive_block_bytes"));
+    check_counters(ctx, h->allocated_bytes, h->reserved_bytes, h->inactive_bytes,
+                   h->inactive_count, h->largest_inactive, want);
     const cJSON *segs = cJSON_GetObjectItemCaseSensitive(want, "segments");
     CHECK_EQ_INT_IN(ctx, h->n_segments, cJSON_GetArraySize(segs));
     const cJSON *sg;
     size_t blocks_checked = 0;
     cJSON_ArrayForEach(sg, segs)
     {
-        uint64_t addr = (uint64_t)num(sg, "address");
+        uint64_t addr = (uint64_t)check_truth_num(sg, "address");
         size_t k = 0;
         while (k < h->n_segments && h->segments[k].address != addr)
             k++;
@@ -51,7 +50,7 @@ static void check_state(const char *ctx, const ms_heap *h, const cJSON *want)
             continue;
         }
         const ms_heap_segment *g = &h->segments[k];
-        CHECK_EQ_INT_IN(ctx, g->total_size, num(sg, "total_size"));
+        CHECK_EQ_INT_IN(ctx, g->total_size, check_truth_num(sg, "total_size"));
         CHECK_EQ_INT_IN(ctx, g->is_expandable,
                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sg, "is_expandable")));
         const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sg, "segment_type"));
@@ -114,24 +113,25 @@ static void check_cause_rule(const char *name, const cJSON *truth, const ms_oom 
             CHECK_TRUE_IN(ctx, got <= want && want - got < (double)MiB);
         }
         CHECK_EQ_INT_IN(ctx, o->iters[o->n_iters - 1].index + 1,
-                        (size_t)num(truth, "iterations") + 1);
+                        (size_t)check_truth_num(truth, "iterations") + 1);
         /* The real peak is in the failing iteration. */
         CHECK_EQ_INT_IN(ctx, o->peak_iteration, o->iters[o->n_iters - 1].index);
         /* The free pieces add up to more than the request and would have served it
          * joined, but the failing iteration (grown twice as much as the one before at
          * the same allocation) still had to allocate more than them. */
         const cJSON *t_oom = cJSON_GetObjectItemCaseSensitive(truth, "oom");
-        CHECK_EQ_INT_IN(ctx, o->usable_free_bytes, num(t_oom, "free_in_reserved_large_pool_bytes"));
+        CHECK_EQ_INT_IN(ctx, o->usable_free_bytes,
+                        check_truth_num(t_oom, "free_in_reserved_large_pool_bytes"));
         CHECK_TRUE_IN(ctx, o->usable_free_bytes > o->request_block_bytes);
         CHECK_EQ_INT_IN(ctx, o->basis, MS_OOM_BASIS_PREVIOUS_ALLOCATIONS);
         CHECK_EQ_INT_IN(ctx, o->basis_iteration, o->iters[o->n_iters - 2].index);
         CHECK_TRUE_IN(ctx, o->still_to_allocate > o->usable_free_bytes);
         /* Activations: 95% of live memory, one 8 MiB tensor (8192 rows x 256 floats) per
          * layer call; checkpointing would save most of them. */
-        CHECK_TRUE_IN(ctx, num(t_oom, "activation_fraction_of_live") > 0.9);
+        CHECK_TRUE_IN(ctx, check_truth_num(t_oom, "activation_fraction_of_live") > 0.9);
         CHECK_TRUE_IN(ctx, o->act_layer_calls > 200);
         CHECK_EQ_INT_IN(ctx, o->act_layer_bytes / (int64_t)o->act_layer_calls,
-                        num(t_oom, "rows") * 256 * 4);
+                        check_truth_num(t_oom, "rows") * 256 * 4);
         CHECK_TRUE_IN(ctx, o->checkpoint_save_bytes * 4 > o->act_layer_bytes * 3);
         CHECK_TRUE_IN(ctx, strstr(o->advice[0], "activation checkpointing") != NULL);
         CHECK_TRUE_IN(ctx, strstr(o->advice[0], "8.00 MiB per layer call") != NULL);
@@ -174,15 +174,11 @@ static void one(const char *path, const char *name, void *arg)
             const cJSON *args = cJSON_GetObjectItemCaseSensitive(oom, "observer_args");
             char ctx[128];
             snprintf(ctx, sizeof ctx, "%s at_oom", name);
-            CHECK_EQ_INT_IN(ctx, o->free_in_reserved_bytes, num(at, "inactive_blocks_bytes"));
-            CHECK_EQ_INT_IN(ctx, o->largest_free_block_bytes,
-                            num(at, "largest_inactive_block_bytes"));
-            CHECK_EQ_INT_IN(ctx, o->free_blocks, num(at, "inactive_blocks_count"));
-            CHECK_EQ_INT_IN(ctx, o->allocated_bytes, num(at, "allocated_bytes"));
-            CHECK_EQ_INT_IN(ctx, o->reserved_bytes, num(at, "reserved_bytes"));
-            CHECK_EQ_INT_IN(ctx, o->device_free_bytes, num(args, "device_free"));
+            check_counters(ctx, o->allocated_bytes, o->reserved_bytes, o->free_in_reserved_bytes,
+                           o->free_blocks, o->largest_free_block_bytes, at);
+            CHECK_EQ_INT_IN(ctx, o->device_free_bytes, check_truth_num(args, "device_free"));
             /* The observer's `alloc` is the cudaMalloc the allocator tried. */
-            CHECK_EQ_INT_IN(ctx, o->segment_request_bytes, num(args, "alloc"));
+            CHECK_EQ_INT_IN(ctx, o->segment_request_bytes, check_truth_num(args, "alloc"));
             const cJSON *req = cJSON_GetObjectItemCaseSensitive(oom, "request_bytes");
             if (cJSON_IsNumber(req))
                 CHECK_EQ_INT_IN(ctx, o->request_bytes, req->valuedouble);
@@ -202,12 +198,13 @@ static void one(const char *path, const char *name, void *arg)
                 const ms_frame *fr = ms_snapshot_frame(s, o->leak_site);
                 CHECK_TRUE_IN(ctx, fr != NULL);
                 if (fr) {
-                    CHECK_EQ_INT_IN(ctx, fr->line, num(l0, "line"));
+                    CHECK_EQ_INT_IN(ctx, fr->line, check_truth_num(l0, "line"));
                     CHECK_EQ_STR_IN(ctx, ms_snapshot_string(s, fr->filename),
                                     cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(l0, "filename")));
                 }
                 CHECK_EQ_INT_IN(ctx, o->leak_bytes,
-                                num(l0, "count") * num(l0, "bytes_each_requested"));
+                                check_truth_num(l0, "count") *
+                                    check_truth_num(l0, "bytes_each_requested"));
             }
             /* Every recording ran under a per-process limit with the GPU mostly free. */
             CHECK_TRUE_IN(ctx, o->limit_refused);

@@ -11,14 +11,16 @@
 #include "memsnap/oom.h"
 #include "memsnap/run.h"
 
-static double num(const cJSON *o, const char *key)
+/* `memsnap ARGS testdata/NAME.pickle` (MEMSNAP_BIN, which ctest sets), which must exit 0:
+ * its output, to free(). */
+static char *cli_out(const char *args, const char *name)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v)) {
-        check_fail("truth lacks %s", key);
-        return -1;
-    }
-    return v->valuedouble;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' %s testdata/%s.pickle", getenv("MEMSNAP_BIN"), args, name);
+    int st = 0;
+    char *out = check_run(cmd, &st);
+    CHECK_EQ_INT_IN(name, st, 0);
+    return out;
 }
 
 static const char *bytes(double v, char *buf)
@@ -34,6 +36,7 @@ typedef struct opened {
     const ms_oom *o;
     const ms_iterations *it;
     cJSON *truth;
+    const cJSON *t_oom; /* the truth's "oom" */
 } opened;
 
 static int open_oom(opened *x, const char *name)
@@ -57,6 +60,11 @@ static int open_oom(opened *x, const char *name)
     if (r->n != 1)
         return -1;
     x->o = &r->items[0];
+    /* Every recording names its cause. */
+    x->t_oom = cJSON_GetObjectItemCaseSensitive(x->truth, "oom");
+    CHECK_EQ_STR_IN(name, ms_oom_cause_name(x->o->cause),
+                    cJSON_GetStringValue(
+                        cJSON_GetObjectItemCaseSensitive(x->t_oom, "expected_cause")));
     return 0;
 }
 
@@ -67,13 +75,22 @@ static void close_oom(opened *x)
     cJSON_Delete(x->truth);
 }
 
+/* Calls fn with the one OOM of testdata/NAME.pickle, opened (open_oom), then closes it. */
+static void with_oom(const char *name, void (*fn)(const char *ctx, const opened *x))
+{
+    opened x;
+    if (open_oom(&x, name) == 0)
+        fn(name, &x);
+    close_oom(&x);
+}
+
 /* The limit the script set (the observer's device_allocated: "2.00 GiB allowed"). */
 static void check_limit(const char *ctx, const ms_oom *o, const cJSON *t_oom)
 {
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(t_oom, "observer_args");
     CHECK_TRUE_IN(ctx, o->limit_refused);
     CHECK_TRUE_IN(ctx, !o->limit_is_device);
-    CHECK_EQ_INT_IN(ctx, o->limit_bytes, num(args, "device_allocated"));
+    CHECK_EQ_INT_IN(ctx, o->limit_bytes, check_truth_num(args, "device_allocated"));
 }
 
 static bool any_advice(const ms_oom *o, const char *needle)
@@ -84,50 +101,45 @@ static bool any_advice(const ms_oom *o, const char *needle)
     return false;
 }
 
+static void bystander_verdict(const char *ctx, const opened *x)
+{
+    const ms_oom *o = x->o;
+    const cJSON *t_oom = x->t_oom;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(t_oom, "at_oom");
+    /* No iteration before it: the request alone is weighed. */
+    CHECK_EQ_INT_IN(ctx, o->basis, MS_OOM_BASIS_SHARE_OF_LIVE);
+    char a[32], b[32], want[200];
+    snprintf(want, sizeof want, "joined, the %s of free pieces would serve the %s request",
+             bytes(check_truth_num(at, "inactive_blocks_bytes"), a),
+             bytes(check_truth_num(t_oom, "request_bytes"), b));
+    CHECK_EQ_STR_IN(ctx, o->evidence, want);
+    CHECK_EQ_STR_IN(ctx, o->evidence,
+                    "joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request");
+    CHECK_EQ_INT_IN(ctx, o->usable_free_blocks, check_truth_num(at, "inactive_blocks_count"));
+    CHECK_EQ_INT_IN(ctx, o->largest_usable_block,
+                    check_truth_num(at, "largest_inactive_block_bytes"));
+    /* The bystander is the largest allocation alive, and no advice blames it. */
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(x->truth, "bystander");
+    CHECK_EQ_INT_IN(ctx, o->largest_alive_bytes, check_truth_num(by, "bytes"));
+    CHECK_TRUE_IN(ctx, !any_advice(o, "split or shrink"));
+    check_limit(ctx, o, t_oom);
+    /* Joined, the pieces hold the request: 1.37 GiB + 300 MiB fits under 2 GiB. */
+    CHECK_TRUE_IN(ctx, strstr(o->advice[0], "expandable_segments:True") != NULL);
+    CHECK_TRUE_IN(ctx, strstr(o->advice[0], "fits under the 2.00 GiB limit") != NULL);
+}
+
 static void bystander(void)
 {
     const char *ctx = "v3_oom_bystander";
-    opened x;
-    if (open_oom(&x, ctx) == 0) {
-        const ms_oom *o = x.o;
-        const cJSON *t_oom = cJSON_GetObjectItemCaseSensitive(x.truth, "oom");
-        const cJSON *at = cJSON_GetObjectItemCaseSensitive(t_oom, "at_oom");
-        CHECK_EQ_STR_IN(ctx, ms_oom_cause_name(o->cause),
-                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t_oom, "expected_cause")));
-        /* No iteration before it: the request alone is weighed. */
-        CHECK_EQ_INT_IN(ctx, o->basis, MS_OOM_BASIS_SHARE_OF_LIVE);
-        char a[32], b[32], want[200];
-        snprintf(want, sizeof want, "joined, the %s of free pieces would serve the %s request",
-                 bytes(num(at, "inactive_blocks_bytes"), a), bytes(num(t_oom, "request_bytes"), b));
-        CHECK_EQ_STR_IN(ctx, o->evidence, want);
-        CHECK_EQ_STR_IN(ctx, o->evidence,
-                        "joined, the 524.00 MiB of free pieces would serve the 300.00 MiB request");
-        CHECK_EQ_INT_IN(ctx, o->usable_free_blocks, num(at, "inactive_blocks_count"));
-        CHECK_EQ_INT_IN(ctx, o->largest_usable_block, num(at, "largest_inactive_block_bytes"));
-        /* The bystander is the largest allocation alive, and no advice blames it. */
-        const cJSON *by = cJSON_GetObjectItemCaseSensitive(x.truth, "bystander");
-        CHECK_EQ_INT_IN(ctx, o->largest_alive_bytes, num(by, "bytes"));
-        CHECK_TRUE_IN(ctx, !any_advice(o, "split or shrink"));
-        check_limit(ctx, o, t_oom);
-        /* Joined, the pieces hold the request: 1.37 GiB + 300 MiB fits under 2 GiB. */
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "expandable_segments:True") != NULL);
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "fits under the 2.00 GiB limit") != NULL);
-    }
-    close_oom(&x);
-    const char *bin = getenv("MEMSNAP_BIN");
-    if (!bin)
+    with_oom(ctx, bystander_verdict);
+    if (!getenv("MEMSNAP_BIN"))
         return;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' oom testdata/%s.pickle", bin, ctx);
-    int st = 0;
-    char *out = check_run(cmd, &st);
-    CHECK_EQ_INT_IN(ctx, st, 0);
+    char *out = cli_out("oom", ctx);
     CHECK_TRUE_IN(ctx, out && strstr(out, "cause fragmentation\n"));
     CHECK_TRUE_IN(ctx, out && strstr(out, "evidence          joined, the 524.00 MiB of free pieces "
                                           "would serve the 300.00 MiB request\n"));
-    snprintf(cmd, sizeof cmd, "'%s' oom --json testdata/%s.pickle", bin, ctx);
     free(out);
-    out = check_run(cmd, &st);
+    out = cli_out("oom --json", ctx);
     cJSON *j = out ? cJSON_Parse(out) : NULL;
     const cJSON *e = cJSON_GetArrayItem(
         cJSON_GetObjectItemCaseSensitive(
@@ -143,74 +155,71 @@ static void bystander(void)
     free(out);
 }
 
+static void deep_growing_verdict(const char *ctx, const opened *x)
+{
+    const ms_oom *o = x->o;
+    const cJSON *t_oom = x->t_oom;
+    check_limit(ctx, o, t_oom);
+    /* How far it got: 12 of 24 blocks (two layer calls a block; the head is one more
+     * call in the previous step, hence within 3%). */
+    double done = check_truth_num(t_oom, "blocks_completed_at_oom") /
+                  check_truth_num(t_oom, "blocks_total");
+    printf("  %s: %llu of %llu layer calls (%.3f, truth %.3f), ratio %.3f (truth %.3f)\n", ctx,
+           (unsigned long long)o->act_layer_calls, (unsigned long long)o->prev_layer_calls,
+           o->step_done, done, o->act_ratio, check_truth_num(t_oom, "activation_per_block_ratio"));
+    CHECK_TRUE_IN(ctx, o->step_done > done - 0.03 && o->step_done < done + 0.03);
+    CHECK_EQ_INT_IN(ctx, o->act_layer_calls, 2 * check_truth_num(t_oom, "blocks_completed_at_oom"));
+    /* Per call, 3.85x the previous step's: within 5%. */
+    double ratio = check_truth_num(t_oom, "activation_per_block_ratio");
+    CHECK_TRUE_IN(ctx, o->act_ratio > ratio * 0.95 && o->act_ratio < ratio * 1.05);
+    /* The whole forward at this size: the parameters, the input and every block's
+     * activations as the script measured them in the failing step, completed to 24
+     * blocks: the estimate within 10%, and over the limit. */
+    const cJSON *fw = cJSON_GetObjectItemCaseSensitive(x->truth, "forwards");
+    const cJSON *last = cJSON_GetArrayItem(fw, cJSON_GetArraySize(fw) - 1);
+    const cJSON *per = cJSON_GetObjectItemCaseSensitive(last, "per_block_activation_bytes");
+    double sum = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, per) sum += v->valuedouble;
+    double forward = check_truth_num(x->truth, "parameter_bytes") +
+                     check_truth_num(last, "input_bytes") +
+                     sum / cJSON_GetArraySize(per) * check_truth_num(t_oom, "blocks_total");
+    printf("  forward need %.0f MiB (truth about %.0f MiB), step %.0f MiB\n",
+           (double)o->forward_need_bytes / 1048576, forward / 1048576,
+           (double)o->step_need_bytes / 1048576);
+    CHECK_TRUE_IN(ctx, (double)o->forward_need_bytes > forward * 0.9 &&
+                           (double)o->forward_need_bytes < forward * 1.1);
+    CHECK_TRUE_IN(ctx, o->step_need_bytes >= o->forward_need_bytes);
+    CHECK_TRUE_IN(ctx, (uint64_t)o->step_need_bytes > o->limit_bytes);
+    /* Every remedy says whether it fits: checkpointing the whole forward does, half
+     * the batch does not (its activations alone are 1.69 GiB), a quarter does. */
+    CHECK_TRUE_IN(ctx, strstr(o->advice[0], "activation checkpointing") != NULL);
+    CHECK_TRUE_IN(ctx, strstr(o->advice[0], "at the peak, fits under the 2.00 GiB limit") != NULL);
+    CHECK_TRUE_IN(ctx,
+                  strstr(o->advice[0], "half the micro-batch / sequence length: about") != NULL);
+    CHECK_TRUE_IN(ctx, strstr(o->advice[0],
+                              "does not fit under the 2.00 GiB limit; 1/4 of it") != NULL);
+    /* The run's iterations end with the failing one, as oom lists it. */
+    CHECK_EQ_INT_IN(ctx, x->it->n_unfinished, 1);
+    CHECK_EQ_INT_IN(ctx, x->it->n + x->it->n_unfinished,
+                    check_truth_num(t_oom, "failing_step") + 1);
+    CHECK_EQ_INT_IN(ctx, o->iters[o->n_iters - 1].index + 1, x->it->n + x->it->n_unfinished);
+}
+
 static void deep_growing(void)
 {
     const char *ctx = "v3_oom_deep_growing";
-    opened x;
-    if (open_oom(&x, ctx) == 0) {
-        const ms_oom *o = x.o;
-        const cJSON *t_oom = cJSON_GetObjectItemCaseSensitive(x.truth, "oom");
-        CHECK_EQ_STR_IN(ctx, ms_oom_cause_name(o->cause),
-                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t_oom, "expected_cause")));
-        check_limit(ctx, o, t_oom);
-        /* How far it got: 12 of 24 blocks (two layer calls a block; the head is one more
-         * call in the previous step, hence within 3%). */
-        double done = num(t_oom, "blocks_completed_at_oom") / num(t_oom, "blocks_total");
-        printf("  %s: %llu of %llu layer calls (%.3f, truth %.3f), ratio %.3f (truth %.3f)\n", ctx,
-               (unsigned long long)o->act_layer_calls, (unsigned long long)o->prev_layer_calls,
-               o->step_done, done, o->act_ratio, num(t_oom, "activation_per_block_ratio"));
-        CHECK_TRUE_IN(ctx, o->step_done > done - 0.03 && o->step_done < done + 0.03);
-        CHECK_EQ_INT_IN(ctx, o->act_layer_calls, 2 * num(t_oom, "blocks_completed_at_oom"));
-        /* Per call, 3.85x the previous step's: within 5%. */
-        double ratio = num(t_oom, "activation_per_block_ratio");
-        CHECK_TRUE_IN(ctx, o->act_ratio > ratio * 0.95 && o->act_ratio < ratio * 1.05);
-        /* The whole forward at this size: the parameters, the input and every block's
-         * activations as the script measured them in the failing step, completed to 24
-         * blocks: the estimate within 10%, and over the limit. */
-        const cJSON *fw = cJSON_GetObjectItemCaseSensitive(x.truth, "forwards");
-        const cJSON *last = cJSON_GetArrayItem(fw, cJSON_GetArraySize(fw) - 1);
-        const cJSON *per = cJSON_GetObjectItemCaseSensitive(last, "per_block_activation_bytes");
-        double sum = 0;
-        const cJSON *v;
-        cJSON_ArrayForEach(v, per) sum += v->valuedouble;
-        double forward = num(x.truth, "parameter_bytes") + num(last, "input_bytes") +
-                         sum / cJSON_GetArraySize(per) * num(t_oom, "blocks_total");
-        printf("  forward need %.0f MiB (truth about %.0f MiB), step %.0f MiB\n",
-               (double)o->forward_need_bytes / 1048576, forward / 1048576,
-               (double)o->step_need_bytes / 1048576);
-        CHECK_TRUE_IN(ctx, (double)o->forward_need_bytes > forward * 0.9 &&
-                               (double)o->forward_need_bytes < forward * 1.1);
-        CHECK_TRUE_IN(ctx, o->step_need_bytes >= o->forward_need_bytes);
-        CHECK_TRUE_IN(ctx, (uint64_t)o->step_need_bytes > o->limit_bytes);
-        /* Every remedy says whether it fits: checkpointing the whole forward does, half
-         * the batch does not (its activations alone are 1.69 GiB), a quarter does. */
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "activation checkpointing") != NULL);
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "at the peak, fits under the 2.00 GiB limit") != NULL);
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "half the micro-batch / sequence length: about") != NULL);
-        CHECK_TRUE_IN(ctx, strstr(o->advice[0], "does not fit under the 2.00 GiB limit; 1/4 of it") != NULL);
-        /* The run's iterations end with the failing one, as oom lists it. */
-        CHECK_EQ_INT_IN(ctx, x.it->n_unfinished, 1);
-        CHECK_EQ_INT_IN(ctx, x.it->n + x.it->n_unfinished, num(t_oom, "failing_step") + 1);
-        CHECK_EQ_INT_IN(ctx, o->iters[o->n_iters - 1].index + 1, x.it->n + x.it->n_unfinished);
-    }
-    close_oom(&x);
+    with_oom(ctx, deep_growing_verdict);
     /* summary shows it too, last and marked. */
-    const char *bin = getenv("MEMSNAP_BIN");
-    if (!bin)
+    if (!getenv("MEMSNAP_BIN"))
         return;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s' summary testdata/%s.pickle", bin, ctx);
-    int st = 0;
-    char *out = check_run(cmd, &st);
-    CHECK_EQ_INT_IN(ctx, st, 0);
+    char *out = cli_out("summary", ctx);
     CHECK_TRUE_IN(ctx, out && strstr(out, "iterations: 1 complete and the unfinished one the failure ended"));
     const char *row = out ? strstr(out, "\n       2 ") : NULL;
     CHECK_TRUE_IN(ctx, row && strstr(row, "unfinished: the failure (peak so far)"));
     free(out);
     /* oom's text says how far the step got and how much larger it is. */
-    snprintf(cmd, sizeof cmd, "'%s' oom testdata/%s.pickle", bin, ctx);
-    out = check_run(cmd, &st);
-    CHECK_EQ_INT_IN(ctx, st, 0);
+    out = cli_out("oom", ctx);
     CHECK_TRUE_IN(ctx, out && strstr(out, "step so far       24 of the previous step's 49 layer "
                                           "calls (49%); 72.00 MiB per call, 4.0x the previous "
                                           "18.00 MiB: the input grew"));

@@ -15,36 +15,12 @@
 #include "memsnap/memsnap.h"
 #include "memsnap/version.h"
 #include "png_write.h"
+#include "check_membuf.h"
 
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
     return "leak:libfontconfig\n"; /* fontconfig's caches live until exit on purpose */
-}
-
-typedef struct membuf {
-    unsigned char *p;
-    size_t n, cap;
-    size_t fail_after; /* 0: never fail; else the write that reaches this many bytes fails */
-} membuf;
-
-static cairo_status_t to_mem(void *closure, const unsigned char *data, unsigned int len)
-{
-    membuf *b = closure;
-    if (b->fail_after && b->n + len >= b->fail_after)
-        return CAIRO_STATUS_WRITE_ERROR;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = (b->n + len + 1) * 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p)
-            return CAIRO_STATUS_NO_MEMORY;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-    return CAIRO_STATUS_SUCCESS;
 }
 
 typedef struct reader {

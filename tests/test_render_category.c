@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "chart.h"
-#include "check.h"
+#include "check_categories.h"
 #include "memsnap/categories.h"
 #include "memsnap/leaks.h"
 
@@ -272,27 +272,18 @@ static void highlighted(const char *path, const ms_snapshot *s, const msr_chart_
 static void check_file(const char *path, const char *name, void *arg)
 {
     (void)arg;
-    ms_snapshot *s;
-    ms_timeline *tl;
-    int dev;
-    if (check_open_timeline(path, &s, &dev, &tl))
+    check_cats x;
+    if (check_cats_open(&x, path))
         return;
-    ms_categories *cats = NULL;
     ms_error err;
-    if (ms_categories_build(&cats, s, dev, tl, NULL, &err)) {
-        check_fail("%s: categories: %s", path, err.message);
-        ms_timeline_free(tl);
-        ms_snapshot_free(s);
-        return;
-    }
-    msr_chart_source src = {.snap = s, .trace = ms_snapshot_trace(s, dev), .tl = tl,
-                           .label = name, .categories = cats};
+    msr_chart_source src = {.snap = x.s, .trace = ms_snapshot_trace(x.s, x.device), .tl = x.t,
+                           .label = name, .categories = x.c};
     msr_chart_spec spec = {0};
     spec.by = MSR_CHART_BY_CATEGORY;
     msr_chart *ch = NULL;
     if (!build(&ch, &src, &spec, path)) {
         check_bands(path, ch);
-        check_heights(path, ch, cats, named(name) ? 1 : 3);
+        check_heights(path, ch, x.c, named(name) ? 1 : 3);
         check_legend(path, ch);
         if (!strcmp(name, "cat_infer"))
             inference(path, ch);
@@ -311,8 +302,8 @@ static void check_file(const char *path, const char *name, void *arg)
     spec.dark = false;
 
     if (named(name))
-        zoomed(path, &src, cats);
-    highlighted(path, s, &src, cats);
+        zoomed(path, &src, x.c);
+    highlighted(path, x.s, &src, x.c);
 
     /* No categories: refused with a message, not drawn as one grey band. */
     src.categories = NULL;
@@ -324,9 +315,7 @@ static void check_file(const char *path, const char *name, void *arg)
     CHECK_EQ_INT_IN(path, msr_chart_build(&ch, &src, &spec, AREA, &err), 0);
     msr_chart_free(ch);
 
-    ms_categories_free(cats);
-    ms_timeline_free(tl);
-    ms_snapshot_free(s);
+    check_cats_close(&x);
 }
 
 /* Categories of one file given with another's timeline are refused. */

@@ -3,13 +3,15 @@
 
 The whole binding is five functions and two frees: ms_snapshot_read_file, ms_run_open,
 ms_run_json (every analysis as JSON text, docs/json.md "ms_run_json"), ms_free,
-ms_run_free, ms_snapshot_free. No compiler, no package: ctypes is in the standard library.
+ms_run_free, ms_snapshot_free; ms_run_compare_json compares two runs. No compiler, no
+package: ctypes is in the standard library.
 
-    python3 memsnap_ctypes.py [--lib PATH/libmemsnap.so] SNAPSHOT [DEVICE]
+    python3 memsnap_ctypes.py [--lib PATH/libmemsnap.so] SNAPSHOT [DEVICE] [--compare OTHER]
 
-prints {"path", "device", "summary": {...}, "leaks": {...}} as JSON. Exit status 2 when
-the snapshot cannot be read (the library's message on stderr), 3 when the library cannot
-be loaded.
+prints {"path", "device", "summary": {...}, "leaks": {...}, "segments": {...}} as JSON,
+and "compare" (the pair object of `memsnap diff --json SNAPSHOT OTHER`) with --compare.
+Exit status 2 when a snapshot cannot be read (the library's message on stderr), 3 when
+the library cannot be loaded.
 """
 import ctypes
 import ctypes.util
@@ -41,6 +43,9 @@ class Memsnap:
         lib.ms_run_json.argtypes = [ctypes.POINTER(p), ctypes.POINTER(ctypes.c_size_t), p,
                                     ctypes.c_char_p, perr]
         lib.ms_run_json.restype = ctypes.c_int
+        lib.ms_run_compare_json.argtypes = [ctypes.POINTER(p), ctypes.POINTER(ctypes.c_size_t),
+                                            p, ctypes.c_char_p, p, ctypes.c_char_p, perr]
+        lib.ms_run_compare_json.restype = ctypes.c_int
         lib.ms_free.argtypes = [p]
         lib.ms_free.restype = None
         self.lib = lib
@@ -63,9 +68,16 @@ class Memsnap:
         return run
 
     def json(self, run, what):
+        return self._text(what, self.lib.ms_run_json, run, what.encode())
+
+    def compare(self, run_a, name_a, run_b, name_b):
+        return self._text("compare", self.lib.ms_run_compare_json, run_a, name_a.encode(),
+                          run_b, name_b.encode())
+
+    def _text(self, what, fn, *args):
+        # Every JSON function of the library: (char **out, size_t *len, ..., ms_error *).
         text, n, err = ctypes.c_void_p(), ctypes.c_size_t(), MsError()
-        if self.lib.ms_run_json(ctypes.byref(text), ctypes.byref(n), run, what.encode(),
-                                ctypes.byref(err)):
+        if fn(ctypes.byref(text), ctypes.byref(n), *args, ctypes.byref(err)):
             self._fail(what, err)
         try:
             return json.loads(ctypes.string_at(text, n.value).decode("utf-8"))
@@ -74,12 +86,16 @@ class Memsnap:
 
 
 def main(argv):
-    lib_path = None
+    lib_path = other = None
     if len(argv) > 2 and argv[1] == "--lib":
         lib_path = argv[2]
         argv = argv[:1] + argv[3:]
+    if len(argv) > 2 and argv[-2] == "--compare":
+        other = argv[-1]
+        argv = argv[:-2]
     if len(argv) not in (2, 3):
-        print(__doc__.strip().splitlines()[4].strip(), file=sys.stderr)
+        print("usage: " + next(l.strip() for l in __doc__.splitlines()
+                                   if l.strip().startswith("python3")), file=sys.stderr)
         return 2
     try:
         ms = Memsnap(lib_path)
@@ -87,20 +103,24 @@ def main(argv):
         print("memsnap_ctypes: %s" % e, file=sys.stderr)
         return 3
     device = int(argv[2]) if len(argv) == 3 else 0
-    snap = run = None
+    snaps, runs = [], []
     try:
-        snap = ms.open(argv[1])
-        run = ms.run(snap, device)
+        for path in [argv[1]] + ([other] if other else []):
+            snaps.append(ms.open(path))
+            runs.append(ms.run(snaps[-1], device))
         out = {"path": argv[1], "device": device,
-               "summary": ms.json(run, "summary"), "leaks": ms.json(run, "leaks")}
+               "summary": ms.json(runs[0], "summary"), "leaks": ms.json(runs[0], "leaks"),
+               "segments": ms.json(runs[0], "segments")}
+        if other:
+            out["compare"] = ms.compare(runs[0], argv[1], runs[1], other)
     except RuntimeError as e:
         print("memsnap_ctypes: %s" % e, file=sys.stderr)
         return 2
     finally:
-        # The run reads the snapshot: free it first.
-        if run:
+        # A run reads its snapshot: free the runs first.
+        for run in runs:
             ms.lib.ms_run_free(run)
-        if snap:
+        for snap in snaps:
             ms.lib.ms_snapshot_free(snap)
     json.dump(out, sys.stdout, indent=1)
     print()

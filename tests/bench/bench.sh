@@ -55,6 +55,17 @@ run_once() { # KEY CMD...
 }
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 has() { "$MEMSNAP" "$1" --help >/dev/null 2>&1; }
+# with_baseline KEY DST BASE_DST ARGS...: memsnap ARGS -o $out/DST, timed as KEY, into a
+# fresh DST; with BASELINE set, the baseline's binary too (baseline_KEY, into BASE_DST).
+with_baseline() {
+  local key=$1 dst=$2 bdst=$3; shift 3
+  rm -rf "${out:?}/$dst"
+  run_once "$key" "$MEMSNAP" "$@" -o "$out/$dst"
+  if [ -n "${BASELINE:-}" ]; then
+    rm -rf "${out:?}/$bdst"
+    run_once "baseline_$key" "$BASELINE" "$@" -o "$out/$bdst"
+  fi
+}
 
 echo "file: $file ($size bytes), $runs rounds, $(nproc) cores" >&2
 keys="cat mmap summary summary_1t summary_json python"
@@ -123,20 +134,10 @@ for round in $(seq "$runs"); do
     fi
   fi
   if has view; then
-    rm -f "$out/view.html"
-    run_once view "$MEMSNAP" view "$file" -o "$out/view.html"
-    if [ -n "${BASELINE:-}" ]; then
-      rm -f "$out/view-base.html"
-      run_once baseline_view "$BASELINE" view "$file" -o "$out/view-base.html"
-    fi
+    with_baseline view view.html view-base.html view "$file"
   fi
   if has report; then
-    rm -rf "$out/report"
-    run_once report "$MEMSNAP" report "$file" -o "$out/report"
-    if [ -n "${BASELINE:-}" ]; then
-      rm -rf "$out/report-base"
-      run_once baseline_report "$BASELINE" report "$file" -o "$out/report-base"
-    fi
+    with_baseline report report report-base report "$file"
   fi
 done
 [ -n "${BASELINE:-}" ] && keys="$keys baseline"

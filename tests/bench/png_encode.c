@@ -9,28 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../check_membuf.h"
 #include "png_write.h"
-
-typedef struct membuf {
-    unsigned char *p;
-    size_t n, cap;
-} membuf;
-
-static cairo_status_t to_mem(void *closure, const unsigned char *data, unsigned int len)
-{
-    membuf *b = closure;
-    if (b->n + len > b->cap) {
-        size_t cap = (b->n + len) * 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p)
-            return CAIRO_STATUS_NO_MEMORY;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    return CAIRO_STATUS_SUCCESS;
-}
 
 static double now(void)
 {

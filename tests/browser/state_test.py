@@ -24,16 +24,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
-from view_test import png_look  # noqa: E402
-
-FAILS = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILS.append(what)
-    return ok
+from view_test import FAILS, check, png_look  # noqa: E402
 
 
 def segments_at(memsnap, snap, event):

@@ -345,15 +345,23 @@ def across_break(b, p, args):
     b.key("Escape")
 
 
+def switch_mode(b, mode):
+    """Clicks the page's by-MODE switch: false when the page has none; its button is then
+    pressed."""
+    button = "document.querySelector('[data-memsnap-mode=%s]')" % mode
+    if not check(b.eval("!!" + button), "the page offers by " + mode):
+        return False
+    b.call("Runtime.evaluate", {"expression": button + ".click()"})
+    check(b.eval(button + ".getAttribute('aria-pressed')") == "true",
+          "the by-%s button is pressed" % mode)
+    return True
+
+
 def by_group(b, p, groups):
     """The by-group switch (--group): its button, a band's tooltip naming a group, the legend."""
     names = [g.split("=", 1)[0] for g in groups]
-    has = b.eval("!!document.querySelector('[data-memsnap-mode=group]')")
-    if not check(has, "the page offers by group"):
+    if not switch_mode(b, "group"):
         return
-    b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=group]').click()"})
-    check(b.eval("document.querySelector('[data-memsnap-mode=group]').getAttribute('aria-pressed')") == "true",
-          "the by-group button is pressed")
     hit = p.scan(lambda t: t["group"] in names and (" held as " + t["group"]) in t["text"])
     check(hit is not None, "by group: hovering a band names its group (%s) and its bytes" % "/".join(names))
     if hit:
@@ -371,12 +379,8 @@ CATEGORIES = ("parameter", "optimizer state", "workspace", "gradient", "input", 
 def by_category(b, p):
     """The by-category switch: its button, a band's tooltip naming a category with its
     bytes at the hovered column, the legend of the categories, the keyboard."""
-    has = b.eval("!!document.querySelector('[data-memsnap-mode=category]')")
-    if not check(has, "the page offers by category"):
+    if not switch_mode(b, "category"):
         return
-    b.call("Runtime.evaluate", {"expression": "document.querySelector('[data-memsnap-mode=category]').click()"})
-    check(b.eval("document.querySelector('[data-memsnap-mode=category]').getAttribute('aria-pressed')") == "true",
-          "the by-category button is pressed")
     # Above the parameters, so the hovered band is one that changes over the steps.
     hit = p.scan(lambda t: t["category"] in CATEGORIES and t["category"] != "parameter"
                  and re.search(r"\d+(\.\d+)? (B|KiB|MiB|GiB) held as " + re.escape(t["category"]), t["text"]))

@@ -37,6 +37,15 @@ jget() { # FILE PYTHON_EXPRESSION_ON_d: a value of a JSON file
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
+# ms_status STATUS ARGS...: memsnap ARGS exits STATUS; its output and errors stay in
+# $tmp/out.
+ms_status() {
+  local want=$1; shift
+  "$bin" "$@" > "$tmp/out" 2>&1
+  local st=$?
+  [ "$st" -eq "$want" ] || { bad "memsnap $* exited $st, wanted $want"; head -20 "$tmp/out"; }
+}
+
 # ms_expect STATUS PATTERN -- ARGS...: memsnap ARGS exits STATUS and its standard output
 # and error together match PATTERN; ms_refute PATTERN -- ARGS...: they do not.
 ms_expect() {

@@ -29,14 +29,18 @@ done
 
 # Leaks the detector was not written against: a backward hook, a forward hook, no_grad
 # inference without optimizer or annotations.
+# one_leak FILE SITE: `leaks --fail` on testdata/FILE.pickle exits 1 and finds one leak
+# site, at SITE; its output stays in $out.
+one_leak() {
+    out=$("$BIN" leaks "testdata/$1.pickle" --fail); local rc=$?
+    check "$1 --fail exit" 1 $rc
+    contains "$1 site" "$out" "$2"
+    contains "$1 verdict" "$out" "verdict: $1.pickle: LEAK: 1 site "
+}
 for spec in "leak_backward_hook:scenarios_extra.py:65 keep_grad" \
             "leak_forward_hook:scenarios_extra.py:88 log_activation" \
             "leak_nograd_infer:scenarios_extra.py:114 leak_nograd_infer"; do
-    f=${spec%%:*}; site=${spec#*:}
-    out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
-    check "$f --fail exit" 1 $rc
-    contains "$f site" "$out" "$site"
-    contains "$f verdict" "$out" "verdict: $f.pickle: LEAK: 1 site "
+    one_leak "${spec%%:*}" "${spec#*:}"
 done
 
 # Recorded for root causes: a copy kept after the optimizer step (all 4 counted), a hook
@@ -45,11 +49,8 @@ for spec in "leak_after_step:scenarios_explain.py:254 leak_after_step:4  500.00 
             "leak_hook_infer:scenarios_explain.py:273 keep:12  4.00 MiB" \
             "leak_shared_line:scenarios_explain.py:293 project:12  2.00 MiB"; do
     f=${spec%%:*}; rest=${spec#*:}; site=${rest%:*}; count=${rest##*:}
-    out=$("$BIN" leaks "testdata/$f.pickle" --fail); rc=$?
-    check "$f --fail exit" 1 $rc
-    contains "$f site" "$out" "$site"
+    one_leak "$f" "$site"
     contains "$f count and size" "$out" " $count "
-    contains "$f verdict" "$out" "verdict: $f.pickle: LEAK: 1 site "
 done
 out=$("$BIN" leaks testdata/leak_shared_line.pickle --all)
 contains "one-time workspace retained" "$out" "workspace: a library workspace"

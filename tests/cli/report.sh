@@ -7,16 +7,8 @@ set -u
 source "$(dirname "$0")/common.bash"
 T=$tmp
 
-# run STATUS ARGS...: runs memsnap report, checks the exit status, keeps the output in $T/out.
-run() {
-  local want=$1; shift
-  "$BIN" report "$@" > "$T/out" 2>&1
-  local st=$?
-  [ "$st" -eq "$want" ] || { bad "memsnap report $* exited $st, wanted $want"; head -20 "$T/out"; }
-}
-
 # A nested DIR that does not exist yet is created; every output is there.
-run 0 testdata/gpt2_train.pickle -o "$T/a/b/c"
+ms_status 0 report testdata/gpt2_train.pickle -o "$T/a/b/c"
 for f in index.html summary.md summary.json; do
   [ -s "$T/a/b/c/$f" ] || bad "missing $f"
 done
@@ -46,7 +38,7 @@ fi
 # A file name with markup must reach the page and the Markdown as text, never as markup.
 evil='x"><script>alert(1)<\script><img src=x onerror=alert(2)>|y'
 cp testdata/oom.pickle "$T/$evil.pickle"
-run 0 "$T/$evil.pickle" -o "$T/evil"
+ms_status 0 report "$T/$evil.pickle" -o "$T/evil"
 # (The page has the timeline's own inline script; the name's markup must not appear.)
 if grep -q '<script>alert\|<img' "$T/evil/index.html"; then bad "markup from a file name reached index.html"; fi
 grep -q '&lt;script&gt;alert(1)' "$T/evil/index.html" || bad "escaped file name not in index.html"
@@ -62,7 +54,7 @@ fi
 mkdir -p "$T/run1" "$T/run2"
 cp testdata/ddp_rank0.pickle "$T/run1/mem.pickle"
 cp testdata/ddp_rank1.pickle "$T/run2/mem.pickle"
-run 0 "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same" --compare
+ms_status 0 report "$T/run1/mem.pickle" "$T/run2/mem.pickle" -o "$T/same" --compare
 if [ "$charts" = 1 ]; then
   [ -s "$T/same/timeline-mem.png" ] && [ -s "$T/same/timeline-mem-2.png" ] && [ -s "$T/same/ranks.png" ] \
     && [ -s "$T/same/categories-mem.png" ] && [ -s "$T/same/categories-mem-2.png" ] \
@@ -71,34 +63,34 @@ fi
 grep -Eq '"pair":[[:space:]]*\{' "$T/same/summary.json" || bad "two files give no pair comparison"
 
 # Standard input and gzip.
-run 0 - -o "$T/stdin" < testdata/gpt2_train.pickle
+ms_status 0 report - -o "$T/stdin" < testdata/gpt2_train.pickle
 grep -Eq '"path":[[:space:]]*"-"' "$T/stdin/summary.json" || bad "stdin not named '-'"
 gzip -c testdata/gpt2_train.pickle > "$T/g.pickle.gz"
-run 0 "$T/g.pickle.gz" -o "$T/gz"
+ms_status 0 report "$T/g.pickle.gz" -o "$T/gz"
 grep -q '"peak"' "$T/gz/summary.json" || bad "gzip input gave no summary"
 
 # summary.md stays small enough for a CI job summary even for many files.
-run 0 testdata/*.pickle -o "$T/all"
+ms_status 0 report testdata/*.pickle -o "$T/all"
 size=$(wc -c < "$T/all/summary.md")
 [ "$size" -lt 65536 ] || bad "summary.md is $size bytes for $(ls testdata/*.pickle | wc -l) files"
 
 # Errors: exit 2 with the reason.
 printf 'x' > "$T/afile"
-run 2 testdata/oom.pickle -o "$T/afile"
+ms_status 2 report testdata/oom.pickle -o "$T/afile"
 grep -q 'afile' "$T/out" || bad "no message for an output that is a file"
 head -c 100000 testdata/gpt2_train.pickle > "$T/cut.pickle"
-run 2 "$T/cut.pickle" -o "$T/cut"
+ms_status 2 report "$T/cut.pickle" -o "$T/cut"
 grep -q 'cut.pickle: byte [0-9]*: ' "$T/out" || bad "truncated input not named with its offset"
-run 2 testdata/oom.pickle -o "$T/x" --device 9
+ms_status 2 report testdata/oom.pickle -o "$T/x" --device 9
 grep -q 'no device 9' "$T/out" || bad "no message for a missing device"
-run 2 testdata/oom.pickle -o "$T/x" --baseline "$T/cut.pickle" --max-growth 1
+ms_status 2 report testdata/oom.pickle -o "$T/x" --baseline "$T/cut.pickle" --max-growth 1
 grep -q 'cut.pickle: byte' "$T/out" || bad "bad baseline not named"
-run 2 testdata/oom.pickle -o
+ms_status 2 report testdata/oom.pickle -o
 grep -q -- '-o needs a value' "$T/out" || bad "no message for -o without a value"
 
 # ranks.png is the comparison figure `render A B` draws: panels on shared scales, each on
 # its run axis (set-up squeezed, iterations given the width), the same bytes.
-run 0 testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp"
+ms_status 0 report testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp"
 if [ -s "$T/ddp/ranks.png" ]; then
   "$BIN" render testdata/ddp_rank0.pickle testdata/ddp_rank1.pickle -o "$T/ddp-render.png" \
     || bad "render A B failed"
@@ -109,12 +101,12 @@ fi
 
 # A file's PNGs are `render --leaks` and `render --by category`, on the run axis too
 # (v3_pauses: 4 s of set-up and two 1.5 s pauses in breaks, as the iterations table says).
-run 0 testdata/v3_pauses.pickle -o "$T/pz"
+ms_status 0 report testdata/v3_pauses.pickle -o "$T/pz"
 "$BIN" render --leaks testdata/v3_pauses.pickle -o "$T/pz-leaks.png" || bad "render --leaks failed"
 "$BIN" render --by category testdata/v3_pauses.pickle -o "$T/pz-cat.png" || bad "render --by category failed"
 cmp -s "$T/pz/timeline-v3_pauses.png" "$T/pz-leaks.png" || bad "timeline-NAME.png is not render --leaks"
 cmp -s "$T/pz/categories-v3_pauses.png" "$T/pz-cat.png" || bad "categories-NAME.png is not render --by category"
-run 0 testdata/v3_pauses.pickle -o "$T/pzt" --x time
+ms_status 0 report testdata/v3_pauses.pickle -o "$T/pzt" --x time
 "$BIN" render --leaks --x time testdata/v3_pauses.pickle -o "$T/pzt-leaks.png" || bad "render --x time failed"
 cmp -s "$T/pzt/timeline-v3_pauses.png" "$T/pzt-leaks.png" || bad "report --x time: timeline-NAME.png is not render --leaks --x time"
 

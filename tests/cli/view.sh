@@ -6,27 +6,20 @@ set -u
 source "$(dirname "$0")/common.bash"
 T=$tmp
 
-run() {
-  local want=$1; shift
-  "$BIN" view "$@" > "$T/out" 2>&1
-  local st=$?
-  [ "$st" -eq "$want" ] || { bad "memsnap view $* exited $st, wanted $want"; head -20 "$T/out"; }
-}
-
-run 0 --help
+ms_status 0 view --help
 grep -q '^usage: memsnap view FILE' "$T/out" || bad "--help has no usage line"
-run 2 testdata/gpt2_train.pickle
+ms_status 2 view testdata/gpt2_train.pickle
 grep -q 'no output page' "$T/out" || bad "missing -o not explained"
-run 2 -o "$T/x.html"
-run 2 testdata/gpt2_train.pickle -o "$T/x.html" --frobnicate
-run 2 testdata/gpt2_train.pickle -o "$T/x.html" --budget 1KiB
-run 2 testdata/does-not-exist.pickle -o "$T/x.html"
+ms_status 2 view -o "$T/x.html"
+ms_status 2 view testdata/gpt2_train.pickle -o "$T/x.html" --frobnicate
+ms_status 2 view testdata/gpt2_train.pickle -o "$T/x.html" --budget 1KiB
+ms_status 2 view testdata/does-not-exist.pickle -o "$T/x.html"
 [ -e "$T/x.html" ] && bad "a failed run left a page behind"
-run 2 testdata/gpt2_train.truth.json -o "$T/x.html"
-run 2 testdata/gpt2_train.pickle -o "$T/x.html" --device 7
+ms_status 2 view testdata/gpt2_train.truth.json -o "$T/x.html"
+ms_status 2 view testdata/gpt2_train.pickle -o "$T/x.html" --device 7
 
 # Two files: two charts, their data, one script, a CSP whose hash is the script's.
-run 0 testdata/gpt2_train.pickle testdata/leak_layers.pickle -o "$T/two.html" --title 'Two <files>'
+ms_status 0 view testdata/gpt2_train.pickle testdata/leak_layers.pickle -o "$T/two.html" --title 'Two <files>'
 [ "$(grep -o 'data-memsnap-view="memsnap-data-[0-9]*"' "$T/two.html" | sort -u | wc -l)" -eq 2 ] ||
   bad "two files did not give two charts"
 [ "$(grep -c '<script>' "$T/two.html")" -eq 1 ] || bad "the script is not there exactly once"
@@ -43,13 +36,13 @@ PY
 # A file name with markup reaches the page only escaped (JSON \u003c, HTML &lt;).
 evil='x"><script>alert(1)<\script><img src=x onerror=alert(2)>|y'
 cp testdata/oom.pickle "$T/$evil.pickle"
-run 0 "$T/$evil.pickle" -o "$T/evil.html"
+ms_status 0 view "$T/$evil.pickle" -o "$T/evil.html"
 if grep -q '<script>alert\|<img' "$T/evil.html"; then bad "markup from a file name reached the page"; fi
 grep -q 'x\\"\\u003e\\u003cscript\\u003ealert(1)' "$T/evil.html" || bad "escaped file name not in the data"
 
 # The budget bounds the page: the data stays under it, the fixed parts are ~40 KB.
-run 0 testdata/ddp_rank0.pickle -o "$T/small.html" --budget 200KiB
-run 0 testdata/ddp_rank0.pickle -o "$T/big.html" --budget 4MiB
+ms_status 0 view testdata/ddp_rank0.pickle -o "$T/small.html" --budget 200KiB
+ms_status 0 view testdata/ddp_rank0.pickle -o "$T/big.html" --budget 4MiB
 s=$(stat -c %s "$T/small.html"); b=$(stat -c %s "$T/big.html")
 [ "$s" -le $((200 * 1024 + 60000)) ] || bad "--budget 200KiB gave a $s-byte page"
 [ "$b" -gt "$s" ] || bad "a larger budget did not buy more detail ($b <= $s)"
@@ -57,7 +50,7 @@ s=$(stat -c %s "$T/small.html"); b=$(stat -c %s "$T/big.html")
 # The third grouping, by category: its levels, its legend heading, and per allocation
 # its category for the tooltips; the first window's bands are the eight categories in
 # the fixed order, bottom first.
-run 0 testdata/cat_adamw.pickle -o "$T/cat.html"
+ms_status 0 view testdata/cat_adamw.pickle -o "$T/cat.html"
 python3 - "$T/cat.html" <<'PY' || bad "no usable by-category grouping in the page's data"
 import base64, json, re, sys
 h = open(sys.argv[1], encoding="utf-8").read()
@@ -83,9 +76,9 @@ PY
 grep -q 'data-memsnap-mode' "$T/cat.html" || bad "no grouping buttons in the script"
 
 # Leaks are outlined unless asked not to.
-run 0 testdata/leak_layers.pickle -o "$T/leak.html"
+ms_status 0 view testdata/leak_layers.pickle -o "$T/leak.html"
 grep -q '"hl":\[\[' "$T/leak.html" || bad "no outlined band on a leak snapshot"
-run 0 testdata/leak_layers.pickle -o "$T/noleak.html" --no-leaks
+ms_status 0 view testdata/leak_layers.pickle -o "$T/noleak.html" --no-leaks
 if grep -q '"hl":\[\[' "$T/noleak.html"; then bad "--no-leaks still outlines"; fi
 
 # Degenerate traces: no event at all, and a single one, still make a page.
@@ -95,7 +88,7 @@ pickle.dump({"segments": [], "device_traces": [[]]}, open(sys.argv[1] + "/empty.
 pickle.dump({"segments": [], "device_traces": [[{"action": "alloc", "addr": 1024, "size": 512,
              "stream": 0, "time_us": 5, "frames": []}]]}, open(sys.argv[1] + "/one.pickle", "wb"))
 PY
-run 0 "$T/empty.pickle" "$T/one.pickle" -o "$T/tiny.html"
+ms_status 0 view "$T/empty.pickle" "$T/one.pickle" -o "$T/tiny.html"
 [ "$(grep -o 'data-memsnap-view="memsnap-data-[0-9]*"' "$T/tiny.html" | sort -u | wc -l)" -eq 2 ] ||
   bad "degenerate traces did not give two charts"
 

@@ -46,14 +46,7 @@ typedef struct piece {
  * to its first space, its function the rest, its line k (none for odd k). */
 static void write_snapshot(pk *w, char frames[][256], const size_t *len, size_t n)
 {
-    unsigned char h[2] = {0x80, 2};
-    put(w, h, 2);
-    op(w, '}');
-    op(w, '(');
-    str(w, "segments");
-    op(w, ']');
-    str(w, "device_traces");
-    op(w, ']');
+    snapshot_begin(w);
     op(w, ']');
     op(w, '(');
     for (size_t k = 0; k < n; k++) {

@@ -7,11 +7,9 @@
 # shortens the last timeouts and skips what no longer fits.
 # Scripts are copied to /home/ml/train first, so stack frames name a neutral path.
 set -u
-src=$(cd "$(dirname "$0")" && pwd)
-mkdir -p /home/ml/train && cp "$src"/*.py /home/ml/train/
-here=/home/ml/train
-out=${OUT:-/tmp/snaps}; mkdir -p "$out/logs"
-export TORCH_SYMBOLIZE_MODE=${TORCH_SYMBOLIZE_MODE:-fast} PYTHONUNBUFFERED=1
+source "$(dirname "$0")/train_dir.bash"
+mkdir -p "$out/logs"
+export PYTHONUNBUFFERED=1
 deadline=${DEADLINE:-100000}
 t_start=$(date +%s)
 

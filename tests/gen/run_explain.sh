@@ -3,11 +3,7 @@
 # Usage there:  OUT=/some/dir bash run_explain.sh [scenario ...]
 # Scripts are copied to /home/ml/train first, so stack frames name a neutral path.
 set -u
-src=$(cd "$(dirname "$0")" && pwd)
-mkdir -p /home/ml/train && cp "$src"/*.py /home/ml/train/
-here=/home/ml/train
-out=${OUT:-/tmp/snaps}; mkdir -p "$out"
-export TORCH_SYMBOLIZE_MODE=${TORCH_SYMBOLIZE_MODE:-fast}
+source "$(dirname "$0")/train_dir.bash"
 all="cat_adamw cat_sgd_frozen cat_accum_amp cat_prebuilt cat_gpt2_annotated cat_infer
      leak_after_step leak_hook_infer leak_shared_line leak_eval_graph noleak_keep_grad noleak_bounded_cache
      oom_fragmentation oom_activations oom_model_state oom_leak oom_leak_ring oom_single_expandable"

@@ -9,12 +9,9 @@
 # no longer fits, so the packing always runs.
 # Scripts are copied to /home/ml/train first, so stack frames name a neutral path.
 set -u
-src=$(cd "$(dirname "$0")" && pwd)
-mkdir -p /home/ml/train && cp "$src"/*.py /home/ml/train/
-here=/home/ml/train
-out=${OUT:-/tmp/snaps}; mkdir -p "$out"
+source "$(dirname "$0")/train_dir.bash"
 rec=${REC:-/tmp/round4}; rm -rf "$rec"; mkdir -p "$rec/logs"
-export TORCH_SYMBOLIZE_MODE=${TORCH_SYMBOLIZE_MODE:-fast} PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1
 deadline=${DEADLINE:-530}
 t_start=$(date +%s)
 

@@ -265,6 +265,18 @@ MS_API void ms_pair_free(ms_pair *p);
 MS_API size_t ms_pair_verdict(const ms_pair *p, const char *name_a, const char *name_b,
                               char *buf, size_t cap);
 
+/* The comparison of two runs (two files, two ranks, before and after a change) as JSON
+ * text: the pairs[] object of `memsnap diff --json A B` ({"a": 0, "b": 1, "a_label",
+ * "b_label", "metrics", "sites", ..., "match", "verdict"}; docs/json.md), written by the
+ * same builder and writer, with each site list cut at 10 as diff does by default. Each
+ * run gives a profile (ms_profile_from_run), named `name_a` / `name_b` (NULL: "A", "B"),
+ * which labels it as diff does: "rankN" or the base name, and "A" / "B" when the two
+ * labels are the same. *out is NUL-terminated and belongs to the caller (ms_free);
+ * *len_out (may be NULL) gets its length. With ms_run_json, what a binding needs for
+ * every analysis of one run and of two. */
+MS_API int ms_run_compare_json(char **out, size_t *len_out, ms_run *a, const char *name_a,
+                               ms_run *b, const char *name_b, ms_error *err);
+
 /* A text writer (memsnap/core.h): "rank3" when the name holds a rank, else the file's
  * base name ("stdin" for "-"). */
 MS_API size_t ms_profile_label(const ms_profile *p, char *buf, size_t cap);

@@ -174,7 +174,12 @@ MS_API int ms_run_leak_counts(ms_leak_counts *out, ms_run *r, ms_error *err);
  *   "leaks"       {"device", "iterations", "shape", "oom_count", "totals", "leaks": [...]}
  *                 with every finding as in `leaks --json` files[].leaks[];
  *   "categories"  a files[].devices[] object of `categories --json`;
- *   "ooms"        {"ooms": [...], "ooms_left_out"?} as in `oom --json` files[].
+ *   "ooms"        {"ooms": [...], "ooms_left_out"?} as in `oom --json` files[];
+ *   "segments"    a files[].devices[] object of `segments --json` without --at: the
+ *                 allocator's state at the peak and at the end (at[] holds one state
+ *                 when the two are one event); other instants are the tool's (--at,
+ *                 --at-us, --event).
+ * Two runs compared: ms_run_compare_json (memsnap/compare.h).
  * *out is NUL-terminated and belongs to the caller (ms_free); *len_out (may be NULL) gets
  * its length. MS_ERR_ARG for an unknown `what`. */
 MS_API int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_error *err);

@@ -9,6 +9,8 @@
 #include "json/json_iterations.h"
 #include "json/json_leaks.h"
 #include "json/json_oom.h"
+#include "json/json_run.h"
+#include "json/json_segments.h"
 #include "json/json_shape.h"
 #include "json/json_summary.h"
 #include "json/json_util.h"
@@ -136,15 +138,25 @@ static cJSON *view_of(ms_run *run, const char *what, ms_error *err)
         return categories_of(run, err);
     if (!strcmp(what, "ooms"))
         return ooms_of(run, err);
+    if (!strcmp(what, "segments")) {
+        /* No instants asked: the peak and the end, as `segments --json` without --at. The
+         * object stands alone, so its at[] elements sit two tabs deep. */
+        seg_request q;
+        memset(&q, 0, sizeof q);
+        return segments_run_json(run, &q, 2, err);
+    }
     ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET,
-             "no JSON view \"%s\" (summary, iterations, shape, leaks, categories, ooms)", what);
+             "no JSON view \"%s\" (summary, iterations, shape, leaks, categories, ooms, "
+             "segments)",
+             what);
     return NULL;
 }
 
-int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_error *err)
+int ms__json_text(char **out, size_t *len_out, bool args_ok, const char *fn,
+                  ms__json_build_fn build, void *ctx, ms_error *err)
 {
-    if (!out || !r || !what)
-        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "ms_run_json: NULL argument");
+    if (!out || !args_ok)
+        return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "%s: NULL argument", fn);
     *out = NULL;
     if (len_out)
         *len_out = 0;
@@ -152,7 +164,7 @@ int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_err
     if (!err)
         err = &local;
     ms_error_clear(err);
-    cJSON *doc = view_of(r, what, err);
+    cJSON *doc = build(ctx, err);
     if (!doc)
         return err->code ? err->code : MS_ERR_NOMEM;
     /* 15+-digit integers as integers, as every --json of the tool writes them. */
@@ -161,4 +173,21 @@ int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_err
     if (!*out)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "%s", ms_code_text(MS_ERR_NOMEM));
     return 0;
+}
+
+typedef struct view_ask {
+    ms_run *run;
+    const char *what;
+} view_ask;
+
+static cJSON *view_build(void *ctx, ms_error *err)
+{
+    const view_ask *v = ctx;
+    return view_of(v->run, v->what, err);
+}
+
+int ms_run_json(char **out, size_t *len_out, ms_run *r, const char *what, ms_error *err)
+{
+    view_ask v = {r, what};
+    return ms__json_text(out, len_out, r && what, "ms_run_json", view_build, &v, err);
 }

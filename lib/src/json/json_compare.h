@@ -1,12 +1,19 @@
-/* The JSON of comparisons, shared by `diff --json`, `ranks --json` and the report's
- * summary.json so the three never disagree on keys (docs/json.md). */
-#ifndef MEMSNAP_CLI_COMPARE_JSON_H
-#define MEMSNAP_CLI_COMPARE_JSON_H
+/* The JSON of comparisons, shared by `diff --json`, `ranks --json`, the report's
+ * summary.json and ms_run_compare_json so they never disagree on keys (docs/json.md). */
+#ifndef MEMSNAP_JSON_COMPARE_H
+#define MEMSNAP_JSON_COMPARE_H
 
 #include <cjson/cJSON.h>
 
 #include "json/json_summary.h" /* compare_peak_place_json */
 #include "memsnap/compare.h"
+
+/* Up to `limit` site deltas as a list (limit < 0: all), each {"site", "function",
+ * "a_bytes", "b_bytes", "delta_bytes", "a_count", "b_count"}, and "b_site" (B's location)
+ * for a site that moved. */
+cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit);
+/* A percent, or null where it has no value (the reference is 0). */
+cJSON *pct_json(const ms_delta *d);
 
 /* One pair: files a and b (indexes into the output's files[]), their labels, the verdict;
  * `top` limits every site list. */

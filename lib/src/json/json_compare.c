@@ -1,13 +1,13 @@
-/* JSON of pair and rank comparisons (see compare_json.h). */
-#include "compare_json.h"
+/* JSON of pair and rank comparisons (see json_compare.h). */
+#include "json/json_compare.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "summary_input.h"
+#include "internal.h"
+#include "json/json_run.h"
 #include "json/json_util.h"
-#include "summary_json.h"
 
 void compare_pair_labels(const ms_pair *p, char *la, char *lb, size_t cap, const char *same_a,
                          const char *same_b)
@@ -27,6 +27,40 @@ char *compare_pair_verdict(const ms_pair *p, const char *la, const char *lb)
     if (v)
         ms_pair_verdict(p, la, lb, v, need + 1);
     return v;
+}
+
+static cJSON *site_delta_json(const ms_site_delta *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "site", d->site);
+    cJSON_AddStringToObject(o, "function", d->function);
+    cJSON_AddNumberToObject(o, "a_bytes", (double)d->a_bytes);
+    cJSON_AddNumberToObject(o, "b_bytes", (double)d->b_bytes);
+    cJSON_AddNumberToObject(o, "delta_bytes", (double)d->delta_bytes);
+    cJSON_AddNumberToObject(o, "a_count", (double)d->a_count);
+    cJSON_AddNumberToObject(o, "b_count", (double)d->b_count);
+    if (d->b_site)
+        cJSON_AddStringToObject(o, "b_site", d->b_site);
+    return o;
+}
+
+cJSON *site_deltas_json(const ms_site_delta *d, size_t n, int limit)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; i < n && (limit < 0 || i < (size_t)limit); i++)
+        cJSON_AddItemToArray(list, site_delta_json(&d[i]));
+    return list;
+}
+
+cJSON *pct_json(const ms_delta *d)
+{
+    if (!d->pct_valid)
+        return cJSON_CreateNull();
+    /* Two decimals are all a reader needs, and rounding keeps the JSON of a pickle and of
+     * its summary byte-identical. */
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.2f", d->pct);
+    return cJSON_CreateNumber(strtod(buf, NULL));
 }
 
 static cJSON *metrics_json(const ms_pair *p)
@@ -199,3 +233,41 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
     cJSON_AddItemToObject(doc, "outliers", outliers);
 }
 
+
+/* Sites each list of the pair holds, as `memsnap diff --json` lists by default. */
+#define RUN_COMPARE_TOP_SITES 10
+
+typedef struct run_pair {
+    ms_run *run[2];
+    const char *name[2];
+} run_pair;
+
+static cJSON *run_pair_build(void *ctx, ms_error *err)
+{
+    const run_pair *rp = ctx;
+    ms_profile *prof[2] = {NULL, NULL};
+    ms_pair *p = NULL;
+    cJSON *doc = NULL;
+    int rc = 0;
+    for (int i = 0; i < 2 && !rc; i++)
+        rc = ms_profile_from_run(&prof[i], rp->run[i], rp->name[i], err);
+    if (!rc && !ms_pair_compare(&p, prof[0], prof[1], err)) {
+        char la[256], lb[256];
+        compare_pair_labels(p, la, lb, sizeof la, "A", "B");
+        char *verdict = compare_pair_verdict(p, la, lb);
+        doc = verdict ? compare_pair_json(p, 0, 1, la, lb, verdict, RUN_COMPARE_TOP_SITES)
+                      : ms__json_nomem(err);
+        free(verdict);
+    }
+    ms_pair_free(p);
+    ms_profile_free(prof[1]);
+    ms_profile_free(prof[0]);
+    return doc;
+}
+
+int ms_run_compare_json(char **out, size_t *len_out, ms_run *a, const char *name_a, ms_run *b,
+                        const char *name_b, ms_error *err)
+{
+    run_pair rp = {{a, b}, {name_a ? name_a : "A", name_b ? name_b : "B"}};
+    return ms__json_text(out, len_out, a && b, "ms_run_compare_json", run_pair_build, &rp, err);
+}
