@@ -239,15 +239,24 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
     if (!s || !t || t->device < 0 || t->device >= ms_snapshot_device_count(s) ||
         (n && !allocs))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "categories need a snapshot and timeline");
-    ms_iterations *own = NULL;
-    if (!it) {
-        int rc = ms_iterations_find(&own, s, t->device, t, NULL, err);
-        if (rc)
-            return rc;
-        it = own;
-    }
+    ms__lent l;
+    int rc = ms__lent_take(&l, s, t, it, NULL, err);
+    if (!rc)
+        rc = ms__categories_sum_with(bytes, phases, s, t, l.it, &l.ann, allocs, n, err);
+    ms__lent_free(&l);
+    return rc;
+}
+
+int ms__categories_sum_with(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
+                            const ms_snapshot *s, const ms_timeline *t, const ms_iterations *it,
+                            const ms__ann *ann, const ms_alloc *allocs, size_t n, ms_error *err)
+{
+    if (phases)
+        *phases = NULL;
+    for (int c = 0; c < MS_CAT_COUNT; c++)
+        bytes[c] = 0;
     ms__cat_ctx x;
-    int rc = ms__cat_ctx_build(&x, s, t, it, err);
+    int rc = ms__cat_ctx_build(&x, s, t, it, ann, err);
     uint8_t *cat = NULL, *why = NULL, *origin = NULL;
     if (!rc) {
         cat = calloc(n ? n : 1, 1);
@@ -295,6 +304,5 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
     free(origin);
     if (x.segs || x.stack_flags)
         ms__cat_ctx_free(&x);
-    ms_iterations_free(own);
     return rc;
 }

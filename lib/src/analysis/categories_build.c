@@ -17,7 +17,7 @@ struct ms_categories {
     const ms_timeline *t;
     const ms_iterations *it;
     ms_timeline *own_t;
-    ms_iterations *own_it;
+    ms__lent lent;     /* a standalone build's annotation ranges and iterations */
     ms__cat_ctx x;
     size_t n;          /* allocations */
     uint8_t *cat;      /* per allocation */
@@ -117,7 +117,7 @@ void ms_categories_free(ms_categories *c)
     free(c->cp);
     free(c->iter_end);
     free(c->iter_peak);
-    ms_iterations_free(c->own_it);
+    ms__lent_free(&c->lent);
     ms_timeline_free(c->own_t);
     free(c);
 }
@@ -384,6 +384,9 @@ static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
     return true;
 }
 
+static int categorise(ms_categories **out, ms_categories *c, const ms_timeline *t,
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err);
+
 int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
                         const ms_timeline *t, const ms_iterations *it, ms_error *err)
 {
@@ -408,14 +411,35 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
                                err);
         t = c->own_t;
     }
-    c->t = t;
-    if (!rc && !it) {
-        rc = ms_iterations_find(&c->own_it, s, device, t, NULL, err);
-        it = c->own_it;
-    }
-    c->it = it;
     if (!rc)
-        rc = ms__cat_ctx_build(&c->x, s, t, it, err);
+        rc = ms__lent_take(&c->lent, s, t, it, NULL, err);
+    if (rc) {
+        ms_categories_free(c);
+        return rc;
+    }
+    return categorise(out, c, t, c->lent.it, &c->lent.ann, err);
+}
+
+int ms__categories_build_with(ms_categories **out, const ms_snapshot *s, const ms_timeline *t,
+                              const ms_iterations *it, const ms__ann *ann, ms_error *err)
+{
+    *out = NULL;
+    ms_categories *c = calloc(1, sizeof *c);
+    if (!c)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    c->s = s;
+    return categorise(out, c, t, it, ann, err);
+}
+
+/* The categories of t's allocations on `c` (holding its snapshot), from the iterations
+ * `it` and annotation ranges `ann`, both outliving it. Frees c on failure. */
+static int categorise(ms_categories **out, ms_categories *c, const ms_timeline *t,
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err)
+{
+    const ms_snapshot *s = c->s;
+    c->t = t;
+    c->it = it;
+    int rc = ms__cat_ctx_build(&c->x, s, t, it, ann, err);
     if (rc) {
         ms_categories_free(c);
         return rc;

@@ -486,8 +486,8 @@ static const optim_info *optim_by_name(const char *name, bool by_file)
  * last one of the device. */
 static void name_from_annotations(const ms__cat_ctx *x, char *out, size_t cap)
 {
-    const ms_annotation_range *ar = x->ann;
-    size_t nar = x->n_ann;
+    const ms_annotation_range *ar = x->ann.r;
+    size_t nar = x->ann.n;
     static const char pre[] = "Optimizer.step#";
     for (size_t i = nar; i-- > 0;) {
         const char *s = ms_snapshot_string(x->s, ar[i].name);

@@ -275,7 +275,8 @@ static double overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
  * not fall at every cut (a staircase of releases). Sets *keep to the cuts kept; false
  * when they are not iterations. *ok false: out of memory. */
 static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
-                    const ms__stackinfo *si, int64_t *cut, size_t *keep, bool *ok)
+                    const ms__stackinfo *si, const ms__ann *ann, int64_t *cut, size_t *keep,
+                    bool *ok)
 {
     int64_t n = (int64_t)tr->n;
     size_t m = *keep;
@@ -302,7 +303,7 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
     ms__compile_range *cr = NULL;
     size_t ncr = 0;
     ms_error cerr;
-    if (m && ms__compile_ranges(&cr, &ncr, s, tr, &cerr)) {
+    if (m && ms__compile_ranges(&cr, &ncr, s, tr, ann, &cerr)) {
         *ok = false;
         return false;
     }
@@ -359,8 +360,8 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
 /* Memory returning to a baseline. Without a stated count the valleys at least half as
  * prominent as the most prominent are cuts; with one, the `expected - 1` most prominent. */
 int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                           const curve *cv, const ms__stackinfo *si, uint32_t expected,
-                           ms_error *err)
+                           const curve *cv, const ms__stackinfo *si, const ms__ann *ann,
+                           uint32_t expected, ms_error *err)
 {
     size_t n = cv->n;
     if (n < 4)
@@ -434,7 +435,7 @@ int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
     free(wlo);
     free(whi);
     bool ok = true;
-    if (keep && !repeats(s, tr, cv, si, cut, &keep, &ok))
+    if (keep && !repeats(s, tr, cv, si, ann, cut, &keep, &ok))
         keep = 0;
     if (ok)
         ok = ms__iter_cand_from_cuts(c, s, tr, cut, keep);

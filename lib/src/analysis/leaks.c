@@ -621,8 +621,15 @@ static int find_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline
     }
     r->device = t->device;
     r->iterations = it;
-    if (!it)
-        rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
+    if (!it) {
+        ms_annotation_range *ar = NULL;
+        size_t nar = 0;
+        rc = ms_annotation_ranges(&ar, &nar, s, t->device, err);
+        if (!rc)
+            rc = ms__iterations_find(&r->iterations, s, t, si, &(ms__ann){ar, nar},
+                                     opt ? &opt->iter : NULL, err);
+        free(ar);
+    }
     ms__alive_end ae;
     if (!rc)
         rc = analyse(r, s, t, si, opt, no_retained, &ae, err);
@@ -789,6 +796,14 @@ int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int device,
     rc = find_with(out, s, t, opt, err);
     ms_timeline_free(own);
     return rc;
+}
+
+int ms__leak_report_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
+                       ms_iterations *it, const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    int rc = check_timeline(s, t->device, t, err);
+    return rc ? rc : find_on(out, s, t, it, true, false, opt, err);
 }
 
 int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,

@@ -141,7 +141,7 @@ typedef struct ann_range {
 } ann_range;
 
 /* The phase annotations of the device as event ranges, from the context's pairing
- * (ms_annotation_ranges). A range never closed (the snapshot was taken inside it) says
+ * (ms__ann). A range never closed (the snapshot was taken inside it) says
  * where a phase began but not where it ended: the stacks decide that one. */
 static int annotation_ranges(ann_range **out, size_t *n_out, const ms__cat_ctx *x,
                              ms_error *err)
@@ -150,8 +150,8 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms__cat_ctx *
     *n_out = 0;
     const ms_snapshot *s = x->s;
     const ms_trace *tr = x->tr;
-    const ms_annotation_range *ar = x->ann;
-    size_t nar = x->n_ann;
+    const ms_annotation_range *ar = x->ann.r;
+    size_t nar = x->ann.n;
     ann_range *r = malloc((nar ? nar : 1) * sizeof *r);
     if (!r)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
@@ -186,7 +186,6 @@ void ms__cat_ctx_free(ms__cat_ctx *x)
     free(x->segs);
     free(x->bwd_after);
     free(x->stack_flags);
-    free(x->ann);
     memset(x, 0, sizeof *x);
 }
 
@@ -524,7 +523,7 @@ static void close_at_annotations(ms__cat_ctx *x, const ann_range *ar, size_t nar
 }
 
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
-                      const ms_iterations *it, ms_error *err)
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err)
 {
     memset(x, 0, sizeof *x);
     x->s = s;
@@ -544,9 +543,8 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
 
     ann_range *ar = NULL;
     size_t nar = 0;
-    rc = ms_annotation_ranges(&x->ann, &x->n_ann, s, tr->device, err);
-    if (!rc)
-        rc = annotation_ranges(&ar, &nar, x, err);
+    x->ann = *ann;
+    rc = annotation_ranges(&ar, &nar, x, err);
     if (rc) {
         ms__cat_ctx_free(x);
         return rc;

@@ -47,6 +47,10 @@ int ms__sites_prepare(ms_snapshot *s);
 int ms__frame_flag_arrays(uint8_t **frames, uint8_t **stacks, const ms_snapshot *s,
                           uint8_t (*fn)(const ms_snapshot *s, uint32_t frame), ms_error *err);
 
+/* Test hook: how many times ms_annotation_ranges paired annotations in this process
+ * (lib/src/analysis/annotations.c; read through ms__run_stats). */
+size_t ms__annotation_pairings(void);
+
 /* ms_error_set (memsnap/core.h) for the library's own use: callers write
  * `return ms__fail(...)`. */
 #define ms__fail ms_error_set
