@@ -92,6 +92,10 @@ int ms__categories_sum_with(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
                             const ms_snapshot *s, const ms_timeline *t, const ms_iterations *it,
                             const ms__ann *ann, const ms_alloc *allocs, size_t n, ms_error *err);
 
+/* The first of `allocs` (in the timeline's order: by alloc event, those made before the
+ * trace last) made at or after `event`. */
+size_t ms__cat_first_made_at(const ms_alloc *allocs, size_t n, int64_t event);
+
 /* The phases of a categorisation (what ms_phases_find gives for its timeline and
  * iterations), from the cut it was built on (categories_build.c). */
 int ms__phases_of_categories(ms_phases **out, const ms_categories *c, ms_error *err);

@@ -108,18 +108,10 @@ void ms_categories_free(ms_categories *c)
     if (!c)
         return;
     ms__cat_ctx_free(&c->x);
-    free(c->cat);
-    free(c->why);
-    free(c->origin);
-    free(c->ev_alloc);
-    free(c->ends);
-    free(c->kept);
-    free(c->cp);
-    free(c->iter_end);
-    free(c->iter_peak);
     ms__lent_free(&c->lent);
     ms_timeline_free(c->own_t);
-    free(c);
+    MS__FREE_ALL(c->cat, c->why, c->origin, c->ev_alloc, c->ends, c->kept, c->cp, c->iter_end,
+                 c->iter_peak, c);
 }
 
 /* Below this many events one thread classifies and sweeps: a second costs more to start
@@ -335,7 +327,7 @@ static bool join_list(void **a, size_t *na, size_t *cap, const void *b, size_t n
 static int cmp_life_end(const void *pa, const void *pb)
 {
     const ms__cat_life_end *a = pa, *b = pb;
-    return (a->event > b->event) - (a->event < b->event);
+    return MS__CMP(a->event, b->event);
 }
 
 /* classify_range over every allocation, in two halves for many; the pre[] lists joined

@@ -104,7 +104,7 @@ uint8_t ms__compile_annotation(const char *name)
 static int range_cmp(const void *pa, const void *pb)
 {
     const ms__compile_range *a = pa, *b = pb;
-    return (a->first > b->first) - (a->first < b->first);
+    return MS__CMP(a->first, b->first);
 }
 
 int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot *s,

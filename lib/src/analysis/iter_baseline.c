@@ -190,14 +190,12 @@ static bool prominence(valley *v, size_t m, int64_t tail)
 
 static int cmp_prominence_desc(const void *a, const void *b)
 {
-    int64_t x = ((const valley *)a)->prominence, y = ((const valley *)b)->prominence;
-    return (x < y) - (x > y);
+    return MS__CMP(((const valley *)b)->prominence, ((const valley *)a)->prominence);
 }
 
 static int cmp_cut(const void *a, const void *b)
 {
-    int64_t x = ((const valley *)a)->cut, y = ((const valley *)b)->cut;
-    return (x > y) - (x < y);
+    return MS__CMP(((const valley *)a)->cut, ((const valley *)b)->cut);
 }
 
 /* ------------------------------------------------------------------ repetition */
@@ -220,12 +218,6 @@ static bool is_backward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_
            !(si[st].flags & MS__ST_PYTHON);
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* What allocations of events [from, to) made, as sorted keys: their sites, or their
  * sizes where they have no stack; compile work is left out. Sizes alone would tell
  * iterations of varying shapes (a seeded churn, padded batches) apart. */
@@ -241,7 +233,7 @@ static size_t signature(uint64_t *out, const ms_snapshot *s, const ms_trace *tr,
             continue;
         out[n++] = st == MS_NO_STACK ? tr->size[i] << 1 : (uint64_t)ms_stack_site(s, st) << 1 | 1;
     }
-    qsort(out, n, sizeof *out, u64_cmp);
+    qsort(out, n, sizeof *out, ms__cmp_u64);
     return n;
 }
 

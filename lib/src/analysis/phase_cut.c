@@ -610,14 +610,7 @@ size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event)
     const ms_iterations *it = x->it;
     if (!it || !it->n || event < it->items[0].start_event)
         return SIZE_MAX;
-    size_t lo = 0, hi = it->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (it->items[mid].start_event <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = MS__LAST_AT_OR_BELOW(it->items, it->n, start_event, event);
     return event < it->items[lo].end_event ? lo : SIZE_MAX;
 }
 
@@ -625,15 +618,7 @@ size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event)
 {
     if (!x->nsegs || event < 0)
         return x->nsegs ? 0 : SIZE_MAX;
-    size_t lo = 0, hi = x->nsegs;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->segs[mid].start <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return MS__LAST_AT_OR_BELOW(x->segs, x->nsegs, start, event);
 }
 
 size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint)

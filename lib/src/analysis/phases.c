@@ -127,13 +127,6 @@ size_t ms_phases_at_event(const ms_phases *p, int64_t event)
 {
     if (!p || !p->n || event < 0)
         return SIZE_MAX;
-    size_t lo = 0, hi = p->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->items[mid].start_event <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = MS__LAST_AT_OR_BELOW(p->items, p->n, start_event, event);
     return event < p->items[lo].end_event ? lo : SIZE_MAX;
 }

@@ -118,12 +118,9 @@ void ms_run_free(ms_run *r)
     ms_idle_free(r->idle);
     ms_phases_free(r->phases);
     ms_shape_free(r->shape);
-    free(r->ranges);
-    free(r->classes);
-    free(r->peak_alive);
     ms_free(r->peak_sites);
     ms_timeline_free(r->tl);
-    free(r);
+    MS__FREE_ALL(r->ranges, r->classes, r->peak_alive, r);
 }
 
 const ms_snapshot *ms_run_snapshot(const ms_run *r)

@@ -70,12 +70,6 @@ static int compile_windows(ms_shape *sh, const ms_snapshot *s, const ms_trace *t
 
 /* ------------------------------------------------------------------ CUDA graphs */
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static int graph_pools(ms_shape *sh, const ms_snapshot *s, const ms_trace *tr,
                        const ms_iterations *it, ms_error *err)
 {
@@ -99,12 +93,12 @@ static int graph_pools(ms_shape *sh, const ms_snapshot *s, const ms_trace *tr,
         sh->graph_pool_live_bytes += seg[i].allocated_size;
     }
     sh->graph_pool_segments = (uint32_t)n;
-    qsort(addr, n, sizeof *addr, u64_cmp);
+    qsort(addr, n, sizeof *addr, ms__cmp_u64);
     /* The capture made the pool's segments: the last of them made in the trace ends it. */
     for (size_t i = tr->n; i-- > 0;) {
         uint8_t a = tr->action[i];
         if ((a == MS_ACT_SEGMENT_ALLOC || a == MS_ACT_SEGMENT_MAP) &&
-            bsearch(&tr->addr[i], addr, n, sizeof *addr, u64_cmp)) {
+            bsearch(&tr->addr[i], addr, n, sizeof *addr, ms__cmp_u64)) {
             sh->graph_capture_end_event = (int64_t)i;
             break;
         }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "memsnap/memsnap.h"
+#include "order.h"
 
 #if defined(__GNUC__)
 #define MS_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -81,6 +82,13 @@ static inline bool ms__add(size_t a, size_t b, size_t *out)
 /* Grows *ptr (holding *cap elements of `elem` bytes) to hold at least `need` elements,
  * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
 bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* free()s each of the n pointers (NULL ones too). MS__FREE_ALL(a, b, ...) is the
+ * teardown of a struct that owns arrays: one list of what it owns, in one place. */
+void ms__free_each(void *const *ptrs, size_t n);
+#define MS__FREE_ALL(...)                                                                     \
+    ms__free_each((void *const[]){__VA_ARGS__},                                               \
+                  sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* fn(there) on a second thread while fn(here) runs on this one; both on this one, here
  * first, when no thread can start. The two halves of a job split in two, whose results
