@@ -81,6 +81,12 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = MS_CATR_NO_STACKS;
         return MS_CAT_OTHER;
     }
+    /* What a forward, backward or optimizer step frees before it closes was its own. */
+    if ((g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) &&
+        !alive_at(a, g->close)) {
+        *why = MS_CATR_PHASE_FREED;
+        return MS_CAT_TEMPORARY;
+    }
     switch (g->kind) {
     case MS__PH_SETUP:
         /* The batch for the first forward: made in its iteration, or (a sample input
@@ -100,10 +106,6 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = (sf & CS_MODULE) ? MS_CATR_SETUP_MODULE : MS_CATR_SETUP_ALIVE;
         return MS_CAT_PARAMETER;
     case MS__PH_FWD:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         /* Without C++ frames a library workspace looks like an activation of the first
          * forward that is never freed, while every later forward frees its own. */
         if (!x->cpp_stacks && g->ordinal == 0 && x->counts[MS__PH_FWD] >= 2 &&
@@ -114,17 +116,9 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = MS_CATR_FORWARD_KEPT;
         return MS_CAT_ACTIVATION;
     case MS__PH_BWD:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         *why = MS_CATR_BACKWARD_KEPT;
         return MS_CAT_GRADIENT;
     case MS__PH_OPT:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         *why = MS_CATR_OPTIMIZER_KEPT;
         return MS_CAT_OPTIMIZER_STATE;
     default: /* a gap between phases */

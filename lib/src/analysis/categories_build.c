@@ -47,16 +47,12 @@ static inline uint32_t alloc_of(const ms_categories *c, int64_t e)
 
 /* The life that event e ends besides the one the index names there (ends[]), UINT32_MAX
  * none. */
+static int cmp_life_end(const void *pa, const void *pb);
+
 static uint32_t also_ends(const ms_categories *c, int64_t e)
 {
-    size_t lo = 0, hi = c->n_ends;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->ends[mid].event < e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    ms__cat_life_end key = {.event = e};
+    size_t lo = ms__lower_bound(c->ends, c->n_ends, sizeof *c->ends, &key, cmp_life_end);
     return lo < c->n_ends && c->ends[lo].event == e ? c->ends[lo].alloc : UINT32_MAX;
 }
 

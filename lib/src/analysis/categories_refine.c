@@ -281,14 +281,7 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
             continue;
         /* This size's gradients, by backward: one in each from b0 on. */
         size_ord key = {a->size, b0};
-        size_t lo = 0, hi = ng;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_size_ord(&g[mid], &key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ms__lower_bound(g, ng, sizeof *g, &key, cmp_size_ord);
         uint32_t want = b0;
         for (size_t k = lo; k < ng && g[k].size == a->size; k++)
             want += g[k].ord == want;
@@ -428,14 +421,7 @@ int ms__cat_late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n
         if (tr->action[f] != MS_ACT_FREE_COMPLETED)
             continue;
         addr_ev key = {tr->addr[f], f, 0, false};
-        size_t lo = 0, hi = nm;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_addr_ev(&m[mid], &key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ms__lower_bound(m, nm, sizeof *m, &key, cmp_addr_ev);
         if (lo > 0 && m[lo - 1].addr == key.addr && !m[lo - 1].freed)
             m[lo - 1].freed = true;
     }

@@ -171,9 +171,7 @@ int ms__iter_ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr
     int64_t *cuts = malloc(n * sizeof *cuts), *lo = malloc(n * sizeof *lo);
     int64_t *hi = malloc(n * sizeof *hi);
     if (!cuts || !lo || !hi) {
-        free(cuts);
-        free(lo);
-        free(hi);
+        MS__FREE_ALL(cuts, lo, hi);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
     }
     for (size_t k = 0; k + 1 < n; k++) {

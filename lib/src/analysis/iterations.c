@@ -19,10 +19,8 @@ MS__KEY_TEXT_LOOKUPS(MS_ITER_METHOD_LIST, ms_iter_method, MS_ITER_METHOD_COUNT, 
 
 void ms_iterations_free(ms_iterations *it)
 {
-    if (!it)
-        return;
-    free(it->items);
-    free(it);
+    if (it)
+        MS__FREE_ALL(it->items, it);
 }
 
 /* ------------------------------------------------------------------ candidates */

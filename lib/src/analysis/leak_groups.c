@@ -566,19 +566,10 @@ static void sum_finding(ms_leak *L, const refine *w, size_t o, const ms_leak_rep
         L->pattern = MS_LEAK_PATTERN_SITE;
     for (size_t m = 1; m < nm; m++) {
         const ms_leak *x = &parts[mem[m]].L;
-        L->count += x->count;
-        L->bytes += x->bytes;
-        if (x->bytes_each_min < L->bytes_each_min)
-            L->bytes_each_min = x->bytes_each_min;
-        if (x->bytes_each_max > L->bytes_each_max)
-            L->bytes_each_max = x->bytes_each_max;
+        ms__leak_figures_join(L, x);
         L->growth_count += x->growth_count;
         L->growth_bytes += x->growth_bytes;
         L->growth_allocated_bytes += x->growth_allocated_bytes;
-        if (x->first_alloc_us < L->first_alloc_us)
-            L->first_alloc_us = x->first_alloc_us;
-        if (x->last_alloc_us > L->last_alloc_us)
-            L->last_alloc_us = x->last_alloc_us;
     }
     L->call_site = UINT32_MAX;
     if (L->kind == MS_LEAK_ALIVE_AT_END) {

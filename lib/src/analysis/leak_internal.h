@@ -24,6 +24,8 @@ int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint);
 void ms__leak_figures_clear(ms_leak *L);
 void ms__leak_figures_add(ms_leak *L, const ms_alloc *a, const ms_trace *tr,
                           const ms_timeline *t);
+/* Counts the allocations of finding x into L's figures (one finding made of several). */
+void ms__leak_figures_join(ms_leak *L, const ms_leak *x);
 
 /* The order of findings (leaks.h): by kind, then largest first, then by site and layer
  * so that equal sizes always come out the same way. A qsort comparator of ms_leak. */

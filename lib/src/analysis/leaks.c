@@ -21,17 +21,10 @@
 
 const char *ms_leak_kind_name(ms_leak_kind k)
 {
-    switch (k) {
-    case MS_LEAK_LEAK:
-        return "leak";
-    case MS_LEAK_SUSPECT:
-        return "suspect";
-    case MS_LEAK_RETAINED:
-        return "retained";
-    case MS_LEAK_ALIVE_AT_END:
-        return "alive_at_end";
-    }
-    return "unknown";
+    static const char *const names[] = {[MS_LEAK_LEAK] = "leak", [MS_LEAK_SUSPECT] = "suspect",
+                                        [MS_LEAK_RETAINED] = "retained",
+                                        [MS_LEAK_ALIVE_AT_END] = "alive_at_end"};
+    return MS__NAME_IN(names, k, "unknown");
 }
 
 void ms_leak_report_free(ms_leak_report *r)
@@ -352,6 +345,20 @@ void ms__leak_figures_add(ms_leak *L, const ms_alloc *a, const ms_trace *tr,
         L->first_alloc_us = at;
     if (at > L->last_alloc_us)
         L->last_alloc_us = at;
+}
+
+void ms__leak_figures_join(ms_leak *L, const ms_leak *x)
+{
+    L->count += x->count;
+    L->bytes += x->bytes;
+    if (x->bytes_each_min < L->bytes_each_min)
+        L->bytes_each_min = x->bytes_each_min;
+    if (x->bytes_each_max > L->bytes_each_max)
+        L->bytes_each_max = x->bytes_each_max;
+    if (x->first_alloc_us < L->first_alloc_us)
+        L->first_alloc_us = x->first_alloc_us;
+    if (x->last_alloc_us > L->last_alloc_us)
+        L->last_alloc_us = x->last_alloc_us;
 }
 
 int ms__leak_cmp(const void *pa, const void *pb)

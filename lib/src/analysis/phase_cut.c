@@ -51,6 +51,13 @@ static uint8_t frame_flags(const ms_snapshot *s, uint32_t id)
     return (uint8_t)fl;
 }
 
+/* What a stack says (CS_*) of any of its frames saying FR_*. */
+static const struct {
+    unsigned frame, stack;
+} STACK_OF_FRAMES[] = {{FR_PY, CS_PY},   {FR_OPT, CS_OPT}, {FR_ENGINE, CS_BWD | CS_ENGINE},
+                       {FR_BWD, CS_BWD}, {FR_FWD, CS_FWD}, {FR_WS, CS_WS},
+                       {FR_MODULE, CS_MODULE}};
+
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err)
 {
     *out = NULL;
@@ -70,20 +77,9 @@ int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_
                 if (!(ff[fr[k]] & FR_PY))
                     st |= CS_CPP;
             }
-        if (acc & FR_PY)
-            st |= CS_PY;
-        if (acc & FR_OPT)
-            st |= CS_OPT;
-        if (acc & FR_ENGINE)
-            st |= CS_BWD | CS_ENGINE;
-        if (acc & FR_BWD)
-            st |= CS_BWD;
-        if (acc & FR_FWD)
-            st |= CS_FWD;
-        if (acc & FR_WS)
-            st |= CS_WS;
-        if (acc & FR_MODULE)
-            st |= CS_MODULE;
+        for (size_t m = 0; m < sizeof STACK_OF_FRAMES / sizeof *STACK_OF_FRAMES; m++)
+            if (acc & STACK_OF_FRAMES[m].frame)
+                st |= STACK_OF_FRAMES[m].stack;
         if (st & CS_CPP)
             *any_cpp = true;
         sf[sid] = (uint8_t)st;
@@ -638,18 +634,10 @@ size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint)
 
 const char *ms__cat_phase_name(uint8_t kind)
 {
-    switch (kind) {
-    case MS__PH_SETUP:
-        return "setup";
-    case MS__PH_FWD:
-        return "forward";
-    case MS__PH_BWD:
-        return "backward";
-    case MS__PH_OPT:
-        return "optimizer step";
-    default:
-        return "gap";
-    }
+    static const char *const names[] = {[MS__PH_SETUP] = "setup", [MS__PH_FWD] = "forward",
+                                        [MS__PH_BWD] = "backward",
+                                        [MS__PH_OPT] = "optimizer step"};
+    return MS__NAME_IN(names, kind, "gap");
 }
 
 /* ------------------------------------------------------------------ the steps */

@@ -20,10 +20,8 @@ MS__KEY_TEXT_LOOKUPS(MS_SHAPE_KIND_LIST, ms_shape_kind, MS_SHAPE_KIND_COUNT, ms_
 
 void ms_shape_free(ms_shape *sh)
 {
-    if (!sh)
-        return;
-    free(sh->compile);
-    free(sh);
+    if (sh)
+        MS__FREE_ALL(sh->compile, sh);
 }
 
 /* ------------------------------------------------------------------ compile */

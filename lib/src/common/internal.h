@@ -42,6 +42,11 @@ int ms__sites_prepare(ms_snapshot *s);
         return (unsigned)v < (count) ? texts[v] : "unknown";                                  \
     }
 
+/* names[v] of a table of an enum's names (by value, with designated initialisers);
+ * `other` for a value out of range or without a name. */
+#define MS__NAME_IN(names, v, other)                                                          \
+    ((size_t)(v) < sizeof(names) / sizeof *(names) && (names)[v] ? (names)[v] : (other))
+
 /* The two arrays every per-stack classifier starts from: *frames one byte a frame, what
  * fn says of it, and *stacks one zeroed byte a stack for the caller to fill from them
  * (the caller frees both). MS_ERR_NOMEM, with nothing to free, when out of memory. */

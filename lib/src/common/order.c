@@ -35,3 +35,17 @@ size_t ms__lower_u64(const uint64_t *v, size_t n, uint64_t key)
     }
     return lo;
 }
+
+size_t ms__lower_bound(const void *base, size_t n, size_t size, const void *key,
+                       int (*cmp)(const void *, const void *))
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp((const char *)base + mid * size, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -23,6 +23,9 @@ int ms__cmp_double(const void *a, const void *b);
 
 /* The first index of the ascending v[0..n) whose value is not below key; n when none. */
 size_t ms__lower_u64(const uint64_t *v, size_t n, uint64_t key);
+/* The same for n records of `size` bytes at base, sorted by qsort comparator cmp. */
+size_t ms__lower_bound(const void *base, size_t n, size_t size, const void *key,
+                       int (*cmp)(const void *, const void *));
 
 /* Of n > 0 records sorted by an int64_t field (records `stride` bytes apart, the field
  * `off` bytes in), the last whose field is at or below `key`; 0 when none is, which the
