@@ -410,10 +410,14 @@ static void two_threads_device(const char *name, const ms_snapshot *s, int d,
     ms_error err;
     ms__cat_ctx one, two;
     size_t saved = ms__cat_parallel_min;
+    ms_annotation_range *ar = NULL;
+    size_t nar = 0;
+    CHECK_EQ_INT_IN(name, ms_annotation_ranges(&ar, &nar, s, t->device, &err), 0);
+    ms__ann ann = {ar, nar};
     ms__cat_parallel_min = SIZE_MAX;
-    int r1 = ms__cat_ctx_build(&one, s, t, it, &err);
+    int r1 = ms__cat_ctx_build(&one, s, t, it, &ann, &err);
     ms__cat_parallel_min = 1;
-    int r2 = ms__cat_ctx_build(&two, s, t, it, &err);
+    int r2 = ms__cat_ctx_build(&two, s, t, it, &ann, &err);
     ms__cat_parallel_min = saved;
     CHECK_EQ_INT_IN(name, r1, 0);
     CHECK_EQ_INT_IN(name, r2, 0);
@@ -435,6 +439,7 @@ static void two_threads_device(const char *name, const ms_snapshot *s, int d,
         ms__cat_ctx_free(&one);
     if (r2 == 0)
         ms__cat_ctx_free(&two);
+    free(ar);
 }
 
 static void check_two_threads(const char *path, const char *name, void *arg)

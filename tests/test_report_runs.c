@@ -3,7 +3,8 @@
  * the run's test hook (ms__run_stats) around cmd_report run in this process, on bundled
  * recordings (one device; two files) and on a file of five devices, each with one
  * allocation and one OOM (tests/gen_hostile.h), whose truth is known by construction.
- * Also: summary.json writes the recording's 16-digit times as integers, and one run
+ * Each run pairs its device's annotations once: iterations, phases, compile windows,
+ * categories and shape all read the run's ranges. Also: summary.json writes the recording's 16-digit times as integers, and one run
  * answering the summary, leaks, categories and OOMs simulates its trace once (twice
  * when opened with summary's cheap timeline), with the same JSON either way. */
 #define _GNU_SOURCE
@@ -47,7 +48,8 @@ static ms__run_counts report(char **files, int n, const char *dir, int *rc)
     *rc = cmd_report(argc, argv);
     ms__run_stats(&after);
     return (ms__run_counts){after.runs_opened - before.runs_opened,
-                            after.timelines_built - before.timelines_built};
+                            after.timelines_built - before.timelines_built,
+                            after.annotations_paired - before.annotations_paired};
 }
 
 static void expect(const char *what, char **files, int n, size_t devices)
@@ -60,10 +62,12 @@ static void expect(const char *what, char **files, int n, size_t devices)
     CHECK_EQ_INT_IN(what, rc, 0);
     CHECK_EQ_INT_IN(what, (long long)c.runs_opened, (long long)devices);
     CHECK_EQ_INT_IN(what, (long long)c.timelines_built, (long long)devices);
+    CHECK_EQ_INT_IN(what, (long long)c.annotations_paired, (long long)devices);
 }
 
 /* The summary, leaks, categories and OOMs of `path`'s device 0 from one run opened with
- * timeline flags `flags`: the JSON of each, and the timelines the run built. A cheap
+ * timeline flags `flags`: the JSON of each, and the timelines the run built (the run
+ * pairs the annotations once, checked here). A cheap
  * timeline is first read as such, then its categories asked, so that the OOMs need the
  * reserved curve yet: three simulations before the run extended its one timeline. */
 static size_t run_views(const char *path, unsigned flags, char *json[4])
@@ -91,6 +95,7 @@ static size_t run_views(const char *path, unsigned flags, char *json[4])
     ms_run_free(run);
     ms_snapshot_free(s);
     ms__run_stats(&after);
+    CHECK_EQ_INT_IN(path, (long long)(after.annotations_paired - before.annotations_paired), 1);
     return after.timelines_built - before.timelines_built;
 }
 

@@ -89,12 +89,7 @@ MS_API const char *ms_category_name(ms_category c);
       "parameter made outside the setup: a lazy module's first forward, a no_grad "         \
       "materialisation)")
 
-typedef enum ms_category_reason {
-#define MS_X_ENUM(name, key, text) name,
-    MS_CAT_REASON_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_CATR_COUNT
-} ms_category_reason;
+MS_KEYED_ENUM(ms_category_reason, MS_CAT_REASON_LIST, MS_CATR_COUNT);
 
 MS_API const char *ms_category_reason_name(ms_category_reason r); /* "backward-kept" */
 MS_API const char *ms_category_reason_text(ms_category_reason r); /* one sentence */

@@ -35,6 +35,14 @@ typedef enum ms_code {
 #undef MS_X_ENUM
 } ms_code;
 
+/* The analyses' enums are each listed once by an X-macro LIST(X) of entries
+ * X(NAME, "key", "words"): MS_KEYED_ENUM(type, LIST, COUNT) declares the enum of the NAMEs
+ * with COUNT after the last. Each has a ms_*_name (the stable key JSON carries) and a
+ * ms_*_text (the words for people) made from the same list. */
+#define MS_X_KEYED_NAME_(name, key, text) name,
+#define MS_KEYED_ENUM(type, LIST, count)                                                    \
+    typedef enum type { LIST(MS_X_KEYED_NAME_) count } type
+
 #define MS_NO_OFFSET (-1)
 
 typedef struct ms_error {

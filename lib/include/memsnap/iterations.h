@@ -30,12 +30,7 @@ extern "C" {
     X(MS_ITER_ONE_STEP, "one-step",                                                    \
       "one forward and backward, not repeated: the step is one iteration")
 
-typedef enum ms_iter_method {
-#define MS_X_ENUM(name, key, text) name,
-    MS_ITER_METHOD_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_ITER_METHOD_COUNT
-} ms_iter_method;
+MS_KEYED_ENUM(ms_iter_method, MS_ITER_METHOD_LIST, MS_ITER_METHOD_COUNT);
 
 MS_API const char *ms_iter_method_name(ms_iter_method m); /* "optimizer-frames" */
 MS_API const char *ms_iter_method_text(ms_iter_method m); /* one line for people */

@@ -60,12 +60,7 @@ MS_API const char *ms_leak_kind_name(ms_leak_kind k);
     X(MS_LEAK_PATTERN_END_OUTPUT, "end_output",                                        \
       "the forward's output is alive at the end of the recording")
 
-typedef enum ms_leak_pattern {
-#define MS_X_ENUM(name, key, text) name,
-    MS_LEAK_PATTERN_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_LEAK_PATTERN_COUNT
-} ms_leak_pattern;
+MS_KEYED_ENUM(ms_leak_pattern, MS_LEAK_PATTERN_LIST, MS_LEAK_PATTERN_COUNT);
 
 MS_API const char *ms_leak_pattern_name(ms_leak_pattern p); /* "graph" */
 MS_API const char *ms_leak_pattern_text(ms_leak_pattern p); /* one line for people */

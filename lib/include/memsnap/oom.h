@@ -29,12 +29,7 @@ extern "C" {
       "one request or allocation is larger than everything else together")              \
     X(MS_OOM_OTHER, "other", "no single cause dominates")
 
-typedef enum ms_oom_cause {
-#define MS_X_ENUM(name, key, text) name,
-    MS_OOM_CAUSE_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_OOM_CAUSE_COUNT
-} ms_oom_cause;
+MS_KEYED_ENUM(ms_oom_cause, MS_OOM_CAUSE_LIST, MS_OOM_CAUSE_COUNT);
 
 MS_API const char *ms_oom_cause_name(ms_oom_cause c); /* "fragmentation" */
 MS_API const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
@@ -57,12 +52,7 @@ MS_API const char *ms_oom_cause_text(ms_oom_cause c); /* one line for people */
       "the failing iteration is larger than the previous one at the same point: "         \
       "everything the previous one allocated after that point")
 
-typedef enum ms_oom_basis {
-#define MS_X_ENUM(name, key, text) name,
-    MS_OOM_BASIS_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_OOM_BASIS_COUNT
-} ms_oom_basis;
+MS_KEYED_ENUM(ms_oom_basis, MS_OOM_BASIS_LIST, MS_OOM_BASIS_COUNT);
 
 MS_API const char *ms_oom_basis_name(ms_oom_basis b); /* "previous_iteration_peak" */
 MS_API const char *ms_oom_basis_text(ms_oom_basis b); /* one line for people */

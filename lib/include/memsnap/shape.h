@@ -36,12 +36,7 @@ extern "C" {
     X(MS_SHAPE_TRAINING_LOOP_NO_OPTIMIZER, "training_loop_no_optimizer",                \
       "training loop without an optimizer step (forward and backward)")
 
-typedef enum ms_shape_kind {
-#define MS_X_ENUM(name, key, text) name,
-    MS_SHAPE_KIND_LIST(MS_X_ENUM)
-#undef MS_X_ENUM
-        MS_SHAPE_KIND_COUNT
-} ms_shape_kind;
+MS_KEYED_ENUM(ms_shape_kind, MS_SHAPE_KIND_LIST, MS_SHAPE_KIND_COUNT);
 
 MS_API const char *ms_shape_kind_name(ms_shape_kind k); /* "one_step_no_optimizer" */
 MS_API const char *ms_shape_kind_text(ms_shape_kind k); /* "one step (forward, ...)" */

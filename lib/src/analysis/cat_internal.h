@@ -8,6 +8,7 @@
 
 #include "memsnap/categories.h"
 #include "memsnap/phases.h"
+#include "iter_internal.h"
 #include "phase_cut.h"
 
 /* A life that ends at an event which starts another (an address handed out twice with no
@@ -82,6 +83,18 @@ int ms__cat_mirror_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t
  * every allocation's final category. 0 or MS_ERR_NOMEM. */
 int ms__cat_identity(ms_category_identity *out, const ms__cat_ctx *x, const ms_alloc *allocs,
                      size_t n, const uint8_t *cat);
+
+/* ms_categories_build and ms_categories_sum_phases with the iterations `it` and
+ * annotation ranges `ann` of a run (both outlive the categories). */
+int ms__categories_build_with(ms_categories **out, const ms_snapshot *s, const ms_timeline *t,
+                              const ms_iterations *it, const ms__ann *ann, ms_error *err);
+int ms__categories_sum_with(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
+                            const ms_snapshot *s, const ms_timeline *t, const ms_iterations *it,
+                            const ms__ann *ann, const ms_alloc *allocs, size_t n, ms_error *err);
+
+/* The first of `allocs` (in the timeline's order: by alloc event, those made before the
+ * trace last) made at or after `event`. */
+size_t ms__cat_first_made_at(const ms_alloc *allocs, size_t n, int64_t event);
 
 /* The phases of a categorisation (what ms_phases_find gives for its timeline and
  * iterations), from the cut it was built on (categories_build.c). */

@@ -81,6 +81,12 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = MS_CATR_NO_STACKS;
         return MS_CAT_OTHER;
     }
+    /* What a forward, backward or optimizer step frees before it closes was its own. */
+    if ((g->kind == MS__PH_FWD || g->kind == MS__PH_BWD || g->kind == MS__PH_OPT) &&
+        !alive_at(a, g->close)) {
+        *why = MS_CATR_PHASE_FREED;
+        return MS_CAT_TEMPORARY;
+    }
     switch (g->kind) {
     case MS__PH_SETUP:
         /* The batch for the first forward: made in its iteration, or (a sample input
@@ -100,10 +106,6 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = (sf & CS_MODULE) ? MS_CATR_SETUP_MODULE : MS_CATR_SETUP_ALIVE;
         return MS_CAT_PARAMETER;
     case MS__PH_FWD:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         /* Without C++ frames a library workspace looks like an activation of the first
          * forward that is never freed, while every later forward frees its own. */
         if (!x->cpp_stacks && g->ordinal == 0 && x->counts[MS__PH_FWD] >= 2 &&
@@ -114,17 +116,9 @@ static ms_category classify(const ms__cat_ctx *x, const ms_alloc *a, uint8_t *wh
         *why = MS_CATR_FORWARD_KEPT;
         return MS_CAT_ACTIVATION;
     case MS__PH_BWD:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         *why = MS_CATR_BACKWARD_KEPT;
         return MS_CAT_GRADIENT;
     case MS__PH_OPT:
-        if (!alive_at(a, g->close)) {
-            *why = MS_CATR_PHASE_FREED;
-            return MS_CAT_TEMPORARY;
-        }
         *why = MS_CATR_OPTIMIZER_KEPT;
         return MS_CAT_OPTIMIZER_STATE;
     default: /* a gap between phases */
@@ -239,15 +233,24 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
     if (!s || !t || t->device < 0 || t->device >= ms_snapshot_device_count(s) ||
         (n && !allocs))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "categories need a snapshot and timeline");
-    ms_iterations *own = NULL;
-    if (!it) {
-        int rc = ms_iterations_find(&own, s, t->device, t, NULL, err);
-        if (rc)
-            return rc;
-        it = own;
-    }
+    ms__lent l;
+    int rc = ms__lent_take(&l, s, t, it, NULL, err);
+    if (!rc)
+        rc = ms__categories_sum_with(bytes, phases, s, t, l.it, &l.ann, allocs, n, err);
+    ms__lent_free(&l);
+    return rc;
+}
+
+int ms__categories_sum_with(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
+                            const ms_snapshot *s, const ms_timeline *t, const ms_iterations *it,
+                            const ms__ann *ann, const ms_alloc *allocs, size_t n, ms_error *err)
+{
+    if (phases)
+        *phases = NULL;
+    for (int c = 0; c < MS_CAT_COUNT; c++)
+        bytes[c] = 0;
     ms__cat_ctx x;
-    int rc = ms__cat_ctx_build(&x, s, t, it, err);
+    int rc = ms__cat_ctx_build(&x, s, t, it, ann, err);
     uint8_t *cat = NULL, *why = NULL, *origin = NULL;
     if (!rc) {
         cat = calloc(n ? n : 1, 1);
@@ -295,6 +298,5 @@ int ms_categories_sum_phases(int64_t bytes[MS_CAT_COUNT], ms_phases **phases,
     free(origin);
     if (x.segs || x.stack_flags)
         ms__cat_ctx_free(&x);
-    ms_iterations_free(own);
     return rc;
 }

@@ -17,7 +17,7 @@ struct ms_categories {
     const ms_timeline *t;
     const ms_iterations *it;
     ms_timeline *own_t;
-    ms_iterations *own_it;
+    ms__lent lent;     /* a standalone build's annotation ranges and iterations */
     ms__cat_ctx x;
     size_t n;          /* allocations */
     uint8_t *cat;      /* per allocation */
@@ -47,16 +47,12 @@ static inline uint32_t alloc_of(const ms_categories *c, int64_t e)
 
 /* The life that event e ends besides the one the index names there (ends[]), UINT32_MAX
  * none. */
+static int cmp_life_end(const void *pa, const void *pb);
+
 static uint32_t also_ends(const ms_categories *c, int64_t e)
 {
-    size_t lo = 0, hi = c->n_ends;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->ends[mid].event < e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    ms__cat_life_end key = {.event = e};
+    size_t lo = ms__lower_bound(c->ends, c->n_ends, sizeof *c->ends, &key, cmp_life_end);
     return lo < c->n_ends && c->ends[lo].event == e ? c->ends[lo].alloc : UINT32_MAX;
 }
 
@@ -108,18 +104,10 @@ void ms_categories_free(ms_categories *c)
     if (!c)
         return;
     ms__cat_ctx_free(&c->x);
-    free(c->cat);
-    free(c->why);
-    free(c->origin);
-    free(c->ev_alloc);
-    free(c->ends);
-    free(c->kept);
-    free(c->cp);
-    free(c->iter_end);
-    free(c->iter_peak);
-    ms_iterations_free(c->own_it);
+    ms__lent_free(&c->lent);
     ms_timeline_free(c->own_t);
-    free(c);
+    MS__FREE_ALL(c->cat, c->why, c->origin, c->ev_alloc, c->ends, c->kept, c->cp, c->iter_end,
+                 c->iter_peak, c);
 }
 
 /* Below this many events one thread classifies and sweeps: a second costs more to start
@@ -335,7 +323,7 @@ static bool join_list(void **a, size_t *na, size_t *cap, const void *b, size_t n
 static int cmp_life_end(const void *pa, const void *pb)
 {
     const ms__cat_life_end *a = pa, *b = pb;
-    return (a->event > b->event) - (a->event < b->event);
+    return MS__CMP(a->event, b->event);
 }
 
 /* classify_range over every allocation, in two halves for many; the pre[] lists joined
@@ -384,6 +372,9 @@ static bool classify_all(ms_categories *c, uint32_t **pre, size_t *npre)
     return true;
 }
 
+static int categorise(ms_categories **out, ms_categories *c, const ms_timeline *t,
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err);
+
 int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
                         const ms_timeline *t, const ms_iterations *it, ms_error *err)
 {
@@ -408,14 +399,35 @@ int ms_categories_build(ms_categories **out, const ms_snapshot *s, int device,
                                err);
         t = c->own_t;
     }
-    c->t = t;
-    if (!rc && !it) {
-        rc = ms_iterations_find(&c->own_it, s, device, t, NULL, err);
-        it = c->own_it;
-    }
-    c->it = it;
     if (!rc)
-        rc = ms__cat_ctx_build(&c->x, s, t, it, err);
+        rc = ms__lent_take(&c->lent, s, t, it, NULL, err);
+    if (rc) {
+        ms_categories_free(c);
+        return rc;
+    }
+    return categorise(out, c, t, c->lent.it, &c->lent.ann, err);
+}
+
+int ms__categories_build_with(ms_categories **out, const ms_snapshot *s, const ms_timeline *t,
+                              const ms_iterations *it, const ms__ann *ann, ms_error *err)
+{
+    *out = NULL;
+    ms_categories *c = calloc(1, sizeof *c);
+    if (!c)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    c->s = s;
+    return categorise(out, c, t, it, ann, err);
+}
+
+/* The categories of t's allocations on `c` (holding its snapshot), from the iterations
+ * `it` and annotation ranges `ann`, both outliving it. Frees c on failure. */
+static int categorise(ms_categories **out, ms_categories *c, const ms_timeline *t,
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err)
+{
+    const ms_snapshot *s = c->s;
+    c->t = t;
+    c->it = it;
+    int rc = ms__cat_ctx_build(&c->x, s, t, it, ann, err);
     if (rc) {
         ms_categories_free(c);
         return rc;

@@ -66,7 +66,7 @@ static bool candidate(const mirror *m, const ms__cat_ctx *x, const ms_alloc *a, 
 static int cmp_rec(const void *pa, const void *pb)
 {
     const role_rec *a = pa, *b = pb;
-    return (a->size > b->size) - (a->size < b->size);
+    return MS__CMP(a->size, b->size);
 }
 
 /* States per gradient, from every size that has gradients: the ratio most bytes agree on
@@ -102,22 +102,7 @@ static size_t cand_end(const mirror *m, const ms__cat_ctx *x, const ms_alloc *al
 {
     if (allocs != x->t->allocs || n != x->t->n_allocs)
         return n;
-    int64_t e = x->segs[m->first].start;
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (allocs[mid].alloc_event >= 0 && allocs[mid].alloc_event < e)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static int cmp_u32(const void *pa, const void *pb)
-{
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return (a > b) - (a < b);
+    return ms__cat_first_made_at(allocs, n, x->segs[m->first].start);
 }
 
 /* The lives of the device's whole list alive at `boundary` (made before it, freed at or
@@ -151,7 +136,7 @@ static uint32_t *alive_list(const ms__cat_ctx *x, const ms_alloc *allocs, int64_
         return NULL;
     }
     if (nv > 1)
-        qsort(v, nv, sizeof *v, cmp_u32);
+        qsort(v, nv, sizeof *v, ms__cmp_u32);
     *n_out = nv;
     return v;
 }
@@ -310,22 +295,9 @@ int ms__cat_refine_mirrored(const ms__cat_ctx *x, const ms_alloc *allocs, size_t
     return 0;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static size_t find_u64(const uint64_t *v, size_t n, uint64_t key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = ms__lower_u64(v, n, key);
     return lo < n && v[lo] == key ? lo : SIZE_MAX;
 }
 
@@ -347,7 +319,7 @@ static size_t candidate_sizes(uint64_t **out, const mirror *m, const ms__cat_ctx
         v[nv++] = allocs[i].size;
     }
     if (nv > 1)
-        qsort(v, nv, sizeof *v, cmp_u64);
+        qsort(v, nv, sizeof *v, ms__cmp_u64);
     size_t u = 0;
     for (size_t i = 0; i < nv; i++)
         if (!u || v[u - 1] != v[i])
@@ -486,8 +458,8 @@ static const optim_info *optim_by_name(const char *name, bool by_file)
  * last one of the device. */
 static void name_from_annotations(const ms__cat_ctx *x, char *out, size_t cap)
 {
-    const ms_annotation_range *ar = x->ann;
-    size_t nar = x->n_ann;
+    const ms_annotation_range *ar = x->ann.r;
+    size_t nar = x->ann.n;
     static const char pre[] = "Optimizer.step#";
     for (size_t i = nar; i-- > 0;) {
         const char *s = ms_snapshot_string(x->s, ar[i].name);

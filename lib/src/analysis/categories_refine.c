@@ -10,12 +10,6 @@
 #include "cat_internal.h"
 #include "internal.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The sorted sizes of what is called a parameter; NULL with *np 0 when none (or out of
  * memory: *oom). */
 uint64_t *ms__cat_param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *cat, size_t *np,
@@ -35,29 +29,19 @@ uint64_t *ms__cat_param_sizes(const ms_alloc *allocs, size_t n, const uint8_t *c
     for (size_t i = 0; i < n; i++)
         if (cat[i] == MS_CAT_PARAMETER)
             sz[(*np)++] = allocs[i].size;
-    qsort(sz, *np, sizeof *sz, cmp_u64);
+    qsort(sz, *np, sizeof *sz, ms__cmp_u64);
     return sz;
 }
 
 static size_t count_size(const uint64_t *sz, size_t n, uint64_t v)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (sz[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t c = 0;
+    size_t lo = ms__lower_u64(sz, n, v), c = 0;
     while (lo + c < n && sz[lo + c] == v)
         c++;
     return c;
 }
 
-/* The first of `allocs` (in the timeline's order: by alloc event, those made before the
- * trace last) made at or after `event`. */
-static size_t first_made_at(const ms_alloc *allocs, size_t n, int64_t event)
+size_t ms__cat_first_made_at(const ms_alloc *allocs, size_t n, int64_t event)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -76,6 +60,35 @@ static size_t first_made_at(const ms_alloc *allocs, size_t n, int64_t event)
  * backward (flagged by the classification), has a parameter's size, and is freed among
  * that backward's gradients (by zero_grad), where activations saved for backward are
  * freed inside it. */
+static size_t count_flagged(const uint8_t *origin, size_t n, uint8_t flag)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += (origin[i] & flag) != 0;
+    return c;
+}
+
+/* The sizes of the late-parameter candidates among `allocs` (MS__CAT_LATE_CAND),
+ * ascending, in *out: how many (0 and *out NULL when none), SIZE_MAX when out of
+ * memory. */
+static size_t late_sizes(uint64_t **out, const ms_alloc *allocs, size_t n, const uint8_t *origin)
+{
+    *out = NULL;
+    size_t nc = count_flagged(origin, n, MS__CAT_LATE_CAND);
+    if (!nc)
+        return 0;
+    uint64_t *v = malloc(nc * sizeof *v);
+    if (!v)
+        return SIZE_MAX;
+    nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (origin[i] & MS__CAT_LATE_CAND)
+            v[nc++] = allocs[i].size;
+    qsort(v, nc, sizeof *v, ms__cmp_u64);
+    *out = v;
+    return nc;
+}
+
 typedef struct reuse_cand {
     size_t alloc;
     size_t bwd; /* segment of the backward it was saved for */
@@ -84,9 +97,7 @@ typedef struct reuse_cand {
 static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
                                uint8_t *cat, uint8_t *why, const uint8_t *origin)
 {
-    size_t any = 0;
-    for (size_t i = 0; i < n; i++)
-        any += (origin[i] & MS__CAT_REUSE_CAND) != 0;
+    size_t any = count_flagged(origin, n, MS__CAT_REUSE_CAND);
     if (!any)
         return 0;
     bool oom = false;
@@ -102,7 +113,7 @@ static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, siz
     for (size_t i = 0; i < n && np; i++) {
         const ms_alloc *a = &allocs[i];
         if (!(origin[i] & MS__CAT_REUSE_CAND) || why[i] != MS_CATR_FORWARD_KEPT ||
-            !bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
+            !bsearch(&a->size, sz, np, sizeof *sz, ms__cmp_u64))
             continue;
         rc[nrc++] = (reuse_cand){i, x->bwd_after[ms__cat_seg_of(x, a->alloc_event)]};
     }
@@ -117,7 +128,7 @@ static int refine_reused_grads(const ms__cat_ctx *x, const ms_alloc *allocs, siz
             last = j;
             w0 = INT64_MAX;
             w1 = -1;
-            for (size_t i = first_made_at(allocs, n, x->segs[j].start);
+            for (size_t i = ms__cat_first_made_at(allocs, n, x->segs[j].start);
                  i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < x->segs[j].end;
                  i++) {
                 if (why[i] != MS_CATR_BACKWARD_KEPT || allocs[i].free_event < 0)
@@ -145,9 +156,7 @@ typedef struct size_ord {
 static int cmp_size_ord(const void *a, const void *b)
 {
     const size_ord *x = a, *y = b;
-    if (x->size != y->size)
-        return (x->size > y->size) - (x->size < y->size);
-    return (x->ord > y->ord) - (x->ord < y->ord);
+    return MS__CMP2(x->size, y->size, x->ord, y->ord);
 }
 
 /* The ordinal of the first segment of `kind` starting after `event`; UINT32_MAX none. */
@@ -179,19 +188,12 @@ static uint32_t grad_backward(const ms__cat_ctx *x, const ms_alloc *a, uint8_t w
 static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
                               uint8_t *cat, uint8_t *why, const uint8_t *origin)
 {
-    size_t nc = 0;
-    for (size_t i = 0; i < n; i++)
-        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
+    uint64_t *csz;
+    size_t nc = late_sizes(&csz, allocs, n, origin);
+    if (nc == SIZE_MAX)
+        return MS_ERR_NOMEM;
     if (!nc)
         return 0;
-    uint64_t *csz = malloc(nc * sizeof *csz);
-    if (!csz)
-        return MS_ERR_NOMEM;
-    nc = 0;
-    for (size_t i = 0; i < n; i++)
-        if (origin[i] & MS__CAT_LATE_CAND)
-            csz[nc++] = allocs[i].size;
-    qsort(csz, nc, sizeof *csz, cmp_u64);
     /* The last backward must make a gradient of a candidate's size: most candidates
      * (library workspaces, leaked tensors) fail here, on that backward's allocations
      * alone. */
@@ -206,17 +208,10 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
         return MS_ERR_NOMEM;
     }
     const ms__cat_seg *lb = &x->segs[x->last_bwd];
-    for (size_t i = first_made_at(allocs, n, lb->start);
+    for (size_t i = ms__cat_first_made_at(allocs, n, lb->start);
          i < n && allocs[i].alloc_event >= 0 && allocs[i].alloc_event < lb->end; i++)
         if (cat[i] == MS_CAT_GRADIENT) {
-            size_t lo = 0, hi = nc;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (csz[mid] < allocs[i].size)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
+            size_t lo = ms__lower_u64(csz, nc, allocs[i].size);
             if (lo < nc && csz[lo] == allocs[i].size)
                 in_last[lo]++;
         }
@@ -240,7 +235,7 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
         return 0;
     }
     /* csz keeps the sizes that passed (0 for the others, first after sorting). */
-    qsort(csz, nc, sizeof *csz, cmp_u64);
+    qsort(csz, nc, sizeof *csz, ms__cmp_u64);
     size_t off = nc - live;
     uint64_t *ok_sz = csz + off;
     size_t nok = live;
@@ -286,14 +281,7 @@ static int refine_late_params(const ms__cat_ctx *x, const ms_alloc *allocs, size
             continue;
         /* This size's gradients, by backward: one in each from b0 on. */
         size_ord key = {a->size, b0};
-        size_t lo = 0, hi = ng;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_size_ord(&g[mid], &key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ms__lower_bound(g, ng, sizeof *g, &key, cmp_size_ord);
         uint32_t want = b0;
         for (size_t k = lo; k < ng && g[k].size == a->size; k++)
             want += g[k].ord == want;
@@ -343,7 +331,7 @@ static int refine_backward_workspace(const ms__cat_ctx *x, const ms_alloc *alloc
             continue;
         size_t k = ms__cat_seg_of(x, a->alloc_event);
         if (k >= x->nsegs || x->segs[k].ordinal != 0 ||
-            bsearch(&a->size, sz, np, sizeof *sz, cmp_u64))
+            bsearch(&a->size, sz, np, sizeof *sz, ms__cmp_u64))
             continue;
         cat[i] = MS_CAT_WORKSPACE;
         why[i] = MS_CATR_WORKSPACE_PATTERN;
@@ -373,7 +361,7 @@ bool ms__cat_refine_needs_all(const ms_alloc *a, uint8_t why, uint8_t origin,
                               const uint64_t *param_sz, size_t np)
 {
     return (origin & MS__CAT_REUSE_CAND) && why == MS_CATR_FORWARD_KEPT && np &&
-           bsearch(&a->size, param_sz, np, sizeof *param_sz, cmp_u64);
+           bsearch(&a->size, param_sz, np, sizeof *param_sz, ms__cmp_u64);
 }
 
 typedef struct addr_ev {
@@ -386,9 +374,7 @@ typedef struct addr_ev {
 static int cmp_addr_ev(const void *a, const void *b)
 {
     const addr_ev *x = a, *y = b;
-    if (x->addr != y->addr)
-        return (x->addr > y->addr) - (x->addr < y->addr);
-    return (x->event > y->event) - (x->event < y->event);
+    return MS__CMP2(x->addr, y->addr, x->event, y->event);
 }
 
 /* Whether any late-parameter candidate among `allocs` could pass: the last backward must
@@ -400,38 +386,26 @@ static int cmp_addr_ev(const void *a, const void *b)
 int ms__cat_late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n,
                           const uint8_t *origin, const uint64_t *psz, size_t np)
 {
-    size_t nc = 0;
-    for (size_t i = 0; i < n; i++)
-        nc += (origin[i] & MS__CAT_LATE_CAND) != 0;
+    uint64_t *csz;
+    size_t nc = late_sizes(&csz, allocs, n, origin);
+    if (nc == SIZE_MAX)
+        return -1;
     if (!nc)
         return 0;
-    uint64_t *csz = malloc(nc * sizeof *csz);
     size_t *in_last = calloc(nc, sizeof *in_last);
     addr_ev *m = NULL;
     size_t nm = 0, cm = 0;
     int rc = 0;
-    if (!csz || !in_last) {
+    if (!in_last) {
         rc = -1;
         goto out;
     }
-    nc = 0;
-    for (size_t i = 0; i < n; i++)
-        if (origin[i] & MS__CAT_LATE_CAND)
-            csz[nc++] = allocs[i].size;
-    qsort(csz, nc, sizeof *csz, cmp_u64);
     const ms_trace *tr = x->tr;
     const ms__cat_seg *lb = &x->segs[x->last_bwd];
     for (int64_t e = lb->start; e < lb->end && (uint64_t)e < tr->n; e++) {
         if (tr->action[e] != MS_ACT_ALLOC)
             continue;
-        size_t lo = 0, hi = nc;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (csz[mid] < tr->size[e])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ms__lower_u64(csz, nc, tr->size[e]);
         if (lo == nc || csz[lo] != tr->size[e])
             continue;
         if (!ms__grow((void **)&m, &cm, nm + 1, sizeof *m)) {
@@ -447,14 +421,7 @@ int ms__cat_late_possible(const ms__cat_ctx *x, const ms_alloc *allocs, size_t n
         if (tr->action[f] != MS_ACT_FREE_COMPLETED)
             continue;
         addr_ev key = {tr->addr[f], f, 0, false};
-        size_t lo = 0, hi = nm;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (cmp_addr_ev(&m[mid], &key) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = ms__lower_bound(m, nm, sizeof *m, &key, cmp_addr_ev);
         if (lo > 0 && m[lo - 1].addr == key.addr && !m[lo - 1].freed)
             m[lo - 1].freed = true;
     }

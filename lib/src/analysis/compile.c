@@ -104,21 +104,18 @@ uint8_t ms__compile_annotation(const char *name)
 static int range_cmp(const void *pa, const void *pb)
 {
     const ms__compile_range *a = pa, *b = pb;
-    return (a->first > b->first) - (a->first < b->first);
+    return MS__CMP(a->first, b->first);
 }
 
 int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot *s,
-                       const ms_trace *tr, ms_error *err)
+                       const ms_trace *tr, const ms__ann *ann, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
     if (!tr->has_times || !tr->n)
         return 0; /* without times an annotation cannot be placed among the events */
-    ms_annotation_range *ar = NULL;
-    size_t nar = 0;
-    int rc = ms_annotation_ranges(&ar, &nar, s, tr->device, err);
-    if (rc)
-        return rc;
+    const ms_annotation_range *ar = ann->r;
+    size_t nar = ann->n;
     ms__compile_range *r = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < nar; i++) {
@@ -131,13 +128,11 @@ int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot
         if (end <= first)
             continue;
         if (!ms__grow((void **)&r, &cap, n + 1, sizeof *r)) {
-            free(ar);
             free(r);
             return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for compile ranges");
         }
         r[n++] = (ms__compile_range){first, end, bits};
     }
-    free(ar);
     if (n > 1)
         qsort(r, n, sizeof *r, range_cmp);
     size_t m = 0;
@@ -175,7 +170,7 @@ void ms__compile_windows_free(ms__compile_windows *w)
 }
 
 int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, const ms_trace *tr,
-                             const ms_iterations *it, ms_error *err)
+                             const ms_iterations *it, const ms__ann *ann, ms_error *err)
 {
     memset(out, 0, sizeof *out);
     uint8_t *cs = NULL;
@@ -184,7 +179,7 @@ int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, con
     ms__compile_range *ar = NULL;
     size_t nar = 0;
     if (!rc)
-        rc = ms__compile_ranges(&ar, &nar, s, tr, err);
+        rc = ms__compile_ranges(&ar, &nar, s, tr, ann, err);
     if (rc) {
         free(cs);
         return rc;

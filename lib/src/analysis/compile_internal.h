@@ -9,6 +9,7 @@
 
 #include "memsnap/iterations.h"
 #include "memsnap/memsnap.h"
+#include "phase_cut.h"
 
 enum {
     MS__COMPILE = 1u << 0,         /* compile-time work (Dynamo, Inductor) */
@@ -21,14 +22,15 @@ int ms__compile_stacks(uint8_t **out, bool *any, const ms_snapshot *s, ms_error 
  * pad_mm_benchmark, benchmark_all_configs, select_algorithm, autotune, do_bench. */
 uint8_t ms__compile_annotation(const char *name);
 
-/* The compile annotation ranges of a device's trace as event ranges [first, end),
- * sorted and merged, with their bits; none without times. free() the array. */
+/* The compile annotation ranges among the device's ranges `ann` as event ranges of its
+ * trace [first, end), sorted and merged, with their bits; none without times. free()
+ * the array. */
 typedef struct ms__compile_range {
     int64_t first, end;
     uint8_t bits;
 } ms__compile_range;
 int ms__compile_ranges(ms__compile_range **out, size_t *n_out, const ms_snapshot *s,
-                       const ms_trace *tr, ms_error *err);
+                       const ms_trace *tr, const ms__ann *ann, ms_error *err);
 
 typedef struct ms__compile_window {
     int64_t start_event, end_event; /* first compile event .. one past the last */
@@ -43,10 +45,10 @@ typedef struct ms__compile_windows {
 } ms__compile_windows;
 
 /* The compile windows of a device's trace: its compile events (stacks, annotation
- * ranges) from the first to the last, one window per iteration of `it` (NULL: none)
- * that holds any, and one for each stretch outside the iterations. */
+ * ranges of `ann`) from the first to the last, one window per iteration of `it` (NULL:
+ * none) that holds any, and one for each stretch outside the iterations. */
 int ms__compile_windows_find(ms__compile_windows *out, const ms_snapshot *s, const ms_trace *tr,
-                             const ms_iterations *it, ms_error *err);
+                             const ms_iterations *it, const ms__ann *ann, ms_error *err);
 void ms__compile_windows_free(ms__compile_windows *w);
 
 #endif

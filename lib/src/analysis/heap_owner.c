@@ -9,9 +9,7 @@
 static int by_address(const void *a, const void *b)
 {
     const struct ms__owner_pre *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    return MS__CMP2(x->addr, y->addr, x->index, y->index);
 }
 
 int ms__heap_owner_init(ms__heap_owner *o, const ms_timeline *t, ms_error *err)

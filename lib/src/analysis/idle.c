@@ -40,32 +40,25 @@ static double sec(const finder *f, size_t e)
 static int by_start(const void *pa, const void *pb)
 {
     const span *a = pa, *b = pb;
-    return a->a < b->a ? -1 : a->a > b->a;
+    return MS__CMP(a->a, b->a);
 }
 
 static int by_length_desc(const void *pa, const void *pb)
 {
     const span *a = pa, *b = pb;
-    double la = a->b - a->a, lb = b->b - b->a;
-    return la > lb ? -1 : la < lb;
-}
-
-static int double_cmp(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return a < b ? -1 : a > b;
+    return MS__CMP(b->b - b->a, a->b - a->a);
 }
 
 static int gap_desc(const void *pa, const void *pb)
 {
     const gap *a = pa, *b = pb;
-    return a->len > b->len ? -1 : a->len < b->len ? 1 : (a->at > b->at) - (a->at < b->at);
+    return MS__CMP2(b->len, a->len, a->at, b->at);
 }
 
 static int taken_order(const void *pa, const void *pb)
 {
     const ms_idle_gap *a = pa, *b = pb;
-    return (a->after_event > b->after_event) - (a->after_event < b->after_event);
+    return MS__CMP(a->after_event, b->after_event);
 }
 
 static int push_cand(finder *f, double a, double b)
@@ -384,7 +377,7 @@ int ms_idle_find(ms_idle **out, const ms_trace *trace, const ms_iterations *it,
         for (size_t i = 0; d && i < it->n; i++)
             d[i] = (double)(it->items[i].end_us - it->items[i].start_us) / 1e6;
         if (d) {
-            qsort(d, it->n, sizeof *d, double_cmp);
+            qsort(d, it->n, sizeof *d, ms__cmp_double);
             m = d[(it->n - 1) / 2]; /* the lower median: one slow step of two is not typical */
         }
         free(d);
@@ -415,9 +408,5 @@ void ms_idle_free(ms_idle *idle)
 {
     if (!idle)
         return;
-    free(idle->gaps);
-    free(idle->idle_before_us);
-    free(idle->idle_inside_us);
-    free(idle->setup_us);
-    free(idle);
+    MS__FREE_ALL(idle->gaps, idle->idle_before_us, idle->idle_inside_us, idle->setup_us, idle);
 }

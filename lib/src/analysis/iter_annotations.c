@@ -39,42 +39,36 @@ typedef struct range {
     int64_t start_us, end_us;
 } range;
 
-/* The matching ranges of a device in start order, from the library's one pairing
- * (ms_annotation_ranges). Ranges never closed are dropped (the dump happened inside the
+/* The matching ranges of a device in start order, from the run's one pairing `ann`.
+ * Ranges never closed are dropped (the dump happened inside the
  * range: no iteration ended there); a range whose START was lost from a wrapped buffer
  * opens at the earliest time (start_us INT64_MIN). */
-static int ranges_of(range **out, size_t *n_out, const ms_snapshot *s, int device, ann_kind kind,
-                     const char *want, ms_error *err)
+static int ranges_of(range **out, size_t *n_out, const ms_snapshot *s, const ms__ann *ann,
+                     ann_kind kind, const char *want, ms_error *err)
 {
     *out = NULL;
     *n_out = 0;
-    ms_annotation_range *ar = NULL;
-    size_t nar = 0;
-    int rc = ms_annotation_ranges(&ar, &nar, s, device, err);
-    if (rc)
-        return rc;
+    const ms_annotation_range *ar = ann->r;
+    size_t nar = ann->n;
     range *r = malloc((nar ? nar : 1) * sizeof *r);
-    if (!r) {
-        free(ar);
+    if (!r)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
-    }
     size_t n = 0;
     for (size_t i = 0; i < nar; i++)
         if (!ar[i].open_end && name_matches(ms_snapshot_string(s, ar[i].name), kind, want))
             r[n++] = (range){ar[i].start_us, ar[i].end_us};
-    free(ar);
     *out = r;
     *n_out = n;
     return 0;
 }
 
 /* Whole ranges (ProfilerStep#N, --step NAME): each range with events is one iteration. */
-int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr, ann_kind kind,
-                         const char *want, ms_error *err)
+int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                         const ms__ann *ann, ann_kind kind, const char *want, ms_error *err)
 {
     range *r;
     size_t n;
-    int rc = ranges_of(&r, &n, s, tr->device, kind, want, err);
+    int rc = ranges_of(&r, &n, s, ann, kind, want, err);
     if (rc)
         return rc;
     int64_t prev_end = 0;
@@ -102,13 +96,13 @@ int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr, ann_
 
 /* Optimizer.step ranges end iterations; a zero_grad range right after joins the step. */
 int ms__iter_cand_optimizer_annotations(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                                        ms_error *err)
+                                        const ms__ann *ann, ms_error *err)
 {
     range *st = NULL, *zg = NULL;
     size_t nst = 0, nzg = 0;
-    int rc = ranges_of(&st, &nst, s, tr->device, ANN_OPT_STEP, NULL, err);
+    int rc = ranges_of(&st, &nst, s, ann, ANN_OPT_STEP, NULL, err);
     if (!rc)
-        rc = ranges_of(&zg, &nzg, s, tr->device, ANN_OPT_ZERO, NULL, err);
+        rc = ranges_of(&zg, &nzg, s, ann, ANN_OPT_ZERO, NULL, err);
     int64_t *ends = NULL, *ends_us = NULL, *zg_min_end = NULL;
     size_t n = 0;
     if (!rc && nst) {
@@ -177,9 +171,7 @@ int ms__iter_ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr
     int64_t *cuts = malloc(n * sizeof *cuts), *lo = malloc(n * sizeof *lo);
     int64_t *hi = malloc(n * sizeof *hi);
     if (!cuts || !lo || !hi) {
-        free(cuts);
-        free(lo);
-        free(hi);
+        MS__FREE_ALL(cuts, lo, hi);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for iterations");
     }
     for (size_t k = 0; k + 1 < n; k++) {

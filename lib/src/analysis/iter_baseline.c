@@ -190,14 +190,12 @@ static bool prominence(valley *v, size_t m, int64_t tail)
 
 static int cmp_prominence_desc(const void *a, const void *b)
 {
-    int64_t x = ((const valley *)a)->prominence, y = ((const valley *)b)->prominence;
-    return (x < y) - (x > y);
+    return MS__CMP(((const valley *)b)->prominence, ((const valley *)a)->prominence);
 }
 
 static int cmp_cut(const void *a, const void *b)
 {
-    int64_t x = ((const valley *)a)->cut, y = ((const valley *)b)->cut;
-    return (x > y) - (x < y);
+    return MS__CMP(((const valley *)a)->cut, ((const valley *)b)->cut);
 }
 
 /* ------------------------------------------------------------------ repetition */
@@ -220,12 +218,6 @@ static bool is_backward_alloc(const ms_trace *tr, const ms__stackinfo *si, size_
            !(si[st].flags & MS__ST_PYTHON);
 }
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 /* What allocations of events [from, to) made, as sorted keys: their sites, or their
  * sizes where they have no stack; compile work is left out. Sizes alone would tell
  * iterations of varying shapes (a seeded churn, padded batches) apart. */
@@ -241,7 +233,7 @@ static size_t signature(uint64_t *out, const ms_snapshot *s, const ms_trace *tr,
             continue;
         out[n++] = st == MS_NO_STACK ? tr->size[i] << 1 : (uint64_t)ms_stack_site(s, st) << 1 | 1;
     }
-    qsort(out, n, sizeof *out, u64_cmp);
+    qsort(out, n, sizeof *out, ms__cmp_u64);
     return n;
 }
 
@@ -275,7 +267,8 @@ static double overlap(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
  * not fall at every cut (a staircase of releases). Sets *keep to the cuts kept; false
  * when they are not iterations. *ok false: out of memory. */
 static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
-                    const ms__stackinfo *si, int64_t *cut, size_t *keep, bool *ok)
+                    const ms__stackinfo *si, const ms__ann *ann, int64_t *cut, size_t *keep,
+                    bool *ok)
 {
     int64_t n = (int64_t)tr->n;
     size_t m = *keep;
@@ -302,7 +295,7 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
     ms__compile_range *cr = NULL;
     size_t ncr = 0;
     ms_error cerr;
-    if (m && ms__compile_ranges(&cr, &ncr, s, tr, &cerr)) {
+    if (m && ms__compile_ranges(&cr, &ncr, s, tr, ann, &cerr)) {
         *ok = false;
         return false;
     }
@@ -359,8 +352,8 @@ static bool repeats(const ms_snapshot *s, const ms_trace *tr, const curve *cv,
 /* Memory returning to a baseline. Without a stated count the valleys at least half as
  * prominent as the most prominent are cuts; with one, the `expected - 1` most prominent. */
 int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                           const curve *cv, const ms__stackinfo *si, uint32_t expected,
-                           ms_error *err)
+                           const curve *cv, const ms__stackinfo *si, const ms__ann *ann,
+                           uint32_t expected, ms_error *err)
 {
     size_t n = cv->n;
     if (n < 4)
@@ -434,7 +427,7 @@ int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr,
     free(wlo);
     free(whi);
     bool ok = true;
-    if (keep && !repeats(s, tr, cv, si, cut, &keep, &ok))
+    if (keep && !repeats(s, tr, cv, si, ann, cut, &keep, &ok))
         keep = 0;
     if (ok)
         ok = ms__iter_cand_from_cuts(c, s, tr, cut, keep);

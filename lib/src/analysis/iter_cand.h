@@ -92,10 +92,11 @@ int64_t ms__iter_lowest_cut(const curve *cv, const ms_trace *tr, int64_t from, i
 /* Each fills its candidate; 0 or an error. */
 typedef enum ann_kind { ANN_NAMED, ANN_PROFILER, ANN_OPT_STEP, ANN_OPT_ZERO } ann_kind;
 
-int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr, ann_kind kind,
-                         const char *want, ms_error *err);
+/* The annotation methods read the device's ranges `ann` (phase_cut.h). */
+int ms__iter_cand_ranges(cand *c, const ms_snapshot *s, const ms_trace *tr,
+                         const ms__ann *ann, ann_kind kind, const char *want, ms_error *err);
 int ms__iter_cand_optimizer_annotations(cand *c, const ms_snapshot *s, const ms_trace *tr,
-                                        ms_error *err);
+                                        const ms__ann *ann, ms_error *err);
 /* Ranges that cover only part of each iteration, turned into cuts between them. */
 int ms__iter_ranges_as_markers(cand *c, const ms_snapshot *s, const ms_trace *tr,
                                const curve *cv, ms_error *err);
@@ -108,6 +109,7 @@ int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *t
                                 const curve *cv, const ms__stackinfo *si, ms_error *err);
 /* Valleys of live memory, kept only where the stretches between them repeat. */
 int ms__iter_cand_baseline(cand *c, const ms_snapshot *s, const ms_trace *tr, const curve *cv,
-                           const ms__stackinfo *si, uint32_t expected, ms_error *err);
+                           const ms__stackinfo *si, const ms__ann *ann, uint32_t expected,
+                           ms_error *err);
 
 #endif

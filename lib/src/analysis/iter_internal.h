@@ -8,6 +8,7 @@
 
 #include "memsnap/leaks.h"
 #include "memsnap/memsnap.h"
+#include "phase_cut.h"
 
 enum {
     MS__ST_OPTIM = 1u << 0,     /* a Python frame of an optimizer package */
@@ -29,8 +30,27 @@ typedef struct ms__stackinfo {
 /* One entry per stack id of the snapshot; free() the result. */
 int ms__stackinfo_build(ms__stackinfo **out, const ms_snapshot *s, ms_error *err);
 
-/* Iteration finder working on an already built stack table and timeline. */
+/* Iteration finder working on an already built stack table and timeline and the device's
+ * annotation ranges `ann`. */
 int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
-                        const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err);
+                        const ms__stackinfo *si, const ms__ann *ann, const ms_iter_options *opt,
+                        ms_error *err);
+
+/* The same, building the stack table here. */
+int ms__iterations_with(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
+                        const ms__ann *ann, const ms_iter_options *opt, ms_error *err);
+
+/* What a run lends the analyses above the iterations, for an entry point called without
+ * one: the device's annotation ranges, paired here once, and the caller's iterations
+ * `it`, or those found here with options `opt` when it gave none. */
+typedef struct ms__lent {
+    ms__ann ann;
+    const ms_iterations *it;
+    ms_annotation_range *own_ranges;
+    ms_iterations *own_it;
+} ms__lent;
+int ms__lent_take(ms__lent *l, const ms_snapshot *s, const ms_timeline *t,
+                  const ms_iterations *it, const ms_iter_options *opt, ms_error *err);
+void ms__lent_free(ms__lent *l);
 
 #endif

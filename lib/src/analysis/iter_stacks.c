@@ -143,9 +143,7 @@ int ms__iter_cand_forward_calls(cand *c, const ms_snapshot *s, const ms_trace *t
     int64_t *rs = malloc(best_runs * sizeof *rs), *re = malloc(best_runs * sizeof *re);
     int64_t *cuts = malloc(best_runs * sizeof *cuts);
     if (!rs || !re || !cuts) {
-        free(rs);
-        free(re);
-        free(cuts);
+        MS__FREE_ALL(rs, re, cuts);
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for forward calls");
     }
     size_t nr = 0;

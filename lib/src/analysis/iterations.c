@@ -19,10 +19,8 @@ MS__KEY_TEXT_LOOKUPS(MS_ITER_METHOD_LIST, ms_iter_method, MS_ITER_METHOD_COUNT, 
 
 void ms_iterations_free(ms_iterations *it)
 {
-    if (!it)
-        return;
-    free(it->items);
-    free(it);
+    if (it)
+        MS__FREE_ALL(it->items, it);
 }
 
 /* ------------------------------------------------------------------ candidates */
@@ -307,10 +305,11 @@ static int finish(ms_iterations **out, const ms_snapshot *s, const ms_trace *tr,
  * one iteration, from the first forward to the end of the last backward or optimizer
  * phase after it (the phases' own rule, categories.c, found without iterations), or to
  * the trace's end when only frees follow. */
-static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, ms_error *err)
+static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, const ms__ann *ann,
+                    ms_error *err)
 {
     ms__cat_ctx x;
-    int rc = ms__cat_ctx_build(&x, s, t, NULL, err);
+    int rc = ms__cat_ctx_build(&x, s, t, NULL, ann, err);
     if (rc)
         return rc;
     int64_t start = -1, end = -1;
@@ -337,7 +336,8 @@ static int one_step(cand *c, const ms_snapshot *s, const ms_timeline *t, ms_erro
 }
 
 int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
-                        const ms__stackinfo *si, const ms_iter_options *opt, ms_error *err)
+                        const ms__stackinfo *si, const ms__ann *ann, const ms_iter_options *opt,
+                        ms_error *err)
 {
     *out = NULL;
     if (!t)
@@ -366,7 +366,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
         case 0:
             c->method = MS_ITER_ANNOTATION_STEP;
             if (step) {
-                rc = ms__iter_cand_ranges(c, s, tr, ANN_NAMED, step, err);
+                rc = ms__iter_cand_ranges(c, s, tr, ann, ANN_NAMED, step, err);
                 snprintf(c->detail, sizeof c->detail, "'%s'", step);
                 if (!rc && c->n && NEED_CURVE())
                     rc = ms__iter_ranges_as_markers(c, s, tr, &cv, err);
@@ -374,13 +374,13 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
             break;
         case 1:
             c->method = MS_ITER_ANNOTATION_PROFILER;
-            rc = ms__iter_cand_ranges(c, s, tr, ANN_PROFILER, NULL, err);
+            rc = ms__iter_cand_ranges(c, s, tr, ann, ANN_PROFILER, NULL, err);
             if (!rc && c->n && NEED_CURVE())
                 rc = ms__iter_ranges_as_markers(c, s, tr, &cv, err);
             break;
         case 2:
             c->method = MS_ITER_ANNOTATION_OPTIMIZER;
-            rc = ms__iter_cand_optimizer_annotations(c, s, tr, err);
+            rc = ms__iter_cand_optimizer_annotations(c, s, tr, ann, err);
             if (!rc)
                 ms__iter_settle_after_step(c, s, tr, si);
             break;
@@ -400,7 +400,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
         case 5:
             c->method = MS_ITER_BASELINE;
             if (NEED_CURVE())
-                rc = ms__iter_cand_baseline(c, s, tr, &cv, si, expected, err);
+                rc = ms__iter_cand_baseline(c, s, tr, &cv, si, ann, expected, err);
             break;
         }
         if (rc)
@@ -429,7 +429,7 @@ int ms__iterations_find(ms_iterations **out, const ms_snapshot *s, const ms_time
     cand once;
     memset(&once, 0, sizeof once);
     if (!rc && chosen == NM) {
-        rc = one_step(&once, s, t, err);
+        rc = one_step(&once, s, t, ann, err);
         if (!rc && once.n) {
             once.complete = t->trace_complete;
             rc = finish(out, s, tr, t, &once, err);
@@ -483,11 +483,48 @@ int ms_iterations_find(ms_iterations **out, const ms_snapshot *s, int device,
             return rc;
         t = own;
     }
+    ms__lent l;
+    int rc = ms__lent_take(&l, s, t, NULL, opt, err);
+    if (!rc) {
+        *out = l.own_it;
+        l.own_it = NULL;
+    }
+    ms__lent_free(&l);
+    ms_timeline_free(own);
+    return rc;
+}
+
+int ms__lent_take(ms__lent *l, const ms_snapshot *s, const ms_timeline *t,
+                  const ms_iterations *it, const ms_iter_options *opt, ms_error *err)
+{
+    memset(l, 0, sizeof *l);
+    size_t n = 0;
+    int rc = ms_annotation_ranges(&l->own_ranges, &n, s, t->device, err);
+    l->ann = (ms__ann){l->own_ranges, n};
+    l->it = it;
+    if (!rc && !it) {
+        rc = ms__iterations_with(&l->own_it, s, t, &l->ann, opt, err);
+        l->it = l->own_it;
+    }
+    if (rc)
+        ms__lent_free(l);
+    return rc;
+}
+
+int ms__iterations_with(ms_iterations **out, const ms_snapshot *s, const ms_timeline *t,
+                        const ms__ann *ann, const ms_iter_options *opt, ms_error *err)
+{
     ms__stackinfo *si = NULL;
     int rc = ms__stackinfo_build(&si, s, err);
     if (!rc)
-        rc = ms__iterations_find(out, s, t, si, opt, err);
+        rc = ms__iterations_find(out, s, t, si, ann, opt, err);
     free(si);
-    ms_timeline_free(own);
     return rc;
+}
+
+void ms__lent_free(ms__lent *l)
+{
+    free(l->own_ranges);
+    ms_iterations_free(l->own_it);
+    memset(l, 0, sizeof *l);
 }

@@ -24,15 +24,7 @@ int64_t ms__iter_of(const ms_iterations *it, int64_t ev)
 {
     if (ev < 0 || !it->n || ev < it->items[0].start_event)
         return -1;
-    size_t lo = 0, hi = it->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (it->items[mid].start_event <= ev)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (int64_t)lo;
+    return (int64_t)MS__LAST_AT_OR_BELOW(it->items, it->n, start_event, ev);
 }
 
 int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint)
@@ -115,11 +107,7 @@ typedef struct sized {
 static int cmp_sized(const void *pa, const void *pb)
 {
     const sized *a = pa, *b = pb;
-    if (a->size != b->size)
-        return a->size < b->size ? -1 : 1;
-    if (a->iter != b->iter)
-        return a->iter < b->iter ? -1 : 1;
-    return (a->ai > b->ai) - (a->ai < b->ai);
+    return MS__CMP3(a->size, b->size, a->iter, b->iter, a->ai, b->ai);
 }
 
 /* Moves the allocations of leak part `p` whose size was made in one iteration only to the
@@ -189,8 +177,7 @@ typedef struct block_map {
 
 static int cmp_u64_pair(const void *pa, const void *pb)
 {
-    const uint64_t *a = pa, *b = pb;
-    return (a[0] > b[0]) - (a[0] < b[0]);
+    return ms__cmp_u64(pa, pb); /* by the first of the pair */
 }
 
 static bool block_map_build(block_map *bm, const ms_snapshot *s, int device)
@@ -257,10 +244,7 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
     const ms_iterations *it = r->iterations;
     int64_t N = (int64_t)it->n;
     ms_leak *L = &p->L;
-    L->count = L->bytes = L->bytes_each_max = 0;
-    L->bytes_each_min = UINT64_MAX;
-    L->first_alloc_us = INT64_MAX;
-    L->last_alloc_us = INT64_MIN;
+    ms__leak_figures_clear(L);
     L->stack = L->n_index ? t->allocs[r->alloc_index[L->first_index]].stack : MS_NO_STACK;
     L->user_frame = ms_stack_user_frame(s, L->stack);
     int64_t first_iter = INT64_MAX, prev_iter = INT64_MIN;
@@ -270,17 +254,7 @@ static void part_stats(part *p, const ms_leak_report *r, const ms_snapshot *s,
     p->sig_n = 0;
     for (size_t j = 0; j < L->n_index; j++) {
         const ms_alloc *a = &t->allocs[r->alloc_index[L->first_index + j]];
-        L->count++;
-        L->bytes += a->size;
-        if (a->size < L->bytes_each_min)
-            L->bytes_each_min = a->size;
-        if (a->size > L->bytes_each_max)
-            L->bytes_each_max = a->size;
-        int64_t at = a->alloc_event >= 0 ? tr->time_us[a->alloc_event] : t->t_first_us;
-        if (at < L->first_alloc_us)
-            L->first_alloc_us = at;
-        if (at > L->last_alloc_us)
-            L->last_alloc_us = at;
+        ms__leak_figures_add(L, a, tr, t);
         int64_t k = made_in(it, a, r->ref_event);
         if (k < 0 || k >= N)
             continue; /* setup and the copy after the last boundary say nothing of passes */
@@ -592,19 +566,10 @@ static void sum_finding(ms_leak *L, const refine *w, size_t o, const ms_leak_rep
         L->pattern = MS_LEAK_PATTERN_SITE;
     for (size_t m = 1; m < nm; m++) {
         const ms_leak *x = &parts[mem[m]].L;
-        L->count += x->count;
-        L->bytes += x->bytes;
-        if (x->bytes_each_min < L->bytes_each_min)
-            L->bytes_each_min = x->bytes_each_min;
-        if (x->bytes_each_max > L->bytes_each_max)
-            L->bytes_each_max = x->bytes_each_max;
+        ms__leak_figures_join(L, x);
         L->growth_count += x->growth_count;
         L->growth_bytes += x->growth_bytes;
         L->growth_allocated_bytes += x->growth_allocated_bytes;
-        if (x->first_alloc_us < L->first_alloc_us)
-            L->first_alloc_us = x->first_alloc_us;
-        if (x->last_alloc_us > L->last_alloc_us)
-            L->last_alloc_us = x->last_alloc_us;
     }
     L->call_site = UINT32_MAX;
     if (L->kind == MS_LEAK_ALIVE_AT_END) {

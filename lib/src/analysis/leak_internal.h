@@ -17,6 +17,16 @@ int64_t ms__iter_of(const ms_iterations *it, int64_t ev);
  * the rest of a leak pass. *hint (start it at 0) is updated. */
 int64_t ms__iter_of_near(const ms_iterations *it, int64_t ev, size_t *hint);
 
+/* A finding's allocation figures: ms__leak_figures_clear empties them (no allocation:
+ * the least and latest at their extremes), ms__leak_figures_add counts allocation `a`
+ * of timeline `t` (trace `tr`) in: count, bytes, smallest and largest, first and last
+ * time made. The one rule both stages of the leak finder count allocations by. */
+void ms__leak_figures_clear(ms_leak *L);
+void ms__leak_figures_add(ms_leak *L, const ms_alloc *a, const ms_trace *tr,
+                          const ms_timeline *t);
+/* Counts the allocations of finding x into L's figures (one finding made of several). */
+void ms__leak_figures_join(ms_leak *L, const ms_leak *x);
+
 /* The order of findings (leaks.h): by kind, then largest first, then by site and layer
  * so that equal sizes always come out the same way. A qsort comparator of ms_leak. */
 int ms__leak_cmp(const void *a, const void *b);

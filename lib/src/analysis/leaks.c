@@ -21,17 +21,10 @@
 
 const char *ms_leak_kind_name(ms_leak_kind k)
 {
-    switch (k) {
-    case MS_LEAK_LEAK:
-        return "leak";
-    case MS_LEAK_SUSPECT:
-        return "suspect";
-    case MS_LEAK_RETAINED:
-        return "retained";
-    case MS_LEAK_ALIVE_AT_END:
-        return "alive_at_end";
-    }
-    return "unknown";
+    static const char *const names[] = {[MS_LEAK_LEAK] = "leak", [MS_LEAK_SUSPECT] = "suspect",
+                                        [MS_LEAK_RETAINED] = "retained",
+                                        [MS_LEAK_ALIVE_AT_END] = "alive_at_end"};
+    return MS__NAME_IN(names, k, "unknown");
 }
 
 void ms_leak_report_free(ms_leak_report *r)
@@ -39,10 +32,7 @@ void ms_leak_report_free(ms_leak_report *r)
     if (!r)
         return;
     ms_iterations_free(r->iterations);
-    free(r->items);
-    free(r->alloc_index);
-    free(r->members);
-    free(r);
+    MS__FREE_ALL(r->items, r->alloc_index, r->members, r);
 }
 
 void ms_leak_marks_free(ms_leak_mark *marks)
@@ -333,15 +323,53 @@ static int kind_rank(ms_leak_kind k)
     return k == MS_LEAK_LEAK ? 0 : k == MS_LEAK_ALIVE_AT_END ? 1 : k == MS_LEAK_SUSPECT ? 2 : 3;
 }
 
+void ms__leak_figures_clear(ms_leak *L)
+{
+    L->count = L->bytes = L->bytes_each_max = 0;
+    L->bytes_each_min = UINT64_MAX;
+    L->first_alloc_us = INT64_MAX;
+    L->last_alloc_us = INT64_MIN;
+}
+
+void ms__leak_figures_add(ms_leak *L, const ms_alloc *a, const ms_trace *tr,
+                          const ms_timeline *t)
+{
+    L->count++;
+    L->bytes += a->size;
+    if (a->size < L->bytes_each_min)
+        L->bytes_each_min = a->size;
+    if (a->size > L->bytes_each_max)
+        L->bytes_each_max = a->size;
+    int64_t at = a->alloc_event >= 0 ? tr->time_us[a->alloc_event] : t->t_first_us;
+    if (at < L->first_alloc_us)
+        L->first_alloc_us = at;
+    if (at > L->last_alloc_us)
+        L->last_alloc_us = at;
+}
+
+void ms__leak_figures_join(ms_leak *L, const ms_leak *x)
+{
+    L->count += x->count;
+    L->bytes += x->bytes;
+    if (x->bytes_each_min < L->bytes_each_min)
+        L->bytes_each_min = x->bytes_each_min;
+    if (x->bytes_each_max > L->bytes_each_max)
+        L->bytes_each_max = x->bytes_each_max;
+    if (x->first_alloc_us < L->first_alloc_us)
+        L->first_alloc_us = x->first_alloc_us;
+    if (x->last_alloc_us > L->last_alloc_us)
+        L->last_alloc_us = x->last_alloc_us;
+}
+
 int ms__leak_cmp(const void *pa, const void *pb)
 {
     const ms_leak *a = pa, *b = pb;
     if (a->kind != b->kind)
         return kind_rank(a->kind) - kind_rank(b->kind);
     if (a->bytes != b->bytes)
-        return a->bytes < b->bytes ? 1 : -1;
+        return MS__CMP(b->bytes, a->bytes);
     if (a->site != b->site)
-        return a->site < b->site ? -1 : 1;
+        return MS__CMP(a->site, b->site);
     return a->layer < b->layer ? -1 : a->layer > b->layer;
 }
 
@@ -456,9 +484,7 @@ static int open_findings(ms_leak_report *r, gmap *m, bool no_retained, size_t **
         L->layer = m->g[g].layer;
         L->growth_count = m->g[g].growth_count;
         L->growth_bytes = m->g[g].growth_bytes;
-        L->bytes_each_min = UINT64_MAX;
-        L->first_alloc_us = INT64_MAX;
-        L->last_alloc_us = INT64_MIN;
+        ms__leak_figures_clear(L);
         gidx[g] = r->n++;
     }
     *gidx_out = gidx;
@@ -497,18 +523,7 @@ static int collect_allocations(ms_leak_report *r, gmap *m, const ms_snapshot *s,
         if (tail ? m->g[g].kind != MS_LEAK_LEAK
                  : !counts_for(s, si, a, it, ae, m->g[g].kind, ref, single))
             continue;
-        ms_leak *L = &r->items[gidx[g]];
-        L->count++;
-        L->bytes += a->size;
-        if (a->size < L->bytes_each_min)
-            L->bytes_each_min = a->size;
-        if (a->size > L->bytes_each_max)
-            L->bytes_each_max = a->size;
-        int64_t at = a->alloc_event >= 0 ? tr->time_us[a->alloc_event] : t->t_first_us;
-        if (at < L->first_alloc_us)
-            L->first_alloc_us = at;
-        if (at > L->last_alloc_us)
-            L->last_alloc_us = at;
+        ms__leak_figures_add(&r->items[gidx[g]], a, tr, t);
         alloc_group[j] = (uint32_t)gidx[g];
         counts[gidx[g]]++;
         total++;
@@ -621,8 +636,15 @@ static int find_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline
     }
     r->device = t->device;
     r->iterations = it;
-    if (!it)
-        rc = ms__iterations_find(&r->iterations, s, t, si, opt ? &opt->iter : NULL, err);
+    if (!it) {
+        ms_annotation_range *ar = NULL;
+        size_t nar = 0;
+        rc = ms_annotation_ranges(&ar, &nar, s, t->device, err);
+        if (!rc)
+            rc = ms__iterations_find(&r->iterations, s, t, si, &(ms__ann){ar, nar},
+                                     opt ? &opt->iter : NULL, err);
+        free(ar);
+    }
     ms__alive_end ae;
     if (!rc)
         rc = analyse(r, s, t, si, opt, no_retained, &ae, err);
@@ -713,8 +735,7 @@ static void lean_keep(void *ctx, const ms_alloc *a)
 
 static int by_alloc_event(const void *x, const void *y)
 {
-    int64_t a = ((const ms_alloc *)x)->alloc_event, b = ((const ms_alloc *)y)->alloc_event;
-    return (a > b) - (a < b);
+    return MS__CMP(((const ms_alloc *)x)->alloc_event, ((const ms_alloc *)y)->alloc_event);
 }
 
 int ms__leak_totals_lean(ms_leak_totals *out, const ms_snapshot *s, const ms_timeline *t,
@@ -789,6 +810,14 @@ int ms_leak_report_build(ms_leak_report **out, const ms_snapshot *s, int device,
     rc = find_with(out, s, t, opt, err);
     ms_timeline_free(own);
     return rc;
+}
+
+int ms__leak_report_on(ms_leak_report **out, const ms_snapshot *s, const ms_timeline *t,
+                       ms_iterations *it, const ms_leak_options *opt, ms_error *err)
+{
+    *out = NULL;
+    int rc = check_timeline(s, t->device, t, err);
+    return rc ? rc : find_on(out, s, t, it, true, false, opt, err);
 }
 
 int ms_leak_marks_build(ms_leak_mark **out, size_t *n_out, const ms_snapshot *s,

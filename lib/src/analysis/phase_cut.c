@@ -51,6 +51,13 @@ static uint8_t frame_flags(const ms_snapshot *s, uint32_t id)
     return (uint8_t)fl;
 }
 
+/* What a stack says (CS_*) of any of its frames saying FR_*. */
+static const struct {
+    unsigned frame, stack;
+} STACK_OF_FRAMES[] = {{FR_PY, CS_PY},   {FR_OPT, CS_OPT}, {FR_ENGINE, CS_BWD | CS_ENGINE},
+                       {FR_BWD, CS_BWD}, {FR_FWD, CS_FWD}, {FR_WS, CS_WS},
+                       {FR_MODULE, CS_MODULE}};
+
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err)
 {
     *out = NULL;
@@ -70,20 +77,9 @@ int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_
                 if (!(ff[fr[k]] & FR_PY))
                     st |= CS_CPP;
             }
-        if (acc & FR_PY)
-            st |= CS_PY;
-        if (acc & FR_OPT)
-            st |= CS_OPT;
-        if (acc & FR_ENGINE)
-            st |= CS_BWD | CS_ENGINE;
-        if (acc & FR_BWD)
-            st |= CS_BWD;
-        if (acc & FR_FWD)
-            st |= CS_FWD;
-        if (acc & FR_WS)
-            st |= CS_WS;
-        if (acc & FR_MODULE)
-            st |= CS_MODULE;
+        for (size_t m = 0; m < sizeof STACK_OF_FRAMES / sizeof *STACK_OF_FRAMES; m++)
+            if (acc & STACK_OF_FRAMES[m].frame)
+                st |= STACK_OF_FRAMES[m].stack;
         if (st & CS_CPP)
             *any_cpp = true;
         sf[sid] = (uint8_t)st;
@@ -141,7 +137,7 @@ typedef struct ann_range {
 } ann_range;
 
 /* The phase annotations of the device as event ranges, from the context's pairing
- * (ms_annotation_ranges). A range never closed (the snapshot was taken inside it) says
+ * (ms__ann). A range never closed (the snapshot was taken inside it) says
  * where a phase began but not where it ended: the stacks decide that one. */
 static int annotation_ranges(ann_range **out, size_t *n_out, const ms__cat_ctx *x,
                              ms_error *err)
@@ -150,8 +146,8 @@ static int annotation_ranges(ann_range **out, size_t *n_out, const ms__cat_ctx *
     *n_out = 0;
     const ms_snapshot *s = x->s;
     const ms_trace *tr = x->tr;
-    const ms_annotation_range *ar = x->ann;
-    size_t nar = x->n_ann;
+    const ms_annotation_range *ar = x->ann.r;
+    size_t nar = x->ann.n;
     ann_range *r = malloc((nar ? nar : 1) * sizeof *r);
     if (!r)
         return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for annotations");
@@ -186,7 +182,6 @@ void ms__cat_ctx_free(ms__cat_ctx *x)
     free(x->segs);
     free(x->bwd_after);
     free(x->stack_flags);
-    free(x->ann);
     memset(x, 0, sizeof *x);
 }
 
@@ -524,7 +519,7 @@ static void close_at_annotations(ms__cat_ctx *x, const ann_range *ar, size_t nar
 }
 
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
-                      const ms_iterations *it, ms_error *err)
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err)
 {
     memset(x, 0, sizeof *x);
     x->s = s;
@@ -544,9 +539,8 @@ int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t
 
     ann_range *ar = NULL;
     size_t nar = 0;
-    rc = ms_annotation_ranges(&x->ann, &x->n_ann, s, tr->device, err);
-    if (!rc)
-        rc = annotation_ranges(&ar, &nar, x, err);
+    x->ann = *ann;
+    rc = annotation_ranges(&ar, &nar, x, err);
     if (rc) {
         ms__cat_ctx_free(x);
         return rc;
@@ -612,14 +606,7 @@ size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event)
     const ms_iterations *it = x->it;
     if (!it || !it->n || event < it->items[0].start_event)
         return SIZE_MAX;
-    size_t lo = 0, hi = it->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (it->items[mid].start_event <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = MS__LAST_AT_OR_BELOW(it->items, it->n, start_event, event);
     return event < it->items[lo].end_event ? lo : SIZE_MAX;
 }
 
@@ -627,15 +614,7 @@ size_t ms__cat_seg_of(const ms__cat_ctx *x, int64_t event)
 {
     if (!x->nsegs || event < 0)
         return x->nsegs ? 0 : SIZE_MAX;
-    size_t lo = 0, hi = x->nsegs;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->segs[mid].start <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return MS__LAST_AT_OR_BELOW(x->segs, x->nsegs, start, event);
 }
 
 size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint)
@@ -655,18 +634,10 @@ size_t ms__cat_seg_near(const ms__cat_ctx *x, int64_t event, size_t *hint)
 
 const char *ms__cat_phase_name(uint8_t kind)
 {
-    switch (kind) {
-    case MS__PH_SETUP:
-        return "setup";
-    case MS__PH_FWD:
-        return "forward";
-    case MS__PH_BWD:
-        return "backward";
-    case MS__PH_OPT:
-        return "optimizer step";
-    default:
-        return "gap";
-    }
+    static const char *const names[] = {[MS__PH_SETUP] = "setup", [MS__PH_FWD] = "forward",
+                                        [MS__PH_BWD] = "backward",
+                                        [MS__PH_OPT] = "optimizer step"};
+    return MS__NAME_IN(names, kind, "gap");
 }
 
 /* ------------------------------------------------------------------ the steps */

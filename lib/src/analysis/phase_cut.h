@@ -12,6 +12,14 @@
 #include "memsnap/phases.h"
 #include "memsnap/memsnap.h"
 
+/* The device's annotation ranges (ms_annotation_ranges), paired once by the run (or by
+ * a standalone entry point) and lent to every analysis that reads them: iterations,
+ * compile windows and the phase cut never pair annotations themselves. */
+typedef struct ms__ann {
+    const ms_annotation_range *r;
+    size_t n;
+} ms__ann;
+
 /* What a stack says, one byte per stack id. */
 enum {
     CS_PY = 1u << 0,     /* has a Python frame */
@@ -47,10 +55,9 @@ typedef struct ms__cat_ctx {
     const ms_timeline *t;
     const ms_trace *tr;
     const ms_iterations *it;  /* may be NULL */
-    /* The device's annotation ranges (ms_annotation_ranges), paired once for the phase
-     * cut and every later reader of the context (the optimizer's name). */
-    ms_annotation_range *ann;
-    size_t n_ann;
+    /* The device's annotation ranges (borrowed, ms__ann) for the phase cut and every
+     * later reader of the context (the optimizer's name). */
+    ms__ann ann;
     uint8_t *stack_flags;
     bool cpp_stacks;          /* some stack has C++ frames */
     bool no_stacks;           /* no allocation of the trace has a stack */
@@ -77,7 +84,7 @@ extern size_t ms__cat_parallel_min;
 
 int ms__cat_stacks_build(uint8_t **out, bool *any_cpp, const ms_snapshot *s, ms_error *err);
 int ms__cat_ctx_build(ms__cat_ctx *x, const ms_snapshot *s, const ms_timeline *t,
-                      const ms_iterations *it, ms_error *err);
+                      const ms_iterations *it, const ms__ann *ann, ms_error *err);
 void ms__cat_ctx_free(ms__cat_ctx *x);
 /* The iteration holding an event, SIZE_MAX when none does. */
 size_t ms__cat_iter_of(const ms__cat_ctx *x, int64_t event);

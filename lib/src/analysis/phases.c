@@ -7,6 +7,7 @@
 #include "phase_cut.h"
 #include "compile_internal.h"
 #include "internal.h"
+#include "iter_internal.h"
 #include "phases_internal.h"
 
 /* The public kinds are the categories' internal segment kinds, in their order, then
@@ -35,7 +36,7 @@ int ms__phases_from_ctx(ms_phases **out, const ms__cat_ctx *x, int device, ms_er
     /* The compile windows lie over the categories' cut: each phase is cut around them,
      * and each window is a phase of its own. */
     ms__compile_windows cw;
-    int rc = ms__compile_windows_find(&cw, x->s, x->tr, x->it, err);
+    int rc = ms__compile_windows_find(&cw, x->s, x->tr, x->it, &x->ann, err);
     if (rc)
         return rc;
     size_t cap = x->nsegs + 2 * cw.n;
@@ -94,20 +95,23 @@ int ms_phases_find(ms_phases **out, const ms_snapshot *s, const ms_timeline *t,
     *out = NULL;
     if (!s || !t || t->device < 0 || t->device >= ms_snapshot_device_count(s))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "phases need a snapshot and timeline");
-    ms_iterations *own = NULL;
-    if (!it) {
-        int rc = ms_iterations_find(&own, s, t->device, t, NULL, err);
-        if (rc)
-            return rc;
-        it = own;
-    }
+    ms__lent l;
+    int rc = ms__lent_take(&l, s, t, it, NULL, err);
+    if (!rc)
+        rc = ms__phases_find_with(out, s, t, l.it, &l.ann, err);
+    ms__lent_free(&l);
+    return rc;
+}
+
+int ms__phases_find_with(ms_phases **out, const ms_snapshot *s, const ms_timeline *t,
+                         const ms_iterations *it, const ms__ann *ann, ms_error *err)
+{
     ms__cat_ctx x;
-    int rc = ms__cat_ctx_build(&x, s, t, it, err);
+    int rc = ms__cat_ctx_build(&x, s, t, it, ann, err);
     if (!rc) {
         rc = ms__phases_from_ctx(out, &x, t->device, err);
         ms__cat_ctx_free(&x);
     }
-    ms_iterations_free(own);
     return rc;
 }
 
@@ -123,13 +127,6 @@ size_t ms_phases_at_event(const ms_phases *p, int64_t event)
 {
     if (!p || !p->n || event < 0)
         return SIZE_MAX;
-    size_t lo = 0, hi = p->n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->items[mid].start_event <= event)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = MS__LAST_AT_OR_BELOW(p->items, p->n, start_event, event);
     return event < p->items[lo].end_event ? lo : SIZE_MAX;
 }

@@ -8,6 +8,7 @@
 #include "alloc_internal.h"
 #include "heap_owner.h"
 #include "internal.h"
+#include "iter_internal.h"
 #include "run_internal.h"
 #include "cat_internal.h"
 #include "phases_internal.h"
@@ -61,6 +62,7 @@ void ms__run_stats(ms__run_counts *out)
 {
     out->runs_opened = n_runs_opened;
     out->timelines_built = n_timelines_built;
+    out->annotations_paired = ms__annotation_pairings();
 }
 
 static int build_timeline(ms_timeline **out, const ms_run *r, unsigned flags, ms_error *err)
@@ -121,12 +123,9 @@ void ms_run_free(ms_run *r)
     ms_idle_free(r->idle);
     ms_phases_free(r->phases);
     ms_shape_free(r->shape);
-    free(r->ranges);
-    free(r->classes);
-    free(r->peak_alive);
     ms_free(r->peak_sites);
     ms_timeline_free(r->tl);
-    free(r);
+    MS__FREE_ALL(r->ranges, r->classes, r->peak_alive, r);
 }
 
 const ms_snapshot *ms_run_snapshot(const ms_run *r)
@@ -208,6 +207,8 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
     return 0;
 }
 
+static int run_ann(ms__ann *out, ms_run *r, ms_error *err);
+
 int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
@@ -218,9 +219,12 @@ int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err)
             r->it_view = r->leaks->iterations;
         } else {
             const ms_timeline *t;
+            ms__ann ann;
             int rc = ms_run_timeline(&t, r, err);
             if (!rc)
-                rc = ms_iterations_find(&r->it, r->s, r->device, t, &r->opt.iter, err);
+                rc = run_ann(&ann, r, err);
+            if (!rc)
+                rc = ms__iterations_with(&r->it, r->s, t, &ann, &r->opt.iter, err);
             if (rc)
                 return rc;
             r->it_view = r->it;
@@ -264,17 +268,30 @@ int ms_run_annotation_ranges(const ms_annotation_range **out, size_t *n_out, ms_
     return 0;
 }
 
+/* The run's annotation ranges as the analyses borrow them. */
+static int run_ann(ms__ann *out, ms_run *r, ms_error *err)
+{
+    const ms_annotation_range *ar;
+    size_t n;
+    int rc = ms_run_annotation_ranges(&ar, &n, r, err);
+    *out = (ms__ann){ar, n};
+    return rc;
+}
+
 int ms_run_phases(const ms_phases **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->phases) {
         const ms_timeline *t;
         const ms_iterations *it;
+        ms__ann ann;
         int rc = ms_run_timeline(&t, r, err);
         if (!rc)
             rc = ms_run_iterations(&it, r, err);
         if (!rc)
-            rc = ms_phases_find(&r->phases, r->s, t, it, err);
+            rc = run_ann(&ann, r, err);
+        if (!rc)
+            rc = ms__phases_find_with(&r->phases, r->s, t, it, &ann, err);
         if (rc)
             return rc;
     }
@@ -288,6 +305,7 @@ int ms_run_shape(const ms_shape **out, ms_run *r, ms_error *err)
     if (!r->shape) {
         const ms_timeline *t;
         const ms_iterations *it;
+        ms__ann ann;
         const ms_phases *ph;
         /* The active curve gives the compile phase its peak. */
         int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ACTIVE, err);
@@ -296,7 +314,9 @@ int ms_run_shape(const ms_shape **out, ms_run *r, ms_error *err)
         if (!rc)
             rc = ms_run_phases(&ph, r, err);
         if (!rc)
-            rc = ms_shape_find(&r->shape, r->s, t, it, ph, err);
+            rc = run_ann(&ann, r, err);
+        if (!rc)
+            rc = ms__shape_find_with(&r->shape, r->s, t, it, ph, &ann, err);
         if (rc)
             return rc;
     }
@@ -328,11 +348,14 @@ int ms_run_categories(const ms_categories **out, ms_run *r, ms_error *err)
     if (!r->cats) {
         const ms_timeline *t;
         const ms_iterations *it;
+        ms__ann ann;
         int rc = ms__run_timeline_with(&t, r, MS_TIMELINE_ALLOCS, err);
         if (!rc)
             rc = ms_run_iterations(&it, r, err);
         if (!rc)
-            rc = ms_categories_build(&r->cats, r->s, r->device, t, it, err);
+            rc = run_ann(&ann, r, err);
+        if (!rc)
+            rc = ms__categories_build_with(&r->cats, r->s, t, it, &ann, err);
         if (rc)
             return rc;
         /* The categorisation cut the trace into phases: the run's, unless it has them. */
@@ -354,12 +377,15 @@ int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err)
         memset(&lo, 0, sizeof lo);
         lo.iter = r->opt.iter;
         lo.min_bytes = r->opt.leak_min_bytes;
+        /* The report finds no iterations of its own: it takes over the run's. */
+        const ms_iterations *it;
         if (!rc)
-            rc = ms_leak_report_build(&r->leaks, r->s, r->device, t, &lo, err);
+            rc = ms_run_iterations(&it, r, err);
+        if (!rc)
+            rc = ms__leak_report_on(&r->leaks, r->s, t, r->it, &lo, err);
         if (rc)
             return rc;
-        if (!r->it_view)
-            r->it_view = r->leaks->iterations;
+        r->it = NULL;
     }
     *out = r->leaks;
     return 0;
@@ -469,6 +495,7 @@ int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err)
         const ms_iterations *it;
         const ms_alloc *alive = NULL;
         size_t n_alive = 0;
+        ms__ann ann;
         int rc = ms_run_timeline(&t, r, err);
         if (!rc)
             rc = ms_run_iterations(&it, r, err);
@@ -479,8 +506,10 @@ int ms_run_peak_categories(int64_t out[MS_CAT_COUNT], ms_run *r, ms_error *err)
         ms_phases *ph = NULL;
         bool want_phases = !r->phases && !r->peak_phases_tried;
         if (!rc)
-            rc = ms_categories_sum_phases(r->peak_cats, want_phases ? &ph : NULL, r->s, t, it,
-                                          alive, n_alive, err);
+            rc = run_ann(&ann, r, err);
+        if (!rc)
+            rc = ms__categories_sum_with(r->peak_cats, want_phases ? &ph : NULL, r->s, t, it,
+                                         &ann, alive, n_alive, err);
         if (rc)
             return rc;
         if (want_phases) {

@@ -11,6 +11,8 @@
 #include "internal.h"
 #include "iter_internal.h"
 #include "leak_internal.h"
+#include "phases_internal.h"
+#include "run_internal.h"
 #include "memsnap/shape.h"
 
 MS__KEY_TEXT_LOOKUPS(MS_SHAPE_KIND_LIST, ms_shape_kind, MS_SHAPE_KIND_COUNT, ms_shape_kind_name,
@@ -18,19 +20,18 @@ MS__KEY_TEXT_LOOKUPS(MS_SHAPE_KIND_LIST, ms_shape_kind, MS_SHAPE_KIND_COUNT, ms_
 
 void ms_shape_free(ms_shape *sh)
 {
-    if (!sh)
-        return;
-    free(sh->compile);
-    free(sh);
+    if (sh)
+        MS__FREE_ALL(sh->compile, sh);
 }
 
 /* ------------------------------------------------------------------ compile */
 
 static int compile_windows(ms_shape *sh, const ms_snapshot *s, const ms_trace *tr,
-                           const ms_timeline *t, const ms_iterations *it, ms_error *err)
+                           const ms_timeline *t, const ms_iterations *it, const ms__ann *ann,
+                           ms_error *err)
 {
     ms__compile_windows cw;
-    int rc = ms__compile_windows_find(&cw, s, tr, it, err);
+    int rc = ms__compile_windows_find(&cw, s, tr, it, ann, err);
     if (rc || !cw.n)
         return rc;
     sh->compile = calloc(cw.n, sizeof *sh->compile);
@@ -67,12 +68,6 @@ static int compile_windows(ms_shape *sh, const ms_snapshot *s, const ms_trace *t
 
 /* ------------------------------------------------------------------ CUDA graphs */
 
-static int u64_cmp(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static int graph_pools(ms_shape *sh, const ms_snapshot *s, const ms_trace *tr,
                        const ms_iterations *it, ms_error *err)
 {
@@ -96,12 +91,12 @@ static int graph_pools(ms_shape *sh, const ms_snapshot *s, const ms_trace *tr,
         sh->graph_pool_live_bytes += seg[i].allocated_size;
     }
     sh->graph_pool_segments = (uint32_t)n;
-    qsort(addr, n, sizeof *addr, u64_cmp);
+    qsort(addr, n, sizeof *addr, ms__cmp_u64);
     /* The capture made the pool's segments: the last of them made in the trace ends it. */
     for (size_t i = tr->n; i-- > 0;) {
         uint8_t a = tr->action[i];
         if ((a == MS_ACT_SEGMENT_ALLOC || a == MS_ACT_SEGMENT_MAP) &&
-            bsearch(&tr->addr[i], addr, n, sizeof *addr, u64_cmp)) {
+            bsearch(&tr->addr[i], addr, n, sizeof *addr, ms__cmp_u64)) {
             sh->graph_capture_end_event = (int64_t)i;
             break;
         }
@@ -210,19 +205,24 @@ int ms_shape_find(ms_shape **out, const ms_snapshot *s, const ms_timeline *t,
     *out = NULL;
     if (!s || !t || t->device < 0 || t->device >= ms_snapshot_device_count(s))
         return ms__fail(err, MS_ERR_ARG, MS_NO_OFFSET, "a shape needs a snapshot and timeline");
-    ms_iterations *own_it = NULL;
+    ms__lent l;
     ms_phases *own_ph = NULL;
+    int rc = ms__lent_take(&l, s, t, it, NULL, err);
+    if (!rc && !ph)
+        rc = ms__phases_find_with(&own_ph, s, t, l.it, &l.ann, err);
+    if (!rc)
+        rc = ms__shape_find_with(out, s, t, l.it, ph ? ph : own_ph, &l.ann, err);
+    ms__lent_free(&l);
+    ms_phases_free(own_ph);
+    return rc;
+}
+
+int ms__shape_find_with(ms_shape **out, const ms_snapshot *s, const ms_timeline *t,
+                        const ms_iterations *it, const ms_phases *ph, const ms__ann *ann,
+                        ms_error *err)
+{
+    *out = NULL;
     int rc = 0;
-    if (!it && (rc = ms_iterations_find(&own_it, s, t->device, t, NULL, err)) != 0)
-        return rc;
-    if (!it)
-        it = own_it;
-    if (!ph && (rc = ms_phases_find(&own_ph, s, t, it, err)) != 0) {
-        ms_iterations_free(own_it);
-        return rc;
-    }
-    if (!ph)
-        ph = own_ph;
     ms_shape *sh = calloc(1, sizeof *sh);
     if (!sh) {
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "no memory for a shape");
@@ -258,7 +258,7 @@ int ms_shape_find(ms_shape **out, const ms_snapshot *s, const ms_timeline *t,
         sh->kind = MS_SHAPE_UNKNOWN;
     sh->warm_start = sh->warm_start && sh->kind == MS_SHAPE_BENCHMARK_LOOP;
     sh->alive_end_call = UINT32_MAX;
-    rc = compile_windows(sh, s, tr, t, it, err);
+    rc = compile_windows(sh, s, tr, t, it, ann, err);
     if (!rc)
         rc = graph_pools(sh, s, tr, it, err);
     if (!rc && sh->kind == MS_SHAPE_FORWARD && !it->n)
@@ -269,8 +269,6 @@ done:
         sh = NULL;
     }
     *out = sh;
-    ms_iterations_free(own_it);
-    ms_phases_free(own_ph);
     return rc;
 }
 

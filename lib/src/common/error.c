@@ -92,3 +92,9 @@ void ms_free(void *p)
 {
     free(p);
 }
+
+void ms__free_each(void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ptrs[i]);
+}

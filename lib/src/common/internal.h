@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "memsnap/memsnap.h"
+#include "order.h"
 
 #if defined(__GNUC__)
 #define MS_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -41,11 +42,20 @@ int ms__sites_prepare(ms_snapshot *s);
         return (unsigned)v < (count) ? texts[v] : "unknown";                                  \
     }
 
+/* names[v] of a table of an enum's names (by value, with designated initialisers);
+ * `other` for a value out of range or without a name. */
+#define MS__NAME_IN(names, v, other)                                                          \
+    ((size_t)(v) < sizeof(names) / sizeof *(names) && (names)[v] ? (names)[v] : (other))
+
 /* The two arrays every per-stack classifier starts from: *frames one byte a frame, what
  * fn says of it, and *stacks one zeroed byte a stack for the caller to fill from them
  * (the caller frees both). MS_ERR_NOMEM, with nothing to free, when out of memory. */
 int ms__frame_flag_arrays(uint8_t **frames, uint8_t **stacks, const ms_snapshot *s,
                           uint8_t (*fn)(const ms_snapshot *s, uint32_t frame), ms_error *err);
+
+/* Test hook: how many times ms_annotation_ranges paired annotations in this process
+ * (lib/src/analysis/annotations.c; read through ms__run_stats). */
+size_t ms__annotation_pairings(void);
 
 /* ms_error_set (memsnap/core.h) for the library's own use: callers write
  * `return ms__fail(...)`. */
@@ -77,6 +87,13 @@ static inline bool ms__add(size_t a, size_t b, size_t *out)
 /* Grows *ptr (holding *cap elements of `elem` bytes) to hold at least `need` elements,
  * doubling. Returns false on overflow or allocation failure, leaving *ptr intact. */
 bool ms__grow(void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* free()s each of the n pointers (NULL ones too). MS__FREE_ALL(a, b, ...) is the
+ * teardown of a struct that owns arrays: one list of what it owns, in one place. */
+void ms__free_each(void *const *ptrs, size_t n);
+#define MS__FREE_ALL(...)                                                                     \
+    ms__free_each((void *const[]){__VA_ARGS__},                                               \
+                  sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* fn(there) on a second thread while fn(here) runs on this one; both on this one, here
  * first, when no thread can start. The two halves of a job split in two, whose results

@@ -71,14 +71,14 @@ static int move_cand_order(const void *x, const void *y)
     const move_cand *a = x, *b = y;
     size_t n = a->file_len < b->file_len ? a->file_len : b->file_len;
     int c = memcmp(a->m->d.site, b->m->d.site, n);
-    if (!c && a->file_len != b->file_len)
-        c = a->file_len < b->file_len ? -1 : 1;
+    if (!c)
+        c = MS__CMP(a->file_len, b->file_len);
     if (!c)
         c = strcmp(a->m->d.function, b->m->d.function);
     if (!c)
         c = a->side - b->side;
     if (!c)
-        c = (a->line > b->line) - (a->line < b->line);
+        c = MS__CMP(a->line, b->line);
     return c;
 }
 
@@ -107,6 +107,30 @@ static void join_move(move_cand *a, move_cand *b)
     y->dead = true;
 }
 
+/* Walks a and b (each in line order) pairing the sites whose lines differ by d: how
+ * many of those pairs agree in shape; with `join`, they are joined as moved. */
+static size_t pair_at_shift(move_cand *a, size_t na, move_cand *b, size_t nb, long d, bool join)
+{
+    size_t k = 0;
+    for (size_t x = 0, y = 0; x < na && y < nb;) {
+        long dd = b[y].line - a[x].line;
+        if (dd == d) {
+            if (shapes_agree(&a[x], &b[y])) {
+                k++;
+                if (join)
+                    join_move(&a[x], &b[y]);
+            }
+            x++;
+            y++;
+        } else if (dd > d) {
+            x++;
+        } else {
+            y++;
+        }
+    }
+    return k;
+}
+
 /* Sites of one file and function: a[0..na) only in A, b[0..nb) only in B, each in line
  * order. As many on each side (an edit above them, or one inside the function that
  * moved them unevenly): paired in order. Otherwise the shift most of them share. */
@@ -129,38 +153,15 @@ static void pair_group(move_cand *a, size_t na, move_cand *b, size_t nb)
             if (!shapes_agree(&a[i], &b[j]))
                 continue;
             long d = b[j].line - a[i].line;
-            size_t k = 0;
-            for (size_t x = 0, y = 0; x < na && y < nb;) {
-                long dd = b[y].line - a[x].line;
-                if (dd == d) {
-                    k += shapes_agree(&a[x], &b[y]);
-                    x++;
-                    y++;
-                } else if (dd > d) {
-                    x++;
-                } else {
-                    y++;
-                }
-            }
+            size_t k = pair_at_shift(a, na, b, nb, d, false);
             long ad = d < 0 ? -d : d, ab = best < 0 ? -best : best;
             if (k > best_n || (k == best_n && (ad < ab || (ad == ab && d < best)))) {
                 best_n = k;
                 best = d;
             }
         }
-    for (size_t x = 0, y = 0; best_n && x < na && y < nb;) {
-        long dd = b[y].line - a[x].line;
-        if (dd == best) {
-            if (shapes_agree(&a[x], &b[y]))
-                join_move(&a[x], &b[y]);
-            x++;
-            y++;
-        } else if (dd > best) {
-            x++;
-        } else {
-            y++;
-        }
-    }
+    if (best_n)
+        pair_at_shift(a, na, b, nb, best, true);
 }
 
 /* Joins sites listed on one side only that are one site whose line moved (see
@@ -297,7 +298,7 @@ static int moved_order(const void *x, const void *y)
     int64_t ma = a->a_bytes > a->b_bytes ? a->a_bytes : a->b_bytes;
     int64_t mb = b->a_bytes > b->b_bytes ? b->a_bytes : b->b_bytes;
     if (ma != mb)
-        return ma > mb ? -1 : 1;
+        return MS__CMP(mb, ma);
     return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
 }
 

@@ -39,9 +39,9 @@ int cmp_site_delta_order(const void *x, const void *y)
     uint64_t ma = a->delta_bytes < 0 ? 0u - (uint64_t)a->delta_bytes : (uint64_t)a->delta_bytes;
     uint64_t mb = b->delta_bytes < 0 ? 0u - (uint64_t)b->delta_bytes : (uint64_t)b->delta_bytes;
     if (ma != mb)
-        return ma > mb ? -1 : 1;
+        return MS__CMP(mb, ma);
     if (a->delta_bytes != b->delta_bytes)
-        return a->delta_bytes > b->delta_bytes ? -1 : 1;
+        return MS__CMP(b->delta_bytes, a->delta_bytes);
     return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
 }
 
@@ -58,17 +58,11 @@ ms_delta cmp_delta(int64_t a, int64_t b)
     return d;
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
 int64_t cmp_median(int64_t *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof *v, cmp_i64);
+    qsort(v, n, sizeof *v, ms__cmp_i64);
     if (n % 2)
         return v[n / 2];
     int64_t lo = v[n / 2 - 1], hi = v[n / 2];
@@ -172,7 +166,7 @@ static int site_order(const void *x, const void *y)
 {
     const ms_profile_site *a = x, *b = y;
     if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
+        return MS__CMP(b->bytes, a->bytes);
     return cmp_site_key_cmp(a->site, a->function, b->site, b->function);
 }
 

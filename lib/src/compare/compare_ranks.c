@@ -14,9 +14,7 @@ static int rank_site_order(const void *x, const void *y)
 {
     const rank_site *a = x, *b = y;
     int c = cmp_site_key_cmp(a->s->site, a->s->function, b->s->site, b->s->function);
-    if (c)
-        return c;
-    return (a->file > b->file) - (a->file < b->file);
+    return c ? c : MS__CMP(a->file, b->file);
 }
 
 static bool off_median(const ms_delta *d, double threshold)

@@ -8,6 +8,7 @@
 
 #include "json/json_shape.h"
 #include "json/json_util.h"
+#include "order.h"
 #include "memsnap/run.h"
 
 cJSON *categories_object(const int64_t bytes[MS_CAT_COUNT])
@@ -42,8 +43,7 @@ typedef struct big {
 
 static int by_size_desc(const void *a, const void *b)
 {
-    uint64_t x = ((const big *)a)->size, y = ((const big *)b)->size;
-    return (x < y) - (x > y);
+    return MS__CMP(((const big *)b)->size, ((const big *)a)->size);
 }
 
 static cJSON *explain_one(const ms_snapshot *s, const ms_categories *c, size_t index)
@@ -121,10 +121,7 @@ static cJSON *identity_json(const ms_categories *c)
         ms__json_int(o, "measured_states_per_parameter", id.measured_states_per_parameter);
     else
         cJSON_AddNullToObject(o, "measured_states_per_parameter");
-    if (id.state_names)
-        cJSON_AddStringToObject(o, "state_names", id.state_names);
-    else
-        cJSON_AddNullToObject(o, "state_names");
+    ms__json_str_or_null(o, "state_names", id.state_names);
     ms__json_int(o, "event", id.event);
     ms__json_int(o, "parameter", id.parameter);
     ms__json_int(o, "trainable_parameter", id.trainable_parameter);
@@ -132,10 +129,7 @@ static cJSON *identity_json(const ms_categories *c)
     ms__json_int(o, "optimizer_state", id.optimizer_state);
     ms__json_int(o, "expected_optimizer_state", id.expected_optimizer_state);
     ms__json_int(o, "state_before_trace", id.state_before_trace);
-    if (id.off < MS_CAT_COUNT)
-        cJSON_AddStringToObject(o, "off", ms_category_name(id.off));
-    else
-        cJSON_AddNullToObject(o, "off");
+    ms__json_str_or_null(o, "off", id.off < MS_CAT_COUNT ? ms_category_name(id.off) : NULL);
     ms__json_int(o, "off_by_bytes", id.off_by);
     return o;
 }

@@ -90,6 +90,33 @@ void leaks_finding_context(const ms_snapshot *s, const ms_timeline *t, const ms_
     }
 }
 
+/* What a finding and each of its members say alike (ms_leak and ms_leak_member share
+ * these fields by name), in one order: where, how much, and the growth. */
+typedef struct figures {
+    uint32_t site, user_frame, layer;
+    uint64_t count, bytes, bytes_each_min, bytes_each_max;
+    double growth_count, growth_bytes, growth_allocated_bytes;
+} figures;
+#define FIGURES_OF(X)                                                                         \
+    ((figures){(X)->site, (X)->user_frame, (X)->layer, (X)->count, (X)->bytes,                \
+               (X)->bytes_each_min, (X)->bytes_each_max, (X)->growth_count, (X)->growth_bytes, \
+               (X)->growth_allocated_bytes})
+
+static void figures_json(cJSON *o, const ms_snapshot *s, figures f)
+{
+    site_json(cJSON_AddObjectToObject(o, "site"), s, f.site);
+    leaks_user_frame_json(o, s, f.user_frame);
+    layer_json(o, s, f.layer);
+    ms__json_int(o, "count", (int64_t)f.count);
+    ms__json_int(o, "bytes", (int64_t)f.bytes);
+    ms__json_int(o, "bytes_each", (int64_t)f.bytes_each_min);
+    ms__json_int(o, "bytes_each_max", (int64_t)f.bytes_each_max);
+    cJSON *g = cJSON_AddObjectToObject(o, "growth_per_iteration");
+    cJSON_AddNumberToObject(g, "count", f.growth_count);
+    cJSON_AddNumberToObject(g, "bytes", f.growth_bytes);
+    cJSON_AddNumberToObject(g, "allocated_bytes", f.growth_allocated_bytes);
+}
+
 cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,
                           const ms_leak *L, int device)
 {
@@ -98,17 +125,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
     cJSON_AddStringToObject(e, "pattern", ms_leak_pattern_name(L->pattern));
     cJSON_AddStringToObject(e, "pattern_text", ms_leak_pattern_text(L->pattern));
     ms__json_int(e, "device", device);
-    site_json(cJSON_AddObjectToObject(e, "site"), s, L->site);
-    leaks_user_frame_json(e, s, L->user_frame);
-    layer_json(e, s, L->layer);
-    ms__json_int(e, "count", (int64_t)L->count);
-    ms__json_int(e, "bytes", (int64_t)L->bytes);
-    ms__json_int(e, "bytes_each", (int64_t)L->bytes_each_min);
-    ms__json_int(e, "bytes_each_max", (int64_t)L->bytes_each_max);
-    cJSON *g = cJSON_AddObjectToObject(e, "growth_per_iteration");
-    cJSON_AddNumberToObject(g, "count", L->growth_count);
-    cJSON_AddNumberToObject(g, "bytes", L->growth_bytes);
-    cJSON_AddNumberToObject(g, "allocated_bytes", L->growth_allocated_bytes);
+    figures_json(e, s, FIGURES_OF(L));
     /* No clock: the event indexes stand in (first_alloc_us holds them). */
     ms__json_time(e, "first_alloc_us", t->has_times, L->first_alloc_us);
     ms__json_time(e, "last_alloc_us", t->has_times, L->last_alloc_us);
@@ -127,17 +144,7 @@ cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_l
         const ms_leak_member *M = &r->members[L->first_member + m];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(members, o);
-        site_json(cJSON_AddObjectToObject(o, "site"), s, M->site);
-        leaks_user_frame_json(o, s, M->user_frame);
-        layer_json(o, s, M->layer);
-        ms__json_int(o, "count", (int64_t)M->count);
-        ms__json_int(o, "bytes", (int64_t)M->bytes);
-        ms__json_int(o, "bytes_each", (int64_t)M->bytes_each_min);
-        ms__json_int(o, "bytes_each_max", (int64_t)M->bytes_each_max);
-        cJSON *mg = cJSON_AddObjectToObject(o, "growth_per_iteration");
-        cJSON_AddNumberToObject(mg, "count", M->growth_count);
-        cJSON_AddNumberToObject(mg, "bytes", M->growth_bytes);
-        cJSON_AddNumberToObject(mg, "allocated_bytes", M->growth_allocated_bytes);
+        figures_json(o, s, FIGURES_OF(M));
     }
     cJSON_AddItemToObject(e, "stack", leaks_stack_json(s, L->stack));
     const char *cc, *um;

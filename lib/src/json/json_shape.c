@@ -48,10 +48,7 @@ cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s, const ms_iterations 
         cJSON *c = cJSON_AddObjectToObject(o, "compile");
         ms_shape_compile_text(sh, text, sizeof text);
         cJSON_AddStringToObject(c, "text", text);
-        if (sh->has_times)
-            cJSON_AddNumberToObject(c, "seconds", (double)sh->compile_us / 1e6);
-        else
-            cJSON_AddNullToObject(c, "seconds");
+        ms__json_seconds(c, "seconds", sh->has_times, 0, sh->compile_us);
         ms__json_int(c, "peak_bytes", sh->compile_peak_bytes);
         cJSON_AddBoolToObject(c, "autotuning", sh->compile_autotuning);
         cJSON *ws = cJSON_AddArrayToObject(c, "windows");
@@ -61,15 +58,9 @@ cJSON *shape_json(const ms_shape *sh, const ms_snapshot *s, const ms_iterations 
             cJSON_AddItemToArray(ws, e);
             ms__json_int(e, "start_event", w->start_event);
             ms__json_int(e, "end_event", w->end_event);
-            if (sh->has_times) {
-                ms__json_int(e, "start_us", w->start_us);
-                ms__json_int(e, "end_us", w->end_us);
-                cJSON_AddNumberToObject(e, "seconds", (double)(w->end_us - w->start_us) / 1e6);
-            } else {
-                cJSON_AddNullToObject(e, "start_us");
-                cJSON_AddNullToObject(e, "end_us");
-                cJSON_AddNullToObject(e, "seconds");
-            }
+            ms__json_time(e, "start_us", sh->has_times, w->start_us);
+            ms__json_time(e, "end_us", sh->has_times, w->end_us);
+            ms__json_seconds(e, "seconds", sh->has_times, w->start_us, w->end_us);
             ms__json_int(e, "peak_bytes", w->peak_bytes);
             ms__json_int(e, "peak_event", w->peak_event);
             ms__json_int(e, "allocations", (int64_t)w->allocations);

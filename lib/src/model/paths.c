@@ -48,17 +48,6 @@ static size_t split(const char *path, part *out)
     return MAX_PARTS;
 }
 
-static bool eq(part a, const char *w)
-{
-    size_t n = strlen(w);
-    if (a.n != n)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)a.p[i]) != w[i])
-            return false;
-    return true;
-}
-
 static bool starts(part a, const char *w)
 {
     size_t n = strlen(w);
@@ -68,6 +57,11 @@ static bool starts(part a, const char *w)
         if (tolower((unsigned char)a.p[i]) != w[i])
             return false;
     return true;
+}
+
+static bool eq(part a, const char *w)
+{
+    return a.n == strlen(w) && starts(a, w);
 }
 
 static bool ends(part a, const char *w)

@@ -156,17 +156,12 @@ typedef struct gen_key {
 static int gen_key_cmp(const void *a, const void *b)
 {
     const gen_key *x = a, *y = b;
-    if (x->file != y->file)
-        return x->file < y->file ? -1 : 1;
-    if (x->name != y->name)
-        return x->name < y->name ? -1 : 1;
-    return x->frame < y->frame ? -1 : x->frame > y->frame;
+    return MS__CMP3(x->file, y->file, x->name, y->name, x->frame, y->frame);
 }
 
 static int gen_pair_cmp(const void *a, const void *b)
 {
-    const uint32_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
+    return ms__cmp_u32(a, b); /* by the first of the pair */
 }
 
 /* A generated module's lines mean nothing to its user (the file is a cache entry named

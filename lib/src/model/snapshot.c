@@ -4,7 +4,9 @@
 
 #include "model_build.h"
 
-static int read_with(ms_snapshot **out, ms_vm *vm, ms_error *err)
+/* Reads the snapshot from the VM's input once it is open (`opened`: 0, or the error of
+ * opening it); the VM is released, and a snapshot that failed freed, either way. */
+static int read_with(ms_snapshot **out, ms_vm *vm, int opened, ms_error *err)
 {
     ms_snapshot *s = vm->snap;
     /* Known strings first, so their ids are the S_* constants the VM switches on. */
@@ -13,13 +15,20 @@ static int read_with(ms_snapshot **out, ms_vm *vm, ms_error *err)
         MS_KNOWN_STRINGS(MS_X_KNOWN_TEXT)
 #undef MS_X_KNOWN_TEXT
     };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    int rc = opened;
+    if (!rc) {
+        vm->in.max_expansion = vm->lim.max_expansion;
+        vm->in.max_input_bytes = vm->lim.max_input_bytes;
+    }
+    for (size_t i = 0; !rc && i < sizeof known / sizeof known[0]; i++)
         if (ms__strtab_intern(&s->strings, known[i], strlen(known[i])) != i)
-            return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
-    int rc = ms__vm_run(vm);
+            rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    if (!rc)
+        rc = ms__vm_run(vm);
     if (!rc)
         rc = ms__model_build(vm);
-    s->input_bytes = (uint64_t)ms__input_offset(&vm->in, vm->in.pos);
+    if (!opened)
+        s->input_bytes = (uint64_t)ms__input_offset(&vm->in, vm->in.pos);
     ms__vm_release(vm);
     if (rc) {
         ms_snapshot_free(s);
@@ -56,14 +65,8 @@ int ms_snapshot_read_file(ms_snapshot **out, const char *path, const ms_limits *
     int rc = start(&vm, limits, err);
     if (rc)
         return rc;
-    if ((rc = ms__input_open_file(&vm.in, path, vm.lim.max_string, err))) {
-        ms__vm_release(&vm);
-        ms_snapshot_free(vm.snap);
-        return rc;
-    }
-    vm.in.max_expansion = vm.lim.max_expansion;
-    vm.in.max_input_bytes = vm.lim.max_input_bytes;
-    return read_with(out, &vm, err);
+    rc = ms__input_open_file(&vm.in, path, vm.lim.max_string, err);
+    return read_with(out, &vm, rc, err);
 }
 
 int ms_snapshot_read_memory(ms_snapshot **out, const void *data, size_t len,
@@ -77,14 +80,8 @@ int ms_snapshot_read_memory(ms_snapshot **out, const void *data, size_t len,
     int rc = start(&vm, limits, err);
     if (rc)
         return rc;
-    if ((rc = ms__input_open_memory(&vm.in, data ? data : "", len, vm.lim.max_string, err))) {
-        ms__vm_release(&vm);
-        ms_snapshot_free(vm.snap);
-        return rc;
-    }
-    vm.in.max_expansion = vm.lim.max_expansion;
-    vm.in.max_input_bytes = vm.lim.max_input_bytes;
-    return read_with(out, &vm, err);
+    rc = ms__input_open_memory(&vm.in, data ? data : "", len, vm.lim.max_string, err);
+    return read_with(out, &vm, rc, err);
 }
 
 void ms_snapshot_free(ms_snapshot *s)
@@ -92,30 +89,14 @@ void ms_snapshot_free(ms_snapshot *s)
     if (!s)
         return;
     ms__strtab_free(&s->strings);
-    free(s->frames);
-    free(s->stack_frames);
-    free(s->stack_start);
-    free(s->site_cache);
-    free(s->user_cache);
-    free(s->generated);
-    free(s->streams);
+    MS__FREE_ALL(s->frames, s->stack_frames, s->stack_start, s->site_cache, s->user_cache,
+                 s->generated, s->streams);
     for (int d = 0; d < s->n_devices; d++) {
         ms_trace_build *t = &s->traces[d];
-        free(t->action);
-        free(t->addr);
-        free(t->size);
-        free(t->time_us);
-        free(t->stack);
-        free(t->stream);
-        free(t->compile_context);
-        free(t->user_metadata);
+        MS__FREE_ALL(t->action, t->addr, t->size, t->time_us, t->stack, t->stream,
+                     t->compile_context, t->user_metadata);
     }
-    free(s->traces);
-    free(s->segments);
-    free(s->blocks);
-    free(s->annotations);
-    free(s->settings);
-    free(s);
+    MS__FREE_ALL(s->traces, s->segments, s->blocks, s->annotations, s->settings, s);
 }
 
 int ms_snapshot_pickle_protocol(const ms_snapshot *s)

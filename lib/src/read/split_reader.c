@@ -851,12 +851,8 @@ void ms__split_part_free(split_worker *w)
     if (!w->borrowed_pub)
         free(w->pub);
     ms__strtab_free(&w->strings);
-    free(w->frames);
-    free(w->frame_slots);
-    free(w->stack_refs);
-    free(w->stack_start);
-    free(w->stack_slots);
-    free(w->streams);
+    MS__FREE_ALL(w->frames, w->frame_slots, w->stack_refs, w->stack_start, w->stack_slots,
+                 w->streams);
     if (w->spans)
         for (size_t i = 0; i < SPAN_SLOTS; i++)
             free(w->spans[i].bytes);
