@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cli_util.h"
-#include "json/json_cmp.h"
 
 static double get(const cJSON *o, const char *key);
 
@@ -125,8 +124,8 @@ typedef struct seg_ref {
 static int by_free_desc(const void *a, const void *b)
 {
     const seg_ref *x = a, *y = b;
-    return ms__json_cmp_then(ms__json_cmp_dbl(y->free, x->free),
-                             ms__json_cmp_dbl(y->size, x->size));
+    int c = CLI_CMP(y->free, x->free);
+    return c ? c : CLI_CMP(y->size, x->size);
 }
 
 typedef struct blk_ref {
@@ -137,7 +136,7 @@ typedef struct blk_ref {
 static int by_size_desc(const void *a, const void *b)
 {
     const blk_ref *x = a, *y = b;
-    return ms__json_cmp_dbl(y->size, x->size);
+    return CLI_CMP(y->size, x->size);
 }
 
 /* The segments holding the most free memory, each with the allocations that keep it

@@ -889,9 +889,7 @@ void ms__heap_step(hsim *x, const ms_trace *tr, size_t i)
 static int by_final_address(const void *a, const void *b)
 {
     const struct fseg_entry *x = a, *y = b;
-    if (x->address != y->address)
-        return x->address < y->address ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index; /* the file's first wins */
+    return MS__CMP2(x->address, y->address, x->index, y->index); /* the file's first wins */
 }
 
 /* The replay's state before the trace's first event: the settings, the starting

@@ -10,17 +10,17 @@
 #include "memsnap/allocator.h"
 #include "timeline_internal.h"
 
+static int by_fseg_address(const void *a, const void *b)
+{
+    const struct fseg_entry *x = a, *y = b;
+    return MS__CMP(x->address, y->address);
+}
+
 /* The final segment at `address`, or NULL (x->fseg: the device's, by address). */
 static const ms_segment *final_segment(const hsim *x, const ms_segment *fs, uint64_t address)
 {
-    size_t lo = 0, hi = x->nfseg;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (x->fseg[mid].address < address)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    struct fseg_entry key = {address, 0};
+    size_t lo = ms__lower_bound(x->fseg, x->nfseg, sizeof *x->fseg, &key, by_fseg_address);
     return lo < x->nfseg && x->fseg[lo].address == address ? &fs[x->fseg[lo].index] : NULL;
 }
 
@@ -414,10 +414,7 @@ void ms_heap_frag_free(ms_heap_frag *f)
 {
     if (!f)
         return;
-    free(f->free_bytes);
-    free(f->largest_free);
-    free(f->free_blocks);
-    free(f);
+    MS__FREE_ALL(f->free_bytes, f->largest_free, f->free_blocks, f);
 }
 
 /* ------------------------------------------------------------------ per pool and stream */
@@ -447,9 +444,7 @@ uint64_t ms_heap_segment_free(uint64_t *largest, uint64_t *count, const ms_heap 
 static int by_pool(const void *a, const void *b)
 {
     const ms_heap_pool_stats *x = a, *y = b;
-    if (x->is_small != y->is_small)
-        return x->is_small ? 1 : -1;
-    return x->stream_raw < y->stream_raw ? -1 : x->stream_raw > y->stream_raw;
+    return MS__CMP2(x->is_small, y->is_small, x->stream_raw, y->stream_raw);
 }
 
 int ms_heap_pool_stats_of(ms_heap_pool_stats **out, size_t *n_out, const ms_heap *h,

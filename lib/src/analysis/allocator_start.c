@@ -201,7 +201,7 @@ static bool ranges_cut(ranges *rs, uint64_t a, uint64_t e)
 static int by_start(const void *a, const void *b)
 {
     const range *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
+    return MS__CMP(x->start, y->start);
 }
 
 /* Per address: the first of its alloc / free events in the trace. */

@@ -468,22 +468,15 @@ static int alive_at(ms_alloc **out, size_t *n_out, const oom_pool *pool, int64_t
 }
 
 /* Leaking sites (MS_LEAK_LEAK findings) by site, to look one up in log time. */
-static int cmp_u32(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    return (a > b) - (a < b);
-}
-
 static bool leaks_at(const uint32_t *sites, size_t n, uint32_t site)
 {
-    return site != UINT32_MAX && n && bsearch(&site, sites, n, sizeof *sites, cmp_u32);
+    return site != UINT32_MAX && n && bsearch(&site, sites, n, sizeof *sites, ms__cmp_u32);
 }
 
 /* Site totals by site, for the leak findings' look-ups. */
 static int cmp_total_site(const void *x, const void *y)
 {
-    uint32_t a = ((const ms_site_total *)x)->site, b = ((const ms_site_total *)y)->site;
-    return (a > b) - (a < b);
+    return MS__CMP(((const ms_site_total *)x)->site, ((const ms_site_total *)y)->site);
 }
 
 /* What is shared by every OOM of one report. */
@@ -797,7 +790,7 @@ int ms__oom_analyze_with(ms_oom_report **out, const ms_snapshot *s, int device,
         if (use_lr->items[k].kind == MS_LEAK_LEAK)
             leak_sites[n_leak_sites++] = use_lr->items[k].site;
     if (n_leak_sites)
-        qsort(leak_sites, n_leak_sites, sizeof *leak_sites, cmp_u32);
+        qsort(leak_sites, n_leak_sites, sizeof *leak_sites, ms__cmp_u32);
     for (size_t i = 0, k = 0; k < n; i++)
         if (tr->action[i] == MS_ACT_OOM)
             at[k++] = (int64_t)i;

@@ -20,8 +20,7 @@ static void first_calls(const ms__stackinfo *si, size_t n_stacks, ms_alloc *aliv
 
 static int cmp_alloc_event(const void *x, const void *y)
 {
-    int64_t a = ((const ms_alloc *)x)->alloc_event, b = ((const ms_alloc *)y)->alloc_event;
-    return (a > b) - (a < b);
+    return MS__CMP(((const ms_alloc *)x)->alloc_event, ((const ms_alloc *)y)->alloc_event);
 }
 
 /* Activations of the failing iteration by layer call: allocations alive at the failure,

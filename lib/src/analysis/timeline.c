@@ -649,11 +649,7 @@ void ms_timeline_free(ms_timeline *t)
 {
     if (!t)
         return;
-    free(t->active);
-    free(t->reserved);
-    free(t->peak_alive);
-    free(t->allocs);
-    free(t);
+    MS__FREE_ALL(t->active, t->reserved, t->peak_alive, t->allocs, t);
 }
 
 void ms__alive_collect(void *ctx, const ms_alloc *a)
@@ -740,11 +736,7 @@ int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *
 static int by_bytes_desc(const void *a, const void *b)
 {
     const ms_site_total *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes < y->bytes ? 1 : -1;
-    if (x->count != y->count)
-        return x->count < y->count ? 1 : -1;
-    return x->site < y->site ? -1 : x->site > y->site;
+    return MS__CMP3(y->bytes, x->bytes, y->count, x->count, x->site, y->site);
 }
 
 typedef struct site_user {
@@ -755,9 +747,7 @@ typedef struct site_user {
 static int by_site_user(const void *a, const void *b)
 {
     const site_user *x = a, *y = b;
-    if (x->site_slot != y->site_slot)
-        return x->site_slot < y->site_slot ? -1 : 1;
-    return (x->user > y->user) - (x->user < y->user);
+    return MS__CMP2(x->site_slot, y->site_slot, x->user, y->user);
 }
 
 /* Each site's user line: stacks of one site can come from several lines of the user's

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "json/json_cmp.h"
 #include "json/json_devices.h"
 #include "json/json_util.h"
 #include "json/json_writer.h"
@@ -27,8 +26,7 @@ typedef struct seg_point {
 static int by_event(const void *a, const void *b)
 {
     const seg_point *x = a, *y = b;
-    return ms__json_cmp_then(ms__json_cmp_i64(x->event, y->event),
-                             ms__json_cmp_u64(x->order, y->order));
+    return MS__CMP2(x->event, y->event, x->order, y->order);
 }
 
 typedef struct dev_ctx {
