@@ -89,11 +89,6 @@ static int load(const char *cmd, const char *path, ms_snapshot **out, bool warn_
     return 2;
 }
 
-int cli_load(const char *cmd, const char *path, ms_snapshot **out)
-{
-    return load(cmd, path, out, true);
-}
-
 int cli_busiest_device(const ms_snapshot *s)
 {
     return ms_snapshot_busiest_device(s);

@@ -22,11 +22,6 @@ void cli_error(const char *cmd, const char *fmt, ...)
 void cli_set_limits(const ms_limits *lim);
 const ms_limits *cli_limits(void);
 
-/* Reads a snapshot with cli_limits(); on failure prints "memsnap CMD: PATH: byte N: what"
- * and returns 2. A device whose time stamps go backwards is told once, as a warning
- * (cli_warn_times). */
-int cli_load(const char *cmd, const char *path, ms_snapshot **out);
-
 /* "time stamps go backwards at event N: events are ordered by position": the one text
  * for a trace whose times decrease (ms_trace.times_backward_at, JSON `times_backward_at`),
  * wherever it is told. Returns buf. */
@@ -71,7 +66,7 @@ typedef cJSON *(*cli_file_fn)(void *ctx, const char *path, const ms_snapshot *s,
 int cli_each_file(const char *cmd, char *const *files, int nfiles, long long device,
                   bool warn_times, cli_file_fn fn, void *ctx, cJSON **doc_out);
 /* The loop under cli_each_file, for a command that keeps what it reads (render draws
- * every file on shared scales): loads files[f] in turn, checks `device` as above, and
+ * every file on shared scales, report keeps its files until its pages are written): loads files[f] in turn, checks `device` as above, and
  * calls fn with f and the snapshot, which fn may keep by taking *s (leaving NULL); what
  * it leaves is freed before the next file is read. fn returns the exit status; a failure
  * with err filled in (err.code set) is printed as "memsnap CMD: PATH: message", one

@@ -203,18 +203,13 @@ static int file_sections(const report_opts *o, file_state *f, int device, bool c
     return 0;
 }
 
+/* One file, read and checked for the device by the shared loop (cli_each_snapshot); the
+ * report keeps its snapshot until the pages are written. */
 static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON *files_json,
                         const char *const *taken, bool keep, bool compared)
 {
-    int rc = cli_load(CMD, f->path, &f->snap);
-    if (rc)
-        return rc;
+    int rc = 0;
     ms_snapshot *s = f->snap;
-    if (o->device >= ms_snapshot_device_count(s)) {
-        cli_error(CMD, "%s: no device %d (the snapshot has %d)", f->path, o->device,
-                  ms_snapshot_device_count(s));
-        return 2;
-    }
     ms_error err;
     ms_error_clear(&err);
     /* One run of the charted device serves the summary, the comparison profile, the
@@ -321,6 +316,32 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     return 0;
 }
+/* What each file's step of the loop reads and fills. */
+typedef struct report_loop {
+    const report_opts *o;
+    file_state *fs;
+    cJSON *files_json;
+    const char **taken, **oom_svgs, **views, **cat_svgs;
+    bool keep, compared;
+} report_loop;
+
+static int report_step(void *ctx, int f, ms_snapshot **s, ms_error *err)
+{
+    (void)err; /* analyse_file tells its own failures */
+    report_loop *l = ctx;
+    size_t i = (size_t)f;
+    file_state *fi = &l->fs[i];
+    fi->path = l->o->files[i];
+    fi->snap = *s;
+    *s = NULL;
+    int rc = analyse_file(l->o, i, fi, l->files_json, l->taken, l->keep, l->compared);
+    l->taken[i] = fi->png;
+    l->oom_svgs[i] = fi->oom_svg;
+    l->views[i] = fi->view;
+    l->cat_svgs[i] = fi->cat_svg;
+    return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
     report_opts o;
@@ -364,14 +385,10 @@ int cmd_report(int argc, char **argv)
     if (n > 1 && o.no_compare)
         why_not = "--no-compare";
     bool keep = compare && n <= MAX_CHART_FILES;
-    for (size_t i = 0; i < n && !rc; i++) {
-        fs[i].path = o.files[i];
-        rc = analyse_file(&o, i, &fs[i], files_json, taken, keep, compare || o.baseline);
-        taken[i] = fs[i].png;
-        oom_svgs[i] = fs[i].oom_svg;
-        views[i] = fs[i].view;
-        cat_svgs[i] = fs[i].cat_svg;
-    }
+    report_loop loop = {&o, fs, files_json, taken, oom_svgs, views, cat_svgs, keep,
+                        compare || o.baseline};
+    rc = cli_each_snapshot(CMD, (char *const *)o.files, (int)n, o.device, true, report_step,
+                           &loop);
     if (!rc && compare) {
         cJSON *cmp = report_compare_files(&o, fs, n, &cmp_svg, &rc);
         if (cmp)
