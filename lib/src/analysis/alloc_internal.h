@@ -55,9 +55,10 @@ typedef struct hsim {
     const ms_snapshot *s;
     blk *b;
     size_t nb, capb;
-    blk_who *who;   /* beside b, NULL without HEAP_WHO */
+    blk_who *who;   /* beside b with HEAP_WHO (`keep_who`) */
     size_t capwho;
-    blk_kids *kid;  /* beside b while `indexed`, else NULL */
+    bool keep_who;
+    blk_kids *kid;  /* beside b while `indexed` */
     size_t capkid;
     uint32_t *freeb;
     size_t nfreeb, capfreeb;
@@ -109,6 +110,8 @@ static inline uint32_t ms__heap_prio(uint32_t i)
     return h ^ (h >> 13);
 }
 
+/* qsort order of hsim.fseg: by address, then the file's order (the first wins). */
+int ms__heap_by_final_address(const void *a, const void *b);
 /* The block a request of `size` gets: its rounding (roundup_power2_divisions in div). */
 uint64_t ms__heap_round_with(const uint64_t div[16], bool have_div, uint64_t size);
 /* The snapshot's roundup_power2_divisions into div (all 0 and false when it has none):

@@ -199,9 +199,7 @@ static uint32_t idx_floor(const hsim *x, uint64_t addr)
 /* Starts the address index over every live block; false when out of memory. */
 static bool idx_start(hsim *x)
 {
-    x->capkid = x->capb ? x->capb : 16;
-    x->kid = malloc(x->capkid * sizeof *x->kid);
-    if (!x->kid)
+    if (!ms__grow((void **)&x->kid, &x->capkid, x->nb ? x->nb : 1, sizeof *x->kid))
         return false;
     x->root = NIL;
     x->indexed = true;
@@ -324,13 +322,13 @@ static bool blk_room(hsim *x)
 {
     size_t need = x->nb + 1;
     return x->nb < NIL - 1 && ms__grow((void **)&x->b, &x->capb, need, sizeof *x->b) &&
-           (!x->who || ms__grow((void **)&x->who, &x->capwho, need, sizeof *x->who)) &&
-           (!x->kid || ms__grow((void **)&x->kid, &x->capkid, need, sizeof *x->kid));
+           (!x->keep_who || ms__grow((void **)&x->who, &x->capwho, need, sizeof *x->who)) &&
+           (!x->indexed || ms__grow((void **)&x->kid, &x->capkid, need, sizeof *x->kid));
 }
 
 static void who_clear(hsim *x, uint32_t i)
 {
-    if (x->who)
+    if (x->keep_who)
         x->who[i] = (blk_who){0, -1, MS_NO_STACK};
 }
 
@@ -814,7 +812,7 @@ static void do_alloc(hsim *x, uint64_t addr, uint64_t req, int64_t event, uint32
     }
     b->state = MS_BLOCK_ACTIVE_ALLOCATED;
     b->estimated = false;
-    if (x->who)
+    if (x->keep_who)
         x->who[i] = (blk_who){req, event, stack};
 }
 
@@ -886,7 +884,7 @@ void ms__heap_step(hsim *x, const ms_trace *tr, size_t i)
     }
 }
 
-static int by_final_address(const void *a, const void *b)
+int ms__heap_by_final_address(const void *a, const void *b)
 {
     const struct fseg_entry *x = a, *y = b;
     return MS__CMP2(x->address, y->address, x->index, y->index); /* the file's first wins */
@@ -903,6 +901,7 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, unsigned keep, ms_
     x->root = NIL;
     x->groot = NIL;
     x->track = (keep & HEAP_TRACK) != 0;
+    x->keep_who = (keep & HEAP_WHO) != 0;
     x->have_div = ms__heap_divisions(s, x->div);
     x->max_split = UINT64_MAX;
     const char *t = setting(s, "max_split_size");
@@ -921,7 +920,7 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, unsigned keep, ms_
         if (fs[f].device == device)
             x->fseg[x->nfseg++] = (struct fseg_entry){fs[f].address, f};
     if (x->nfseg > 1)
-        qsort(x->fseg, x->nfseg, sizeof *x->fseg, by_final_address);
+        qsort(x->fseg, x->nfseg, sizeof *x->fseg, ms__heap_by_final_address);
     /* `first` grows with the addresses the trace uses: sizing it by the event count
      * cleared tens of megabytes for a trace that reuses a few thousand addresses. */
     ms_addrmap first;
@@ -929,10 +928,7 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, unsigned keep, ms_
     int rc = 0;
     /* A short trace gets small maps: a file of 65,536 one-event devices replays each. */
     size_t want = tr->n < 1024 ? tr->n : 1024;
-    if ((keep & HEAP_WHO) && (x->who = malloc(16 * sizeof *x->who)) != NULL)
-        x->capwho = 16;
-    if (!ms__addrmap_init(&x->map, want) || !ms__addrmap_init(&first, want) ||
-        ((keep & HEAP_WHO) && !x->who) || !idx_start(x))
+    if (!ms__addrmap_init(&x->map, want) || !ms__addrmap_init(&first, want) || !idx_start(x))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
     if (!rc)
         rc = ms__heap_build_start(x, tr, device, &first, err);

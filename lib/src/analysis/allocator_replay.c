@@ -10,17 +10,12 @@
 #include "memsnap/allocator.h"
 #include "timeline_internal.h"
 
-static int by_fseg_address(const void *a, const void *b)
-{
-    const struct fseg_entry *x = a, *y = b;
-    return MS__CMP(x->address, y->address);
-}
-
 /* The final segment at `address`, or NULL (x->fseg: the device's, by address). */
 static const ms_segment *final_segment(const hsim *x, const ms_segment *fs, uint64_t address)
 {
-    struct fseg_entry key = {address, 0};
-    size_t lo = ms__lower_bound(x->fseg, x->nfseg, sizeof *x->fseg, &key, by_fseg_address);
+    struct fseg_entry key = {address, 0}; /* index 0: the first entry at the address */
+    size_t lo = ms__lower_bound(x->fseg, x->nfseg, sizeof *x->fseg, &key,
+                                ms__heap_by_final_address);
     return lo < x->nfseg && x->fseg[lo].address == address ? &fs[x->fseg[lo].index] : NULL;
 }
 

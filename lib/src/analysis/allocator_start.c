@@ -279,7 +279,7 @@ int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *fi
         blk *b = &x->b[bi];
         b->state = kind == FIRST_FREE ? MS_BLOCK_ACTIVE_PENDING_FREE : MS_BLOCK_ACTIVE_ALLOCATED;
         b->estimated = true;
-        if (x->who)
+        if (x->keep_who)
             x->who[bi].req = size;
     }
     /* Active at the end and never allocated or freed in the trace: alive throughout,
@@ -301,7 +301,7 @@ int ms__heap_build_start(hsim *x, const ms_trace *tr, int device, ms_addrmap *fi
                 continue;
             }
             x->b[bi].state = (uint8_t)fbk->state;
-            if (x->who) {
+            if (x->keep_who) {
                 x->who[bi].req = fbk->requested_size;
                 x->who[bi].stack = fbk->stack;
             }
