@@ -316,6 +316,7 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
     }
     return 0;
 }
+
 /* What each file's step of the loop reads and fills. */
 typedef struct report_loop {
     const report_opts *o;

@@ -65,15 +65,17 @@ void ms__run_stats(ms__run_counts *out)
     out->annotations_paired = ms__annotation_pairings();
 }
 
-static int build_timeline(ms_timeline **out, const ms_run *r, unsigned flags, ms_error *err)
+/* Builds with *flags, less what the lives make redundant, and leaves in *flags what the
+ * timeline holds (the run's tl_flags). */
+static int build_timeline(ms_timeline **out, const ms_run *r, unsigned *flags, ms_error *err)
 {
     n_timelines_built++;
     /* With every life at hand the set alive at the peak is read from them when it is
      * asked for (ms_run_peak_alive): collected as well, it was a second copy of each
      * life alive then, 14 MB beside the lives on a file of 300,000 live allocations. */
-    if (flags & MS_TIMELINE_ALLOCS)
-        flags &= ~(unsigned)MS_TIMELINE_PEAK_ALIVE;
-    return ms_timeline_build(out, r->s, r->device, flags, err);
+    if (*flags & MS_TIMELINE_ALLOCS)
+        *flags &= ~(unsigned)MS_TIMELINE_PEAK_ALIVE;
+    return ms_timeline_build(out, r->s, r->device, *flags, err);
 }
 
 static unsigned default_flags(const ms_run *r)
@@ -143,7 +145,7 @@ int ms_run_timeline(const ms_timeline **out, ms_run *r, ms_error *err)
     *out = NULL;
     if (!r->tl) {
         unsigned flags = default_flags(r);
-        int rc = build_timeline(&r->tl, r, flags, err);
+        int rc = build_timeline(&r->tl, r, &flags, err);
         if (rc)
             return rc;
         r->tl_flags = flags;
@@ -181,7 +183,7 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
     if (!r->tl && !has_flags(default_flags(r), need)) {
         /* Nothing built yet: one timeline with both the caller's flags and these. */
         unsigned flags = default_flags(r) | need;
-        int rc = build_timeline(&r->tl, r, flags, err);
+        int rc = build_timeline(&r->tl, r, &flags, err);
         if (rc)
             return rc;
         r->tl_flags = flags;
@@ -198,7 +200,7 @@ int ms__run_timeline_with(const ms_timeline **out, ms_run *r, unsigned need, ms_
      * alive at the peak stays the one the first pass collected. */
     unsigned flags = (r->tl_flags | need | RUN_ALL_FLAGS) & ~(unsigned)MS_TIMELINE_PEAK_ALIVE;
     ms_timeline *more = NULL;
-    rc = build_timeline(&more, r, flags, err);
+    rc = build_timeline(&more, r, &flags, err);
     if (rc)
         return rc;
     timeline_extend(r->tl, more);
@@ -433,9 +435,8 @@ int ms_run_peak_alive(const ms_alloc **out, size_t *n_out, ms_run *r, ms_error *
     int rc = ms_run_timeline(&t, r, err);
     if (rc)
         return rc;
-    if (t->peak_alive || ((r->tl_flags & MS_TIMELINE_PEAK_ALIVE) && !t->allocs)) {
-        /* Collected while the timeline was built (NULL only when nothing was alive);
-         * never beside the lives (build_timeline). */
+    if (t->peak_alive || (r->tl_flags & MS_TIMELINE_PEAK_ALIVE)) {
+        /* Collected while the timeline was built (NULL only when nothing was alive). */
         *out = t->peak_alive;
         *n_out = t->n_peak_alive;
         return 0;
