@@ -20,8 +20,8 @@ struct ms_run {
     ms_run_options opt;
     ms_timeline *tl;
     unsigned tl_flags;       /* what tl was built with */
-    ms_iterations *it;       /* owned unless the leak report holds it */
-    const ms_iterations *it_view;
+    ms_iterations *it;       /* owned until the leak report takes it over (then NULL) */
+    const ms_iterations *it_view; /* the run's iterations, wherever they are held */
     ms_idle *idle;
     ms_annotation_range *ranges;
     size_t n_ranges;
@@ -215,22 +215,17 @@ int ms_run_iterations(const ms_iterations **out, ms_run *r, ms_error *err)
 {
     *out = NULL;
     if (!r->it_view) {
-        /* The leak finder finds them with the same options; whichever comes first is
-         * the run's. */
-        if (r->leaks) {
-            r->it_view = r->leaks->iterations;
-        } else {
-            const ms_timeline *t;
-            ms__ann ann;
-            int rc = ms_run_timeline(&t, r, err);
-            if (!rc)
-                rc = run_ann(&ann, r, err);
-            if (!rc)
-                rc = ms__iterations_with(&r->it, r->s, t, &ann, &r->opt.iter, err);
-            if (rc)
-                return rc;
-            r->it_view = r->it;
-        }
+        /* Found once: the leak report, built later, takes these over (ms_run_leaks). */
+        const ms_timeline *t;
+        ms__ann ann;
+        int rc = ms_run_timeline(&t, r, err);
+        if (!rc)
+            rc = run_ann(&ann, r, err);
+        if (!rc)
+            rc = ms__iterations_with(&r->it, r->s, t, &ann, &r->opt.iter, err);
+        if (rc)
+            return rc;
+        r->it_view = r->it;
     }
     *out = r->it_view;
     return 0;
@@ -379,7 +374,8 @@ int ms_run_leaks(const ms_leak_report **out, ms_run *r, ms_error *err)
         memset(&lo, 0, sizeof lo);
         lo.iter = r->opt.iter;
         lo.min_bytes = r->opt.leak_min_bytes;
-        /* The report finds no iterations of its own: it takes over the run's. */
+        /* The report finds no iterations of its own: it takes over the run's (r->it,
+         * which ms_run_iterations has made by now; it_view keeps pointing at them). */
         const ms_iterations *it;
         if (!rc)
             rc = ms_run_iterations(&it, r, err);
