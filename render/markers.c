@@ -43,7 +43,10 @@ int msr__find_ooms(msr_chart *chart, const msr_chart_source *src, ms_error *err)
         n++;
     if (n == 0)
         return 0;
-    chart->oom_px = msr__alloc_n(n, sizeof *chart->oom_px);
+    /* A marker per pixel column at most: an OOM after every allocation would otherwise
+     * keep a slot per OOM in every chart the view builds (300,000: 2.4 MB each). */
+    size_t cap = n < chart->n_cols ? n : chart->n_cols;
+    chart->oom_px = msr__alloc_n(cap ? cap : 1, sizeof *chart->oom_px);
     if (!chart->oom_px)
         return msr__render_fail(err, MS_ERR_NOMEM, "out of memory for OOM markers");
     int64_t last_col = -1;
@@ -61,8 +64,10 @@ int msr__find_ooms(msr_chart *chart, const msr_chart_source *src, ms_error *err)
         if (c < 0 || c >= (int64_t)chart->n_cols)
             continue;
         chart->n_ooms++;
-        if (c == last_col)
-            continue; /* one marker per pixel column is all a reader can see */
+        /* One marker per pixel column is all a reader can see; columns only go up (x
+         * follows event order), so a full list has every column. */
+        if (c == last_col || chart->n_oom_px == cap)
+            continue;
         last_col = c;
         chart->oom_px[chart->n_oom_px++] = chart->plot.x + (double)c + 0.5;
     }
