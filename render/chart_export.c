@@ -500,7 +500,7 @@ static int build_mode(exporter *x, builder *b, bool two, int mode, tile *first,
             msr__slicer_restart(b->sl[0]);
             if (b->sl[1])
                 msr__slicer_restart(b->sl[1]);
-            rc = msr__run_tiles(b, two, take_tile, &c);
+            rc = msr__run_tiles(b, two && b->sl[1], take_tile, &c);
             memset(b->with, 0, sizeof b->with);
             for (size_t k = 0; rc && k < n_tiles; k++)
                 if (tiles[k].done && tiles[k].rc) {
@@ -636,6 +636,18 @@ static void write_doc(exporter *x, msr__sbuf *doc, const msr__sbuf *frame, const
     msr__sb_puts(doc, "}");
 }
 
+/* What the pyramid's slices may hold together: opts->slice_memory, else the snapshot's
+ * own size (its decompressed pickle), at least 16 MiB; no snapshot, no bound. */
+static uint64_t slice_memory(const msr_chart_export_opts *o, const msr_chart_source *src)
+{
+    if (o->slice_memory)
+        return o->slice_memory;
+    if (!src->snap)
+        return UINT64_MAX;
+    uint64_t file = ms_snapshot_input_bytes(src->snap), floor = (uint64_t)4 << 20;
+    return file > floor ? file : floor;
+}
+
 int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_chart_source *src,
                          const msr_chart_export_opts *opts, ms_error *err)
 {
@@ -698,7 +710,7 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     msr__slicer sl[2];
     memset(sl, 0, sizeof sl);
     ms_limits lim = opts->limits ? *opts->limits : ms_limits_default();
-    bool two = lim.threads >= 2;
+    bool two = lim.threads >= 2, two_slicers = two;
     mode_out modes[N_MODES];
     memset(modes, 0, sizeof modes);
     modes[MODE_ALLOC].on = true;
@@ -706,10 +718,8 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     modes[MODE_CATEGORY].on = src->categories != NULL;
     modes[MODE_GROUP].on = src->group_rules && src->group_rules->n;
     msr__sbuf frame = {0}, doc = {0};
-    int rc = msr__slicer_init(&sl[0], src, opts->n_highlights, err);
-    if (!rc && two)
-        rc = msr__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
-    if (!rc && (!x.alloc_local || !x.stack_local || !x.frame_local))
+    int rc = 0;
+    if (!x.alloc_local || !x.stack_local || !x.frame_local)
         rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory exporting a chart");
     if (!rc)
         rc = msr__exp_site_stacks(&x, err);
@@ -767,14 +777,29 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     b.y_fit = y_fit;
     b.warp = src->warp;
     memset(b.deeper, -1, sizeof b.deeper);
-    b.sl[0] = &sl[0];
-    b.sl[1] = two ? &sl[1] : NULL;
     int max_levels = opts->max_levels > 0 ? opts->max_levels : MSR_CHART_EXPORT_MAX_LEVELS;
     b.work_levels = msr__export_work_levels(src, max_levels < MSR_CHART_EXPORT_MAX_LEVELS
                                                     ? max_levels
-                                                    : MSR_CHART_EXPORT_MAX_LEVELS);
+                                                    : MSR_CHART_EXPORT_MAX_LEVELS,
+                                            opts->n_highlights, slice_memory(opts, src),
+                                            &two_slicers);
+    /* Level 0 is the whole trace: slicers only for the levels below it, and a second
+     * thread slices only when its slicer fits too (level 0's charts take two threads). */
+    if (!rc && b.work_levels > 1) {
+        rc = msr__slicer_init(&sl[0], src, opts->n_highlights, err);
+        if (!rc && two_slicers)
+            rc = msr__slicer_init_shared(&sl[1], &sl[0], opts->n_highlights, err);
+    }
+    b.sl[0] = &sl[0];
+    b.sl[1] = two_slicers ? &sl[1] : NULL;
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
+    /* The states' replay comes next: the slices and lives' x are done with. */
+    msr__slicer_free(&sl[0]);
+    msr__slicer_free(&sl[1]);
+    memset(sl, 0, sizeof sl);
+    free(life_x);
+    life_x = NULL;
     if (!rc && opts->n_instants) {
         /* The tables as they would be written now, measured (the pyramid's estimate of
          * them runs short on a small page). */

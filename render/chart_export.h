@@ -48,6 +48,12 @@ typedef struct msr_chart_export_opts {
     double width, height;     /* the chart's area in CSS pixels (0: 1320 x 560) */
     size_t budget;            /* bytes of JSON for the whole pyramid (0: the default) */
     int max_levels;           /* 0: MSR_CHART_EXPORT_MAX_LEVELS; 1: the whole trace only */
+    /* Bytes the deeper levels' slices of the trace may hold at once (0: the snapshot's
+     * decompressed size, at least 16 MiB; without a snapshot, no bound). A level whose
+     * largest window would pass it is not built, and one thread builds when a slice per
+     * thread would pass it (the page is the same): the window copies its events and every
+     * allocation alive in it, which for never-freed allocations is most of the trace. */
+    uint64_t slice_memory;
     bool no_site_mode;        /* leave out the by-site pyramid */
     const msr_chart_highlight *highlights; /* outlined as in render --leaks */
     size_t n_highlights;

@@ -19,13 +19,21 @@
 #define SEP 4.0
 #define ROWS_MAX 40    /* a row per segment up to this many */
 #define SEGS_MAX 300   /* segments a state shows: the most free memory first */
+/* Blocks a state may hold: each shown one is a rectangle of the panel, and past some
+ * tens of thousands the panel neither draws in time nor shows a block per pixel. A
+ * larger state is left out (the page points to `memsnap segments --at`). The
+ * recordings' states show at most 1,672 (testdata; 421 on the 4M-event trace); an OOM
+ * after each of 300,000 allocations held 300,000 in one segment. */
+#define BLOCKS_MAX 20000
 
 typedef struct sizes {
     size_t *est;
+    const size_t *at; /* visited instant -> instant */
 } sizes;
 
-/* About what a state costs as text: measured on the benchmark trace's states, a shown
- * segment is about 20 base64 characters and a block about 17. */
+/* About what a state costs as text, from its totals (ms_heap_visit_totals_each lends
+ * no blocks): measured on the benchmark trace's states, a shown segment is about 20
+ * base64 characters and a block about 17. SIZE_MAX: too many blocks. */
 static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
 {
     (void)err;
@@ -34,8 +42,28 @@ static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     size_t blocks = h->n_segments ? h->n_blocks / h->n_segments * segs + segs : 0;
     if (blocks > h->n_blocks)
         blocks = h->n_blocks;
-    s->est[k] = 160 + 22 * segs + 18 * blocks;
+    s->est[s->at[k]] = h->n_blocks > BLOCKS_MAX ? SIZE_MAX : 160 + 22 * segs + 18 * blocks;
     return 0;
+}
+
+/* The lives alive right after each of events[0..n) (ascending), from the timeline: a
+ * lower bound on the blocks of that state (each live allocation is a block), so a state
+ * past BLOCKS_MAX is known without replaying the allocator to it. */
+static void count_alive(size_t *alive, const ms_timeline *tl, const int64_t *events, size_t n)
+{
+    memset(alive, 0, (n + 1) * sizeof *alive);
+    for (size_t i = 0; i < tl->n_allocs; i++) {
+        const ms_alloc *a = &tl->allocs[i];
+        /* Alive right after e when made at or before e and not freed by then. */
+        size_t from = msr__first_above(events, n, a->alloc_event - 1);
+        size_t to = a->free_event < 0 ? n : msr__first_above(events, n, a->free_event - 1);
+        if (from < to) {
+            alive[from]++;
+            alive[to]--;
+        }
+    }
+    for (size_t k = 1; k < n; k++)
+        alive[k] += alive[k - 1];
 }
 
 typedef struct writer {
@@ -62,6 +90,9 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     const msr_chart_export_opts *o = x->o;
     if (w->full)
         return 0;
+    if (h->n_blocks > BLOCKS_MAX)
+        return 0;
+    size_t n = msr__seg_pick(h, w->idx, SEGS_MAX);
     size_t before = b->n;
     if (h->n_blocks > w->cap_cats) {
         free(w->cats);
@@ -76,7 +107,6 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
         if (rc)
             return rc;
     }
-    size_t n = msr__seg_pick(h, w->idx, SEGS_MAX);
     uint64_t top = 1;
     for (size_t i = 0; i < n; i++)
         if (h->segments[w->idx[i]].total_size > top)
@@ -178,9 +208,30 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
         rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
     for (size_t k = 0; !rc && k < n; k++)
         events[k] = o->instants[k].event;
-    sizes sz = {est};
-    if (!rc)
-        rc = ms_heap_visit_each(src->snap, device, events, n, size_state, &sz, err);
+    /* Only the states that may fit are sized: the replay then ends at the last of them,
+     * not at the largest state (an OOM after each of 300,000 never-freed allocations). */
+    size_t *alive = rc ? NULL : malloc((n + 1) * sizeof *alive);
+    size_t *at = rc ? NULL : malloc(n * sizeof *at);
+    int64_t *visit = rc ? NULL : malloc(n * sizeof *visit);
+    size_t nv = 0;
+    if (!rc && (!alive || !at || !visit))
+        rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
+    if (!rc) {
+        count_alive(alive, src->tl, events, n);
+        for (size_t k = 0; k < n; k++) {
+            est[k] = SIZE_MAX;
+            if (alive[k] <= BLOCKS_MAX) {
+                at[nv] = k;
+                visit[nv++] = events[k];
+            }
+        }
+    }
+    sizes sz = {est, at};
+    if (!rc && nv)
+        rc = ms_heap_visit_totals_each(src->snap, device, visit, nv, size_state, &sz, err);
+    free(alive);
+    free(at);
+    free(visit);
     /* The most important first, as long as they fit. */
     size_t m = 0;
     if (!rc) {
@@ -192,7 +243,7 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
         if (!take)
             rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
         for (size_t i = 0; take && i < n; i++)
-            if (used + est[r[i].index] <= budget) {
+            if (est[r[i].index] <= budget && used + est[r[i].index] <= budget) {
                 used += est[r[i].index];
                 take[r[i].index] = true;
             }

@@ -223,37 +223,38 @@ static int cmp_i64(const void *a, const void *b)
     return MSR__CMP(*(const int64_t *)a, *(const int64_t *)b);
 }
 
-/* The first index of sorted p[0..n) whose value is above v. */
-static size_t first_above(const int64_t *p, size_t n, int64_t v)
+/* What a slicer holds for a window of `events` events and `allocs` allocations, `alive`
+ * of them carried in (chart_slice.c): action, time, address and size per event; the
+ * allocation, its global and category index per allocation; the carried-in list. */
+static uint64_t slice_bytes(uint64_t events, uint64_t allocs, uint64_t alive)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p[mid] <= v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return 25 * (events + 2) + 64 * allocs + 8 * alive;
 }
 
-int msr__export_work_levels(const msr_chart_source *src, int max_levels)
+int msr__export_work_levels(const msr_chart_source *src, int max_levels, size_t n_highlights,
+                           uint64_t memory, bool *two)
 {
     const ms_timeline *tl = src->tl;
     size_t n_ev = src->trace->n, na = tl->n_allocs;
     uint64_t budget = 2 * ((uint64_t)n_ev + na) + ((uint64_t)4 << 20);
-    /* Every life in every window, and still within the budget: nothing to count. */
+    /* The slicers' own index of the allocations (order, their events, per-block frees). */
+    uint64_t base = 32 * (uint64_t)na;
+    /* Every life in every window, and still within the budget; every window as large as
+     * the trace, on two threads, within the memory: nothing to count. */
     uint64_t windows = ((uint64_t)1 << max_levels) - 1;
-    if (windows * (na + 1) <= budget)
+    uint64_t whole = slice_bytes(n_ev, (uint64_t)na + n_highlights, na);
+    if (windows * (na + 1) <= budget && base + 2 * whole <= memory)
         return max_levels;
     /* Each window's first event, as build_tile finds it, for every level. */
     size_t nq = (size_t)windows;
-    int64_t *start = malloc(nq * sizeof *start), *pos = malloc(nq * sizeof *pos);
-    int64_t *diff = calloc(nq + 1, sizeof *diff);
-    if (!start || !pos || !diff) {
+    int64_t *start = malloc((nq + 1) * sizeof *start), *pos = malloc((nq + 1) * sizeof *pos);
+    int64_t *diff = calloc(nq + 2, sizeof *diff), *made = calloc(nq + 2, sizeof *made);
+    if (!start || !pos || !diff || !made) {
         free(start);
         free(pos);
         free(diff);
+        free(made);
+        *two = false;
         return 1;
     }
     double span = msr__export_span(src);
@@ -267,42 +268,63 @@ int msr__export_work_levels(const msr_chart_source *src, int max_levels)
         }
     }
     memcpy(pos, start, nq * sizeof *pos);
-    qsort(pos, nq, sizeof *pos, cmp_i64);
+    pos[nq] = (int64_t)n_ev; /* the last window's end */
+    qsort(pos, nq + 1, sizeof *pos, cmp_i64);
     /* Lives alive at a window's start (made before it, freed at or after it): +1 from
-     * the first start after the alloc to the last start not after the free. */
+     * the first start after the alloc to the last start not after the free. And lives
+     * made before each start (`made`, summed below), for those a window makes. */
     for (size_t i = 0; i < na; i++) {
         const ms_alloc *a = &tl->allocs[i];
-        size_t i0 = first_above(pos, nq, a->alloc_event);
-        size_t i1 = a->free_event < 0 ? nq : first_above(pos, nq, a->free_event);
+        size_t i0 = msr__first_above(pos, nq + 1, a->alloc_event);
+        size_t i1 = a->free_event < 0 ? nq + 1 : msr__first_above(pos, nq + 1, a->free_event);
         if (i0 < i1) {
             diff[i0]++;
             diff[i1]--;
         }
+        if (a->alloc_event >= 0)
+            made[i0]++;
     }
-    for (size_t i = 1; i < nq; i++)
+    for (size_t i = 1; i <= nq; i++) {
         diff[i] += diff[i - 1];
-    uint64_t used = 0;
+        made[i] += made[i - 1];
+    }
+    uint64_t used = 0, most = 0;
     int levels = max_levels;
     q = 0;
     for (int level = 0; level < max_levels; level++) {
         size_t n_tiles = (size_t)1 << level;
         /* A level's windows share its events (each level walks them once); the lives
          * they carry in are what grows with the windows. */
-        uint64_t work = 0;
+        uint64_t work = 0, biggest = 0;
         for (size_t k = 0; k < n_tiles; k++, q++) {
             /* The count at this start: any equal position holds it (the last one). */
-            size_t at = first_above(pos, nq, start[q]) - 1;
+            size_t at = msr__first_above(pos, nq + 1, start[q]) - 1;
             work += (uint64_t)diff[at];
+            /* The window ends where the next begins (the trace's end for the last). */
+            int64_t end = k + 1 < n_tiles ? start[q + 1] : (int64_t)n_ev;
+            size_t at_end = msr__first_above(pos, nq + 1, end) - 1;
+            uint64_t made_in = (uint64_t)(made[at_end] - made[at]);
+            uint64_t bytes = slice_bytes((uint64_t)(end - start[q]),
+                                         (uint64_t)diff[at] + made_in + n_highlights,
+                                         (uint64_t)diff[at]);
+            biggest = bytes > biggest ? bytes : biggest;
         }
         used += work;
-        if (level > 0 && used > budget) {
+        /* Level 0 is the whole trace, charted without a slice. */
+        uint64_t slices = level > 0 ? (most > biggest ? most : biggest) : 0;
+        if (level > 0 && (used > budget || base + slices > memory)) {
             levels = level;
             break;
         }
+        most = slices;
     }
+    /* A slicer per thread, each as large as the largest window it cuts. */
+    if (base + 2 * most > memory)
+        *two = false;
     free(start);
     free(pos);
     free(diff);
+    free(made);
     return levels;
 }
 

@@ -89,12 +89,17 @@ int msr__run_tiles(builder *b, bool two, take_fn take, void *ctx);
 void msr__free_tiles(tile *t, size_t n);
 
 /* How many levels (1 to max_levels) the pyramid may build for its charting to stay
- * within a few charts of the whole trace: a window's chart costs its events and the
- * allocations alive at its start (the slice carries them in), so a trace whose
- * allocations live long would cost windows x lives (500,000 never freed: 2,000 windows
- * of a quarter million each). The levels are counted from level 0 until the lives their
- * windows carry in pass a budget of 2 x (events + allocations) + 4M; a level's events
- * are walked once whatever its windows, so they are not counted. */
-int msr__export_work_levels(const msr_chart_source *src, int max_levels);
+ * within a few charts of the whole trace, and its slices within `memory` bytes. A
+ * window's chart costs its events and the allocations alive at its start (the slice
+ * carries them in), so a trace whose allocations live long would cost windows x lives
+ * (500,000 never freed: 2,000 windows of a quarter million each). The levels are counted
+ * from level 0 until the lives their windows carry in pass a budget of 2 x (events +
+ * allocations) + 4M (a level's events are walked once whatever its windows, so they are
+ * not counted), or until the largest window's slice passes the memory: a slice copies
+ * its window's events and every allocation alive in it, so an OOM after each of 300,000
+ * never-freed allocations (21 MB) made slices of 27 MB a thread. *two is cleared when a
+ * slicer per thread would pass the memory where one does not. */
+int msr__export_work_levels(const msr_chart_source *src, int max_levels, size_t n_highlights,
+                           uint64_t memory, bool *two);
 
 #endif

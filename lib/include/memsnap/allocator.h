@@ -112,6 +112,12 @@ MS_API void ms_heap_free_each(ms_heap **heaps, size_t n);
 typedef int (*ms_heap_visit_fn)(void *ctx, size_t k, const ms_heap *h, ms_error *err);
 MS_API int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, size_t n,
                               ms_heap_visit_fn fn, void *ctx, ms_error *err);
+/* As ms_heap_visit_each, lending each state's totals only: its counts, bytes, note and
+ * flags, with segments and blocks NULL (n_segments and n_blocks still count them). The
+ * replay then keeps 32 bytes a block and copies none, for a caller that sizes states
+ * before it chooses which to visit whole. */
+MS_API int ms_heap_visit_totals_each(const ms_snapshot *s, int device, const int64_t *events,
+                                     size_t n, ms_heap_visit_fn fn, void *ctx, ms_error *err);
 
 /* Fragmentation after every event of a device's trace, from one forward replay: the free
  * memory inside reserved segments (reserved minus the active blocks' bytes, what

@@ -307,6 +307,7 @@ typedef struct visit_ctx {
     ms_heap h;
     const int64_t *events;
     int device;
+    bool totals; /* lend the totals only (ms_heap_visit_totals_each) */
     ms_heap_visit_fn fn;
     void *ctx;
 } visit_ctx;
@@ -319,7 +320,7 @@ static int visit_at(void *ctx, hsim *x, size_t k, bool changed, ms_error *err)
         free(c->h.blocks);
         memset(&c->h, 0, sizeof c->h);
         c->h.device = c->device;
-        int rc = emit(x, &c->h, c->device, err);
+        int rc = c->totals ? emit_totals(x, &c->h, err) : emit(x, &c->h, c->device, err);
         if (rc)
             return rc;
     }
@@ -327,8 +328,8 @@ static int visit_at(void *ctx, hsim *x, size_t k, bool changed, ms_error *err)
     return c->fn(c->ctx, k, &c->h, err);
 }
 
-int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, size_t n,
-                       ms_heap_visit_fn fn, void *ctx, ms_error *err)
+static int visit_each(const ms_snapshot *s, int device, const int64_t *events, size_t n,
+                      bool totals, ms_heap_visit_fn fn, void *ctx, ms_error *err)
 {
     ms_error_clear(err);
     if (!fn)
@@ -340,12 +341,25 @@ int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, 
     memset(&c, 0, sizeof c);
     c.events = events;
     c.device = device;
+    c.totals = totals;
     c.fn = fn;
     c.ctx = ctx;
-    rc = replay(s, device, events, n, HEAP_WHO, visit_at, &c, err);
+    rc = replay(s, device, events, n, totals ? 0 : HEAP_WHO, visit_at, &c, err);
     free(c.h.segments);
     free(c.h.blocks);
     return rc;
+}
+
+int ms_heap_visit_each(const ms_snapshot *s, int device, const int64_t *events, size_t n,
+                       ms_heap_visit_fn fn, void *ctx, ms_error *err)
+{
+    return visit_each(s, device, events, n, false, fn, ctx, err);
+}
+
+int ms_heap_visit_totals_each(const ms_snapshot *s, int device, const int64_t *events,
+                              size_t n, ms_heap_visit_fn fn, void *ctx, ms_error *err)
+{
+    return visit_each(s, device, events, n, true, fn, ctx, err);
 }
 
 /* ------------------------------------------------------------------ fragmentation */
