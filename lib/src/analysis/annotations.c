@@ -42,7 +42,7 @@ int ms_annotation_ranges(ms_annotation_range **out, size_t *n_out, const ms_snap
      * (one stack of all open ranges searched back for the name was quadratic). */
     uint32_t *below = NULL;
     size_t capbelow = 0;
-    ms_addrmap top = {NULL, NULL, 0, 0};
+    ms_addrmap top = {NULL, NULL, 0, 0, false};
     if (!ms__addrmap_init(&top, 64))
         goto nomem;
     for (size_t i = 0; i < na; i++) {

@@ -52,6 +52,7 @@ bool ms__addrmap_grow(ms_addrmap *m)
         n.vals[j] = m->vals[i];
     }
     n.count = m->count;
+    n.dense = m->dense;
     ms__addrmap_free(m);
     *m = n;
     return true;
