@@ -41,17 +41,17 @@ typedef struct chart_job {
     int rc, cat_rc;
     ms_error err, cat_err;
     /* On two threads: the chart thread finds the run's leak findings while the caller
-     * categorises, and the chart by category waits for the categories. */
+     * categorises, and draws once the caller has the categories and its sections. */
     bool threaded;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool leaks_done, cats_done, cats_ok;
+    bool leaks_done, cats_done, cats_ok, sections_done;
 } chart_job;
 
 
 /* ------------------------------------------------------------------ the chart thread */
 
-/* Signals or waits for one of the job's flags (leaks_done, cats_done). */
+/* Signals or waits for one of the job's flags (leaks_done, cats_done, sections_done). */
 void report_job_signal(chart_job *j, bool *flag);
 void report_job_wait(chart_job *j, const bool *flag);
 /* Draws the file's charts (the thread's body; called directly when unthreaded). */
