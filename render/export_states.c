@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/order.h"
 #include "export_state.h"
 #include "export_tiles.h"
 #include "seg_draw.h"
@@ -55,8 +56,8 @@ static void count_alive(size_t *alive, const ms_timeline *tl, const int64_t *eve
     for (size_t i = 0; i < tl->n_allocs; i++) {
         const ms_alloc *a = &tl->allocs[i];
         /* Alive right after e when made at or before e and not freed by then. */
-        size_t from = msr__first_above(events, n, a->alloc_event - 1);
-        size_t to = a->free_event < 0 ? n : msr__first_above(events, n, a->free_event - 1);
+        size_t from = ms__first_above_i64(events, n, a->alloc_event - 1);
+        size_t to = a->free_event < 0 ? n : ms__first_above_i64(events, n, a->free_event - 1);
         if (from < to) {
             alive[from]++;
             alive[to]--;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/order.h"
+
 msr_chart_rect msr__export_area(const msr_chart_export_opts *o)
 {
     return (msr_chart_rect){0, 0, o->width > 0 ? o->width : 1320, o->height > 0 ? o->height : 560};
@@ -275,8 +277,8 @@ int msr__export_work_levels(const msr_chart_source *src, int max_levels, size_t 
      * made before each start (`made`, summed below), for those a window makes. */
     for (size_t i = 0; i < na; i++) {
         const ms_alloc *a = &tl->allocs[i];
-        size_t i0 = msr__first_above(pos, nq + 1, a->alloc_event);
-        size_t i1 = a->free_event < 0 ? nq + 1 : msr__first_above(pos, nq + 1, a->free_event);
+        size_t i0 = ms__first_above_i64(pos, nq + 1, a->alloc_event);
+        size_t i1 = a->free_event < 0 ? nq + 1 : ms__first_above_i64(pos, nq + 1, a->free_event);
         if (i0 < i1) {
             diff[i0]++;
             diff[i1]--;
@@ -298,11 +300,11 @@ int msr__export_work_levels(const msr_chart_source *src, int max_levels, size_t 
         uint64_t work = 0, biggest = 0;
         for (size_t k = 0; k < n_tiles; k++, q++) {
             /* The count at this start: any equal position holds it (the last one). */
-            size_t at = msr__first_above(pos, nq + 1, start[q]) - 1;
+            size_t at = ms__first_above_i64(pos, nq + 1, start[q]) - 1;
             work += (uint64_t)diff[at];
             /* The window ends where the next begins (the trace's end for the last). */
             int64_t end = k + 1 < n_tiles ? start[q + 1] : (int64_t)n_ev;
-            size_t at_end = msr__first_above(pos, nq + 1, end) - 1;
+            size_t at_end = ms__first_above_i64(pos, nq + 1, end) - 1;
             uint64_t made_in = (uint64_t)(made[at_end] - made[at]);
             uint64_t bytes = slice_bytes((uint64_t)(end - start[q]),
                                          (uint64_t)diff[at] + made_in + n_highlights,

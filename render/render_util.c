@@ -57,16 +57,3 @@ int msr__size_up(const void *a, const void *b)
 {
     return MSR__CMP(*(const size_t *)a, *(const size_t *)b);
 }
-
-size_t msr__first_above(const int64_t *p, size_t n, int64_t v)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p[mid] <= v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}

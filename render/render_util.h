@@ -38,7 +38,5 @@ int msr__keyed_up(const void *a, const void *b);
 int msr__keyed_down(const void *a, const void *b);
 /* qsort comparator of size_t values, smallest first. */
 int msr__size_up(const void *a, const void *b);
-/* The first index of ascending p[0..n) whose value is above v (n: none). */
-size_t msr__first_above(const int64_t *p, size_t n, int64_t v);
 
 #endif

@@ -140,11 +140,33 @@ static cost timed(const char *what, char *const argv[])
     return c;
 }
 
-/* The hostile input `kind` of size n, written to tmp/KIND.pickle (its path into path). */
-static void hostile_file(char *path, size_t cap, const char *kind, int n)
+/* The hostile input `kind` of size n, written to tmp/KIND.pickle (its path into path);
+ * its size in MiB. */
+static double hostile_file(char *path, size_t cap, const char *kind, int n)
 {
     snprintf(path, cap, "%s/%s.pickle", tmp, kind);
     CHECK_EQ_INT(write_kind(path, kind, n), 0);
+    return file_mib(path);
+}
+
+/* `memsnap summary FILE`, which must exit with `status`. */
+static cost summary_of(const char *file, const char *what, int status)
+{
+    char *argv[] = {bin, "summary", (char *)file, NULL};
+    cost c = timed(what, argv);
+    CHECK_EQ_INT(c.status, status);
+    return c;
+}
+
+/* `memsnap report FILE -o TMP/DIR`, which must succeed. */
+static cost report_into(const char *file, const char *dir, const char *what)
+{
+    char out[4096];
+    snprintf(out, sizeof out, "%s/%s", tmp, dir);
+    char *argv[] = {bin, "report", (char *)file, "-o", out, NULL};
+    cost c = timed(what, argv);
+    CHECK_EQ_INT(c.status, 0);
+    return c;
 }
 
 /* An OOM after every allocation: one state kept per OOM was quadratic in time and
@@ -153,12 +175,9 @@ static void hostile_file(char *path, size_t cap, const char *kind, int n)
 static void oom_each(void)
 {
     int n = SANITIZED ? 10000 : 100000;
-    char path[4096], out[4096];
-    hostile_file(path, sizeof path, "oom_each", n);
-    double mib = file_mib(path);
-    char *sum[] = {bin, "summary", path, NULL};
-    cost c = timed("oom_each: summary", sum);
-    CHECK_EQ_INT(c.status, 0);
+    char path[4096];
+    double mib = hostile_file(path, sizeof path, "oom_each", n);
+    cost c = summary_of(path, "oom_each: summary", 0);
     char *oom[] = {bin, "oom", "--json", path, NULL};
     cost o = timed("oom_each: oom --json", oom);
     CHECK_EQ_INT(o.status, 0);
@@ -177,19 +196,14 @@ static void oom_each(void)
     const cJSON *left = cJSON_GetObjectItemCaseSensitive(file, "ooms_left_out");
     CHECK_EQ_INT(cJSON_IsNumber(left) ? (int64_t)left->valuedouble : -1, n - 100);
     cJSON_Delete(doc);
-    snprintf(out, sizeof out, "%s/report_oom", tmp);
-    char *rep[] = {bin, "report", path, "-o", out, NULL};
-    cost r = timed("oom_each: report", rep);
-    CHECK_EQ_INT(r.status, 0);
+    cost r = report_into(path, "report_oom", "oom_each: report");
     /* What a report holds whatever the file's size (libraries, fonts, the 1600 x 800
      * picture, an OOM marker in each of its columns, which cairo strokes as one dashed
-     * path of 11 MB): a report of 2,000 OOMs (140 KB). */
+     * path of 11 MB): a report of 2,000 OOMs (140 KB), written over the large file,
+     * which is done with. */
     char small[4096];
     hostile_file(small, sizeof small, "oom_each", 2000);
-    snprintf(out, sizeof out, "%s/report_small", tmp);
-    char *rep0[] = {bin, "report", small, "-o", out, NULL};
-    cost r0 = timed("oom_each: report of 2,000", rep0);
-    CHECK_EQ_INT(r0.status, 0);
+    cost r0 = report_into(small, "report_small", "oom_each: report of 2,000");
     /* The view embeds no state it cannot show: past 20,000 blocks a state is left out.
      * Right after event e (a segment, then an alloc and an oom each) the one segment
      * holds (e + 1) / 2 allocations and the free rest: at most 39,997 qualifies. */
@@ -311,13 +325,9 @@ static void stacks(void)
  * Issue 34: refused before memory passes 4x the file. */
 static void lists(void)
 {
-    int n = SANITIZED ? 2000000 : 20000000;
     char path[4096];
-    hostile_file(path, sizeof path, "lists", n);
-    double mib = file_mib(path);
-    char *sum[] = {bin, "summary", path, NULL};
-    cost c = timed("lists: summary", sum);
-    CHECK_EQ_INT(c.status, 2);
+    double mib = hostile_file(path, sizeof path, "lists", SANITIZED ? 2000000 : 20000000);
+    cost c = summary_of(path, "lists: summary", 2);
     /* Refused by the containers' ceiling, not by the missing STOP at the end. */
     CHECK_TRUE(stderr_has(tmp, "containers"));
     if (!SANITIZED)

@@ -25,27 +25,15 @@ int ms__cmp_double(const void *a, const void *b)
 
 size_t ms__lower_u64(const uint64_t *v, size_t n, uint64_t key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t at;
+    MS__PARTITION(at, n, mid, v[mid] < key);
+    return at;
 }
 
 size_t ms__lower_bound(const void *base, size_t n, size_t size, const void *key,
                        int (*cmp)(const void *, const void *))
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cmp((const char *)base + mid * size, key) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    size_t at;
+    MS__PARTITION(at, n, mid, cmp((const char *)base + mid * size, key) < 0);
+    return at;
 }

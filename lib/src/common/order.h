@@ -21,6 +21,30 @@ int ms__cmp_u64(const void *a, const void *b);
 int ms__cmp_i64(const void *a, const void *b);
 int ms__cmp_double(const void *a, const void *b);
 
+/* The one binary search: `out` = the first index `mid` of [0, n) at which `before` (an
+ * expression of mid, true for a prefix of the indexes and false after) is false; n when
+ * it never is. */
+#define MS__PARTITION(out, n, mid, before)                                                    \
+    do {                                                                                      \
+        size_t lo_ = 0, hi_ = (n);                                                            \
+        while (lo_ < hi_) {                                                                   \
+            size_t mid = lo_ + (hi_ - lo_) / 2;                                               \
+            if (before)                                                                       \
+                lo_ = mid + 1;                                                                \
+            else                                                                              \
+                hi_ = mid;                                                                    \
+        }                                                                                     \
+        (out) = lo_;                                                                          \
+    } while (0)
+
+/* The first index of the ascending v[0..n) whose value is above key; n when none. */
+static inline size_t ms__first_above_i64(const int64_t *v, size_t n, int64_t key)
+{
+    size_t at;
+    MS__PARTITION(at, n, mid, v[mid] <= key);
+    return at;
+}
+
 /* The first index of the ascending v[0..n) whose value is not below key; n when none. */
 size_t ms__lower_u64(const uint64_t *v, size_t n, uint64_t key);
 /* The same for n records of `size` bytes at base, sorted by qsort comparator cmp. */
