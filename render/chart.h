@@ -482,6 +482,11 @@ typedef struct msr_chart {
     double *oom_px;      /* n_oom_px: x pixel of each column that holds an OOM event */
     size_t n_oom_px;
     uint64_t n_ooms;     /* OOM events in the window (several may share a column) */
+    /* OOMs in more than an eighth of the columns: drawn as their marks along the top
+     * only, since a dashed line down every such column would hide the bands (an OOM
+     * after each allocation filled the plot with red). */
+    bool oom_rug;
+#define MSR_CHART_OOM_MARK_H 9.0 /* an OOM mark's height, down from the plot's top */
     char oom_label[MSR_CHART_TEXT]; /* about the first OOM in the window */
 
     /* Annotation ranges (depth 0 and 1), drawn as strips above the plot. */

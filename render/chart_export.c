@@ -185,6 +185,8 @@ static void write_tile(exporter *x, msr__sbuf *b, const msr_chart *ch, const siz
             msr__sb_printf(b, "%s%lld", i ? "," : "", (long long)floor(ch->oom_px[i] - ch->plot.x));
         msr__sb_printf(b, "],\"oomn\":%llu,\"ooml\":", (unsigned long long)ch->n_ooms);
         msr__sb_str(b, ch->oom_label);
+        if (ch->oom_rug)
+            msr__sb_puts(b, ",\"oomr\":1");
     }
     msr__sb_puts(b, "}");
 }

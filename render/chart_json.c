@@ -178,7 +178,7 @@ static bool band_probe(const msr_chart *ch, size_t g, const int64_t *below_of, d
         if (in_break(ch, px))
             continue; /* draw.c hatches the breaks over the bands */
         bool clear = true;
-        for (size_t i = 0; i < ch->n_oom_px && clear; i++)
+        for (size_t i = 0; !ch->oom_rug && i < ch->n_oom_px && clear; i++)
             clear = fabs(ch->oom_px[i] - px) > 4;
         for (size_t i = 0; i < ch->n_labels && clear; i++) {
             const msr_chart_label *L = &ch->labels[i];
@@ -308,7 +308,8 @@ static void panel(msr__sbuf *b, const msr_chart *ch, int64_t *below)
     if (ch->has_peak)
         straight(b, &fl, "peak", ch->plot.x, ch->peak_py, ch->plot.x + ch->plot.w, ch->peak_py);
     for (size_t i = 0; i < ch->n_oom_px; i++)
-        straight(b, &fl, "oom", ch->oom_px[i], ch->plot.y, ch->oom_px[i], ch->plot.y + ch->plot.h);
+        straight(b, &fl, "oom", ch->oom_px[i], ch->plot.y, ch->oom_px[i],
+                 ch->plot.y + (ch->oom_rug ? MSR_CHART_OOM_MARK_H : ch->plot.h));
     /* Each entry with what it shows: its colour and its key's form, so a reader can tell
      * which band or line it names. */
     static const char *const KEY[] = {"swatch", "line", "dash", "dot"};

@@ -387,7 +387,7 @@ static void draw_ooms(pen *p)
     cairo_set_line_width(cr, 1.5);
     static const double DASH[] = {4.0, 3.0};
     cairo_set_dash(cr, DASH, 2, 0);
-    for (size_t i = 0; i < ch->n_oom_px; i++) {
+    for (size_t i = 0; !ch->oom_rug && i < ch->n_oom_px; i++) {
         move_to(p, ch->oom_px[i], ch->plot.y);
         line_to(p, ch->oom_px[i], ch->plot.y + ch->plot.h);
     }
@@ -397,7 +397,7 @@ static void draw_ooms(pen *p)
         double x = ch->oom_px[i];
         move_to(p, x - 6, ch->plot.y);
         line_to(p, x + 6, ch->plot.y);
-        line_to(p, x, ch->plot.y + 9);
+        line_to(p, x, ch->plot.y + MSR_CHART_OOM_MARK_H);
         cairo_close_path(cr);
     }
     cairo_fill(cr);

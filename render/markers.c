@@ -71,6 +71,7 @@ int msr__find_ooms(msr_chart *chart, const msr_chart_source *src, ms_error *err)
         last_col = c;
         chart->oom_px[chart->n_oom_px++] = chart->plot.x + (double)c + 0.5;
     }
+    chart->oom_rug = chart->n_oom_px * 8 > chart->n_cols;
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -169,6 +170,36 @@ static cost report_into(const char *file, const char *dir, const char *what)
     return c;
 }
 
+/* `render --format json` of FILE: its OOM marks run down the plot, or (`rug`) only its
+ * top 9 pixels. */
+static void oom_marks(const char *file, bool rug)
+{
+    char json[4096];
+    snprintf(json, sizeof json, "%s/oom_marks.json", tmp);
+    char *argv[] = {bin, "render", (char *)file, "--format", "json", "-o", json, NULL};
+    CHECK_EQ_INT(timed(rug ? "oom_each: OOM rug" : "oom_each: OOM lines", argv).status, 0);
+    size_t len = 0;
+    char *text = check_read_text(json, &len);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *panel = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "panels"), 0);
+    const cJSON *plot = cJSON_GetObjectItemCaseSensitive(panel, "plot");
+    double plot_h = cJSON_GetNumberValue(cJSON_GetArrayItem(plot, 3));
+    int marks = 0;
+    const cJSON *line;
+    cJSON_ArrayForEach(line, cJSON_GetObjectItemCaseSensitive(panel, "lines")) {
+        if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(line, "kind")), "oom"))
+            continue;
+        const cJSON *pts = cJSON_GetObjectItemCaseSensitive(line, "points");
+        double y0 = cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetArrayItem(pts, 0), 1));
+        double y1 = cJSON_GetNumberValue(cJSON_GetArrayItem(cJSON_GetArrayItem(pts, 1), 1));
+        CHECK_TRUE(rug ? fabs(y1 - y0) <= 9.01 : fabs(fabs(y1 - y0) - plot_h) < 0.01);
+        marks++;
+    }
+    CHECK_TRUE(marks >= (rug ? 500 : 50));
+    cJSON_Delete(doc);
+}
+
 /* An OOM after every allocation: one state kept per OOM was quadratic in time and
  * memory (10k OOMs: 5.7 s and 515 MB). Issue 34: 300,000 in under 3 s, peak memory at
  * most 4x the file. Run at 100,000 here, with 3 s of CPU each. */
@@ -204,6 +235,12 @@ static void oom_each(void)
     char small[4096];
     hostile_file(small, sizeof small, "oom_each", 2000);
     cost r0 = report_into(small, "report_small", "oom_each: report of 2,000");
+    /* Its 2,000 OOMs fill every column: marked along the top, not a line down each
+     * (which hid the chart); 50 OOMs keep their lines. */
+    oom_marks(small, true);
+    char few[4096];
+    hostile_file(few, sizeof few, "oom_each", 50);
+    oom_marks(few, false);
     /* The view embeds no state it cannot show: past 20,000 blocks a state is left out.
      * Right after event e (a segment, then an alloc and an oom each) the one segment
      * holds (e + 1) / 2 allocations and the free rest: at most 39,997 qualifies. */

@@ -453,12 +453,19 @@
     this.shown.forEach(function (s) {
       (s.T.oom || []).forEach(function (c) {
         var x = self.px(s.T.x0 + (c + 0.5) * s.d.dx);
-        if (x >= P[0] && x <= P[0] + P[2]) oom.push({ x: x, label: s.T.ooml, n: s.T.oomn });
+        if (x >= P[0] && x <= P[0] + P[2]) oom.push({ x: x, label: s.T.ooml, n: s.T.oomn, rug: !!s.T.oomr });
       });
     });
     if (oom.length) {
-      el('path', { d: oom.map(function (o) { return 'M' + o.x + ' ' + P[1] + 'V' + (P[1] + P[3]); }).join(''),
-        stroke: th.oom, 'stroke-width': 1.5, 'stroke-dasharray': '4 3' }, plot);
+      /* A window whose OOMs fill more than an eighth of its columns marks them along the
+       * top only, as render does (oomr): a line down each would hide the bands. */
+      var lines = oom.filter(function (o) { return !o.rug; }), rug = oom.filter(function (o) { return o.rug; });
+      if (lines.length)
+        el('path', { d: lines.map(function (o) { return 'M' + o.x + ' ' + P[1] + 'V' + (P[1] + P[3]); }).join(''),
+          stroke: th.oom, 'stroke-width': 1.5, 'stroke-dasharray': '4 3' }, plot);
+      if (rug.length)
+        el('path', { d: rug.map(function (o) { return 'M' + (o.x - 6) + ' ' + P[1] + 'H' + (o.x + 6) + 'L' + o.x + ' ' + (P[1] + 9) + 'Z'; }).join(''),
+          fill: th.oom, 'data-memsnap-oom-rug': String(rug.length) }, plot);
       var ot = el('text', { x: oom[0].x + 8, y: P[1] + 20, 'font-size': 11, 'font-weight': 'bold', fill: th.oom }, plot);
       ot.textContent = oom[0].label + (oom[0].n > 1 ? ' (×' + oom[0].n + ')' : '');
     }
