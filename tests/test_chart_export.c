@@ -414,14 +414,18 @@ static void json_checks_idle(const char *path, const char *name, const ms_snapsh
     }
     free(text_time);
     /* Slices held to a byte: no level below the whole trace is built, which needs none,
-     * and the page still holds every grouping's whole-trace chart. */
-    msr_chart_export_opts os = o;
-    os.slice_memory = 1;
-    msr_chart_export_stats st1;
-    char *text_one = export_text(path, &src, &os, &st1);
-    for (int k = 0; text_one && k < 4; k++)
-        CHECK_EQ_INT_IN(path, st1.levels[k], st.levels[k] ? 1 : 0);
-    free(text_one);
+     * and the page still holds every grouping's whole-trace chart (on two recordings of
+     * 7 and 8 levels: a page each costs CI time under ASan). */
+    if (strstr(path, "seg_churn") || strstr(path, "v3_oom_bystander")) {
+        CHECK_TRUE_IN(path, st.levels[0] > 1);
+        msr_chart_export_opts os = o;
+        os.slice_memory = 1;
+        msr_chart_export_stats st1;
+        char *text_one = export_text(path, &src, &os, &st1);
+        for (int k = 0; text_one && k < 4; k++)
+            CHECK_EQ_INT_IN(path, st1.levels[k], st.levels[k] ? 1 : 0);
+        free(text_one);
+    }
     CHECK_EQ_INT_IN(path, cJSON_GetArraySize(levels), st.levels[0]);
     /* No categories given, no category mode. */
     CHECK_TRUE_IN(path, get(get(doc, "modes"), "category") == NULL);
