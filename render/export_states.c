@@ -20,12 +20,16 @@
 #define SEP 4.0
 #define ROWS_MAX 40    /* a row per segment up to this many */
 #define SEGS_MAX 300   /* segments a state shows: the most free memory first */
-/* Blocks a state may hold: each shown one is a rectangle of the panel, and past some
- * tens of thousands the panel neither draws in time nor shows a block per pixel. A
- * larger state is left out (the page points to `memsnap segments --at`). The
- * recordings' states show at most 1,672 (testdata; 421 on the 4M-event trace); an OOM
- * after each of 300,000 allocations held 300,000 in one segment. */
+/* Blocks a state may show: each is a rectangle of the panel, and past some tens of
+ * thousands the panel neither draws in time nor shows a block per pixel. A state whose
+ * shown segments hold more is left out (the page points to `memsnap segments --at`).
+ * The recordings' states show at most 1,672 (testdata; 421 on the 4M-event trace); an
+ * OOM after each of 300,000 allocations held 300,000 in one segment. */
 #define BLOCKS_MAX 20000
+/* The allocator's smallest segment (a small-pool segment; large ones are 20 MiB, or a
+ * request rounded to 2 MiB; expandable ones map 2 MiB pages or more): a state with no
+ * more reserved than SEGS_MAX of them shows every segment it has. */
+#define SEG_MIN ((int64_t)2 << 20)
 
 typedef struct sizes {
     size_t *est;
@@ -34,7 +38,8 @@ typedef struct sizes {
 
 /* About what a state costs as text, from its totals (ms_heap_visit_totals_each lends
  * no blocks): measured on the benchmark trace's states, a shown segment is about 20
- * base64 characters and a block about 17. SIZE_MAX: too many blocks. */
+ * base64 characters and a block about 17. SIZE_MAX: too many blocks to show, known when
+ * every segment is shown (else writing the state finds out). */
 static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
 {
     (void)err;
@@ -43,13 +48,16 @@ static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     size_t blocks = h->n_segments ? h->n_blocks / h->n_segments * segs + segs : 0;
     if (blocks > h->n_blocks)
         blocks = h->n_blocks;
-    s->est[s->at[k]] = h->n_blocks > BLOCKS_MAX ? SIZE_MAX : 160 + 22 * segs + 18 * blocks;
+    bool all_shown = h->n_segments <= SEGS_MAX;
+    s->est[s->at[k]] = all_shown && h->n_blocks > BLOCKS_MAX ? SIZE_MAX
+                                                             : 160 + 22 * segs + 18 * blocks;
     return 0;
 }
 
 /* The lives alive right after each of events[0..n) (ascending), from the timeline: a
- * lower bound on the blocks of that state (each live allocation is a block), so a state
- * past BLOCKS_MAX is known without replaying the allocator to it. */
+ * lower bound on the blocks of that state (each live allocation is a block). Where the
+ * state shows every segment (its reserved memory holds at most SEGS_MAX of SEG_MIN),
+ * one past BLOCKS_MAX is known without replaying the allocator to it. */
 static void count_alive(size_t *alive, const ms_timeline *tl, const int64_t *events, size_t n)
 {
     memset(alive, 0, (n + 1) * sizeof *alive);
@@ -91,9 +99,11 @@ static int write_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     const msr_chart_export_opts *o = x->o;
     if (w->full)
         return 0;
-    if (h->n_blocks > BLOCKS_MAX)
+    size_t n = msr__seg_pick(h, w->idx, SEGS_MAX), shown = 0;
+    for (size_t i = 0; i < n; i++)
+        shown += h->segments[w->idx[i]].n_blocks;
+    if (shown > BLOCKS_MAX)
         return 0;
-    size_t n = msr__seg_pick(h, w->idx, SEGS_MAX);
     size_t before = b->n;
     if (h->n_blocks > w->cap_cats) {
         free(w->cats);
@@ -219,9 +229,13 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
         rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
     if (!rc) {
         count_alive(alive, src->tl, events, n);
+        const ms_timeline *tl = src->tl;
         for (size_t k = 0; k < n; k++) {
             est[k] = SIZE_MAX;
-            if (alive[k] <= BLOCKS_MAX) {
+            int64_t e = events[k];
+            int64_t reserved = e >= 0 && (size_t)e < tl->n_events ? tl->reserved[e]
+                                                                  : tl->reserved_start;
+            if (alive[k] <= BLOCKS_MAX || reserved > SEGS_MAX * SEG_MIN) {
                 at[nv] = k;
                 visit[nv++] = events[k];
             }

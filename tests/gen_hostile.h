@@ -6,6 +6,7 @@
  *   oom_each N      N allocations, each followed by an `oom` event, nothing freed
  *   devices N       N devices, each one allocation and one `oom`
  *   stacks N        N allocations never freed, each with a stack of its own
+ *   segments N      N segments of 2 MiB, 60 allocations of 512 bytes in each, never freed
  *   lists N         `]` then `]a` N times: one list of N empty lists, no STOP
  *   pushes N        `N` N times: N values on the stack, no STOP
  *   memos N         `N` then MEMOIZE N times: N memo entries, no STOP
@@ -200,6 +201,27 @@ static void hg_devices(hg *g, int n)
         hg_event(g, "oom", 1 << 20, (int64_t)1 << 30, t++, -1);
         hg_trace_end(&b);
     }
+    hg_end(g);
+}
+
+/* N segments of 2 MiB at rising addresses, each then given 60 allocations of 512 bytes,
+ * none freed: 61 blocks a segment (the free rest), more segments than a state shows. */
+static void hg_segments(hg *g, int n)
+{
+    hg_begin(g);
+    hg_batch b;
+    hg_trace_begin(g, &b);
+    int64_t t = 1000;
+    const int64_t seg = (int64_t)2 << 20;
+    for (int k = 0; k < n; k++) {
+        hg_event(g, "segment_alloc", HG_BASE + k * seg, seg, t++, -1);
+        hg_next(&b);
+        for (int j = 0; j < 60; j++) {
+            hg_event(g, "alloc", HG_BASE + k * seg + j * 512, 512, t++, -1);
+            hg_next(&b);
+        }
+    }
+    hg_trace_end(&b);
     hg_end(g);
 }
 
