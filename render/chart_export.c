@@ -639,7 +639,7 @@ static void write_doc(exporter *x, msr__sbuf *doc, const msr__sbuf *frame, const
 }
 
 /* What the pyramid's slices may hold together: opts->slice_memory, else the snapshot's
- * own size (its decompressed pickle), at least 16 MiB; no snapshot, no bound. */
+ * own size (its decompressed pickle), at least 4 MiB; no snapshot, no bound. */
 static uint64_t slice_memory(const msr_chart_export_opts *o, const msr_chart_source *src)
 {
     if (o->slice_memory)
@@ -796,12 +796,11 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     b.sl[1] = two_slicers ? &sl[1] : NULL;
     if (!rc)
         rc = build_modes(&x, &b, two, limit, modes, &frame, stats, err);
-    /* The states' replay comes next: the slices and lives' x are done with. */
+    /* The states' replay comes next: the slices and lives' x are done with (every path
+     * passes here; the exits above return before either is made). */
     msr__slicer_free(&sl[0]);
     msr__slicer_free(&sl[1]);
-    memset(sl, 0, sizeof sl);
     free(life_x);
-    life_x = NULL;
     if (!rc && opts->n_instants) {
         /* The tables as they would be written now, measured (the pyramid's estimate of
          * them runs short on a small page). */
@@ -841,8 +840,6 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     free(states.p);
     for (int k = 0; k < N_MODES; k++)
         free(modes[k].b.p);
-    msr__slicer_free(&sl[0]);
-    msr__slicer_free(&sl[1]);
     msr__st_free(&x.st);
     free(x.alloc_local);
     free(x.alloc_of);
@@ -852,7 +849,6 @@ int msr_chart_export_json(char **out, msr_chart_export_stats *stats, const msr_c
     free(x.frame_of);
     free(x.site_stack);
     free(x.site_text);
-    free(life_x);
     free(x.v.p);
     free(x.runs.p);
     free(x.colour_key);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/order.h"
 #include "export_state.h"
 #include "export_tiles.h"
 #include "seg_draw.h"
@@ -52,27 +51,6 @@ static int size_state(void *ctx, size_t k, const ms_heap *h, ms_error *err)
     s->est[s->at[k]] = all_shown && h->n_blocks > BLOCKS_MAX ? SIZE_MAX
                                                              : 160 + 22 * segs + 18 * blocks;
     return 0;
-}
-
-/* The lives alive right after each of events[0..n) (ascending), from the timeline: a
- * lower bound on the blocks of that state (each live allocation is a block). Where the
- * state shows every segment (its reserved memory holds at most SEGS_MAX of SEG_MIN),
- * one past BLOCKS_MAX is known without replaying the allocator to it. */
-static void count_alive(size_t *alive, const ms_timeline *tl, const int64_t *events, size_t n)
-{
-    memset(alive, 0, (n + 1) * sizeof *alive);
-    for (size_t i = 0; i < tl->n_allocs; i++) {
-        const ms_alloc *a = &tl->allocs[i];
-        /* Alive right after e when made at or before e and not freed by then. */
-        size_t from = ms__first_above_i64(events, n, a->alloc_event - 1);
-        size_t to = a->free_event < 0 ? n : ms__first_above_i64(events, n, a->free_event - 1);
-        if (from < to) {
-            alive[from]++;
-            alive[to]--;
-        }
-    }
-    for (size_t k = 1; k < n; k++)
-        alive[k] += alive[k - 1];
 }
 
 typedef struct writer {
@@ -221,16 +199,19 @@ int msr__exp_states(exporter *x, msr__sbuf *b, size_t budget, size_t *n_out, ms_
         events[k] = o->instants[k].event;
     /* Only the states that may fit are sized: the replay then ends at the last of them,
      * not at the largest state (an OOM after each of 300,000 never-freed allocations). */
-    size_t *alive = rc ? NULL : malloc((n + 1) * sizeof *alive);
+    size_t *alive = rc ? NULL : malloc(n * sizeof *alive);
     size_t *at = rc ? NULL : malloc(n * sizeof *at);
     int64_t *visit = rc ? NULL : malloc(n * sizeof *visit);
     size_t nv = 0;
     if (!rc && (!alive || !at || !visit))
         rc = msr__render_fail(err, MS_ERR_NOMEM, "out of memory for the states");
     if (!rc) {
-        count_alive(alive, src->tl, events, n);
+        /* A lower bound on each state's blocks (each live allocation is one). Where the
+         * state shows every segment (its reserved memory holds at most SEGS_MAX of
+         * SEG_MIN), one past BLOCKS_MAX is known without replaying the allocator to it. */
+        rc = ms_timeline_alive_counts(src->tl, events, n, alive, err);
         const ms_timeline *tl = src->tl;
-        for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; !rc && k < n; k++) {
             est[k] = SIZE_MAX;
             int64_t e = events[k];
             int64_t reserved = e >= 0 && (size_t)e < tl->n_events ? tl->reserved[e]

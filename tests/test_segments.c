@@ -217,6 +217,28 @@ static void one(const char *name)
         CHECK_EQ_INT_IN(name, v.seen, n);
         CHECK_TRUE_IN(name, v.same);
     }
+    /* The lives alive at each instant (ms_timeline_alive_counts, the view's bound on a
+     * state's blocks) are memory_snapshot()'s active blocks there. */
+    ms_timeline *tl = NULL;
+    size_t *lives = calloc(n, sizeof *lives);
+    CHECK_EQ_INT_IN(name, ms_timeline_build(&tl, s, 0, MS_TIMELINE_ALLOCS, &err), 0);
+    if (tl && lives)
+        CHECK_EQ_INT_IN(name, ms_timeline_alive_counts(tl, events, n, lives, &err), 0);
+    k = 0;
+    cJSON_ArrayForEach(inst, instants)
+    {
+        size_t active = 0;
+        const cJSON *g, *bl;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(inst, "segments"))
+            cJSON_ArrayForEach(bl, cJSON_GetObjectItemCaseSensitive(g, "blocks"))
+                active += strcmp(str(bl, "state"), "inactive") != 0;
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "%s %s: lives alive", name, str(inst, "label"));
+        CHECK_EQ_INT_IN(ctx, lives ? lives[k] : 0, active);
+        k++;
+    }
+    free(lives);
+    ms_timeline_free(tl);
     /* A recording that starts after the model was built: before its first event every
      * active block is known only from the final segments, and there are as many as the
      * allocator counted alive when the recording began. */

@@ -98,6 +98,12 @@ MS_API void ms_timeline_free(ms_timeline *t);
 MS_API int ms_timeline_alive_at(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
                                 const ms_timeline *t, int64_t event, ms_error *err);
 
+/* How many of t->allocs (MS_TIMELINE_ALLOCS) are alive right after each of
+ * events[0..n) (ascending, -1 at the start) into counts[0..n): the rule of
+ * ms_timeline_alive_at, for many instants in one pass over the lives. */
+MS_API int ms_timeline_alive_counts(const ms_timeline *t, const int64_t *events, size_t n,
+                                    size_t *counts, ms_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -704,6 +704,33 @@ static bool alive_at(const ms_alloc *a, int64_t at)
     return at == INT64_MIN || (a->alloc_event <= at && (a->free_event == -1 || a->free_event > at));
 }
 
+/* alive_at over ascending instants: a life counts from the first instant at or after
+ * its alloc event to the last before its free, so each is placed by two searches. */
+int ms_timeline_alive_counts(const ms_timeline *t, const int64_t *events, size_t n,
+                             size_t *counts, ms_error *err)
+{
+    ms_error_clear(err);
+    int64_t *diff = calloc(n + 1, sizeof *diff);
+    if (!diff)
+        return ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < t->n_allocs; i++) {
+        const ms_alloc *a = &t->allocs[i];
+        size_t from = ms__first_above_i64(events, n, a->alloc_event - 1);
+        size_t to = a->free_event == -1 ? n : ms__first_above_i64(events, n, a->free_event - 1);
+        if (from < to) {
+            diff[from]++;
+            diff[to]--;
+        }
+    }
+    int64_t run = 0;
+    for (size_t k = 0; k < n; k++) {
+        run += diff[k];
+        counts[k] = (size_t)run;
+    }
+    free(diff);
+    return 0;
+}
+
 int ms__timeline_alive_summed(ms_alloc **out, size_t *n_out, const ms_snapshot *s,
                               const ms_timeline *t, int64_t event, ms_error *err)
 {
