@@ -26,7 +26,7 @@ static cJSON *point_json(const ms_category_point *p, int64_t t0, bool times)
     ms__json_int(o, "event", p->event);
     if (times) {
         ms__json_int(o, "time_us", p->time_us);
-        cJSON_AddNumberToObject(o, "seconds", ms__seconds(t0, p->time_us));
+        ms__json_num(o, "seconds", ms__seconds(t0, p->time_us));
     } else {
         cJSON_AddNullToObject(o, "time_us");
         cJSON_AddNullToObject(o, "seconds");
@@ -259,7 +259,7 @@ cJSON *categories_json_of(const ms_snapshot *s, int device, const ms_categories 
          * pass a typo (seconds for milliseconds) as a measurement. */
         cJSON_AddBoolToObject(o, "past_end", us > t->t_last_us);
         if (us > t->t_last_us)
-            cJSON_AddNumberToObject(o, "end_seconds", ms__seconds(t0, t->t_last_us));
+            ms__json_num(o, "end_seconds", ms__seconds(t0, t->t_last_us));
         cJSON_AddItemToArray(at, o);
     }
 

@@ -34,11 +34,11 @@ static cJSON *site_delta_json(const ms_site_delta *d)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "site", d->site);
     cJSON_AddStringToObject(o, "function", d->function);
-    cJSON_AddNumberToObject(o, "a_bytes", (double)d->a_bytes);
-    cJSON_AddNumberToObject(o, "b_bytes", (double)d->b_bytes);
-    cJSON_AddNumberToObject(o, "delta_bytes", (double)d->delta_bytes);
-    cJSON_AddNumberToObject(o, "a_count", (double)d->a_count);
-    cJSON_AddNumberToObject(o, "b_count", (double)d->b_count);
+    ms__json_num(o, "a_bytes", (double)d->a_bytes);
+    ms__json_num(o, "b_bytes", (double)d->b_bytes);
+    ms__json_num(o, "delta_bytes", (double)d->delta_bytes);
+    ms__json_num(o, "a_count", (double)d->a_count);
+    ms__json_num(o, "b_count", (double)d->b_count);
     if (d->b_site)
         cJSON_AddStringToObject(o, "b_site", d->b_site);
     return o;
@@ -68,9 +68,9 @@ static cJSON *metrics_json(const ms_pair *p)
     cJSON *o = cJSON_CreateObject();
     for (int m = 0; m < MS_M_COUNT; m++) {
         cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "a", (double)p->m[m].a);
-        cJSON_AddNumberToObject(d, "b", (double)p->m[m].b);
-        cJSON_AddNumberToObject(d, "delta", (double)p->m[m].delta);
+        ms__json_num(d, "a", (double)p->m[m].a);
+        ms__json_num(d, "b", (double)p->m[m].b);
+        ms__json_num(d, "delta", (double)p->m[m].delta);
         cJSON_AddItemToObject(d, "pct", pct_json(&p->m[m]));
         cJSON_AddItemToObject(o, ms_metric_name((ms_metric)m), d);
     }
@@ -82,9 +82,9 @@ static cJSON *delta_list(const ms_delta *d, size_t n)
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < n; i++) {
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "a_bytes", (double)d[i].a);
-        cJSON_AddNumberToObject(e, "b_bytes", (double)d[i].b);
-        cJSON_AddNumberToObject(e, "delta_bytes", (double)d[i].delta);
+        ms__json_num(e, "a_bytes", (double)d[i].a);
+        ms__json_num(e, "b_bytes", (double)d[i].b);
+        ms__json_num(e, "delta_bytes", (double)d[i].delta);
         cJSON_AddItemToArray(arr, e);
     }
     return arr;
@@ -94,13 +94,13 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
                         const char *verdict, int top)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "a", a);
-    cJSON_AddNumberToObject(o, "b", b);
+    ms__json_num(o, "a", a);
+    ms__json_num(o, "b", b);
     cJSON_AddStringToObject(o, "a_label", la);
     cJSON_AddStringToObject(o, "b_label", lb);
-    cJSON_AddNumberToObject(o, "a_device", p->a->device);
-    cJSON_AddNumberToObject(o, "b_device", p->b->device);
-    cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
+    ms__json_num(o, "a_device", p->a->device);
+    ms__json_num(o, "b_device", p->b->device);
+    ms__json_num(o, "peak_delta_bytes", (double)p->m[MS_M_PEAK].delta);
     cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&p->m[MS_M_PEAK]));
     cJSON_AddItemToObject(o, "metrics", metrics_json(p));
     /* Where each peak falls in its run: what to compare rather than peak_time_us. */
@@ -110,7 +110,7 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
     cJSON_AddItemToObject(o, "sites",
                           site_deltas_json(p->sites[MS_SITES_AT_PEAK],
                                            p->n_sites[MS_SITES_AT_PEAK], top));
-    cJSON_AddNumberToObject(o, "sites_changed", (double)p->n_sites[MS_SITES_AT_PEAK]);
+    ms__json_num(o, "sites_changed", (double)p->n_sites[MS_SITES_AT_PEAK]);
     cJSON_AddBoolToObject(o, "sites_complete", p->sites_complete[MS_SITES_AT_PEAK]);
     if (p->sites_known[MS_SITES_AT_END])
         cJSON_AddItemToObject(o, "sites_at_end",
@@ -126,14 +126,14 @@ cJSON *compare_pair_json(const ms_pair *p, int a, int b, const char *la, const c
                               delta_list(p->iteration_peaks, p->n_iterations));
     if (p->leaks_known) {
         cJSON *d = cJSON_CreateObject();
-        cJSON_AddNumberToObject(d, "a_findings", (double)p->leak_findings.a);
-        cJSON_AddNumberToObject(d, "b_findings", (double)p->leak_findings.b);
-        cJSON_AddNumberToObject(d, "delta_findings", (double)p->leak_findings.delta);
-        cJSON_AddNumberToObject(d, "a_bytes", (double)p->leak_bytes.a);
-        cJSON_AddNumberToObject(d, "b_bytes", (double)p->leak_bytes.b);
-        cJSON_AddNumberToObject(d, "delta_bytes", (double)p->leak_bytes.delta);
-        cJSON_AddNumberToObject(d, "a_growth_per_iteration_bytes", p->a->leaks.growth_bytes);
-        cJSON_AddNumberToObject(d, "b_growth_per_iteration_bytes", p->b->leaks.growth_bytes);
+        ms__json_num(d, "a_findings", (double)p->leak_findings.a);
+        ms__json_num(d, "b_findings", (double)p->leak_findings.b);
+        ms__json_num(d, "delta_findings", (double)p->leak_findings.delta);
+        ms__json_num(d, "a_bytes", (double)p->leak_bytes.a);
+        ms__json_num(d, "b_bytes", (double)p->leak_bytes.b);
+        ms__json_num(d, "delta_bytes", (double)p->leak_bytes.delta);
+        ms__json_num(d, "a_growth_per_iteration_bytes", p->a->leaks.growth_bytes);
+        ms__json_num(d, "b_growth_per_iteration_bytes", p->b->leaks.growth_bytes);
         cJSON_AddItemToObject(o, "leaks", d);
     }
     cJSON_AddBoolToObject(o, "match", p->match);
@@ -157,10 +157,10 @@ const ms_delta *compare_row_metric(const ms_rank_row *row, unsigned bit)
 void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels, int top)
 {
     cJSON *med = cJSON_AddObjectToObject(doc, "median");
-    cJSON_AddNumberToObject(med, "peak_bytes", (double)r->median_peak);
-    cJSON_AddNumberToObject(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
-    cJSON_AddNumberToObject(med, "live_end_bytes", (double)r->median_live_end);
-    cJSON_AddNumberToObject(doc, "threshold_pct", r->threshold_pct);
+    ms__json_num(med, "peak_bytes", (double)r->median_peak);
+    ms__json_num(med, "reserved_peak_bytes", (double)r->median_reserved_peak);
+    ms__json_num(med, "live_end_bytes", (double)r->median_live_end);
+    ms__json_num(doc, "threshold_pct", r->threshold_pct);
     /* Two files: no outliers; "pair" holds their difference (ranks --json). */
     cJSON_AddBoolToObject(doc, "is_pair", r->pair);
     cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
@@ -169,18 +169,18 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
         const ms_rank_row *row = &r->rows[i];
         const ms_profile *p = row->p;
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "file", (double)i);
+        ms__json_num(o, "file", (double)i);
         cJSON_AddStringToObject(o, "path", p->name);
         cJSON_AddStringToObject(o, "label", labels[i]);
         if (p->rank >= 0)
-            cJSON_AddNumberToObject(o, "rank", p->rank);
+            ms__json_num(o, "rank", p->rank);
         else
             cJSON_AddNullToObject(o, "rank");
-        cJSON_AddNumberToObject(o, "device", p->device);
-        cJSON_AddNumberToObject(o, "peak_bytes", (double)p->peak_bytes);
+        ms__json_num(o, "device", p->device);
+        ms__json_num(o, "peak_bytes", (double)p->peak_bytes);
         ms__json_time(o, "peak_time_us", p->has_times, p->peak_time_us - p->t_first_us);
-        cJSON_AddNumberToObject(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
-        cJSON_AddNumberToObject(o, "live_end_bytes", (double)p->live_end_bytes);
+        ms__json_num(o, "reserved_peak_bytes", (double)p->reserved_peak_bytes);
+        ms__json_num(o, "live_end_bytes", (double)p->live_end_bytes);
         /* null: read from a summary written before summaries carried leaks. */
         if (p->leaks_known)
             cJSON_AddItemToObject(o, "leaks", summary_leaks_json(&p->leaks));
@@ -191,16 +191,16 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
             cJSON *ts = cJSON_AddObjectToObject(o, "top_site");
             cJSON_AddStringToObject(ts, "site", s->site);
             cJSON_AddStringToObject(ts, "function", s->function);
-            cJSON_AddNumberToObject(ts, "bytes", (double)s->bytes);
-            cJSON_AddNumberToObject(ts, "count", (double)s->count);
+            ms__json_num(ts, "bytes", (double)s->bytes);
+            ms__json_num(ts, "count", (double)s->count);
         } else {
             cJSON_AddNullToObject(o, "top_site");
         }
-        cJSON_AddNumberToObject(o, "peak_delta_bytes", (double)row->peak.delta);
+        ms__json_num(o, "peak_delta_bytes", (double)row->peak.delta);
         cJSON_AddItemToObject(o, "peak_delta_pct", pct_json(&row->peak));
-        cJSON_AddNumberToObject(o, "reserved_delta_bytes", (double)row->reserved_peak.delta);
+        ms__json_num(o, "reserved_delta_bytes", (double)row->reserved_peak.delta);
         cJSON_AddItemToObject(o, "reserved_delta_pct", pct_json(&row->reserved_peak));
-        cJSON_AddNumberToObject(o, "live_end_delta_bytes", (double)row->live_end.delta);
+        ms__json_num(o, "live_end_delta_bytes", (double)row->live_end.delta);
         cJSON_AddItemToObject(o, "live_end_delta_pct", pct_json(&row->live_end));
         cJSON_AddBoolToObject(o, "outlier", row->outlier != 0);
         cJSON_AddItemToObject(o, "sites", site_deltas_json(row->sites, row->n_sites, top));
@@ -213,12 +213,12 @@ void compare_ranks_fill(cJSON *doc, const ms_ranks *r, const char *const *labels
                 continue;
             const ms_delta *d = compare_row_metric(row, COMPARE_OUTLIER_KEYS[k].bit);
             cJSON *x = cJSON_CreateObject();
-            cJSON_AddNumberToObject(x, "file", (double)i);
+            ms__json_num(x, "file", (double)i);
             cJSON_AddStringToObject(x, "label", labels[i]);
             cJSON_AddStringToObject(x, "metric", COMPARE_OUTLIER_KEYS[k].key);
-            cJSON_AddNumberToObject(x, "value", (double)d->b);
-            cJSON_AddNumberToObject(x, "median", (double)d->a);
-            cJSON_AddNumberToObject(x, "delta_bytes", (double)d->delta);
+            ms__json_num(x, "value", (double)d->b);
+            ms__json_num(x, "median", (double)d->a);
+            ms__json_num(x, "delta_bytes", (double)d->delta);
             cJSON_AddItemToObject(x, "delta_pct", pct_json(d));
             /* The sites behind this metric: "sites" (at the peak), "sites_at_end", or none
              * for reserved memory (the allocator's cache). */

@@ -112,9 +112,9 @@ static void figures_json(cJSON *o, const ms_snapshot *s, figures f)
     ms__json_int(o, "bytes_each", (int64_t)f.bytes_each_min);
     ms__json_int(o, "bytes_each_max", (int64_t)f.bytes_each_max);
     cJSON *g = cJSON_AddObjectToObject(o, "growth_per_iteration");
-    cJSON_AddNumberToObject(g, "count", f.growth_count);
-    cJSON_AddNumberToObject(g, "bytes", f.growth_bytes);
-    cJSON_AddNumberToObject(g, "allocated_bytes", f.growth_allocated_bytes);
+    ms__json_num(g, "count", f.growth_count);
+    ms__json_num(g, "bytes", f.growth_bytes);
+    ms__json_num(g, "allocated_bytes", f.growth_allocated_bytes);
 }
 
 cJSON *leaks_finding_json(const ms_snapshot *s, const ms_timeline *t, const ms_leak_report *r,

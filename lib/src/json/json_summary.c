@@ -24,10 +24,10 @@ cJSON *compare_peak_place_json(const ms_peak_place *pl)
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     if (pl->iteration)
-        cJSON_AddNumberToObject(o, "iteration", pl->iteration);
+        ms__json_num(o, "iteration", pl->iteration);
     else
         cJSON_AddNullToObject(o, "iteration");
-    cJSON_AddNumberToObject(o, "iterations", pl->iterations);
+    ms__json_num(o, "iterations", pl->iterations);
     cJSON_AddBoolToObject(o, "unfinished", pl->unfinished);
     if (pl->phase >= 0)
         cJSON_AddStringToObject(o, "phase", ms_phase_kind_name((ms_phase_kind)pl->phase));
