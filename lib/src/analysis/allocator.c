@@ -943,15 +943,14 @@ int ms__heap_begin(hsim *x, const ms_snapshot *s, int device, unsigned keep, ms_
     /* A consistent trace never carves after the start: the index is rebuilt on demand
      * (ms__heap_carve) rather than kept through millions of splits and merges. */
     idx_stop(x);
-    /* Room for a block per allocation of the trace, reserved at once: grown by doubling
-     * from the start, each step copies the blocks into new pages beside the old (the
-     * chunk is on the heap once the allocator's mmap threshold has risen), which held
-     * 300,000 never-freed blocks' 9.6 MB twice over. Pages no block reaches are never
-     * touched, so a trace whose allocations die young pays nothing for the room. */
-    size_t allocs = 0;
-    for (size_t i = 0; !rc && i < tr->n; i++)
-        allocs += tr->action[i] == MS_ACT_ALLOC;
-    size_t room = allocs < NIL - 1 - x->nb ? x->nb + allocs + 1 : NIL - 1;
+    /* Room for a block per event of the trace, reserved at once (an event of a
+     * consistent trace makes at most one: a split's rest, or a segment): grown by
+     * doubling from the start, each step copied the blocks into new pages beside the
+     * old (the chunk is on the heap once the allocator's mmap threshold has risen),
+     * which held 300,000 never-freed blocks' 9.6 MB twice over. Pages no block reaches
+     * are never touched, so a trace whose allocations die young pays nothing for the
+     * room; past it, the blocks grow as before. */
+    size_t room = tr->n < NIL - 1 - x->nb ? x->nb + tr->n + 1 : NIL - 1;
     if (!rc && !blk_reserve(x, room))
         rc = ms__fail(err, MS_ERR_NOMEM, MS_NO_OFFSET, "out of memory rebuilding the allocator state");
     if (!rc && !ms__heap_recount(x))
