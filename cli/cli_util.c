@@ -4,9 +4,6 @@
 #include "json_print.h"
 
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -337,11 +334,4 @@ const char *cli_json_str(const cJSON *o, const char *path)
 {
     const char *s = cJSON_GetStringValue(cli_json_get(o, path));
     return s ? s : "";
-}
-
-void cli_release_freed_memory(void)
-{
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
 }

@@ -117,9 +117,4 @@ const char *cli_when(char *buf, size_t cap, bool has_times, int64_t t0_us, int64
 bool cli_leak_gate_trips(uint64_t leaks, double leaked_bytes, double growth_per_iteration,
                          uint64_t min_bytes);
 
-/* Returns the memory a finished phase freed to the system, where the C library can
- * (glibc's malloc_trim); elsewhere nothing. Between the phases of one command whose
- * freed pieces the next phase reuses only in part. */
-void cli_release_freed_memory(void);
-
 #endif

@@ -286,11 +286,6 @@ static int analyse_file(const report_opts *o, size_t index, file_state *f, cJSON
         report_job_signal(&job, &job.sections_done);
     if (!rc && !job.threaded)
         report_draw_charts(&job);
-    /* Hand the pages the drawing freed back before the view: a picture, a chart of the
-     * whole trace and its bands are freed in pieces the view's smaller arrays reuse only
-     * in part (an OOM after each of 300,000 allocations: 80 MB at the report's peak
-     * rather than 85 MB). */
-    cli_release_freed_memory();
     /* The page's timeline, the interactive one. Several files share about one file's
      * budget, so the page stays one download. */
     size_t budget = o->n_files > 1 ? (size_t)9 * 1024 * 1024 / o->n_files : 0;
