@@ -109,20 +109,6 @@ void report_md_escape(FILE *out, const char *s);
  * string or NULL. */
 char *report_svg_inline(const char *svg, size_t len, const char *prefix);
 
-/* Reads key paths like "peak.bytes" out of the document; missing gives 0 / "" (the
- * report's names for cli_json_num, cli_json_str and cli_json_get). */
-static inline double report_num(const cJSON *o, const char *path)
-{
-    return cli_json_num(o, path);
-}
-static inline const char *report_str(const cJSON *o, const char *path)
-{
-    return cli_json_str(o, path);
-}
-static inline const cJSON *report_get(const cJSON *o, const char *path)
-{
-    return cli_json_get(o, path);
-}
 /* The element of `list` (objects with a "device") for device d, or NULL. *hint (start it
  * at NULL) remembers where the last look-up ended, so looking devices up in the list's
  * order costs a step each, not a walk of the list (a file may have 65,536 devices). */

@@ -53,7 +53,7 @@ int report_devices_build(report_devices *rd, cJSON *summary_devices, const ms_sn
             rc = report_leaks_device(rd, run, d == chart_device ? profile : NULL, err);
         cJSON *ld = rd->leak_devices ? cJSON_GetArrayItem(rd->leak_devices, 0) : NULL;
         if (!rc && spooled && ld && (ld = ld->prev) != NULL && !cJSON_IsRaw(ld) &&
-            (int)report_num(ld, "device") == d) {
+            (int)cli_json_num(ld, "device") == d) {
             /* the device just added: the array's last item (its first one's prev) */
             cJSON_DetachItemViaPointer(rd->leak_devices, ld);
             cJSON_AddItemToArray(rd->leak_devices, report_spool_device(ld, 5, leak_keep));

@@ -10,7 +10,7 @@
 
 static const char *file_name(const cJSON *file)
 {
-    return cli_basename(report_str(file, "path"));
+    return cli_basename(cli_json_str(file, "path"));
 }
 
 static void add_check(cJSON *list, const char *gate, const char *option, const cJSON *file,
@@ -20,7 +20,7 @@ static void add_check(cJSON *list, const char *gate, const char *option, const c
     cJSON *c = cJSON_CreateObject();
     cJSON_AddStringToObject(c, "gate", gate);
     cJSON_AddStringToObject(c, "option", option);
-    cJSON_AddStringToObject(c, "file", report_str(file, "path"));
+    cJSON_AddStringToObject(c, "file", cli_json_str(file, "path"));
     if (device >= 0)
         cJSON_AddNumberToObject(c, "device", device);
     else
@@ -45,8 +45,8 @@ static void size_gate(cJSON *list, const cJSON *files, const char *gate, const c
         const cJSON *dev;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
-            double v = report_num(dev, key);
-            int d = (int)report_num(dev, "device");
+            double v = cli_json_num(dev, key);
+            int d = (int)cli_json_num(dev, "device");
             bool ok = v <= (double)limit;
             char vb[32], lb[32], msg[512];
             ms_format_bytes((int64_t)v, vb, sizeof vb);
@@ -69,18 +69,18 @@ static void leak_gate(cJSON *list, const cJSON *files, uint64_t min_bytes, size_
     const cJSON *file;
     cJSON_ArrayForEach(file, files)
     {
-        const cJSON *v = report_get(file, "leaks.verdict");
-        double n = report_num(v, "leaks");
-        double leaked = report_num(v, "leaked_bytes");
-        double growth = report_num(v, "growth_bytes_per_iteration");
+        const cJSON *v = cli_json_get(file, "leaks.verdict");
+        double n = cli_json_num(v, "leaks");
+        double leaked = cli_json_num(v, "leaked_bytes");
+        double growth = cli_json_num(v, "growth_bytes_per_iteration");
         bool ok = !cli_leak_gate_trips(n > 0 ? (uint64_t)n : 0, leaked, growth, min_bytes);
         char msg[768];
         if (n == 0) {
             double iters = 0;
             const cJSON *dev;
-            cJSON_ArrayForEach(dev, report_get(file, "leaks.devices"))
+            cJSON_ArrayForEach(dev, cli_json_get(file, "leaks.devices"))
             {
-                double k = report_num(dev, "iterations.count");
+                double k = cli_json_num(dev, "iterations.count");
                 iters = k > iters ? k : iters;
             }
             snprintf(msg, sizeof msg, "--fail-on-leaks: %s: no leak (%.0f iteration%s checked)",
@@ -90,23 +90,23 @@ static void leak_gate(cJSON *list, const cJSON *files, uint64_t min_bytes, size_
             ms_format_bytes((int64_t)leaked, bytes, sizeof bytes);
             ms_format_bytes((int64_t)(growth + 0.5), growth_t, sizeof growth_t);
             /* Findings are listed leaks first, most bytes first: the first names the worst. */
-            const cJSON *first = cJSON_GetArrayItem(report_get(file, "leaks.leaks"), 0);
-            if (first && !strcmp(report_str(first, "kind"), "leak") &&
-                !strcmp(report_str(first, "pattern"), "graph"))
+            const cJSON *first = cJSON_GetArrayItem(cli_json_get(file, "leaks.leaks"), 0);
+            if (first && !strcmp(cli_json_str(first, "kind"), "leak") &&
+                !strcmp(cli_json_str(first, "pattern"), "graph"))
                 /* A graph's sites are the model's layers: the line that called the forward
                  * and kept its output is the bug. */
                 snprintf(site, sizeof site, "; largest: a graph kept from the model called at %s:%.0f %s",
-                         cli_basename(report_str(first, "call_site.filename")),
-                         report_num(first, "call_site.line"),
-                         report_str(first, "call_site.function"));
-            else if (first && !strcmp(report_str(first, "kind"), "leak"))
+                         cli_basename(cli_json_str(first, "call_site.filename")),
+                         cli_json_num(first, "call_site.line"),
+                         cli_json_str(first, "call_site.function"));
+            else if (first && !strcmp(cli_json_str(first, "kind"), "leak"))
                 snprintf(site, sizeof site, "; largest at %s:%.0f %s",
-                         cli_basename(report_str(first, "site.filename")),
-                         report_num(first, "site.line"), report_str(first, "site.function"));
+                         cli_basename(cli_json_str(first, "site.filename")),
+                         cli_json_num(first, "site.line"), cli_json_str(first, "site.function"));
             if (min_bytes)
                 snprintf(under, sizeof under, "; %s the limit %s", ok ? "under" : "reaches", lim);
             /* Sites are what the table lists; findings (causes) when fewer. */
-            double sites = report_num(v, "leak_sites");
+            double sites = cli_json_num(v, "leak_sites");
             if (sites < n)
                 sites = n;
             char causes[64] = "";
@@ -140,13 +140,13 @@ static void oom_gate(cJSON *list, const cJSON *files, size_t *failed)
         } else {
             const cJSON *e = cJSON_GetArrayItem(ooms, 0);
             char req[32], free_b[32];
-            ms_format_bytes((int64_t)report_num(e, "request_bytes"), req, sizeof req);
-            ms_format_bytes((int64_t)report_num(e, "free_in_reserved_bytes"), free_b, sizeof free_b);
+            ms_format_bytes((int64_t)cli_json_num(e, "request_bytes"), req, sizeof req);
+            ms_format_bytes((int64_t)cli_json_num(e, "free_in_reserved_bytes"), free_b, sizeof free_b);
             snprintf(msg, sizeof msg,
                      "--fail-on-oom: %s: %d OOM event%s; the first (device %.0f) asked for %s "
                      "with %s free in reserved segments: cause %s",
-                     file_name(file), n, n == 1 ? "" : "s", report_num(e, "device"), req, free_b,
-                     report_str(e, "cause"));
+                     file_name(file), n, n == 1 ? "" : "s", cli_json_num(e, "device"), req, free_b,
+                     cli_json_str(e, "cause"));
         }
         add_check(list, "oom", "--fail-on-oom", file, -1, n, 0, n == 0, msg, failed);
     }
@@ -160,10 +160,10 @@ static void growth_gate(cJSON *list, const cJSON *doc, double limit, size_t *fai
     const cJSON *pair;
     cJSON_ArrayForEach(pair, cJSON_GetObjectItemCaseSensitive(base, "pairs"))
     {
-        const cJSON *file = cJSON_GetArrayItem(files, (int)report_num(pair, "b"));
-        const cJSON *bfile = cJSON_GetArrayItem(bfiles, (int)report_num(pair, "a"));
-        const cJSON *m = report_get(pair, "metrics.peak_bytes");
-        double a = report_num(m, "a"), b = report_num(m, "b");
+        const cJSON *file = cJSON_GetArrayItem(files, (int)cli_json_num(pair, "b"));
+        const cJSON *bfile = cJSON_GetArrayItem(bfiles, (int)cli_json_num(pair, "a"));
+        const cJSON *m = cli_json_get(pair, "metrics.peak_bytes");
+        double a = cli_json_num(m, "a"), b = cli_json_num(m, "b");
         /* From the exact byte counts, not the pct rounded for display: a limit of 51.07
          * must fail a growth of 51.071%. A baseline that used no memory makes any use
          * infinite growth. */
@@ -179,9 +179,9 @@ static void growth_gate(cJSON *list, const cJSON *doc, double limit, size_t *fai
         snprintf(msg, sizeof msg,
                  "--max-growth: %s device %.0f: peak %s is %s against the baseline %s "
                  "device %.0f (%s); %s the limit %+g%%",
-                 file_name(file), report_num(pair, "b_device"), bb, gtext, file_name(bfile),
-                 report_num(pair, "a_device"), ab, ok ? "within" : "over", limit);
-        add_check(list, "growth", "--max-growth", file, (int)report_num(pair, "b_device"),
+                 file_name(file), cli_json_num(pair, "b_device"), bb, gtext, file_name(bfile),
+                 cli_json_num(pair, "a_device"), ab, ok ? "within" : "over", limit);
+        add_check(list, "growth", "--max-growth", file, (int)cli_json_num(pair, "b_device"),
                   isinf(g) ? 0 : g, limit, ok, msg, failed);
         /* JSON has no infinity: a growth from nothing is recorded as null. */
         cJSON *c = cJSON_GetArrayItem(list, cJSON_GetArraySize(list) - 1);

@@ -95,7 +95,7 @@ static void gates_banner(FILE *out, const cJSON *gates)
               out);
         return;
     }
-    int failed = (int)report_num(gates, "failed");
+    int failed = (int)cli_json_num(gates, "failed");
     fprintf(out, "<div class=\"banner %s\"><b>%s</b>: %d of %d check%s %s\n<ul>\n",
             failed ? "fail" : "pass", failed ? "Gates failed" : "All gates passed",
             failed ? failed : n, n, n == 1 ? "" : "s", failed ? "failed" : "passed");
@@ -105,7 +105,7 @@ static void gates_banner(FILE *out, const cJSON *gates)
 
 static const cJSON *leaks_verdict(const cJSON *file)
 {
-    return report_get(file, "leaks.verdict");
+    return cli_json_get(file, "leaks.verdict");
 }
 
 static void leaks_summary_text(const cJSON *file, char *buf, size_t cap)
@@ -115,10 +115,10 @@ static void leaks_summary_text(const cJSON *file, char *buf, size_t cap)
         snprintf(buf, cap, "-");
         return;
     }
-    double n = report_num(v, "leaks"), s = report_num(v, "suspects");
+    double n = cli_json_num(v, "leaks"), s = cli_json_num(v, "suspects");
     if (n > 0) {
         char b[32];
-        ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), b, sizeof b);
+        ms_format_bytes((int64_t)cli_json_num(v, "leaked_bytes"), b, sizeof b);
         snprintf(buf, cap, "%.0f (%s)", n, b);
     } else if (s > 0) {
         snprintf(buf, cap, "none; %.0f suspect%s", s, s == 1 ? "" : "s");
@@ -129,8 +129,8 @@ static void leaks_summary_text(const cJSON *file, char *buf, size_t cap)
 
 static double iteration_count(const cJSON *file, int device, const cJSON **hint)
 {
-    const cJSON *d = report_device_entry(report_get(file, "leaks.devices"), device, hint);
-    return d ? report_num(d, "iterations.count") : -1;
+    const cJSON *d = report_device_entry(cli_json_get(file, "leaks.devices"), device, hint);
+    return d ? cli_json_num(d, "iterations.count") : -1;
 }
 
 static void overview(FILE *out, const cJSON *files)
@@ -150,20 +150,20 @@ static void overview(FILE *out, const cJSON *files)
         size_t k = 0, left = 0;
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
-            int d = (int)report_num(dev, "device");
+            int d = (int)cli_json_num(dev, "device");
             if (!report_device_shown(file, k++, d)) {
                 left++;
                 continue;
             }
             fprintf(out, "<tr><td><a href=\"#%s\">", anchor);
-            esc(out, report_str(file, "path"));
+            esc(out, cli_json_str(file, "path"));
             fprintf(out, "</a></td><td class=\"num\">%d</td>", d);
-            report_cell_size(out, report_num(dev, "peak.bytes"));
+            report_cell_size(out, cli_json_num(dev, "peak.bytes"));
             char when[32];
             fprintf(out, "<td class=\"num\">%s</td>",
                     report_seconds(when, sizeof when, dev, "peak.seconds"));
-            report_cell_size(out, report_num(dev, "reserved.peak_bytes"));
-            report_cell_size(out, report_num(dev, "live_end.bytes"));
+            report_cell_size(out, cli_json_num(dev, "reserved.peak_bytes"));
+            report_cell_size(out, cli_json_num(dev, "live_end.bytes"));
             double it = iteration_count(file, d, &hint);
             if (it >= 0)
                 fprintf(out, "<td class=\"num\">%.0f</td>", it);
@@ -171,7 +171,7 @@ static void overview(FILE *out, const cJSON *files)
                 fputs("<td class=\"num\">-</td>", out);
             char lk[64];
             leaks_summary_text(file, lk, sizeof lk);
-            bool bad = report_num(leaks_verdict(file), "leaks") > 0;
+            bool bad = cli_json_num(leaks_verdict(file), "leaks") > 0;
             fprintf(out, "<td%s>%s</td>", bad ? " class=\"bad\"" : "", lk);
             int ooms = oom_count_json(dev);
             fprintf(out, "<td class=\"num%s\">%d</td></tr>\n", ooms ? " bad" : "", ooms);
@@ -199,46 +199,46 @@ static void device_facts(FILE *out, const cJSON *dev)
         cJSON_GetObjectItemCaseSensitive(shape, "cuda_graphs"), "text"));
     if (gtext && !strncmp(gtext, "CUDA graphs: ", 13))
         report_kv_text(out, "CUDA graphs", gtext + 13, NULL);
-    if (cJSON_IsNumber(report_get(dev, "peak.seconds")))
+    if (cJSON_IsNumber(cli_json_get(dev, "peak.seconds")))
         snprintf(extra, sizeof extra, "at %s (event %.0f)",
-                 cli_seconds_text(b, sizeof b, report_num(dev, "peak.seconds"),
-                                  report_num(dev, "time.seconds")),
-                 report_num(dev, "peak.event"));
+                 cli_seconds_text(b, sizeof b, cli_json_num(dev, "peak.seconds"),
+                                  cli_json_num(dev, "time.seconds")),
+                 cli_json_num(dev, "peak.event"));
     else
-        snprintf(extra, sizeof extra, "at event %.0f", report_num(dev, "peak.event"));
-    report_kv_size(out, "peak", report_num(dev, "peak.bytes"), extra);
-    ms_format_bytes((int64_t)report_num(dev, "reserved.end_bytes"), b, sizeof b);
+        snprintf(extra, sizeof extra, "at event %.0f", cli_json_num(dev, "peak.event"));
+    report_kv_size(out, "peak", cli_json_num(dev, "peak.bytes"), extra);
+    ms_format_bytes((int64_t)cli_json_num(dev, "reserved.end_bytes"), b, sizeof b);
     snprintf(extra, sizeof extra, "%s at the end", b);
-    report_kv_size(out, "reserved peak", report_num(dev, "reserved.peak_bytes"), extra);
-    snprintf(extra, sizeof extra, "in %.0f allocation%s", report_num(dev, "live_end.count"),
-             cli_plural(report_num(dev, "live_end.count")));
-    report_kv_size(out, "live at end", report_num(dev, "live_end.bytes"), extra);
+    report_kv_size(out, "reserved peak", cli_json_num(dev, "reserved.peak_bytes"), extra);
+    snprintf(extra, sizeof extra, "in %.0f allocation%s", cli_json_num(dev, "live_end.count"),
+             cli_plural(cli_json_num(dev, "live_end.count")));
+    report_kv_size(out, "live at end", cli_json_num(dev, "live_end.bytes"), extra);
     char ev[64], span[128];
-    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "events"));
-    if (cJSON_IsNumber(report_get(dev, "time.seconds")))
+    snprintf(ev, sizeof ev, "%.0f", cli_json_num(dev, "events"));
+    if (cJSON_IsNumber(cli_json_get(dev, "time.seconds")))
         snprintf(span, sizeof span, "over %s",
-                 cli_seconds_text(b, sizeof b, report_num(dev, "time.seconds"),
-                                  report_num(dev, "time.seconds")));
-    else if (cJSON_IsTrue(report_get(dev, "one_instant")))
+                 cli_seconds_text(b, sizeof b, cli_json_num(dev, "time.seconds"),
+                                  cli_json_num(dev, "time.seconds")));
+    else if (cJSON_IsTrue(cli_json_get(dev, "one_instant")))
         snprintf(span, sizeof span, "all at one instant: no span of time");
-    else if (cJSON_IsNumber(report_get(dev, "times_backward_at")))
-        cli_times_backward_text(span, sizeof span, report_num(dev, "times_backward_at"));
+    else if (cJSON_IsNumber(cli_json_get(dev, "times_backward_at")))
+        cli_times_backward_text(span, sizeof span, cli_json_num(dev, "times_backward_at"));
     else
         snprintf(span, sizeof span, "this PyTorch recorded no times");
     report_kv_text(out, "events", ev, span);
-    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "actions.alloc"));
+    snprintf(ev, sizeof ev, "%.0f", cli_json_num(dev, "actions.alloc"));
     report_kv_text(out, "allocations", ev, NULL);
     bool complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dev, "trace_complete"));
     if (complete) {
         report_kv_text(out, "trace", "complete", NULL);
     } else {
-        ms_format_bytes((int64_t)report_num(dev, "preexisting.bytes"), b, sizeof b);
+        ms_format_bytes((int64_t)cli_json_num(dev, "preexisting.bytes"), b, sizeof b);
         snprintf(extra, sizeof extra, "%s in %.0f allocation%s rebuilt from before the first event",
-                 b, report_num(dev, "preexisting.count"),
-                 cli_plural(report_num(dev, "preexisting.count")));
+                 b, cli_json_num(dev, "preexisting.count"),
+                 cli_plural(cli_json_num(dev, "preexisting.count")));
         report_kv_text(out, "trace", "incomplete", extra);
     }
-    snprintf(ev, sizeof ev, "%.0f", report_num(dev, "annotations"));
+    snprintf(ev, sizeof ev, "%.0f", cli_json_num(dev, "annotations"));
     report_kv_text(out, "annotations", ev, NULL);
     fputs("</table>\n", out);
 }
@@ -251,20 +251,20 @@ static void top_sites(FILE *out, const cJSON *dev)
         fputs("<p class=\"muted\">Nothing is alive at the peak.</p>\n", out);
         return;
     }
-    double peak = report_num(dev, "peak.bytes");
+    double peak = cli_json_num(dev, "peak.bytes");
     fputs("<table class=\"wide\"><tr><th class=\"num\">bytes</th><th class=\"num\">share</th>"
           "<th class=\"num\">count</th><th>site</th></tr>\n",
           out);
     const cJSON *s;
     cJSON_ArrayForEach(s, sites)
     {
-        double bytes = report_num(s, "bytes");
+        double bytes = cli_json_num(s, "bytes");
         fputs("<tr>", out);
         report_cell_size(out, bytes);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * bytes / peak : 0.0);
-        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(s, "count"));
-        report_cell_site_user(out, report_str(s, "site"), report_str(s, "function"), s,
-                       report_str(s, "filename"), report_num(s, "line"));
+        fprintf(out, "<td class=\"num\">%.0f</td>", cli_json_num(s, "count"));
+        report_cell_site_user(out, cli_json_str(s, "site"), cli_json_str(s, "function"), s,
+                       cli_json_str(s, "filename"), cli_json_num(s, "line"));
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
@@ -276,25 +276,25 @@ static void ooms(FILE *out, const cJSON *dev)
     int n = oom_count_json(dev);
     if (!n)
         return;
-    double t0 = report_num(dev, "time.first_us");
+    double t0 = cli_json_num(dev, "time.first_us");
     fprintf(out, "<div class=\"oom\"><b>Out of memory: %d allocation%s failed on device %.0f.</b>"
                  "<table><tr><th class=\"num\">event</th><th class=\"num\">at</th>"
                  "<th class=\"num\">requested</th><th class=\"num\">free on the device</th></tr>\n",
-            n, n == 1 ? "" : "s", report_num(dev, "device"));
+            n, n == 1 ? "" : "s", cli_json_num(dev, "device"));
     const cJSON *o;
     int shown = 0;
     cJSON_ArrayForEach(o, list)
     {
         if (shown++ == 20)
             break;
-        if (cJSON_IsNumber(report_get(o, "time_us")))
+        if (cJSON_IsNumber(cli_json_get(o, "time_us")))
             fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%.3f s</td>",
-                    report_num(o, "event"), (report_num(o, "time_us") - t0) / 1e6);
+                    cli_json_num(o, "event"), (cli_json_num(o, "time_us") - t0) / 1e6);
         else
             fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">-</td>",
-                    report_num(o, "event"));
-        report_cell_size(out, report_num(o, "requested_bytes"));
-        report_cell_size(out, report_num(o, "device_free_bytes"));
+                    cli_json_num(o, "event"));
+        report_cell_size(out, cli_json_num(o, "requested_bytes"));
+        report_cell_size(out, cli_json_num(o, "device_free_bytes"));
         fputs("</tr>\n", out);
     }
     fputs("</table>", out);
@@ -327,8 +327,8 @@ static void stack_details(FILE *out, const cJSON *stack)
     const cJSON *f;
     cJSON_ArrayForEach(f, stack)
     {
-        users += !strcmp(report_str(f, "kind"), "user");
-        torches += !strcmp(report_str(f, "kind"), "torch");
+        users += !strcmp(cli_json_str(f, "kind"), "user");
+        torches += !strcmp(cli_json_str(f, "kind"), "torch");
     }
     fprintf(out, "<details class=\"stack\"><summary>stack of one allocation (%d frame%s, "
                  "innermost first)</summary><pre>",
@@ -336,7 +336,7 @@ static void stack_details(FILE *out, const cJSON *stack)
     int torch = 0, native = 0, shown = 0;
     cJSON_ArrayForEach(f, stack)
     {
-        const char *kind = report_str(f, "kind");
+        const char *kind = cli_json_str(f, "kind");
         bool user = !strcmp(kind, "user"), is_torch = !strcmp(kind, "torch");
         /* Without user frames (a backward node), torch's frames are what there is. */
         bool show = user || (!users && is_torch) || (!users && !torches && !shown);
@@ -349,12 +349,12 @@ static void stack_details(FILE *out, const cJSON *stack)
         torch = native = 0;
         shown++;
         char line[32] = ":? "; /* a null line: the snapshot gave none */
-        if (cJSON_IsNumber(report_get(f, "line")))
-            snprintf(line, sizeof line, ":%.0f ", report_num(f, "line"));
+        if (cJSON_IsNumber(cli_json_get(f, "line")))
+            snprintf(line, sizeof line, ":%.0f ", cli_json_num(f, "line"));
         fputs(user ? "<b>&gt; " : "  ", out);
-        esc(out, report_str(f, "filename"));
+        esc(out, cli_json_str(f, "filename"));
         esc(out, line);
-        esc(out, report_str(f, "name"));
+        esc(out, cli_json_str(f, "name"));
         fputs(user ? "</b>\n" : "\n", out);
     }
     fold_line(out, torch, native);
@@ -367,13 +367,13 @@ static void leak_site_each(const cJSON *L, char *site, size_t site_cap, char *ea
                            size_t each_cap)
 {
     char a[32], b[32];
-    snprintf(site, site_cap, "%s:%.0f", cli_basename(report_str(L, "site.filename")),
-             report_num(L, "site.line"));
-    if (!*report_str(L, "site.filename"))
+    snprintf(site, site_cap, "%s:%.0f", cli_basename(cli_json_str(L, "site.filename")),
+             cli_json_num(L, "site.line"));
+    if (!*cli_json_str(L, "site.filename"))
         snprintf(site, site_cap, "(no stack)");
-    ms_format_bytes((int64_t)report_num(L, "bytes_each"), a, sizeof a);
-    ms_format_bytes((int64_t)report_num(L, "bytes_each_max"), b, sizeof b);
-    if (report_num(L, "bytes_each_max") > report_num(L, "bytes_each"))
+    ms_format_bytes((int64_t)cli_json_num(L, "bytes_each"), a, sizeof a);
+    ms_format_bytes((int64_t)cli_json_num(L, "bytes_each_max"), b, sizeof b);
+    if (cli_json_num(L, "bytes_each_max") > cli_json_num(L, "bytes_each"))
         snprintf(each, each_cap, "%s..%s", a, b);
     else
         snprintf(each, each_cap, "%s", a);
@@ -389,13 +389,13 @@ static void leaks_table(FILE *out, const cJSON *file)
     }
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(lk, "verdict");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(lk, "leaks");
-    double n_leaks = report_num(v, "leaks");
+    double n_leaks = cli_json_num(v, "leaks");
     fprintf(out, "<p class=\"%s\">", n_leaks > 0 ? "bad" : "good");
     if (n_leaks > 0) {
         char b[32], g[32];
-        ms_format_bytes((int64_t)report_num(v, "leaked_bytes"), b, sizeof b);
-        ms_format_bytes((int64_t)(report_num(v, "growth_bytes_per_iteration") + 0.5), g, sizeof g);
-        double sites = report_num(v, "leak_sites") > n_leaks ? report_num(v, "leak_sites") : n_leaks;
+        ms_format_bytes((int64_t)cli_json_num(v, "leaked_bytes"), b, sizeof b);
+        ms_format_bytes((int64_t)(cli_json_num(v, "growth_bytes_per_iteration") + 0.5), g, sizeof g);
+        double sites = cli_json_num(v, "leak_sites") > n_leaks ? cli_json_num(v, "leak_sites") : n_leaks;
         fprintf(out, "LEAK: %.0f site%s", sites, sites == 1 ? "" : "s");
         if (n_leaks < sites)
             fprintf(out, " (%.0f finding%s)", n_leaks, n_leaks == 1 ? "" : "s");
@@ -404,7 +404,7 @@ static void leaks_table(FILE *out, const cJSON *file)
     } else {
         fputs("No leak found.", out);
     }
-    double s = report_num(v, "suspects");
+    double s = cli_json_num(v, "suspects");
     if (s > 0)
         fprintf(out, " <span class=\"muted\">%.0f suspect%s: kept while the rest of their layer "
                      "call was freed (lower confidence).</span>",
@@ -416,8 +416,8 @@ static void leaks_table(FILE *out, const cJSON *file)
     double iters = 0;
     const cJSON *ld;
     cJSON_ArrayForEach(ld, cJSON_GetObjectItemCaseSensitive(lk, "devices"))
-        if (report_num(ld, "iterations.count") > iters)
-            iters = report_num(ld, "iterations.count");
+        if (cli_json_num(ld, "iterations.count") > iters)
+            iters = cli_json_num(ld, "iterations.count");
     fprintf(out, "<table class=\"wide\"><tr><th>kind</th><th>site</th><th>layer</th>"
                  "<th class=\"num\">count</th><th class=\"num\">bytes each</th>"
                  "<th class=\"num\">alive</th><th class=\"num\">growth%s</th>"
@@ -429,16 +429,16 @@ static void leaks_table(FILE *out, const cJSON *file)
     {
         if (rows++ == MAX_LEAK_ROWS)
             break;
-        const char *kind = report_str(L, "kind");
+        const char *kind = cli_json_str(L, "kind");
         char site[600], each[80], growth[80] = "-";
         leak_site_each(L, site, sizeof site, each, sizeof each);
         if (!strcmp(kind, "leak")) {
             char gb[32];
-            ms_format_bytes((int64_t)(report_num(L, "growth_per_iteration.bytes") + 0.5), gb,
+            ms_format_bytes((int64_t)(cli_json_num(L, "growth_per_iteration.bytes") + 0.5), gb,
                             sizeof gb);
             snprintf(growth, sizeof growth, "+%.3g alloc%s, +%s",
-                     report_num(L, "growth_per_iteration.count"),
-                     cli_plural(report_num(L, "growth_per_iteration.count")), gb);
+                     cli_json_num(L, "growth_per_iteration.count"),
+                     cli_plural(cli_json_num(L, "growth_per_iteration.count")), gb);
         }
         const cJSON *members = cJSON_GetObjectItemCaseSensitive(L, "members");
         int nm = cJSON_GetArraySize(members);
@@ -447,34 +447,34 @@ static void leaks_table(FILE *out, const cJSON *file)
         fputs("</td>", out);
         if (nm > 1) {
             /* One cause, several sites: the pattern is the finding, its sites follow. */
-            snprintf(site, sizeof site, "%s: %d sites", report_str(L, "pattern"), nm);
+            snprintf(site, sizeof site, "%s: %d sites", cli_json_str(L, "pattern"), nm);
             report_cell_site(out, site, NULL);
             report_cell_site(out, "-", NULL);
         } else {
-            report_cell_site_user(out, site, report_str(L, "site.function"), L,
-                           report_str(L, "site.filename"), report_num(L, "site.line"));
-            const char *layer = report_str(L, "layer");
+            report_cell_site_user(out, site, cli_json_str(L, "site.function"), L,
+                           cli_json_str(L, "site.filename"), cli_json_num(L, "site.line"));
+            const char *layer = cli_json_str(L, "layer");
             report_cell_site(out, *layer ? layer : "-", NULL);
         }
-        fprintf(out, "<td class=\"num\">%.0f</td>", report_num(L, "count"));
+        fprintf(out, "<td class=\"num\">%.0f</td>", cli_json_num(L, "count"));
         report_cell_text(out, "num", each);
-        report_cell_size(out, report_num(L, "bytes"));
+        report_cell_size(out, cli_json_num(L, "bytes"));
         report_cell_text(out, "num", growth);
         fprintf(out, "<td class=\"num\">%.3f s</td><td class=\"num\">%.3f s</td></tr>\n",
-                report_num(L, "first_alloc_s"), report_num(L, "last_alloc_s"));
-        if (nm > 1 || !strcmp(report_str(L, "pattern"), "workspace")) {
+                cli_json_num(L, "first_alloc_s"), cli_json_num(L, "last_alloc_s"));
+        if (nm > 1 || !strcmp(cli_json_str(L, "pattern"), "workspace")) {
             fputs("<tr><td></td><td colspan=\"8\"><b>", out);
-            esc(out, report_str(L, "pattern"));
+            esc(out, cli_json_str(L, "pattern"));
             fputs("</b>", out);
-            if (*report_str(L, "call_site.filename")) {
+            if (*cli_json_str(L, "call_site.filename")) {
                 char cs[600];
                 snprintf(cs, sizeof cs, " (model called at %s:%.0f %s)",
-                         cli_basename(report_str(L, "call_site.filename")),
-                         report_num(L, "call_site.line"), report_str(L, "call_site.function"));
+                         cli_basename(cli_json_str(L, "call_site.filename")),
+                         cli_json_num(L, "call_site.line"), cli_json_str(L, "call_site.function"));
                 esc(out, cs);
             }
             fputs(": ", out);
-            esc(out, report_str(L, "pattern_text"));
+            esc(out, cli_json_str(L, "pattern_text"));
             fputs("</td></tr>\n", out);
         }
         const cJSON *M, *listed = nm > 1 ? members : NULL;
@@ -485,13 +485,13 @@ static void leaks_table(FILE *out, const cJSON *file)
             fputs("<tr><td></td><td class=\"site member\">", out);
             esc(out, msite);
             fputc(' ', out);
-            esc(out, report_str(M, "site.function"));
+            esc(out, cli_json_str(M, "site.function"));
             fputs("</td>", out);
-            const char *ml = report_str(M, "layer");
+            const char *ml = cli_json_str(M, "layer");
             report_cell_site(out, *ml ? ml : "-", NULL);
-            fprintf(out, "<td class=\"num\">%.0f</td>", report_num(M, "count"));
+            fprintf(out, "<td class=\"num\">%.0f</td>", cli_json_num(M, "count"));
             report_cell_text(out, "num", meach);
-            report_cell_size(out, report_num(M, "bytes"));
+            report_cell_size(out, cli_json_num(M, "bytes"));
             fputs("<td></td><td></td><td></td></tr>\n", out);
         }
         if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(L, "stack"))) {
@@ -518,28 +518,28 @@ static void iterations_table(FILE *out, const cJSON *file)
 {
     const cJSON *dev;
     size_t k = 0, left = 0;
-    cJSON_ArrayForEach(dev, report_get(file, "leaks.devices"))
+    cJSON_ArrayForEach(dev, cli_json_get(file, "leaks.devices"))
     {
-        if (!report_device_shown(file, k++, (int)report_num(dev, "device"))) {
+        if (!report_device_shown(file, k++, (int)cli_json_num(dev, "device"))) {
             left++;
             continue;
         }
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(dev, "iterations");
-        double n = report_num(it, "count");
-        fprintf(out, "<h3>Iterations (device %.0f)</h3>\n<p>", report_num(dev, "device"));
+        double n = cli_json_num(it, "count");
+        fprintf(out, "<h3>Iterations (device %.0f)</h3>\n<p>", cli_json_num(dev, "device"));
         if (n == 0) {
             fputs("None found: ", out);
-            esc(out, report_str(it, "method_text"));
+            esc(out, cli_json_str(it, "method_text"));
             fputs(".</p>\n", out);
             continue;
         }
         fprintf(out, "%.0f, found by ", n);
-        esc(out, report_str(it, "method"));
+        esc(out, cli_json_str(it, "method"));
         fputs(" <span class=\"muted\">(", out);
-        esc(out, report_str(it, "method_text"));
-        if (*report_str(it, "detail")) {
+        esc(out, cli_json_str(it, "method_text"));
+        if (*cli_json_str(it, "detail")) {
             fputs("; ", out);
-            esc(out, report_str(it, "detail"));
+            esc(out, cli_json_str(it, "detail"));
         }
         fputs(")</span>. Live memory that grows from one iteration end to the next is the "
               "first sign of a leak.</p>\n",
@@ -549,7 +549,7 @@ static void iterations_table(FILE *out, const cJSON *file)
         const cJSON *x;
         bool idle = false;
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(it, "items"))
-            idle = idle || report_num(x, "idle_before_s") > 0 || report_num(x, "idle_inside_s") > 0;
+            idle = idle || cli_json_num(x, "idle_before_s") > 0 || cli_json_num(x, "idle_inside_s") > 0;
         fprintf(out, "<table><tr><th class=\"num\">#</th><th class=\"num\">start</th>"
                      "<th class=\"num\">%s</th><th class=\"num\">peak</th>"
                      "<th class=\"num\">live at end</th><th class=\"num\">change</th>%s</tr>\n",
@@ -558,26 +558,26 @@ static void iterations_table(FILE *out, const cJSON *file)
         double prev = -1;
         cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(it, "items"))
         {
-            double live = report_num(x, "live_end_bytes");
+            double live = cli_json_num(x, "live_end_bytes");
             if (rows++ < MAX_ITER_ROWS) {
                 char w0[32], w1[32];
-                if (!cJSON_IsNumber(report_get(x, "start_s"))) { /* no times: events */
-                    snprintf(w0, sizeof w0, "event %.0f", report_num(x, "start_event"));
+                if (!cJSON_IsNumber(cli_json_get(x, "start_s"))) { /* no times: events */
+                    snprintf(w0, sizeof w0, "event %.0f", cli_json_num(x, "start_event"));
                     snprintf(w1, sizeof w1, "%.0f events",
-                             report_num(x, "end_event") - report_num(x, "start_event"));
+                             cli_json_num(x, "end_event") - cli_json_num(x, "start_event"));
                 } else {
                     report_seconds(w0, sizeof w0, x, "start_s");
                     report_seconds(w1, sizeof w1, x,
-                                   cJSON_IsNumber(report_get(x, "busy_s")) ? "busy_s"
+                                   cJSON_IsNumber(cli_json_get(x, "busy_s")) ? "busy_s"
                                                                             : "duration_s");
                 }
                 fprintf(out, "<tr><td class=\"num\">%.0f%s</td><td class=\"num\">%s</td>"
                              "<td class=\"num\">%s</td>",
-                        report_num(x, "index"),
+                        cli_json_num(x, "index"),
                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "partial")) ? " (partial)"
                                                                                      : "",
                         w0, w1);
-                report_cell_size(out, report_num(x, "peak_bytes"));
+                report_cell_size(out, cli_json_num(x, "peak_bytes"));
                 report_cell_size(out, live);
                 char d[48] = "";
                 if (prev >= 0)
@@ -590,9 +590,9 @@ static void iterations_table(FILE *out, const cJSON *file)
                 }
                 /* A CUDA-graph replay: what it really holds is its live bytes plus the
                  * pool (said once above the table). */
-                if (cJSON_IsNumber(report_get(x, "footprint_bytes"))) {
+                if (cJSON_IsNumber(cli_json_get(x, "footprint_bytes"))) {
                     char fb[32];
-                    ms_format_bytes((int64_t)report_num(x, "footprint_bytes"), fb, sizeof fb);
+                    ms_format_bytes((int64_t)cli_json_num(x, "footprint_bytes"), fb, sizeof fb);
                     fprintf(out, "<td>replay: %s with the pool</td>", fb);
                 }
                 fputs("</tr>\n", out);
@@ -603,14 +603,14 @@ static void iterations_table(FILE *out, const cJSON *file)
         const cJSON *unf = cJSON_GetObjectItemCaseSensitive(it, "unfinished");
         if (cJSON_IsObject(unf)) {
             char w0[32] = "", w1[32] = "";
-            if (cJSON_IsNumber(report_get(unf, "start_s"))) {
+            if (cJSON_IsNumber(cli_json_get(unf, "start_s"))) {
                 report_seconds(w0, sizeof w0, unf, "start_s");
                 report_seconds(w1, sizeof w1, unf, "duration_s");
             }
             fprintf(out, "<tr><td class=\"num\">%.0f</td><td class=\"num\">%s</td>"
                          "<td class=\"num\">%s</td>",
-                    report_num(unf, "index"), w0, w1);
-            report_cell_size(out, report_num(unf, "peak_bytes"));
+                    cli_json_num(unf, "index"), w0, w1);
+            report_cell_size(out, cli_json_num(unf, "peak_bytes"));
             fputs("<td class=\"num\">-</td><td>unfinished: the failure (peak so far)</td></tr>\n",
                   out);
         }
@@ -640,27 +640,27 @@ static void categories_table(FILE *out, const cJSON *file)
     const cJSON *iters = cJSON_GetObjectItemCaseSensitive(c, "iterations");
     int nit = cJSON_GetArraySize(iters);
     const cJSON *last = nit ? cJSON_GetArrayItem(iters, nit - 1) : NULL;
-    double peak = report_num(c, "peak.bytes"), end = last ? report_num(last, "end_bytes") : 0;
+    double peak = cli_json_num(c, "peak.bytes"), end = last ? cli_json_num(last, "end_bytes") : 0;
     fprintf(out, "<h3>What the memory is (device %.0f)</h3>\n<p>Each allocation's category "
                  "comes from the phase it was made in (%.0f forward, %.0f backward, %.0f "
                  "optimizer step found) and whether it outlived it.</p>\n",
-            report_num(c, "device"), report_num(c, "phases.forward"),
-            report_num(c, "phases.backward"), report_num(c, "phases.optimizer"));
+            cli_json_num(c, "device"), cli_json_num(c, "phases.forward"),
+            cli_json_num(c, "phases.backward"), cli_json_num(c, "phases.optimizer"));
     fputs("<table><tr><th>category</th><th class=\"num\">at the peak</th>"
           "<th class=\"num\">share</th>",
           out);
     if (last)
-        fprintf(out, "<th class=\"num\">end of iteration %.0f</th>", report_num(last, "index"));
+        fprintf(out, "<th class=\"num\">end of iteration %.0f</th>", cli_json_num(last, "index"));
     fputs("</tr>\n", out);
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        double v = report_num(report_get(c, "peak.categories"), names[k]);
+        double v = cli_json_num(cli_json_get(c, "peak.categories"), names[k]);
         fputs("<tr><td>", out);
         esc(out, names[k]);
         fputs("</td>", out);
         report_cell_size(out, v);
         fprintf(out, "<td class=\"num\">%.1f%%</td>", peak > 0 ? 100.0 * v / peak : 0.0);
         if (last)
-            report_cell_size(out, report_num(report_get(last, "at_end"), names[k]));
+            report_cell_size(out, cli_json_num(cli_json_get(last, "at_end"), names[k]));
         fputs("</tr>\n", out);
     }
     fputs("<tr><td>total</td>", out);
@@ -681,28 +681,28 @@ static void categories_table(FILE *out, const cJSON *file)
     const char *form = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "form"));
     if (cJSON_IsObject(f) && form && !strcmp(form, "inference")) {
         char p[32], in[32], a[32], e[32], m[32];
-        ms_format_bytes((int64_t)report_num(f, "parameter"), p, sizeof p);
-        ms_format_bytes((int64_t)report_num(f, "input"), in, sizeof in);
-        ms_format_bytes((int64_t)report_num(f, "activation_temporary"), a, sizeof a);
-        ms_format_bytes((int64_t)report_num(f, "estimate"), e, sizeof e);
-        ms_format_bytes((int64_t)report_num(f, "measured_peak"), m, sizeof m);
+        ms_format_bytes((int64_t)cli_json_num(f, "parameter"), p, sizeof p);
+        ms_format_bytes((int64_t)cli_json_num(f, "input"), in, sizeof in);
+        ms_format_bytes((int64_t)cli_json_num(f, "activation_temporary"), a, sizeof a);
+        ms_format_bytes((int64_t)cli_json_num(f, "estimate"), e, sizeof e);
+        ms_format_bytes((int64_t)cli_json_num(f, "measured_peak"), m, sizeof m);
         fprintf(out, "<p>Iteration %.0f, an inference run (no backward, no optimizer step): "
                      "parameters + inputs and KV caches + activations and temporaries = %s + "
                      "%s + %s = %s; measured peak %s.</p>\n",
-                report_num(f, "iteration"), p, in, a, e, m);
+                cli_json_num(f, "iteration"), p, in, a, e, m);
     } else if (cJSON_IsObject(f)) {
         char p[32], o[32], g[32], t[32], a[32], e[32], m[32];
-        ms_format_bytes((int64_t)report_num(f, "parameter"), p, sizeof p);
-        ms_format_bytes((int64_t)report_num(f, "optimizer_state"), o, sizeof o);
-        ms_format_bytes((int64_t)report_num(f, "gradient"), g, sizeof g);
-        ms_format_bytes((int64_t)report_num(f, "optimizer_temporary"), t, sizeof t);
-        ms_format_bytes((int64_t)report_num(f, "activation"), a, sizeof a);
-        ms_format_bytes((int64_t)report_num(f, "estimate"), e, sizeof e);
-        ms_format_bytes((int64_t)report_num(f, "measured_peak"), m, sizeof m);
+        ms_format_bytes((int64_t)cli_json_num(f, "parameter"), p, sizeof p);
+        ms_format_bytes((int64_t)cli_json_num(f, "optimizer_state"), o, sizeof o);
+        ms_format_bytes((int64_t)cli_json_num(f, "gradient"), g, sizeof g);
+        ms_format_bytes((int64_t)cli_json_num(f, "optimizer_temporary"), t, sizeof t);
+        ms_format_bytes((int64_t)cli_json_num(f, "activation"), a, sizeof a);
+        ms_format_bytes((int64_t)cli_json_num(f, "estimate"), e, sizeof e);
+        ms_format_bytes((int64_t)cli_json_num(f, "measured_peak"), m, sizeof m);
         fprintf(out, "<p>Iteration %.0f, the guide's formula: parameters + optimizer state + "
                      "max(gradients + optimizer intermediates, activations) = %s + %s + "
                      "max(%s + %s, %s) = %s; measured peak %s.</p>\n",
-                report_num(f, "iteration"), p, o, g, t, a, e, m);
+                cli_json_num(f, "iteration"), p, o, g, t, a, e, m);
     }
 }
 
@@ -717,7 +717,7 @@ static void category_chart(FILE *out, const cJSON *file, const char *svg)
           "the bottom, then optimizer state, workspaces, gradients, the input batch, "
           "activations and temporaries, each band the bytes its category holds",
           out);
-    const char *png = report_str(file, "categories_png");
+    const char *png = cli_json_str(file, "categories_png");
     if (*png) {
         fputs(" (also <code>", out);
         esc(out, png);
@@ -731,10 +731,10 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
 {
     char anchor[32];
     fprintf(out, "<h2 id=\"%s\">", file_anchor(index, anchor, sizeof anchor));
-    esc(out, report_str(file, "path"));
+    esc(out, cli_json_str(file, "path"));
     fputs("</h2>\n<p class=\"sub\">", out);
-    fprintf(out, "pickle protocol %.0f, %.0f byte%s", report_num(file, "pickle_protocol"),
-            report_num(file, "pickle_bytes"), cli_plural(report_num(file, "pickle_bytes")));
+    fprintf(out, "pickle protocol %.0f, %.0f byte%s", cli_json_num(file, "pickle_protocol"),
+            cli_json_num(file, "pickle_bytes"), cli_plural(cli_json_num(file, "pickle_bytes")));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(file, "allocator_settings");
     const cJSON *kv;
     bool first = true;
@@ -752,14 +752,14 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(file, "devices");
     if (cJSON_GetArraySize(devs) == 0)
         fputs("<p class=\"muted\">No device has events or segments.</p>\n", out);
-    int chart_dev = (int)report_num(file, "chart_device");
+    int chart_dev = (int)cli_json_num(file, "chart_device");
     /* Counted once: a count walks the list, and a file may have 65,536 devices. */
     bool several = devs && devs->child && devs->child->next;
     const cJSON *dev;
     size_t k = 0, left = 0;
     cJSON_ArrayForEach(dev, devs)
     {
-        int d = (int)report_num(dev, "device");
+        int d = (int)cli_json_num(dev, "device");
         if (!report_device_shown(file, k++, d)) {
             left++;
             continue;
@@ -780,7 +780,7 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
                          "outlined in red; hover a band for its allocation, click it for its "
                          "stack trace, drag to zoom, double-click to zoom out",
                     d);
-            const char *png = report_str(file, "timeline_png");
+            const char *png = cli_json_str(file, "timeline_png");
             if (*png) {
                 fputs(" (also <code>", out);
                 esc(out, png);
@@ -798,7 +798,7 @@ static void file_section(FILE *out, const cJSON *file, size_t index, const char 
 
 int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
 {
-    const char *title = report_str(doc, "title");
+    const char *title = cli_json_str(doc, "title");
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
     int n = cJSON_GetArraySize(files);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -817,7 +817,7 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
     esc(out, title);
     fprintf(out, "</h1>\n<p class=\"sub\">%d snapshot%s · memsnap %s · <code>summary.json</code> "
                  "and <code>summary.md</code> beside this page hold the same facts</p>\n",
-            n, n == 1 ? "" : "s", report_str(doc, "memsnap_version"));
+            n, n == 1 ? "" : "s", cli_json_str(doc, "memsnap_version"));
     fputs("<nav><a href=\"#overview\">Overview</a>", out);
     const cJSON *cmp = cJSON_GetObjectItemCaseSensitive(doc, "comparison");
     if (cJSON_IsObject(cmp))
@@ -830,7 +830,7 @@ int report_write_html(FILE *out, const cJSON *doc, const report_svgs *svgs)
     {
         char anchor[32];
         fprintf(out, "<a href=\"#%s\">", file_anchor(i++, anchor, sizeof anchor));
-        esc(out, cli_basename(report_str(file, "path")));
+        esc(out, cli_basename(cli_json_str(file, "path")));
         fputs("</a>", out);
     }
     fputs("</nav>\n", out);

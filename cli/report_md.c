@@ -64,7 +64,7 @@ static void gates(FILE *out, const cJSON *g)
         fputs("No gates were set.\n\n", out);
         return;
     }
-    int failed = (int)report_num(g, "failed");
+    int failed = (int)cli_json_num(g, "failed");
     if (failed)
         fprintf(out, "**:x: Gates failed: %d of %d check%s.**\n\n", failed, n, n == 1 ? "" : "s");
     else
@@ -95,30 +95,30 @@ static void overview(FILE *out, const cJSON *files)
         cJSON_ArrayForEach(dev, cJSON_GetObjectItemCaseSensitive(file, "devices"))
         {
             char p[32], r[32], l[32], it[32] = "-", lk[64] = "-";
-            int d = (int)report_num(dev, "device");
+            int d = (int)cli_json_num(dev, "device");
             if (!report_device_shown(file, k++, d)) {
                 left++;
                 continue;
             }
-            size_text(report_num(dev, "peak.bytes"), p, sizeof p);
-            size_text(report_num(dev, "reserved.peak_bytes"), r, sizeof r);
-            size_text(report_num(dev, "live_end.bytes"), l, sizeof l);
-            const cJSON *ld = report_device_entry(report_get(file, "leaks.devices"), d, &hint);
+            size_text(cli_json_num(dev, "peak.bytes"), p, sizeof p);
+            size_text(cli_json_num(dev, "reserved.peak_bytes"), r, sizeof r);
+            size_text(cli_json_num(dev, "live_end.bytes"), l, sizeof l);
+            const cJSON *ld = report_device_entry(cli_json_get(file, "leaks.devices"), d, &hint);
             if (ld)
-                snprintf(it, sizeof it, "%.0f", report_num(ld, "iterations.count"));
-            const cJSON *v = report_get(file, "leaks.verdict");
+                snprintf(it, sizeof it, "%.0f", cli_json_num(ld, "iterations.count"));
+            const cJSON *v = cli_json_get(file, "leaks.verdict");
             if (v) {
-                double n = report_num(v, "leaks");
+                double n = cli_json_num(v, "leaks");
                 if (n > 0) {
                     char b[32];
-                    size_text(report_num(v, "leaked_bytes"), b, sizeof b);
+                    size_text(cli_json_num(v, "leaked_bytes"), b, sizeof b);
                     snprintf(lk, sizeof lk, "**%.0f** (%s)", n, b);
                 } else {
                     snprintf(lk, sizeof lk, "none");
                 }
             }
             fputs("| ", out);
-            md(out, cli_basename(report_str(file, "path")));
+            md(out, cli_basename(cli_json_str(file, "path")));
             char when[32];
             fprintf(out, " | %d | %s | %s | %s | %s | %s | %s | %d |\n", d, p,
                     report_seconds(when, sizeof when, dev, "peak.seconds"), r, l, it, lk,
@@ -140,15 +140,15 @@ static void pct(FILE *out, const cJSON *v)
 static void pair(FILE *out, const cJSON *p)
 {
     fputs("> ", out);
-    md(out, report_str(p, "verdict"));
+    md(out, cli_json_str(p, "verdict"));
     fputs("\n\n", out);
     const cJSON *sites = cJSON_GetObjectItemCaseSensitive(p, "sites");
     if (cJSON_GetArraySize(sites) == 0)
         return;
     fputs("| site | ", out);
-    md(out, report_str(p, "a_label"));
+    md(out, cli_json_str(p, "a_label"));
     fputs(" | ", out);
-    md(out, report_str(p, "b_label"));
+    md(out, cli_json_str(p, "b_label"));
     fputs(" | change |\n|---|--:|--:|--:|\n", out);
     const cJSON *s;
     int k = 0;
@@ -157,13 +157,13 @@ static void pair(FILE *out, const cJSON *p)
         if (k++ == MD_SITES)
             break;
         char a[32], b[32], d[48];
-        size_text(report_num(s, "a_bytes"), a, sizeof a);
-        size_text(report_num(s, "b_bytes"), b, sizeof b);
-        signed_size_text((int64_t)report_num(s, "delta_bytes"), d, sizeof d);
+        size_text(cli_json_num(s, "a_bytes"), a, sizeof a);
+        size_text(cli_json_num(s, "b_bytes"), b, sizeof b);
+        signed_size_text((int64_t)cli_json_num(s, "delta_bytes"), d, sizeof d);
         fputs("| ", out);
-        md(out, report_str(s, "site"));
+        md(out, cli_json_str(s, "site"));
         fputc(' ', out);
-        md_function(out, report_str(s, "function"));
+        md_function(out, cli_json_str(s, "function"));
         char mv[2100];
         if (report_site_moved(s, mv, sizeof mv)) {
             fputs(" (", out);
@@ -196,13 +196,13 @@ static void comparison(FILE *out, const cJSON *cmp)
             break;
         }
         char pk[32], rs[32], rank[16] = "-";
-        size_text(report_num(row, "peak_bytes"), pk, sizeof pk);
-        size_text(report_num(row, "reserved_peak_bytes"), rs, sizeof rs);
+        size_text(cli_json_num(row, "peak_bytes"), pk, sizeof pk);
+        size_text(cli_json_num(row, "reserved_peak_bytes"), rs, sizeof rs);
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(row, "rank");
         if (cJSON_IsNumber(r))
             snprintf(rank, sizeof rank, "%d", r->valueint);
         fputs("| ", out);
-        md(out, report_str(row, "label"));
+        md(out, cli_json_str(row, "label"));
         fprintf(out, " | %s | %s | ", rank, pk);
         pct(out, cJSON_GetObjectItemCaseSensitive(row, "peak_delta_pct"));
         fprintf(out, " | %s | ", rs);
@@ -220,16 +220,16 @@ static void baseline(FILE *out, const cJSON *doc)
         return;
     fputs("### Against the baseline\n\n", out);
     fputs("Baseline: ", out);
-    md(out, report_str(base, "path"));
+    md(out, cli_json_str(base, "path"));
     fputs("\n\n", out);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(base, "pairs"))
     {
         fputs("- **", out);
-        md(out, cli_basename(report_str(cJSON_GetArrayItem(files, (int)report_num(p, "b")), "path")));
+        md(out, cli_basename(cli_json_str(cJSON_GetArrayItem(files, (int)cli_json_num(p, "b")), "path")));
         fputs("**: ", out);
-        md(out, report_str(p, "verdict"));
+        md(out, cli_json_str(p, "verdict"));
         fputs("\n\n", out);
     }
 }
@@ -243,12 +243,12 @@ static void categories(FILE *out, const cJSON *file)
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(file, "categories");
     if (!cJSON_IsObject(c))
         return;
-    double peak = report_num(c, "peak.bytes");
+    double peak = cli_json_num(c, "peak.bytes");
     fprintf(out, "What the memory is at the peak (device %.0f):\n\n| category | bytes | share |\n"
                  "|---|--:|--:|\n",
-            report_num(c, "device"));
+            cli_json_num(c, "device"));
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        double v = report_num(report_get(c, "peak.categories"), names[k]);
+        double v = cli_json_num(cli_json_get(c, "peak.categories"), names[k]);
         char b[32];
         size_text(v, b, sizeof b);
         fprintf(out, "| %s | %s | %.1f%% |\n", names[k], b, peak > 0 ? 100.0 * v / peak : 0.0);
@@ -262,7 +262,7 @@ static void categories(FILE *out, const cJSON *file)
     }
     /* The chart sits beside summary.md in the report directory. Its name is made of
      * [A-Za-z0-9._-] (report_png_name), which a link target takes as it is. */
-    const char *png = report_str(file, "categories_png");
+    const char *png = cli_json_str(file, "categories_png");
     if (*png && strspn(png, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
                     strlen(png))
         fprintf(out, "![memory by category](%s)\n\n", png);
@@ -297,7 +297,7 @@ static void md_idle(FILE *out, const cJSON *iterations)
         }
         if (at < sizeof line)
             at += (size_t)snprintf(line + at, sizeof line - at, "%siteration %.0f %s",
-                                   shown ? ", " : "", report_num(x, "index"), iw);
+                                   shown ? ", " : "", cli_json_num(x, "index"), iw);
         shown++;
     }
     leaks_iterations_trailing_text(iterations, tr, sizeof tr);
@@ -315,7 +315,7 @@ static void md_idle(FILE *out, const cJSON *iterations)
 static void file_details(FILE *out, const cJSON *file)
 {
     fputs("#### ", out);
-    md(out, report_str(file, "path"));
+    md(out, cli_json_str(file, "path"));
     fputs("\n\n", out);
     categories(out, file);
     const cJSON *dev;
@@ -325,7 +325,7 @@ static void file_details(FILE *out, const cJSON *file)
     size_t shown_k = 0, left = 0;
     cJSON_ArrayForEach(dev, devs)
     {
-        if (!report_device_shown(file, shown_k++, (int)report_num(dev, "device"))) {
+        if (!report_device_shown(file, shown_k++, (int)cli_json_num(dev, "device"))) {
             left++;
             continue;
         }
@@ -335,7 +335,7 @@ static void file_details(FILE *out, const cJSON *file)
             shape_line_json(shape, line, sizeof line);
             fputs("**Recording**", out);
             if (several)
-                fprintf(out, " (device %.0f)", report_num(dev, "device"));
+                fprintf(out, " (device %.0f)", cli_json_num(dev, "device"));
             fputs(": ", out);
             md(out, line);
             fputs("\n\n", out);
@@ -346,7 +346,7 @@ static void file_details(FILE *out, const cJSON *file)
         md_idle(out, cJSON_GetObjectItemCaseSensitive(dev, "iterations"));
         fprintf(out, "Top sites alive at the peak%s", several ? " (device " : "");
         if (several)
-            fprintf(out, "%.0f)", report_num(dev, "device"));
+            fprintf(out, "%.0f)", cli_json_num(dev, "device"));
         fputs(":\n\n| bytes | count | site |\n|--:|--:|---|\n", out);
         const cJSON *s;
         int k = 0;
@@ -355,12 +355,12 @@ static void file_details(FILE *out, const cJSON *file)
             if (k++ == MD_SITES)
                 break;
             char b[32];
-            size_text(report_num(s, "bytes"), b, sizeof b);
-            fprintf(out, "| %s | %.0f | ", b, report_num(s, "count"));
-            md(out, report_str(s, "site"));
+            size_text(cli_json_num(s, "bytes"), b, sizeof b);
+            fprintf(out, "| %s | %.0f | ", b, cli_json_num(s, "count"));
+            md(out, cli_json_str(s, "site"));
             fputc(' ', out);
-            md_function(out, report_str(s, "function"));
-            md_user_frame(out, s, report_str(s, "filename"), report_num(s, "line"));
+            md_function(out, cli_json_str(s, "function"));
+            md_user_frame(out, s, cli_json_str(s, "filename"), cli_json_num(s, "line"));
             fputs(" |\n", out);
         }
         fputc('\n', out);
@@ -368,38 +368,38 @@ static void file_details(FILE *out, const cJSON *file)
         if (n_oom) {
             const cJSON *o = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev, "ooms"), 0);
             char r[32], f[32];
-            size_text(report_num(o, "requested_bytes"), r, sizeof r);
-            size_text(report_num(o, "device_free_bytes"), f, sizeof f);
+            size_text(cli_json_num(o, "requested_bytes"), r, sizeof r);
+            size_text(cli_json_num(o, "device_free_bytes"), f, sizeof f);
             fprintf(out, "**Out of memory**: %d allocation%s failed; the first asked for %s with "
                          "%s free.\n\n",
                     n_oom, n_oom == 1 ? "" : "s", r, f);
         }
     }
     devices_left_out(out, left);
-    const cJSON *items = report_get(file, "leaks.leaks");
+    const cJSON *items = cli_json_get(file, "leaks.leaks");
     int shown = 0;
     const cJSON *L;
     cJSON_ArrayForEach(L, items)
     {
-        const char *kind = report_str(L, "kind");
+        const char *kind = cli_json_str(L, "kind");
         if (!strcmp(kind, "retained"))
             continue;
         if (shown == 0) {
             double iters = 0; /* without iterations nothing grows per iteration */
             const cJSON *ld;
-            cJSON_ArrayForEach(ld, report_get(file, "leaks.devices"))
-                if (report_num(ld, "iterations.count") > iters)
-                    iters = report_num(ld, "iterations.count");
+            cJSON_ArrayForEach(ld, cli_json_get(file, "leaks.devices"))
+                if (cli_json_num(ld, "iterations.count") > iters)
+                    iters = cli_json_num(ld, "iterations.count");
             fprintf(out, "| kind | site | count | alive | growth%s |\n|---|---|--:|--:|--:|\n",
                     iters > 0 ? " / iteration" : "");
         }
         if (shown++ == MD_LEAKS)
             break;
         char b[32], g[48] = "-";
-        size_text(report_num(L, "bytes"), b, sizeof b);
+        size_text(cli_json_num(L, "bytes"), b, sizeof b);
         if (!strcmp(kind, "leak")) {
             char gb[32];
-            size_text(report_num(L, "growth_per_iteration.bytes") + 0.5, gb, sizeof gb);
+            size_text(cli_json_num(L, "growth_per_iteration.bytes") + 0.5, gb, sizeof gb);
             snprintf(g, sizeof g, "+%s", gb);
         }
         fputs("| ", out);
@@ -408,20 +408,20 @@ static void file_details(FILE *out, const cJSON *file)
         int nm = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(L, "members"));
         if (nm > 1) {
             /* One cause, several sites: the pattern, and for a pass the line calling it. */
-            fprintf(out, "%s: %d sites", report_str(L, "pattern"), nm);
-            if (*report_str(L, "call_site.filename")) {
+            fprintf(out, "%s: %d sites", cli_json_str(L, "pattern"), nm);
+            if (*cli_json_str(L, "call_site.filename")) {
                 fputs(", model called at ", out);
-                md(out, cli_basename(report_str(L, "call_site.filename")));
-                fprintf(out, ":%.0f ", report_num(L, "call_site.line"));
-                md(out, report_str(L, "call_site.function"));
+                md(out, cli_basename(cli_json_str(L, "call_site.filename")));
+                fprintf(out, ":%.0f ", cli_json_num(L, "call_site.line"));
+                md(out, cli_json_str(L, "call_site.function"));
             }
         } else {
-            md(out, cli_basename(report_str(L, "site.filename")));
-            fprintf(out, ":%.0f ", report_num(L, "site.line"));
-            md(out, report_str(L, "site.function"));
-            md_user_frame(out, L, report_str(L, "site.filename"), report_num(L, "site.line"));
+            md(out, cli_basename(cli_json_str(L, "site.filename")));
+            fprintf(out, ":%.0f ", cli_json_num(L, "site.line"));
+            md(out, cli_json_str(L, "site.function"));
+            md_user_frame(out, L, cli_json_str(L, "site.filename"), cli_json_num(L, "site.line"));
         }
-        fprintf(out, " | %.0f | %s | %s |\n", report_num(L, "count"), b, g);
+        fprintf(out, " | %.0f | %s | %s |\n", cli_json_num(L, "count"), b, g);
     }
     if (shown)
         fputc('\n', out);
@@ -431,7 +431,7 @@ static void write_page(FILE *out, const cJSON *doc)
 {
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(doc, "files");
     fputs("## ", out);
-    md(out, report_str(doc, "title"));
+    md(out, cli_json_str(doc, "title"));
     fputs("\n\n", out);
     gates(out, cJSON_GetObjectItemCaseSensitive(doc, "gates"));
     overview(out, files);

@@ -150,27 +150,27 @@ static void advice_items(FILE *out, escape_fn esc, const cJSON *e, const char *p
 
 static void iterations_line(char *buf, size_t cap, const cJSON *e)
 {
-    const cJSON *its = report_get(e, "iterations");
+    const cJSON *its = cli_json_get(e, "iterations");
     size_t used = 0;
     buf[0] = '\0';
     if (cJSON_GetArraySize(its) == 0)
         return;
-    double top = report_num(e, "peak_iteration");
+    double top = cli_json_num(e, "peak_iteration");
     int n = snprintf(buf, cap, "Iterations up to it:");
     used = n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
     const cJSON *it;
     cJSON_ArrayForEach(it, its)
     {
         char a[32], b[32];
-        double idx = report_num(it, "index");
+        double idx = cli_json_num(it, "index");
         const char *highest = idx == top ? ", the highest" : "";
-        if (cJSON_IsTrue(report_get(it, "unfinished")))
+        if (cJSON_IsTrue(cli_json_get(it, "unfinished")))
             n = snprintf(buf + used, cap - used, " #%.0f peak so far %s%s, unfinished: the failure.",
-                         idx, sz(report_num(it, "peak_bytes"), a), highest);
+                         idx, sz(cli_json_num(it, "peak_bytes"), a), highest);
         else
             n = snprintf(buf + used, cap - used, " #%.0f peak %s%s, %s live at its end;", idx,
-                         sz(report_num(it, "peak_bytes"), a), highest,
-                         sz(report_num(it, "live_end_bytes"), b));
+                         sz(cli_json_num(it, "peak_bytes"), a), highest,
+                         sz(cli_json_num(it, "live_end_bytes"), b));
         if (n < 0 || (size_t)n >= cap - used)
             return; /* cut at the buffer's end */
         used += (size_t)n;
@@ -191,25 +191,25 @@ void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
         if (shown++ == 5)
             break;
         fprintf(out, "<div class=\"oom\"><b>OOM on device %.0f at event %.0f: cause ",
-                report_num(e, "device"), report_num(e, "event"));
-        report_html_escape(out, report_str(e, "cause"));
-        fprintf(out, "%s</b><br>", cJSON_IsTrue(report_get(e, "approximate")) ? " (approximate)" : "");
+                cli_json_num(e, "device"), cli_json_num(e, "event"));
+        report_html_escape(out, cli_json_str(e, "cause"));
+        fprintf(out, "%s</b><br>", cJSON_IsTrue(cli_json_get(e, "approximate")) ? " (approximate)" : "");
         fprintf(out, "requested %s (block %s); %s free on the device; %s allocated of %s "
                      "reserved; free inside reserved segments %s in %.0f blocks, the largest %s.<br>",
-                sz(report_num(e, "request_bytes"), a), sz(report_num(e, "request_block_bytes"), b),
-                sz(report_num(e, "device_free_bytes"), c), sz(report_num(e, "allocated_bytes"), d),
-                sz(report_num(e, "reserved_bytes"), e2), sz(report_num(e, "free_in_reserved_bytes"), f),
-                report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), g));
-        report_html_escape(out, report_str(e, "why"));
+                sz(cli_json_num(e, "request_bytes"), a), sz(cli_json_num(e, "request_block_bytes"), b),
+                sz(cli_json_num(e, "device_free_bytes"), c), sz(cli_json_num(e, "allocated_bytes"), d),
+                sz(cli_json_num(e, "reserved_bytes"), e2), sz(cli_json_num(e, "free_in_reserved_bytes"), f),
+                cli_json_num(e, "free_blocks"), sz(cli_json_num(e, "largest_free_block_bytes"), g));
+        report_html_escape(out, cli_json_str(e, "why"));
         /* the counterfactual that names the cause */
-        text_part(out, report_html_escape, "<br>", report_str(e, "evidence"), "");
+        text_part(out, report_html_escape, "<br>", cli_json_str(e, "evidence"), "");
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
         text_part(out, report_html_escape, "<br>", iters, "");
         fputs("<ul>", out);
         advice_items(out, report_html_escape, e, "<li>", "</li>");
         fputs("</ul>", out);
-        text_part(out, report_html_escape, "<i>", report_str(e, "note"), "</i>");
+        text_part(out, report_html_escape, "<i>", cli_json_str(e, "note"), "</i>");
         fputs("</div>\n", out);
     }
     if (svg) {
@@ -219,7 +219,7 @@ void report_html_ooms(FILE *out, const cJSON *file, const char *svg)
               "to one scale, allocated blocks coloured by category, free blocks white with their "
               "sizes, the failed request in red; below, active and reserved memory before it",
               out);
-        const char *png = report_str(file, "oom_png");
+        const char *png = cli_json_str(file, "oom_png");
         if (*png) {
             fputs(" (also <code>", out);
             report_html_escape(out, png);
@@ -238,16 +238,16 @@ void report_md_ooms(FILE *out, const cJSON *file)
     const cJSON *e;
     cJSON_ArrayForEach(e, ooms)
     {
-        fprintf(out, "**OOM** on device %.0f at event %.0f: cause **", report_num(e, "device"),
-                report_num(e, "event"));
-        report_md_escape(out, report_str(e, "cause"));
+        fprintf(out, "**OOM** on device %.0f at event %.0f: cause **", cli_json_num(e, "device"),
+                cli_json_num(e, "event"));
+        report_md_escape(out, cli_json_str(e, "cause"));
         fprintf(out, "**%s: requested %s, free inside reserved segments %s in %.0f blocks "
                      "(largest %s), %s free on the device.\n",
-                cJSON_IsTrue(report_get(e, "approximate")) ? " (approximate)" : "",
-                sz(report_num(e, "request_bytes"), a), sz(report_num(e, "free_in_reserved_bytes"), b),
-                report_num(e, "free_blocks"), sz(report_num(e, "largest_free_block_bytes"), c),
-                sz(report_num(e, "device_free_bytes"), d));
-        text_part(out, report_md_escape, "", report_str(e, "evidence"), "\n");
+                cJSON_IsTrue(cli_json_get(e, "approximate")) ? " (approximate)" : "",
+                sz(cli_json_num(e, "request_bytes"), a), sz(cli_json_num(e, "free_in_reserved_bytes"), b),
+                cli_json_num(e, "free_blocks"), sz(cli_json_num(e, "largest_free_block_bytes"), c),
+                sz(cli_json_num(e, "device_free_bytes"), d));
+        text_part(out, report_md_escape, "", cli_json_str(e, "evidence"), "\n");
         char iters[1024];
         iterations_line(iters, sizeof iters, e);
         text_part(out, report_md_escape, "", iters, "\n");

@@ -10,8 +10,8 @@
 
 const char *report_seconds(char *buf, size_t cap, const cJSON *o, const char *path)
 {
-    if (cJSON_IsNumber(report_get(o, path)))
-        snprintf(buf, cap, "%.3f s", report_num(o, path));
+    if (cJSON_IsNumber(cli_json_get(o, path)))
+        snprintf(buf, cap, "%.3f s", cli_json_num(o, path));
     else
         snprintf(buf, cap, "-"); /* null: the trace has no times */
     return buf;
@@ -24,7 +24,7 @@ const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
         const cJSON *stop = pass ? start : NULL;
         for (const cJSON *e = pass ? (list ? list->child : NULL) : start; e && e != stop;
              e = e->next)
-            if ((int)report_num(e, "device") == d) {
+            if ((int)cli_json_num(e, "device") == d) {
                 *hint = e->next;
                 return e;
             }
@@ -34,7 +34,7 @@ const cJSON *report_device_entry(const cJSON *list, int d, const cJSON **hint)
 
 bool report_device_shown(const cJSON *file, size_t k, int device)
 {
-    return k < REPORT_PAGE_DEVICES || device == (int)report_num(file, "chart_device");
+    return k < REPORT_PAGE_DEVICES || device == (int)cli_json_num(file, "chart_device");
 }
 
 void report_html_escape(FILE *out, const char *s)
@@ -261,7 +261,7 @@ void report_each_check(FILE *out, const cJSON *checked,
         {
             bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
             if (ok == (pass == 1))
-                fn(out, ok, report_str(c, "message"));
+                fn(out, ok, cli_json_str(c, "message"));
         }
     }
 }
@@ -271,6 +271,6 @@ bool report_site_moved(const cJSON *site, char *buf, size_t cap)
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(site, "b_site");
     if (!cJSON_IsString(bs))
         return false;
-    ms_site_moved_format(report_str(site, "site"), bs->valuestring, buf, cap);
+    ms_site_moved_format(cli_json_str(site, "site"), bs->valuestring, buf, cap);
     return true;
 }

@@ -71,7 +71,7 @@ static bool spool_broken;
 /* Copies the value at `path` ("a.b") of `from` into `to`, with the objects on its way. */
 static bool keep_path(cJSON *to, const cJSON *from, const char *path)
 {
-    const cJSON *v = report_get(from, path);
+    const cJSON *v = cli_json_get(from, path);
     if (!v)
         return true;
     char key[64];
@@ -245,7 +245,7 @@ int report_print_written(const report_opts *o, const file_state *fs, size_t n, c
     const cJSON *fj;
     cJSON_ArrayForEach(fj, cJSON_GetObjectItemCaseSensitive(doc, "files"))
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(fj, "oom_png")))
-            printf(", %s", cli_term(report_str(fj, "oom_png")));
+            printf(", %s", cli_term(cli_json_str(fj, "oom_png")));
     if (ranks_png)
         printf(", ranks.png");
     printf("\n");
@@ -253,7 +253,7 @@ int report_print_written(const report_opts *o, const file_state *fs, size_t n, c
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(gates, "checked"))
     {
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "passed"));
-        printf("%s %s\n", ok ? "passed" : "FAILED", cli_term(report_str(c, "message")));
+        printf("%s %s\n", ok ? "passed" : "FAILED", cli_term(cli_json_str(c, "message")));
     }
     if (!failed)
         return 0;

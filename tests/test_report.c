@@ -97,18 +97,18 @@ static void test_max_peak(void)
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "gates");
     CHECK_TRUE(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(g, "passed")));
     const cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "checked"), 0);
-    CHECK_EQ_STR(report_str(c, "gate"), "max_peak");
-    CHECK_EQ_INT(report_num(c, "measured"), peak);
-    CHECK_EQ_INT(report_num(c, "limit"), peak - 1);
+    CHECK_EQ_STR(cli_json_str(c, "gate"), "max_peak");
+    CHECK_EQ_INT(cli_json_num(c, "measured"), peak);
+    CHECK_EQ_INT(cli_json_num(c, "limit"), peak - 1);
     /* summary.json's numbers are the allocator's. */
     const cJSON *dev = cJSON_GetArrayItem(
-        report_get(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"), 0),
+        cli_json_get(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "files"), 0),
                    "devices"),
         0);
-    CHECK_EQ_INT(report_num(dev, "peak.bytes"), peak);
-    CHECK_EQ_INT(report_num(dev, "reserved.peak_bytes"),
+    CHECK_EQ_INT(cli_json_num(dev, "peak.bytes"), peak);
+    CHECK_EQ_INT(cli_json_num(dev, "reserved.peak_bytes"),
                  truth("gpt2_train", "reserved_bytes.all.peak"));
-    CHECK_EQ_INT(report_num(dev, "live_end.bytes"),
+    CHECK_EQ_INT(cli_json_num(dev, "live_end.bytes"),
                  truth("gpt2_train", "requested_bytes.all.current"));
     cJSON_Delete(doc);
 
@@ -219,10 +219,10 @@ static void test_growth(void)
     free_out(expect(0, "passed --max-growth", args));
     snprintf(args, sizeof args, "%s/summary.json", dir);
     cJSON *doc = read_json(args);
-    const cJSON *pair = cJSON_GetArrayItem(report_get(doc, "baseline.pairs"), 0);
-    CHECK_EQ_INT(report_num(pair, "peak_delta_bytes"), p1 - p0);
-    const cJSON *c = cJSON_GetArrayItem(report_get(doc, "gates.checked"), 0);
-    CHECK_TRUE(fabs(report_num(c, "measured") - growth) < 1e-9);
+    const cJSON *pair = cJSON_GetArrayItem(cli_json_get(doc, "baseline.pairs"), 0);
+    CHECK_EQ_INT(cli_json_num(pair, "peak_delta_bytes"), p1 - p0);
+    const cJSON *c = cJSON_GetArrayItem(cli_json_get(doc, "gates.checked"), 0);
+    CHECK_TRUE(fabs(cli_json_num(c, "measured") - growth) < 1e-9);
     cJSON_Delete(doc);
 
     /* The baseline may be an earlier report: its directory or its summary.json. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The report's writers (cli/report_*.c) and summary's text printer (cli/cmd_summary.c)
 # read their own JSON back through key paths written as string literals
-# (report_num(o, "leaks.verdict")), where a typo would read 0 or "" and fail silently.
+# (cli_json_num(o, "leaks.verdict")), where a typo would read 0 or "" and fail silently.
 # Every such literal must name a path that exists, from some object, in the JSON that
 # report and `summary --json` write for bundled recordings chosen to have every section
 # (OOMs, leaks, iterations, two ranks compared, a baseline). A key that only some traces
@@ -48,7 +48,7 @@ def suffixes(o, pre, depth):
         suffixes(x, pre + k + ".", depth + 1)
 for d in docs:
     walk(d)
-call = re.compile(r'\b(?:report_(?:num|str|get)|get)\(\s*[^,;()]+(?:\([^()]*\))?\s*,\s*"([^"]+)"\s*\)')
+call = re.compile(r'\b(?:cli_json_(?:num|str|get)|get)\(\s*[^,;()]+(?:\([^()]*\))?\s*,\s*"([^"]+)"\s*\)')
 secs = re.compile(r'\breport_seconds\([^;]*?,\s*"([^"]+)"\s*\)')
 missing, n = [], 0
 for src in sources:
