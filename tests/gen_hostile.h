@@ -142,6 +142,7 @@ static void hg_event(hg *g, const char *action, int64_t addr, int64_t size, int6
 typedef struct hg_batch {
     hg *g;
     int n;
+    int64_t t; /* the next entry's time_us */
 } hg_batch;
 
 static void hg_trace_begin(hg *g, hg_batch *b)
@@ -166,6 +167,27 @@ static void hg_trace_end(hg_batch *b)
     op(&b->g->w, 'e');
 }
 
+/* A snapshot of one device's trace: hg_one_begin, its entries (hg_entry, a microsecond
+ * apart from 1000), hg_one_end. */
+static void hg_one_begin(hg *g, hg_batch *b)
+{
+    hg_begin(g);
+    hg_trace_begin(g, b);
+    b->t = 1000;
+}
+
+static void hg_entry(hg_batch *b, const char *action, int64_t addr, int64_t size, int64_t line)
+{
+    hg_event(b->g, action, addr, size, b->t++, line);
+    hg_next(b);
+}
+
+static void hg_one_end(hg_batch *b)
+{
+    hg_trace_end(b);
+    hg_end(b->g);
+}
+
 /* Low addresses fit BININT, as a small file would have them. */
 static const int64_t HG_BASE = (int64_t)1 << 30;
 
@@ -173,20 +195,14 @@ static const int64_t HG_BASE = (int64_t)1 << 30;
  * oom asking for 1 GiB: the live set grows by one at every OOM. */
 static void hg_oom_each(hg *g, int n)
 {
-    hg_begin(g);
     hg_batch b;
-    hg_trace_begin(g, &b);
-    int64_t t = 1000;
-    hg_event(g, "segment_alloc", HG_BASE, (int64_t)n * 512 + (2 << 20), t++, -1);
-    hg_next(&b);
+    hg_one_begin(g, &b);
+    hg_entry(&b, "segment_alloc", HG_BASE, (int64_t)n * 512 + (2 << 20), -1);
     for (int k = 0; k < n; k++) {
-        hg_event(g, "alloc", HG_BASE + (int64_t)k * 512, 512, t++, -1);
-        hg_next(&b);
-        hg_event(g, "oom", 1 << 20, (int64_t)1 << 30, t++, -1);
-        hg_next(&b);
+        hg_entry(&b, "alloc", HG_BASE + (int64_t)k * 512, 512, -1);
+        hg_entry(&b, "oom", 1 << 20, (int64_t)1 << 30, -1);
     }
-    hg_trace_end(&b);
-    hg_end(g);
+    hg_one_end(&b);
 }
 
 /* N devices, each with one allocation and one oom. */
@@ -208,36 +224,25 @@ static void hg_devices(hg *g, int n)
  * none freed: 61 blocks a segment (the free rest), more segments than a state shows. */
 static void hg_segments(hg *g, int n)
 {
-    hg_begin(g);
     hg_batch b;
-    hg_trace_begin(g, &b);
-    int64_t t = 1000;
+    hg_one_begin(g, &b);
     const int64_t seg = (int64_t)2 << 20;
     for (int k = 0; k < n; k++) {
-        hg_event(g, "segment_alloc", HG_BASE + k * seg, seg, t++, -1);
-        hg_next(&b);
-        for (int j = 0; j < 60; j++) {
-            hg_event(g, "alloc", HG_BASE + k * seg + j * 512, 512, t++, -1);
-            hg_next(&b);
-        }
+        hg_entry(&b, "segment_alloc", HG_BASE + k * seg, seg, -1);
+        for (int j = 0; j < 60; j++)
+            hg_entry(&b, "alloc", HG_BASE + k * seg + j * 512, 512, -1);
     }
-    hg_trace_end(&b);
-    hg_end(g);
+    hg_one_end(&b);
 }
 
 /* N allocations never freed, each made at its own line: N distinct stacks. */
 static void hg_stacks(hg *g, int n)
 {
-    hg_begin(g);
     hg_batch b;
-    hg_trace_begin(g, &b);
-    int64_t t = 1000;
-    for (int k = 0; k < n; k++) {
-        hg_event(g, "alloc", HG_BASE + (int64_t)k * 512, 512, t++, k + 1);
-        hg_next(&b);
-    }
-    hg_trace_end(&b);
-    hg_end(g);
+    hg_one_begin(g, &b);
+    for (int k = 0; k < n; k++)
+        hg_entry(&b, "alloc", HG_BASE + (int64_t)k * 512, 512, k + 1);
+    hg_one_end(&b);
 }
 
 /* `]` then `]a` N times, and nothing else: every list is an object the VM keeps. */
