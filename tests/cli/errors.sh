@@ -11,6 +11,11 @@ expect "pickle of a list" 2 "list.pickle: byte 0: the pickle holds a list, expec
 printf '\x80\x04}\x94.' > "$tmp/dict.pickle"
 expect "dict without device_traces" 2 "no 'device_traces'" -- "$bin" summary "$tmp/dict.pickle"
 head -c 5000 /dev/urandom > "$tmp/random.bin"
+# A first byte of '{' or '[' is read as a JSON export (its own message, without an offset,
+# tested in terminal.sh): 2 runs in 256 failed here on that. Such a byte becomes 'X'.
+case "$(od -An -tu1 -N1 "$tmp/random.bin" | tr -d ' ')" in
+  123|91) printf 'X' | dd of="$tmp/random.bin" bs=1 count=1 conv=notrunc 2> /dev/null ;;
+esac
 expect "random bytes" 2 "random.bin: byte [0-9]+: " -- "$bin" summary "$tmp/random.bin"
 expect "missing file" 2 "nope.pickle: cannot open: No such file" -- "$bin" summary "$tmp/nope.pickle"
 expect "directory" 2 "is a directory" -- "$bin" summary "$tmp"
